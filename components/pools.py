@@ -1,0 +1,223 @@
+"""Typed building blocks every node pool uses, on GKE and EKS alike.
+
+Autoscaling bounds, the spot/on-demand capacity strategy, Kubernetes labels and taints.
+They validate the Kubernetes syntax rules (label keys and values, taint effects) so a
+bad value is refused before any cloud call.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+__all__ = [
+    "ARGS_CONFIG",
+    "AutoscalingBounds",
+    "BoundsScope",
+    "CapacityStrategy",
+    "CapacityType",
+    "GPU_TAINT",
+    "LabelMap",
+    "Taint",
+    "TaintEffect",
+    "field_error",
+]
+
+ARGS_CONFIG = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, defer_build=True)
+"""The pydantic configuration every Args model uses (see DESIGN.md, component contract).
+
+``defer_build`` builds a model's validator on first use rather than at import, so a
+program pays only for the models it validates.
+"""
+
+
+def field_error(
+    model: str, field: str | tuple[str | int, ...], message: str, value: Any
+) -> ValidationError:
+    """A ValidationError located at ``field`` of the model being validated.
+
+    Raised from a model validator, pydantic prefixes the enclosing location, so a
+    cross-field rule reports the exact key (``gke.gpu_pools[0].accelerator_count``).
+    ``field`` is a dotted name or a location tuple (with list indexes as ints).
+    """
+    loc = tuple(field.split(".")) if isinstance(field, str) else field
+    return ValidationError.from_exception_data(
+        model,
+        [
+            InitErrorDetails(
+                type=PydanticCustomError("invalid_combination", message),
+                loc=loc,
+                input=value,
+            )
+        ],
+    )
+
+
+# --- Kubernetes label and taint syntax -------------------------------------------------
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+# Prefixes the kubelet or the cloud manage; a node pool may not set labels under them.
+RESERVED_LABEL_PREFIXES = ("kubernetes.io/", "k8s.io/", "cloud.google.com/", "eks.amazonaws.com/")
+
+
+def _check_qualified_name(key: str) -> str:
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        raise ValueError(
+            f"key {key!r} has an invalid prefix {prefix!r}: it must be a DNS subdomain "
+            "(lowercase letters, digits, '-' and '.')"
+        )
+    if not name or len(name) > 63 or not _NAME.match(name):
+        raise ValueError(
+            f"key {key!r} is not a valid Kubernetes name: at most 63 characters, "
+            "alphanumeric at both ends, '-', '_' and '.' inside"
+        )
+    return key
+
+
+def _check_label_value(value: str) -> str:
+    if len(value) > 63 or not _VALUE.match(value):
+        raise ValueError(
+            f"value {value!r} is not a valid Kubernetes label value: at most 63 characters, "
+            "alphanumeric at both ends, '-', '_' and '.' inside"
+        )
+    return value
+
+
+def _check_pool_label_key(key: str) -> str:
+    _check_qualified_name(key)
+    prefix = key.rpartition("/")[0] + "/"
+    for reserved in RESERVED_LABEL_PREFIXES:
+        if prefix.endswith(reserved) and (prefix == reserved or prefix.endswith("." + reserved)):
+            raise ValueError(
+                f"key {key!r} is under {reserved}, which the kubelet or the cloud manages; "
+                "use your own prefix (e.g. example.com/team)"
+            )
+    return key
+
+
+LabelKey = Annotated[str, AfterValidator(_check_pool_label_key)]
+LabelValue = Annotated[str, AfterValidator(_check_label_value)]
+LabelMap = dict[LabelKey, LabelValue]
+"""Node labels: Kubernetes label keys (not under a cloud- or kubelet-managed prefix) to values."""
+
+
+class TaintEffect(StrEnum):
+    """Kubernetes taint effects."""
+
+    NO_SCHEDULE = "NoSchedule"
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+    @property
+    def gke(self) -> str:
+        """The GKE API spelling (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)."""
+        return {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}[
+            self.value
+        ]
+
+
+class Taint(BaseModel):
+    """A node taint. Taints always carry a value, so the autoscaler's node templates match."""
+
+    model_config = ARGS_CONFIG
+
+    key: Annotated[str, AfterValidator(_check_qualified_name)]
+    """Taint key, a Kubernetes qualified name. Required."""
+    value: Annotated[str, Field(min_length=1), AfterValidator(_check_label_value)]
+    """Taint value; never empty. Required."""
+    effect: TaintEffect = TaintEffect.NO_SCHEDULE
+    """What the taint does to pods that do not tolerate it. Default: NoSchedule."""
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect.value}"
+
+
+GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect=TaintEffect.NO_SCHEDULE)
+"""The taint every GPU node carries, so only pods that ask for GPUs land there."""
+
+
+# --- Autoscaling and capacity -----------------------------------------------------------
+
+
+class BoundsScope(StrEnum):
+    """Whether autoscaling bounds count nodes per zone or across all of a pool's zones."""
+
+    PER_ZONE = "per_zone"
+    TOTAL = "total"
+
+
+class AutoscalingBounds(BaseModel):
+    """Node-count bounds the cluster autoscaler keeps a pool within.
+
+    GKE's gcloud --min-nodes/--max-nodes are per zone: 1..20 on two zones is 2..40 nodes.
+    The scope is required so that nobody has to guess which one a number means.
+    """
+
+    model_config = ARGS_CONFIG
+
+    scope: BoundsScope
+    """per_zone (counts per zone, like gcloud --min-nodes) or total (across the pool's zones). Required."""
+    min_nodes: int = Field(default=0, ge=0, le=1000)
+    """Fewest nodes (0 lets the pool scale to zero and cost nothing when idle). Default: 0."""
+    max_nodes: int = Field(ge=1, le=1000)
+    """Most nodes; bounds the spend. Required."""
+
+    @model_validator(mode="after")
+    def _min_not_above_max(self) -> AutoscalingBounds:
+        if self.min_nodes > self.max_nodes:
+            raise field_error(
+                "AutoscalingBounds",
+                "min_nodes",
+                f"min_nodes {self.min_nodes} is above max_nodes {self.max_nodes}; "
+                f"use at most {self.max_nodes}",
+                self.min_nodes,
+            )
+        return self
+
+    def node_range(self, zones: int) -> tuple[int, int]:
+        """The pool's total (min, max) node count over ``zones`` zones."""
+        if self.scope is BoundsScope.TOTAL:
+            return self.min_nodes, self.max_nodes
+        return self.min_nodes * zones, self.max_nodes * zones
+
+
+class CapacityStrategy(StrEnum):
+    """How a GPU pool buys capacity."""
+
+    ON_DEMAND = "on_demand"
+    """Only on-demand (standard) VMs."""
+    SPOT = "spot"
+    """Only spot VMs: cheapest, may be reclaimed, may be unavailable."""
+    SPOT_THEN_ON_DEMAND = "spot_then_on_demand"
+    """A spot pool and an on-demand twin; the autoscaler tries spot first and falls back."""
+
+
+class CapacityType(StrEnum):
+    """One concrete capacity type of a pool (a spot_then_on_demand pool has both)."""
+
+    SPOT = "spot"
+    ON_DEMAND = "on-demand"
+
+    @classmethod
+    def for_strategy(cls, strategy: CapacityStrategy) -> list[CapacityType]:
+        """The pools a strategy creates, in the order the autoscaler should try them."""
+        return {
+            CapacityStrategy.ON_DEMAND: [cls.ON_DEMAND],
+            CapacityStrategy.SPOT: [cls.SPOT],
+            CapacityStrategy.SPOT_THEN_ON_DEMAND: [cls.SPOT, cls.ON_DEMAND],
+        }[strategy]

@@ -1,0 +1,23 @@
+"""The gpu-platform Pulumi program: read config -> compose components -> export outputs.
+
+`pulumi up -s <stack>` runs this file; so does the offline `gpu-platform preview <stack>`,
+under a recording mock engine, unchanged.
+"""
+
+import pulumi
+
+from components import GpuGkeCluster
+from infra.config import Cloud, load_stack_config
+
+config = load_stack_config()  # raises ConfigError before any resource is registered
+
+if config.cloud is Cloud.GCP:
+    assert config.gke is not None  # the config model requires it for gcp
+    cluster = GpuGkeCluster(pulumi.get_stack(), config.gke)
+    pulumi.export("cloud", config.cloud.value)
+    pulumi.export("environment", config.environment.value)
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("endpoint", cluster.endpoint)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("nodePools", list(cluster.node_pools))
+    pulumi.export("computeClasses", cluster.compute_classes)

@@ -1,0 +1,234 @@
+"""The stack config model, built from Pulumi config.
+
+Stack files (stacks/Pulumi.<stack>.yaml) hold values only; this module turns the
+``gpu-platform:*`` keys into one frozen pydantic model. A wrong value stops the program
+before any resource is registered, with one line per problem:
+``gpu-platform:<key path>: <what is wrong> (got <value>)``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import types
+import typing
+from enum import StrEnum
+from typing import Any
+
+import pulumi
+import pulumi.runtime
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+
+from components.gpu_gke_cluster import GpuGkeClusterArgs
+from components.pools import ARGS_CONFIG, field_error
+
+__all__ = [
+    "PROJECT",
+    "Cloud",
+    "ConfigError",
+    "Environment",
+    "StackConfig",
+    "format_validation_error",
+    "load_stack_config",
+    "read_namespace",
+]
+
+PROJECT = "gpu-platform"
+"""The Pulumi project name, and so the namespace of the stack config keys."""
+
+
+class Cloud(StrEnum):
+    """Where a stack deploys."""
+
+    GCP = "gcp"
+
+
+class Environment(StrEnum):
+    """What a stack is for; production stacks get the stricter guardrails."""
+
+    DEV = "dev"
+    STAGING = "staging"
+    PROD = "prod"
+
+
+_K8S_MINOR = re.compile(r"^1\.[0-9]{2}$")
+
+
+class StackConfig(BaseModel):
+    """Everything a stack file may set under the gpu-platform namespace."""
+
+    model_config = ARGS_CONFIG
+
+    cloud: Cloud
+    """The cloud this stack deploys to. Required."""
+    environment: Environment = Environment.DEV
+    """dev, staging or prod. Default: dev."""
+    kubernetes_version: str = "1.34"
+    """Kubernetes minor version whose API schemas the offline preview validates objects against; quote it in YAML ("1.34"). Default: "1.34"."""
+    gke: GpuGkeClusterArgs | None = None
+    """The GKE cluster and its pools (see GpuGkeClusterArgs). Required when cloud is gcp. Default: none."""
+
+    @field_validator("kubernetes_version", mode="before")
+    @classmethod
+    def _minor(cls, value: Any) -> Any:
+        if isinstance(value, float):
+            raise ValueError(
+                f"kubernetes_version must be a quoted string; YAML read {value} as a number "
+                '(write "1.34", not 1.34)'
+            )
+        if isinstance(value, str) and not _K8S_MINOR.match(value):
+            raise ValueError(f"kubernetes_version must be a minor version such as \"1.34\" (got {value!r})")
+        return value
+
+    @model_validator(mode="after")
+    def _cloud_section(self) -> StackConfig:
+        if self.cloud is Cloud.GCP and self.gke is None:
+            raise field_error("StackConfig", "gke", "gke is required when cloud is gcp", None)
+        return self
+
+
+class ConfigError(pulumi.RunError):
+    """Stack config that cannot be deployed; ``lines`` holds one line per problem.
+
+    A RunError, so `pulumi up` prints the message without a traceback.
+    """
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        super().__init__("invalid stack config:\n" + "\n".join(lines))
+
+
+# --- reading Pulumi config ------------------------------------------------------------------
+
+
+def _parse(value: Any) -> Any:
+    """Pulumi hands structured config to programs as JSON strings; scalars stay strings."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _all_config() -> dict[str, Any]:
+    merged = dict(pulumi.runtime.get_config_env())
+    merged.update(pulumi.runtime.config.CONFIG.get())
+    return merged
+
+
+def read_namespace(namespace: str = PROJECT) -> dict[str, Any]:
+    """Every ``<namespace>:<key>`` config value, structured values decoded."""
+    prefix = namespace + ":"
+    return {k[len(prefix):]: _parse(v) for k, v in _all_config().items() if k.startswith(prefix)}
+
+
+def load_stack_config() -> StackConfig:
+    """Build the StackConfig from the running program's Pulumi config, or raise ConfigError."""
+    raw = read_namespace(PROJECT)
+    try:
+        config = StackConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, StackConfig, PROJECT)) from None
+    problems: list[str] = []
+    if config.cloud is Cloud.GCP and config.gke is not None and not config.gke.project:
+        if not pulumi.Config("gcp").get("project"):
+            problems.append(
+                f"gcp:project: required when {PROJECT}:gke.project is not set (got nothing)"
+            )
+    if problems:
+        raise ConfigError(problems)
+    return config
+
+
+# --- error formatting -------------------------------------------------------------------------
+
+
+def _key_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _show(value: Any) -> str:
+    try:
+        text = json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    """The model classes an annotation may hold (through Optional, list, dict)."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _unwrap(arg)]
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (list, tuple, set, frozenset):
+        return [m for arg in typing.get_args(annotation) for m in _unwrap(arg)]
+    if origin is dict:
+        return _unwrap(typing.get_args(annotation)[1])
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return []
+
+
+def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class whose fields live at ``loc`` (list indexes skipped)."""
+    current: type[BaseModel] | None = root
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            continue
+        field = current.model_fields.get(part)
+        if field is None:
+            return None
+        models = _unwrap(field.annotation)
+        current = models[0] if models else None
+    return current
+
+
+def _message(error: dict[str, Any], root: type[BaseModel]) -> str:
+    kind = error["type"]
+    msg: str = error["msg"]
+    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+    if kind == "missing":
+        return "required (got nothing)"
+    if kind == "extra_forbidden":
+        parent = _model_at(root, loc[:-1])
+        allowed = sorted(parent.model_fields) if parent else []
+        hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        text = "unknown key"
+        if hint:
+            text += f"; did you mean {hint[0]}?"
+        if allowed:
+            text += f" allowed: {', '.join(allowed)}"
+        return f"{text} (got {_show(error['input'])})"
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    if msg.startswith("Assertion failed, "):
+        msg = msg[len("Assertion failed, "):]
+    return f"{msg} (got {_show(error.get('input'))})"
+
+
+def format_validation_error(
+    exc: ValidationError, root: type[BaseModel], namespace: str | None = None
+) -> list[str]:
+    """One line per problem: ``<namespace>:<key path>: <what is wrong> (got <value>)``."""
+    lines = []
+    for error in exc.errors():
+        # Drop pydantic's union/tagged-union markers so the path is the user's key path.
+        loc = tuple(
+            p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))
+        )
+        path = _key_path(loc)
+        prefix = f"{namespace}:{path}" if namespace else path
+        line = f"{prefix}: {_message(error, root)}"
+        if line not in lines:
+            lines.append(line)
+    return lines

@@ -1,0 +1,143 @@
+"""The Kubernetes objects a plan declares, and their validation against the API schemas.
+
+Built-in kinds are checked with kubernetes-validate (strict: unknown fields fail) for the
+stack's Kubernetes version. Custom resources are checked against the openAPIV3Schema of
+their CRD where the package ships one (``infra/crds/*.yaml``); a custom resource without
+a shipped CRD is reported as not validated, never silently passed.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra.preview import SECRET_SIG, Plan, RecordedResource
+
+__all__ = ["KubernetesObject", "SchemaFinding", "kubernetes_objects", "validate_objects", "write_manifests"]
+
+CRD_DIR = Path(__file__).parent / "crds"
+
+
+@dataclass(frozen=True)
+class KubernetesObject:
+    resource: RecordedResource
+    body: dict[str, Any]
+
+    @property
+    def api_version(self) -> str:
+        return str(self.body.get("apiVersion", ""))
+
+    @property
+    def kind(self) -> str:
+        return str(self.body.get("kind", ""))
+
+    @property
+    def name(self) -> str:
+        return str((self.body.get("metadata") or {}).get("name") or self.resource.name)
+
+    @property
+    def namespace(self) -> str | None:
+        return (self.body.get("metadata") or {}).get("namespace")
+
+
+@dataclass(frozen=True)
+class SchemaFinding:
+    resource: str
+    """The recorded resource's name."""
+    kind: str
+    message: str
+    validated: bool
+    """False when no schema was available (a notice, not a violation)."""
+
+
+def _plain(value: Any) -> Any:
+    """Objects as kubectl would see them: secrets unwrapped to their (placeholder) values."""
+    if isinstance(value, dict):
+        if SECRET_SIG.items() <= value.items():
+            return _plain(value.get("value"))
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def kubernetes_objects(plan: Plan) -> list[KubernetesObject]:
+    """Every Kubernetes object the plan declares as a resource of its own."""
+    objects = []
+    for r in plan.resources:
+        if not r.custom or not r.type.startswith("kubernetes:"):
+            continue
+        if "apiVersion" not in r.inputs or "kind" not in r.inputs:
+            continue  # Helm releases and other non-object resources
+        objects.append(KubernetesObject(r, _plain(r.inputs)))
+    return objects
+
+
+@functools.cache
+def _crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
+    """(apiVersion, kind) -> openAPIV3Schema for every CRD shipped in infra/crds."""
+    schemas: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in sorted(CRD_DIR.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if not doc or doc.get("kind") != "CustomResourceDefinition":
+                continue
+            spec = doc["spec"]
+            for version in spec.get("versions", []):
+                schema = (version.get("schema") or {}).get("openAPIV3Schema")
+                if schema:
+                    schemas[(f"{spec['group']}/{version['name']}", spec["names"]["kind"])] = schema
+    return schemas
+
+
+def _path(error: Any) -> str:
+    parts = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return parts.lstrip(".") or "(object)"
+
+
+def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -> list[SchemaFinding]:
+    if not objects:
+        return []
+    # Imported here: the schema libraries take a noticeable share of a preview's start-up.
+    import jsonschema
+    import kubernetes_validate
+    from kubernetes_validate.utils import SchemaNotFoundError
+
+    findings = []
+    for obj in objects:
+        label = f"{obj.kind} {obj.name}"
+        try:
+            kubernetes_validate.validate(obj.body, kubernetes_version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            findings.append(SchemaFinding(obj.resource.name, obj.kind, f"{label}: {_path(exc)}: {exc.message}", True))
+        except SchemaNotFoundError:
+            schema = _crd_schemas().get((obj.api_version, obj.kind))
+            if schema is None:
+                findings.append(
+                    SchemaFinding(
+                        obj.resource.name,
+                        obj.kind,
+                        f"{label}: no CRD schema for {obj.api_version} {obj.kind} ships offline; not validated",
+                        False,
+                    )
+                )
+                continue
+            validator = jsonschema.Draft7Validator(schema)
+            for error in sorted(validator.iter_errors(obj.body), key=lambda e: list(e.absolute_path)):
+                findings.append(SchemaFinding(obj.resource.name, obj.kind, f"{label}: {_path(error)}: {error.message}", True))
+    return findings
+
+
+def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:
+    """One YAML file per object, named <kind>-<namespace>-<name>.yaml."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for obj in objects:
+        parts = [obj.kind.lower(), obj.namespace, obj.name]
+        path = directory / ("-".join(p for p in parts if p) + ".yaml")
+        path.write_text(yaml.safe_dump(obj.body, sort_keys=False))
+        written.append(path)
+    return written

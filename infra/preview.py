@@ -1,0 +1,316 @@
+"""Offline preview: run the real Pulumi program in-process under a recording mock engine.
+
+No Pulumi CLI and no cloud: the SDK's own mock monitor stands in for the engine. The
+program (infra/__main__.py) runs exactly as `pulumi up` runs it, through
+``pulumi.runtime.run_in_stack`` and ``runpy``, with the stack file's config (secure
+values replaced by placeholders). Every registration is recorded with its type, name,
+parent, options and inputs under the engine's property names, which is what the policy
+pack sees too.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi.runtime
+import yaml
+from pulumi.runtime import rpc
+from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.sync_await import _sync_await
+
+from infra.config import PROJECT, ConfigError
+
+__all__ = [
+    "Plan",
+    "PreviewError",
+    "RecordedResource",
+    "RecordingMocks",
+    "RecordingMonitor",
+    "SECRET_SIG",
+    "config_for_engine",
+    "find_project_dir",
+    "read_stack_file",
+    "run_program",
+]
+
+SECRET_SIG = {rpc._special_sig_key: rpc._special_secret_sig}
+"""The marker Pulumi's wire format puts on a secret value; plan JSON keeps it."""
+
+PLACEHOLDER_CA = base64.b64encode(b"offline-preview-placeholder-ca").decode()
+PLACEHOLDER_ENDPOINT = "203.0.113.10"  # TEST-NET-3: never a real address
+
+
+class PreviewError(Exception):
+    """A problem that stops the preview before the program runs; one line per problem."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+@dataclass
+class RecordedResource:
+    """One registration the program made."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    provider: str | None = None
+    protect: bool = False
+    retain_on_delete: bool = False
+    ignore_changes: list[str] = field(default_factory=list)
+    depends_on: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "custom": self.custom,
+            "inputs": self.inputs,
+        }
+        options: dict[str, Any] = {}
+        if self.provider:
+            options["provider"] = self.provider
+        if self.protect:
+            options["protect"] = True
+        if self.retain_on_delete:
+            options["retainOnDelete"] = True
+        if self.ignore_changes:
+            options["ignoreChanges"] = sorted(self.ignore_changes)
+        if self.depends_on:
+            options["dependsOn"] = sorted(self.depends_on)
+        if options:
+            out["options"] = options
+        return out
+
+
+def _jsonable(value: Any) -> Any:
+    """Deserialized engine properties as JSON; secrets keep Pulumi's secret marker."""
+    if rpc.is_rpc_secret(value):
+        return {**SECRET_SIG, "value": _jsonable(rpc.unwrap_rpc_secret(value))}
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the wire format carries every number as a double
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, pulumi.Resource):
+        return f"<resource {type(value).__name__}>"
+    if type(value).__name__ == "Unknown":
+        return "<computed>"
+    return str(value)
+
+
+def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
+    """Plausible, stable outputs for the attributes the components read back."""
+    inputs = args.inputs
+    if args.typ == "gcp:serviceaccount/account:Account":
+        project = inputs.get("project") or "project"
+        return {"email": f"{inputs['accountId']}@{project}.iam.gserviceaccount.com"}
+    if args.typ == "gcp:container/cluster:Cluster":
+        return {
+            "endpoint": PLACEHOLDER_ENDPOINT,
+            "masterAuth": {"clusterCaCertificate": PLACEHOLDER_CA},
+        }
+    return {}
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Answers every registration with its inputs plus stable placeholder outputs."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        state = dict(args.inputs)
+        state.setdefault("name", args.name)
+        state.update(_mock_outputs(args))
+        return f"{args.name}-id", state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return {}, None
+
+
+class RecordingMonitor(MockMonitor):
+    """The SDK's mock monitor, keeping every registration and the stack's outputs."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.recorded: list[RecordedResource] = []
+        self.stack_outputs: dict[str, Any] = {}
+        self.stack_urn: str | None = None
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            self.stack_urn = response.urn
+            return response
+        inputs = rpc.deserialize_properties(request.object, keep_unknowns=True)
+        self.recorded.append(
+            RecordedResource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent if request.parent and request.parent != self.stack_urn else None,
+                custom=bool(request.custom),
+                inputs=_jsonable(inputs),
+                # A provider reference is "<urn>::<id>"; the URN is what names it.
+                provider=request.provider.rsplit("::", 1)[0] if request.provider else None,
+                protect=bool(request.protect),
+                retain_on_delete=bool(request.retainOnDelete),
+                ignore_changes=list(request.ignoreChanges),
+                depends_on=[d for d in request.dependencies if d != self.stack_urn],
+            )
+        )
+        return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802
+        if request.urn == self.stack_urn:
+            outputs = rpc.deserialize_properties(request.outputs, keep_unknowns=True)
+            self.stack_outputs = _jsonable(outputs)
+        return super().RegisterResourceOutputs(request)
+
+
+@dataclass
+class Plan:
+    """What one run of the program declared."""
+
+    stack: str
+    resources: list[RecordedResource]
+    outputs: dict[str, Any]
+
+    def by_urn(self) -> dict[str, RecordedResource]:
+        return {r.urn: r for r in self.resources}
+
+    def of_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+
+# --- stack files ------------------------------------------------------------------------------
+
+
+def find_project_dir(start: Path | None = None) -> Path:
+    """The folder holding Pulumi.yaml: from ``start`` (or the cwd) upwards."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "Pulumi.yaml").is_file():
+            return candidate
+    raise PreviewError([f"no Pulumi.yaml in {here} or above: run from the gpu-platform project"])
+
+
+def _load_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PreviewError([f"{path.name}: invalid YAML{where}: {problem}"]) from None
+
+
+def _placeholders(key: str, value: Any, secret_keys: set[str]) -> Any:
+    """Replace ``{secure: ...}`` values with a stable placeholder; remember the key as secret."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            secret_keys.add(key)
+            return f"offline-placeholder-{key.split(':', 1)[-1].replace('.', '-')}"
+        return {k: _placeholders(key, v, secret_keys) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_placeholders(key, v, secret_keys) for v in value]
+    return value
+
+
+def read_stack_file(project_dir: Path, stack: str) -> tuple[dict[str, Any], set[str]]:
+    """The stack's config as ``namespace:key -> value``, with the project's config defaults.
+
+    Secure values become placeholders and their keys are returned as secret keys.
+    """
+    project = _load_yaml(project_dir / "Pulumi.yaml") or {}
+    stack_dir = project_dir / str(project.get("stackConfigDir", "."))
+    path = stack_dir / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stack_dir.glob("Pulumi.*.yaml"))
+        raise PreviewError(
+            [f"stack {stack!r}: no {path.relative_to(project_dir)} (stacks: {', '.join(known) or 'none'})"]
+        )
+    document = _load_yaml(path) or {}
+    if not isinstance(document, dict):
+        raise PreviewError([f"{path.name}: expected a mapping with a config: section"])
+    raw = document.get("config") or {}
+    if not isinstance(raw, dict):
+        raise PreviewError([f"{path.name}: config: must be a mapping of keys to values"])
+    name = project.get("name", PROJECT)
+    secret_keys: set[str] = set()
+    config: dict[str, Any] = {}
+    for key, value in raw.items():
+        full = key if ":" in str(key) else f"{name}:{key}"
+        config[full] = _placeholders(full, value, secret_keys)
+    for key, spec in (project.get("config") or {}).items():
+        full = key if ":" in str(key) else f"{name}:{key}"
+        if isinstance(spec, dict) and "default" in spec and full not in config:
+            config[full] = spec["default"]
+        elif not isinstance(spec, dict) and full not in config:
+            config[full] = spec
+    return config, secret_keys
+
+
+def config_for_engine(config: dict[str, Any]) -> dict[str, str]:
+    """Config values as the CLI hands them to a program: strings, structured values as JSON."""
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, str):
+            out[key] = value
+        elif isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        elif isinstance(value, (int, float)):
+            out[key] = str(value)
+        else:
+            out[key] = json.dumps(value)
+    return out
+
+
+# --- running the program ----------------------------------------------------------------------
+
+
+def run_program(
+    project_dir: Path,
+    stack: str,
+    config: dict[str, Any],
+    secret_keys: set[str] | None = None,
+) -> Plan:
+    """Run infra/ as `pulumi preview` would, under the recording engine.
+
+    Raises ConfigError (the program refused its config) before any resource is recorded.
+    """
+    pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys or ()))
+    mocks = RecordingMocks()
+    monitor = RecordingMonitor(mocks)
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor)
+    # set_mocks opens a root stack for unit tests; run_in_stack opens its own, as the CLI does.
+    pulumi.runtime.settings.ROOT.set(None)
+    program_dir = project_dir / "infra"
+    cwd = os.getcwd()
+    argv = sys.argv
+    try:
+        # The language host runs the program from its own folder, like this.
+        os.chdir(program_dir)
+        sys.argv = [str(program_dir)]
+        _sync_await(pulumi.runtime.run_in_stack(lambda: runpy.run_path(str(program_dir), run_name="__main__")))
+    finally:
+        os.chdir(cwd)
+        sys.argv = argv
+    resources = sorted(monitor.recorded, key=lambda r: r.urn)
+    return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs)
+
