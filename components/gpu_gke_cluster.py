@@ -137,7 +137,7 @@ class AuthorizedNetwork(BaseModel):
     cidr_block: str
     """IPv4 or IPv6 network in CIDR notation, host bits zero (e.g. 203.0.113.0/24). Required."""
     display_name: str = ""
-    """Label shown in the console. Default: empty."""
+    """Label shown in the console. Default: "" (none)."""
 
     @field_validator("cidr_block")
     @classmethod
@@ -267,17 +267,6 @@ class _PoolBase(BaseModel):
             raise ValueError(f"node_locations lists a zone twice ({', '.join(value)})")
         return value
 
-    @field_validator("image_streaming")
-    @classmethod
-    def _streaming_needs_cos(cls, value: bool, info: Any) -> bool:
-        image = info.data.get("image_type")
-        if value and image is not None and image is not ImageType.COS_CONTAINERD:
-            raise ValueError(
-                f"image streaming needs image_type COS_CONTAINERD (got image_type {image.value}); "
-                "set image_type: COS_CONTAINERD or image_streaming: false"
-            )
-        return value
-
     @field_validator("taints")
     @classmethod
     def _managed_taints(cls, value: list[Taint]) -> list[Taint]:
@@ -290,6 +279,18 @@ class _PoolBase(BaseModel):
         if len(set(keys)) != len(keys):
             raise ValueError(f"taints repeat a key ({', '.join(keys)})")
         return value
+
+    @model_validator(mode="after")
+    def _streaming_needs_cos(self) -> _PoolBase:
+        if self.image_streaming and self.image_type is not ImageType.COS_CONTAINERD:
+            raise field_error(
+                type(self).__name__,
+                "image_streaming",
+                f"image streaming needs image_type COS_CONTAINERD (got image_type {self.image_type.value}); "
+                "set image_type: COS_CONTAINERD or image_streaming: false",
+                self.image_streaming,
+            )
+        return self
 
     def effective_location_policy(self, spot: bool) -> LocationPolicy:
         if self.location_policy is not None:
@@ -728,6 +729,8 @@ class GpuGkeCluster(pulumi.ComponentResource):
     """ComputeClass name of each spot_then_on_demand GPU pool, by pool name."""
     placements: dict[str, PoolPlacement]
     """How a pod lands on each declared pool (by pool name as configured)."""
+    compute_class_resources: dict[str, k8s.apiextensions.CustomResource]
+    """The ComputeClass objects, by pool name (depend on them before scheduling onto a class)."""
 
     def __init__(
         self,
@@ -896,7 +899,7 @@ class GpuGkeCluster(pulumi.ComponentResource):
         if args.scheduler_pool is not None:
             gpu_pools.insert(0, (args.scheduler_pool, "scheduler", {SCHEDULER_LABEL[0]: SCHEDULER_LABEL[1]}))
 
-        self._compute_class_resources: list[tuple[GpuNodePoolArgs, list[gcp.container.NodePool]]] = []
+        class_pools: list[tuple[GpuNodePoolArgs, list[gcp.container.NodePool]]] = []
         for pool, role, extra in gpu_pools:
             taints = [GPU_TAINT, *pool.taints]
             created = []
@@ -912,7 +915,7 @@ class GpuGkeCluster(pulumi.ComponentResource):
                 self.placements[pool.name] = PoolPlacement(
                     {COMPUTE_CLASS_LABEL: class_name}, (*taints, class_taint)
                 )
-                self._compute_class_resources.append((pool, created))
+                class_pools.append((pool, created))
             else:
                 add_pool(pool, pool.name, pool.capacity is CapacityStrategy.SPOT, role, extra, pool, taints)
                 self.placements[pool.name] = PoolPlacement({NODE_POOL_LABEL: pool.name}, tuple(taints))
@@ -931,10 +934,11 @@ class GpuGkeCluster(pulumi.ComponentResource):
             opts=child,
         )
 
-        for pool, created in self._compute_class_resources:
+        self.compute_class_resources = {}
+        for pool, created in class_pools:
             spot_name, od_name = (pool.gke_pool_name(c) for c in pool.capacity_types())
             # CustomResource takes its fields as keywords (its Args class is not accepted).
-            k8s.apiextensions.CustomResource(
+            self.compute_class_resources[pool.name] = k8s.apiextensions.CustomResource(
                 f"{name}-{pool.name}-compute-class",
                 api_version="cloud.google.com/v1",
                 kind="ComputeClass",

@@ -1,0 +1,172 @@
+"""Every documented default is the real default.
+
+Each field's docstring ends with "Default: <value>." or says it is required. Where the
+documented value is a literal (true, 100, STABLE, [], none, ...) it is compared with the
+model's default here; the defaults described in words are asserted one by one below and
+in the component tests (listed in DESCRIBED).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Any
+
+import pytest
+import yaml
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from components import (
+    AutoscalingBounds,
+    BoundsScope,
+    ControlPlaneAccess,
+    GpuGkeClusterArgs,
+    GpuNodePoolArgs,
+    SchedulerPoolArgs,
+    SystemPoolArgs,
+)
+from infra.config import StackConfig
+from infra.docs import _models
+from tests.factories import gke, t4_pool
+
+MODELS = _models(StackConfig)
+
+# Defaults described in words, and the test that pins each.
+DESCRIBED = {
+    ("GpuGkeClusterArgs", "project"): "tests/components/test_gpu_gke_cluster.py::test_project_defaults_to_the_provider_project",
+    ("GpuGkeClusterArgs", "cluster_name"): "tests/components/test_gpu_gke_cluster.py::test_cluster_name_defaults_to_the_component_name",
+    ("GpuGkeClusterArgs", "control_plane"): "test_control_plane_default_is_public_and_unrestricted",
+    ("GpuGkeClusterArgs", "node_service_account_id"): "tests/components/test_gpu_gke_cluster.py::test_node_service_account_is_dedicated",
+    ("GpuGkeClusterArgs", "system_pool"): "test_system_pool_default",
+    ("GpuGkeClusterArgs", "node_locations"): "test_literal_defaults",
+    ("_PoolBase", "location_policy"): "tests/components/test_gpu_gke_cluster.py::test_spot_pools_default_to_location_policy_any",
+    ("_PoolBase", "node_locations"): "tests/components/test_gpu_gke_cluster.py::test_pool_zones_default_to_the_cluster_zones",
+    ("GpuNodePoolArgs", "accelerator_count"): "test_accelerator_count_defaults_to_the_machine_type",
+    ("SystemPoolArgs", "autoscaling"): "test_system_pool_default",
+    ("SchedulerPoolArgs", "autoscaling"): "test_scheduler_pool_default",
+}
+
+
+def _fields() -> list[tuple[type[BaseModel], str]]:
+    return [(m, name) for m in MODELS for name in m.model_fields]
+
+
+def _documented(description: str) -> str | None:
+    m = re.search(r"Default: (.*)\.$", description.strip())
+    return m.group(1) if m else None
+
+
+def _owner(model: type[BaseModel], name: str) -> str:
+    for klass in model.__mro__:
+        if name in getattr(klass, "__annotations__", {}):
+            return klass.__name__
+    return model.__name__
+
+
+def _literal(text: str) -> tuple[bool, Any]:
+    candidate = text.split(" (", 1)[0].strip()
+    if candidate == '""':
+        return True, ""
+    candidate = candidate.strip('"')
+    if candidate == "none":
+        return True, None
+    if re.fullmatch(r"[\w.\-]+|\[\]|\{\}", candidate):
+        return True, yaml.safe_load(candidate)
+    return False, None
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, enum.Enum) else value
+
+
+@pytest.mark.parametrize(("model", "name"), _fields(), ids=lambda v: getattr(v, "__name__", v))
+def test_every_field_documents_its_default_or_that_it_is_required(model: type[BaseModel], name: str) -> None:
+    field = model.model_fields[name]
+    description = field.description or ""
+    assert description, f"{model.__name__}.{name} has no docstring"
+    required = field.is_required()
+    documented = _documented(description)
+    if required:
+        assert "Required" in description, f"{model.__name__}.{name} is required but its docstring does not say so"
+        assert documented is None
+    else:
+        assert documented is not None, f"{model.__name__}.{name}: docstring must end with 'Default: <value>.'"
+
+
+@pytest.mark.parametrize(("model", "name"), _fields(), ids=lambda v: getattr(v, "__name__", v))
+def test_literal_defaults(model: type[BaseModel], name: str) -> None:
+    field = model.model_fields[name]
+    documented = _documented(field.description or "")
+    if documented is None:
+        return
+    is_literal, value = _literal(documented)
+    if not is_literal:
+        key = (_owner(model, name), name)
+        assert key in DESCRIBED or (model.__name__, name) in DESCRIBED, (
+            f"{model.__name__}.{name} documents '{documented}' in words: pin it with a test and list it in DESCRIBED"
+        )
+        return
+    default = field.get_default(call_default_factory=True)
+    if default is PydanticUndefined:
+        pytest.fail(f"{model.__name__}.{name} documents a default but has none")
+    if isinstance(default, (str, enum.Enum)) and not isinstance(value, str):
+        value = str(value) if value is not None else None
+    assert _plain(default) == value, f"{model.__name__}.{name}: documented {documented!r}, actual {default!r}"
+
+
+def test_cluster_defaults_match_the_seed() -> None:
+    args = GpuGkeClusterArgs.model_validate(gke())
+    assert args.release_channel.value == "STABLE"
+    assert args.autoscaling_profile.value == "OPTIMIZE_UTILIZATION"
+    assert args.deletion_protection is True
+    assert args.scheduler_pool is None
+
+
+def test_pool_defaults() -> None:
+    pool = GpuNodePoolArgs.model_validate(t4_pool())
+    assert pool.image_type.value == "COS_CONTAINERD"
+    assert pool.image_streaming is True
+    assert pool.driver_version.value == "DEFAULT"
+    assert pool.capacity.value == "on_demand"
+    assert pool.disk_size_gb == 100
+
+
+def test_control_plane_default_is_public_and_unrestricted() -> None:
+    cp = GpuGkeClusterArgs.model_validate(gke()).control_plane
+    assert cp == ControlPlaneAccess()
+    assert not cp.private_nodes and not cp.private_endpoint and cp.authorized_networks == []
+    assert not cp.restricted
+
+
+def test_system_pool_default() -> None:
+    pool = GpuGkeClusterArgs.model_validate(gke()).system_pool
+    assert pool == SystemPoolArgs()
+    assert pool.name == "system"
+    assert pool.machine_type == "e2-standard-4"
+    assert pool.autoscaling == AutoscalingBounds(scope=BoundsScope.PER_ZONE, min_nodes=1, max_nodes=3)
+    assert pool.disk_size_gb == 50
+    assert pool.taints == []
+
+
+def test_scheduler_pool_default() -> None:
+    pool = SchedulerPoolArgs()
+    assert (pool.name, pool.machine_type, pool.accelerator_type, pool.accelerator_count) == (
+        "scheduler",
+        "n1-standard-2",
+        "nvidia-tesla-t4",
+        1,
+    )
+    assert pool.autoscaling == AutoscalingBounds(scope=BoundsScope.TOTAL, min_nodes=0, max_nodes=4)
+
+
+def test_accelerator_count_defaults_to_the_machine_type() -> None:
+    pool = GpuNodePoolArgs.model_validate(
+        {"name": "l4", "machine_type": "g2-standard-48", "accelerator_type": "nvidia-l4", "autoscaling": {"scope": "total", "max_nodes": 2}}
+    )
+    assert pool.accelerator_count is None
+    assert pool.gpus_per_node == 4
+
+
+def test_autoscaling_min_defaults_to_zero() -> None:
+    assert AutoscalingBounds(scope=BoundsScope.TOTAL, max_nodes=3).min_nodes == 0

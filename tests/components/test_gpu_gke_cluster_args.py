@@ -1,0 +1,408 @@
+"""GpuGkeClusterArgs: every validator refuses a bad value, naming the key and what is allowed.
+
+The configs go through StackConfig, as a stack file's would, and are checked on the line
+the user sees: ``gpu-platform:<key path>: <message> (got <value>)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from components import GpuGkeClusterArgs
+from infra.config import StackConfig, format_validation_error
+from tests.factories import a100_pool, gke, stack, t4_pool
+
+
+def refusal(config: dict[str, Any]) -> list[str]:
+    with pytest.raises(ValidationError) as info:
+        StackConfig.model_validate(config)
+    return format_validation_error(info.value, StackConfig, "gpu-platform")
+
+
+def assert_refused(config: dict[str, Any], key: str, *fragments: str) -> None:
+    lines = refusal(config)
+    matching = [line for line in lines if line.startswith(f"gpu-platform:{key}: ")]
+    assert matching, f"no problem reported at {key}; got {lines}"
+    for fragment in fragments:
+        assert any(fragment in line for line in matching), f"{fragment!r} not in {matching}"
+
+
+def test_seed_config_is_valid() -> None:
+    config = StackConfig.model_validate(stack())
+    assert config.gke is not None
+    assert config.gke.gpu_pools[0].gpus_per_node == 2
+
+
+# --- GPU shape ------------------------------------------------------------------------------
+
+
+def test_fails_when_three_t4s_are_asked_for() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(accelerator_count=3)]),
+        "gke.gpu_pools[0].accelerator_count",
+        "accelerator_count 3 is not offered for nvidia-tesla-t4; use 1, 2 or 4",
+        "(got 3)",
+    )
+
+
+def test_fails_when_t4_is_put_on_an_a2_machine() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(machine_type="a2-highgpu-2g")]),
+        "gke.gpu_pools[0].accelerator_type",
+        "accelerator_type nvidia-tesla-t4 does not run on a2-highgpu-2g",
+    )
+
+
+def test_fails_when_n1_pool_omits_the_gpu_count() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(accelerator_count=None)]),
+        "gke.gpu_pools[0].accelerator_count",
+        "accelerator_count is required for nvidia-tesla-t4 on n1-standard-4; use 1, 2 or 4",
+    )
+
+
+def test_fails_when_a2_count_contradicts_the_machine_type() -> None:
+    assert_refused(
+        stack(gpu_pools=[a100_pool(accelerator_count=2)]),
+        "gke.gpu_pools[0].accelerator_count",
+        "fixes 1x nvidia-tesla-a100; use 1 or leave it unset",
+    )
+
+
+def test_fails_when_n1_machine_is_too_large_for_its_gpus() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(machine_type="n1-standard-96", accelerator_count=2)]),
+        "gke.gpu_pools[0].machine_type",
+        "too large for 2x nvidia-tesla-t4 (at most 48 vCPUs",
+    )
+
+
+def test_fails_when_accelerator_is_unknown() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(accelerator_type="nvidia-tesla-k80")]),
+        "gke.gpu_pools[0].accelerator_type",
+        "'nvidia-tesla-k80' is not a known GKE accelerator",
+    )
+
+
+def test_fails_when_mig_partition_is_asked_of_a_t4() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(gpu_partition_size="1g.5gb")]),
+        "gke.gpu_pools[0].gpu_partition_size",
+        "not offered for nvidia-tesla-t4; allowed: none (MIG needs A100 or H100)",
+    )
+
+
+def test_fails_when_mig_partition_does_not_exist_on_a100() -> None:
+    assert_refused(
+        stack(gpu_pools=[a100_pool(gpu_partition_size="1g.10gb")]),
+        "gke.gpu_pools[0].gpu_partition_size",
+        "allowed: 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb",
+    )
+
+
+def test_fails_when_gpu_sharing_allows_one_client() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(gpu_sharing={"strategy": "MPS", "max_shared_clients_per_gpu": 1})]),
+        "gke.gpu_pools[0].gpu_sharing.max_shared_clients_per_gpu",
+        "greater than or equal to 2",
+    )
+
+
+def test_fails_when_gpu_sharing_strategy_is_unknown() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(gpu_sharing={"strategy": "SLICING", "max_shared_clients_per_gpu": 4})]),
+        "gke.gpu_pools[0].gpu_sharing.strategy",
+        "'TIME_SHARING' or 'MPS'",
+    )
+
+
+# --- images, drivers, placement -------------------------------------------------------------
+
+
+def test_fails_when_image_streaming_is_on_ubuntu() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(image_type="UBUNTU_CONTAINERD")]),
+        "gke.gpu_pools[0].image_streaming",
+        "image streaming needs image_type COS_CONTAINERD (got image_type UBUNTU_CONTAINERD)",
+    )
+
+
+def test_fails_when_latest_driver_is_asked_on_ubuntu() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(image_type="UBUNTU_CONTAINERD", image_streaming=False, driver_version="LATEST")]),
+        "gke.gpu_pools[0].driver_version",
+        "driver_version LATEST is offered on COS only",
+    )
+
+
+def test_fails_when_driver_version_is_unknown() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(driver_version="535")]),
+        "gke.gpu_pools[0].driver_version",
+        "'DEFAULT', 'LATEST' or 'INSTALLATION_DISABLED'",
+    )
+
+
+def test_fails_when_compact_placement_spans_two_zones() -> None:
+    assert_refused(
+        stack(gpu_pools=[a100_pool(compact_placement=True)]),
+        "gke.gpu_pools[0].compact_placement",
+        "compact_placement needs exactly one zone (got us-central1-b, us-central1-c)",
+    )
+
+
+def test_fails_when_compact_placement_is_asked_of_n1() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(compact_placement=True, node_locations=["us-central1-b"])]),
+        "gke.gpu_pools[0].compact_placement",
+        "compact_placement is not offered for n1-standard-4 (N1)",
+    )
+
+
+def test_fails_when_queued_provisioning_has_per_zone_bounds_and_spot() -> None:
+    assert_refused(
+        stack(gpu_pools=[a100_pool(queued_provisioning=True, capacity="spot", autoscaling={"scope": "per_zone", "min_nodes": 1, "max_nodes": 4})]),
+        "gke.gpu_pools[0].queued_provisioning",
+        "queued_provisioning needs capacity on_demand (got spot)",
+        "autoscaling.scope total (got per_zone)",
+        "autoscaling.min_nodes 0 (got 1)",
+    )
+
+
+def test_fails_when_queued_provisioning_is_balanced() -> None:
+    assert_refused(
+        stack(gpu_pools=[a100_pool(capacity="on_demand", queued_provisioning=True, location_policy="BALANCED")]),
+        "gke.gpu_pools[0].queued_provisioning",
+        "location_policy ANY (got BALANCED)",
+    )
+
+
+def test_fails_when_migrate_back_to_spot_without_fallback() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(migrate_back_to_spot=True)]),
+        "gke.gpu_pools[0].migrate_back_to_spot",
+        "applies to capacity spot_then_on_demand only (got capacity on_demand)",
+    )
+
+
+def test_fails_when_capacity_strategy_is_unknown() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(capacity="preemptible")]),
+        "gke.gpu_pools[0].capacity",
+        "'on_demand', 'spot' or 'spot_then_on_demand'",
+    )
+
+
+# --- autoscaling ----------------------------------------------------------------------------
+
+
+def test_fails_when_autoscaling_scope_is_missing() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(autoscaling={"min_nodes": 1, "max_nodes": 20})]),
+        "gke.gpu_pools[0].autoscaling.scope",
+        "required (got nothing)",
+    )
+
+
+def test_fails_when_min_nodes_exceed_max_nodes() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(autoscaling={"scope": "per_zone", "min_nodes": 21, "max_nodes": 20})]),
+        "gke.gpu_pools[0].autoscaling.min_nodes",
+        "min_nodes 21 is above max_nodes 20; use at most 20",
+    )
+
+
+def test_fails_when_max_nodes_is_zero() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(autoscaling={"scope": "total", "max_nodes": 0})]),
+        "gke.gpu_pools[0].autoscaling.max_nodes",
+        "greater than or equal to 1",
+    )
+
+
+def test_fails_when_location_policy_is_unknown() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(location_policy="RANDOM")]),
+        "gke.gpu_pools[0].location_policy",
+        "'BALANCED' or 'ANY'",
+    )
+
+
+# --- names, labels and taints ---------------------------------------------------------------
+
+
+def test_fails_when_pool_names_collide() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(), t4_pool()]),
+        "gke.gpu_pools[1].name",
+        "node pool name t4 is already used by gpu_pools[0]",
+    )
+
+
+def test_fails_when_spot_pair_collides_with_another_pool() -> None:
+    assert_refused(
+        stack(gpu_pools=[a100_pool(), a100_pool(name="a100-spot", capacity="spot")]),
+        "gke.gpu_pools[1].name",
+        "node pool name a100-spot is already used by gpu_pools[0]",
+    )
+
+
+def test_fails_when_pool_name_is_not_a_gke_name() -> None:
+    assert_refused(stack(gpu_pools=[t4_pool(name="T4_Pool")]), "gke.gpu_pools[0].name", "'T4_Pool' is not a valid pool name")
+
+
+def test_fails_when_compute_class_name_is_reserved() -> None:
+    assert_refused(
+        stack(gpu_pools=[a100_pool(name="gke-a100")]),
+        "gke.gpu_pools[0].name",
+        "may not start with 'gke' or 'autopilot'",
+    )
+
+
+def test_fails_when_pool_label_uses_a_managed_prefix() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(labels={"cloud.google.com/gke-nodepool": "x"})]),
+        "gke.gpu_pools[0].labels.cloud.google.com/gke-nodepool",
+        "is under cloud.google.com/, which the kubelet or the cloud manages",
+    )
+
+
+def test_fails_when_label_value_is_invalid() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(labels={"team": "data science"})]),
+        "gke.gpu_pools[0].labels.team",
+        "is not a valid Kubernetes label value",
+    )
+
+
+def test_fails_when_taint_has_no_value() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(taints=[{"key": "dedicated", "value": ""}])]),
+        "gke.gpu_pools[0].taints[0].value",
+        "at least 1 character",
+    )
+
+
+def test_fails_when_gpu_taint_is_declared_by_hand() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(taints=[{"key": "nvidia.com/gpu", "value": "present"}])]),
+        "gke.gpu_pools[0].taints",
+        "taint nvidia.com/gpu is managed by the component",
+    )
+
+
+def test_fails_when_taint_effect_is_unknown() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(taints=[{"key": "dedicated", "value": "x", "effect": "NoRun"}])]),
+        "gke.gpu_pools[0].taints[0].effect",
+        "'NoSchedule', 'PreferNoSchedule' or 'NoExecute'",
+    )
+
+
+def test_fails_when_pool_key_is_misspelt() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(acelerator_count=2)]),
+        "gke.gpu_pools[0].acelerator_count",
+        "unknown key; did you mean accelerator_count?",
+    )
+
+
+# --- cluster ----------------------------------------------------------------------------------
+
+
+def test_fails_when_location_is_neither_region_nor_zone() -> None:
+    assert_refused(stack(location="us central"), "gke.location", "is neither a region (us-central1) nor a zone")
+
+
+def test_fails_when_node_location_is_outside_the_region() -> None:
+    assert_refused(
+        stack(node_locations=["us-central1-b", "europe-west4-a"]),
+        "gke.node_locations[1]",
+        "zone europe-west4-a is outside the cluster's region us-central1",
+    )
+
+
+def test_fails_when_pool_zone_is_not_a_cluster_zone() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(node_locations=["us-central1-f"])]),
+        "gke.gpu_pools[0].node_locations[0]",
+        "zone us-central1-f is not one of the cluster's node locations (us-central1-b, us-central1-c)",
+    )
+
+
+def test_fails_when_there_is_no_gpu_pool() -> None:
+    assert_refused(stack(gpu_pools=[]), "gke.gpu_pools", "at least 1 item")
+
+
+def test_fails_when_release_channel_is_unknown() -> None:
+    assert_refused(stack(release_channel="NIGHTLY"), "gke.release_channel", "'RAPID', 'REGULAR', 'STABLE' or 'EXTENDED'")
+
+
+def test_fails_when_autoscaling_profile_is_unknown() -> None:
+    assert_refused(stack(autoscaling_profile="CHEAP"), "gke.autoscaling_profile", "'BALANCED' or 'OPTIMIZE_UTILIZATION'")
+
+
+def test_fails_when_private_endpoint_lacks_private_nodes() -> None:
+    assert_refused(
+        stack(control_plane={"private_endpoint": True}),
+        "gke.control_plane.private_endpoint",
+        "private_endpoint true needs private_nodes true",
+    )
+
+
+def test_fails_when_authorized_network_is_not_a_cidr() -> None:
+    assert_refused(
+        stack(control_plane={"authorized_networks": [{"cidr_block": "10.0.0.1/8"}]}),
+        "gke.control_plane.authorized_networks[0].cidr_block",
+        "'10.0.0.1/8' is not a network in CIDR notation",
+    )
+
+
+def test_fails_when_master_range_is_not_a_slash_28() -> None:
+    assert_refused(
+        stack(control_plane={"private_nodes": True, "master_ipv4_cidr_block": "172.16.0.0/24"}),
+        "gke.control_plane.master_ipv4_cidr_block",
+        "must be a /28 (got /24)",
+    )
+
+
+def test_fails_when_cluster_name_is_too_long() -> None:
+    assert_refused(stack(cluster_name="a" * 41), "gke.cluster_name", "at most 40 characters")
+
+
+def test_fails_when_nodes_get_a_basic_role() -> None:
+    assert_refused(stack(extra_node_roles=["roles/editor"]), "gke.extra_node_roles", "roles/editor is a basic role")
+
+
+def test_fails_when_min_master_version_is_malformed() -> None:
+    assert_refused(stack(min_master_version="latest"), "gke.min_master_version", "is not a GKE version")
+
+
+def test_fails_when_cluster_key_is_misspelt() -> None:
+    assert_refused(stack(deletion_protect=False), "gke.deletion_protect", "did you mean deletion_protection?")
+
+
+def test_fails_when_scheduler_pool_gets_an_unknown_gpu() -> None:
+    assert_refused(
+        stack(scheduler_pool={"accelerator_type": "nvidia-tesla-k80"}),
+        "gke.scheduler_pool.accelerator_type",
+        "is not a known GKE accelerator",
+    )
+
+
+def test_args_are_frozen() -> None:
+    args = GpuGkeClusterArgs.model_validate(gke())
+    with pytest.raises(ValidationError):
+        args.location = "europe-west4"  # type: ignore[misc]
+
+
+def test_python_callers_get_the_same_refusal() -> None:
+    with pytest.raises(ValidationError) as info:
+        GpuGkeClusterArgs.model_validate(gke(gpu_pools=[t4_pool(accelerator_count=3)]))
+    (error,) = info.value.errors()
+    assert error["loc"] == ("gpu_pools", 0, "accelerator_count")
+    assert "use 1, 2 or 4" in error["msg"]

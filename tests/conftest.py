@@ -1,0 +1,56 @@
+"""Shared fixtures: the recording mock engine and the project's paths.
+
+The engine is the one the offline preview uses (infra.preview), so what the component
+tests see is what `gpu-platform preview` and the policy pack see.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+
+from infra.preview import RecordedResource, RecordingMocks, RecordingMonitor
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+SHARED_DIR = PROJECT_DIR.parent / "shared"
+
+
+class Engine(RecordingMonitor):
+    """The recording monitor with lookups for assertions."""
+
+    def resource(self, name: str) -> RecordedResource:
+        matches = [r for r in self.recorded if r.name == name]
+        assert matches, f"no resource named {name}; recorded: {sorted(r.name for r in self.recorded)}"
+        assert len(matches) == 1, f"{len(matches)} resources named {name}"
+        return matches[0]
+
+    def of_type(self, type_: str) -> list[RecordedResource]:
+        return sorted((r for r in self.recorded if r.type == type_), key=lambda r: r.name)
+
+    def names(self) -> set[str]:
+        return {r.name for r in self.recorded}
+
+
+@pytest.fixture
+def engine() -> Engine:
+    """Mocks installed, with gcp:project set as a stack would."""
+    pulumi.runtime.set_all_config({"gcp:project": "test-project"}, [])
+    mocks = RecordingMocks()
+    monitor = Engine(mocks)
+    pulumi.runtime.set_mocks(mocks, project="gpu-platform", stack="test", preview=False, monitor=monitor)
+    return monitor
+
+
+def settled(*resources: pulumi.Resource) -> pulumi.Output[list[Any]]:
+    """An Output that resolves once every given resource is registered."""
+    return pulumi.Output.all(*[r.urn for r in resources])
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    if not SHARED_DIR.is_dir():
+        pytest.skip(f"{SHARED_DIR} is absent: it holds the upstream references, beside the checkout in CI only")
+    return SHARED_DIR

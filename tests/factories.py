@@ -1,0 +1,45 @@
+"""Valid inputs to start from; each test changes one thing."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+def t4_pool(**overrides: Any) -> dict[str, Any]:
+    pool = {
+        "name": "t4",
+        "machine_type": "n1-standard-4",
+        "accelerator_type": "nvidia-tesla-t4",
+        "accelerator_count": 2,
+        "autoscaling": {"scope": "per_zone", "min_nodes": 1, "max_nodes": 20},
+    }
+    pool.update(overrides)
+    return pool
+
+
+def a100_pool(**overrides: Any) -> dict[str, Any]:
+    pool = {
+        "name": "a100",
+        "machine_type": "a2-highgpu-1g",
+        "accelerator_type": "nvidia-tesla-a100",
+        "capacity": "spot_then_on_demand",
+        "autoscaling": {"scope": "total", "min_nodes": 0, "max_nodes": 8},
+    }
+    pool.update(overrides)
+    return pool
+
+
+def gke(**overrides: Any) -> dict[str, Any]:
+    """The seed cluster: regional us-central1, zones b and c, one 2x T4 pool."""
+    args: dict[str, Any] = {
+        "location": "us-central1",
+        "node_locations": ["us-central1-b", "us-central1-c"],
+        "gpu_pools": [t4_pool()],
+    }
+    args.update(copy.deepcopy(overrides))
+    return args
+
+
+def stack(**gke_overrides: Any) -> dict[str, Any]:
+    return {"cloud": "gcp", "gke": gke(**gke_overrides)}
