@@ -172,14 +172,10 @@ def cmd_preview(args: argparse.Namespace) -> int:
         print(f"violation: schema: {violation.message}")
 
     if args.json:
-        document = {
-            "stack": plan.stack,
-            "project": "gpu-platform",
-            "resources": [r.to_json() for r in plan.resources],
-            "outputs": plan.outputs,
-            "violations": [{"rule": "kubernetes-schema", "resource": v.resource, "message": v.message} for v in violations],
-            "notices": [{"resource": n.resource, "message": n.message} for n in notices],
-        }
+        document = plan.to_json(
+            violations=[{"rule": "kubernetes-schema", "resource": v.resource, "message": v.message} for v in violations],
+            notices=[{"resource": n.resource, "message": n.message} for n in notices],
+        )
         Path(args.json).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     if args.manifests:
         write_manifests(objects, Path(args.manifests))

@@ -129,13 +129,13 @@ def pulumi_config_section() -> dict[str, Any]:
 
 
 def _render_pulumi_yaml(current: str) -> str:
-    head = current.split("\nconfig:", 1)[0].rstrip("\n")
-    body = yaml.safe_dump({"config": pulumi_config_section()}, sort_keys=False, width=100)
     note = (
         "# The typed config section is generated from infra/config.py (gpu-platform docs --write).\n"
         "# Object keys (gke, ...) are not declared here: Pulumi types scalars and arrays only;\n"
         "# the stack config model validates them and README.md documents them.\n"
     )
+    head = current.split("\nconfig:", 1)[0].split("\n" + note.splitlines()[0], 1)[0].rstrip("\n")
+    body = yaml.safe_dump({"config": pulumi_config_section()}, sort_keys=False, width=100)
     return f"{head}\n{note}{body}"
 
 

@@ -65,6 +65,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_LEADING = ("apiVersion", "kind", "metadata")
+
+
+def _kubectl_order(body: dict[str, Any]) -> dict[str, Any]:
+    """apiVersion, kind, metadata first, as Kubernetes manifests are written."""
+    return {**{k: body[k] for k in _LEADING if k in body}, **{k: v for k, v in sorted(body.items()) if k not in _LEADING}}
+
+
 def kubernetes_objects(plan: Plan) -> list[KubernetesObject]:
     """Every Kubernetes object the plan declares as a resource of its own."""
     objects = []
@@ -73,7 +81,7 @@ def kubernetes_objects(plan: Plan) -> list[KubernetesObject]:
             continue
         if "apiVersion" not in r.inputs or "kind" not in r.inputs:
             continue  # Helm releases and other non-object resources
-        objects.append(KubernetesObject(r, _plain(r.inputs)))
+        objects.append(KubernetesObject(r, _kubectl_order(_plain(r.inputs))))
     return objects
 
 

@@ -197,6 +197,17 @@ class Plan:
     def of_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]
 
+    def to_json(self, violations: list[dict[str, str]] | None = None, notices: list[dict[str, str]] | None = None) -> dict[str, Any]:
+        """The `--json PLAN` document."""
+        return {
+            "stack": self.stack,
+            "project": PROJECT,
+            "resources": [r.to_json() for r in self.resources],
+            "outputs": self.outputs,
+            "violations": violations or [],
+            "notices": notices or [],
+        }
+
 
 # --- stack files ------------------------------------------------------------------------------
 
@@ -289,15 +300,15 @@ def run_program(
     stack: str,
     config: dict[str, Any],
     secret_keys: set[str] | None = None,
+    monitor: RecordingMonitor | None = None,
 ) -> Plan:
     """Run infra/ as `pulumi preview` would, under the recording engine.
 
     Raises ConfigError (the program refused its config) before any resource is recorded.
     """
     pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys or ()))
-    mocks = RecordingMocks()
-    monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor)
+    monitor = monitor or RecordingMonitor(RecordingMocks())
+    pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor)
     # set_mocks opens a root stack for unit tests; run_in_stack opens its own, as the CLI does.
     pulumi.runtime.settings.ROOT.set(None)
     program_dir = project_dir / "infra"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,3 +171,13 @@ def test_accelerator_count_defaults_to_the_machine_type() -> None:
 
 def test_autoscaling_min_defaults_to_zero() -> None:
     assert AutoscalingBounds(scope=BoundsScope.TOTAL, max_nodes=3).min_nodes == 0
+
+
+def test_described_defaults_point_at_real_tests() -> None:
+    from tests.conftest import PROJECT_DIR
+
+    here = Path(__file__).read_text()
+    for ref in DESCRIBED.values():
+        path, _, name = ref.rpartition("::")
+        text = (PROJECT_DIR / path).read_text() if path else here
+        assert f"def {name}(" in text, ref

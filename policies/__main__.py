@@ -1,0 +1,7 @@
+"""Builds the PolicyPack; `pulumi preview --policy-pack policies` runs it. Nothing else lives here."""
+
+from pulumi_policy import EnforcementLevel, PolicyPack
+
+from policies import POLICIES
+
+PolicyPack(name="gpu-platform", enforcement_level=EnforcementLevel.MANDATORY, policies=POLICIES)

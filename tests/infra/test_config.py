@@ -1,0 +1,141 @@
+"""The stack config model as the program reads it from Pulumi config."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pulumi
+import pytest
+
+from infra.config import ConfigError, StackConfig, load_stack_config, read_namespace
+from infra.preview import PreviewError, RecordingMocks, RecordingMonitor, config_for_engine, read_stack_file, run_program
+from tests.conftest import PROJECT_DIR
+from tests.factories import gke
+
+
+def set_config(values: dict[str, object], secret: list[str] | None = None) -> None:
+    pulumi.runtime.set_all_config(config_for_engine(values), secret or [])
+
+
+def test_reads_structured_config_as_the_cli_passes_it() -> None:
+    set_config({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p"})
+    assert json.loads(pulumi.runtime.get_config("gpu-platform:gke"))["location"] == "us-central1"
+    config = load_stack_config()
+    assert config.gke is not None and config.gke.node_locations == ["us-central1-b", "us-central1-c"]
+    assert config.environment.value == "dev"
+
+
+def test_reads_only_its_own_namespace() -> None:
+    set_config({"gpu-platform:cloud": "gcp", "gcp:project": "p", "other:cloud": "x"})
+    assert read_namespace() == {"cloud": "gcp"}
+
+
+def lines_for(values: dict[str, object]) -> list[str]:
+    set_config(values)
+    with pytest.raises(ConfigError) as info:
+        load_stack_config()
+    return info.value.lines
+
+
+def test_fails_when_cloud_is_missing() -> None:
+    assert lines_for({"gcp:project": "p"}) == ["gpu-platform:cloud: required (got nothing)"]
+
+
+def test_fails_when_gke_section_is_missing_for_gcp() -> None:
+    assert lines_for({"gpu-platform:cloud": "gcp", "gcp:project": "p"}) == [
+        "gpu-platform:gke: gke is required when cloud is gcp (got null)"
+    ]
+
+
+def test_fails_when_gcp_project_is_missing() -> None:
+    assert lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke()}) == [
+        "gcp:project: required when gpu-platform:gke.project is not set (got nothing)"
+    ]
+
+
+def test_explicit_gke_project_needs_no_provider_project() -> None:
+    set_config({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(project="p")})
+    assert load_stack_config().gke.project == "p"  # type: ignore[union-attr]
+
+
+def test_fails_when_cloud_is_not_offered() -> None:
+    assert lines_for({"gpu-platform:cloud": "azure", "gpu-platform:gke": gke(), "gcp:project": "p"}) == [
+        "gpu-platform:cloud: Input should be 'gcp' (got \"azure\")"
+    ]
+
+
+def test_fails_when_top_level_key_is_misspelt() -> None:
+    (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gkee": gke(), "gpu-platform:gke": gke(), "gcp:project": "p"})
+    assert line.startswith("gpu-platform:gkee: unknown key; did you mean gke? allowed: cloud, environment, gke, kubernetes_version")
+
+
+def test_fails_when_kubernetes_version_is_a_yaml_number() -> None:
+    (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p", "gpu-platform:kubernetes_version": 1.3})
+    assert line.startswith('gpu-platform:kubernetes_version: kubernetes_version must be a minor version such as "1.34"')
+
+
+def test_fails_when_environment_is_unknown() -> None:
+    (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p", "gpu-platform:environment": "qa"})
+    assert line == "gpu-platform:environment: Input should be 'dev', 'staging' or 'prod' (got \"qa\")"
+
+
+def test_reports_every_problem_at_once() -> None:
+    lines = lines_for(
+        {
+            "gpu-platform:cloud": "gcp",
+            "gcp:project": "p",
+            "gpu-platform:gke": gke(release_channel="NIGHTLY", location="moon"),
+        }
+    )
+    assert [line.split(":")[1] for line in lines] == ["gke.location", "gke.release_channel"]
+
+
+def test_config_error_is_a_run_error() -> None:
+    # pulumi up prints a RunError's message without a traceback.
+    assert issubclass(ConfigError, pulumi.RunError)
+
+
+def test_config_error_stops_the_program_before_any_resource() -> None:
+    monitor = RecordingMonitor(RecordingMocks())
+    with pytest.raises(ConfigError):
+        run_program(PROJECT_DIR, "bad", {"gpu-platform:cloud": "gcp", "gcp:project": "p", "gpu-platform:gke": gke(location="moon")}, monitor=monitor)
+    assert monitor.recorded == []
+
+
+def test_stack_file_gets_project_defaults(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text(
+        "name: gpu-platform\nstackConfigDir: stacks\nconfig:\n  environment:\n    type: string\n    default: staging\n"
+    )
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.s.yaml").write_text(
+        "config:\n  gpu-platform:cloud: gcp\n  token:\n    secure: AAABAx==\n"
+    )
+    config, secret = read_stack_file(tmp_path, "s")
+    assert config["gpu-platform:environment"] == "staging"
+    assert config["gpu-platform:token"] == "offline-placeholder-token"  # a bare key is the project's
+    assert secret == {"gpu-platform:token"}
+
+
+def test_fails_when_stack_file_is_missing() -> None:
+    with pytest.raises(PreviewError) as info:
+        read_stack_file(PROJECT_DIR, "nope")
+    (line,) = info.value.lines
+    assert line.startswith("stack 'nope': no stacks/Pulumi.nope.yaml (stacks: ")
+    assert "dev-gke" in line and "prod-gke" in line
+
+
+def test_fails_when_stack_file_is_not_yaml(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.yaml").write_text("name: gpu-platform\nstackConfigDir: stacks\n")
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.s.yaml").write_text("config:\n  gpu-platform:cloud: [gcp\n")
+    with pytest.raises(PreviewError) as info:
+        read_stack_file(tmp_path, "s")
+    (line,) = info.value.lines
+    assert line.startswith("Pulumi.s.yaml: invalid YAML at line ")
+
+
+def test_stack_config_is_frozen() -> None:
+    config = StackConfig.model_validate({"cloud": "gcp", "gke": gke()})
+    with pytest.raises(Exception):
+        config.cloud = "gcp"  # type: ignore[assignment]

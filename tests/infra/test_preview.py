@@ -1,0 +1,143 @@
+"""The offline preview: every stack file's plan, its golden snapshot, and the schema checks.
+
+Snapshots live in tests/snapshots/<stack>.json. After an intended change, regenerate them
+with `GPU_PLATFORM_UPDATE_SNAPSHOTS=1 python -m pytest tests/infra/test_preview.py` and
+say so in the commit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from infra.config import load_stack_config
+from infra.manifests import KubernetesObject, kubernetes_objects, validate_objects, write_manifests
+from infra.preview import Plan, RecordedResource, read_stack_file, run_program
+from tests.conftest import PROJECT_DIR
+
+STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+SNAPSHOTS = PROJECT_DIR / "tests" / "snapshots"
+_plans: dict[str, Plan] = {}
+
+
+def plan_of(stack: str) -> Plan:
+    if stack not in _plans:
+        config, secret = read_stack_file(PROJECT_DIR, stack)
+        _plans[stack] = run_program(PROJECT_DIR, stack, config, secret)
+    return _plans[stack]
+
+
+def test_every_gke_stack_is_shipped() -> None:
+    assert {"dev-gke", "prod-gke"} <= set(STACKS)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plan_matches_golden_snapshot(stack: str) -> None:
+    document = json.loads(json.dumps(plan_of(stack).to_json(), sort_keys=True))
+    path = SNAPSHOTS / f"{stack}.json"
+    if os.environ.get("GPU_PLATFORM_UPDATE_SNAPSHOTS") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
+    assert path.is_file(), f"no snapshot for {stack}: run with GPU_PLATFORM_UPDATE_SNAPSHOTS=1"
+    expected = json.loads(path.read_text())
+    assert document == expected, f"{stack}'s plan changed; if intended, regenerate the snapshot and say so in the commit"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_stack_previews_clean(stack: str) -> None:
+    plan = plan_of(stack)
+    config, secret = read_stack_file(PROJECT_DIR, stack)
+    findings = validate_objects(kubernetes_objects(plan), load_stack_config().kubernetes_version)
+    assert [f for f in findings if f.validated] == []
+
+
+def pool(plan: Plan, name: str) -> dict[str, Any]:
+    (found,) = [r for r in plan.of_type("gcp:container/nodePool:NodePool") if r.name == name]
+    return found.inputs
+
+
+def test_dev_gke_reproduces_the_seed_cluster() -> None:
+    plan = plan_of("dev-gke")
+    (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
+    c = cluster.inputs
+    assert c["location"] == "us-central1"
+    assert c["nodeLocations"] == ["us-central1-b", "us-central1-c"]
+    assert c["releaseChannel"] == {"channel": "STABLE"}
+    assert c["clusterAutoscaling"]["autoscalingProfile"] == "OPTIMIZE_UTILIZATION"
+    t4 = pool(plan, "dev-gke-t4")
+    node = t4["nodeConfig"]
+    assert node["machineType"] == "n1-standard-4"
+    assert node["guestAccelerators"] == [
+        {"type": "nvidia-tesla-t4", "count": 2, "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}
+    ]
+    assert node["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
+    assert t4["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 20, "locationPolicy": "BALANCED"}  # per zone: 2..40
+    assert node["imageType"] == "COS_CONTAINERD" and node["gcfsConfig"] == {"enabled": True}
+    sched = pool(plan, "dev-gke-scheduler")["nodeConfig"]
+    assert sched["machineType"] == "n1-standard-2"
+    assert sched["guestAccelerators"][0]["count"] == 1
+    assert sched["labels"]["dedicated"] == "scheduler"
+
+
+def test_prod_gke_is_a_production_shape() -> None:
+    plan = plan_of("prod-gke")
+    (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
+    assert cluster.protect and cluster.inputs["deletionProtection"] is True
+    assert cluster.inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
+    for name in ("a100", "a100x8"):
+        assert pool(plan, f"prod-gke-{name}-spot")["nodeConfig"]["spot"] is True
+        assert pool(plan, f"prod-gke-{name}-on-demand")["nodeConfig"]["spot"] is False
+    classes = {r.inputs["metadata"]["name"]: r.inputs["spec"]["priorities"] for r in plan.of_type("kubernetes:cloud.google.com/v1:ComputeClass")}
+    assert classes == {
+        "a100": [{"nodepools": ["a100-spot"]}, {"nodepools": ["a100-on-demand"]}],
+        "a100x8": [{"nodepools": ["a100x8-spot"]}, {"nodepools": ["a100x8-on-demand"]}],
+    }
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_no_secret_in_plaintext(stack: str) -> None:
+    plan = plan_of(stack)
+    for provider in plan.of_type("pulumi:providers:kubernetes"):
+        assert provider.inputs["kubeconfig"]["4dabf18193072939515e22adb298388d"] == "1b47061264138c4ac30d75fd1eb44270"
+    assert plan.outputs["kubeconfig"]["4dabf18193072939515e22adb298388d"] == "1b47061264138c4ac30d75fd1eb44270"
+
+
+def fake(inputs: dict[str, Any], type_: str = "kubernetes:core/v1:ConfigMap") -> KubernetesObject:
+    return KubernetesObject(RecordedResource(urn="urn", type=type_, name="x", parent=None, custom=True, inputs=inputs), inputs)
+
+
+def test_schema_check_refuses_an_unknown_field() -> None:
+    bad = fake({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}, "extra": 1})
+    (finding,) = validate_objects([bad], "1.34")
+    assert finding.validated and "ConfigMap a" in finding.message and "extra" in finding.message
+
+
+def test_schema_check_refuses_a_wrong_type() -> None:
+    bad = fake({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": 3}})
+    (finding,) = validate_objects([bad], "1.34")
+    assert "data.k" in finding.message
+
+
+def test_schema_check_passes_a_valid_object() -> None:
+    good = fake({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}})
+    assert validate_objects([good], "1.34") == []
+
+
+def test_custom_resource_without_shipped_crd_is_a_notice() -> None:
+    cr = fake({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {}}, "kubernetes:example.com/v1:Widget")
+    (finding,) = validate_objects([cr], "1.34")
+    assert not finding.validated and "not validated" in finding.message
+
+
+def test_manifests_are_written_per_object(tmp_path: Path) -> None:
+    objects = kubernetes_objects(plan_of("prod-gke"))
+    written = write_manifests(objects, tmp_path)
+    assert sorted(p.name for p in written) == ["computeclass-a100.yaml", "computeclass-a100x8.yaml"]
+    body = yaml.safe_load((tmp_path / "computeclass-a100.yaml").read_text())
+    assert list(body)[:3] == ["apiVersion", "kind", "metadata"]
+    assert body["spec"]["whenUnsatisfiable"] == "DoNotScaleUp"

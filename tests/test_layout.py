@@ -1,0 +1,80 @@
+"""The project's shape as DESIGN.md fixes it, and the packaging promises."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import tomllib
+
+import yaml
+
+from infra.docs import pulumi_config_section
+from tests.conftest import PROJECT_DIR
+
+TOP_LEVEL = {
+    "Pulumi.yaml", "pyproject.toml", "README.md", "components", "infra", "stacks", "policies", "tests",
+    ".ci", ".github", ".gitignore", ".git",
+}
+LOCAL = {".venv", ".pytest_cache", "build", "dist", "gpu_platform.egg-info"}
+
+
+def test_top_level_is_as_designed() -> None:
+    entries = {p.name for p in PROJECT_DIR.iterdir()} - LOCAL
+    assert entries <= TOP_LEVEL, f"unexpected top-level entries: {sorted(entries - TOP_LEVEL)}"
+    assert {"Pulumi.yaml", "pyproject.toml", "README.md", "components", "infra", "stacks", "policies", "tests"} <= entries
+
+
+def test_pulumi_yaml() -> None:
+    project = yaml.safe_load((PROJECT_DIR / "Pulumi.yaml").read_text())
+    assert project["name"] == "gpu-platform"
+    assert project["runtime"]["name"] == "python"
+    assert project["runtime"]["options"]["virtualenv"] == ".venv"
+    assert project["main"] == "infra/"
+    assert project["stackConfigDir"] == "stacks"
+    assert project["config"] == pulumi_config_section()
+    assert project["config"]["cloud"]["type"] == "string" and "default" not in project["config"]["cloud"]
+
+
+def test_pyproject() -> None:
+    meta = tomllib.loads((PROJECT_DIR / "pyproject.toml").read_text())
+    project = meta["project"]
+    assert project["name"] == "gpu-platform"
+    assert project["scripts"] == {"gpu-platform": "infra.cli:main"}
+    pins = {d.split("~=")[0]: d for d in project["dependencies"]}
+    for package in ("pulumi", "pulumi-gcp", "pulumi-aws", "pulumi-kubernetes", "pydantic"):
+        assert "~=" in pins[package], f"{package} must be pinned compatibly"
+    assert "dev" in project["optional-dependencies"]
+    assert set(meta["tool"]["setuptools"]["packages"]) == {"components", "infra", "policies"}
+    assert (PROJECT_DIR / "components" / "py.typed").is_file()
+
+
+def test_every_stack_file_holds_values_only() -> None:
+    for path in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"):
+        document = yaml.safe_load(path.read_text())
+        assert set(document) == {"config"}, path.name
+        assert document["config"]["gpu-platform:cloud"]
+
+
+def test_importing_the_components_registers_nothing() -> None:
+    # A fresh interpreter, so that the import really runs (reloading here would split classes).
+    probe = """
+import pulumi
+from infra.preview import RecordingMocks, RecordingMonitor
+monitor = RecordingMonitor(RecordingMocks())
+pulumi.runtime.set_mocks(monitor.mocks, monitor=monitor)
+import components, components.gpu_gke_cluster, components.gpu_catalog, components.pools
+print(len(monitor.recorded))
+"""
+    result = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT_DIR, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "0"
+
+
+def test_components_reexports_its_public_api() -> None:
+    import components
+
+    for name in components.__all__:
+        assert getattr(components, name) is not None
+    tree = ast.parse((PROJECT_DIR / "components" / "gpu_gke_cluster.py").read_text())
+    public = {n.name for n in tree.body if isinstance(n, ast.ClassDef) and not n.name.startswith("_") and n.name[0].isupper()}
+    assert public <= set(components.__all__), sorted(public - set(components.__all__))
