@@ -466,6 +466,8 @@ class GpuGkeClusterArgs(BaseModel):
     """Subnetwork name or self link. Default: none (the network's subnet in the region)."""
     control_plane: ControlPlaneAccess = Field(default_factory=ControlPlaneAccess)
     """Control-plane access: private nodes/endpoint, authorized networks. Default: public endpoint, no restriction."""
+    cloud_nat: bool = False
+    """Create a Cloud Router and NAT in the region so private nodes can pull public images (nvcr.io, Docker Hub); leave false when the network has NAT already. Needs control_plane.private_nodes. Default: false."""
     node_service_account_id: str | None = Field(default=None, min_length=6, max_length=30)
     """Account id of the dedicated node service account. Default: <cluster name, cut to 24>-nodes."""
     artifact_registry_access: bool = True
@@ -547,6 +549,13 @@ class GpuGkeClusterArgs(BaseModel):
                 )
         if len(set(self.node_locations)) != len(self.node_locations):
             raise field_error(model, "node_locations", "node_locations lists a zone twice", self.node_locations)
+        if self.cloud_nat and not self.control_plane.private_nodes:
+            raise field_error(
+                model,
+                "cloud_nat",
+                "cloud_nat serves private nodes only; set control_plane.private_nodes: true or cloud_nat: false",
+                self.cloud_nat,
+            )
 
         cluster_zones = self.cluster_zones
         seen: dict[str, str] = {}
@@ -794,6 +803,28 @@ class GpuGkeCluster(pulumi.ComponentResource):
             for role in roles
         ]
 
+        nat: list[pulumi.Resource] = []
+        if args.cloud_nat:
+            router = gcp.compute.Router(
+                f"{name}-router",
+                gcp.compute.RouterArgs(project=project, region=args.region, network=args.network),
+                opts=child,
+            )
+            nat.append(
+                gcp.compute.RouterNat(
+                    f"{name}-nat",
+                    gcp.compute.RouterNatArgs(
+                        project=project,
+                        region=args.region,
+                        router=router.name,
+                        nat_ip_allocate_option="AUTO_ONLY",
+                        source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+                        log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
+                    ),
+                    opts=child,
+                )
+            )
+
         cp = args.control_plane
         private = None
         if cp.private_nodes:
@@ -851,7 +882,7 @@ class GpuGkeCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 protect=args.deletion_protection,
-                depends_on=[*apis, *bindings],
+                depends_on=[*apis, *bindings, *nat],
                 # The default pool's settings stop mattering once it is removed.
                 ignore_changes=["nodeConfig", "initialNodeCount"],
             ),

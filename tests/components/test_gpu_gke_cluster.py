@@ -103,6 +103,22 @@ def test_private_control_plane(engine: Engine) -> pulumi.Output[Any]:
             "masterIpv4CidrBlock": "172.16.0.32/28",
         }
         assert i["masterAuthorizedNetworksConfig"] == {"cidrBlocks": [{"cidrBlock": "10.10.0.0/16", "displayName": "corp"}]}
+        assert not engine.of_type("gcp:compute/routerNat:RouterNat")  # cloud_nat is opt-in
+
+    return wait(cluster).apply(check)
+
+
+@pulumi.runtime.test
+def test_cloud_nat_for_private_nodes(engine: Engine) -> pulumi.Output[Any]:
+    cluster = build(control_plane={"private_nodes": True}, cloud_nat=True, network="ml-net")
+
+    def check(_: Any) -> None:
+        router = engine.resource("ml-router").inputs
+        assert (router["network"], router["region"]) == ("ml-net", "us-central1")
+        nat = engine.resource("ml-nat")
+        assert nat.inputs["natIpAllocateOption"] == "AUTO_ONLY"
+        assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+        assert nat.urn in engine.resource("ml-cluster").depends_on  # nodes come up with egress
 
     return wait(cluster).apply(check)
 

@@ -370,6 +370,10 @@ def test_fails_when_master_range_is_not_a_slash_28() -> None:
     )
 
 
+def test_fails_when_cloud_nat_has_no_private_nodes() -> None:
+    assert_refused(stack(cloud_nat=True), "gke.cloud_nat", "cloud_nat serves private nodes only")
+
+
 def test_fails_when_cluster_name_is_too_long() -> None:
     assert_refused(stack(cluster_name="a" * 41), "gke.cluster_name", "at most 40 characters")
 
