@@ -86,10 +86,10 @@ def kubernetes_objects(plan: Plan) -> list[KubernetesObject]:
 
 
 @functools.cache
-def _crd_schemas() -> dict[tuple[str, str], dict[str, Any]]:
-    """(apiVersion, kind) -> openAPIV3Schema for every CRD shipped in infra/crds."""
+def _crd_schemas(directory: Path = CRD_DIR) -> dict[tuple[str, str], dict[str, Any]]:
+    """(apiVersion, kind) -> openAPIV3Schema for every CRD in ``directory``."""
     schemas: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in sorted(CRD_DIR.glob("*.yaml")):
+    for path in sorted(directory.glob("*.yaml")):
         for doc in yaml.safe_load_all(path.read_text()):
             if not doc or doc.get("kind") != "CustomResourceDefinition":
                 continue
@@ -106,7 +106,9 @@ def _path(error: Any) -> str:
     return parts.lstrip(".") or "(object)"
 
 
-def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -> list[SchemaFinding]:
+def validate_objects(
+    objects: list[KubernetesObject], kubernetes_version: str, crd_dir: Path = CRD_DIR
+) -> list[SchemaFinding]:
     if not objects:
         return []
     # Imported here: the schema libraries take a noticeable share of a preview's start-up.
@@ -122,7 +124,7 @@ def validate_objects(objects: list[KubernetesObject], kubernetes_version: str) -
         except kubernetes_validate.ValidationError as exc:
             findings.append(SchemaFinding(obj.resource.name, obj.kind, f"{label}: {_path(exc)}: {exc.message}", True))
         except SchemaNotFoundError:
-            schema = _crd_schemas().get((obj.api_version, obj.kind))
+            schema = _crd_schemas(crd_dir).get((obj.api_version, obj.kind))
             if schema is None:
                 findings.append(
                     SchemaFinding(

@@ -134,6 +134,39 @@ def test_custom_resource_without_shipped_crd_is_a_notice() -> None:
     assert not finding.validated and "not validated" in finding.message
 
 
+WIDGET_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              required: [size]
+              properties:
+                size: {type: integer, minimum: 1}
+"""
+
+
+def test_custom_resource_is_checked_against_its_crd(tmp_path: Path) -> None:
+    (tmp_path / "widgets.yaml").write_text(WIDGET_CRD)
+    good = fake({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 2}}, "kubernetes:example.com/v1:Widget")
+    bad = fake({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 0}}, "kubernetes:example.com/v1:Widget")
+    assert validate_objects([good], "1.34", crd_dir=tmp_path) == []
+    (finding,) = validate_objects([bad], "1.34", crd_dir=tmp_path)
+    assert finding.validated and "Widget w: spec.size: 0 is less than the minimum of 1" == finding.message
+
+
 def test_manifests_are_written_per_object(tmp_path: Path) -> None:
     objects = kubernetes_objects(plan_of("prod-gke"))
     written = write_manifests(objects, tmp_path)
