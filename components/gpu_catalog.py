@@ -19,6 +19,8 @@ __all__ = [
     "GCP_MACHINE_SHAPES",
     "N1_GPU_LIMITS",
     "N1Limit",
+    "DISK_TYPES",
+    "disk_types_for",
     "gcp_accelerator",
     "gcp_machine_shape",
     "allowed_accelerator_counts",
@@ -165,6 +167,7 @@ GCP_MACHINE_SHAPES: dict[str, GcpMachineShape] = {
         # General purpose shapes (system pools, N1 hosts for attached GPUs).
         *_family("n1-standard", _N1_SIZES, 3.75 * GIB),
         *_family("n1-highmem", _N1_SIZES[1:], 6.5 * GIB),
+        *_family("n1-highcpu", _N1_SIZES[1:], 0.9 * GIB),
         *_family("e2-standard", _SIZES, 4 * GIB),
         *_family("e2-highmem", (2, 4, 8, 16), 8 * GIB),
         *_family("n2-standard", (2, 4, 8, 16, 32, 48, 64, 80, 96, 128), 4 * GIB),
@@ -217,6 +220,23 @@ GCP_MACHINE_SHAPES: dict[str, GcpMachineShape] = {
         *_gpu_shapes("nvidia-h100-mega-80gb", (("a3-megagpu-8g", 8, 208, 1872),)),
     )
 }
+
+
+# Boot disk types by machine family. Older families take Persistent Disk only; A3 (a
+# third-generation series) takes Hyperdisk Balanced and no Standard Persistent Disk.
+_PERSISTENT_DISK = ("pd-standard", "pd-balanced", "pd-ssd")
+DISK_TYPES: dict[str, tuple[str, ...]] = {
+    "n1": _PERSISTENT_DISK,
+    "e2": _PERSISTENT_DISK,
+    "n2": _PERSISTENT_DISK,
+    "a2": _PERSISTENT_DISK,
+    "a3": ("pd-balanced", "pd-ssd", "hyperdisk-balanced"),
+}
+
+
+def disk_types_for(family: str) -> tuple[str, ...]:
+    """Boot disk types a machine family takes; every known type for a family not listed."""
+    return DISK_TYPES.get(family, (*_PERSISTENT_DISK, "hyperdisk-balanced"))
 
 
 class GpuCombinationError(ValueError):

@@ -13,15 +13,21 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
-from components.gpu_catalog import GCP_ACCELERATORS, GpuCombinationError, check_gcp_gpu
+from components.gpu_catalog import (
+    GCP_ACCELERATORS,
+    GCP_MACHINE_SHAPES,
+    GpuCombinationError,
+    check_gcp_gpu,
+    disk_types_for,
+)
 from components.pools import (
     ARGS_CONFIG,
     GPU_TAINT,
@@ -72,7 +78,33 @@ BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
 _ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
 _RESOURCE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_VERSION = re.compile(r"^1\.[0-9]{2}(\.[0-9]+(-gke\.[0-9]+)?)?$")
+_VERSION = re.compile(r"^(latest|1\.[0-9]{2}(\.[0-9]+(-gke\.[0-9]+)?)?)$")
+_GCP_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+_GCP_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+
+
+def valid_cluster_name(name: str) -> bool:
+    """GKE cluster names: lowercase letters, digits and '-', starting with a letter, at most 40."""
+    return bool(_RESOURCE_NAME.match(name)) and len(name) <= 40
+
+
+def _check_gcp_labels(value: dict[str, str]) -> dict[str, str]:
+    for key, label in value.items():
+        if not _GCP_LABEL_KEY.match(key):
+            raise ValueError(
+                f"GCP label key {key!r} is invalid: lowercase letters, digits, '_' and '-', "
+                "starting with a letter, at most 63 characters"
+            )
+        if not _GCP_LABEL_VALUE.match(label):
+            raise ValueError(
+                f"GCP label value {label!r} (key {key}) is invalid: lowercase letters, digits, "
+                "'_' and '-', at most 63 characters"
+            )
+    return value
+
+
+GcpLabelMap = Annotated[dict[str, str], AfterValidator(_check_gcp_labels)]
+"""GCP resource labels (billing): lowercase keys and values, no '/' or '.'."""
 
 
 class ReleaseChannel(StrEnum):
@@ -281,6 +313,21 @@ class _PoolBase(BaseModel):
         return value
 
     @model_validator(mode="after")
+    def _disk_type_offered(self) -> _PoolBase:
+        shape = GCP_MACHINE_SHAPES.get(self.machine_type)
+        if shape is not None:
+            offered = disk_types_for(shape.family)
+            if self.disk_type.value not in offered:
+                raise field_error(
+                    type(self).__name__,
+                    "disk_type",
+                    f"disk_type {self.disk_type.value} is not offered on {self.machine_type}; "
+                    f"use {', '.join(offered)}",
+                    self.disk_type.value,
+                )
+        return self
+
+    @model_validator(mode="after")
     def _streaming_needs_cos(self) -> _PoolBase:
         if self.image_streaming and self.image_type is not ImageType.COS_CONTAINERD:
             raise field_error(
@@ -324,6 +371,8 @@ class GpuNodePoolArgs(_PoolBase):
     """NVIDIA driver GKE installs (LATEST needs COS). Default: DEFAULT."""
     capacity: CapacityStrategy = CapacityStrategy.ON_DEMAND
     """on_demand, spot, or spot_then_on_demand (a spot pool first, an on-demand twin as fallback). Default: on_demand."""
+    fallback_max_nodes: int | None = Field(default=None, ge=1, le=1000)
+    """spot_then_on_demand only: most on-demand fallback nodes (the fallback pool keeps no minimum; autoscaling.min_nodes applies to the spot pool). Default: none (autoscaling.max_nodes)."""
     migrate_back_to_spot: bool = False
     """spot_then_on_demand only: let GKE move pods back to spot nodes when spot capacity returns (it evicts them). Default: false."""
     gpu_sharing: GpuSharing | None = None
@@ -370,6 +419,13 @@ class GpuNodePoolArgs(_PoolBase):
                 "use an A2, A3 or G2 machine type or compact_placement: false",
                 self.compact_placement,
             )
+        if self.fallback_max_nodes is not None and self.capacity is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
+            raise field_error(
+                model,
+                "fallback_max_nodes",
+                f"fallback_max_nodes applies to capacity spot_then_on_demand only (got capacity {self.capacity.value})",
+                self.fallback_max_nodes,
+            )
         if self.migrate_back_to_spot and self.capacity is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
             raise field_error(
                 model,
@@ -414,6 +470,13 @@ class GpuNodePoolArgs(_PoolBase):
     def capacity_types(self) -> list[CapacityType]:
         return CapacityType.for_strategy(self.capacity)
 
+    def bounds_for(self, capacity: CapacityType) -> AutoscalingBounds:
+        """The bounds of one pool of this spec: an on-demand fallback keeps no minimum."""
+        if self.capacity is CapacityStrategy.SPOT_THEN_ON_DEMAND and capacity is CapacityType.ON_DEMAND:
+            maximum = self.autoscaling.max_nodes if self.fallback_max_nodes is None else self.fallback_max_nodes
+            return AutoscalingBounds(scope=self.autoscaling.scope, min_nodes=0, max_nodes=maximum)
+        return self.autoscaling
+
     def gke_pool_name(self, capacity: CapacityType) -> str:
         if self.capacity is CapacityStrategy.SPOT_THEN_ON_DEMAND:
             return f"{self.name}-{capacity.value}"
@@ -455,7 +518,7 @@ class GpuGkeClusterArgs(BaseModel):
     release_channel: ReleaseChannel = ReleaseChannel.STABLE
     """GKE release channel. Default: STABLE."""
     min_master_version: str | None = None
-    """Lowest control-plane version, e.g. 1.33 or 1.33.5-gke.1000. Default: none (the channel's default)."""
+    """Lowest control-plane version, e.g. 1.33, 1.33.5-gke.1000 or latest. Default: none (the channel's default)."""
     autoscaling_profile: AutoscalingProfile = AutoscalingProfile.OPTIMIZE_UTILIZATION
     """Cluster autoscaler profile; OPTIMIZE_UTILIZATION removes idle GPU nodes sooner. Default: OPTIMIZE_UTILIZATION."""
     deletion_protection: bool = True
@@ -476,8 +539,8 @@ class GpuGkeClusterArgs(BaseModel):
     """Further IAM roles for the node service account (basic roles are refused). Default: []."""
     enable_apis: bool = True
     """Enable container.googleapis.com (and containerfilesystem.googleapis.com for image streaming); never disabled on destroy. Default: true."""
-    resource_labels: LabelMap = Field(default_factory=dict)
-    """GCP labels on the cluster (billing breakdown). Default: {}."""
+    resource_labels: GcpLabelMap = Field(default_factory=dict)
+    """GCP labels on the cluster (billing breakdown): lowercase letters, digits, '_' and '-'. Default: {}."""
     system_pool: SystemPoolArgs = Field(default_factory=SystemPoolArgs)
     """The untainted pool for controllers. Default: e2-standard-4, 1..3 per zone."""
     scheduler_pool: SchedulerPoolArgs | None = None
@@ -506,7 +569,7 @@ class GpuGkeClusterArgs(BaseModel):
     @classmethod
     def _version(cls, value: str | None) -> str | None:
         if value is not None and not _VERSION.match(value):
-            raise ValueError(f"{value!r} is not a GKE version such as 1.33 or 1.33.5-gke.1000")
+            raise ValueError(f"{value!r} is not a GKE version such as 1.33, 1.33.5-gke.1000 or latest")
         return value
 
     @field_validator("node_service_account_id")
@@ -549,6 +612,13 @@ class GpuGkeClusterArgs(BaseModel):
                 )
         if len(set(self.node_locations)) != len(self.node_locations):
             raise field_error(model, "node_locations", "node_locations lists a zone twice", self.node_locations)
+        if not self.regional and self.location in self.node_locations:
+            raise field_error(
+                model,
+                ("node_locations", self.node_locations.index(self.location)),
+                f"zone {self.location} is the zonal cluster's own location; list only the additional zones",
+                self.location,
+            )
         if self.cloud_nat and not self.control_plane.private_nodes:
             raise field_error(
                 model,
@@ -559,11 +629,20 @@ class GpuGkeClusterArgs(BaseModel):
 
         cluster_zones = self.cluster_zones
         seen: dict[str, str] = {}
+        configured: dict[str, str] = {}
         pools: list[tuple[tuple[str | int, ...], _PoolBase]] = [(("system_pool",), self.system_pool)]
         if self.scheduler_pool is not None:
             pools.append((("scheduler_pool",), self.scheduler_pool))
         pools += [(("gpu_pools", i), p) for i, p in enumerate(self.gpu_pools)]
         for loc, pool in pools:
+            if pool.name in configured:
+                raise field_error(
+                    model,
+                    (*loc, "name"),
+                    f"pool name {pool.name} is already used by {configured[pool.name]}; give every pool its own name",
+                    pool.name,
+                )
+            configured[pool.name] = _loc_str(loc)
             names = (
                 [pool.gke_pool_name(c) for c in pool.capacity_types()]
                 if isinstance(pool, GpuNodePoolArgs)
@@ -888,13 +967,14 @@ class GpuGkeCluster(pulumi.ComponentResource):
             ),
         )
 
-        zones = len(args.cluster_zones or []) or 3
+        cluster_zones = args.cluster_zones
         self.node_pools = {}
         self.compute_classes = {}
         self.placements = {}
 
         def add_pool(pool: _PoolBase, gke_name: str, spot: bool, role: str, extra_labels: dict[str, str],
-                     gpu: GpuNodePoolArgs | None, taints: list[Taint]) -> gcp.container.NodePool:
+                     gpu: GpuNodePoolArgs | None, taints: list[Taint],
+                     bounds: AutoscalingBounds | None = None) -> gcp.container.NodePool:
             node_pool = gcp.container.NodePool(
                 f"{name}-{gke_name}",
                 _node_pool_args(
@@ -908,7 +988,9 @@ class GpuGkeCluster(pulumi.ComponentResource):
                     labels={POOL_ROLE_LABEL: role, **pool.labels, **extra_labels},
                     taints=taints,
                     gpu=gpu,
-                    zones=zones,
+                    bounds=bounds or pool.autoscaling,
+                    # GKE's default for a region without node_locations is three zones.
+                    zones=len(pool.node_locations or cluster_zones or ()) or 3,
                 ),
                 opts=pulumi.ResourceOptions(
                     parent=self,
@@ -940,7 +1022,8 @@ class GpuGkeCluster(pulumi.ComponentResource):
                 for capacity in pool.capacity_types():
                     created.append(
                         add_pool(pool, pool.gke_pool_name(capacity), capacity is CapacityType.SPOT, role,
-                                 {**extra, COMPUTE_CLASS_LABEL: class_name}, pool, [*taints, class_taint])
+                                 {**extra, COMPUTE_CLASS_LABEL: class_name}, pool, [*taints, class_taint],
+                                 pool.bounds_for(capacity))
                     )
                 self.compute_classes[pool.name] = class_name
                 self.placements[pool.name] = PoolPlacement(
@@ -1005,9 +1088,9 @@ def _node_pool_args(
     labels: dict[str, str],
     taints: list[Taint],
     gpu: GpuNodePoolArgs | None,
+    bounds: AutoscalingBounds,
     zones: int,
 ) -> gcp.container.NodePoolArgs:
-    bounds = pool.autoscaling
     queued = gpu is not None and gpu.queued_provisioning
     if bounds.scope is BoundsScope.PER_ZONE:
         autoscaling = gcp.container.NodePoolAutoscalingArgs(
@@ -1022,7 +1105,8 @@ def _node_pool_args(
             total_max_node_count=bounds.max_nodes,
             location_policy=(LocationPolicy.ANY if queued else pool.effective_location_policy(spot)).value,
         )
-        initial = -(-bounds.min_nodes // zones)  # per zone, rounded up
+        # Per zone: the total minimum spread over the zones, rounded up, never above the maximum.
+        initial = min(-(-bounds.min_nodes // zones), bounds.max_nodes // zones)
 
     accelerators = None
     if gpu is not None:

@@ -132,7 +132,7 @@ def render_tree(plan: Any) -> str:
 
 def cmd_preview(args: argparse.Namespace) -> int:
     from infra.config import ConfigError, load_stack_config
-    from infra.manifests import kubernetes_objects, validate_objects, write_manifests
+    from infra.manifests import kubernetes_objects, validate_objects
     from infra.preview import PreviewError, find_project_dir, read_stack_file, run_program
 
     try:
@@ -171,6 +171,17 @@ def cmd_preview(args: argparse.Namespace) -> int:
     for violation in violations:
         print(f"violation: schema: {violation.message}")
 
+    try:
+        _write_outputs(args, plan, objects, violations, notices)
+    except OSError as exc:
+        _err(f"cannot write {exc.filename or 'output'}: {exc.strerror or exc}")
+        return EXIT_CONFIG
+    return EXIT_VIOLATIONS if violations else EXIT_OK
+
+
+def _write_outputs(args: argparse.Namespace, plan: Any, objects: list[Any], violations: list[Any], notices: list[Any]) -> None:
+    from infra.manifests import write_manifests
+
     if args.json:
         document = plan.to_json(
             violations=[{"rule": "kubernetes-schema", "resource": v.resource, "message": v.message} for v in violations],
@@ -179,7 +190,6 @@ def cmd_preview(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     if args.manifests:
         write_manifests(objects, Path(args.manifests))
-    return EXIT_VIOLATIONS if violations else EXIT_OK
 
 
 def cmd_docs(args: argparse.Namespace) -> int:

@@ -9,18 +9,21 @@ before any resource is registered, with one line per problem:
 from __future__ import annotations
 
 import difflib
+import functools
+import importlib.util
 import json
 import re
 import types
 import typing
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi.runtime
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from components.gpu_gke_cluster import GpuGkeClusterArgs
+from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
 from components.pools import ARGS_CONFIG, field_error
 
 __all__ = [
@@ -55,6 +58,16 @@ class Environment(StrEnum):
 _K8S_MINOR = re.compile(r"^1\.[0-9]{2}$")
 
 
+@functools.cache
+def supported_kubernetes_versions() -> list[str]:
+    """The minor versions kubernetes-validate ships schemas for (read from its data, not imported)."""
+    spec = importlib.util.find_spec("kubernetes_validate")
+    assert spec is not None and spec.submodule_search_locations
+    root = Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
+    minors = {m.group(1) for p in root.iterdir() if (m := re.match(r"^v(1\.[0-9]+)\.", p.name))}
+    return sorted(minors, key=lambda v: int(v.split(".")[1]))
+
+
 class StackConfig(BaseModel):
     """Everything a stack file may set under the gpu-platform namespace."""
 
@@ -69,16 +82,19 @@ class StackConfig(BaseModel):
     gke: GpuGkeClusterArgs | None = None
     """The GKE cluster and its pools (see GpuGkeClusterArgs). Required when cloud is gcp. Default: none."""
 
-    @field_validator("kubernetes_version", mode="before")
+    @field_validator("kubernetes_version")
     @classmethod
-    def _minor(cls, value: Any) -> Any:
-        if isinstance(value, float):
+    def _minor(cls, value: str) -> str:
+        supported = supported_kubernetes_versions()
+        if not _K8S_MINOR.match(value):
+            hint = ""
+            if re.fullmatch(r"1\.[0-9]", value):
+                hint = f"; YAML reads an unquoted 1.{value[2:]}0 as {value}: quote it"
+            raise ValueError(f"kubernetes_version must be a minor version such as \"1.34\"{hint}")
+        if value not in supported:
             raise ValueError(
-                f"kubernetes_version must be a quoted string; YAML read {value} as a number "
-                '(write "1.34", not 1.34)'
+                f"kubernetes_version {value} has no offline API schemas; use {supported[0]} to {supported[-1]}"
             )
-        if isinstance(value, str) and not _K8S_MINOR.match(value):
-            raise ValueError(f"kubernetes_version must be a minor version such as \"1.34\" (got {value!r})")
         return value
 
     @model_validator(mode="after")
@@ -132,10 +148,19 @@ def load_stack_config() -> StackConfig:
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc, StackConfig, PROJECT)) from None
     problems: list[str] = []
-    if config.cloud is Cloud.GCP and config.gke is not None and not config.gke.project:
-        if not pulumi.Config("gcp").get("project"):
+    if config.cloud is Cloud.GCP and config.gke is not None:
+        import pulumi_gcp
+
+        # The same lookup the provider makes: gcp:project, else GOOGLE_PROJECT and friends.
+        if not config.gke.project and not pulumi_gcp.config.project:
             problems.append(
                 f"gcp:project: required when {PROJECT}:gke.project is not set (got nothing)"
+            )
+        stack = pulumi.get_stack()
+        if config.gke.cluster_name is None and not valid_cluster_name(stack):
+            problems.append(
+                f"{PROJECT}:gke.cluster_name: required, since the stack name {stack!r} is not a valid "
+                "GKE cluster name (lowercase letters, digits and '-', starting with a letter, at most 40) (got nothing)"
             )
     if problems:
         raise ConfigError(problems)

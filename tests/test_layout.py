@@ -16,7 +16,8 @@ TOP_LEVEL = {
     "Pulumi.yaml", "pyproject.toml", "README.md", "components", "infra", "stacks", "policies", "tests",
     ".ci", ".github", ".gitignore", ".git",
 }
-LOCAL = {".venv", ".pytest_cache", "build", "dist", "gpu_platform.egg-info"}
+# Made by the quick start or a preview run, ignored by git.
+LOCAL = {".venv", ".pytest_cache", "build", "dist", "gpu_platform.egg-info", "plan.json", "manifests"}
 
 
 def test_top_level_is_as_designed() -> None:

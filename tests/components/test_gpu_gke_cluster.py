@@ -197,6 +197,44 @@ def test_spot_then_on_demand_makes_a_pair_and_a_compute_class(engine: Engine) ->
 
 
 @pulumi.runtime.test
+def test_fallback_pool_keeps_no_minimum(engine: Engine) -> pulumi.Output[Any]:
+    cluster = build(
+        gpu_pools=[
+            a100_pool(autoscaling={"scope": "total", "min_nodes": 2, "max_nodes": 8}),
+            a100_pool(name="capped", autoscaling={"scope": "total", "min_nodes": 0, "max_nodes": 8}, fallback_max_nodes=2),
+        ]
+    )
+
+    def check(_: Any) -> None:
+        assert engine.resource("ml-a100-spot").inputs["autoscaling"]["totalMinNodeCount"] == 2
+        od = engine.resource("ml-a100-on-demand").inputs["autoscaling"]
+        assert (od["totalMinNodeCount"], od["totalMaxNodeCount"]) == (0, 8)  # max defaults to the spot pool's
+        capped = engine.resource("ml-capped-on-demand").inputs["autoscaling"]
+        assert (capped["totalMinNodeCount"], capped["totalMaxNodeCount"]) == (0, 2)
+        assert engine.resource("ml-capped-spot").inputs["autoscaling"]["totalMaxNodeCount"] == 8
+
+    return wait(cluster).apply(check)
+
+
+@pulumi.runtime.test
+def test_initial_count_spreads_the_total_minimum_over_the_pool_zones(engine: Engine) -> pulumi.Output[Any]:
+    cluster = build(
+        gpu_pools=[
+            a100_pool(capacity="on_demand", autoscaling={"scope": "total", "min_nodes": 3, "max_nodes": 8}),
+            a100_pool(name="one-zone", capacity="on_demand", node_locations=["us-central1-b"], autoscaling={"scope": "total", "min_nodes": 3, "max_nodes": 8}),
+            a100_pool(name="tight", capacity="on_demand", autoscaling={"scope": "total", "min_nodes": 1, "max_nodes": 1}),
+        ]
+    )
+
+    def check(_: Any) -> None:
+        assert engine.resource("ml-a100").inputs["initialNodeCount"] == 2  # ceil(3 / 2 zones)
+        assert engine.resource("ml-one-zone").inputs["initialNodeCount"] == 3
+        assert engine.resource("ml-tight").inputs["initialNodeCount"] == 0  # 1 per zone would exceed the max of 1
+
+    return wait(cluster).apply(check)
+
+
+@pulumi.runtime.test
 def test_spot_pools_default_to_location_policy_any(engine: Engine) -> pulumi.Output[Any]:
     cluster = build(gpu_pools=[t4_pool(capacity="spot"), t4_pool(name="t4-od")])
 

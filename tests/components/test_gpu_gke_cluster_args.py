@@ -239,7 +239,7 @@ def test_fails_when_pool_names_collide() -> None:
     assert_refused(
         stack(gpu_pools=[t4_pool(), t4_pool()]),
         "gke.gpu_pools[1].name",
-        "node pool name t4 is already used by gpu_pools[0]",
+        "pool name t4 is already used by gpu_pools[0]",
     )
 
 
@@ -374,6 +374,50 @@ def test_fails_when_cloud_nat_has_no_private_nodes() -> None:
     assert_refused(stack(cloud_nat=True), "gke.cloud_nat", "cloud_nat serves private nodes only")
 
 
+def test_fails_when_resource_label_breaks_gcp_rules() -> None:
+    assert_refused(stack(resource_labels={"Team": "ds"}), "gke.resource_labels", "GCP label key 'Team' is invalid")
+    assert_refused(stack(resource_labels={"team": "Data.Science"}), "gke.resource_labels", "GCP label value 'Data.Science'")
+
+
+def test_fails_when_zonal_cluster_lists_its_own_zone() -> None:
+    assert_refused(
+        stack(location="us-central1-b", node_locations=["us-central1-b", "us-central1-c"]),
+        "gke.node_locations[0]",
+        "zone us-central1-b is the zonal cluster's own location; list only the additional zones",
+    )
+
+
+def test_fails_when_configured_pool_names_repeat() -> None:
+    assert_refused(
+        stack(gpu_pools=[a100_pool(name="x"), t4_pool(name="x")]),
+        "gke.gpu_pools[1].name",
+        "pool name x is already used by gpu_pools[0]",
+    )
+
+
+def test_fails_when_disk_type_is_not_offered_on_the_machine() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(disk_type="hyperdisk-balanced")]),
+        "gke.gpu_pools[0].disk_type",
+        "disk_type hyperdisk-balanced is not offered on n1-standard-4; use pd-standard, pd-balanced, pd-ssd",
+    )
+
+
+def test_fails_when_fallback_max_is_set_without_fallback() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(fallback_max_nodes=2)]),
+        "gke.gpu_pools[0].fallback_max_nodes",
+        "applies to capacity spot_then_on_demand only (got capacity on_demand)",
+    )
+
+
+def test_valid_edge_cases_are_accepted() -> None:
+    StackConfig.model_validate(stack(min_master_version="latest"))
+    StackConfig.model_validate(stack(gpu_pools=[t4_pool(machine_type="n1-highcpu-16")]))
+    StackConfig.model_validate(stack(gpu_pools=[a100_pool(machine_type="a3-highgpu-1g", accelerator_type="nvidia-h100-80gb", disk_type="hyperdisk-balanced")]))
+    StackConfig.model_validate(stack(location="us-central1-b", node_locations=["us-central1-c"]))
+
+
 def test_fails_when_cluster_name_is_too_long() -> None:
     assert_refused(stack(cluster_name="a" * 41), "gke.cluster_name", "at most 40 characters")
 
@@ -383,7 +427,7 @@ def test_fails_when_nodes_get_a_basic_role() -> None:
 
 
 def test_fails_when_min_master_version_is_malformed() -> None:
-    assert_refused(stack(min_master_version="latest"), "gke.min_master_version", "is not a GKE version")
+    assert_refused(stack(min_master_version="newest"), "gke.min_master_version", "is not a GKE version")
 
 
 def test_fails_when_cluster_key_is_misspelt() -> None:

@@ -77,10 +77,14 @@ def test_misspelt_key_exits_2_naming_it(tmp_path: Path) -> None:
         ({"machine_type": "a2-highgpu-2g"}, "gpu-platform:gke.gpu_pools[0].accelerator_type: accelerator_type nvidia-tesla-t4 does not run on a2-highgpu-2g"),
     ],
 )
-def test_impossible_gpu_exits_2_naming_the_key(tmp_path: Path, change: dict, expected: str) -> None:  # type: ignore[type-arg]
+def test_impossible_gpu_exits_2_naming_the_key(
+    tmp_path: Path, change: dict, expected: str, capsys: pytest.CaptureFixture[str]  # type: ignore[type-arg]
+) -> None:
     project = project_with_stack(tmp_path, "bad", lambda c: c["gpu-platform:gke"]["gpu_pools"][0].update(change))
     rc = main(["preview", "bad", "--project-dir", str(project)])
     assert rc == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"gpu-platform: {expected}")
 
 
 def test_impossible_gpu_message_through_a_subprocess(tmp_path: Path) -> None:
@@ -149,6 +153,16 @@ def test_schema_violation_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     out = capsys.readouterr().out
     assert "violation: schema: ConfigMap" in out
     assert json.loads((tmp_path / "p.json").read_text())["violations"][0]["rule"] == "kubernetes-schema"
+
+
+@pytest.mark.parametrize("flag", ["--json", "--manifests"])
+def test_unwritable_output_is_one_line(tmp_path: Path, flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    target = tmp_path / "missing" / "plan.json" if flag == "--json" else blocker
+    assert main(["preview", "prod-gke", "--quiet", "--project-dir", str(PROJECT_DIR), flag, str(target)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("gpu-platform: cannot write ")
 
 
 def test_docs_are_in_sync() -> None:

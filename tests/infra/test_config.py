@@ -70,9 +70,30 @@ def test_fails_when_top_level_key_is_misspelt() -> None:
     assert line.startswith("gpu-platform:gkee: unknown key; did you mean gke? allowed: cloud, environment, gke, kubernetes_version")
 
 
-def test_fails_when_kubernetes_version_is_a_yaml_number() -> None:
-    (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p", "gpu-platform:kubernetes_version": 1.3})
-    assert line.startswith('gpu-platform:kubernetes_version: kubernetes_version must be a minor version such as "1.34"')
+def test_fails_when_kubernetes_version_lost_its_zero_to_yaml() -> None:
+    # An unquoted 1.30 in a stack file reaches the program as "1.3".
+    (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p", "gpu-platform:kubernetes_version": 1.30})
+    assert line == (
+        'gpu-platform:kubernetes_version: kubernetes_version must be a minor version such as "1.34"; '
+        'YAML reads an unquoted 1.30 as 1.3: quote it (got "1.3")'
+    )
+
+
+def test_fails_when_kubernetes_version_has_no_schemas() -> None:
+    (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p", "gpu-platform:kubernetes_version": "1.99"})
+    assert line.startswith("gpu-platform:kubernetes_version: kubernetes_version 1.99 has no offline API schemas; use 1.")
+
+
+def test_project_may_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOOGLE_PROJECT", "from-env")
+    set_config({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke()})
+    assert load_stack_config().gke is not None
+
+
+def test_fails_when_stack_name_cannot_be_the_cluster_name() -> None:
+    pulumi.runtime.set_mocks(RecordingMocks(), project="gpu-platform", stack="Bad_Stack")
+    (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p"})
+    assert line.startswith("gpu-platform:gke.cluster_name: required, since the stack name 'Bad_Stack' is not a valid GKE cluster name")
 
 
 def test_fails_when_environment_is_unknown() -> None:

@@ -12,12 +12,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 import yaml
 
 from infra.config import load_stack_config
 from infra.manifests import KubernetesObject, kubernetes_objects, validate_objects, write_manifests
-from infra.preview import Plan, RecordedResource, read_stack_file, run_program
+from infra.preview import Plan, RecordedResource, config_for_engine, read_stack_file, run_program
 from tests.conftest import PROJECT_DIR
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
@@ -52,7 +53,10 @@ def test_plan_matches_golden_snapshot(stack: str) -> None:
 def test_every_stack_previews_clean(stack: str) -> None:
     plan = plan_of(stack)
     config, secret = read_stack_file(PROJECT_DIR, stack)
-    findings = validate_objects(kubernetes_objects(plan), load_stack_config().kubernetes_version)
+    pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret))  # this stack's config
+    version = load_stack_config().kubernetes_version
+    assert version == config.get("gpu-platform:kubernetes_version", "1.34")
+    findings = validate_objects(kubernetes_objects(plan), version)
     assert [f for f in findings if f.validated] == []
 
 
