@@ -41,7 +41,7 @@ def test_pyproject() -> None:
     meta = tomllib.loads((PROJECT_DIR / "pyproject.toml").read_text())
     project = meta["project"]
     assert project["name"] == "gpu-platform"
-    assert project["scripts"] == {"gpu-platform": "infra.cli:main"}
+    assert project["scripts"] == {"gpu-platform": "infra.cli:run"}
     pins = {d.split("~=")[0]: d for d in project["dependencies"]}
     for package in ("pulumi", "pulumi-gcp", "pulumi-aws", "pulumi-kubernetes", "pydantic"):
         assert "~=" in pins[package], f"{package} must be pinned compatibly"
