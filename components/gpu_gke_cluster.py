@@ -832,7 +832,7 @@ class GpuGkeCluster(pulumi.ComponentResource):
                 "project: no GCP project; set GpuGkeClusterArgs.project or the gcp:project config"
             )
         cluster_name = args.cluster_name or name
-        if not _RESOURCE_NAME.match(cluster_name) or len(cluster_name) > 40:
+        if not valid_cluster_name(cluster_name):
             raise ValueError(
                 f"cluster_name: the default (the component name {name!r}) is not a valid GKE "
                 "cluster name; set cluster_name"

@@ -21,7 +21,7 @@ from typing import Any
 
 import pulumi
 import pulumi.runtime
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ValidationError, field_validator, model_validator
 
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
 from components.pools import ARGS_CONFIG, field_error

@@ -26,7 +26,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
-from infra.config import PROJECT, ConfigError
+from infra.config import PROJECT
 
 __all__ = [
     "Plan",

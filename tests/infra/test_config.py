@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pulumi
 import pytest
+from pydantic import ValidationError
 
 from infra.config import ConfigError, StackConfig, load_stack_config, read_namespace
 from infra.preview import PreviewError, RecordingMocks, RecordingMonitor, config_for_engine, read_stack_file, run_program
@@ -158,5 +159,5 @@ def test_fails_when_stack_file_is_not_yaml(tmp_path: Path) -> None:
 
 def test_stack_config_is_frozen() -> None:
     config = StackConfig.model_validate({"cloud": "gcp", "gke": gke()})
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         config.cloud = "gcp"  # type: ignore[assignment]
