@@ -1,8 +1,9 @@
 """The `gpu-platform` command line.
 
     gpu-platform preview <stack> [--json PLAN] [--manifests DIR]
-        Run the Pulumi program offline under a recording mock engine and show the plan.
-        Exit 0 clean, 1 schema (or policy) violations, 2 config errors, 3 the program failed.
+        Run the Pulumi program offline under a recording mock engine, check its Kubernetes
+        objects and run the policy pack over it. Exit 0 clean, 1 schema or mandatory policy
+        violations, 2 config errors, 3 the program failed.
     gpu-platform docs [--check | --write]
         The stack config reference generated from the models (README and Pulumi.yaml).
 
@@ -134,13 +135,16 @@ def render_tree(plan: Any) -> str:
 
 def cmd_preview(args: argparse.Namespace) -> int:
     from infra.config import ConfigError, load_stack_config
-    from infra.manifests import kubernetes_objects, validate_objects
+    from infra.manifests import kubernetes_objects, plain, validate_objects
     from infra.preview import PreviewError, find_project_dir, read_stack_file, run_program
+    from policies.evaluate import PolicyConfigError, evaluate, read_policy_config
+    from policies.rules import Enforcement, Resource
 
     try:
         project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
         config, secret_keys = read_stack_file(project_dir, args.stack)
-    except PreviewError as exc:
+        policy_config = read_policy_config(Path(args.policy_config) if args.policy_config else None)
+    except (PreviewError, PolicyConfigError) as exc:
         for line in exc.lines:
             _err(line)
         return EXIT_CONFIG
@@ -159,6 +163,11 @@ def cmd_preview(args: argparse.Namespace) -> int:
     findings = validate_objects(objects, stack_config.kubernetes_version)
     violations = [f for f in findings if f.validated]
     notices = [f for f in findings if not f.validated]
+    # The policy engine shows rules the resources' inputs with secrets unwrapped.
+    policy_findings = evaluate(
+        [Resource(r.type, r.name, r.urn, plain(r.inputs), r.protect) for r in plan.resources], policy_config
+    )
+    mandatory = [f for f in policy_findings if f.enforcement is Enforcement.MANDATORY]
 
     if not args.quiet:
         print(render_tree(plan))
@@ -166,27 +175,38 @@ def cmd_preview(args: argparse.Namespace) -> int:
     print(
         f"{len(plan.resources)} resources, {len(objects)} Kubernetes objects "
         f"({len(objects) - len(notices)} validated against Kubernetes {stack_config.kubernetes_version} "
-        f"and CRD schemas, {len(notices)} without a schema offline), {len(violations)} violations"
+        f"and CRD schemas, {len(notices)} without a schema offline), {len(violations)} schema violations; "
+        f"policy pack: {len(mandatory)} mandatory and {len(policy_findings) - len(mandatory)} advisory violations"
     )
     for notice in notices:
         print(f"notice: {notice.message}")
     for violation in violations:
         print(f"violation: schema: {violation.message}")
+    for finding in policy_findings:
+        label = "violation" if finding.enforcement is Enforcement.MANDATORY else "advisory"
+        where = f"{finding.resource}: " if finding.resource else ""
+        print(f"{label}: policy {finding.rule}: {where}{finding.message}; fix: {finding.fix}")
 
     try:
-        _write_outputs(args, plan, objects, violations, notices)
+        _write_outputs(args, plan, objects, violations, notices, policy_findings)
     except OSError as exc:
         _err(f"cannot write {exc.filename or 'output'}: {exc.strerror or exc}")
         return EXIT_CONFIG
-    return EXIT_VIOLATIONS if violations else EXIT_OK
+    return EXIT_VIOLATIONS if violations or mandatory else EXIT_OK
 
 
-def _write_outputs(args: argparse.Namespace, plan: Any, objects: list[Any], violations: list[Any], notices: list[Any]) -> None:
+def _write_outputs(
+    args: argparse.Namespace, plan: Any, objects: list[Any], violations: list[Any], notices: list[Any], policy: list[Any]
+) -> None:
     from infra.manifests import write_manifests
 
     if args.json:
         document = plan.to_json(
-            violations=[{"rule": "kubernetes-schema", "resource": v.resource, "message": v.message} for v in violations],
+            violations=[
+                {"rule": "kubernetes-schema", "enforcement": "mandatory", "resource": v.resource, "message": v.message, "fix": "correct the object to its schema"}
+                for v in violations
+            ]
+            + [f.to_json() for f in policy],
             notices=[{"resource": n.resource, "message": n.message} for n in notices],
         )
         Path(args.json).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
@@ -234,7 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
     preview.add_argument("--json", metavar="PLAN", help="write the plan as JSON to PLAN")
     preview.add_argument("--manifests", metavar="DIR", help="write every Kubernetes object as YAML into DIR")
     preview.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml (default: found from the cwd)")
-    preview.add_argument("--quiet", action="store_true", help="print the summary only, not the tree")
+    preview.add_argument("--quiet", action="store_true", help="print the summary and findings only, not the tree")
+    preview.add_argument(
+        "--policy-config", metavar="FILE", help="policy pack config (the JSON of pulumi preview --policy-pack-config)"
+    )
     preview.set_defaults(func=cmd_preview)
 
     docs = sub.add_parser("docs", help="the stack config reference generated from the models")

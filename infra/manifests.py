@@ -17,7 +17,7 @@ import yaml
 
 from infra.preview import SECRET_SIG, Plan, RecordedResource
 
-__all__ = ["KubernetesObject", "SchemaFinding", "kubernetes_objects", "validate_objects", "write_manifests"]
+__all__ = ["KubernetesObject", "SchemaFinding", "kubernetes_objects", "plain", "validate_objects", "write_manifests"]
 
 CRD_DIR = Path(__file__).parent / "crds"
 
@@ -54,14 +54,14 @@ class SchemaFinding:
     """False when no schema was available (a notice, not a violation)."""
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """Objects as kubectl would see them: secrets unwrapped to their (placeholder) values."""
     if isinstance(value, dict):
         if SECRET_SIG.items() <= value.items():
-            return _plain(value.get("value"))
-        return {k: _plain(v) for k, v in value.items()}
+            return plain(value.get("value"))
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
@@ -81,7 +81,7 @@ def kubernetes_objects(plan: Plan) -> list[KubernetesObject]:
             continue
         if "apiVersion" not in r.inputs or "kind" not in r.inputs:
             continue  # Helm releases and other non-object resources
-        objects.append(KubernetesObject(r, _kubectl_order(_plain(r.inputs))))
+        objects.append(KubernetesObject(r, _kubectl_order(plain(r.inputs))))
     return objects
 
 

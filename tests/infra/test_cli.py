@@ -39,7 +39,7 @@ def test_preview_dev_gke_writes_plan_and_manifests(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "gcp:container/nodePool:NodePool  dev-gke-t4" in result.stdout
     assert "gpus=2xnvidia-tesla-t4 driver=DEFAULT autoscaling=1..20 per zone (BALANCED)" in result.stdout
-    assert "0 violations" in result.stdout
+    assert "0 schema violations; policy pack: 0 mandatory and 0 advisory violations" in result.stdout
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert plan["stack"] == "dev-gke"
     (t4,) = [r for r in plan["resources"] if r["name"] == "dev-gke-t4"]

@@ -1,0 +1,133 @@
+"""What every rule works on: resources as the policy engine shows them, and violations.
+
+Rules are pure functions. The CrossGuard pack (policies/pack.py) wraps them in
+ResourceValidationPolicy/StackValidationPolicy; the offline preview and the tests call
+them directly on recorded resources. Properties use the engine's (camelCase) names.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "Enforcement",
+    "Resource",
+    "ResourceRule",
+    "RuleConfig",
+    "StackRule",
+    "Violation",
+    "gpu_pool_gpus",
+    "is_gpu_node_pool",
+    "is_production",
+    "stack_of",
+]
+
+
+class Enforcement(StrEnum):
+    """Pulumi's enforcement levels."""
+
+    ADVISORY = "advisory"
+    MANDATORY = "mandatory"
+    DISABLED = "disabled"
+
+
+class RuleConfig(BaseModel):
+    """Settings every rule takes; rules with settings of their own extend it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    enforcementLevel: Enforcement = Enforcement.MANDATORY  # noqa: N815 - Pulumi's own key
+    """advisory, mandatory or disabled. Default: mandatory."""
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One resource as a policy sees it."""
+
+    type: str
+    name: str
+    urn: str
+    props: Mapping[str, Any]
+    protect: bool = False
+
+    @property
+    def stack(self) -> str:
+        return stack_of(self.urn)
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    resource: str
+    """The resource's name ("" for a stack-wide finding)."""
+    message: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class ResourceRule:
+    """A rule over one resource at a time."""
+
+    name: str
+    description: str
+    fix: str
+    check: Callable[[Resource, Any], Iterable[str]]
+    config: type[RuleConfig] = RuleConfig
+    tags: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class StackRule:
+    """A rule over every resource of the stack together."""
+
+    name: str
+    description: str
+    fix: str
+    check: Callable[[list[Resource], Any], Iterable[tuple[str, str]]]
+    """Yields (resource name, message)."""
+    config: type[RuleConfig] = RuleConfig
+    tags: tuple[str, ...] = field(default=())
+
+
+def stack_of(urn: str) -> str:
+    """The stack name inside a URN (urn:pulumi:<stack>::<project>::...)."""
+    return urn.split("::", 1)[0].removeprefix("urn:pulumi:")
+
+
+def is_production(urn: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(stack_of(urn), p) for p in patterns)
+
+
+GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+GKE_CLUSTER = "gcp:container/cluster:Cluster"
+GKE_DEFAULT_ZONES = 3  # a regional cluster without node locations spreads over three zones
+
+
+def accelerators(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    node = props.get("nodeConfig") or {}
+    return list(node.get("guestAccelerators") or [])
+
+
+def is_gpu_node_pool(r: Resource) -> bool:
+    return r.type == GKE_NODE_POOL and bool(accelerators(r.props))
+
+
+def gpu_pool_gpus(r: Resource, cluster_zones: int | None = None) -> int | None:
+    """Most GPUs a GKE GPU pool can hold; None when it has no upper bound."""
+    auto = r.props.get("autoscaling") or {}
+    per_node = sum(int(a.get("count") or 0) for a in accelerators(r.props))
+    if auto.get("totalMaxNodeCount") is not None:
+        return per_node * int(auto["totalMaxNodeCount"])
+    if auto.get("maxNodeCount") is not None:
+        zones = len(r.props.get("nodeLocations") or []) or cluster_zones or GKE_DEFAULT_ZONES
+        return per_node * int(auto["maxNodeCount"]) * zones
+    if not auto and r.props.get("nodeCount") is not None:
+        zones = len(r.props.get("nodeLocations") or []) or cluster_zones or GKE_DEFAULT_ZONES
+        return per_node * int(r.props["nodeCount"]) * zones
+    return None

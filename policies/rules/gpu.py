@@ -1,0 +1,164 @@
+"""GPU capacity guardrails: bounded pools, a GPU budget, tainted GPU nodes, allowed GPU
+types, pinned drivers, and an on-demand fallback ranked below every spot GPU pool."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from pydantic import Field
+
+from components.gpu_catalog import GCP_ACCELERATORS
+from policies.rules.base import (
+    GKE_CLUSTER,
+    Resource,
+    ResourceRule,
+    RuleConfig,
+    StackRule,
+    accelerators,
+    gpu_pool_gpus,
+    is_gpu_node_pool,
+)
+
+COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"
+
+
+class PoolBoundConfig(RuleConfig):
+    maxGpusPerPool: int = Field(default=128, ge=1)  # noqa: N815
+    """Most GPUs one pool may scale to. Default: 128."""
+
+
+class StackBudgetConfig(RuleConfig):
+    maxGpusPerStack: int = Field(default=512, ge=1)  # noqa: N815
+    """Most GPUs all pools of a stack together may scale to. Default: 512."""
+
+
+class AllowedGpuConfig(RuleConfig):
+    allowedGpuTypes: list[str] = Field(default_factory=lambda: sorted(GCP_ACCELERATORS))  # noqa: N815
+    """GPU types pools may use. Default: every GPU in the catalog."""
+
+
+def _cluster_zones(resources: list[Resource]) -> dict[str, int]:
+    """Zone count of each GKE cluster by name (0 where GKE chooses)."""
+    return {
+        str(r.props.get("name")): len(r.props.get("nodeLocations") or [])
+        for r in resources
+        if r.type == GKE_CLUSTER
+    }
+
+
+def _pool_gpus(resources: list[Resource]) -> Iterator[tuple[Resource, int | None]]:
+    zones = _cluster_zones(resources)
+    for r in resources:
+        if is_gpu_node_pool(r):
+            yield r, gpu_pool_gpus(r, zones.get(str(r.props.get("cluster"))) or None)
+
+
+def check_pools_bounded(resources: list[Resource], config: PoolBoundConfig) -> Iterator[tuple[str, str]]:
+    for pool, gpus in _pool_gpus(resources):
+        if gpus is None:
+            yield pool.name, "GPU pool has no autoscaling maximum, so its GPU count is unbounded"
+        elif gpus > config.maxGpusPerPool:
+            yield pool.name, f"GPU pool can scale to {gpus} GPUs; the per-pool limit is {config.maxGpusPerPool}"
+
+
+def check_stack_budget(resources: list[Resource], config: StackBudgetConfig) -> Iterator[tuple[str, str]]:
+    pools = list(_pool_gpus(resources))
+    if any(g is None for _, g in pools):
+        return  # gpu-pool-bounded reports the unbounded pool
+    total = sum(g for _, g in pools if g is not None)
+    if total > config.maxGpusPerStack:
+        detail = ", ".join(f"{p.name} {g}" for p, g in pools)
+        yield "", f"the stack's GPU pools can scale to {total} GPUs ({detail}); the stack budget is {config.maxGpusPerStack}"
+
+
+def _taints(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return list((props.get("nodeConfig") or {}).get("taints") or [])
+
+
+def check_pool_tainted(r: Resource, config: RuleConfig) -> Iterator[str]:
+    if not is_gpu_node_pool(r):
+        return
+    if not any(t.get("key") == "nvidia.com/gpu" and t.get("effect") in ("NO_SCHEDULE", "NoSchedule") for t in _taints(r.props)):
+        yield "GPU pool lacks the taint nvidia.com/gpu=present:NoSchedule, so any pod can take its GPU nodes"
+
+
+def check_gpu_type(r: Resource, config: AllowedGpuConfig) -> Iterator[str]:
+    if not is_gpu_node_pool(r):
+        return
+    for acc in accelerators(r.props):
+        if acc.get("type") not in config.allowedGpuTypes:
+            yield f"GPU type {acc.get('type')} is not allowed; allowed: {', '.join(config.allowedGpuTypes)}"
+
+
+def check_driver_pinned(r: Resource, config: RuleConfig) -> Iterator[str]:
+    if not is_gpu_node_pool(r):
+        return
+    for acc in accelerators(r.props):
+        version = (acc.get("gpuDriverInstallationConfig") or {}).get("gpuDriverVersion")
+        if not version:
+            yield f"{acc.get('type')} has no explicit gpuDriverVersion: the driver drifts, and setting it later replaces the pool"
+
+
+def check_spot_fallback(resources: list[Resource], config: RuleConfig) -> Iterator[tuple[str, str]]:
+    pools = {str(r.props.get("name")): r for r in resources if is_gpu_node_pool(r)}
+    orders = [
+        [list(p.get("nodepools") or []) for p in ((r.props.get("spec") or {}).get("priorities") or [])]
+        for r in resources
+        if r.type == COMPUTE_CLASS
+    ]
+    for name, pool in pools.items():
+        if not (pool.props.get("nodeConfig") or {}).get("spot"):
+            continue
+        covered = False
+        for order in orders:
+            for i, entry in enumerate(order):
+                if name in entry:
+                    below = [p for later in order[i + 1 :] for p in later]
+                    if any(p in pools and not (pools[p].props.get("nodeConfig") or {}).get("spot") for p in below):
+                        covered = True
+        if not covered:
+            yield pool.name, f"spot GPU pool {name} has no on-demand GPU pool ranked below it in a ComputeClass"
+
+
+RULES = [
+    StackRule(
+        "gpu-pool-bounded",
+        "Every GPU pool has an autoscaling maximum within the per-pool GPU limit.",
+        "Set autoscaling.max_nodes (and the zones) so that GPUs per node x nodes stays within maxGpusPerPool.",
+        check_pools_bounded,
+        PoolBoundConfig,
+    ),
+    StackRule(
+        "gpu-stack-budget",
+        "All GPU pools of a stack together stay within the stack's GPU budget.",
+        "Lower the pools' max_nodes, or raise maxGpusPerStack in the policy config if the budget allows.",
+        check_stack_budget,
+        StackBudgetConfig,
+    ),
+    ResourceRule(
+        "gpu-pool-tainted",
+        "GPU nodes carry nvidia.com/gpu=present:NoSchedule so only GPU pods land there.",
+        "Declare the taint on the pool (GpuGkeCluster always does).",
+        check_pool_tainted,
+    ),
+    ResourceRule(
+        "gpu-type-allowed",
+        "GPU pools use only the GPU types the organisation allows.",
+        "Use an allowed accelerator type, or add it to allowedGpuTypes in the policy config.",
+        check_gpu_type,
+        AllowedGpuConfig,
+    ),
+    ResourceRule(
+        "gpu-driver-pinned",
+        "GPU pools set the NVIDIA driver version explicitly.",
+        "Set gpu_driver_installation_config.gpu_driver_version (DEFAULT or LATEST).",
+        check_driver_pinned,
+    ),
+    StackRule(
+        "spot-has-on-demand-fallback",
+        "Every spot GPU pool has an on-demand GPU pool ranked below it, so work runs when spot capacity is gone.",
+        "Use capacity spot_then_on_demand (a ComputeClass ranks the on-demand twin below the spot pool).",
+        check_spot_fallback,
+    ),
+]

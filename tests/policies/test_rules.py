@@ -1,0 +1,188 @@
+"""Every rule with a violating and a compliant case, called directly and through the pack."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pulumi_policy import (
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+)
+
+from policies.evaluate import PolicyConfigError, evaluate, load_policy_config
+from policies.pack import build_policies
+from policies.rules import RULES, Resource
+
+STACK = "urn:pulumi:dev::gpu-platform::"
+PROD = "urn:pulumi:prod-gke::gpu-platform::"
+
+
+def res(type_: str, name: str, props: dict[str, Any], *, prefix: str = STACK, protect: bool = False) -> Resource:
+    return Resource(type_, name, f"{prefix}{type_}::{name}", props, protect)
+
+
+def gpu_pool(name: str = "t4", *, spot: bool = False, taints: bool = True, driver: bool = True, count: int = 2,
+             autoscaling: dict[str, Any] | None = None, gpu: str = "nvidia-tesla-t4", sa: str | None = "n@p.iam.gserviceaccount.com",
+             mode: str = "GKE_METADATA") -> Resource:
+    acc: dict[str, Any] = {"type": gpu, "count": count}
+    if driver:
+        acc["gpuDriverInstallationConfig"] = {"gpuDriverVersion": "DEFAULT"}
+    node: dict[str, Any] = {"guestAccelerators": [acc], "spot": spot, "workloadMetadataConfig": {"mode": mode}}
+    if sa:
+        node["serviceAccount"] = sa
+    if taints:
+        node["taints"] = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
+    return res("gcp:container/nodePool:NodePool", f"c-{name}", {
+        "name": name, "cluster": "c", "nodeConfig": node,
+        "autoscaling": autoscaling if autoscaling is not None else {"minNodeCount": 0, "maxNodeCount": 4},
+    })
+
+
+def cluster(prefix: str = STACK, *, protect: bool = True, deletion: bool = True, private: bool = True,
+            networks: list[str] | None = None, location: str = "us-central1", wi: bool = True, sa: str | None = "n@p.iam.gserviceaccount.com") -> Resource:
+    props: dict[str, Any] = {"name": "c", "location": location, "nodeLocations": ["us-central1-b", "us-central1-c"], "deletionProtection": deletion}
+    if private:
+        props["privateClusterConfig"] = {"enablePrivateNodes": True, "enablePrivateEndpoint": True}
+    if networks:
+        props["masterAuthorizedNetworksConfig"] = {"cidrBlocks": [{"cidrBlock": n} for n in networks]}
+    if wi:
+        props["workloadIdentityConfig"] = {"workloadPool": "p.svc.id.goog"}
+    if sa:
+        props["nodeConfig"] = {"serviceAccount": sa}
+    return res("gcp:container/cluster:Cluster", "c-cluster", props, prefix=prefix, protect=protect)
+
+
+def compute_class(*order: str) -> Resource:
+    return res("kubernetes:cloud.google.com/v1:ComputeClass", "cc", {"apiVersion": "cloud.google.com/v1", "kind": "ComputeClass", "metadata": {"name": "x"}, "spec": {"priorities": [{"nodepools": [p]} for p in order]}})
+
+
+def deployment(image: str, env: list[dict[str, Any]] | None = None) -> Resource:
+    return res("kubernetes:apps/v1:Deployment", "web", {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "app", "image": image, "env": env or []}]}}}})
+
+
+def release(version: str, values: dict[str, Any]) -> Resource:
+    return res("kubernetes:helm.sh/v3:Release", "chart", {"chart": "kube-prometheus-stack", "version": version, "values": values})
+
+
+def aws_policy(action: Any) -> Resource:
+    doc = {"Version": "2012-10-17", "Statement": [{"Sid": "Scale", "Effect": "Allow", "Action": action, "Resource": "*"}]}
+    return res("aws:iam/policy:Policy", "autoscaler", {"policy": json.dumps(doc)})
+
+
+def iam(role: str) -> Resource:
+    return res("gcp:projects/iAMMember:IAMMember", "grant", {"role": role, "member": "serviceAccount:x@p.iam.gserviceaccount.com"})
+
+
+# rule -> (violating resources, compliant resources, policy config, fragment of the message)
+CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
+    "gpu-pool-bounded": ([cluster(), gpu_pool(autoscaling={})], [cluster(), gpu_pool()], {}, "no autoscaling maximum"),
+    "gpu-stack-budget": (
+        [cluster(), gpu_pool(autoscaling={"totalMaxNodeCount": 6})],
+        [cluster(), gpu_pool(autoscaling={"totalMaxNodeCount": 5})],
+        {"gpu-stack-budget": {"maxGpusPerStack": 10}},
+        "can scale to 12 GPUs",
+    ),
+    "gpu-pool-tainted": ([gpu_pool(taints=False)], [gpu_pool()], {}, "lacks the taint nvidia.com/gpu=present:NoSchedule"),
+    "gpu-type-allowed": ([gpu_pool(gpu="nvidia-tesla-v100")], [gpu_pool()], {"gpu-type-allowed": {"allowedGpuTypes": ["nvidia-tesla-t4"]}}, "nvidia-tesla-v100 is not allowed"),
+    "gpu-driver-pinned": ([gpu_pool(driver=False)], [gpu_pool()], {}, "no explicit gpuDriverVersion"),
+    "spot-has-on-demand-fallback": (
+        [gpu_pool("a-spot", spot=True), gpu_pool("a-od"), compute_class("a-od", "a-spot")],
+        [gpu_pool("a-spot", spot=True), gpu_pool("a-od"), compute_class("a-spot", "a-od")],
+        {},
+        "spot GPU pool a-spot has no on-demand GPU pool ranked below it",
+    ),
+    "prod-cluster-deletion-protected": ([cluster(PROD, protect=False)], [cluster(PROD), cluster(STACK, protect=False, deletion=False)], {}, "not protected in Pulumi"),
+    "prod-control-plane-restricted": (
+        [cluster(PROD, private=False)],
+        [cluster(PROD), cluster(PROD, private=False, networks=["10.0.0.0/8"]), cluster(STACK, private=False)],
+        {},
+        "public and unrestricted",
+    ),
+    "gke-dedicated-node-service-account": (
+        [gpu_pool(sa="123456789-compute@developer.gserviceaccount.com")],
+        [gpu_pool(), cluster()],
+        {},
+        "Compute Engine default service account 123456789-compute@",
+    ),
+    "gke-workload-identity": ([gpu_pool(mode="GCE_METADATA")], [gpu_pool(), cluster()], {}, "GCE_METADATA, not GKE_METADATA"),
+    "region-allowed": ([cluster(location="us-central1")], [cluster(location="europe-west4-a")], {"region-allowed": {"allowedRegions": ["europe-west4"]}}, "outside the allowed regions"),
+    "images-pinned": ([deployment("nvcr.io/nvidia/rapidsai/notebooks:latest")], [deployment("nvcr.io/nvidia/rapidsai/notebooks:26.08-cuda13-py3.13")], {}, "floating tag latest"),
+    "charts-pinned": ([release("^88.0.0", {})], [release("88.5.3", {})], {}, "is a range"),
+    "no-plaintext-secrets": (
+        [release("88.5.3", {"grafana": {"adminPassword": "hunter2"}})],
+        [release("88.5.3", {"grafana": {"admin": {"existingSecret": "grafana-admin", "passwordKey": "password"}}})],
+        {},
+        "values.grafana.adminPassword holds a secret in plain text",
+    ),
+    "iam-no-wildcard-actions": ([aws_policy(["autoscaling:*"])], [aws_policy(["autoscaling:SetDesiredCapacity"])], {}, "allows autoscaling:*"),
+    "iam-no-basic-roles": ([iam("roles/editor")], [iam("roles/container.defaultNodeServiceAccount")], {}, "basic role roles/editor"),
+}
+
+
+def test_every_rule_has_cases() -> None:
+    assert set(CASES) == {r.name for r in RULES}
+    assert len(RULES) >= 12
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_violating_case_is_reported(rule: str) -> None:
+    bad, _, config, fragment = CASES[rule]
+    findings = [f for f in evaluate(bad, load_policy_config(config)) if f.rule == rule]
+    assert findings, f"{rule} did not fire"
+    assert any(fragment in f.message for f in findings), [f.message for f in findings]
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_compliant_case_passes(rule: str) -> None:
+    _, good, config, _ = CASES[rule]
+    assert [f for f in evaluate(good, load_policy_config(config)) if f.rule == rule] == []
+
+
+def _through_the_pack(rule: str, resources: list[Resource], config: dict[str, Any]) -> list[str]:
+    (policy,) = [p for p in build_policies() if p.name == rule]
+    reported: list[str] = []
+    settings = {k: v for k, v in config.get(rule, {}).items()} if isinstance(config.get(rule), dict) else {}
+
+    def report(message: str, urn: str | None = None) -> None:
+        reported.append(message)
+
+    if isinstance(policy, ResourceValidationPolicy):
+        for r in resources:
+            args = ResourceValidationArgs(r.type, r.props, r.urn, r.name, PolicyResourceOptions(r.protect, False, [], None, [], None, None), None, settings)
+            policy.validate(args, report)
+    else:
+        policy_resources = [
+            PolicyResource(r.type, r.props, r.urn, r.name, PolicyResourceOptions(r.protect, False, [], None, [], None, None), None, None, [], {})
+            for r in resources
+        ]
+        policy.validate(StackValidationArgs(policy_resources, settings), report)
+    return reported
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_the_crossguard_policy_reports_the_same(rule: str) -> None:
+    bad, good, config, fragment = CASES[rule]
+    reported = _through_the_pack(rule, bad, config)
+    assert any(fragment in m and "Fix: " in m for m in reported), reported
+    assert _through_the_pack(rule, good, config) == []
+
+
+def test_enforcement_levels_from_policy_config() -> None:
+    bad = CASES["gpu-pool-tainted"][0]
+    (finding,) = evaluate(bad, load_policy_config({"gpu-pool-tainted": "advisory"}))
+    assert finding.enforcement.value == "advisory"
+    assert evaluate(bad, load_policy_config({"all": "disabled"})) == []
+
+
+def test_fails_when_policy_config_names_an_unknown_rule_or_setting() -> None:
+    with pytest.raises(PolicyConfigError) as info:
+        load_policy_config({"gpu-budget": {}, "gpu-stack-budget": {"maxGpus": 3}, "gpu-pool-bounded": {"maxGpusPerPool": 0}})
+    lines = info.value.lines
+    assert lines[0].startswith("policy-config:gpu-budget: unknown rule; rules: gpu-pool-bounded")
+    assert any(line.startswith("policy-config:gpu-pool-bounded.maxGpusPerPool: Input should be greater than or equal to 1") for line in lines)
+    assert any(line.startswith("policy-config:gpu-stack-budget.maxGpus: unknown key; did you mean maxGpusPerStack?") for line in lines)
