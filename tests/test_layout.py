@@ -15,6 +15,8 @@ from tests.conftest import PROJECT_DIR
 TOP_LEVEL = {
     "Pulumi.yaml", "pyproject.toml", "README.md", "components", "infra", "stacks", "policies", "tests",
     ".ci", ".github", ".gitignore", ".git",
+    # Asked for by the packaging issue: the consumer example and the release notes.
+    "examples", "CHANGELOG.md",
 }
 # Made by the quick start or a preview run, ignored by git.
 LOCAL = {".venv", ".pytest_cache", "build", "dist", "gpu_platform.egg-info", "plan.json", "manifests"}
