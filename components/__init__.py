@@ -4,6 +4,7 @@ Import a component and its Args from here; nothing in this package creates a res
 at import time.
 """
 
+from components.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
 from components.gpu_catalog import GCP_ACCELERATORS, GCP_MACHINE_SHAPES
 from components.gpu_gke_cluster import (
     AuthorizedNetwork,
@@ -23,6 +24,8 @@ from components.gpu_gke_cluster import (
     SchedulerPoolArgs,
     SystemPoolArgs,
 )
+from components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
+from components.prometheus_stack import AlertSettings, MetricsPreset, PrometheusStack, PrometheusStackArgs
 from components.pools import (
     AutoscalingBounds,
     BoundsScope,
@@ -33,6 +36,16 @@ from components.pools import (
 )
 
 __all__ = [
+    "AlertSettings",
+    "DcgmExporter",
+    "DcgmExporterArgs",
+    "DcgmMetric",
+    "GpuNodeSelection",
+    "GpuUtilizationAutoscaler",
+    "GpuUtilizationAutoscalerArgs",
+    "MetricsPreset",
+    "PrometheusStack",
+    "PrometheusStackArgs",
     "GCP_ACCELERATORS",
     "GCP_MACHINE_SHAPES",
     "AuthorizedNetwork",

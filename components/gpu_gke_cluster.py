@@ -529,6 +529,8 @@ class GpuGkeClusterArgs(BaseModel):
     """Subnetwork name or self link. Default: none (the network's subnet in the region)."""
     control_plane: ControlPlaneAccess = Field(default_factory=ControlPlaneAccess)
     """Control-plane access: private nodes/endpoint, authorized networks. Default: public endpoint, no restriction."""
+    managed_dcgm_metrics: bool = False
+    """GKE's managed DCGM metrics (Managed Service for Prometheus collects GPU telemetry), the alternative to running DcgmExporter. Default: false."""
     cloud_nat: bool = False
     """Create a Cloud Router and NAT in the region so private nodes can pull public images (nvcr.io, Docker Hub); leave false when the network has NAT already. Needs control_plane.private_nodes. Default: false."""
     node_service_account_id: str | None = Field(default=None, min_length=6, max_length=30)
@@ -957,6 +959,14 @@ class GpuGkeCluster(pulumi.ComponentResource):
                 master_authorized_networks_config=authorized,
                 enable_shielded_nodes=True,
                 resource_labels=dict(args.resource_labels) or None,
+                monitoring_config=(
+                    gcp.container.ClusterMonitoringConfigArgs(
+                        enable_components=["SYSTEM_COMPONENTS", "DCGM"],
+                        managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(enabled=True),
+                    )
+                    if args.managed_dcgm_metrics
+                    else None
+                ),
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,

@@ -6,7 +6,7 @@ under a recording mock engine, unchanged.
 
 import pulumi
 
-from components import GpuGkeCluster
+from components import DcgmExporter, GpuGkeCluster, PrometheusStack
 from infra.config import Cloud, load_stack_config
 
 config = load_stack_config()  # raises ConfigError before any resource is registered
@@ -21,3 +21,17 @@ if config.cloud is Cloud.GCP:
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", list(cluster.node_pools))
     pulumi.export("computeClasses", cluster.compute_classes)
+
+    if config.monitoring.enabled:
+        assert config.grafana_admin_password is not None  # load_stack_config requires it
+        on_cluster = pulumi.ResourceOptions(providers=[cluster.provider], depends_on=list(cluster.node_pools.values()))
+        monitoring = PrometheusStack(
+            f"{pulumi.get_stack()}-monitoring",
+            config.monitoring.prometheus,
+            grafana_admin_password=pulumi.Output.secret(config.grafana_admin_password.get_secret_value()),
+            opts=on_cluster,
+        )
+        if config.monitoring.dcgm_exporter is not None:
+            DcgmExporter(f"{pulumi.get_stack()}-dcgm", config.monitoring.dcgm_exporter, opts=on_cluster)
+        pulumi.export("prometheusUrl", monitoring.prometheus_url)
+        pulumi.export("grafanaServiceName", monitoring.grafana_service_name)

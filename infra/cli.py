@@ -100,6 +100,11 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
         parts.append(f"role={inputs.get('role')}")
     elif type_ == "gcp:projects/service:Service":
         parts.append(f"service={inputs.get('service')}")
+    elif type_ == "kubernetes:helm.sh/v3:Release":
+        parts.append(f"chart={inputs.get('chart')}@{inputs.get('version')} namespace={inputs.get('namespace')}")
+        repo = (inputs.get("repositoryOpts") or {}).get("repo")
+        if repo:
+            parts.append(f"repo={repo}")
     elif type_.startswith("pulumi:providers:kubernetes"):
         parts.append("kubeconfig=[secret]" if _secret(inputs.get("kubeconfig")) else "kubeconfig=(plaintext!)")
     elif type_.startswith("kubernetes:") and "kind" in inputs:

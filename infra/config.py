@@ -21,9 +21,11 @@ from typing import Any
 
 import pulumi
 import pulumi.runtime
-from pydantic import BaseModel, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 
+from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
+from components.prometheus_stack import PrometheusStackArgs
 from components.pools import ARGS_CONFIG, field_error
 
 __all__ = [
@@ -68,6 +70,19 @@ def supported_kubernetes_versions() -> list[str]:
     return sorted(minors, key=lambda v: int(v.split(".")[1]))
 
 
+class MonitoringConfig(BaseModel):
+    """Prometheus, Grafana, GPU telemetry and GPU custom metrics on the stack's cluster."""
+
+    model_config = ARGS_CONFIG
+
+    enabled: bool = True
+    """Deploy monitoring (needs gpu-platform:grafana_admin_password). Default: true."""
+    prometheus: PrometheusStackArgs = Field(default_factory=PrometheusStackArgs)
+    """kube-prometheus-stack, the adapter, dashboards and alerts. Default: see PrometheusStackArgs."""
+    dcgm_exporter: DcgmExporterArgs | None = None
+    """GPU telemetry by dcgm-exporter; null when GKE's managed DCGM metrics collect it (gke.managed_dcgm_metrics). Default: none."""
+
+
 class StackConfig(BaseModel):
     """Everything a stack file may set under the gpu-platform namespace."""
 
@@ -81,6 +96,10 @@ class StackConfig(BaseModel):
     """Kubernetes minor version whose API schemas the offline preview validates objects against; quote it in YAML ("1.34"). Default: "1.34"."""
     gke: GpuGkeClusterArgs | None = None
     """The GKE cluster and its pools (see GpuGkeClusterArgs). Required when cloud is gcp. Default: none."""
+    monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig)
+    """Monitoring of the cluster. Default: on, with dcgm-exporter off until configured."""
+    grafana_admin_password: SecretStr | None = None
+    """Grafana's admin password; a Pulumi secret (pulumi config set --secret). Required when monitoring is on. Default: none."""
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -101,6 +120,21 @@ class StackConfig(BaseModel):
     def _cloud_section(self) -> StackConfig:
         if self.cloud is Cloud.GCP and self.gke is None:
             raise field_error("StackConfig", "gke", "gke is required when cloud is gcp", None)
+        dcgm = self.monitoring.dcgm_exporter
+        if self.cloud is Cloud.GCP and dcgm is not None and dcgm.node_selection is not GpuNodeSelection.GKE:
+            raise field_error(
+                "StackConfig",
+                ("monitoring", "dcgm_exporter", "node_selection"),
+                f"node_selection {dcgm.node_selection.value} does not match cloud gcp; use gke",
+                dcgm.node_selection.value,
+            )
+        if self.gke is not None and self.gke.managed_dcgm_metrics and dcgm is not None:
+            raise field_error(
+                "StackConfig",
+                ("monitoring", "dcgm_exporter"),
+                "dcgm_exporter and gke.managed_dcgm_metrics both collect GPU telemetry; keep one",
+                "set",
+            )
         return self
 
 
@@ -162,6 +196,17 @@ def load_stack_config() -> StackConfig:
                 f"{PROJECT}:gke.cluster_name: required, since the stack name {stack!r} is not a valid "
                 "GKE cluster name (lowercase letters, digits and '-', starting with a letter, at most 40) (got nothing)"
             )
+    secret_key = f"{PROJECT}:grafana_admin_password"
+    if config.monitoring.enabled and config.grafana_admin_password is None:
+        problems.append(
+            f"{secret_key}: required when monitoring is enabled; set it with "
+            f"`pulumi config set --secret {secret_key} <password>` (got nothing)"
+        )
+    elif config.grafana_admin_password is not None and not pulumi.runtime.is_config_secret(secret_key):
+        problems.append(
+            f"{secret_key}: must be a Pulumi secret, not plain text in the stack file; set it with "
+            f"`pulumi config set --secret {secret_key} <password>` (got a plaintext value)"
+        )
     if problems:
         raise ConfigError(problems)
     return config

@@ -54,15 +54,23 @@ class SchemaFinding:
     """False when no schema was available (a notice, not a violation)."""
 
 
-def plain(value: Any) -> Any:
-    """Objects as kubectl would see them: secrets unwrapped to their (placeholder) values."""
+def plain(value: Any, redact: bool = False) -> Any:
+    """Objects as kubectl would see them: secrets unwrapped (or, with ``redact``, masked)."""
     if isinstance(value, dict):
         if SECRET_SIG.items() <= value.items():
-            return plain(value.get("value"))
-        return {k: plain(v) for k, v in value.items()}
+            return _mask(value.get("value")) if redact else plain(value.get("value"))
+        return {k: plain(v, redact) for k, v in value.items()}
     if isinstance(value, list):
-        return [plain(v) for v in value]
+        return [plain(v, redact) for v in value]
     return value
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return "[secret]"
 
 
 _LEADING = ("apiVersion", "kind", "metadata")
@@ -142,12 +150,13 @@ def validate_objects(
 
 
 def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:
-    """One YAML file per object, named <kind>-<namespace>-<name>.yaml."""
+    """One YAML file per object, named <kind>-<namespace>-<name>.yaml; secret values masked."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for obj in objects:
         parts = [obj.kind.lower(), obj.namespace, obj.name]
         path = directory / ("-".join(p for p in parts if p) + ".yaml")
-        path.write_text(yaml.safe_dump(obj.body, sort_keys=False))
+        # Secret values never reach disk, not even the offline placeholders.
+        path.write_text(yaml.safe_dump(_kubectl_order(plain(obj.resource.inputs, redact=True)), sort_keys=False))
         written.append(path)
     return written

@@ -46,6 +46,10 @@ DESCRIBED = {
     ("GpuNodePoolArgs", "accelerator_count"): "test_accelerator_count_defaults_to_the_machine_type",
     ("SystemPoolArgs", "autoscaling"): "test_system_pool_default",
     ("SchedulerPoolArgs", "autoscaling"): "test_scheduler_pool_default",
+    ("StackConfig", "monitoring"): "test_monitoring_defaults",
+    ("MonitoringConfig", "prometheus"): "test_monitoring_defaults",
+    ("PrometheusStackArgs", "alerts"): "test_monitoring_defaults",
+    ("DcgmExporterArgs", "metrics"): "tests/components/test_monitoring.py::test_default_metrics",
 }
 
 
@@ -72,7 +76,7 @@ def _literal(text: str) -> tuple[bool, Any]:
     candidate = candidate.strip('"')
     if candidate == "none":
         return True, None
-    if re.fullmatch(r"[\w.\-]+|\[\]|\{\}", candidate):
+    if re.fullmatch(r"[\w.\-:/@]+|\[\]|\{\}", candidate):
         return True, yaml.safe_load(candidate)
     return False, None
 
@@ -181,3 +185,14 @@ def test_described_defaults_point_at_real_tests() -> None:
         path, _, name = ref.rpartition("::")
         text = (PROJECT_DIR / path).read_text() if path else here
         assert f"def {name}(" in text, ref
+
+
+def test_monitoring_defaults() -> None:
+    from components import AlertSettings, PrometheusStackArgs
+    from infra.config import MonitoringConfig
+
+    config = StackConfig.model_validate({"cloud": "gcp", "gke": gke()})
+    assert config.monitoring == MonitoringConfig()
+    assert config.monitoring.enabled is True and config.monitoring.dcgm_exporter is None
+    assert config.monitoring.prometheus == PrometheusStackArgs()
+    assert PrometheusStackArgs().alerts == AlertSettings()

@@ -402,3 +402,18 @@ def test_compute_class_spec_orders_spot_first() -> None:
     assert [p["nodepools"] for p in spec["priorities"]] == [["x-spot"], ["x-on-demand"]]
     assert all(len(p) == 1 for p in spec["priorities"])  # a nodepools rule may carry no other field
     assert spec["activeMigration"] == {"optimizeRulePriority": True}
+
+
+@pulumi.runtime.test
+def test_managed_dcgm_metrics(engine: Engine) -> pulumi.Output[Any]:
+    cluster = build(managed_dcgm_metrics=True)
+    plain = build("plain")
+
+    def check(_: Any) -> None:
+        assert engine.resource("ml-cluster").inputs["monitoringConfig"] == {
+            "enableComponents": ["SYSTEM_COMPONENTS", "DCGM"],
+            "managedPrometheus": {"enabled": True},
+        }
+        assert "monitoringConfig" not in engine.resource("plain-cluster").inputs
+
+    return pulumi.Output.all(wait(cluster), wait(plain)).apply(check)

@@ -16,6 +16,8 @@ from tests.factories import gke
 
 
 def set_config(values: dict[str, object], secret: list[str] | None = None) -> None:
+    """Monitoring off unless a test sets it: its password checks have tests of their own."""
+    values = {"gpu-platform:monitoring": {"enabled": False}, **values}
     pulumi.runtime.set_all_config(config_for_engine(values), secret or [])
 
 
@@ -29,7 +31,7 @@ def test_reads_structured_config_as_the_cli_passes_it() -> None:
 
 def test_reads_only_its_own_namespace() -> None:
     set_config({"gpu-platform:cloud": "gcp", "gcp:project": "p", "other:cloud": "x"})
-    assert read_namespace() == {"cloud": "gcp"}
+    assert read_namespace() == {"cloud": "gcp", "monitoring": {"enabled": False}}
 
 
 def lines_for(values: dict[str, object]) -> list[str]:
@@ -68,7 +70,7 @@ def test_fails_when_cloud_is_not_offered() -> None:
 
 def test_fails_when_top_level_key_is_misspelt() -> None:
     (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gkee": gke(), "gpu-platform:gke": gke(), "gcp:project": "p"})
-    assert line.startswith("gpu-platform:gkee: unknown key; did you mean gke? allowed: cloud, environment, gke, kubernetes_version")
+    assert line.startswith("gpu-platform:gkee: unknown key; did you mean gke? allowed: cloud, environment, gke, grafana_admin_password, kubernetes_version, monitoring")
 
 
 def test_fails_when_kubernetes_version_lost_its_zero_to_yaml() -> None:
@@ -93,7 +95,10 @@ def test_project_may_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
 
 def test_fails_when_stack_name_cannot_be_the_cluster_name() -> None:
     pulumi.runtime.set_mocks(RecordingMocks(), project="gpu-platform", stack="Bad_Stack")
-    (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p"})
+    try:
+        (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p"})
+    finally:
+        pulumi.runtime.set_mocks(RecordingMocks(), project="gpu-platform", stack="test")
     assert line.startswith("gpu-platform:gke.cluster_name: required, since the stack name 'Bad_Stack' is not a valid GKE cluster name")
 
 
@@ -111,6 +116,37 @@ def test_reports_every_problem_at_once() -> None:
         }
     )
     assert [line.split(":")[1] for line in lines] == ["gke.location", "gke.release_channel"]
+
+
+MONITORED = {"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p", "gpu-platform:monitoring": {}}
+
+
+def test_fails_when_monitoring_has_no_grafana_password() -> None:
+    (line,) = lines_for(MONITORED)
+    assert line.startswith("gpu-platform:grafana_admin_password: required when monitoring is enabled; set it with `pulumi config set --secret")
+
+
+def test_fails_when_grafana_password_is_plain_text() -> None:
+    (line,) = lines_for({**MONITORED, "gpu-platform:grafana_admin_password": "hunter2"})
+    assert line.endswith("(got a plaintext value)")
+    assert "hunter2" not in line
+
+
+def test_grafana_password_as_a_secret_is_accepted() -> None:
+    set_config({**MONITORED, "gpu-platform:grafana_admin_password": "s3cret!"}, ["gpu-platform:grafana_admin_password"])
+    config = load_stack_config()
+    assert config.grafana_admin_password is not None
+    assert "s3cret" not in repr(config)  # a SecretStr never prints its value
+
+
+def test_fails_when_dcgm_selection_does_not_match_the_cloud() -> None:
+    (line,) = lines_for({**MONITORED, "gpu-platform:monitoring": {"dcgm_exporter": {"node_selection": "eks"}}})
+    assert line.startswith("gpu-platform:monitoring.dcgm_exporter.node_selection: node_selection eks does not match cloud gcp; use gke")
+
+
+def test_fails_when_gpu_telemetry_is_collected_twice() -> None:
+    lines = lines_for({**MONITORED, "gpu-platform:gke": gke(managed_dcgm_metrics=True), "gpu-platform:monitoring": {"dcgm_exporter": {"node_selection": "gke"}}})
+    assert lines[0].startswith("gpu-platform:monitoring.dcgm_exporter: dcgm_exporter and gke.managed_dcgm_metrics both collect GPU telemetry")
 
 
 def test_config_error_is_a_run_error() -> None:

@@ -174,7 +174,10 @@ def test_custom_resource_is_checked_against_its_crd(tmp_path: Path) -> None:
 def test_manifests_are_written_per_object(tmp_path: Path) -> None:
     objects = kubernetes_objects(plan_of("prod-gke"))
     written = write_manifests(objects, tmp_path)
-    assert sorted(p.name for p in written) == ["computeclass-a100.yaml", "computeclass-a100x8.yaml"]
+    names = sorted(p.name for p in written)
+    assert {"computeclass-a100.yaml", "computeclass-a100x8.yaml", "secret-prometheus-grafana-admin.yaml"} <= set(names)
+    secret = yaml.safe_load((tmp_path / "secret-prometheus-grafana-admin.yaml").read_text())
+    assert secret["stringData"] == {"admin-user": "[secret]", "admin-password": "[secret]"}  # never on disk
     body = yaml.safe_load((tmp_path / "computeclass-a100.yaml").read_text())
     assert list(body)[:3] == ["apiVersion", "kind", "metadata"]
     assert body["spec"]["whenUnsatisfiable"] == "DoNotScaleUp"

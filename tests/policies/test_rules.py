@@ -121,6 +121,19 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
     ),
     "iam-no-wildcard-actions": ([aws_policy(["autoscaling:*"])], [aws_policy(["autoscaling:SetDesiredCapacity"])], {}, "allows autoscaling:*"),
     "iam-no-basic-roles": ([iam("roles/editor")], [iam("roles/container.defaultNodeServiceAccount")], {}, "basic role roles/editor"),
+    "dcgm-probe-delay": (
+        [res("kubernetes:helm.sh/v3:Release", "dcgm", {"chart": "dcgm-exporter", "version": "4.8.2", "values": {"livenessProbe": {"initialDelaySeconds": 5}}})],
+        [res("kubernetes:helm.sh/v3:Release", "dcgm", {"chart": "dcgm-exporter", "version": "4.8.2", "values": {"livenessProbe": {"initialDelaySeconds": 20}}}),
+         res("kubernetes:helm.sh/v3:Release", "dcgm", {"chart": "dcgm-exporter", "version": "4.8.2", "values": {}})],
+        {},
+        "livenessProbe.initialDelaySeconds is 5",
+    ),
+    "metrics-storage-retained": (
+        [release("88.5.3", {"prometheus": {"prometheusSpec": {"storageSpec": {"volumeClaimTemplate": {"spec": {}}}, "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"}}}})],
+        [release("88.5.3", {"prometheus": {"prometheusSpec": {"storageSpec": {"volumeClaimTemplate": {"spec": {}}}, "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain"}}}})],
+        {},
+        "whenDeleted is not Retain",
+    ),
 }
 
 

@@ -67,6 +67,7 @@ CONFIG_CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None], dict[str, A
     "prod-cluster-deletion-protected": ("prod-gke", lambda c: gke(c).update(deletion_protection=False), None),
     "prod-control-plane-restricted": ("prod-gke", lambda c: gke(c).update(control_plane={}, cloud_nat=False), None),
     "region-allowed": ("dev-gke", lambda c: None, {"region-allowed": {"allowedRegions": ["europe-west4"]}}),
+    "metrics-storage-retained": ("dev-gke", lambda c: c["gpu-platform:monitoring"]["prometheus"].update(keep_volume_on_delete=False), None),
 }
 
 RAW = """
@@ -109,6 +110,11 @@ if rule in ("charts-pinned", "no-plaintext-secrets"):
 if rule == "iam-no-wildcard-actions":
     aws.iam.Policy("autoscaler", aws.iam.PolicyArgs(policy=json.dumps(
         {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]})))
+if rule == "dcgm-probe-delay":
+    k8s.helm.v3.Release("dcgm", k8s.helm.v3.ReleaseArgs(
+        chart="dcgm-exporter", version="4.8.2",
+        values={"livenessProbe": {"initialDelaySeconds": 5}, "readinessProbe": {"initialDelaySeconds": 5}},
+    ))
 if rule == "iam-no-basic-roles":
     gcp.projects.IAMMember("grant", gcp.projects.IAMMemberArgs(project="p", role="roles/owner", member="user:a@example.com"))
 """

@@ -1,0 +1,65 @@
+"""Every stack's plan carries the monitoring the observability issue promises, and the
+Grafana password appears only inside a Pulumi secret."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from infra.preview import SECRET_SIG, Plan, read_stack_file, run_program
+from tests.conftest import PROJECT_DIR
+
+STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+PLACEHOLDER = "offline-placeholder-grafana_admin_password"
+
+
+def plan(stack: str) -> Plan:
+    config, secret = read_stack_file(PROJECT_DIR, stack)
+    return run_program(PROJECT_DIR, stack, config, secret)
+
+
+def releases(p: Plan) -> dict[str, dict[str, Any]]:
+    return {r.inputs["chart"]: r.inputs for r in p.of_type("kubernetes:helm.sh/v3:Release")}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_plan_has_the_monitoring(stack: str) -> None:
+    p = plan(stack)
+    charts = releases(p)
+    spec = charts["kube-prometheus-stack"]["values"]["prometheus"]["prometheusSpec"]
+    assert spec["serviceMonitorSelectorNilUsesHelmValues"] is False and spec["ruleSelectorNilUsesHelmValues"] is False
+    assert charts["kube-prometheus-stack"]["values"]["grafana"]["admin"]["existingSecret"] == "grafana-admin"
+    (secret,) = [r for r in p.of_type("kubernetes:core/v1:Secret") if r.inputs["metadata"]["name"] == "grafana-admin"]
+    assert SECRET_SIG.items() <= secret.inputs["stringData"].items()
+    assert [r["name"]["as"] for r in charts["prometheus-adapter"]["values"]["rules"]["custom"]] == [
+        "DCGM_FI_DEV_GPU_UTIL",
+        "DCGM_FI_DEV_GPU_UTIL_AVG",
+    ]
+    dcgm = charts["dcgm-exporter"]["values"]
+    term = dcgm["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+    assert term["matchExpressions"][0]["key"] == "cloud.google.com/gke-accelerator"
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in dcgm["tolerations"]
+    assert dcgm["livenessProbe"]["initialDelaySeconds"] >= 20 and dcgm["readinessProbe"]["initialDelaySeconds"] >= 20
+    (rule,) = p.of_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
+    alerts = {r["alert"] for g in rule.inputs["spec"]["groups"] for r in g["rules"]}
+    assert {"GpuAllocatedButIdle", "GpuPodPending", "DcgmExporterDown", "GpuXidError", "NodeGroupScaleUpFailing"} <= alerts
+    assert p.outputs["prometheusUrl"] == "http://kube-prometheus-stack-prometheus.prometheus.svc:9090"
+
+
+def _paths_of(value: Any, needle: str, path: str = "", in_secret: bool = False) -> list[tuple[str, bool]]:
+    if isinstance(value, dict):
+        secret = in_secret or SECRET_SIG.items() <= value.items()
+        return [hit for k, v in value.items() for hit in _paths_of(v, needle, f"{path}.{k}", secret)]
+    if isinstance(value, list):
+        return [hit for i, v in enumerate(value) for hit in _paths_of(v, needle, f"{path}[{i}]", in_secret)]
+    return [(path, in_secret)] if isinstance(value, str) and needle in value else []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_grafana_password_only_inside_a_secret(stack: str) -> None:
+    document = json.loads(json.dumps(plan(stack).to_json()))
+    hits = _paths_of(document, PLACEHOLDER)
+    assert hits, "the placeholder should reach the Grafana admin Secret"
+    assert all(in_secret for _, in_secret in hits), [p for p, s in hits if not s]
