@@ -32,20 +32,24 @@ def _config(rule: ResourceRule | StackRule, given: Any) -> RuleConfig:
     return rule.config.model_validate({k: v for k, v in dict(given or {}).items() if k in fields})
 
 
+def _described(rule: ResourceRule | StackRule) -> dict[str, Any]:
+    """What both kinds of policy say about a rule; mandatory unless the policy config says otherwise."""
+    return {
+        "name": rule.name,
+        "description": rule.description,
+        "enforcement_level": EnforcementLevel.MANDATORY,
+        "config_schema": _schema(rule.config),
+        "remediation_steps": rule.fix,
+    }
+
+
 def _resource_policy(rule: ResourceRule) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         resource = Resource(args.resource_type, args.name, args.urn, args.props, bool(args.opts.protect))
         for message in rule.check(resource, _config(rule, args.get_config())):
             report(f"{message}. Fix: {rule.fix}", None)
 
-    return ResourceValidationPolicy(
-        name=rule.name,
-        description=rule.description,
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=validate,
-        config_schema=_schema(rule.config),
-        remediation_steps=rule.fix,
-    )
+    return ResourceValidationPolicy(validate=validate, **_described(rule))
 
 
 def _stack_policy(rule: StackRule) -> StackValidationPolicy:
@@ -55,14 +59,7 @@ def _stack_policy(rule: StackRule) -> StackValidationPolicy:
         for name, message in rule.check(resources, _config(rule, args.get_config())):
             report(f"{message}. Fix: {rule.fix}", urns.get(name))
 
-    return StackValidationPolicy(
-        name=rule.name,
-        description=rule.description,
-        enforcement_level=EnforcementLevel.MANDATORY,
-        validate=validate,
-        config_schema=_schema(rule.config),
-        remediation_steps=rule.fix,
-    )
+    return StackValidationPolicy(validate=validate, **_described(rule))
 
 
 def build_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
