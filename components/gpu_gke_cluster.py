@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -36,6 +35,8 @@ from components.pools import (
     CapacityStrategy,
     CapacityType,
     LabelMap,
+    NodePoolShape,
+    PoolPlacement,
     Taint,
     TaintEffect,
     field_error,
@@ -724,30 +725,58 @@ class GpuGkeClusterArgs(BaseModel):
     def uses_image_streaming(self) -> bool:
         return any(p.image_streaming for p in self.all_pools())
 
+    def pool_zone_count(self, pool: _PoolBase) -> int:
+        """How many zones a pool's nodes spread over (GKE's default for a region is three)."""
+        return len(pool.node_locations or self.cluster_zones or ()) or 3
+
+    def pool_shapes(self) -> list[NodePoolShape]:
+        """Every declared pool as workloads see it: shape, bounds in total, labels, taints, placement."""
+        shapes = []
+        system = self.system_pool
+        machine = GCP_MACHINE_SHAPES[system.machine_type]
+        low, high = system.autoscaling.node_range(self.pool_zone_count(system))
+        shapes.append(
+            NodePoolShape(
+                name=system.name, role="system", machine_type=system.machine_type, vcpus=machine.vcpus,
+                memory_mib=machine.memory_mib, gpus_per_node=0, accelerator=None,
+                capacity=CapacityStrategy.ON_DEMAND, min_nodes=low, max_nodes=high,
+                labels={POOL_ROLE_LABEL: "system", **system.labels}, taints=tuple(system.taints),
+                placement=PoolPlacement({NODE_POOL_LABEL: system.name}, tuple(system.taints)),
+            )
+        )
+        gpu_pools: list[tuple[GpuNodePoolArgs, str, dict[str, str]]] = [(p, "gpu", {}) for p in self.gpu_pools]
+        if self.scheduler_pool is not None:
+            gpu_pools.insert(0, (self.scheduler_pool, "scheduler", {SCHEDULER_LABEL[0]: SCHEDULER_LABEL[1]}))
+        for pool, role, extra in gpu_pools:
+            zones = self.pool_zone_count(pool)
+            taints: tuple[Taint, ...] = (GPU_TAINT, *pool.taints)
+            labels = {POOL_ROLE_LABEL: role, **pool.labels, **extra}
+            if pool.capacity is CapacityStrategy.SPOT_THEN_ON_DEMAND:
+                class_taint = Taint(key=COMPUTE_CLASS_LABEL, value=pool.name, effect=TaintEffect.NO_SCHEDULE)
+                taints = (*taints, class_taint)
+                labels[COMPUTE_CLASS_LABEL] = pool.name
+                placement = PoolPlacement({COMPUTE_CLASS_LABEL: pool.name}, taints)
+            else:
+                placement = PoolPlacement({NODE_POOL_LABEL: pool.name}, taints)
+            ranges = [pool.bounds_for(c).node_range(zones) for c in pool.capacity_types()]
+            machine = GCP_MACHINE_SHAPES[pool.machine_type]
+            shapes.append(
+                NodePoolShape(
+                    name=pool.name, role=role, machine_type=pool.machine_type, vcpus=machine.vcpus,
+                    memory_mib=machine.memory_mib, gpus_per_node=pool.gpus_per_node,
+                    accelerator=pool.accelerator_type, capacity=pool.capacity,
+                    min_nodes=sum(r[0] for r in ranges), max_nodes=sum(r[1] for r in ranges),
+                    labels=labels, taints=taints, placement=placement,
+                )
+            )
+        return shapes
+
 
 def _loc_str(loc: tuple[str | int, ...]) -> str:
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
-
-
-@dataclass(frozen=True)
-class PoolPlacement:
-    """What a pod spec needs to run on a pool: a node selector and tolerations."""
-
-    node_selector: dict[str, str]
-    tolerations: tuple[Taint, ...]
-
-    def pod_spec_fields(self) -> dict[str, Any]:
-        """nodeSelector and tolerations in Kubernetes pod spec form."""
-        return {
-            "nodeSelector": dict(self.node_selector),
-            "tolerations": [
-                {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value}
-                for t in self.tolerations
-            ],
-        }
 
 
 def compute_class_spec(spot_pool: str, on_demand_pool: str, migrate_back_to_spot: bool) -> dict[str, Any]:
@@ -977,10 +1006,8 @@ class GpuGkeCluster(pulumi.ComponentResource):
             ),
         )
 
-        cluster_zones = args.cluster_zones
         self.node_pools = {}
         self.compute_classes = {}
-        self.placements = {}
 
         def add_pool(pool: _PoolBase, gke_name: str, spot: bool, role: str, extra_labels: dict[str, str],
                      gpu: GpuNodePoolArgs | None, taints: list[Taint],
@@ -999,8 +1026,7 @@ class GpuGkeCluster(pulumi.ComponentResource):
                     taints=taints,
                     gpu=gpu,
                     bounds=bounds or pool.autoscaling,
-                    # GKE's default for a region without node_locations is three zones.
-                    zones=len(pool.node_locations or cluster_zones or ()) or 3,
+                    zones=args.pool_zone_count(pool),
                 ),
                 opts=pulumi.ResourceOptions(
                     parent=self,
@@ -1012,9 +1038,7 @@ class GpuGkeCluster(pulumi.ComponentResource):
             return node_pool
 
         add_pool(args.system_pool, args.system_pool.name, False, "system", {}, None, list(args.system_pool.taints))
-        self.placements[args.system_pool.name] = PoolPlacement(
-            {NODE_POOL_LABEL: args.system_pool.name}, tuple(args.system_pool.taints)
-        )
+        self.placements = {shape.name: shape.placement for shape in args.pool_shapes()}
 
         gpu_pools: list[tuple[GpuNodePoolArgs, str, dict[str, str]]] = [
             (p, "gpu", {}) for p in args.gpu_pools
@@ -1036,13 +1060,9 @@ class GpuGkeCluster(pulumi.ComponentResource):
                                  pool.bounds_for(capacity))
                     )
                 self.compute_classes[pool.name] = class_name
-                self.placements[pool.name] = PoolPlacement(
-                    {COMPUTE_CLASS_LABEL: class_name}, (*taints, class_taint)
-                )
                 class_pools.append((pool, created))
             else:
                 add_pool(pool, pool.name, pool.capacity is CapacityStrategy.SPOT, role, extra, pool, taints)
-                self.placements[pool.name] = PoolPlacement({NODE_POOL_LABEL: pool.name}, tuple(taints))
 
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint

@@ -8,6 +8,7 @@ bad value is refused before any cloud call.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -29,6 +30,8 @@ __all__ = [
     "CapacityType",
     "GPU_TAINT",
     "LabelMap",
+    "NodePoolShape",
+    "PoolPlacement",
     "Taint",
     "TaintEffect",
     "field_error",
@@ -221,3 +224,62 @@ class CapacityType(StrEnum):
             CapacityStrategy.SPOT: [cls.SPOT],
             CapacityStrategy.SPOT_THEN_ON_DEMAND: [cls.SPOT, cls.ON_DEMAND],
         }[strategy]
+
+
+# --- What a declared pool offers to the workloads placed on it ---------------------------
+
+
+@dataclass(frozen=True)
+class PoolPlacement:
+    """What a pod spec needs to run on a pool: a node selector and tolerations."""
+
+    node_selector: dict[str, str]
+    tolerations: tuple[Taint, ...]
+
+    def pod_spec_fields(self) -> dict[str, Any]:
+        """nodeSelector and tolerations in Kubernetes pod spec form."""
+        return {
+            "nodeSelector": dict(self.node_selector),
+            "tolerations": [
+                {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value}
+                for t in self.tolerations
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class NodePoolShape:
+    """One configured pool as the workloads on it see it, the same on GKE and EKS.
+
+    Computed from the Args alone (no cloud call), so add-ons, checks and the capacity
+    planner can reason about a stack's pools before anything is deployed. A pool with
+    capacity spot_then_on_demand is one shape: its spot and on-demand node groups share
+    the machine type, labels, taints and placement.
+    """
+
+    name: str
+    """The pool (GKE) or GPU class (EKS) name as configured."""
+    role: str
+    """system, gpu or scheduler."""
+    machine_type: str
+    """The machine type (GKE) or the first instance type (EKS; all of a class share one shape)."""
+    vcpus: int
+    """vCPUs per node."""
+    memory_mib: int
+    """Memory per node, MiB."""
+    gpus_per_node: int
+    """GPUs per node (0 on CPU pools)."""
+    accelerator: str | None
+    """GPU model name as the cloud labels it (nvidia-tesla-t4, t4, ...); None on CPU pools."""
+    capacity: CapacityStrategy
+    """How the pool buys capacity."""
+    min_nodes: int
+    """Fewest nodes in total (all zones, all capacity types)."""
+    max_nodes: int
+    """Most nodes in total (all zones; spot and on-demand fallback added up)."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """Kubernetes labels every node of the pool carries (those the platform sets)."""
+    taints: tuple[Taint, ...] = ()
+    """Taints every node of the pool carries."""
+    placement: PoolPlacement = PoolPlacement({}, ())
+    """How a pod lands on this pool."""

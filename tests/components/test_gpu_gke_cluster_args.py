@@ -454,3 +454,25 @@ def test_python_callers_get_the_same_refusal() -> None:
     (error,) = info.value.errors()
     assert error["loc"] == ("gpu_pools", 0, "accelerator_count")
     assert "use 1, 2 or 4" in error["msg"]
+
+
+def test_pool_shapes_describe_every_pool_in_total_nodes() -> None:
+    args = GpuGkeClusterArgs.model_validate(
+        gke(scheduler_pool={}, gpu_pools=[t4_pool(), a100_pool(fallback_max_nodes=3)])
+    )
+    shapes = {s.name: s for s in args.pool_shapes()}
+    assert [s.role for s in args.pool_shapes()] == ["system", "scheduler", "gpu", "gpu"]
+    system = shapes["system"]
+    assert (system.vcpus, system.memory_mib, system.gpus_per_node) == (4, 16 * 1024, 0)
+    assert (system.min_nodes, system.max_nodes) == (2, 6)  # 1..3 per zone on two zones
+    t4 = shapes["t4"]
+    assert (t4.machine_type, t4.gpus_per_node, t4.accelerator) == ("n1-standard-4", 2, "nvidia-tesla-t4")
+    assert (t4.min_nodes, t4.max_nodes) == (2, 40)  # the seed's 1..20 per zone on zones b and c
+    assert t4.placement.node_selector == {"cloud.google.com/gke-nodepool": "t4"}
+    assert [str(t) for t in t4.taints] == ["nvidia.com/gpu=present:NoSchedule"]
+    a100 = shapes["a100"]
+    assert (a100.min_nodes, a100.max_nodes) == (0, 8 + 3)  # spot 0..8 plus at most 3 on-demand
+    assert a100.placement.node_selector == {"cloud.google.com/compute-class": "a100"}
+    assert a100.labels["cloud.google.com/compute-class"] == "a100"
+    assert shapes["scheduler"].labels["dedicated"] == "scheduler"
+    assert (shapes["scheduler"].min_nodes, shapes["scheduler"].max_nodes) == (0, 4)

@@ -1,0 +1,55 @@
+"""What every stack puts on its cluster once the cluster exists, whatever the cloud.
+
+The program builds the cloud's cluster (GKE or EKS) and describes it as a
+``ClusterTarget``: the Kubernetes provider, the resources the add-ons must wait for and
+the configured pools. ``compose_addons`` then installs the cloud-neutral parts
+(monitoring, Dask, Kubeflow, ...) the stack config asks for, the same way on both clouds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import DcgmExporter, NodePoolShape, PrometheusStack
+from infra.config import StackConfig
+
+__all__ = ["ClusterTarget", "compose_addons"]
+
+
+@dataclass
+class ClusterTarget:
+    """A cluster the add-ons deploy onto."""
+
+    provider: k8s.Provider
+    """The Kubernetes provider of the cluster."""
+    ready: list[pulumi.Resource]
+    """What must exist before workloads are scheduled (the node pools or node groups)."""
+    pools: list[NodePoolShape] = field(default_factory=list)
+    """Every configured pool, as workloads see it."""
+
+    def pool(self, role: str) -> list[NodePoolShape]:
+        """The pools of one role (system, gpu, scheduler)."""
+        return [p for p in self.pools if p.role == role]
+
+    def options(self) -> pulumi.ResourceOptions:
+        """Resource options for a component that runs on the cluster."""
+        return pulumi.ResourceOptions(providers=[self.provider], depends_on=list(self.ready))
+
+
+def compose_addons(stack: str, config: StackConfig, target: ClusterTarget) -> None:
+    """Install and export the add-ons the stack config asks for."""
+    if config.monitoring.enabled:
+        assert config.grafana_admin_password is not None  # load_stack_config requires it
+        monitoring = PrometheusStack(
+            f"{stack}-monitoring",
+            config.monitoring.prometheus,
+            grafana_admin_password=pulumi.Output.secret(config.grafana_admin_password.get_secret_value()),
+            opts=target.options(),
+        )
+        if config.monitoring.dcgm_exporter is not None:
+            DcgmExporter(f"{stack}-dcgm", config.monitoring.dcgm_exporter, opts=target.options())
+        pulumi.export("prometheusUrl", monitoring.prometheus_url)
+        pulumi.export("grafanaServiceName", monitoring.grafana_service_name)
