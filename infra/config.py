@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validat
 from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
 from components.prometheus_stack import PrometheusStackArgs
-from components.pools import ARGS_CONFIG, field_error
+from components.pools import ARGS_CONFIG, NodePoolShape, field_error
 
 __all__ = [
     "PROJECT",
@@ -136,6 +136,13 @@ class StackConfig(BaseModel):
                 "set",
             )
         return self
+
+
+    def pool_shapes(self) -> list[NodePoolShape]:
+        """Every pool of the stack's cluster as workloads see it (see NodePoolShape)."""
+        if self.cloud is Cloud.GCP and self.gke is not None:
+            return self.gke.pool_shapes()
+        return []
 
 
 class ConfigError(pulumi.RunError):
