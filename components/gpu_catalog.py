@@ -6,6 +6,10 @@ Memory is in MiB and CPU in whole vCPUs so that capacity arithmetic stays exact.
 GCP sources: "GPU machine types" and "About GPUs in GKE" in the Compute Engine and GKE
 documentation (N1 vCPU/memory limits per attached GPU count, A2/A3/G2 shapes, MIG
 partition sizes).
+
+AWS sources: "Accelerated computing instances" in the EC2 documentation (what
+``ec2:DescribeInstanceTypes`` reports: vCPUs, MiB, GpuInfo); the tests compare every row
+with the instance-type data that moto ships, recorded from that API.
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ __all__ = [
     "allowed_accelerator_counts",
     "check_gcp_gpu",
     "GpuCombinationError",
+    "AwsGpu",
+    "AwsInstanceType",
+    "AWS_GPUS",
+    "AWS_INSTANCE_TYPES",
+    "aws_instance_type",
 ]
 
 GIB = 1024  # MiB per GiB
@@ -364,3 +373,121 @@ def check_gcp_gpu(machine_type: str, accelerator: str, count: int | None) -> int
             f"{limit.max_memory_mib // GIB} GB); use more GPUs or a smaller N1 type",
         )
     return count
+
+
+# --- AWS ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AwsGpu:
+    """An NVIDIA GPU model as EC2 offers it."""
+
+    name: str
+    """The model as ec2:DescribeInstanceTypes names it (T4, A10G, ...)."""
+    accelerator_label: str
+    """The value of the node label ``k8s.amazonaws.com/accelerator`` (the cluster autoscaler's GPU label on AWS)."""
+
+
+AWS_GPUS: dict[str, AwsGpu] = {
+    g.name: g
+    for g in (
+        AwsGpu("T4", "nvidia-tesla-t4"),
+        AwsGpu("A10G", "nvidia-a10g"),
+        AwsGpu("L4", "nvidia-l4"),
+        AwsGpu("L40S", "nvidia-l40s"),
+        AwsGpu("V100", "nvidia-tesla-v100"),
+        AwsGpu("A100", "nvidia-a100"),
+        AwsGpu("H100", "nvidia-h100"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class AwsInstanceType:
+    """An EC2 instance type's shape: vCPUs, memory and GPUs (none on CPU types)."""
+
+    name: str
+    vcpus: int
+    memory_mib: int
+    gpu: str | None = None
+    """GPU model (a key of AWS_GPUS); None for CPU instance types."""
+    gpu_count: int = 0
+    gpu_memory_mib: int = 0
+    """Memory of one GPU, as EC2 reports it."""
+
+    @property
+    def family(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def quota_family(self) -> str | None:
+        """The EC2 vCPU quota the type counts against: G (G and VT) or P; None for CPU types."""
+        if self.gpu is None:
+            return None
+        return "P" if self.family.startswith("p") else "G"
+
+    @property
+    def accelerator_label(self) -> str | None:
+        return AWS_GPUS[self.gpu].accelerator_label if self.gpu else None
+
+    def same_shape(self, other: AwsInstanceType) -> bool:
+        """The cluster autoscaler treats a node group as one shape: vCPUs, memory and GPUs must agree."""
+        return (self.vcpus, self.memory_mib, self.gpu, self.gpu_count) == (
+            other.vcpus,
+            other.memory_mib,
+            other.gpu,
+            other.gpu_count,
+        )
+
+    def describe(self) -> str:
+        gpus = f", {self.gpu_count}x {self.gpu}" if self.gpu else ""
+        return f"{self.name} ({self.vcpus} vCPUs, {self.memory_mib // GIB} GiB{gpus})"
+
+
+def _aws_family(gpu: str | None, gpu_memory_mib: int, rows: tuple[tuple[str, int, int, int], ...]) -> list[AwsInstanceType]:
+    """Rows of (instance type, vCPUs, memory GiB, GPUs)."""
+    return [
+        AwsInstanceType(name, vcpus, mem_gib * GIB, gpu, gpus, gpu_memory_mib if gpu else 0)
+        for name, vcpus, mem_gib, gpus in rows
+    ]
+
+
+_G_SIZES = (("xlarge", 4, 1), ("2xlarge", 8, 1), ("4xlarge", 16, 1), ("8xlarge", 32, 1), ("16xlarge", 64, 1),
+            ("12xlarge", 48, 4), ("24xlarge", 96, 4), ("48xlarge", 192, 8))
+
+
+def _g_family(prefix: str, gpu: str, gpu_memory_mib: int, mib_per_vcpu_gib: int, sizes: tuple[tuple[str, int, int], ...] = _G_SIZES) -> list[AwsInstanceType]:
+    return _aws_family(gpu, gpu_memory_mib, tuple((f"{prefix}.{s}", v, v * mib_per_vcpu_gib, g) for s, v, g in sizes))
+
+
+AWS_INSTANCE_TYPES: dict[str, AwsInstanceType] = {
+    t.name: t
+    for t in (
+        # g4dn: NVIDIA T4 16 GB; 12xlarge and metal carry 4 and 8.
+        *_g_family("g4dn", "T4", 16 * GIB, 4, (*_G_SIZES[:6], ("metal", 96, 8))),
+        # g5: A10G 24 GB, g6: L4 24 GB (EC2 reports 22888 MiB), g6e: L40S 48 GB (45776 MiB).
+        *_g_family("g5", "A10G", 22888, 4),
+        *_g_family("g6", "L4", 22888, 4),
+        *_g_family("g6e", "L40S", 45776, 8),
+        # p3: V100 16 GB (the seed's GPU groups); p3dn: V100 32 GB.
+        *_aws_family("V100", 16 * GIB, (("p3.2xlarge", 8, 61, 1), ("p3.8xlarge", 32, 244, 4), ("p3.16xlarge", 64, 488, 8))),
+        *_aws_family("V100", 32 * GIB, (("p3dn.24xlarge", 96, 768, 8),)),
+        *_aws_family("A100", 40 * GIB, (("p4d.24xlarge", 96, 1152, 8),)),
+        *_aws_family("A100", 80 * GIB, (("p4de.24xlarge", 96, 1152, 8),)),
+        *_aws_family("H100", 80 * GIB, (("p5.48xlarge", 192, 2048, 8),)),
+        # CPU types for system node groups.
+        *_aws_family(None, 0, tuple((f"{f}.{s}", v, v * 4, 0) for f in ("m5", "m6i", "m7i") for s, v in (("large", 2), ("xlarge", 4), ("2xlarge", 8), ("4xlarge", 16)))),
+        *_aws_family(None, 0, (("t3.medium", 2, 4, 0), ("t3.large", 2, 8, 0), ("t3.xlarge", 4, 16, 0), ("t3.2xlarge", 8, 32, 0))),
+    )
+}
+"""EC2 instance types the EKS components know, by name."""
+
+
+def aws_instance_type(name: str, *, gpu: bool | None = None) -> AwsInstanceType:
+    """The catalog row of ``name``; ``gpu`` True/False also requires a GPU or a CPU type. Raises ValueError."""
+    row = AWS_INSTANCE_TYPES.get(name)
+    if row is None or (gpu is not None and (row.gpu is not None) != gpu):
+        kind = {True: "GPU ", False: "CPU ", None: ""}[gpu]
+        known = sorted(t.name for t in AWS_INSTANCE_TYPES.values() if gpu is None or (t.gpu is not None) == gpu)
+        raise ValueError(f"{name!r} is not a known {kind}instance type; use one of {', '.join(known)}")
+    return row

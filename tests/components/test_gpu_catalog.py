@@ -93,3 +93,47 @@ def test_machine_shapes_are_exact_integers() -> None:
     assert GCP_MACHINE_SHAPES["n1-standard-1"].memory_mib == 3840
     assert GCP_MACHINE_SHAPES["a2-highgpu-1g"].memory_mib == 85 * 1024
     assert all(isinstance(s.memory_mib, int) for s in GCP_MACHINE_SHAPES.values())
+
+
+# --- AWS ---------------------------------------------------------------------------------------
+
+
+def test_aws_rows_match_what_ec2_reports() -> None:
+    """Every catalog row against the DescribeInstanceTypes data moto ships (recorded from EC2).
+    moto 5.2's data has no p3 types (the seed's); their rows follow the EC2 documentation."""
+    import boto3
+    from moto import mock_aws
+
+    from components.gpu_catalog import AWS_INSTANCE_TYPES
+
+    with mock_aws():
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        names = sorted(AWS_INSTANCE_TYPES)
+        reported = {}
+        for name in names:
+            try:
+                (item,) = ec2.describe_instance_types(InstanceTypes=[name])["InstanceTypes"]
+            except ec2.exceptions.ClientError:
+                continue
+            reported[name] = item
+    assert set(names) - set(reported) == {"p3.2xlarge", "p3.8xlarge", "p3.16xlarge"}
+    for name, item in reported.items():
+        row = AWS_INSTANCE_TYPES[name]
+        gpus = (item.get("GpuInfo") or {}).get("Gpus") or [{}]
+        assert (row.vcpus, row.memory_mib) == (item["VCpuInfo"]["DefaultVCpus"], item["MemoryInfo"]["SizeInMiB"]), name
+        assert (row.gpu, row.gpu_count, row.gpu_memory_mib) == (
+            gpus[0].get("Name"), gpus[0].get("Count", 0), (gpus[0].get("MemoryInfo") or {}).get("SizeInMiB", 0)
+        ), name
+
+
+def test_aws_shapes_and_quota_families() -> None:
+    from components.gpu_catalog import aws_instance_type
+
+    assert aws_instance_type("g4dn.xlarge").quota_family == "G"
+    assert aws_instance_type("p3.8xlarge").quota_family == "P"
+    assert aws_instance_type("m6i.large").quota_family is None
+    assert aws_instance_type("g4dn.xlarge").same_shape(aws_instance_type("g4dn.xlarge"))
+    assert not aws_instance_type("g4dn.xlarge").same_shape(aws_instance_type("g5.xlarge"))  # same size, other GPU
+    assert aws_instance_type("p3.2xlarge").accelerator_label == "nvidia-tesla-v100"
+    with pytest.raises(ValueError, match="'m6i.large' is not a known GPU instance type"):
+        aws_instance_type("m6i.large", gpu=True)
