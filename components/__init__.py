@@ -5,7 +5,17 @@ at import time.
 """
 
 from components.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
-from components.gpu_catalog import GCP_ACCELERATORS, GCP_MACHINE_SHAPES
+from components.eks_cluster import (
+    EksAddon,
+    EksCluster,
+    EksClusterArgs,
+    EksClusterRef,
+    EksEndpointAccess,
+    EksLogType,
+    NatGateways,
+    SystemNodeGroupArgs,
+)
+from components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
 from components.gpu_gke_cluster import (
     AuthorizedNetwork,
     AutoscalingProfile,
@@ -24,6 +34,17 @@ from components.gpu_gke_cluster import (
     SystemPoolArgs,
 )
 from components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
+from components.spot_failover_eks_node_groups import (
+    AmiType,
+    ClassRole,
+    ClusterAutoscalerSettings,
+    Expander,
+    GpuClassArgs,
+    PriorityExpander,
+    PriorityTier,
+    SpotFailoverEksNodeGroups,
+    SpotFailoverEksNodeGroupsArgs,
+)
 from components.prometheus_stack import AlertSettings, MetricsPreset, PrometheusStack, PrometheusStackArgs
 from components.pools import (
     AutoscalingBounds,
@@ -37,6 +58,24 @@ from components.pools import (
 )
 
 __all__ = [
+    "AWS_INSTANCE_TYPES",
+    "AmiType",
+    "ClassRole",
+    "ClusterAutoscalerSettings",
+    "EksAddon",
+    "EksCluster",
+    "EksClusterArgs",
+    "EksClusterRef",
+    "EksEndpointAccess",
+    "EksLogType",
+    "Expander",
+    "GpuClassArgs",
+    "NatGateways",
+    "PriorityExpander",
+    "PriorityTier",
+    "SpotFailoverEksNodeGroups",
+    "SpotFailoverEksNodeGroupsArgs",
+    "SystemNodeGroupArgs",
     "AlertSettings",
     "DcgmExporter",
     "DcgmExporterArgs",

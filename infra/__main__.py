@@ -6,7 +6,7 @@ recording mock engine, unchanged.
 
 import pulumi
 
-from components import GpuGkeCluster
+from components import EksCluster, GpuGkeCluster, SpotFailoverEksNodeGroups
 from infra.config import Cloud, load_stack_config
 from infra.platform import ClusterTarget, compose_addons
 
@@ -23,6 +23,21 @@ if config.cloud is Cloud.GCP:
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", list(cluster.node_pools))
     pulumi.export("computeClasses", cluster.compute_classes)
-    target = ClusterTarget(cluster.provider, list(cluster.node_pools.values()), config.gke.pool_shapes())
+    target = ClusterTarget(cluster.provider, list(cluster.node_pools.values()), config.pool_shapes())
+else:
+    assert config.eks is not None and config.eks_node_groups is not None  # required for aws
+    eks = EksCluster(stack, config.eks, gpu_instance_types=config.eks_node_groups.instance_types())
+    gpu = SpotFailoverEksNodeGroups(
+        f"{stack}-gpu", config.eks_node_groups, eks.ref, opts=pulumi.ResourceOptions(providers=[eks.provider])
+    )
+    pulumi.export("clusterName", eks.cluster_name)
+    pulumi.export("endpoint", eks.endpoint)
+    pulumi.export("kubeconfig", eks.kubeconfig)
+    pulumi.export("zones", eks.zones)
+    pulumi.export("nodeGroups", [config.eks.system_node_group.name, *gpu.node_groups])
+    pulumi.export("autoscalerPriorities", gpu.expander.configmap_text())
+    target = ClusterTarget(
+        eks.provider, [eks.system_node_group, *gpu.node_groups.values()], config.pool_shapes()
+    )
 
 compose_addons(stack, config, target)

@@ -185,6 +185,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
     )
     for notice in notices:
         print(f"notice: {notice.message}")
+    for message in plan.notices:
+        print(f"notice: offline: {message}")
     for violation in violations:
         print(f"violation: schema: {violation.message}")
     for finding in policy_findings:
@@ -212,7 +214,8 @@ def _write_outputs(
                 for v in violations
             ]
             + [f.to_json() for f in policy],
-            notices=[{"resource": n.resource, "message": n.message} for n in notices],
+            notices=[{"resource": n.resource, "message": n.message} for n in notices]
+            + [{"resource": None, "message": f"offline: {m}"} for m in plan.notices],
         )
         Path(args.json).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     if args.manifests:

@@ -24,9 +24,11 @@ import pulumi.runtime
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
+from components.eks_cluster import EksClusterArgs, valid_eks_cluster_name
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
 from components.prometheus_stack import PrometheusStackArgs
 from components.pools import ARGS_CONFIG, NodePoolShape, field_error
+from components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs
 
 __all__ = [
     "PROJECT",
@@ -47,6 +49,7 @@ class Cloud(StrEnum):
     """Where a stack deploys."""
 
     GCP = "gcp"
+    AWS = "aws"
 
 
 class Environment(StrEnum):
@@ -96,6 +99,10 @@ class StackConfig(BaseModel):
     """Kubernetes minor version whose API schemas the offline preview validates objects against; quote it in YAML ("1.34"). Default: "1.34"."""
     gke: GpuGkeClusterArgs | None = None
     """The GKE cluster and its pools (see GpuGkeClusterArgs). Required when cloud is gcp. Default: none."""
+    eks: EksClusterArgs | None = None
+    """The EKS cluster, its VPC and system node group (see EksClusterArgs). Required when cloud is aws. Default: none."""
+    eks_node_groups: SpotFailoverEksNodeGroupsArgs | None = None
+    """The EKS GPU classes, the cluster autoscaler and its priority expander (see SpotFailoverEksNodeGroupsArgs). Required when cloud is aws. Default: none."""
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig)
     """Monitoring of the cluster. Default: on, with dcgm-exporter off until configured."""
     grafana_admin_password: SecretStr | None = None
@@ -118,14 +125,23 @@ class StackConfig(BaseModel):
 
     @model_validator(mode="after")
     def _cloud_section(self) -> StackConfig:
-        if self.cloud is Cloud.GCP and self.gke is None:
-            raise field_error("StackConfig", "gke", "gke is required when cloud is gcp", None)
+        sections = {Cloud.GCP: ("gke",), Cloud.AWS: ("eks", "eks_node_groups")}
+        for key in sections[self.cloud]:
+            if getattr(self, key) is None:
+                raise field_error("StackConfig", key, f"{key} is required when cloud is {self.cloud.value}", None)
+        for cloud, keys in sections.items():
+            for key in keys:
+                if cloud is not self.cloud and getattr(self, key) is not None:
+                    raise field_error(
+                        "StackConfig", key, f"{key} applies to cloud {cloud.value}, not {self.cloud.value}; remove it", "set"
+                    )
         dcgm = self.monitoring.dcgm_exporter
-        if self.cloud is Cloud.GCP and dcgm is not None and dcgm.node_selection is not GpuNodeSelection.GKE:
+        selection = {Cloud.GCP: GpuNodeSelection.GKE, Cloud.AWS: GpuNodeSelection.EKS}[self.cloud]
+        if dcgm is not None and dcgm.node_selection is not selection:
             raise field_error(
                 "StackConfig",
                 ("monitoring", "dcgm_exporter", "node_selection"),
-                f"node_selection {dcgm.node_selection.value} does not match cloud gcp; use gke",
+                f"node_selection {dcgm.node_selection.value} does not match cloud {self.cloud.value}; use {selection.value}",
                 dcgm.node_selection.value,
             )
         if self.gke is not None and self.gke.managed_dcgm_metrics and dcgm is not None:
@@ -142,6 +158,8 @@ class StackConfig(BaseModel):
         """Every pool of the stack's cluster as workloads see it (see NodePoolShape)."""
         if self.cloud is Cloud.GCP and self.gke is not None:
             return self.gke.pool_shapes()
+        if self.cloud is Cloud.AWS and self.eks is not None and self.eks_node_groups is not None:
+            return [self.eks.system_node_group.shape(), *self.eks_node_groups.pool_shapes()]
         return []
 
 
@@ -203,6 +221,23 @@ def load_stack_config() -> StackConfig:
                 f"{PROJECT}:gke.cluster_name: required, since the stack name {stack!r} is not a valid "
                 "GKE cluster name (lowercase letters, digits and '-', starting with a letter, at most 40) (got nothing)"
             )
+    if config.cloud is Cloud.AWS and config.eks is not None:
+        import pulumi_aws
+
+        if not config.eks.region and not pulumi_aws.config.region:
+            problems.append(f"aws:region: required when {PROJECT}:eks.region is not set (got nothing)")
+        stack = pulumi.get_stack()
+        if config.eks.cluster_name is None and not valid_eks_cluster_name(stack):
+            problems.append(
+                f"{PROJECT}:eks.cluster_name: required, since the stack name {stack!r} is not a valid EKS cluster "
+                "name (letters, digits, '-' and '_') (got nothing)"
+            )
+        # With eks.region set, EksClusterArgs checks the zones itself.
+        region = pulumi_aws.config.region
+        if config.eks.zones and not config.eks.region and region:
+            for i, zone in enumerate(config.eks.zones):
+                if not zone.startswith(str(region)) or len(zone) != len(str(region)) + 1:
+                    problems.append(f"{PROJECT}:eks.zones[{i}]: zone {zone} is not in region {region} (got {json.dumps(zone)})")
     secret_key = f"{PROJECT}:grafana_admin_password"
     if config.monitoring.enabled and config.grafana_admin_password is None:
         problems.append(

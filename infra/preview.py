@@ -46,6 +46,8 @@ SECRET_SIG = {rpc._special_sig_key: rpc._special_secret_sig}
 
 PLACEHOLDER_CA = base64.b64encode(b"offline-preview-placeholder-ca").decode()
 PLACEHOLDER_ENDPOINT = "203.0.113.10"  # TEST-NET-3: never a real address
+PLACEHOLDER_ACCOUNT = "123456789012"  # AWS's documentation account id
+PLACEHOLDER_OIDC_ID = "0FFL1NE0000000000000000000000000"
 
 
 class PreviewError(Exception):
@@ -127,7 +129,52 @@ def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
             "endpoint": PLACEHOLDER_ENDPOINT,
             "masterAuth": {"clusterCaCertificate": PLACEHOLDER_CA},
         }
+    if args.typ == "aws:eks/cluster:Cluster":
+        region = inputs.get("region") or "us-east-1"
+        return {
+            "endpoint": f"https://{PLACEHOLDER_ENDPOINT}",
+            "certificateAuthority": {"data": PLACEHOLDER_CA},
+            "identities": [{"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{PLACEHOLDER_OIDC_ID}"}]}],
+        }
+    if args.typ == "aws:eks/nodeGroup:NodeGroup":
+        # EKS names a managed node group's ASG eks-<nodegroup>-<uuid>.
+        from components.spot_failover_eks_node_groups import example_asg_name
+
+        return {"resources": [{"autoscalingGroups": [{"name": example_asg_name(inputs["nodeGroupName"])}]}]}
+    if args.typ in ("aws:iam/role:Role", "aws:iam/openIdConnectProvider:OpenIdConnectProvider"):
+        kind = "role" if args.typ.endswith("Role") else "oidc-provider"
+        return {"arn": f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:{kind}/{args.name}"}
     return {}
+
+
+class OfflineLookupError(Exception):
+    """A data source the offline preview cannot answer without the cloud."""
+
+
+def _offline_call(args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], str | None]:
+    """Answers for the data sources the program reads, and the notice each answer carries."""
+    if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+        filters = {f["name"]: list(f["values"]) for f in args.args.get("filters") or []}
+        zones = filters.get("location")
+        if not zones:
+            raise OfflineLookupError(
+                "the offline preview cannot look up which zones offer the GPU instance types: "
+                "set gpu-platform:eks.zones (gpu-platform preflight eks <stack> lists them, with credentials)"
+            )
+        types = filters.get("instance-type") or []
+        pairs = [(z, t) for z in zones for t in types]
+        notice = (
+            f"zones {', '.join(zones)} were not checked for {', '.join(types)} offline; "
+            "`gpu-platform preflight eks <stack>` checks them with AWS credentials, and `pulumi preview` does"
+        )
+        return {
+            "id": "offline",
+            "locationType": "availability-zone",
+            "locations": [z for z, _ in pairs],
+            "instanceTypes": [t for _, t in pairs],
+            "locationTypes": ["availability-zone"] * len(pairs),
+        }, notice
+    return {}, None
 
 
 class RecordingMocks(pulumi.runtime.Mocks):
@@ -139,8 +186,14 @@ class RecordingMocks(pulumi.runtime.Mocks):
         state.update(_mock_outputs(args))
         return f"{args.name}-id", state
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        return {}, None
+    def __init__(self) -> None:
+        self.notices: list[str] = []
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        result, notice = _offline_call(args)
+        if notice and notice not in self.notices:
+            self.notices.append(notice)
+        return result
 
 
 class RecordingMonitor(MockMonitor):
@@ -190,6 +243,8 @@ class Plan:
     stack: str
     resources: list[RecordedResource]
     outputs: dict[str, Any]
+    notices: list[str] = field(default_factory=list)
+    """What the offline engine answered without the cloud (data sources), for the user to check."""
 
     def by_urn(self) -> dict[str, RecordedResource]:
         return {r.urn: r for r in self.resources}
@@ -323,5 +378,6 @@ def run_program(
         os.chdir(cwd)
         sys.argv = argv
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
-    return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs)
+    notices = list(getattr(monitor.mocks, "notices", []))
+    return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices)
 

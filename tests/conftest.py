@@ -49,6 +49,18 @@ def settled(*resources: pulumi.Resource) -> pulumi.Output[list[Any]]:
     return pulumi.Output.all(*[r.urn for r in resources])
 
 
+def settled_tree(*components: pulumi.Resource) -> pulumi.Output[list[Any]]:
+    """An Output that resolves once the components and everything declared under them are
+    registered (children found through the SDK's own parent bookkeeping)."""
+    seen: list[pulumi.Resource] = []
+    todo = list(components)
+    while todo:
+        resource = todo.pop()
+        seen.append(resource)
+        todo.extend(resource._childResources)  # noqa: SLF001 - the SDK's record of a parent's children
+    return settled(*seen)
+
+
 @pytest.fixture
 def shared_dir() -> Path:
     if not SHARED_DIR.is_dir():

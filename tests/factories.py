@@ -43,3 +43,30 @@ def gke(**overrides: Any) -> dict[str, Any]:
 
 def stack(**gke_overrides: Any) -> dict[str, Any]:
     return {"cloud": "gcp", "gke": gke(**gke_overrides)}
+
+
+def gpu_class(**overrides: Any) -> dict[str, Any]:
+    """The seed's small class: p3.2xlarge spot then on-demand, 0..4."""
+    cls: dict[str, Any] = {"name": "small", "instance_types": ["p3.2xlarge"], "max_nodes": 4}
+    cls.update(copy.deepcopy(overrides))
+    return cls
+
+
+def eks(**overrides: Any) -> dict[str, Any]:
+    """dev-eks's cluster: ap-northeast-2 in zones a and c (2b offered no GPUs to the seed)."""
+    args: dict[str, Any] = {"region": "ap-northeast-2", "zones": ["ap-northeast-2a", "ap-northeast-2c"]}
+    args.update(copy.deepcopy(overrides))
+    return args
+
+
+def eks_node_groups(**overrides: Any) -> dict[str, Any]:
+    """The seed's classes: small p3.2xlarge and large p3.8xlarge, each spot then on-demand."""
+    args: dict[str, Any] = {
+        "classes": [gpu_class(), gpu_class(name="large", instance_types=["p3.8xlarge"], max_nodes=2)]
+    }
+    args.update(copy.deepcopy(overrides))
+    return args
+
+
+def eks_stack(eks_args: dict[str, Any] | None = None, **group_overrides: Any) -> dict[str, Any]:
+    return {"cloud": "aws", "eks": eks_args or eks(), "eks_node_groups": eks_node_groups(**group_overrides)}

@@ -50,6 +50,15 @@ DESCRIBED = {
     ("MonitoringConfig", "prometheus"): "test_monitoring_defaults",
     ("PrometheusStackArgs", "alerts"): "test_monitoring_defaults",
     ("DcgmExporterArgs", "metrics"): "tests/components/test_monitoring.py::test_default_metrics",
+    ("EksClusterArgs", "cluster_name"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
+    ("EksClusterArgs", "region"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
+    ("EksClusterArgs", "endpoint"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
+    ("EksClusterArgs", "addons"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
+    ("EksClusterArgs", "system_node_group"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
+    ("EksClusterArgs", "log_types"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
+    ("SystemNodeGroupArgs", "instance_types"): "tests/components/test_eks_args.py::test_system_node_group_defaults",
+    ("SpotFailoverEksNodeGroupsArgs", "autoscaler"): "tests/components/test_eks_args.py::test_autoscaler_defaults_are_the_seeds_failover",
+    ("ClusterAutoscalerSettings", "expanders"): "tests/components/test_eks_args.py::test_autoscaler_defaults_are_the_seeds_failover",
 }
 
 

@@ -4,6 +4,7 @@ in ../shared/reference (beside the checkout in CI; the tests skip with the reaso
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -134,3 +135,36 @@ def test_promtool_refuses_bad_promql(tmp_path: Path) -> None:
     path = tmp_path / "bad.yml"
     path.write_text(json.dumps({"groups": [{"name": "x", "rules": [{"alert": "A", "expr": "avg by (pod (up)"}]}]}))
     assert subprocess.run([tool, "check", "rules", str(path)], capture_output=True, timeout=60).returncode != 0
+
+
+# cluster-autoscaler flags the EKS component sets that the chart's values.yaml does not list in
+# its extraArgs comments; each is a flag of cluster-autoscaler 1.35 (config/flags/flags.go:
+# initial-node-group-backoff-duration 5m, max-node-group-backoff-duration 30m,
+# node-group-backoff-reset-timeout 3h).
+AUTOSCALER_FLAGS_BEYOND_CHART_COMMENTS = {
+    "initial-node-group-backoff-duration",
+    "max-node-group-backoff-duration",
+    "node-group-backoff-reset-timeout",
+}
+
+
+def test_autoscaler_values_exist_upstream(shared_dir: Path) -> None:
+    from components.spot_failover_eks_node_groups import ClusterAutoscalerSettings, autoscaler_values
+
+    path = shared_dir / "reference" / "charts" / "cluster-autoscaler-9.59.0.values.yaml"
+    reference = yaml.safe_load(path.read_text())
+    settings = ClusterAutoscalerSettings(image="registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.2")
+    values = autoscaler_values(settings, "c", "us-west-2", "arn:aws:iam::123456789012:role/r")
+    # extraArgs is the chart's free-form map of container flags: its keys are checked below.
+    assert list(unknown_keys({k: v for k, v in values.items() if k != "extraArgs"}, reference)) == []
+    assert ClusterAutoscalerSettings().chart_version == "9.59.0" and reference["image"]["tag"] == "v1.35.0"
+    # Flags the chart documents in its extraArgs comments ("# max-node-provision-time: 15m0s").
+    text = path.read_text()
+    section = text[text.index("\nextraArgs:") : text.index("\ncustomArgs:")]
+    documented = set(re.findall(r"^\s+#?\s*([a-z][a-z0-9-]+):", section, re.M))
+    flags = set(values["extraArgs"])
+    assert flags - documented == AUTOSCALER_FLAGS_BEYOND_CHART_COMMENTS
+    assert "expander" in documented and "max-node-provision-time" in documented
+    # The chart renders the priority ConfigMap itself only from expanderPriorities, which stays unset:
+    # the component's own ConfigMap is the only one.
+    assert "expanderPriorities" not in values and reference["expanderPriorities"] == {}

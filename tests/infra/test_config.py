@@ -64,13 +64,13 @@ def test_explicit_gke_project_needs_no_provider_project() -> None:
 
 def test_fails_when_cloud_is_not_offered() -> None:
     assert lines_for({"gpu-platform:cloud": "azure", "gpu-platform:gke": gke(), "gcp:project": "p"}) == [
-        "gpu-platform:cloud: Input should be 'gcp' (got \"azure\")"
+        "gpu-platform:cloud: Input should be 'gcp' or 'aws' (got \"azure\")"
     ]
 
 
 def test_fails_when_top_level_key_is_misspelt() -> None:
     (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gkee": gke(), "gpu-platform:gke": gke(), "gcp:project": "p"})
-    assert line.startswith("gpu-platform:gkee: unknown key; did you mean gke? allowed: cloud, environment, gke, grafana_admin_password, kubernetes_version, monitoring")
+    assert line.startswith("gpu-platform:gkee: unknown key; did you mean gke? allowed: cloud, eks, eks_node_groups, environment, gke, grafana_admin_password, kubernetes_version, monitoring")
 
 
 def test_fails_when_kubernetes_version_lost_its_zero_to_yaml() -> None:

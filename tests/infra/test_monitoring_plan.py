@@ -39,7 +39,8 @@ def test_plan_has_the_monitoring(stack: str) -> None:
     ]
     dcgm = charts["dcgm-exporter"]["values"]
     term = dcgm["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
-    assert term["matchExpressions"][0]["key"] == "cloud.google.com/gke-accelerator"
+    gpu_label = "cloud.google.com/gke-accelerator" if stack.endswith("-gke") else "k8s.amazonaws.com/accelerator"
+    assert term["matchExpressions"][0]["key"] == gpu_label
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in dcgm["tolerations"]
     assert dcgm["livenessProbe"]["initialDelaySeconds"] >= 20 and dcgm["readinessProbe"]["initialDelaySeconds"] >= 20
     (rule,) = p.of_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")

@@ -1,0 +1,744 @@
+"""SpotFailoverEksNodeGroups: EKS GPU node groups that take spot capacity first and fall
+back to on-demand, scaling from zero, driven by the cluster autoscaler's priority expander.
+
+Per GPU class and capacity type one managed node group (desired size left to the
+autoscaler), GPU-tainted and labelled, with the ASG tags that let the autoscaler scale it
+from zero; the cluster autoscaler as a pinned Helm release with a least-privilege IRSA
+role; the ``cluster-autoscaler-priority-expander`` ConfigMap, derived from the classes or
+given as a typed list of tiers; and the NVIDIA device plugin where the AMI lacks it.
+
+How the failover works: when a GPU pod is pending, the autoscaler asks the priority
+expander which node group to grow; it picks the spot group (higher priority). If AWS has
+no spot capacity the group's scaling activity fails and the autoscaler gives up on it
+early (it may read DescribeScalingActivities) or after ``max_node_provision_time``,
+backs the group off and grows the next tier: the on-demand twin.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from enum import StrEnum
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+import yaml
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from components.eks_cluster import NODEGROUP_LABEL, POOL_ROLE_LABEL, EksClusterRef
+from components.gpu_catalog import AwsInstanceType, aws_instance_type
+from components.kube import ChartVersion, Duration, PinnedImage, helm_release
+from components.pools import (
+    ARGS_CONFIG,
+    GPU_TAINT,
+    CapacityStrategy,
+    CapacityType,
+    LabelMap,
+    NodePoolShape,
+    PoolPlacement,
+    Taint,
+    field_error,
+)
+
+__all__ = [
+    "ACCELERATOR_LABEL",
+    "AmiType",
+    "ClassRole",
+    "ClusterAutoscalerSettings",
+    "Expander",
+    "GpuClassArgs",
+    "PriorityExpander",
+    "PriorityTier",
+    "SpotFailoverEksNodeGroups",
+    "SpotFailoverEksNodeGroupsArgs",
+    "asg_name_pattern",
+    "autoscaler_iam_policy",
+    "autoscaler_values",
+    "example_asg_name",
+]
+
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+"""The cluster autoscaler's GPU label on AWS: it waits for the device plugin instead of scaling up again."""
+CLASS_LABEL = "gpu-platform.io/gpu-class"
+CAPACITY_LABEL = "gpu-platform.io/capacity"
+EKS_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
+SCHEDULER_LABEL = ("dedicated", "scheduler")
+NODE_TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
+PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
+AUTOSCALER_SERVICE_ACCOUNT = "cluster-autoscaler"
+AUTOSCALER_CHART = "cluster-autoscaler"
+AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
+# The UUID part of a managed node group's ASG name (eks-<nodegroup>-<uuid>).
+_ASG_UUID = r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"
+_GROUP_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+# Go's RE2, which the autoscaler uses, has no lookaround or backreferences.
+_NOT_RE2 = re.compile(r"\(\?[=!<]|\\[1-9]")
+
+
+class AmiType(StrEnum):
+    """EKS-optimised GPU AMIs."""
+
+    AL2023_x86_64_NVIDIA = "AL2023_x86_64_NVIDIA"
+    """Amazon Linux 2023 with the NVIDIA driver and container toolkit (the device plugin is installed by this component)."""
+    BOTTLEROCKET_x86_64_NVIDIA = "BOTTLEROCKET_x86_64_NVIDIA"
+    """Bottlerocket with the NVIDIA driver and its own device plugin."""
+    AL2_x86_64_GPU = "AL2_x86_64_GPU"
+    """Amazon Linux 2 GPU AMI (legacy)."""
+
+    @property
+    def ships_device_plugin(self) -> bool:
+        return self is AmiType.BOTTLEROCKET_x86_64_NVIDIA
+
+
+class ClassRole(StrEnum):
+    """What a GPU class is for."""
+
+    GPU = "gpu"
+    """Workers and training steps."""
+    SCHEDULER = "scheduler"
+    """The cheap pool Dask schedulers prefer (label dedicated=scheduler)."""
+
+
+class GpuClassArgs(BaseModel):
+    """A GPU class: instance types of one shape, bought as spot, on-demand or spot then on-demand."""
+
+    model_config = ARGS_CONFIG
+
+    name: str = Field(min_length=1, max_length=30)
+    """Class name; node groups are <name>-spot and <name>-on-demand. Required."""
+    instance_types: list[str] = Field(min_length=1, max_length=20)
+    """GPU instance types, all of one shape (vCPUs, memory, GPU model and count). Required."""
+    max_nodes: int = Field(ge=1, le=1000)
+    """Most nodes of each node group of the class; bounds the spend. Required."""
+    min_nodes: int = Field(default=0, ge=0, le=1000)
+    """Fewest nodes of the first node group (0 scales to zero when idle; the on-demand fallback always keeps 0). Default: 0."""
+    fallback_max_nodes: int | None = Field(default=None, ge=1, le=1000)
+    """spot_then_on_demand only: most on-demand fallback nodes. Default: none (max_nodes)."""
+    capacity: CapacityStrategy = CapacityStrategy.SPOT_THEN_ON_DEMAND
+    """on_demand, spot, or spot_then_on_demand (a spot group first, an on-demand twin as fallback). Default: spot_then_on_demand."""
+    role: ClassRole = ClassRole.GPU
+    """gpu, or scheduler (labelled dedicated=scheduler for Dask schedulers). Default: gpu."""
+    ami_type: AmiType = AmiType.AL2023_x86_64_NVIDIA
+    """Node AMI. Default: AL2023_x86_64_NVIDIA."""
+    disk_size_gib: int = Field(default=100, ge=20, le=16384)
+    """Root volume in GiB (RAPIDS images are large); also the ephemeral-storage the autoscaler assumes. Default: 100."""
+    labels: LabelMap = Field(default_factory=dict)
+    """Extra Kubernetes labels on the nodes. Default: {}."""
+    taints: list[Taint] = Field(default_factory=list)
+    """Extra taints (the GPU taint is always added). Default: []."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not _GROUP_NAME.match(value) or value.endswith("-"):
+            raise ValueError(f"{value!r} is not a valid class name: lowercase letters, digits and '-', starting with a letter")
+        return value
+
+    @field_validator("instance_types")
+    @classmethod
+    def _one_shape(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError(f"instance_types lists a type twice ({', '.join(value)})")
+        shapes = [aws_instance_type(t, gpu=True) for t in value]
+        for other in shapes[1:]:
+            if not other.same_shape(shapes[0]):
+                raise ValueError(
+                    f"instance types of one class must share one shape, or the autoscaler's node template is wrong; "
+                    f"{other.describe()} differs from {shapes[0].describe()}"
+                )
+        return value
+
+    @field_validator("taints")
+    @classmethod
+    def _managed_taints(cls, value: list[Taint]) -> list[Taint]:
+        keys = [t.key for t in value]
+        if GPU_TAINT.key in keys:
+            raise ValueError(f"taint {GPU_TAINT.key} is managed by the component; remove it from taints")
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"taints repeat a key ({', '.join(keys)})")
+        return value
+
+    @model_validator(mode="after")
+    def _bounds(self) -> GpuClassArgs:
+        if self.min_nodes > self.max_nodes:
+            raise field_error(
+                "GpuClassArgs", "min_nodes",
+                f"min_nodes {self.min_nodes} is above max_nodes {self.max_nodes}; use at most {self.max_nodes}", self.min_nodes,
+            )
+        if self.fallback_max_nodes is not None and self.capacity is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
+            raise field_error(
+                "GpuClassArgs", "fallback_max_nodes",
+                f"fallback_max_nodes applies to capacity spot_then_on_demand only (got capacity {self.capacity.value})",
+                self.fallback_max_nodes,
+            )
+        return self
+
+    @property
+    def shape(self) -> AwsInstanceType:
+        return aws_instance_type(self.instance_types[0])
+
+    def node_groups(self) -> list[tuple[str, CapacityType, int, int]]:
+        """(node group name, capacity type, min, max) in the order the autoscaler should try them."""
+        groups = []
+        for i, capacity in enumerate(CapacityType.for_strategy(self.capacity)):
+            fallback = i > 0
+            maximum = (self.fallback_max_nodes or self.max_nodes) if fallback else self.max_nodes
+            groups.append((f"{self.name}-{capacity.value}", capacity, 0 if fallback else self.min_nodes, maximum))
+        return groups
+
+    def node_labels(self, capacity: CapacityType) -> dict[str, str]:
+        """Labels every node of one of the class's groups carries, generated (never copied between groups)."""
+        labels = {
+            POOL_ROLE_LABEL: self.role.value,
+            CLASS_LABEL: self.name,
+            CAPACITY_LABEL: capacity.value,
+            ACCELERATOR_LABEL: self.shape.accelerator_label or "",
+            **self.labels,
+        }
+        if self.role is ClassRole.SCHEDULER:
+            labels[SCHEDULER_LABEL[0]] = SCHEDULER_LABEL[1]
+        return labels
+
+    def node_taints(self) -> list[Taint]:
+        return [GPU_TAINT, *self.taints]
+
+
+def example_asg_name(node_group: str) -> str:
+    """An ASG name as EKS gives a managed node group: eks-<nodegroup>-<uuid> (a stable example UUID)."""
+    return f"eks-{node_group}-{uuid.uuid5(uuid.NAMESPACE_DNS, node_group)}"
+
+
+def asg_name_pattern(node_group: str) -> str:
+    """The regex that matches exactly the ASG of one managed node group."""
+    return f"^eks-{node_group}-{_ASG_UUID}$"
+
+
+class PriorityTier(BaseModel):
+    """One tier of the priority expander: node groups whose ASG name matches a pattern get this priority."""
+
+    model_config = ARGS_CONFIG
+
+    priority: int = Field(ge=1, le=100000)
+    """Higher wins. Required."""
+    patterns: list[str] = Field(min_length=1)
+    """Regexes matched (unanchored, Go RE2 syntax) against ASG names, which are eks-<nodegroup>-<uuid> for managed node groups. Required."""
+
+    @field_validator("patterns")
+    @classmethod
+    def _compile(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
+            if _NOT_RE2.search(pattern):
+                raise ValueError(
+                    f"pattern {pattern!r} uses lookaround or a backreference, which the autoscaler's RE2 refuses"
+                )
+        return value
+
+
+class PriorityExpander(BaseModel):
+    """The cluster autoscaler's priority expander as ordered tiers."""
+
+    model_config = ARGS_CONFIG
+
+    tiers: list[PriorityTier] = Field(min_length=1)
+    """The tiers; each priority once. Required."""
+    allow_on_demand_above_spot: bool = False
+    """Allow an on-demand group to rank at or above its spot twin (it then takes capacity first). Default: false."""
+
+    @field_validator("tiers")
+    @classmethod
+    def _unique(cls, value: list[PriorityTier]) -> list[PriorityTier]:
+        seen: set[int] = set()
+        for tier in value:
+            if tier.priority in seen:
+                raise ValueError(f"priority {tier.priority} is given to two tiers; give each tier its own value")
+            seen.add(tier.priority)
+        return value
+
+    def priority_of(self, asg_name: str) -> int | None:
+        """The priority the autoscaler gives an ASG: the highest tier that matches it."""
+        matching = [t.priority for t in self.tiers if any(re.search(p, asg_name) for p in t.patterns)]
+        return max(matching) if matching else None
+
+    def configmap_text(self) -> str:
+        """The ``priorities`` value: a YAML map of priority to patterns, highest first."""
+        tiers = sorted(self.tiers, key=lambda t: -t.priority)
+        return yaml.safe_dump({t.priority: list(t.patterns) for t in tiers}, sort_keys=False)
+
+
+class Expander(StrEnum):
+    """Cluster autoscaler expanders (how it picks the node group to grow)."""
+
+    PRIORITY = "priority"
+    LEAST_WASTE = "least-waste"
+    LEAST_NODES = "least-nodes"
+    MOST_PODS = "most-pods"
+    RANDOM = "random"
+
+
+class ClusterAutoscalerSettings(BaseModel):
+    """The cluster autoscaler's behaviour, rendered to the chart's extraArgs."""
+
+    model_config = ARGS_CONFIG
+
+    chart_version: ChartVersion = "9.59.0"
+    """cluster-autoscaler chart (kubernetes.github.io/autoscaler); its image is autoscaler 1.35.0. Default: 9.59.0."""
+    image: PinnedImage | None = None
+    """Autoscaler image override, e.g. to match the cluster's minor version. Default: none (the chart's, v1.35.0)."""
+    namespace: str = Field(default="kube-system", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    """Namespace of the autoscaler and its priority ConfigMap. Default: kube-system."""
+    expanders: list[Expander] = Field(default_factory=lambda: [Expander.PRIORITY, Expander.LEAST_WASTE], min_length=1)
+    """Expander chain; later ones break ties of earlier ones. Default: [priority, least-waste]."""
+    max_node_provision_time: Duration = "7m"
+    """How long a node group may take to bring up a node before the autoscaler tries the next tier (the seed's 7m; upstream 15m). Default: 7m."""
+    scale_down_unneeded_time: Duration = "10m"
+    """How long a node must be unneeded before it is removed. Default: 10m."""
+    scale_down_delay_after_add: Duration = "10m"
+    """Scale-down pause after a scale-up. Default: 10m."""
+    scale_down_delay_after_failure: Duration = "3m"
+    """Scale-down pause after a failed scale-down. Default: 3m."""
+    balance_similar_node_groups: bool = True
+    """Keep similar groups (same shape, other zones) at similar sizes. Default: true."""
+    skip_nodes_with_system_pods: bool = False
+    """Never remove nodes running kube-system pods (false lets GPU nodes with DaemonSets scale down). Default: false."""
+    skip_nodes_with_local_storage: bool = False
+    """Never remove nodes with pods using emptyDir (false: Dask spill space does not pin nodes). Default: false."""
+    initial_node_group_backoff_duration: Duration = "5m"
+    """Back-off after a group's scale-up fails (e.g. no spot capacity). Default: 5m."""
+    max_node_group_backoff_duration: Duration = "30m"
+    """Longest back-off of a failing group. Default: 30m."""
+    node_group_backoff_reset_timeout: Duration = "3h"
+    """Time without failures after which a group's back-off resets. Default: 3h."""
+
+    @field_validator("expanders")
+    @classmethod
+    def _distinct(cls, value: list[Expander]) -> list[Expander]:
+        names = [e.value for e in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"expanders lists an expander twice ({','.join(names)})")
+        return value
+
+    def extra_args(self) -> dict[str, Any]:
+        """The chart's extraArgs (rendered as --key=value)."""
+        return {
+            "expander": ",".join(e.value for e in self.expanders),
+            "max-node-provision-time": self.max_node_provision_time,
+            "scale-down-unneeded-time": self.scale_down_unneeded_time,
+            "scale-down-delay-after-add": self.scale_down_delay_after_add,
+            "scale-down-delay-after-failure": self.scale_down_delay_after_failure,
+            "balance-similar-node-groups": self.balance_similar_node_groups,
+            "skip-nodes-with-system-pods": self.skip_nodes_with_system_pods,
+            "skip-nodes-with-local-storage": self.skip_nodes_with_local_storage,
+            "initial-node-group-backoff-duration": self.initial_node_group_backoff_duration,
+            "max-node-group-backoff-duration": self.max_node_group_backoff_duration,
+            "node-group-backoff-reset-timeout": self.node_group_backoff_reset_timeout,
+        }
+
+
+class SpotFailoverEksNodeGroupsArgs(BaseModel):
+    """Inputs of SpotFailoverEksNodeGroups."""
+
+    model_config = ARGS_CONFIG
+
+    classes: list[GpuClassArgs] = Field(min_length=1)
+    """GPU classes. Required (at least one)."""
+    autoscaler: ClusterAutoscalerSettings = Field(default_factory=ClusterAutoscalerSettings)
+    """The cluster autoscaler. Default: see ClusterAutoscalerSettings."""
+    priority_expander: PriorityExpander | None = None
+    """Tiers of the priority expander. Default: none (derived: small classes above large, each spot group above its on-demand twin, every other group last)."""
+    device_plugin_image: PinnedImage = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
+    """NVIDIA device plugin, installed on groups whose AMI does not ship it. Default: nvcr.io/nvidia/k8s-device-plugin:v0.17.1."""
+
+    @field_validator("classes")
+    @classmethod
+    def _distinct(cls, value: list[GpuClassArgs]) -> list[GpuClassArgs]:
+        names = [c.name for c in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"classes repeat a name ({', '.join(names)})")
+        return value
+
+    @model_validator(mode="after")
+    def _expander(self) -> SpotFailoverEksNodeGroupsArgs:
+        model = "SpotFailoverEksNodeGroupsArgs"
+        uses_priority = Expander.PRIORITY in self.autoscaler.expanders
+        if self.priority_expander is not None and not uses_priority:
+            raise field_error(
+                model, ("autoscaler", "expanders"),
+                "priority_expander is set but the expander chain has no priority; put priority first",
+                ",".join(e.value for e in self.autoscaler.expanders),
+            )
+        if uses_priority and self.autoscaler.expanders[0] is not Expander.PRIORITY:
+            raise field_error(
+                model, ("autoscaler", "expanders"),
+                "priority must come first in the expander chain, or spot would not be tried first",
+                ",".join(e.value for e in self.autoscaler.expanders),
+            )
+        if self.priority_expander is None:
+            return self
+        expander = self.priority_expander
+        for cls in self.classes:
+            for group, _, _, _ in cls.node_groups():
+                if expander.priority_of(example_asg_name(group)) is None:
+                    raise field_error(
+                        model, ("priority_expander", "tiers"),
+                        f"node group {group} (ASG {example_asg_name(group)}) matches no tier; add a pattern for it",
+                        group,
+                    )
+        every = [example_asg_name(g) for c in self.classes for g, _, _, _ in c.node_groups()]
+        for i, tier in enumerate(expander.tiers):
+            for pattern in tier.patterns:
+                if not any(re.search(pattern, asg) for asg in every):
+                    raise field_error(
+                        model, ("priority_expander", "tiers", i, "patterns"),
+                        f"pattern {pattern!r} matches no node group ({', '.join(g for c in self.classes for g, _, _, _ in c.node_groups())})",
+                        pattern,
+                    )
+        if not expander.allow_on_demand_above_spot:
+            for cls in self.classes:
+                groups = cls.node_groups()
+                if len(groups) == 2:
+                    spot, od = (expander.priority_of(example_asg_name(g[0])) or 0 for g in groups)
+                    if od >= spot:
+                        raise field_error(
+                            model, ("priority_expander", "tiers"),
+                            f"on-demand group {groups[1][0]} has priority {od}, not below its spot twin {groups[0][0]} "
+                            f"({spot}); rank spot higher or set allow_on_demand_above_spot",
+                            od,
+                        )
+        return self
+
+    def effective_expander(self) -> PriorityExpander:
+        """The tiers in force: the given ones, or the derived order (as the seed: spot-small 50 >
+        on-demand-small 40 > spot-large 30 > on-demand-large 20) with every other group at 1."""
+        if self.priority_expander is not None:
+            return self.priority_expander
+        ordered = sorted(self.classes, key=lambda c: (c.role is not ClassRole.SCHEDULER, c.shape.gpu_count, c.shape.vcpus))
+        groups = [g for c in ordered for g, _, _, _ in c.node_groups()]
+        tiers = [
+            PriorityTier(priority=10 * (len(groups) + 1 - i), patterns=[asg_name_pattern(g)]) for i, g in enumerate(groups)
+        ]
+        # Other node groups (the system group) stay available, below every GPU tier.
+        tiers.append(PriorityTier(priority=1, patterns=[".*"]))
+        return PriorityExpander(tiers=tiers)
+
+    def instance_types(self) -> list[str]:
+        return sorted({t for c in self.classes for t in c.instance_types})
+
+    def pool_shapes(self) -> list[NodePoolShape]:
+        """Every class as workloads see it (total node bounds over its spot and on-demand groups)."""
+        shapes = []
+        for cls in self.classes:
+            shape = cls.shape
+            groups = cls.node_groups()
+            taints = tuple(cls.node_taints())
+            labels = {k: v for k, v in cls.node_labels(groups[0][1]).items() if k != CAPACITY_LABEL}
+            shapes.append(
+                NodePoolShape(
+                    name=cls.name, role=cls.role.value, machine_type=shape.name, vcpus=shape.vcpus,
+                    memory_mib=shape.memory_mib, gpus_per_node=shape.gpu_count, accelerator=shape.accelerator_label,
+                    capacity=cls.capacity, min_nodes=sum(g[2] for g in groups), max_nodes=sum(g[3] for g in groups),
+                    labels=labels, taints=taints, placement=PoolPlacement({CLASS_LABEL: cls.name}, taints),
+                )
+            )
+        return shapes
+
+
+def asg_tags(cls: GpuClassArgs, capacity: CapacityType, node_group: str, cluster_name: str) -> dict[str, str]:
+    """The ASG tags the autoscaler needs to discover a group and build its node template while it has no nodes."""
+    tags = {
+        "k8s.io/cluster-autoscaler/enabled": "true",
+        f"k8s.io/cluster-autoscaler/{cluster_name}": "owned",
+    }
+    labels = {
+        **cls.node_labels(capacity),
+        EKS_CAPACITY_LABEL: "SPOT" if capacity is CapacityType.SPOT else "ON_DEMAND",
+        NODEGROUP_LABEL: node_group,
+    }
+    for key, value in labels.items():
+        tags[f"{NODE_TEMPLATE}/label/{key}"] = value
+    for taint in cls.node_taints():
+        tags[f"{NODE_TEMPLATE}/taint/{taint.key}"] = f"{taint.value}:{taint.effect.value}"
+    tags[f"{NODE_TEMPLATE}/resources/nvidia.com/gpu"] = str(cls.shape.gpu_count)
+    tags[f"{NODE_TEMPLATE}/resources/ephemeral-storage"] = f"{cls.disk_size_gib}Gi"
+    return tags
+
+
+READ_ACTIONS = (
+    "autoscaling:DescribeAutoScalingGroups",
+    "autoscaling:DescribeAutoScalingInstances",
+    "autoscaling:DescribeLaunchConfigurations",
+    "autoscaling:DescribeScalingActivities",
+    "autoscaling:DescribeTags",
+    "ec2:DescribeImages",
+    "ec2:DescribeInstanceTypes",
+    "ec2:DescribeLaunchTemplateVersions",
+    "ec2:GetInstanceTypesFromInstanceRequirements",
+    "eks:DescribeNodegroup",
+)
+MUTATING_ACTIONS = ("autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup")
+
+
+def autoscaler_iam_policy(cluster_name: str) -> dict[str, Any]:
+    """Least privilege: reads on every resource (they take no resource scoping), writes only on
+    ASGs tagged as this cluster's (EKS tags its managed node groups' ASGs so)."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "Read", "Effect": "Allow", "Action": list(READ_ACTIONS), "Resource": "*"},
+            {
+                "Sid": "ScaleOwnGroups",
+                "Effect": "Allow",
+                "Action": list(MUTATING_ACTIONS),
+                "Resource": "*",
+                "Condition": {"StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster_name}": "owned"}},
+            },
+        ],
+    }
+
+
+def autoscaler_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str) -> dict[str, Any]:
+    """IRSA: only the autoscaler's service account may assume the role."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Federated": oidc_provider_arn},
+                "Action": "sts:AssumeRoleWithWebIdentity",
+                "Condition": {
+                    "StringEquals": {
+                        f"{issuer}:sub": f"system:serviceaccount:{namespace}:{AUTOSCALER_SERVICE_ACCOUNT}",
+                        f"{issuer}:aud": "sts.amazonaws.com",
+                    }
+                },
+            }
+        ],
+    }
+
+
+def autoscaler_values(settings: ClusterAutoscalerSettings, cluster_name: str, region: str, role_arn: Any) -> dict[str, Any]:
+    """Helm values of the cluster-autoscaler chart."""
+    values: dict[str, Any] = {
+        "cloudProvider": "aws",
+        "awsRegion": region,
+        "autoDiscovery": {"clusterName": cluster_name},
+        "fullnameOverride": "cluster-autoscaler",
+        "rbac": {
+            "serviceAccount": {
+                "create": True,
+                "name": AUTOSCALER_SERVICE_ACCOUNT,
+                "annotations": {"eks.amazonaws.com/role-arn": role_arn},
+            }
+        },
+        "extraArgs": settings.extra_args(),
+        # The autoscaler must not evict itself while it removes the node it runs on.
+        "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+        "resources": {"requests": {"cpu": "100m", "memory": "300Mi"}, "limits": {"memory": "600Mi"}},
+    }
+    if settings.image is not None:
+        repository, _, tag = settings.image.rpartition(":")
+        values["image"] = {"repository": repository, "tag": tag}
+    return values
+
+
+class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
+    """GPU node groups with spot-first, on-demand-fallback autoscaling from zero."""
+
+    node_groups: dict[str, aws.eks.NodeGroup]
+    """Every node group, by name (<class>-spot, <class>-on-demand)."""
+    autoscaler_role_arn: pulumi.Output[str]
+    """The autoscaler's IRSA role."""
+    priority_configmap: k8s.core.v1.ConfigMap | None
+    """The priority expander's ConfigMap; None when priority is not in the expander chain."""
+    placements: dict[str, PoolPlacement]
+    """How a pod lands on each class (node selector and tolerations), by class name."""
+    expander: PriorityExpander
+    """The priority tiers in force."""
+
+    def __init__(
+        self,
+        name: str,
+        args: SpotFailoverEksNodeGroupsArgs,
+        cluster: EksClusterRef,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        """``cluster``: the EKS cluster (EksCluster.ref); ``opts.providers`` must hold its Kubernetes provider."""
+        super().__init__("gpu-platform:spot_failover_eks_node_groups:SpotFailoverEksNodeGroups", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        settings = args.autoscaler
+        self.expander = args.effective_expander()
+
+        self.node_groups = {}
+        for cls in args.classes:
+            for group, capacity, minimum, maximum in cls.node_groups():
+                node_group = aws.eks.NodeGroup(
+                    f"{name}-{group}",
+                    aws.eks.NodeGroupArgs(
+                        cluster_name=cluster.name,
+                        region=cluster.region,
+                        node_group_name=group,
+                        node_role_arn=cluster.node_role_arn,
+                        subnet_ids=cluster.subnet_ids,
+                        instance_types=list(cls.instance_types),
+                        capacity_type="SPOT" if capacity is CapacityType.SPOT else "ON_DEMAND",
+                        ami_type=cls.ami_type.value,
+                        disk_size=cls.disk_size_gib,
+                        scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                            min_size=minimum, max_size=maximum, desired_size=minimum
+                        ),
+                        update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                        labels=cls.node_labels(capacity),
+                        taints=[
+                            # EKS spells effects as GKE does (NO_SCHEDULE).
+                            aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.effect.gke)
+                            for t in cls.node_taints()
+                        ],
+                        tags={"gpu-platform.io/gpu-class": cls.name},
+                    ),
+                    # The autoscaler owns the size; a deploy must not reset it.
+                    opts=pulumi.ResourceOptions(
+                        parent=self,
+                        ignore_changes=["scalingConfig.desiredSize"],
+                        depends_on=[cluster.cluster_resource] if cluster.cluster_resource else None,
+                    ),
+                )
+                self.node_groups[group] = node_group
+                asg = node_group.resources.apply(lambda rs: rs[0].autoscaling_groups[0].name)
+                for key, value in asg_tags(cls, capacity, group, cluster.name).items():
+                    slug = re.sub(r"[^a-z0-9]+", "-", key.removeprefix("k8s.io/cluster-autoscaler/").lower()).strip("-")
+                    aws.autoscaling.Tag(
+                        f"{name}-{group}-tag-{slug}",
+                        aws.autoscaling.TagArgs(
+                            autoscaling_group_name=asg,
+                            region=cluster.region,
+                            tag=aws.autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
+                        ),
+                        opts=child,
+                    )
+
+        role = aws.iam.Role(
+            f"{name}-autoscaler-role",
+            aws.iam.RoleArgs(
+                description=f"cluster-autoscaler of {cluster.name} (IRSA)",
+                assume_role_policy=pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
+                    lambda v: json.dumps(autoscaler_trust_policy(v[0], v[1], settings.namespace))
+                ),
+            ),
+            opts=child,
+        )
+        policy = aws.iam.RolePolicy(
+            f"{name}-autoscaler-role-policy",
+            aws.iam.RolePolicyArgs(role=role.id, policy=json.dumps(autoscaler_iam_policy(cluster.name))),
+            opts=child,
+        )
+        self.autoscaler_role_arn = role.arn
+
+        self.priority_configmap = None
+        if Expander.PRIORITY in settings.expanders:
+            self.priority_configmap = k8s.core.v1.ConfigMap(
+                f"{name}-priority-expander",
+                k8s.core.v1.ConfigMapInitArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(
+                        name=PRIORITY_CONFIGMAP,
+                        namespace=settings.namespace,
+                        labels={"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "gpu-platform"},
+                    ),
+                    data={"priorities": self.expander.configmap_text()},
+                ),
+                opts=child,
+            )
+        helm_release(
+            f"{name}-autoscaler",
+            chart=AUTOSCALER_CHART,
+            version=settings.chart_version,
+            repository=AUTOSCALER_REPO,
+            namespace=settings.namespace,
+            values=autoscaler_values(settings, cluster.name, cluster.region, role.arn),
+            release_name="cluster-autoscaler",
+            # The priority ConfigMap must exist when the autoscaler starts, and its role may act.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[r for r in (self.priority_configmap, policy) if r]),
+        )
+
+        plugin_groups = sorted(
+            g for c in args.classes if not c.ami_type.ships_device_plugin for g, _, _, _ in c.node_groups()
+        )
+        if plugin_groups:
+            device_plugin_daemonset(f"{name}-device-plugin", args.device_plugin_image, plugin_groups, child)
+
+        self.placements = {s.name: s.placement for s in args.pool_shapes()}
+        self.register_outputs(
+            {
+                "nodeGroups": list(self.node_groups),
+                "autoscalerRoleArn": self.autoscaler_role_arn,
+                "priorities": self.expander.configmap_text(),
+            }
+        )
+
+
+def device_plugin_daemonset(
+    name: str, image: str, node_groups: list[str], opts: pulumi.ResourceOptions
+) -> k8s.apps.v1.DaemonSet:
+    """The NVIDIA device plugin on the given node groups only, tolerating every taint (it must run on each GPU node)."""
+    labels = {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/part-of": "gpu-platform"}
+    return k8s.apps.v1.DaemonSet(
+        name,
+        k8s.apps.v1.DaemonSetInitArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="nvidia-device-plugin", namespace="kube-system", labels=labels),
+            spec=k8s.apps.v1.DaemonSetSpecArgs(
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                update_strategy=k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="RollingUpdate"),
+                template=k8s.core.v1.PodTemplateSpecArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+                    spec=k8s.core.v1.PodSpecArgs(
+                        priority_class_name="system-node-critical",
+                        tolerations=[k8s.core.v1.TolerationArgs(operator="Exists")],
+                        affinity=k8s.core.v1.AffinityArgs(
+                            node_affinity=k8s.core.v1.NodeAffinityArgs(
+                                required_during_scheduling_ignored_during_execution=k8s.core.v1.NodeSelectorArgs(
+                                    node_selector_terms=[
+                                        k8s.core.v1.NodeSelectorTermArgs(
+                                            match_expressions=[
+                                                k8s.core.v1.NodeSelectorRequirementArgs(
+                                                    key=NODEGROUP_LABEL, operator="In", values=node_groups
+                                                )
+                                            ]
+                                        )
+                                    ]
+                                )
+                            )
+                        ),
+                        containers=[
+                            k8s.core.v1.ContainerArgs(
+                                name="nvidia-device-plugin",
+                                image=image,
+                                env=[k8s.core.v1.EnvVarArgs(name="FAIL_ON_INIT_ERROR", value="false")],
+                                resources=k8s.core.v1.ResourceRequirementsArgs(
+                                    requests={"cpu": "50m", "memory": "64Mi"}, limits={"memory": "256Mi"}
+                                ),
+                                security_context=k8s.core.v1.SecurityContextArgs(
+                                    allow_privilege_escalation=False,
+                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+                                ),
+                                volume_mounts=[
+                                    k8s.core.v1.VolumeMountArgs(name="device-plugin", mount_path="/var/lib/kubelet/device-plugins")
+                                ],
+                            )
+                        ],
+                        volumes=[
+                            k8s.core.v1.VolumeArgs(
+                                name="device-plugin",
+                                host_path=k8s.core.v1.HostPathVolumeSourceArgs(path="/var/lib/kubelet/device-plugins"),
+                            )
+                        ],
+                    ),
+                ),
+            ),
+        ),
+        opts=opts,
+    )

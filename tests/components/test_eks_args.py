@@ -1,0 +1,302 @@
+"""EKS stack config: every validator refuses a bad value, naming the key and what is allowed,
+and the priority expander's tiers order the seed's groups as the autoscaler will read them.
+
+The configs go through StackConfig, as a stack file's would, and are checked on the line
+the user sees: ``gpu-platform:<key path>: <message> (got <value>)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from components import (
+    ClusterAutoscalerSettings,
+    EksClusterArgs,
+    EksEndpointAccess,
+    SpotFailoverEksNodeGroupsArgs,
+    SystemNodeGroupArgs,
+)
+from components.spot_failover_eks_node_groups import asg_name_pattern, example_asg_name
+from infra.config import ConfigError, StackConfig, format_validation_error, load_stack_config
+from infra.preview import config_for_engine
+from tests.factories import eks, eks_node_groups, eks_stack, gpu_class
+
+SEED_TIERS = [
+    {"priority": 50, "patterns": ["^eks-small-spot-"]},
+    {"priority": 40, "patterns": ["^eks-small-on-demand-"]},
+    {"priority": 30, "patterns": ["^eks-large-spot-"]},
+    {"priority": 20, "patterns": ["^eks-large-on-demand-"]},
+]
+
+
+def refusal(config: dict[str, Any]) -> list[str]:
+    with pytest.raises(ValidationError) as info:
+        StackConfig.model_validate(config)
+    return format_validation_error(info.value, StackConfig, "gpu-platform")
+
+
+def with_change(path: str, value: Any) -> dict[str, Any]:
+    """The valid EKS stack with one value changed; ``path`` is dotted, list indexes as numbers."""
+    config = eks_stack()
+    parts = path.split(".")
+    node: Any = config
+    for part in parts[:-1]:
+        node = node[int(part)] if part.isdigit() else node.setdefault(part, {})
+    last = parts[-1]
+    if last.isdigit():
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return config
+
+
+BAD = [
+    # (changed key, value, reported key, fragment of the message)
+    ("eks.version", "1.3", "eks.version", "quote it"),
+    ("eks.version", "2.0", "eks.version", "from 1.28 to 1.39"),
+    ("eks.zones", ["ap-northeast-2a"], "eks.zones", "at least two zones"),
+    ("eks.zones", ["ap-northeast-2a", "ap-northeast-2a"], "eks.zones", "lists a zone twice"),
+    ("eks.zones", ["apne2-az1", "apne2-az3"], "eks.zones", "is not an availability zone"),
+    ("eks.zones", ["ap-northeast-2a", "us-west-2b"], "eks.zones[1]", "is not in region ap-northeast-2"),
+    ("eks.region", "Seoul", "eks.region", "is not an AWS region"),
+    ("eks.cluster_name", "-rapids", "eks.cluster_name", "is not a valid EKS cluster name"),
+    ("eks.vpc_cidr", "10.0.0.0/8", "eks.vpc_cidr", "must be a /16 to /20"),
+    ("eks.vpc_cidr", "10.0.0.1/16", "eks.vpc_cidr", "is not an IPv4 network"),
+    ("eks.zone_count", 1, "eks.zone_count", "greater than or equal to 2"),
+    ("eks.nat_gateways", "none", "eks.nat_gateways", "'single' or 'per_zone'"),
+    ("eks.endpoint", {"public": False, "private": False}, "eks.endpoint.public", "nothing could reach the API"),
+    ("eks.endpoint", {"public": False, "public_access_cidrs": ["10.0.0.0/8"]}, "eks.endpoint.public_access_cidrs", "public endpoint only"),
+    ("eks.endpoint", {"public_access_cidrs": ["10.0.0.0/33"]}, "eks.endpoint.public_access_cidrs", "not an IPv4 network"),
+    ("eks.system_node_group", {"instance_types": ["g4dn.xlarge"]}, "eks.system_node_group.instance_types", "not a known CPU instance type"),
+    ("eks.system_node_group", {"instance_types": ["m6i.large", "m6i.xlarge"]}, "eks.system_node_group.instance_types", "share one shape"),
+    ("eks.system_node_group", {"min_nodes": 5, "max_nodes": 3}, "eks.system_node_group.min_nodes", "above max_nodes 3"),
+    ("eks.addons", [{"name": "coredns"}, {"name": "coredns"}], "eks.addons", "lists an add-on twice"),
+    ("eks.log_types", ["everything"], "eks.log_types[0]", "'api'"),
+    ("eks_node_groups.classes.0.instance_types", ["g4dn.xlarge", "g4dn.12xlarge"], "eks_node_groups.classes[0].instance_types", "must share one shape"),
+    ("eks_node_groups.classes.0.instance_types", ["m5.large"], "eks_node_groups.classes[0].instance_types", "not a known GPU instance type"),
+    ("eks_node_groups.classes.0.instance_types", ["p9.huge"], "eks_node_groups.classes[0].instance_types", "not a known GPU instance type"),
+    ("eks_node_groups.classes.0.instance_types", ["p3.2xlarge", "p3.2xlarge"], "eks_node_groups.classes[0].instance_types", "lists a type twice"),
+    ("eks_node_groups.classes.0.name", "Small", "eks_node_groups.classes[0].name", "not a valid class name"),
+    ("eks_node_groups.classes.1.name", "small", "eks_node_groups.classes", "repeat a name"),
+    ("eks_node_groups.classes.0.min_nodes", 9, "eks_node_groups.classes[0].min_nodes", "above max_nodes 4"),
+    ("eks_node_groups.classes.0.max_nodes", 0, "eks_node_groups.classes[0].max_nodes", "greater than or equal to 1"),
+    ("eks_node_groups.classes.0", gpu_class(capacity="spot", fallback_max_nodes=2), "eks_node_groups.classes[0].fallback_max_nodes", "spot_then_on_demand only"),
+    ("eks_node_groups.classes.0.taints", [{"key": "nvidia.com/gpu", "value": "present"}], "eks_node_groups.classes[0].taints", "managed by the component"),
+    ("eks_node_groups.classes.0.taints", [{"key": "dedicated", "value": ""}], "eks_node_groups.classes[0].taints[0].value", "at least 1 character"),
+    ("eks_node_groups.classes.0.ami_type", "AL2_x86_64", "eks_node_groups.classes[0].ami_type", "AL2023_x86_64_NVIDIA"),
+    ("eks_node_groups.classes.0.labels", {"eks.amazonaws.com/capacityType": "SPOT"}, "eks_node_groups.classes[0].labels.eks.amazonaws.com/capacityType", "which the kubelet or the cloud manages"),
+    ("eks_node_groups.autoscaler", {"max_node_provision_time": "7 minutes"}, "eks_node_groups.autoscaler.max_node_provision_time", "not a Prometheus duration"),
+    ("eks_node_groups.autoscaler", {"expanders": ["least-waste", "priority"]}, "eks_node_groups.autoscaler.expanders", "priority must come first"),
+    ("eks_node_groups.autoscaler", {"expanders": ["priority", "priority"]}, "eks_node_groups.autoscaler.expanders", "lists an expander twice"),
+    ("eks_node_groups.autoscaler", {"expanders": ["price"]}, "eks_node_groups.autoscaler.expanders[0]", "'priority'"),
+    ("eks_node_groups.autoscaler", {"chart_version": "9.x"}, "eks_node_groups.autoscaler.chart_version", "one exact release"),
+    ("eks_node_groups.device_plugin_image", "nvcr.io/nvidia/k8s-device-plugin", "eks_node_groups.device_plugin_image", "must carry a version tag"),
+    ("eks_node_groups.priority_expander", {"tiers": [*SEED_TIERS, {"priority": 50, "patterns": [".*"]}]}, "eks_node_groups.priority_expander.tiers", "priority 50 is given to two tiers"),
+    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 5, "patterns": ["eks-(small"]}]}, "eks_node_groups.priority_expander.tiers[0].patterns", "does not compile"),
+    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 5, "patterns": ["eks-(?!large)"]}]}, "eks_node_groups.priority_expander.tiers[0].patterns", "RE2 refuses"),
+    ("eks_node_groups.priority_expander", {"tiers": SEED_TIERS[:3]}, "eks_node_groups.priority_expander.tiers", "node group large-on-demand"),
+    ("eks_node_groups.priority_expander", {"tiers": [*SEED_TIERS, {"priority": 1, "patterns": ["^eks-medium-"]}]}, "eks_node_groups.priority_expander.tiers[4].patterns", "matches no node group"),
+    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 10, "patterns": ["small-spot", "large-spot"]}, {"priority": 60, "patterns": ["on-demand"]}]}, "eks_node_groups.priority_expander.tiers", "on-demand group small-on-demand has priority 60, not below its spot twin small-spot (10)"),
+    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 10, "patterns": [".*"]}]}, "eks_node_groups.priority_expander.tiers", "not below its spot twin"),
+    ("eks_node_groups.priority_expander", {"tiers": []}, "eks_node_groups.priority_expander.tiers", "at least 1 item"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "key", "fragment"), BAD, ids=[f"{b[0]}={b[1]!s:.40}" for b in BAD])
+def test_fails_when_an_eks_value_is_wrong(path: str, value: Any, key: str, fragment: str) -> None:
+    lines = refusal(with_change(path, value))
+    matching = [line for line in lines if line.startswith(f"gpu-platform:{key}: ")]
+    assert matching, f"no problem reported at {key}; got {lines}"
+    assert any(fragment in line for line in matching), f"{fragment!r} not in {matching}"
+    assert all(line.endswith(")") and "(got " in line for line in matching)
+
+
+def test_at_least_twenty_distinct_bad_eks_configs() -> None:
+    assert len({(b[0], str(b[1])) for b in BAD}) >= 20
+
+
+def test_fails_when_the_expander_chain_has_no_priority_but_tiers_are_given() -> None:
+    config = eks_stack(autoscaler={"expanders": ["least-waste"]}, priority_expander={"tiers": SEED_TIERS})
+    assert refusal(config) == [
+        "gpu-platform:eks_node_groups.autoscaler.expanders: priority_expander is set but the expander chain has no "
+        "priority; put priority first (got \"least-waste\")"
+    ]
+
+
+def test_fails_when_aws_sections_are_missing_or_misplaced() -> None:
+    assert refusal({"cloud": "aws", "eks": eks()}) == [
+        "gpu-platform:eks_node_groups: eks_node_groups is required when cloud is aws (got null)"
+    ]
+    from tests.factories import gke
+
+    assert refusal({**eks_stack(), "gke": gke()}) == [
+        "gpu-platform:gke: gke applies to cloud gcp, not aws; remove it (got \"set\")"
+    ]
+    assert refusal({**eks_stack(), "monitoring": {"dcgm_exporter": {"node_selection": "gke"}}}) == [
+        "gpu-platform:monitoring.dcgm_exporter.node_selection: node_selection gke does not match cloud aws; use eks (got \"gke\")"
+    ]
+
+
+def test_on_demand_above_spot_is_accepted_when_explicitly_allowed() -> None:
+    tiers = [{"priority": 10, "patterns": ["spot"]}, {"priority": 60, "patterns": ["on-demand"]}]
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(
+        eks_node_groups(priority_expander={"tiers": tiers, "allow_on_demand_above_spot": True})
+    )
+    assert args.effective_expander().priority_of(example_asg_name("small-on-demand")) == 60
+
+
+def test_the_seed_tiers_are_accepted() -> None:
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(priority_expander={"tiers": SEED_TIERS}))
+    assert [t.priority for t in args.effective_expander().tiers] == [50, 40, 30, 20]
+
+
+def test_derived_priorities_are_the_seeds_order() -> None:
+    """small above large, each spot group above its on-demand twin, every other group last."""
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(
+        # Given large first: the order comes from the shapes, not from the list.
+        eks_node_groups(classes=[gpu_class(name="large", instance_types=["p3.8xlarge"]), gpu_class()])
+    )
+    priorities = yaml.safe_load(args.effective_expander().configmap_text())
+    assert list(priorities) == [50, 40, 30, 20, 1]
+    for priority, group in zip([50, 40, 30, 20], ["small-spot", "small-on-demand", "large-spot", "large-on-demand"]):
+        assert priorities[priority] == [asg_name_pattern(group)]
+    assert priorities[1] == [".*"]
+
+
+def test_configmap_text_orders_the_generated_asg_names() -> None:
+    """The ConfigMap value parsed back as YAML and matched, as the autoscaler does (unanchored
+    search, highest matching priority), against ASG names of the form eks-<nodegroup>-<uuid>."""
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups())
+    priorities = yaml.safe_load(args.effective_expander().configmap_text())
+    assert all(isinstance(p, int) for p in priorities)
+
+    def priority(asg: str) -> int:
+        return max(p for p, patterns in priorities.items() if any(re.search(x, asg) for x in patterns))
+
+    names = {g: example_asg_name(g) for g in ("small-spot", "small-on-demand", "large-spot", "large-on-demand")}
+    assert all(re.fullmatch(r"eks-[a-z0-9-]+-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", n) for n in names.values())
+    assert sorted(names, key=lambda g: -priority(names[g])) == ["small-spot", "small-on-demand", "large-spot", "large-on-demand"]
+    assert priority("eks-system-00000000-0000-0000-0000-000000000000") == 1
+    # A group's pattern does not take its twin's ASG.
+    assert not re.search(asg_name_pattern("small-spot"), names["small-on-demand"])
+
+
+def test_node_groups_per_class_and_capacity() -> None:
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups())
+    small = args.classes[0]
+    assert small.node_groups() == [("small-spot", "spot", 0, 4), ("small-on-demand", "on-demand", 0, 4)]
+    fallback = SpotFailoverEksNodeGroupsArgs.model_validate(
+        eks_node_groups(classes=[gpu_class(min_nodes=1, fallback_max_nodes=2)])
+    ).classes[0]
+    assert fallback.node_groups() == [("small-spot", "spot", 1, 4), ("small-on-demand", "on-demand", 0, 2)]
+    od = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(classes=[gpu_class(capacity="on_demand")])).classes[0]
+    assert od.node_groups() == [("small-on-demand", "on-demand", 0, 4)]
+
+
+def test_pool_shapes_of_an_eks_stack() -> None:
+    config = StackConfig.model_validate({**eks_stack(), "monitoring": {"enabled": False}})
+    shapes = {s.name: s for s in config.pool_shapes()}
+    assert [s.role for s in config.pool_shapes()] == ["system", "gpu", "gpu"]
+    small, large = shapes["small"], shapes["large"]
+    assert (small.vcpus, small.memory_mib, small.gpus_per_node, small.accelerator) == (8, 61 * 1024, 1, "nvidia-tesla-v100")
+    assert (large.gpus_per_node, large.min_nodes, large.max_nodes) == (4, 0, 4)  # 2 spot + 2 on-demand
+    assert small.placement.node_selector == {"gpu-platform.io/gpu-class": "small"}
+    assert [str(t) for t in small.taints] == ["nvidia.com/gpu=present:NoSchedule"]
+    assert shapes["system"].placement.node_selector == {"eks.amazonaws.com/nodegroup": "system"}
+    assert (shapes["system"].min_nodes, shapes["system"].max_nodes, shapes["system"].vcpus) == (2, 4, 2)
+
+
+# --- what load_stack_config adds: the aws provider's config ---------------------------------
+
+
+def lines_for(values: dict[str, object], stack: str = "test") -> list[str]:
+    values = {"gpu-platform:monitoring": {"enabled": False}, **values}
+    pulumi.runtime.set_all_config(config_for_engine(values), [])
+    pulumi.runtime.settings._set_stack(stack)
+    try:
+        with pytest.raises(ConfigError) as info:
+            load_stack_config()
+    finally:
+        pulumi.runtime.settings._set_stack("test")
+    return info.value.lines
+
+
+def test_fails_when_no_region_is_configured() -> None:
+    cluster = eks()
+    del cluster["region"]
+    assert lines_for({"gpu-platform:cloud": "aws", "gpu-platform:eks": cluster, "gpu-platform:eks_node_groups": eks_node_groups()}) == [
+        "aws:region: required when gpu-platform:eks.region is not set (got nothing)"
+    ]
+
+
+def test_fails_when_zones_are_outside_the_provider_region() -> None:
+    cluster = eks()
+    del cluster["region"]
+    assert lines_for(
+        {"aws:region": "us-west-2", "gpu-platform:cloud": "aws", "gpu-platform:eks": cluster, "gpu-platform:eks_node_groups": eks_node_groups()}
+    ) == [
+        'gpu-platform:eks.zones[0]: zone ap-northeast-2a is not in region us-west-2 (got "ap-northeast-2a")',
+        'gpu-platform:eks.zones[1]: zone ap-northeast-2c is not in region us-west-2 (got "ap-northeast-2c")',
+    ]
+
+
+def test_fails_when_the_stack_name_cannot_name_the_cluster() -> None:
+    assert lines_for(
+        {"gpu-platform:cloud": "aws", "gpu-platform:eks": eks(), "gpu-platform:eks_node_groups": eks_node_groups()},
+        stack="org/dev.eks",
+    ) == [
+        "gpu-platform:eks.cluster_name: required, since the stack name 'org/dev.eks' is not a valid EKS cluster name "
+        "(letters, digits, '-' and '_') (got nothing)"
+    ]
+
+
+# --- documented defaults described in words ----------------------------------------------------
+
+
+def test_eks_cluster_defaults() -> None:
+    args = EksClusterArgs()
+    assert args.cluster_name is None and args.region is None and args.zones is None
+    assert args.endpoint == EksEndpointAccess() and args.endpoint.public and args.endpoint.private
+    assert not args.endpoint.restricted
+    assert [a.name for a in args.addons] == ["vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"]
+    assert all(a.version is None for a in args.addons)
+    assert [t.value for t in args.log_types] == ["api", "audit", "authenticator"]
+    assert args.system_node_group == SystemNodeGroupArgs()
+
+
+def test_system_node_group_defaults() -> None:
+    group = SystemNodeGroupArgs()
+    assert (group.name, group.instance_types, group.min_nodes, group.max_nodes, group.disk_size_gib) == (
+        "system", ["m6i.large"], 2, 4, 50,
+    )
+
+
+def test_autoscaler_defaults_are_the_seeds_failover() -> None:
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups())
+    assert args.autoscaler == ClusterAutoscalerSettings()
+    settings = args.autoscaler
+    assert [e.value for e in settings.expanders] == ["priority", "least-waste"]
+    assert settings.extra_args()["expander"] == "priority,least-waste"
+    assert settings.extra_args()["max-node-provision-time"] == "7m"
+    assert settings.chart_version == "9.59.0"
+
+
+def test_class_defaults() -> None:
+    cls = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()).classes[0]
+    assert (cls.min_nodes, cls.capacity.value, cls.role.value, cls.ami_type.value, cls.disk_size_gib) == (
+        0, "spot_then_on_demand", "gpu", "AL2023_x86_64_NVIDIA", 100,
+    )
+    assert cls.fallback_max_nodes is None and cls.labels == {} and cls.taints == []
+
+
+def test_eks_stack_config_round_trips() -> None:
+    config = StackConfig.model_validate(copy.deepcopy(eks_stack()))
+    assert config.eks is not None and config.eks.zones == ["ap-northeast-2a", "ap-northeast-2c"]
+    assert config.eks_node_groups is not None and config.eks_node_groups.instance_types() == ["p3.2xlarge", "p3.8xlarge"]

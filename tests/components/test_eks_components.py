@@ -1,0 +1,302 @@
+"""EksCluster and SpotFailoverEksNodeGroups under the recording mock engine: every node group,
+ASG tag, IAM statement and Kubernetes object they declare, read back as the engine sees it."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+
+from components import EksCluster, EksClusterArgs, SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs
+from components.spot_failover_eks_node_groups import MUTATING_ACTIONS, READ_ACTIONS
+from infra.preview import RecordingMocks
+from tests.conftest import Engine, settled, settled_tree
+from tests.factories import eks, eks_node_groups, gpu_class
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+ASG_TAG = "aws:autoscaling/tag:Tag"
+
+
+def build(cluster_overrides: dict[str, Any] | None = None, **groups: Any) -> tuple[EksCluster, SpotFailoverEksNodeGroups]:
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(**groups))
+    cluster = EksCluster(
+        "c", EksClusterArgs.model_validate(eks(**(cluster_overrides or {}))), gpu_instance_types=args.instance_types()
+    )
+    gpu = SpotFailoverEksNodeGroups("c-gpu", args, cluster.ref, opts=pulumi.ResourceOptions(providers=[cluster.provider]))
+    return cluster, gpu
+
+
+def done(cluster: EksCluster, gpu: SpotFailoverEksNodeGroups, check: Any) -> pulumi.Output[Any]:
+    """Settle every registration (ASG tags wait on node group outputs) before checking."""
+    return pulumi.Output.all(settled_tree(cluster, gpu), cluster.kubeconfig).apply(lambda _: check())
+
+
+@pulumi.runtime.test
+def test_vpc_has_a_public_and_a_private_subnet_per_zone(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build()
+
+    def check() -> None:
+        subnets = engine.of_type("aws:ec2/subnet:Subnet")
+        assert [s.name for s in subnets] == ["c-private-a", "c-private-c", "c-public-a", "c-public-c"]
+        for s in subnets:
+            assert s.inputs["tags"]["kubernetes.io/cluster/c"] == "shared"
+        private = [s for s in subnets if "private" in s.name]
+        assert [s.inputs["availabilityZone"] for s in private] == ["ap-northeast-2a", "ap-northeast-2c"]
+        assert all(s.inputs["tags"]["kubernetes.io/role/internal-elb"] == "1" for s in private)
+        cidrs = [s.inputs["cidrBlock"] for s in subnets]
+        assert len(set(cidrs)) == 4 and all(c.startswith("10.0.") for c in cidrs)
+        assert len(engine.of_type("aws:ec2/natGateway:NatGateway")) == 1  # single by default
+        assert cluster.zones == ["ap-northeast-2a", "ap-northeast-2c"]
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_per_zone_nat_gateways(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build({"nat_gateways": "per_zone"})
+
+    def check() -> None:
+        nats = engine.of_type("aws:ec2/natGateway:NatGateway")
+        assert [n.name for n in nats] == ["c-nat-a", "c-nat-c"]
+        routes = {r.name: r.inputs["routes"][0]["natGatewayId"] for r in engine.of_type("aws:ec2/routeTable:RouteTable") if "private" in r.name}
+        assert routes == {"c-private-a-rt": "c-nat-a-id", "c-private-c-rt": "c-nat-c-id"}
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_cluster_version_endpoint_protection_and_irsa(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build({"version": "1.33", "endpoint": {"public_access_cidrs": ["198.51.100.0/24"]}})
+
+    def check() -> None:
+        eks_cluster = engine.resource("c-cluster")
+        assert eks_cluster.inputs["version"] == "1.33"
+        assert eks_cluster.inputs["vpcConfig"]["publicAccessCidrs"] == ["198.51.100.0/24"]
+        assert eks_cluster.inputs["vpcConfig"]["endpointPrivateAccess"] is True
+        assert eks_cluster.inputs["deletionProtection"] is True and eks_cluster.protect
+        assert eks_cluster.inputs["accessConfig"]["authenticationMode"] == "API"
+        assert eks_cluster.inputs["enabledClusterLogTypes"] == ["api", "audit", "authenticator"]
+        oidc = engine.resource("c-oidc")
+        assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]
+        assert oidc.inputs["url"].startswith("https://oidc.eks.ap-northeast-2.amazonaws.com/id/")
+        addons = sorted(a.inputs["addonName"] for a in engine.of_type("aws:eks/addon:Addon"))
+        assert addons == ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
+        assert engine.resource("c-system").urn in engine.resource("c-coredns").depends_on  # CoreDNS needs nodes
+        assert engine.resource("c-system").urn not in engine.resource("c-vpc-cni").depends_on
+        system = engine.resource("c-system")
+        assert system.inputs["capacityType"] == "ON_DEMAND" and system.inputs["instanceTypes"] == ["m6i.large"]
+        assert system.inputs["scalingConfig"] == {"desiredSize": 2, "maxSize": 4, "minSize": 2}
+        assert "taints" not in system.inputs
+        policies = sorted(p.inputs["policyArn"].rsplit("/", 1)[1] for p in engine.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment"))
+        assert policies == sorted(["AmazonEC2ContainerRegistryReadOnly", "AmazonEKSClusterPolicy", "AmazonEKS_CNI_Policy", "AmazonEKSWorkerNodePolicy"])
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_kubeconfig_is_a_secret_exec_config(engine: Engine) -> pulumi.Output[Any]:
+    cluster, _ = build()
+
+    def check(kubeconfig: str) -> None:
+        config = yaml.safe_load(kubeconfig)
+        user = config["users"][0]["user"]["exec"]
+        assert user["command"] == "aws"
+        assert user["args"] == ["--region", "ap-northeast-2", "eks", "get-token", "--cluster-name", "c", "--output", "json"]
+        assert config["clusters"][0]["cluster"]["server"] == "https://203.0.113.10"
+        assert config["clusters"][0]["cluster"]["certificate-authority-data"]
+        provider = engine.resource("c-k8s")
+        assert provider.inputs["kubeconfig"]["4dabf18193072939515e22adb298388d"] == "1b47061264138c4ac30d75fd1eb44270"
+
+    return pulumi.Output.all(settled_tree(cluster), cluster.kubeconfig).apply(lambda v: check(v[1]))
+
+
+@pulumi.runtime.test
+def test_two_node_groups_per_class_with_generated_labels(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build()
+
+    def check() -> None:
+        groups = {g.name: g.inputs for g in engine.of_type(NODE_GROUP) if g.name != "c-system"}
+        assert sorted(groups) == ["c-gpu-large-on-demand", "c-gpu-large-spot", "c-gpu-small-on-demand", "c-gpu-small-spot"]
+        for name, inputs in groups.items():
+            spot = name.endswith("-spot")
+            assert inputs["capacityType"] == ("SPOT" if spot else "ON_DEMAND")
+            # The seed's on-demand groups carried spot labels: each group's labels are its own.
+            assert inputs["labels"]["gpu-platform.io/capacity"] == ("spot" if spot else "on-demand")
+            assert inputs["labels"]["k8s.amazonaws.com/accelerator"] == "nvidia-tesla-v100"
+            assert inputs["taints"] == [{"effect": "NO_SCHEDULE", "key": "nvidia.com/gpu", "value": "present"}]
+            assert inputs["amiType"] == "AL2023_x86_64_NVIDIA"
+            assert inputs["scalingConfig"]["minSize"] == 0 and inputs["scalingConfig"]["desiredSize"] == 0
+            assert inputs["subnetIds"] == ["c-private-a-id", "c-private-c-id"]
+        assert groups["c-gpu-large-spot"]["instanceTypes"] == ["p3.8xlarge"]
+        for g in engine.of_type(NODE_GROUP):
+            assert g.ignore_changes == ["scalingConfig.desiredSize"]
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_every_asg_is_tagged_to_scale_from_zero(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build(classes=[gpu_class(taints=[{"key": "gpu-platform.io/workload", "value": "training"}], labels={"gpu-platform.io/workload": "training"})])
+
+    def check() -> None:
+        tags: dict[str, dict[str, str]] = {}
+        for t in engine.of_type(ASG_TAG):
+            tags.setdefault(t.inputs["autoscalingGroupName"], {})[t.inputs["tag"]["key"]] = t.inputs["tag"]["value"]
+            assert t.inputs["tag"]["propagateAtLaunch"] is False
+        # Tagged on the ASG EKS made for each node group: eks-<nodegroup>-<uuid>.
+        uuid = r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"
+        assert sorted(re.sub(uuid, "<uuid>", asg) for asg in tags) == ["eks-small-on-demand-<uuid>", "eks-small-spot-<uuid>"]
+        spot = next(v for k, v in tags.items() if "small-spot" in k)
+        template = "k8s.io/cluster-autoscaler/node-template"
+        assert spot == {
+            "k8s.io/cluster-autoscaler/enabled": "true",
+            "k8s.io/cluster-autoscaler/c": "owned",
+            f"{template}/label/gpu-platform.io/pool-role": "gpu",
+            f"{template}/label/gpu-platform.io/gpu-class": "small",
+            f"{template}/label/gpu-platform.io/capacity": "spot",
+            f"{template}/label/k8s.amazonaws.com/accelerator": "nvidia-tesla-v100",
+            f"{template}/label/gpu-platform.io/workload": "training",
+            f"{template}/label/eks.amazonaws.com/capacityType": "SPOT",
+            f"{template}/label/eks.amazonaws.com/nodegroup": "small-spot",
+            f"{template}/taint/nvidia.com/gpu": "present:NoSchedule",
+            f"{template}/taint/gpu-platform.io/workload": "training:NoSchedule",
+            f"{template}/resources/nvidia.com/gpu": "1",
+            f"{template}/resources/ephemeral-storage": "100Gi",
+        }
+        od = next(v for k, v in tags.items() if "small-on-demand" in k)
+        assert od[f"{template}/label/eks.amazonaws.com/capacityType"] == "ON_DEMAND"
+        assert od[f"{template}/label/gpu-platform.io/capacity"] == "on-demand"
+        # Every taint carries a value, as the autoscaler's template parser needs.
+        assert all(re.fullmatch(r"[^:=]+:(NoSchedule|PreferNoSchedule|NoExecute)", v) for k, v in spot.items() if "/taint/" in k)
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_autoscaler_iam_is_least_privilege_irsa(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build()
+
+    def check() -> None:
+        policy = json.loads(engine.resource("c-gpu-autoscaler-role-policy").inputs["policy"])
+        actions = [a for s in policy["Statement"] for a in s["Action"]]
+        assert all("*" not in a for a in actions), actions
+        assert set(actions) == set(READ_ACTIONS) | set(MUTATING_ACTIONS)
+        assert "autoscaling:DescribeScalingActivities" in actions  # early abort on failed spot activities
+        for statement in policy["Statement"]:
+            if set(statement["Action"]) & set(MUTATING_ACTIONS):
+                assert set(statement["Action"]) <= set(MUTATING_ACTIONS)
+                assert statement["Condition"] == {"StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/c": "owned"}}
+            else:
+                assert "Condition" not in statement and all(a.split(":")[1].startswith(("Describe", "Get")) for a in statement["Action"])
+        trust = json.loads(engine.resource("c-gpu-autoscaler-role").inputs["assumeRolePolicy"])
+        (statement,) = trust["Statement"]
+        assert statement["Action"] == "sts:AssumeRoleWithWebIdentity"
+        assert statement["Principal"]["Federated"].endswith(":oidc-provider/c-oidc")
+        conditions = statement["Condition"]["StringEquals"]
+        issuer = "oidc.eks.ap-northeast-2.amazonaws.com/id/0FFL1NE0000000000000000000000000"
+        assert conditions == {f"{issuer}:sub": "system:serviceaccount:kube-system:cluster-autoscaler", f"{issuer}:aud": "sts.amazonaws.com"}
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_autoscaler_release_configmap_and_device_plugin(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build(autoscaler={"max_node_provision_time": "7m"})
+
+    def check() -> None:
+        (release,) = engine.of_type("kubernetes:helm.sh/v3:Release")
+        inputs = release.inputs
+        assert (inputs["chart"], inputs["version"], inputs["namespace"]) == ("cluster-autoscaler", "9.59.0", "kube-system")
+        assert inputs["repositoryOpts"]["repo"] == "https://kubernetes.github.io/autoscaler"
+        values = inputs["values"]
+        assert values["autoDiscovery"]["clusterName"] == "c" and values["awsRegion"] == "ap-northeast-2"
+        assert values["rbac"]["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"].endswith(":role/c-gpu-autoscaler-role")
+        args = values["extraArgs"]
+        assert args["expander"] == "priority,least-waste" and args["max-node-provision-time"] == "7m"
+        configmap = engine.resource("c-gpu-priority-expander")
+        assert configmap.inputs["metadata"] == {
+            "labels": {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "gpu-platform"},
+            "name": "cluster-autoscaler-priority-expander",
+            "namespace": "kube-system",
+        }
+        assert configmap.urn in release.depends_on  # present before the autoscaler starts
+        assert list(yaml.safe_load(configmap.inputs["data"]["priorities"])) == [50, 40, 30, 20, 1]
+        plugin = engine.resource("c-gpu-device-plugin").inputs
+        terms = plugin["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        assert terms[0]["matchExpressions"][0]["values"] == ["large-on-demand", "large-spot", "small-on-demand", "small-spot"]
+        assert plugin["spec"]["template"]["spec"]["tolerations"] == [{"operator": "Exists"}]
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_bottlerocket_groups_get_no_device_plugin(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build(classes=[gpu_class(ami_type="BOTTLEROCKET_x86_64_NVIDIA")])
+
+    def check() -> None:
+        assert "c-gpu-device-plugin" not in engine.names()
+        assert {g.inputs["amiType"] for g in engine.of_type(NODE_GROUP) if g.name != "c-system"} == {"BOTTLEROCKET_x86_64_NVIDIA"}
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_no_priority_configmap_without_the_priority_expander(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build(autoscaler={"expanders": ["least-waste"]})
+
+    def check() -> None:
+        assert gpu.priority_configmap is None
+        assert "c-gpu-priority-expander" not in engine.names()
+
+    return done(cluster, gpu, check)
+
+
+class Offerings(RecordingMocks):
+    """AWS as the seed met it: ap-northeast-2b offers none of the GPU types."""
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        assert args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"
+        offered = {"ap-northeast-2a", "ap-northeast-2c", "ap-northeast-2d"}
+        filters = {f["name"]: f["values"] for f in args.args["filters"]}
+        zones = [z for z in filters.get("location", sorted(offered | {"ap-northeast-2b"})) if z in offered]
+        pairs = [(z, t) for z in zones for t in filters["instance-type"]]
+        return {"locations": [z for z, _ in pairs], "instanceTypes": [t for _, t in pairs]}
+
+
+@pytest.fixture
+def offerings() -> Engine:
+    mocks = Offerings()
+    monitor = Engine(mocks)
+    pulumi.runtime.set_mocks(mocks, project="gpu-platform", stack="test", preview=False, monitor=monitor)
+    return monitor
+
+
+def test_fails_when_a_zone_offers_no_gpu_instances(offerings: Engine) -> None:
+    with pytest.raises(ValueError) as info:
+        EksCluster(
+            "c",
+            EksClusterArgs.model_validate(eks(zones=["ap-northeast-2a", "ap-northeast-2b"])),
+            gpu_instance_types=["g4dn.xlarge"],
+        )
+    assert str(info.value) == (
+        "zones: zone ap-northeast-2b does not offer g4dn.xlarge; zones that offer every GPU instance type: "
+        "ap-northeast-2a"
+    )
+    assert offerings.recorded == []  # refused before anything was registered
+
+
+@pulumi.runtime.test
+def test_zones_are_looked_up_when_not_given(offerings: Engine) -> pulumi.Output[Any]:
+    cluster = EksCluster(
+        "c", EksClusterArgs.model_validate(eks(zones=None, zone_count=2)), gpu_instance_types=["g4dn.xlarge"]
+    )
+    assert cluster.zones == ["ap-northeast-2a", "ap-northeast-2c"]  # 2b offers none; two zones asked for
+    return settled_tree(cluster).apply(
+        lambda _: sorted(s.inputs["availabilityZone"] for s in offerings.of_type("aws:ec2/subnet:Subnet"))
+        == ["ap-northeast-2a", "ap-northeast-2a", "ap-northeast-2c", "ap-northeast-2c"]
+        or pytest.fail("subnets not in the looked-up zones")
+    )
