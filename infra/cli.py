@@ -4,6 +4,10 @@
         Run the Pulumi program offline under a recording mock engine, check its Kubernetes
         objects and run the policy pack over it. Exit 0 clean, 1 schema or mandatory policy
         violations, 2 config errors, 3 the program failed.
+    gpu-platform preflight eks <stack>
+        Ask AWS (boto3, the usual credentials) whether the stack's zones offer its GPU instance
+        types, whether each class's types share one shape, and whether the GPU vCPU quotas hold
+        every node group at its maximum. Exit 0 when a deploy would pass, 1 when it would fail.
     gpu-platform docs [--check | --write]
         The stack config reference generated from the models (README and Pulumi.yaml).
 
@@ -222,6 +226,40 @@ def _write_outputs(
         write_manifests(objects, Path(args.manifests))
 
 
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from infra.config import Cloud, ConfigError
+    from infra.preflight import preflight_eks
+    from infra.preview import PreviewError, find_project_dir, load_stack
+
+    try:
+        project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
+        config = load_stack(project_dir, args.stack)
+    except (PreviewError, ConfigError) as exc:
+        for line in exc.lines:
+            _err(line)
+        return EXIT_CONFIG
+    if config.cloud is not Cloud.AWS:
+        _err(f"stack {args.stack} deploys to {config.cloud.value}, not aws: preflight {args.cloud} checks EKS stacks")
+        return EXIT_CONFIG
+    import boto3
+    import botocore.exceptions
+    import pulumi_aws
+
+    assert config.eks is not None
+    region = config.eks.region or str(pulumi_aws.config.region)
+    session = boto3.Session(region_name=region)
+    try:
+        findings = preflight_eks(config, region, session.client("ec2"), session.client("service-quotas"))
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+        _err(f"cannot ask AWS in {region}: {exc}")
+        return EXIT_CONFIG
+    for finding in findings:
+        print(finding)
+    errors = sum(f.error for f in findings)
+    print(f"{len(findings)} checks, {errors} would fail a deploy")
+    return EXIT_VIOLATIONS if errors else EXIT_OK
+
+
 def cmd_docs(args: argparse.Namespace) -> int:
     from infra.docs import sync_docs
     from infra.preview import PreviewError, find_project_dir
@@ -267,6 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--policy-config", metavar="FILE", help="policy pack config (the JSON of pulumi preview --policy-pack-config)"
     )
     preview.set_defaults(func=cmd_preview)
+
+    preflight = sub.add_parser("preflight", help="what the cloud account must offer before a stack deploys")
+    preflight.add_argument("cloud", choices=["eks"], help="eks: zones, instance shapes and GPU vCPU quotas, asked of AWS")
+    preflight.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    preflight.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
+    preflight.set_defaults(func=cmd_preflight)
 
     docs = sub.add_parser("docs", help="the stack config reference generated from the models")
     group = docs.add_mutually_exclusive_group()

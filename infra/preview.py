@@ -37,6 +37,7 @@ __all__ = [
     "SECRET_SIG",
     "config_for_engine",
     "find_project_dir",
+    "load_stack",
     "read_stack_file",
     "run_program",
 ]
@@ -345,6 +346,19 @@ def config_for_engine(config: dict[str, Any]) -> dict[str, str]:
         else:
             out[key] = json.dumps(value)
     return out
+
+
+def load_stack(project_dir: Path, stack: str) -> Any:
+    """The stack's typed config, read from its stack file as the program would read it (for
+    commands that plan or check a stack without running the program). Raises PreviewError
+    or ConfigError."""
+    from infra.config import load_stack_config
+
+    config, secret_keys = read_stack_file(project_dir, stack)
+    pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys))
+    pulumi.runtime.settings._set_project(PROJECT)  # noqa: SLF001 - what `pulumi` sets for a program
+    pulumi.runtime.settings._set_stack(stack)  # noqa: SLF001
+    return load_stack_config()
 
 
 # --- running the program ----------------------------------------------------------------------

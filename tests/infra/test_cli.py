@@ -168,3 +168,47 @@ def test_unwritable_output_is_one_line(tmp_path: Path, flag: str, capsys: pytest
 
 def test_docs_are_in_sync() -> None:
     assert main(["docs", "--check", "--project-dir", str(PROJECT_DIR)]) == 0
+
+
+def test_preflight_refuses_a_stack_of_another_cloud(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["preflight", "eks", "dev-gke", "--project-dir", str(PROJECT_DIR)]) == 2
+    assert capsys.readouterr().err == (
+        "gpu-platform: stack dev-gke deploys to gcp, not aws: preflight eks checks EKS stacks\n"
+    )
+
+
+def test_preflight_eks_asks_aws_and_exits_by_its_findings(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command end to end with EC2 mocked by moto and a quota that is too small."""
+    import boto3
+    from botocore.stub import Stubber
+    from moto import mock_aws
+
+    real_session = boto3.Session
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+
+    def session(*args: object, **kwargs: object) -> object:
+        made = real_session(*args, **kwargs)
+        client = made.client
+
+        def client_for(service: str) -> object:
+            c = client(service)
+            if service == "service-quotas":
+                stub = Stubber(c)
+                for code in ("L-DB2E81BA", "L-3819A6DF"):
+                    stub.add_response("get_service_quota", {"Quota": {"QuotaCode": code, "Value": 8.0}}, {"ServiceCode": "ec2", "QuotaCode": code})
+                stub.activate()
+            return c
+
+        made.client = client_for  # type: ignore[method-assign]
+        return made
+
+    monkeypatch.setattr(boto3, "Session", session)
+    with mock_aws():
+        code = main(["preflight", "eks", "dev-eks", "--project-dir", str(PROJECT_DIR)])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1
+    assert "ok: zone ap-northeast-2c offers g4dn.xlarge" in out
+    assert any(line.startswith("error: All G and VT Spot Instance Requests (L-3819A6DF) in ap-northeast-2 is 8 vCPUs") for line in out)
+    assert out[-1].endswith("would fail a deploy")

@@ -1,0 +1,152 @@
+"""`gpu-platform preflight eks <stack>`: what AWS must offer before an EKS stack can deploy.
+
+For the stack's region and GPU classes, asked of the account with boto3:
+
+- which availability zones offer each GPU instance type (ec2:DescribeInstanceTypeOfferings),
+  and whether the stack's zones offer all of them (or, with zones left to lookup, whether
+  at least two zones do);
+- whether each class's instance types share one shape as EC2 reports them
+  (ec2:DescribeInstanceTypes), and whether the catalog the components use agrees;
+- whether the account's vCPU quotas for GPU instances (on-demand and spot, G and P
+  families; service-quotas:GetServiceQuota) hold every node group at its maximum.
+
+One finding per line; a finding that would make a deploy fail (or leave a node group that
+can never scale) is an error.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from components.gpu_catalog import aws_instance_type
+from components.pools import CapacityType
+from infra.config import StackConfig
+
+__all__ = ["QUOTAS", "Finding", "preflight_eks"]
+
+QUOTAS: dict[tuple[str, CapacityType], tuple[str, str]] = {
+    ("G", CapacityType.ON_DEMAND): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
+    ("P", CapacityType.ON_DEMAND): ("L-417A185B", "Running On-Demand P instances"),
+    ("G", CapacityType.SPOT): ("L-3819A6DF", "All G and VT Spot Instance Requests"),
+    ("P", CapacityType.SPOT): ("L-7212CCBC", "All P Spot Instance Requests"),
+}
+"""EC2 vCPU quotas (Service Quotas codes) by instance family and capacity type."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the preflight report."""
+
+    error: bool
+    message: str
+
+    def __str__(self) -> str:
+        return f"{'error' if self.error else 'ok'}: {self.message}"
+
+
+def _offerings(ec2: Any, types: list[str]) -> dict[str, set[str]]:
+    """Instance type -> the zones that offer it."""
+    zones: dict[str, set[str]] = {t: set() for t in types}
+    pages = ec2.get_paginator("describe_instance_type_offerings").paginate(
+        LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": types}]
+    )
+    for page in pages:
+        for offering in page["InstanceTypeOfferings"]:
+            zones.setdefault(offering["InstanceType"], set()).add(offering["Location"])
+    return zones
+
+
+def _shape(item: dict[str, Any]) -> tuple[int, int, str | None, int]:
+    gpus = (item.get("GpuInfo") or {}).get("Gpus") or [{}]
+    return item["VCpuInfo"]["DefaultVCpus"], item["MemoryInfo"]["SizeInMiB"], gpus[0].get("Name"), gpus[0].get("Count", 0)
+
+
+def _quota(quotas: Any, code: str) -> float:
+    try:
+        return float(quotas.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"])
+    except quotas.exceptions.NoSuchResourceException:
+        # No value applied to this account: the AWS default is in force.
+        return float(quotas.get_aws_default_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"])
+
+
+def preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> list[Finding]:
+    """The findings for an aws stack, asking ``ec2`` and ``quotas`` (boto3 clients in ``region``)."""
+    assert config.eks is not None and config.eks_node_groups is not None
+    groups = config.eks_node_groups
+    findings: list[Finding] = []
+    types = groups.instance_types()
+
+    offered = _offerings(ec2, types)
+    for itype in types:
+        zones = sorted(offered.get(itype, ()))
+        if zones:
+            findings.append(Finding(False, f"{itype} is offered in {', '.join(zones)}"))
+        else:
+            findings.append(Finding(True, f"{itype} is offered in no zone of {region}; choose another type or region"))
+    everywhere = sorted(set.intersection(*(offered.get(t, set()) for t in types))) if types else []
+    if config.eks.zones is not None:
+        for zone in config.eks.zones:
+            missing = [t for t in types if zone not in offered.get(t, set())]
+            if missing:
+                findings.append(
+                    Finding(
+                        True,
+                        f"zone {zone} of eks.zones does not offer {', '.join(missing)}: its node groups could never get "
+                        f"those nodes; use zones that offer every GPU type: {', '.join(everywhere) or 'none'}",
+                    )
+                )
+            else:
+                findings.append(Finding(False, f"zone {zone} offers {', '.join(types)}"))
+    elif len(everywhere) < 2:
+        findings.append(
+            Finding(True, f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(everywhere) or 'none'}); EKS needs two")
+        )
+    else:
+        picked = everywhere[: config.eks.zone_count]
+        findings.append(Finding(False, f"zones looked up at deploy: {', '.join(picked)} offer {', '.join(types)}"))
+
+    reported = {
+        item["InstanceType"]: item
+        for page in ec2.get_paginator("describe_instance_types").paginate(InstanceTypes=types)
+        for item in page["InstanceTypes"]
+    }
+    for cls in groups.classes:
+        shapes = {t: _shape(reported[t]) for t in cls.instance_types if t in reported}
+        for itype in cls.instance_types:
+            if itype not in reported:
+                continue
+            row = aws_instance_type(itype)
+            if shapes[itype] != (row.vcpus, row.memory_mib, row.gpu, row.gpu_count):
+                findings.append(
+                    Finding(True, f"class {cls.name}: EC2 reports {itype} as {shapes[itype]} (vCPUs, MiB, GPU, GPUs), "
+                                  f"the catalog as {(row.vcpus, row.memory_mib, row.gpu, row.gpu_count)}: fix components/gpu_catalog.py")
+                )
+        if len(set(shapes.values())) > 1:
+            findings.append(Finding(True, f"class {cls.name}: instance types differ in shape: {shapes}"))
+        elif shapes:
+            vcpus, mib, gpu, count = next(iter(shapes.values()))
+            findings.append(
+                Finding(False, f"class {cls.name}: {', '.join(cls.instance_types)} share one shape ({vcpus} vCPUs, {mib // 1024} GiB, {count}x {gpu})")
+            )
+
+    need: dict[tuple[str, CapacityType], list[tuple[str, int]]] = defaultdict(list)
+    for cls in groups.classes:
+        shape = cls.shape
+        assert shape.quota_family is not None  # GPU classes only
+        for group, capacity, _, maximum in cls.node_groups():
+            need[(shape.quota_family, capacity)].append((f"{group} {maximum}x{shape.vcpus}", maximum * shape.vcpus))
+    for key in sorted(need, key=lambda k: (k[0], k[1].value)):
+        code, name = QUOTAS[key]
+        total = sum(v for _, v in need[key])
+        have = _quota(quotas, code)
+        detail = " + ".join(label for label, _ in need[key])
+        what = f"{name} ({code}) in {region}"
+        if total > have:
+            findings.append(
+                Finding(True, f"{what} is {have:g} vCPUs; the node groups may need {total} ({detail}): request an increase")
+            )
+        else:
+            findings.append(Finding(False, f"{what} is {have:g} vCPUs; the node groups need at most {total}"))
+    return findings

@@ -1,0 +1,127 @@
+"""`gpu-platform preflight eks`: EC2 answered by moto (its offerings and instance types are
+recorded from AWS); Service Quotas' GetServiceQuota for EC2 answered by botocore's Stubber,
+since moto 5.2 implements Service Quotas for the vpc service only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from moto import mock_aws
+
+from components.gpu_catalog import AWS_INSTANCE_TYPES, AwsInstanceType
+from infra.config import StackConfig
+from infra.preflight import QUOTAS, preflight_eks
+from tests.factories import eks, eks_node_groups, gpu_class
+
+REGION = "ap-northeast-2"
+
+
+@pytest.fixture
+def ec2() -> Iterator[Any]:
+    with mock_aws():
+        yield boto3.client("ec2", region_name=REGION)
+
+
+def quotas(values: dict[str, float], missing: tuple[str, ...] = ()) -> Any:
+    """A Service Quotas client answering GetServiceQuota for the codes asked, in QUOTAS order."""
+    client = boto3.client("service-quotas", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
+    stub = Stubber(client)
+    for code, value in values.items():
+        params = {"ServiceCode": "ec2", "QuotaCode": code}
+        if code in missing:
+            stub.add_client_error("get_service_quota", "NoSuchResourceException", expected_params=params)
+            stub.add_response("get_aws_default_service_quota", {"Quota": {"QuotaCode": code, "Value": value}}, params)
+        else:
+            stub.add_response("get_service_quota", {"Quota": {"QuotaCode": code, "Value": value}}, params)
+    stub.activate()
+    client.stub = stub
+    return client
+
+
+def stack(classes: list[dict[str, Any]], zones: list[str] | None = None) -> StackConfig:
+    cluster = eks() if zones is None else eks(zones=zones)
+    if zones == []:
+        cluster = eks(zones=None)
+    return StackConfig.model_validate(
+        {"cloud": "aws", "eks": cluster, "eks_node_groups": eks_node_groups(classes=classes), "monitoring": {"enabled": False}}
+    )
+
+
+G_ON_DEMAND, G_SPOT = QUOTAS[("G", "on-demand")][0], QUOTAS[("G", "spot")][0]
+
+
+def lines(findings: list[Any]) -> list[str]:
+    return [str(f) for f in findings]
+
+
+def test_a_sound_stack_passes(ec2: Any) -> None:
+    config = stack([gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=4)])
+    client = quotas({G_ON_DEMAND: 64, G_SPOT: 64})
+    out = lines(preflight_eks(config, REGION, ec2, client))
+    client.stub.assert_no_pending_responses()
+    assert out == [
+        "ok: g4dn.xlarge is offered in ap-northeast-2a, ap-northeast-2b, ap-northeast-2c",
+        "ok: zone ap-northeast-2a offers g4dn.xlarge",
+        "ok: zone ap-northeast-2c offers g4dn.xlarge",
+        "ok: class t4: g4dn.xlarge share one shape (4 vCPUs, 16 GiB, 1x T4)",
+        "ok: Running On-Demand G and VT instances (L-DB2E81BA) in ap-northeast-2 is 64 vCPUs; the node groups need at most 16",
+        "ok: All G and VT Spot Instance Requests (L-3819A6DF) in ap-northeast-2 is 64 vCPUs; the node groups need at most 16",
+    ]
+
+
+def test_fails_when_a_zone_lacks_the_gpu_type(ec2: Any) -> None:
+    # EC2 (as moto records it) offers g5.xlarge in ap-northeast-2a, 2c and 2d, not 2b.
+    config = stack([gpu_class(name="a10", instance_types=["g5.xlarge"], max_nodes=2)], zones=["ap-northeast-2a", "ap-northeast-2b"])
+    out = lines(preflight_eks(config, REGION, ec2, quotas({G_ON_DEMAND: 64, G_SPOT: 64})))
+    assert (
+        "error: zone ap-northeast-2b of eks.zones does not offer g5.xlarge: its node groups could never get those nodes; "
+        "use zones that offer every GPU type: ap-northeast-2a, ap-northeast-2c, ap-northeast-2d"
+    ) in out
+    assert "ok: zone ap-northeast-2a offers g5.xlarge" in out
+
+
+def test_fails_when_no_zone_offers_a_type(ec2: Any) -> None:
+    config = stack([gpu_class(name="a100", instance_types=["p4de.24xlarge"], max_nodes=1, capacity="on_demand")])
+    out = lines(preflight_eks(config, REGION, ec2, quotas({QUOTAS[("P", "on-demand")][0]: 96})))
+    assert "error: p4de.24xlarge is offered in no zone of ap-northeast-2; choose another type or region" in out
+    assert any(line.startswith("error: zone ap-northeast-2a of eks.zones does not offer p4de.24xlarge") for line in out)
+
+
+def test_looked_up_zones_are_reported(ec2: Any) -> None:
+    config = stack([gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=1)], zones=[])
+    out = lines(preflight_eks(config, REGION, ec2, quotas({G_ON_DEMAND: 8, G_SPOT: 8})))
+    assert "ok: zones looked up at deploy: ap-northeast-2a, ap-northeast-2b, ap-northeast-2c offer g4dn.xlarge" in out
+
+
+def test_fails_when_the_gpu_vcpu_quota_is_too_small(ec2: Any) -> None:
+    config = stack(
+        [
+            gpu_class(name="small", instance_types=["g4dn.xlarge"], max_nodes=4),
+            gpu_class(name="large", instance_types=["g4dn.12xlarge"], max_nodes=2, fallback_max_nodes=1),
+        ]
+    )
+    # Spot has the default quota of a new account applied; on-demand has none applied.
+    client = quotas({G_ON_DEMAND: 64, G_SPOT: 32}, missing=(G_ON_DEMAND,))
+    out = lines(preflight_eks(config, REGION, ec2, client))
+    assert (
+        "ok: Running On-Demand G and VT instances (L-DB2E81BA) in ap-northeast-2 is 64 vCPUs; the node groups need at most 64"
+    ) in out  # 4 x 4 + 1 x 48
+    assert (
+        "error: All G and VT Spot Instance Requests (L-3819A6DF) in ap-northeast-2 is 32 vCPUs; the node groups may need 112 "
+        "(small-spot 4x4 + large-spot 2x48): request an increase"
+    ) in out
+
+
+def test_fails_when_the_catalog_disagrees_with_ec2(ec2: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    wrong = AwsInstanceType("g4dn.xlarge", 4, 8 * 1024, "T4", 1, 16 * 1024)
+    monkeypatch.setitem(AWS_INSTANCE_TYPES, "g4dn.xlarge", wrong)
+    config = stack([gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=1)])
+    out = lines(preflight_eks(config, REGION, ec2, quotas({G_ON_DEMAND: 8, G_SPOT: 8})))
+    assert (
+        "error: class t4: EC2 reports g4dn.xlarge as (4, 16384, 'T4', 1) (vCPUs, MiB, GPU, GPUs), the catalog as "
+        "(4, 8192, 'T4', 1): fix components/gpu_catalog.py"
+    ) in out
