@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+import yaml
+
 EXIT_OK = 0
 EXIT_VIOLATIONS = 1
 EXIT_CONFIG = 2
@@ -98,6 +100,28 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
             parts.append(f"placement={inputs['placementPolicy']['type']}")
         if (inputs.get("queuedProvisioning") or {}).get("enabled"):
             parts.append("queuedProvisioning=on")
+    elif type_ == "aws:eks/cluster:Cluster":
+        vpc = inputs.get("vpcConfig") or {}
+        parts.append(f"version={inputs.get('version')} region={inputs.get('region')}")
+        parts.append(f"publicEndpoint={str(vpc.get('endpointPublicAccess', True)).lower()}")
+        if vpc.get("publicAccessCidrs"):
+            parts.append(f"publicAccessCidrs={','.join(vpc['publicAccessCidrs'])}")
+        parts.append(f"deletionProtection={str(inputs.get('deletionProtection')).lower()}")
+    elif type_ == "aws:eks/nodeGroup:NodeGroup":
+        scaling = inputs.get("scalingConfig") or {}
+        parts.append(f"types={','.join(inputs.get('instanceTypes') or [])} capacity={inputs.get('capacityType')}")
+        parts.append(f"scaling={scaling.get('minSize')}..{scaling.get('maxSize')} ami={inputs.get('amiType')}")
+        taints = inputs.get("taints") or []
+        if taints:
+            parts.append("taints=" + ",".join(f"{t['key']}={t['value']}:{t['effect']}" for t in taints))
+        labels = inputs.get("labels") or {}
+        if labels:
+            parts.append("labels=" + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
+    elif type_ == "aws:autoscaling/tag:Tag":
+        tag = inputs.get("tag") or {}
+        parts.append(f"{tag.get('key')}={tag.get('value')}")
+    elif type_ == "aws:ec2/subnet:Subnet":
+        parts.append(f"zone={inputs.get('availabilityZone')} cidr={inputs.get('cidrBlock')}")
     elif type_ == "gcp:serviceaccount/account:Account":
         parts.append(f"accountId={inputs.get('accountId')}")
     elif type_ == "gcp:projects/iAMMember:IAMMember":
@@ -109,11 +133,17 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
         repo = (inputs.get("repositoryOpts") or {}).get("repo")
         if repo:
             parts.append(f"repo={repo}")
+        if inputs.get("chart") == "cluster-autoscaler":
+            args = (inputs.get("values") or {}).get("extraArgs") or {}
+            parts.append(" ".join(f"--{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in args.items()))
     elif type_.startswith("pulumi:providers:kubernetes"):
         parts.append("kubeconfig=[secret]" if _secret(inputs.get("kubeconfig")) else "kubeconfig=(plaintext!)")
     elif type_.startswith("kubernetes:") and "kind" in inputs:
         meta = inputs.get("metadata") or {}
         parts.append(f"{inputs.get('apiVersion')} {inputs.get('kind')} {meta.get('namespace', '') and meta['namespace'] + '/'}{meta.get('name', '')}")
+        if inputs.get("kind") == "ConfigMap" and meta.get("name") == "cluster-autoscaler-priority-expander":
+            tiers = yaml.safe_load((inputs.get("data") or {}).get("priorities") or "") or {}
+            parts.append("priorities=" + " > ".join(f"{p}:{'|'.join(v)}" for p, v in tiers.items()))
         if inputs.get("kind") == "ComputeClass":
             order = [",".join(p.get("nodepools", [])) for p in (inputs.get("spec") or {}).get("priorities", [])]
             parts.append("priorities=" + " > ".join(order))

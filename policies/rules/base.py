@@ -109,17 +109,35 @@ GKE_CLUSTER = "gcp:container/cluster:Cluster"
 GKE_DEFAULT_ZONES = 3  # a regional cluster without node locations spreads over three zones
 
 
+EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+EKS_CLUSTER = "aws:eks/cluster:Cluster"
+
+
+def eks_gpus_per_node(props: Mapping[str, Any]) -> int:
+    """GPUs per node of an EKS node group, from the catalog's instance types (0: CPU or unknown)."""
+    from components.gpu_catalog import AWS_INSTANCE_TYPES
+
+    rows = [AWS_INSTANCE_TYPES.get(t) for t in props.get("instanceTypes") or []]
+    return max((r.gpu_count for r in rows if r is not None), default=0)
+
+
 def accelerators(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     node = props.get("nodeConfig") or {}
     return list(node.get("guestAccelerators") or [])
 
 
 def is_gpu_node_pool(r: Resource) -> bool:
+    """A GKE node pool with accelerators, or an EKS node group of GPU instance types."""
+    if r.type == EKS_NODE_GROUP:
+        return eks_gpus_per_node(r.props) > 0
     return r.type == GKE_NODE_POOL and bool(accelerators(r.props))
 
 
 def gpu_pool_gpus(r: Resource, cluster_zones: int | None = None) -> int | None:
-    """Most GPUs a GKE GPU pool can hold; None when it has no upper bound."""
+    """Most GPUs a GPU pool (GKE) or node group (EKS) can hold; None when it has no upper bound."""
+    if r.type == EKS_NODE_GROUP:
+        maximum = (r.props.get("scalingConfig") or {}).get("maxSize")
+        return None if maximum is None else eks_gpus_per_node(r.props) * int(maximum)
     auto = r.props.get("autoscaling") or {}
     per_node = sum(int(a.get("count") or 0) for a in accelerators(r.props))
     if auto.get("totalMaxNodeCount") is not None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
-from policies.rules.base import GKE_CLUSTER, GKE_NODE_POOL, Resource, ResourceRule, RuleConfig, is_production
+from policies.rules.base import EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, Resource, ResourceRule, RuleConfig, is_production
 
 
 class ProductionConfig(RuleConfig):
@@ -25,7 +25,7 @@ _DEFAULT_COMPUTE_SA = re.compile(r"^[0-9]+-compute@developer\.gserviceaccount\.c
 
 
 def check_prod_deletion_protection(r: Resource, config: ProductionConfig) -> Iterator[str]:
-    if r.type != GKE_CLUSTER or not is_production(r.urn, config.productionStacks):
+    if r.type not in (GKE_CLUSTER, EKS_CLUSTER) or not is_production(r.urn, config.productionStacks):
         return
     if r.props.get("deletionProtection") is False:
         yield "production cluster has deletionProtection false"
@@ -34,6 +34,15 @@ def check_prod_deletion_protection(r: Resource, config: ProductionConfig) -> Ite
 
 
 def check_prod_control_plane(r: Resource, config: ProductionConfig) -> Iterator[str]:
+    if r.type == EKS_CLUSTER and is_production(r.urn, config.productionStacks):
+        vpc = r.props.get("vpcConfig") or {}
+        cidrs = list(vpc.get("publicAccessCidrs") or [])
+        if vpc.get("endpointPublicAccess", True) is not False:  # EKS's default is a public endpoint
+            if "0.0.0.0/0" in cidrs:
+                yield "production EKS endpoint allows 0.0.0.0/0, which is the whole internet"
+            elif not cidrs:
+                yield "production EKS endpoint is public and unrestricted: no publicAccessCidrs"
+        return
     if r.type != GKE_CLUSTER or not is_production(r.urn, config.productionStacks):
         return
     private = bool((r.props.get("privateClusterConfig") or {}).get("enablePrivateEndpoint"))
@@ -79,15 +88,15 @@ def check_region(r: Resource, config: AllowedRegionsConfig) -> Iterator[str]:
 RULES = [
     ResourceRule(
         "prod-cluster-deletion-protected",
-        "Production clusters cannot be deleted by accident (GKE deletion protection and Pulumi protect).",
-        "Set gke.deletion_protection: true in the production stack.",
+        "Production clusters cannot be deleted by accident (GKE/EKS deletion protection and Pulumi protect).",
+        "Set gke.deletion_protection or eks.deletion_protection: true in the production stack.",
         check_prod_deletion_protection,
         ProductionConfig,
     ),
     ResourceRule(
         "prod-control-plane-restricted",
         "Production control planes are private or limited to authorized networks.",
-        "Set gke.control_plane.private_endpoint, or list authorized_networks (never 0.0.0.0/0).",
+        "Set gke.control_plane.private_endpoint or list authorized_networks; on EKS set eks.endpoint.public: false or list public_access_cidrs (never 0.0.0.0/0).",
         check_prod_control_plane,
         ProductionConfig,
     ),

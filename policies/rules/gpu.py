@@ -3,13 +3,17 @@ types, pinned drivers, and an on-demand fallback ranked below every spot GPU poo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pydantic import Field
 
-from components.gpu_catalog import GCP_ACCELERATORS
+import yaml
+
+from components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS
 from policies.rules.base import (
+    EKS_NODE_GROUP,
     GKE_CLUSTER,
     Resource,
     ResourceRule,
@@ -21,6 +25,8 @@ from policies.rules.base import (
 )
 
 COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"
+PRIORITY_CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
+PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 
 
 class PoolBoundConfig(RuleConfig):
@@ -34,8 +40,10 @@ class StackBudgetConfig(RuleConfig):
 
 
 class AllowedGpuConfig(RuleConfig):
-    allowedGpuTypes: list[str] = Field(default_factory=lambda: sorted(GCP_ACCELERATORS))  # noqa: N815
-    """GPU types pools may use. Default: every GPU in the catalog."""
+    allowedGpuTypes: list[str] = Field(  # noqa: N815
+        default_factory=lambda: sorted(GCP_ACCELERATORS) + sorted(t.name for t in AWS_INSTANCE_TYPES.values() if t.gpu)
+    )
+    """GPU types pools may use: GKE accelerator types and EC2 GPU instance types. Default: every GPU in the catalog."""
 
 
 def _cluster_zones(resources: list[Resource]) -> dict[str, int]:
@@ -73,7 +81,8 @@ def check_stack_budget(resources: list[Resource], config: StackBudgetConfig) -> 
 
 
 def _taints(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return list((props.get("nodeConfig") or {}).get("taints") or [])
+    """GKE keeps taints under nodeConfig, EKS on the node group itself."""
+    return list((props.get("nodeConfig") or {}).get("taints") or props.get("taints") or [])
 
 
 def check_pool_tainted(r: Resource, config: RuleConfig) -> Iterator[str]:
@@ -86,6 +95,9 @@ def check_pool_tainted(r: Resource, config: RuleConfig) -> Iterator[str]:
 def check_gpu_type(r: Resource, config: AllowedGpuConfig) -> Iterator[str]:
     if not is_gpu_node_pool(r):
         return
+    for itype in r.props.get("instanceTypes") or [] if r.type == EKS_NODE_GROUP else []:
+        if itype not in config.allowedGpuTypes:
+            yield f"GPU instance type {itype} is not allowed; allowed: {', '.join(config.allowedGpuTypes)}"
     for acc in accelerators(r.props):
         if acc.get("type") not in config.allowedGpuTypes:
             yield f"GPU type {acc.get('type')} is not allowed; allowed: {', '.join(config.allowedGpuTypes)}"
@@ -100,8 +112,38 @@ def check_driver_pinned(r: Resource, config: RuleConfig) -> Iterator[str]:
             yield f"{acc.get('type')} has no explicit gpuDriverVersion: the driver drifts, and setting it later replaces the pool"
 
 
+def _eks_priorities(resources: list[Resource]) -> list[dict[int, list[str]]]:
+    """The cluster autoscaler's priority-expander maps declared in the stack."""
+    maps = []
+    for r in resources:
+        if r.type == PRIORITY_CONFIGMAP_TYPE and (r.props.get("metadata") or {}).get("name") == PRIORITY_CONFIGMAP:
+            try:
+                parsed = yaml.safe_load((r.props.get("data") or {}).get("priorities") or "") or {}
+            except yaml.YAMLError:
+                continue
+            if isinstance(parsed, dict):
+                maps.append({int(k): [str(p) for p in v or []] for k, v in parsed.items()})
+    return maps
+
+
+def _eks_priority(priorities: dict[int, list[str]], node_group: str) -> int | None:
+    """The priority the autoscaler gives a managed node group's ASG (eks-<nodegroup>-<uuid>)."""
+    from components.spot_failover_eks_node_groups import example_asg_name
+
+    asg = example_asg_name(node_group)
+    matching = [p for p, patterns in priorities.items() if any(_search(x, asg) for x in patterns)]
+    return max(matching) if matching else None
+
+
+def _search(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
 def check_spot_fallback(resources: list[Resource], config: RuleConfig) -> Iterator[tuple[str, str]]:
-    pools = {str(r.props.get("name")): r for r in resources if is_gpu_node_pool(r)}
+    pools = {str(r.props.get("name")): r for r in resources if is_gpu_node_pool(r) and r.type != EKS_NODE_GROUP}
     orders = [
         [list(p.get("nodepools") or []) for p in ((r.props.get("spec") or {}).get("priorities") or [])]
         for r in resources
@@ -119,6 +161,25 @@ def check_spot_fallback(resources: list[Resource], config: RuleConfig) -> Iterat
                         covered = True
         if not covered:
             yield pool.name, f"spot GPU pool {name} has no on-demand GPU pool ranked below it in a ComputeClass"
+
+    groups = [r for r in resources if r.type == EKS_NODE_GROUP and is_gpu_node_pool(r)]
+    on_demand = [g for g in groups if g.props.get("capacityType") != "SPOT"]
+    maps = _eks_priorities(resources)
+    for spot in (g for g in groups if g.props.get("capacityType") == "SPOT"):
+        name = str(spot.props.get("nodeGroupName"))
+        shape = sorted(spot.props.get("instanceTypes") or [])
+        twins = [g for g in on_demand if sorted(g.props.get("instanceTypes") or []) == shape]
+        covered = False
+        for priorities in maps:
+            mine = _eks_priority(priorities, name)
+            ranks = [_eks_priority(priorities, str(t.props.get("nodeGroupName"))) for t in twins]
+            if mine is not None and any(r is not None and r < mine for r in ranks):
+                covered = True
+        if not covered:
+            yield spot.name, (
+                f"spot GPU node group {name} has no on-demand node group of the same instance types ranked below it "
+                "in the cluster-autoscaler-priority-expander ConfigMap"
+            )
 
 
 RULES = [
@@ -158,7 +219,7 @@ RULES = [
     StackRule(
         "spot-has-on-demand-fallback",
         "Every spot GPU pool has an on-demand GPU pool ranked below it, so work runs when spot capacity is gone.",
-        "Use capacity spot_then_on_demand (a ComputeClass ranks the on-demand twin below the spot pool).",
+        "Use capacity spot_then_on_demand (on GKE a ComputeClass, on EKS the autoscaler's priority expander ranks the on-demand twin below the spot pool).",
         check_spot_fallback,
     ),
 ]

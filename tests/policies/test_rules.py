@@ -199,3 +199,82 @@ def test_fails_when_policy_config_names_an_unknown_rule_or_setting() -> None:
     assert lines[0].startswith("policy-config:gpu-budget: unknown rule; rules: gpu-pool-bounded")
     assert any(line.startswith("policy-config:gpu-pool-bounded.maxGpusPerPool: Input should be greater than or equal to 1") for line in lines)
     assert any(line.startswith("policy-config:gpu-stack-budget.maxGpus: unknown key; did you mean maxGpusPerStack?") for line in lines)
+
+
+# --- the same rules over EKS resources -------------------------------------------------------
+
+PROD_EKS = "urn:pulumi:prod-eks::gpu-platform::"
+
+
+def node_group(name: str = "small-spot", *, capacity: str = "SPOT", types: tuple[str, ...] = ("p3.8xlarge",),
+               max_size: int | None = 4, taints: bool = True) -> Resource:
+    props: dict[str, Any] = {"nodeGroupName": name, "capacityType": capacity, "instanceTypes": list(types)}
+    if max_size is not None:
+        props["scalingConfig"] = {"minSize": 0, "maxSize": max_size, "desiredSize": 0}
+    if taints:
+        props["taints"] = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
+    return res("aws:eks/nodeGroup:NodeGroup", f"c-{name}", props)
+
+
+def priorities(text: str) -> Resource:
+    return res("kubernetes:core/v1:ConfigMap", "c-priority-expander", {
+        "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": "kube-system"}, "data": {"priorities": text},
+    })
+
+
+def eks_cluster(prefix: str = PROD_EKS, *, protect: bool = True, deletion: bool = True, public: bool = True,
+                cidrs: list[str] | None = None) -> Resource:
+    vpc: dict[str, Any] = {"endpointPublicAccess": public, "endpointPrivateAccess": True}
+    if cidrs:
+        vpc["publicAccessCidrs"] = cidrs
+    return res("aws:eks/cluster:Cluster", "c-cluster", {"name": "c", "deletionProtection": deletion, "vpcConfig": vpc}, prefix=prefix, protect=protect)
+
+
+RANKED = "50:\n- ^eks-small-spot-\n40:\n- ^eks-small-on-demand-\n"
+INVERTED = "50:\n- ^eks-small-on-demand-\n40:\n- ^eks-small-spot-\n"
+
+EKS_CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
+    "gpu-pool-bounded": ([node_group(max_size=None)], [node_group(), node_group("cpu", types=("m6i.large",), max_size=None)], {}, "no autoscaling maximum"),
+    "gpu-stack-budget": (
+        [node_group(max_size=3)], [node_group(max_size=2)], {"gpu-stack-budget": {"maxGpusPerStack": 8}}, "can scale to 12 GPUs",
+    ),
+    "gpu-pool-tainted": ([node_group(taints=False)], [node_group()], {}, "lacks the taint nvidia.com/gpu=present:NoSchedule"),
+    "gpu-type-allowed": ([node_group()], [node_group(types=("g4dn.xlarge",))], {"gpu-type-allowed": {"allowedGpuTypes": ["g4dn.xlarge"]}}, "GPU instance type p3.8xlarge is not allowed"),
+    "spot-has-on-demand-fallback": (
+        [node_group(), node_group("small-on-demand", capacity="ON_DEMAND"), priorities(INVERTED)],
+        [node_group(), node_group("small-on-demand", capacity="ON_DEMAND"), priorities(RANKED)],
+        {},
+        "spot GPU node group small-spot has no on-demand node group of the same instance types ranked below it",
+    ),
+    "prod-cluster-deletion-protected": ([eks_cluster(deletion=False)], [eks_cluster(), eks_cluster(STACK, protect=False, deletion=False)], {}, "deletionProtection false"),
+    "prod-control-plane-restricted": (
+        [eks_cluster(), eks_cluster(cidrs=["0.0.0.0/0"])],
+        [eks_cluster(cidrs=["198.51.100.0/24"]), eks_cluster(public=False), eks_cluster(STACK)],
+        {},
+        "production EKS endpoint is public and unrestricted",
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(EKS_CASES))
+def test_eks_violating_case_is_reported(rule: str) -> None:
+    bad, _, config, fragment = EKS_CASES[rule]
+    findings = [f for f in evaluate(bad, load_policy_config(config)) if f.rule == rule]
+    assert any(fragment in f.message for f in findings), [f.message for f in findings]
+
+
+@pytest.mark.parametrize("rule", sorted(EKS_CASES))
+def test_eks_compliant_case_passes(rule: str) -> None:
+    _, good, config, _ = EKS_CASES[rule]
+    assert [f for f in evaluate(good, load_policy_config(config)) if f.rule == rule] == []
+
+
+def test_eks_spot_group_without_any_priority_configmap_is_reported() -> None:
+    findings = evaluate([node_group(), node_group("small-on-demand", capacity="ON_DEMAND")], load_policy_config({}))
+    assert [f.rule for f in findings] == ["spot-has-on-demand-fallback"]
+
+
+def test_eks_fallback_must_be_the_same_instance_types() -> None:
+    other = node_group("small-on-demand", capacity="ON_DEMAND", types=("p3.2xlarge",))
+    findings = evaluate([node_group(), other, priorities(RANKED)], load_policy_config({}))
+    assert [f.rule for f in findings] == ["spot-has-on-demand-fallback"]

@@ -1,0 +1,97 @@
+"""The EKS stacks' plans show what the EKS issue promises: two node groups per class (SPOT and
+ON_DEMAND), scale-from-zero tags on every GPU group's ASG, the priority-expander ConfigMap
+ordering them, and the autoscaler's failover flags."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import pytest
+import yaml
+
+from infra.preview import Plan, read_stack_file, run_program
+from tests.conftest import PROJECT_DIR
+
+TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
+
+
+@cache
+def plan(stack: str) -> Plan:
+    config, secret = read_stack_file(PROJECT_DIR, stack)
+    return run_program(PROJECT_DIR, stack, config, secret)
+
+
+def gpu_groups(p: Plan) -> dict[str, dict]:
+    return {
+        r.inputs["nodeGroupName"]: r.inputs
+        for r in p.of_type("aws:eks/nodeGroup:NodeGroup")
+        if r.inputs["amiType"] != "AL2023_x86_64_STANDARD"
+    }
+
+
+def priorities(p: Plan) -> dict[int, list[str]]:
+    (configmap,) = [r for r in p.of_type("kubernetes:core/v1:ConfigMap") if r.inputs["metadata"]["name"] == "cluster-autoscaler-priority-expander"]
+    return yaml.safe_load(configmap.inputs["data"]["priorities"])
+
+
+def rank(p: Plan, group: str) -> int:
+    from components.spot_failover_eks_node_groups import example_asg_name
+
+    asg = example_asg_name(group)
+    return max(prio for prio, patterns in priorities(p).items() if any(re.search(x, asg) for x in patterns))
+
+
+def test_prod_eks_reproduces_the_seed_layout() -> None:
+    p = plan("prod-eks")
+    groups = gpu_groups(p)
+    assert {(n, g["capacityType"], tuple(g["instanceTypes"])) for n, g in groups.items()} == {
+        ("small-spot", "SPOT", ("p3.2xlarge",)),
+        ("small-on-demand", "ON_DEMAND", ("p3.2xlarge",)),
+        ("large-spot", "SPOT", ("p3.8xlarge",)),
+        ("large-on-demand", "ON_DEMAND", ("p3.8xlarge",)),
+    }
+    order = sorted(groups, key=lambda g: -rank(p, g))
+    assert order == ["small-spot", "small-on-demand", "large-spot", "large-on-demand"]
+    assert [rank(p, g) for g in order] == [50, 40, 30, 20]
+    # The seed's mistake, fixed: on-demand groups carry on-demand labels.
+    assert groups["small-on-demand"]["labels"]["gpu-platform.io/capacity"] == "on-demand"
+    for g in groups.values():
+        assert g["labels"]["gpu-platform.io/workload"] == "training"
+        assert {"key": "gpu-platform.io/workload", "value": "training", "effect": "NO_SCHEDULE"} in g["taints"]
+
+
+@pytest.mark.parametrize("stack", ["dev-eks", "prod-eks"])
+def test_every_gpu_group_scales_from_zero_under_the_failover_flags(stack: str) -> None:
+    p = plan(stack)
+    groups = gpu_groups(p)
+    tags: dict[str, dict[str, str]] = {}
+    for t in p.of_type("aws:autoscaling/tag:Tag"):
+        tags.setdefault(t.inputs["autoscalingGroupName"], {})[t.inputs["tag"]["key"]] = t.inputs["tag"]["value"]
+    by_group = {re.match(r"eks-(.+)-[0-9a-f]{8}-", asg).group(1): v for asg, v in tags.items()}  # type: ignore[union-attr]
+    assert set(by_group) == set(groups)
+    for name, group in groups.items():
+        assert group["scalingConfig"]["minSize"] == 0
+        t = by_group[name]
+        assert t["k8s.io/cluster-autoscaler/enabled"] == "true"
+        assert t[f"{TEMPLATE}/taint/nvidia.com/gpu"] == "present:NoSchedule"
+        assert int(t[f"{TEMPLATE}/resources/nvidia.com/gpu"]) >= 1
+        assert t[f"{TEMPLATE}/resources/ephemeral-storage"].endswith("Gi")
+        assert t[f"{TEMPLATE}/label/eks.amazonaws.com/capacityType"] == group["capacityType"]
+        for key, value in group["labels"].items():
+            assert t[f"{TEMPLATE}/label/{key}"] == value
+        if group["capacityType"] == "ON_DEMAND" and name.replace("on-demand", "spot") in groups:
+            assert rank(p, name) < rank(p, name.replace("on-demand", "spot"))
+    (release,) = [r for r in p.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "cluster-autoscaler"]
+    args = release.inputs["values"]["extraArgs"]
+    assert args["max-node-provision-time"] == "7m"
+    assert args["expander"].split(",")[0] == "priority"
+
+
+def test_dev_eks_leaves_out_the_zone_without_gpus() -> None:
+    p = plan("dev-eks")
+    zones = {s.inputs["availabilityZone"] for s in p.of_type("aws:ec2/subnet:Subnet")}
+    assert zones == {"ap-northeast-2a", "ap-northeast-2c"}
+    assert any("were not checked for g4dn.xlarge offline" in n for n in p.notices)
+    assert {g["instanceTypes"][0] for g in gpu_groups(p).values()} == {"g4dn.xlarge"}
+    assert gpu_groups(p)["t4-spot"]["scalingConfig"]["maxSize"] == 4
