@@ -24,6 +24,14 @@ from components.gpu_gke_cluster import (
     SystemPoolArgs,
 )
 from components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
+from components.kubeflow_install import (
+    AlbCognitoIngress,
+    Edition,
+    KubeflowInstall,
+    KubeflowInstallArgs,
+    TenantProfile,
+    TrainingPoolSelector,
+)
 from components.prometheus_stack import AlertSettings, MetricsPreset, PrometheusStack, PrometheusStackArgs
 from components.pools import (
     AutoscalingBounds,
@@ -37,6 +45,12 @@ from components.pools import (
 )
 
 __all__ = [
+    "AlbCognitoIngress",
+    "Edition",
+    "KubeflowInstall",
+    "KubeflowInstallArgs",
+    "TenantProfile",
+    "TrainingPoolSelector",
     "AlertSettings",
     "DcgmExporter",
     "DcgmExporterArgs",
