@@ -105,6 +105,8 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
         repo = (inputs.get("repositoryOpts") or {}).get("repo")
         if repo:
             parts.append(f"repo={repo}")
+    elif type_ == "kubernetes:kustomize/v2:Directory":
+        parts.append(f"directory={inputs.get('directory')}")
     elif type_.startswith("pulumi:providers:kubernetes"):
         parts.append("kubeconfig=[secret]" if _secret(inputs.get("kubeconfig")) else "kubeconfig=(plaintext!)")
     elif type_.startswith("kubernetes:") and "kind" in inputs:

@@ -273,12 +273,13 @@ def test_place_on_training_pool_sets_selector_and_tolerations() -> None:
 
     from components.kubeflow_install import place_on_training_pool
 
+    # No annotations: this module's `from __future__ import annotations` turns them into strings KFP cannot read.
     @dsl.component(base_image="python:3.11-slim")
-    def train() -> None:
+    def train():  # type: ignore[no-untyped-def]  # noqa: ANN202
         pass
 
     @dsl.pipeline(name="p")
-    def pipeline() -> None:
+    def pipeline():  # type: ignore[no-untyped-def]  # noqa: ANN202
         place_on_training_pool(train(), TRAINING_POOL.placement)
 
     import tempfile
