@@ -17,7 +17,7 @@ What changes the rendered objects here is Pulumi's resource ``transforms`` optio
 on each Directory: the engine calls the transforms for every child the provider
 registers, including children of remote components, before the child is created. So the
 artifact store and metadata database claims get their typed size, storage class and
-retain-on-delete, and Dex's static user gets its password hash from a Pulumi secret, on
+protect and retain-on-delete, and Dex's static user gets its password hash from a Pulumi secret, on
 a real ``pulumi up``. Under the SDK's mocks (the offline preview, the tests) a remote
 component's children are never registered, so the transforms are not called there:
 they are plain functions over one Kubernetes object and are unit tested directly.
@@ -45,6 +45,9 @@ from components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, P
 
 __all__ = [
     "ALB_INGRESS_CLASS",
+    "ARTIFACT_CLAIMS",
+    "DATABASE_CLAIMS",
+    "PIPELINE_STORAGE_TYPE",
     "DEFAULT_DEX_PASSWORD",
     "EDITION_FOOTPRINT",
     "AlbCognitoIngress",
@@ -70,11 +73,11 @@ ALB_INGRESS_CLASS = "alb"
 KUBEFLOW_NAMESPACE = "kubeflow"
 """Where both editions' kustomizations put Kubeflow (fixed upstream)."""
 
+PIPELINE_STORAGE_TYPE = "kubernetes:core/v1:PersistentVolumeClaim"
 ARTIFACT_CLAIMS = frozenset({"minio-pvc", "seaweedfs-pvc"})
 """The artifact store's claim: MinIO before 2.15 of KFP, SeaweedFS since (10 Gi or 20 Gi upstream)."""
 DATABASE_CLAIMS = frozenset({"mysql-pv-claim"})
 """The metadata/pipelines MySQL claim (20 Gi upstream)."""
-PVC_TYPE = "kubernetes:core/v1:PersistentVolumeClaim"
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
 
@@ -208,7 +211,7 @@ class KubeflowInstallArgs(BaseModel):
     storage_class: str | None = None
     """StorageClass of both volumes. Default: none (the cluster's default class)."""
     keep_volumes_on_delete: bool = True
-    """The artifact and database volumes stay in the cluster when the install is deleted or replaced (retainOnDelete). Default: true."""
+    """The artifact and database claims are protected (Pulumi protect) and stay in the cluster when deleted from the stack (retainOnDelete). Default: true."""
     dex_user_email: Email | None = None
     """platform only: email of Dex's static user, whose password hash comes from a Pulumi secret. Default: none (required on the platform edition)."""
     training_pool: TrainingPoolSelector = Field(default_factory=TrainingPoolSelector)
@@ -401,13 +404,13 @@ def dex_password_transform(obj: dict[str, Any], email: str, password_hash: pulum
 def _as_pulumi_transform(args: KubeflowInstallArgs, dex_password_hash: pulumi.Input[str] | None) -> pulumi.ResourceTransform:
     def transform(t: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
         props = dict(t.props)
-        if t.type_ == PVC_TYPE:
+        if t.type_ == PIPELINE_STORAGE_TYPE:
             changed = pipeline_volume_transform(props, args)
             if changed is None:
                 return None
             opts = t.opts
             if args.keep_volumes_on_delete:
-                opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True))
+                opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
             return pulumi.ResourceTransformResult(changed, opts)
         if t.type_ in (SECRET_TYPE, CONFIGMAP_TYPE) and args.dex_user_email and dex_password_hash is not None:
             changed = dex_password_transform(props, args.dex_user_email, dex_password_hash)

@@ -190,7 +190,7 @@ def test_pulumi_transform_retains_the_volumes(keep: bool) -> None:
     )
     assert result is not None
     assert result.props["spec"]["resources"]["requests"]["storage"] == "500Gi"  # type: ignore[union-attr]
-    assert bool(result.opts.retain_on_delete) is keep  # type: ignore[union-attr]
+    assert bool(result.opts.retain_on_delete) is keep and bool(result.opts.protect) is keep  # type: ignore[union-attr]
     other = pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", {"kind": "Deployment"}, pulumi.ResourceOptions())
     assert transform(other) is None
 
