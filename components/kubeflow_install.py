@@ -376,6 +376,7 @@ def storage_summary(args: KubeflowInstallArgs) -> dict[str, Any]:
         "artifactStore": {"claims": sorted(ARTIFACT_CLAIMS), "storage": f"{args.artifact_storage_gib}Gi"},
         "database": {"claims": sorted(DATABASE_CLAIMS), "storage": f"{args.database_storage_gib}Gi"},
         "storageClassName": args.storage_class,
+        "protect": args.keep_volumes_on_delete,
         "retainOnDelete": args.keep_volumes_on_delete,
     }
 

@@ -126,7 +126,7 @@ def test_prod_gke_plan_has_pinned_pipelines_on_the_training_pool() -> None:
     ]
     storage = plan.outputs["kubeflowStorage"]
     assert storage["artifactStore"]["storage"] == "1000Gi" and storage["database"]["storage"] == "200Gi"
-    assert storage["retainOnDelete"] is True
+    assert storage["retainOnDelete"] is True and storage["protect"] is True
     quotas = {r.inputs["metadata"]["namespace"]: r.inputs["spec"]["hard"] for r in plan.of_type("kubernetes:core/v1:ResourceQuota")}
     assert quotas["team-nlp"] == {"requests.nvidia.com/gpu": "16"}
     placement = plan.outputs["kubeflowTrainingPlacement"]
