@@ -45,6 +45,14 @@ from components.spot_failover_eks_node_groups import (
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
 )
+from components.kubeflow_install import (
+    AlbCognitoIngress,
+    Edition,
+    KubeflowInstall,
+    KubeflowInstallArgs,
+    TenantProfile,
+    TrainingPoolSelector,
+)
 from components.prometheus_stack import AlertSettings, MetricsPreset, PrometheusStack, PrometheusStackArgs
 from components.pools import (
     AutoscalingBounds,
@@ -76,6 +84,12 @@ __all__ = [
     "SpotFailoverEksNodeGroups",
     "SpotFailoverEksNodeGroupsArgs",
     "SystemNodeGroupArgs",
+    "AlbCognitoIngress",
+    "Edition",
+    "KubeflowInstall",
+    "KubeflowInstallArgs",
+    "TenantProfile",
+    "TrainingPoolSelector",
     "AlertSettings",
     "DcgmExporter",
     "DcgmExporterArgs",

@@ -136,6 +136,8 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
         if inputs.get("chart") == "cluster-autoscaler":
             args = (inputs.get("values") or {}).get("extraArgs") or {}
             parts.append(" ".join(f"--{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in args.items()))
+    elif type_ == "kubernetes:kustomize/v2:Directory":
+        parts.append(f"directory={inputs.get('directory')}")
     elif type_.startswith("pulumi:providers:kubernetes"):
         parts.append("kubeconfig=[secret]" if _secret(inputs.get("kubeconfig")) else "kubeconfig=(plaintext!)")
     elif type_.startswith("kubernetes:") and "kind" in inputs:

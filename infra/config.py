@@ -26,15 +26,18 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validat
 from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
 from components.eks_cluster import EksClusterArgs, valid_eks_cluster_name
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
+from components.kubeflow_install import DEFAULT_DEX_PASSWORD, Edition, KubeflowInstallArgs, capacity_problem
 from components.prometheus_stack import PrometheusStackArgs
 from components.pools import ARGS_CONFIG, NodePoolShape, field_error
 from components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs
 
 __all__ = [
     "PROJECT",
+    "CapacityCheck",
     "Cloud",
     "ConfigError",
     "Environment",
+    "KubeflowConfig",
     "StackConfig",
     "format_validation_error",
     "load_stack_config",
@@ -86,6 +89,48 @@ class MonitoringConfig(BaseModel):
     """GPU telemetry by dcgm-exporter; null when GKE's managed DCGM metrics collect it (gke.managed_dcgm_metrics). Default: none."""
 
 
+class CapacityCheck(StrEnum):
+    """What a failed capacity check does."""
+
+    REFUSE = "refuse"
+    """Stop before anything is deployed."""
+    WARN = "warn"
+    """Deploy, with a warning in the preview and `pulumi up`."""
+
+
+class KubeflowConfig(BaseModel):
+    """Kubeflow on the stack's cluster, and the check that its system pool can hold it."""
+
+    model_config = ARGS_CONFIG
+
+    install: KubeflowInstallArgs = Field(default_factory=KubeflowInstallArgs)
+    """Edition, release, storage, tenants, training pool and exposure. Default: see KubeflowInstallArgs."""
+    capacity_check: CapacityCheck = CapacityCheck.REFUSE
+    """refuse or warn when the system pool at its maximum cannot hold the edition's footprint. Default: refuse."""
+    system_reserve_percent: int = Field(default=30, ge=0, le=90)
+    """Share of the system pool kept for the kubelet, system pods and the other add-ons. Default: 30."""
+
+    def capacity_problem(self, pools: list[NodePoolShape]) -> str | None:
+        """Why the stack's system pool cannot hold this Kubeflow, or None."""
+        system = [p for p in pools if p.role == "system"]
+        return capacity_problem(self.install.edition, system, self.system_reserve_percent)
+
+
+def default_dex_password_problem(password_hash: str) -> str | None:
+    """Why a Dex password hash must not be deployed (it is the upstream login's), or None."""
+    import bcrypt
+
+    if password_hash == DEFAULT_DEX_PASSWORD:
+        return "the Dex password hash must be a bcrypt hash, not a password (and never the upstream 12341234)"
+    try:
+        default = bcrypt.checkpw(DEFAULT_DEX_PASSWORD.encode(), password_hash.encode())
+    except ValueError:
+        default = False  # not a bcrypt hash: Dex refuses it at start-up
+    if default:
+        return f"the Dex password hash is the hash of the upstream default password {DEFAULT_DEX_PASSWORD}; choose another password"
+    return None
+
+
 class StackConfig(BaseModel):
     """Everything a stack file may set under the gpu-platform namespace."""
 
@@ -107,6 +152,10 @@ class StackConfig(BaseModel):
     """Monitoring of the cluster. Default: on, with dcgm-exporter off until configured."""
     grafana_admin_password: SecretStr | None = None
     """Grafana's admin password; a Pulumi secret (pulumi config set --secret). Required when monitoring is on. Default: none."""
+    kubeflow: KubeflowConfig | None = None
+    """Kubeflow Pipelines or the Kubeflow platform on the cluster. Default: none (not installed)."""
+    kubeflow_dex_password_hash: SecretStr | None = None
+    """bcrypt hash of the Kubeflow login's password; a Pulumi secret. Required with the platform edition. Default: none."""
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -151,7 +200,34 @@ class StackConfig(BaseModel):
                 "dcgm_exporter and gke.managed_dcgm_metrics both collect GPU telemetry; keep one",
                 "set",
             )
+        if self.kubeflow is not None:
+            self._check_kubeflow(self.kubeflow)
+        dex_hash = self.kubeflow_dex_password_hash
+        if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
+            raise field_error("StackConfig", "kubeflow_dex_password_hash", problem, "[secret]")
         return self
+
+    def _check_kubeflow(self, kubeflow: KubeflowConfig) -> None:
+        pools = self.pool_shapes()
+        selector = kubeflow.install.training_pool
+        if not any(selector.matches(p) for p in pools):
+            offered = "; ".join(f"{p.name}: {', '.join(f'{k}={v}' for k, v in p.labels.items())}" for p in pools)
+            raise field_error(
+                "StackConfig",
+                ("kubeflow", "install", "training_pool"),
+                f"no pool carries label {selector.label_key}={selector.label_value} and taint {selector.taint}; "
+                f"add both to a GPU pool (pools: {offered or 'none'})",
+                f"{selector.label_key}={selector.label_value}",
+            )
+        if kubeflow.capacity_check is CapacityCheck.REFUSE and (problem := kubeflow.capacity_problem(pools)):
+            raise field_error("StackConfig", ("kubeflow", "install", "edition"), problem, kubeflow.install.edition.value)
+        if self.cloud is Cloud.GCP and kubeflow.install.ingress is not None:
+            raise field_error(
+                "StackConfig",
+                ("kubeflow", "install", "ingress"),
+                "ingress is an AWS ALB with Cognito; on gcp expose Kubeflow yourself (e.g. IAP) or leave it unset",
+                "set",
+            )
 
 
     def pool_shapes(self) -> list[NodePoolShape]:
@@ -238,20 +314,31 @@ def load_stack_config() -> StackConfig:
             for i, zone in enumerate(config.eks.zones):
                 if not zone.startswith(str(region)) or len(zone) != len(str(region)) + 1:
                     problems.append(f"{PROJECT}:eks.zones[{i}]: zone {zone} is not in region {region} (got {json.dumps(zone)})")
-    secret_key = f"{PROJECT}:grafana_admin_password"
-    if config.monitoring.enabled and config.grafana_admin_password is None:
-        problems.append(
-            f"{secret_key}: required when monitoring is enabled; set it with "
-            f"`pulumi config set --secret {secret_key} <password>` (got nothing)"
-        )
-    elif config.grafana_admin_password is not None and not pulumi.runtime.is_config_secret(secret_key):
-        problems.append(
-            f"{secret_key}: must be a Pulumi secret, not plain text in the stack file; set it with "
-            f"`pulumi config set --secret {secret_key} <password>` (got a plaintext value)"
-        )
+    problems += _secret_problems(
+        "grafana_admin_password", config.grafana_admin_password, config.monitoring.enabled,
+        "monitoring is enabled", "<password>",
+    )
+    problems += _secret_problems(
+        "kubeflow_dex_password_hash",
+        config.kubeflow_dex_password_hash,
+        config.kubeflow is not None and config.kubeflow.install.edition is Edition.PLATFORM,
+        "the Kubeflow platform edition is enabled",
+        "\"$(htpasswd -nbBC 12 '' <password> | cut -d: -f2)\"",
+    )
     if problems:
         raise ConfigError(problems)
     return config
+
+
+def _secret_problems(key: str, value: SecretStr | None, needed: bool, when: str, example: str) -> list[str]:
+    """A secret config key that is missing while needed, or set in plain text."""
+    full = f"{PROJECT}:{key}"
+    how = f"set it with `pulumi config set --secret {full} {example}`"
+    if needed and value is None:
+        return [f"{full}: required when {when}; {how} (got nothing)"]
+    if value is not None and not pulumi.runtime.is_config_secret(full):
+        return [f"{full}: must be a Pulumi secret, not plain text in the stack file; {how} (got a plaintext value)"]
+    return []
 
 
 # --- error formatting -------------------------------------------------------------------------

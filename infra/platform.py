@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import DcgmExporter, NodePoolShape, PrometheusStack
-from infra.config import StackConfig
+from components import DcgmExporter, KubeflowInstall, NodePoolShape, PrometheusStack
+from infra.config import CapacityCheck, StackConfig
 
 __all__ = ["ClusterTarget", "compose_addons"]
 
@@ -53,3 +53,19 @@ def compose_addons(stack: str, config: StackConfig, target: ClusterTarget) -> No
             DcgmExporter(f"{stack}-dcgm", config.monitoring.dcgm_exporter, opts=target.options())
         pulumi.export("prometheusUrl", monitoring.prometheus_url)
         pulumi.export("grafanaServiceName", monitoring.grafana_service_name)
+    if config.kubeflow is not None:
+        kubeflow = config.kubeflow
+        if kubeflow.capacity_check is CapacityCheck.WARN and (problem := kubeflow.capacity_problem(target.pools)):
+            pulumi.log.warn(f"gpu-platform:kubeflow: {problem}")
+        dex_hash = config.kubeflow_dex_password_hash
+        install = KubeflowInstall(
+            f"{stack}-kubeflow",
+            kubeflow.install,
+            training_pools=target.pools,
+            dex_password_hash=None if dex_hash is None else pulumi.Output.secret(dex_hash.get_secret_value()),
+            opts=target.options(),
+        )
+        pulumi.export("kubeflowPipelinesEndpoint", install.pipelines_endpoint)
+        pulumi.export("kubeflowUiService", install.ui_service)
+        pulumi.export("kubeflowTrainingPlacement", install.training_placement)
+        pulumi.export("kubeflowStorage", install.storage)

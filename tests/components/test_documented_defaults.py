@@ -59,6 +59,9 @@ DESCRIBED = {
     ("SystemNodeGroupArgs", "instance_types"): "tests/components/test_eks_args.py::test_system_node_group_defaults",
     ("SpotFailoverEksNodeGroupsArgs", "autoscaler"): "tests/components/test_eks_args.py::test_autoscaler_defaults_are_the_seeds_failover",
     ("ClusterAutoscalerSettings", "expanders"): "tests/components/test_eks_args.py::test_autoscaler_defaults_are_the_seeds_failover",
+    ("KubeflowConfig", "install"): "test_kubeflow_config_defaults",
+    ("KubeflowInstallArgs", "training_pool"): "tests/components/test_kubeflow_install.py::test_kubeflow_defaults",
+    ("TrainingPoolSelector", "taint"): "tests/components/test_kubeflow_install.py::test_kubeflow_defaults",
 }
 
 
@@ -205,3 +208,13 @@ def test_monitoring_defaults() -> None:
     assert config.monitoring.enabled is True and config.monitoring.dcgm_exporter is None
     assert config.monitoring.prometheus == PrometheusStackArgs()
     assert PrometheusStackArgs().alerts == AlertSettings()
+
+
+def test_kubeflow_config_defaults() -> None:
+    from components import KubeflowInstallArgs
+    from infra.config import CapacityCheck, KubeflowConfig
+
+    config = KubeflowConfig()
+    assert config.install == KubeflowInstallArgs()
+    assert config.capacity_check is CapacityCheck.REFUSE and config.system_reserve_percent == 30
+    assert StackConfig.model_validate({"cloud": "gcp", "gke": gke()}).kubeflow is None

@@ -134,6 +134,14 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
         {},
         "whenDeleted is not Retain",
     ),
+    "pipeline-storage-retained": (
+        [res("kubernetes:core/v1:PersistentVolumeClaim", "kf-seaweedfs", {"metadata": {"name": "seaweedfs-pvc", "namespace": "kubeflow"}}),
+         res("kubernetes:core/v1:PersistentVolumeClaim", "kf-mysql", {"metadata": {"name": "mysql-pv-claim", "namespace": "kubeflow"}})],
+        [res("kubernetes:core/v1:PersistentVolumeClaim", "kf-seaweedfs", {"metadata": {"name": "seaweedfs-pvc"}}, protect=True),
+         res("kubernetes:core/v1:PersistentVolumeClaim", "scratch", {"metadata": {"name": "scratch"}})],
+        {},
+        "artifact store claim seaweedfs-pvc is not protected",
+    ),
 }
 
 

@@ -115,6 +115,10 @@ if rule == "dcgm-probe-delay":
         chart="dcgm-exporter", version="4.8.2",
         values={"livenessProbe": {"initialDelaySeconds": 5}, "readinessProbe": {"initialDelaySeconds": 5}},
     ))
+if rule == "pipeline-storage-retained":
+    k8s.core.v1.PersistentVolumeClaim("mysql", metadata=k8s.meta.v1.ObjectMetaArgs(name="mysql-pv-claim", namespace="kubeflow"),
+        spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(access_modes=["ReadWriteOnce"],
+            resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": "20Gi"})))
 if rule == "iam-no-basic-roles":
     gcp.projects.IAMMember("grant", gcp.projects.IAMMemberArgs(project="p", role="roles/owner", member="user:a@example.com"))
 """

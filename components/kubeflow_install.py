@@ -1,0 +1,586 @@
+"""KubeflowInstall: Kubeflow Pipelines (standalone) or the full Kubeflow platform, at a
+pinned release, sized for many parallel pipelines on a dedicated training pool.
+
+How the manifests are installed, and why this way
+-------------------------------------------------
+The upstream kustomizations are rendered by ``kustomize.v2.Directory``: kustomize runs
+inside the Kubernetes provider (no kustomize binary) straight from the pinned git ref.
+The Pipelines edition applies ``manifests/kustomize/cluster-scoped-resources`` (the
+namespace and the CRDs) first and ``env/platform-agnostic`` after it (``depends_on``),
+as kubeflow/pipelines documents; the platform edition applies kubeflow/manifests'
+``example`` as one Directory, within which the provider orders CRDs and namespaces
+before the objects that need them.
+
+v2 Directory is a remote component: it takes no Python ``transformations`` (v1
+``kustomize.Directory`` did, by registering every rendered object from the program).
+What changes the rendered objects here is Pulumi's resource ``transforms`` option, set
+on each Directory: the engine calls the transforms for every child the provider
+registers, including children of remote components, before the child is created. So the
+artifact store and metadata database claims get their typed size, storage class and
+protect and retain-on-delete, and Dex's static user gets its password hash from a Pulumi secret, on
+a real ``pulumi up``. Under the SDK's mocks (the offline preview, the tests) a remote
+component's children are never registered, so the transforms are not called there:
+they are plain functions over one Kubernetes object and are unit tested directly.
+
+Nothing here imports the KFP SDK at import time; ``place_on_training_pool`` does, when
+a pipeline author calls it (``pip install 'gpu-platform[kfp]'``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+from pydantic import AfterValidator, BaseModel, Field, model_validator
+
+from components.kube import DnsLabel
+from components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, PoolPlacement, Taint, field_error
+
+__all__ = [
+    "ALB_INGRESS_CLASS",
+    "ARTIFACT_CLAIMS",
+    "DATABASE_CLAIMS",
+    "PIPELINE_STORAGE_TYPE",
+    "DEFAULT_DEX_PASSWORD",
+    "EDITION_FOOTPRINT",
+    "AlbCognitoIngress",
+    "Edition",
+    "Footprint",
+    "KubeflowInstall",
+    "KubeflowInstallArgs",
+    "TenantProfile",
+    "TrainingPoolSelector",
+    "capacity_problem",
+    "dex_password_transform",
+    "manifest_sources",
+    "place_on_training_pool",
+    "pipeline_volume_transform",
+    "storage_summary",
+    "tenant_quota_hard",
+    "training_placement",
+]
+
+DEFAULT_DEX_PASSWORD = "12341234"
+"""The password of the upstream Dex static user user@example.com; never deployed."""
+ALB_INGRESS_CLASS = "alb"
+KUBEFLOW_NAMESPACE = "kubeflow"
+"""Where both editions' kustomizations put Kubeflow (fixed upstream)."""
+
+PIPELINE_STORAGE_TYPE = "kubernetes:core/v1:PersistentVolumeClaim"
+ARTIFACT_CLAIMS = frozenset({"minio-pvc", "seaweedfs-pvc"})
+"""The artifact store's claim: MinIO before 2.15 of KFP, SeaweedFS since (10 Gi or 20 Gi upstream)."""
+DATABASE_CLAIMS = frozenset({"mysql-pv-claim"})
+"""The metadata/pipelines MySQL claim (20 Gi upstream)."""
+SECRET_TYPE = "kubernetes:core/v1:Secret"
+CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
+
+
+class Edition(StrEnum):
+    """What to install."""
+
+    PIPELINES = "pipelines"
+    """Kubeflow Pipelines standalone (kubeflow/pipelines manifests): no login, no profiles."""
+    PLATFORM = "platform"
+    """The full platform (kubeflow/manifests example/): dashboard, notebooks, Katib, profiles, Dex."""
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What an edition asks of the system pool (sum of its controllers' requests, rounded up)."""
+
+    vcpus: float
+    memory_mib: int
+
+
+EDITION_FOOTPRINT = {
+    # kubeflow/manifests README: the example needs about 16 GB of memory and 8 CPUs.
+    Edition.PLATFORM: Footprint(vcpus=8, memory_mib=16384),
+    # Pipelines alone: API server, UI, persistence agent, scheduled workflows, cache,
+    # metadata, Argo, MySQL and the artifact store; an estimate with headroom.
+    Edition.PIPELINES: Footprint(vcpus=2, memory_mib=4096),
+}
+
+DEFAULT_RELEASE = {Edition.PIPELINES: "2.14.5", Edition.PLATFORM: "v1.10.2"}
+
+_RELEASE_TAG = re.compile(r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?(-rc\.[0-9]+)?$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+_HOSTNAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$")
+
+
+def _release_ref(value: str) -> str:
+    if not (_RELEASE_TAG.match(value) or _COMMIT.match(value)):
+        raise ValueError(
+            f"release {value!r} is not pinned: use a release tag such as 2.14.5 or v1.10.2, "
+            "or a full 40-character commit, never a branch"
+        )
+    return value
+
+
+def _email(value: str) -> str:
+    if not _EMAIL.match(value):
+        raise ValueError(f"{value!r} is not an email address")
+    return value
+
+
+def _hostname(value: str) -> str:
+    if not _HOSTNAME.match(value):
+        raise ValueError(f"{value!r} is not a fully qualified DNS name such as kubeflow.example.com")
+    return value
+
+
+ReleaseRef = Annotated[str, AfterValidator(_release_ref)]
+"""A release tag or a commit of the upstream manifests."""
+Email = Annotated[str, AfterValidator(_email)]
+Hostname = Annotated[str, AfterValidator(_hostname)]
+
+
+class TrainingPoolSelector(BaseModel):
+    """The label and taint that mark the dedicated training pool pipeline steps run on."""
+
+    model_config = ARGS_CONFIG
+
+    label_key: LabelKey = "gpu-platform.io/workload"
+    """Node label key of the training pool. Default: gpu-platform.io/workload."""
+    label_value: LabelValue = "training"
+    """Node label value of the training pool. Default: training."""
+    taint: Taint = Field(default_factory=lambda: Taint(key="gpu-platform.io/workload", value="training"))
+    """The taint that keeps everything else off the pool. Default: gpu-platform.io/workload=training:NoSchedule."""
+
+    def matches(self, pool: NodePoolShape) -> bool:
+        """Whether ``pool`` carries this label and this taint."""
+        return pool.labels.get(self.label_key) == self.label_value and self.taint in pool.taints
+
+
+class TenantProfile(BaseModel):
+    """A team: its namespace (a Kubeflow Profile on the platform edition), owner and quota."""
+
+    model_config = ARGS_CONFIG
+
+    name: DnsLabel
+    """Profile and namespace name. Required."""
+    owner: Email
+    """Email of the team's owner (the Profile owner on the platform edition). Required."""
+    gpus: int = Field(ge=0, le=4096)
+    """Most GPUs (requests.nvidia.com/gpu) the team's pods may hold at once. Required."""
+    cpus: int | None = Field(default=None, ge=1, le=100000)
+    """Most CPUs the team's pods may request. Default: none (unlimited)."""
+    memory_gib: int | None = Field(default=None, ge=1, le=1048576)
+    """Most memory (GiB) the team's pods may request. Default: none (unlimited)."""
+
+
+class AlbCognitoIngress(BaseModel):
+    """Expose the UI on an AWS ALB (aws-load-balancer-controller) behind Amazon Cognito, as the seed did."""
+
+    model_config = ARGS_CONFIG
+
+    hostname: Hostname
+    """Public DNS name of the UI. Required."""
+    certificate_arn: str = Field(pattern=r"^arn:aws[-a-z]*:acm:[a-z0-9-]+:[0-9]{12}:certificate/[-0-9a-f]+$")
+    """ACM certificate for the hostname (the ALB listens on HTTPS only). Required."""
+    cognito_user_pool_arn: str = Field(pattern=r"^arn:aws[-a-z]*:cognito-idp:[a-z0-9-]+:[0-9]{12}:userpool/[-_A-Za-z0-9]+$")
+    """Cognito user pool whose users may sign in. Required."""
+    cognito_user_pool_client_id: str = Field(min_length=1)
+    """App client of the user pool (with a client secret and the ALB's callback URL). Required."""
+    cognito_user_pool_domain: str = Field(min_length=1)
+    """Domain prefix of the user pool's hosted UI. Required."""
+    internal: bool = False
+    """An internal ALB (reachable from the VPC only) instead of an internet-facing one. Default: false."""
+
+
+class KubeflowInstallArgs(BaseModel):
+    """Inputs of KubeflowInstall."""
+
+    model_config = ARGS_CONFIG
+
+    edition: Edition = Edition.PIPELINES
+    """pipelines (Kubeflow Pipelines standalone) or platform (the full kubeflow/manifests example). Default: pipelines."""
+    release: ReleaseRef | None = None
+    """Release tag or commit of kubeflow/pipelines (pipelines) or kubeflow/manifests (platform); never a branch. Default: none (2.14.5 for pipelines, v1.10.2 for platform)."""
+    artifact_storage_gib: int = Field(default=500, ge=20, le=65536)
+    """Size of the pipeline artifact store's volume (upstream: 10-20 Gi, which hundreds of parallel runs fill). Default: 500."""
+    database_storage_gib: int = Field(default=100, ge=20, le=65536)
+    """Size of the MySQL volume of pipeline runs and ML metadata (upstream: 20 Gi). Default: 100."""
+    storage_class: str | None = None
+    """StorageClass of both volumes. Default: none (the cluster's default class)."""
+    keep_volumes_on_delete: bool = True
+    """The artifact and database claims are protected (Pulumi protect) and stay in the cluster when deleted from the stack (retainOnDelete). Default: true."""
+    dex_user_email: Email | None = None
+    """platform only: email of Dex's static user, whose password hash comes from a Pulumi secret. Default: none (required on the platform edition)."""
+    training_pool: TrainingPoolSelector = Field(default_factory=TrainingPoolSelector)
+    """The pool pipeline steps run on; a node pool or GPU class must carry its label and taint. Default: see TrainingPoolSelector."""
+    tenants: list[TenantProfile] = Field(default_factory=list)
+    """Teams, each with a namespace (a Profile on the platform edition) and a GPU quota. Default: []."""
+    ingress: AlbCognitoIngress | None = None
+    """Expose the UI on an AWS ALB with Cognito sign-in (EKS). Default: none (in-cluster only)."""
+
+    @model_validator(mode="after")
+    def _edition_rules(self) -> KubeflowInstallArgs:
+        if self.edition is Edition.PLATFORM and self.dex_user_email is None:
+            raise field_error(
+                "KubeflowInstallArgs", "dex_user_email",
+                "dex_user_email is required on the platform edition (the upstream user@example.com is never deployed)",
+                None,
+            )
+        if self.edition is Edition.PIPELINES and self.dex_user_email is not None:
+            raise field_error(
+                "KubeflowInstallArgs", "dex_user_email",
+                "dex_user_email applies to the platform edition only; Pipelines standalone has no Dex",
+                self.dex_user_email,
+            )
+        if self.dex_user_email == "user@example.com":
+            raise field_error(
+                "KubeflowInstallArgs", "dex_user_email",
+                "dex_user_email user@example.com is the upstream default login; use your own address",
+                self.dex_user_email,
+            )
+        seen: set[str] = set()
+        for i, tenant in enumerate(self.tenants):
+            if tenant.name in seen:
+                raise field_error(
+                    "KubeflowInstallArgs", ("tenants", i, "name"),
+                    f"tenant {tenant.name} is listed twice; names must be unique", tenant.name,
+                )
+            if tenant.name in ("kubeflow", "kube-system", "default", "auth", "istio-system"):
+                raise field_error(
+                    "KubeflowInstallArgs", ("tenants", i, "name"),
+                    f"tenant {tenant.name} is a namespace the platform uses; choose another name", tenant.name,
+                )
+            seen.add(tenant.name)
+        return self
+
+    @property
+    def release_ref(self) -> str:
+        """The pinned ref actually installed."""
+        return self.release or DEFAULT_RELEASE[self.edition]
+
+    @property
+    def ui_backend(self) -> tuple[str, str, int]:
+        """(service, namespace, port) of the UI: the pipelines UI, or the platform's Istio gateway."""
+        if self.edition is Edition.PIPELINES:
+            return "ml-pipeline-ui", KUBEFLOW_NAMESPACE, 80
+        return "istio-ingressgateway", "istio-system", 80
+
+    @property
+    def ui_service(self) -> str:
+        """The in-cluster address of the UI (host:port)."""
+        service, namespace, port = self.ui_backend
+        return f"{service}.{namespace}.svc.cluster.local:{port}"
+
+    @property
+    def pipelines_endpoint(self) -> str:
+        """The in-cluster Kubeflow Pipelines API (what kfp.Client(host=...) takes)."""
+        return f"http://ml-pipeline.{KUBEFLOW_NAMESPACE}.svc.cluster.local:8888"
+
+
+def manifest_sources(args: KubeflowInstallArgs) -> list[tuple[str, str]]:
+    """(role, kustomize git URL) in the order they must be applied."""
+    ref = args.release_ref
+    if args.edition is Edition.PIPELINES:
+        base = "https://github.com/kubeflow/pipelines//manifests/kustomize"
+        return [
+            ("cluster-scoped", f"{base}/cluster-scoped-resources?ref={ref}"),
+            ("pipelines", f"{base}/env/platform-agnostic?ref={ref}"),
+        ]
+    return [("platform", f"https://github.com/kubeflow/manifests//example?ref={ref}")]
+
+
+# --- the training pool ------------------------------------------------------------------------
+
+
+def training_placement(selector: TrainingPoolSelector, pools: Sequence[NodePoolShape]) -> PoolPlacement:
+    """How a pipeline step lands on the training pool, from the stack's pools.
+
+    One matching pool: its own placement (on GKE a spot-then-on-demand pool is selected
+    through its ComputeClass, so the class keeps its spot-first order). Several: the
+    training label, tolerating every taint they carry. None: ValueError.
+    """
+    matching = [p for p in pools if selector.matches(p)]
+    if not matching:
+        raise ValueError(
+            f"no pool carries label {selector.label_key}={selector.label_value} and taint {selector.taint}"
+        )
+    if len(matching) == 1:
+        return matching[0].placement
+    tolerations: dict[str, Taint] = {}
+    for pool in matching:
+        for taint in pool.placement.tolerations:
+            tolerations.setdefault(str(taint), taint)
+    return PoolPlacement({selector.label_key: selector.label_value}, tuple(tolerations.values()))
+
+
+def place_on_training_pool(task: Any, placement: PoolPlacement) -> Any:
+    """Confine one KFP pipeline task to the training pool: its node selector and tolerations.
+
+    Uses kfp-kubernetes (``pip install 'gpu-platform[kfp]'``); returns the task.
+    """
+    from kfp import kubernetes  # the KFP SDK is heavy: only pipeline authors import it
+
+    for key, value in placement.node_selector.items():
+        kubernetes.add_node_selector(task, label_key=key, label_value=value)
+    for taint in placement.tolerations:
+        kubernetes.add_toleration(task, key=taint.key, operator="Equal", value=taint.value, effect=taint.effect.value)
+    return task
+
+
+# --- capacity ---------------------------------------------------------------------------------
+
+
+def capacity_problem(edition: Edition, system_pools: Sequence[NodePoolShape], reserve_percent: int) -> str | None:
+    """Why the system pools cannot hold the edition at their maximum size, or None.
+
+    ``reserve_percent`` of the pools is kept for the kubelet, system pods and the other
+    add-ons (monitoring, operators).
+    """
+    need = EDITION_FOOTPRINT[edition]
+    vcpus = sum(p.vcpus * p.max_nodes for p in system_pools) * (100 - reserve_percent) / 100
+    memory = sum(p.memory_mib * p.max_nodes for p in system_pools) * (100 - reserve_percent) / 100
+    if need.vcpus <= vcpus and need.memory_mib <= memory:
+        return None
+    pools = ", ".join(f"{p.name} ({p.max_nodes}x {p.machine_type})" for p in system_pools) or "none"
+    return (
+        f"the {edition.value} edition needs {need.vcpus:g} vCPU and {need.memory_mib // 1024} GiB on the system pool; "
+        f"{pools} offer {vcpus:g} vCPU and {memory / 1024:g} GiB after the {reserve_percent}% reserve: "
+        "raise the system pool's max_nodes or machine type"
+    )
+
+
+# --- transforms of the rendered manifests -----------------------------------------------------
+
+
+def pipeline_volume_transform(obj: dict[str, Any], args: KubeflowInstallArgs) -> dict[str, Any] | None:
+    """The artifact store or database claim resized (and classed), or None for any other object."""
+    name = (obj.get("metadata") or {}).get("name")
+    if obj.get("kind") != "PersistentVolumeClaim" or name not in ARTIFACT_CLAIMS | DATABASE_CLAIMS:
+        return None
+    size = args.artifact_storage_gib if name in ARTIFACT_CLAIMS else args.database_storage_gib
+    spec = dict(obj.get("spec") or {})
+    resources = dict(spec.get("resources") or {})
+    resources["requests"] = {**(resources.get("requests") or {}), "storage": f"{size}Gi"}
+    spec["resources"] = resources
+    if args.storage_class is not None:
+        spec["storageClassName"] = args.storage_class
+    return {**obj, "spec": spec}
+
+
+def storage_summary(args: KubeflowInstallArgs) -> dict[str, Any]:
+    """The claims the volume transform changes and what it gives them."""
+    return {
+        "artifactStore": {"claims": sorted(ARTIFACT_CLAIMS), "storage": f"{args.artifact_storage_gib}Gi"},
+        "database": {"claims": sorted(DATABASE_CLAIMS), "storage": f"{args.database_storage_gib}Gi"},
+        "storageClassName": args.storage_class,
+        "protect": args.keep_volumes_on_delete,
+        "retainOnDelete": args.keep_volumes_on_delete,
+    }
+
+
+def dex_password_transform(obj: dict[str, Any], email: str, password_hash: pulumi.Input[str]) -> dict[str, Any] | None:
+    """Dex's static user: our email in its config, our hash in its password Secret; None otherwise.
+
+    kubeflow/manifests' Dex reads the user's bcrypt hash from Secret auth/dex-passwords
+    (key DEX_USER_PASSWORD, ``hashFromEnv``) and the user from ConfigMap auth/dex.
+    """
+    metadata = obj.get("metadata") or {}
+    if metadata.get("namespace") != "auth":
+        return None
+    if obj.get("kind") == "Secret" and metadata.get("name") == "dex-passwords":
+        rest = {k: v for k, v in obj.items() if k not in ("data", "stringData")}
+        return {**rest, "stringData": {"DEX_USER_PASSWORD": pulumi.Output.secret(password_hash)}}
+    if obj.get("kind") == "ConfigMap" and metadata.get("name") == "dex":
+        config = yaml.safe_load((obj.get("data") or {}).get("config.yaml") or "{}")
+        for user in config.get("staticPasswords") or []:
+            user["email"] = email
+            user["username"] = email.split("@", 1)[0]
+        return {**obj, "data": {**obj["data"], "config.yaml": yaml.safe_dump(config, sort_keys=False)}}
+    return None
+
+
+def _as_pulumi_transform(args: KubeflowInstallArgs, dex_password_hash: pulumi.Input[str] | None) -> pulumi.ResourceTransform:
+    def transform(t: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        props = dict(t.props)
+        if t.type_ == PIPELINE_STORAGE_TYPE:
+            changed = pipeline_volume_transform(props, args)
+            if changed is None:
+                return None
+            opts = t.opts
+            if args.keep_volumes_on_delete:
+                opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
+            return pulumi.ResourceTransformResult(changed, opts)
+        if t.type_ in (SECRET_TYPE, CONFIGMAP_TYPE) and args.dex_user_email and dex_password_hash is not None:
+            changed = dex_password_transform(props, args.dex_user_email, dex_password_hash)
+            return None if changed is None else pulumi.ResourceTransformResult(changed, t.opts)
+        return None
+
+    return transform
+
+
+# --- tenants ----------------------------------------------------------------------------------
+
+
+def tenant_quota_hard(tenant: TenantProfile) -> dict[str, str]:
+    """The ResourceQuota ``hard`` limits of a tenant."""
+    hard = {"requests.nvidia.com/gpu": str(tenant.gpus)}
+    if tenant.cpus is not None:
+        hard["requests.cpu"] = str(tenant.cpus)
+    if tenant.memory_gib is not None:
+        hard["requests.memory"] = f"{tenant.memory_gib}Gi"
+    return hard
+
+
+class KubeflowInstall(pulumi.ComponentResource):
+    """Kubeflow Pipelines or the Kubeflow platform, pinned, with enlarged pipeline storage."""
+
+    namespace: pulumi.Output[str]
+    """Where Kubeflow runs (kubeflow)."""
+    ui_service: pulumi.Output[str]
+    """In-cluster address of the UI (host:port)."""
+    pipelines_endpoint: pulumi.Output[str]
+    """In-cluster Kubeflow Pipelines API URL."""
+    ui_url: pulumi.Output[str | None]
+    """The public UI URL when an ingress is configured, else None."""
+    training_placement: pulumi.Output[dict[str, Any]]
+    """nodeSelector and tolerations that put a pod (a pipeline step) on the training pool."""
+    storage: pulumi.Output[dict[str, Any]]
+    """What the transforms give the artifact store and database claims (size, class, retained)."""
+    directories: list[k8s.kustomize.v2.Directory]
+    """The upstream kustomizations, in the order they are applied."""
+    tenant_quotas: dict[str, pulumi.CustomResource]
+    """Per tenant, the object that carries its quota (a Profile, or a ResourceQuota on pipelines)."""
+    ingress: k8s.networking.v1.Ingress | None
+    """The ALB ingress of the UI, when configured."""
+
+    def __init__(
+        self,
+        name: str,
+        args: KubeflowInstallArgs,
+        training_pools: Sequence[NodePoolShape],
+        dex_password_hash: pulumi.Input[str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        if args.edition is Edition.PLATFORM and dex_password_hash is None:
+            raise ValueError("the platform edition needs dex_password_hash (a bcrypt hash, as a Pulumi secret)")
+        placement = training_placement(args.training_pool, training_pools)
+        super().__init__("gpu-platform:kubeflow_install:KubeflowInstall", name, None, opts)
+
+        transform = _as_pulumi_transform(args, dex_password_hash)
+        self.directories = []
+        for role, url in manifest_sources(args):
+            self.directories.append(
+                k8s.kustomize.v2.Directory(
+                    f"{name}-{role}",
+                    k8s.kustomize.v2.DirectoryArgs(directory=url),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.directories), transforms=[transform]),
+                )
+            )
+        installed = pulumi.ResourceOptions(parent=self, depends_on=list(self.directories))
+        self.tenant_quotas = {t.name: self._tenant(name, args.edition, t, installed) for t in args.tenants}
+        self.ingress = None
+        ui_url: str | None = None
+        if args.ingress is not None:
+            self.ingress = self._ingress(name, args, args.ingress, installed)
+            ui_url = f"https://{args.ingress.hostname}"
+
+        self.namespace = pulumi.Output.from_input(KUBEFLOW_NAMESPACE)
+        self.ui_service = pulumi.Output.from_input(args.ui_service)
+        self.pipelines_endpoint = pulumi.Output.from_input(args.pipelines_endpoint)
+        self.ui_url = pulumi.Output.from_input(ui_url)
+        self.training_placement = pulumi.Output.from_input(placement.pod_spec_fields())
+        self.storage = pulumi.Output.from_input(storage_summary(args))
+        self.register_outputs(
+            {
+                "namespace": self.namespace,
+                "uiService": self.ui_service,
+                "pipelinesEndpoint": self.pipelines_endpoint,
+                "uiUrl": self.ui_url,
+                "trainingPlacement": self.training_placement,
+                "storage": self.storage,
+            }
+        )
+
+    def _tenant(self, name: str, edition: Edition, tenant: TenantProfile, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+        hard = tenant_quota_hard(tenant)
+        if edition is Edition.PLATFORM:
+            # The profile controller creates the namespace, the owner's RBAC and the quota.
+            return k8s.apiextensions.CustomResource(
+                f"{name}-profile-{tenant.name}",
+                api_version="kubeflow.org/v1",
+                kind="Profile",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=tenant.name),
+                spec={"owner": {"kind": "User", "name": tenant.owner}, "resourceQuotaSpec": {"hard": hard}},
+                opts=opts,
+            )
+        # Pipelines standalone has no profile controller: a namespace and its quota.
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-tenant-{tenant.name}",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=tenant.name,
+                labels={"app.kubernetes.io/part-of": "gpu-platform"},
+                annotations={"gpu-platform.io/owner": tenant.owner},
+            ),
+            opts=opts,
+        )
+        return k8s.core.v1.ResourceQuota(
+            f"{name}-quota-{tenant.name}",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="tenant-quota", namespace=namespace.metadata.name),
+            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=hard),
+            opts=opts,
+        )
+
+    def _ingress(
+        self, name: str, args: KubeflowInstallArgs, ingress: AlbCognitoIngress, opts: pulumi.ResourceOptions
+    ) -> k8s.networking.v1.Ingress:
+        service_name, service_namespace, port = args.ui_backend
+        cognito = json.dumps(
+            {
+                "userPoolARN": ingress.cognito_user_pool_arn,
+                "userPoolClientID": ingress.cognito_user_pool_client_id,
+                "userPoolDomain": ingress.cognito_user_pool_domain,
+            }
+        )
+        return k8s.networking.v1.Ingress(
+            f"{name}-ingress",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name="kubeflow-ui",
+                namespace=service_namespace,
+                annotations={
+                    "alb.ingress.kubernetes.io/scheme": "internal" if ingress.internal else "internet-facing",
+                    "alb.ingress.kubernetes.io/target-type": "ip",
+                    "alb.ingress.kubernetes.io/listen-ports": '[{"HTTPS":443}]',
+                    "alb.ingress.kubernetes.io/certificate-arn": ingress.certificate_arn,
+                    "alb.ingress.kubernetes.io/auth-type": "cognito",
+                    "alb.ingress.kubernetes.io/auth-idp-cognito": cognito,
+                    "alb.ingress.kubernetes.io/auth-on-unauthenticated-request": "authenticate",
+                    "alb.ingress.kubernetes.io/auth-scope": "openid email",
+                },
+            ),
+            spec=k8s.networking.v1.IngressSpecArgs(
+                ingress_class_name=ALB_INGRESS_CLASS,
+                rules=[
+                    k8s.networking.v1.IngressRuleArgs(
+                        host=ingress.hostname,
+                        http=k8s.networking.v1.HTTPIngressRuleValueArgs(
+                            paths=[
+                                k8s.networking.v1.HTTPIngressPathArgs(
+                                    path="/",
+                                    path_type="Prefix",
+                                    backend=k8s.networking.v1.IngressBackendArgs(
+                                        service=k8s.networking.v1.IngressServiceBackendArgs(
+                                            name=service_name,
+                                            port=k8s.networking.v1.ServiceBackendPortArgs(number=port),
+                                        )
+                                    ),
+                                )
+                            ]
+                        ),
+                    )
+                ],
+            ),
+            opts=opts,
+        )

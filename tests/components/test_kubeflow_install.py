@@ -1,0 +1,374 @@
+"""KubeflowInstall: typed inputs and their refusals, the manifest transforms, tenants,
+the training-pool placement and the capacity check."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import kubernetes_validate
+import pulumi
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from components import KubeflowInstall, KubeflowInstallArgs, NodePoolShape, PoolPlacement, Taint, TrainingPoolSelector
+from components.kubeflow_install import (
+    EDITION_FOOTPRINT,
+    Edition,
+    _as_pulumi_transform,
+    capacity_problem,
+    dex_password_transform,
+    manifest_sources,
+    pipeline_volume_transform,
+    tenant_quota_hard,
+    training_placement,
+)
+from components.pools import CapacityStrategy
+from infra.config import format_validation_error
+from tests.conftest import Engine, settled
+
+TRAINING = Taint(key="gpu-platform.io/workload", value="training")
+GPU = Taint(key="nvidia.com/gpu", value="present")
+
+
+def refused(data: dict[str, Any]) -> list[str]:
+    with pytest.raises(ValidationError) as info:
+        KubeflowInstallArgs.model_validate(data)
+    return format_validation_error(info.value, KubeflowInstallArgs)
+
+
+def shape(name: str, role: str = "gpu", labels: dict[str, str] | None = None, taints: tuple[Taint, ...] = (), **kw: Any) -> NodePoolShape:
+    selector = kw.pop("node_selector", {"cloud.google.com/gke-nodepool": name})
+    defaults: dict[str, Any] = {
+        "machine_type": "n1-standard-8", "vcpus": 8, "memory_mib": 30720, "gpus_per_node": 1 if role == "gpu" else 0,
+        "accelerator": "nvidia-tesla-t4" if role == "gpu" else None, "capacity": CapacityStrategy.ON_DEMAND,
+        "min_nodes": 0, "max_nodes": 4,
+    }
+    defaults.update(kw)
+    return NodePoolShape(
+        name=name, role=role, labels=labels or {}, taints=taints,
+        placement=PoolPlacement(selector, taints), **defaults,
+    )
+
+
+TRAINING_POOL = shape("train", labels={"gpu-platform.io/workload": "training"}, taints=(GPU, TRAINING))
+PLATFORM = {"edition": "platform", "dex_user_email": "ml-admin@corp.example"}
+
+
+# --- Args ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ref", ["master", "main", "v1.10-branch", "latest", "2.14"])
+def test_fails_when_release_is_not_pinned(ref: str) -> None:
+    if ref == "2.14":  # a minor-version tag is still a tag
+        assert KubeflowInstallArgs(release=ref).release_ref == "2.14"
+        return
+    (line,) = refused({"release": ref})
+    assert line.startswith(f"release: release {ref!r} is not pinned: use a release tag such as 2.14.5 or v1.10.2")
+
+
+def test_release_defaults_per_edition_and_takes_commits() -> None:
+    assert KubeflowInstallArgs().release_ref == "2.14.5"
+    assert KubeflowInstallArgs.model_validate(PLATFORM).release_ref == "v1.10.2"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    assert KubeflowInstallArgs(release=commit).release_ref == commit
+
+
+def test_fails_when_platform_has_no_dex_user() -> None:
+    (line,) = refused({"edition": "platform"})
+    assert line == "dex_user_email: dex_user_email is required on the platform edition (the upstream user@example.com is never deployed) (got null)"
+
+
+def test_fails_when_dex_user_is_the_upstream_default() -> None:
+    (line,) = refused({**PLATFORM, "dex_user_email": "user@example.com"})
+    assert line.startswith("dex_user_email: dex_user_email user@example.com is the upstream default login")
+
+
+def test_fails_when_pipelines_edition_gets_a_dex_user() -> None:
+    (line,) = refused({"dex_user_email": "a@corp.example"})
+    assert line.startswith("dex_user_email: dex_user_email applies to the platform edition only")
+
+
+def test_fails_when_artifact_store_is_smaller_than_upstream() -> None:
+    (line,) = refused({"artifact_storage_gib": 10})
+    assert line == "artifact_storage_gib: Input should be greater than or equal to 20 (got 10)"
+
+
+def test_fails_when_a_tenant_is_listed_twice() -> None:
+    tenant = {"name": "vision", "owner": "a@corp.example", "gpus": 4}
+    (line,) = refused({"tenants": [tenant, tenant]})
+    assert line == "tenants[1].name: tenant vision is listed twice; names must be unique (got \"vision\")"
+
+
+def test_fails_when_a_tenant_takes_a_platform_namespace() -> None:
+    (line,) = refused({"tenants": [{"name": "kubeflow", "owner": "a@corp.example", "gpus": 4}]})
+    assert line.startswith("tenants[0].name: tenant kubeflow is a namespace the platform uses")
+
+
+def test_fails_when_tenant_owner_is_not_an_email() -> None:
+    (line,) = refused({"tenants": [{"name": "vision", "owner": "vision-team", "gpus": 4}]})
+    assert line == "tenants[0].owner: 'vision-team' is not an email address (got \"vision-team\")"
+
+
+def test_fails_when_tenant_has_no_gpu_quota() -> None:
+    (line,) = refused({"tenants": [{"name": "vision", "owner": "a@corp.example"}]})
+    assert line == "tenants[0].gpus: required (got nothing)"
+
+
+def test_fails_when_ingress_certificate_is_not_an_acm_arn() -> None:
+    ingress = {
+        "hostname": "kubeflow.corp.example", "certificate_arn": "arn:aws:iam::123456789012:server-certificate/x",
+        "cognito_user_pool_arn": "arn:aws:cognito-idp:us-west-2:123456789012:userpool/us-west-2_abc",
+        "cognito_user_pool_client_id": "client", "cognito_user_pool_domain": "corp-auth",
+    }
+    (line,) = refused({"ingress": ingress})
+    assert line.startswith("ingress.certificate_arn: String should match pattern")
+
+
+def test_fails_when_training_taint_has_no_value() -> None:
+    (line,) = refused({"training_pool": {"taint": {"key": "gpu-platform.io/workload", "value": ""}}})
+    assert line.startswith("training_pool.taint.value: String should have at least 1 character")
+
+
+def test_kubeflow_defaults() -> None:
+    args = KubeflowInstallArgs()
+    assert args.edition is Edition.PIPELINES
+    assert (args.artifact_storage_gib, args.database_storage_gib) == (500, 100)  # upstream: 10-20 Gi
+    assert args.training_pool == TrainingPoolSelector()
+    selector = TrainingPoolSelector()
+    assert (selector.label_key, selector.label_value) == ("gpu-platform.io/workload", "training")
+    assert str(selector.taint) == "gpu-platform.io/workload=training:NoSchedule"
+
+
+def test_manifest_sources_are_pinned_and_ordered() -> None:
+    assert manifest_sources(KubeflowInstallArgs(release="2.15.0")) == [
+        ("cluster-scoped", "https://github.com/kubeflow/pipelines//manifests/kustomize/cluster-scoped-resources?ref=2.15.0"),
+        ("pipelines", "https://github.com/kubeflow/pipelines//manifests/kustomize/env/platform-agnostic?ref=2.15.0"),
+    ]
+    assert manifest_sources(KubeflowInstallArgs.model_validate(PLATFORM)) == [
+        ("platform", "https://github.com/kubeflow/manifests//example?ref=v1.10.2")
+    ]
+
+
+# --- transforms of the rendered manifests --------------------------------------------------------
+
+
+def claim(name: str, size: str = "20Gi") -> dict[str, Any]:
+    """A claim as kubeflow/pipelines ships it (third-party/*/base)."""
+    return {
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "kubeflow"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}},
+    }
+
+
+@pytest.mark.parametrize(("name", "size"), [("seaweedfs-pvc", "750Gi"), ("minio-pvc", "750Gi"), ("mysql-pv-claim", "80Gi")])
+def test_volume_transform_resizes_the_pipeline_claims(name: str, size: str) -> None:
+    args = KubeflowInstallArgs(artifact_storage_gib=750, database_storage_gib=80, storage_class="premium-rwo")
+    original = claim(name, "10Gi")
+    changed = pipeline_volume_transform(original, args)
+    assert changed is not None
+    assert changed["spec"]["resources"]["requests"] == {"storage": size}
+    assert changed["spec"]["storageClassName"] == "premium-rwo"
+    assert changed["spec"]["accessModes"] == ["ReadWriteOnce"] and changed["metadata"] == original["metadata"]
+    assert original["spec"]["resources"]["requests"]["storage"] == "10Gi"  # the input is not mutated
+    kubernetes_validate.validate(changed, "1.34", strict=True)
+
+
+def test_volume_transform_keeps_the_default_class_and_other_objects() -> None:
+    args = KubeflowInstallArgs()
+    assert "storageClassName" not in pipeline_volume_transform(claim("mysql-pv-claim"), args)["spec"]  # type: ignore[index]
+    assert pipeline_volume_transform(claim("someone-elses-claim"), args) is None
+    assert pipeline_volume_transform({"kind": "ConfigMap", "metadata": {"name": "mysql-pv-claim"}}, args) is None
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_pulumi_transform_retains_the_volumes(keep: bool) -> None:
+    transform = _as_pulumi_transform(KubeflowInstallArgs(keep_volumes_on_delete=keep), None)
+    result = transform(
+        pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"), pulumi.ResourceOptions())
+    )
+    assert result is not None
+    assert result.props["spec"]["resources"]["requests"]["storage"] == "500Gi"  # type: ignore[union-attr]
+    assert bool(result.opts.retain_on_delete) is keep and bool(result.opts.protect) is keep  # type: ignore[union-attr]
+    other = pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", {"kind": "Deployment"}, pulumi.ResourceOptions())
+    assert transform(other) is None
+
+
+UPSTREAM_DEX_SECRET = {
+    "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dex-passwords", "namespace": "auth"},
+    "data": {"DEX_USER_PASSWORD": "$2y$12$4K/VkmDd1q1Orb3xAt82zu8gk7Ad6ReFR4LCP9UeYE90NLiN9Df72"},
+}
+UPSTREAM_DEX_CONFIG = {
+    "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dex", "namespace": "auth"},
+    "data": {"config.yaml": (
+        "issuer: http://dex.auth.svc.cluster.local:5556/dex\nenablePasswordDB: true\nstaticPasswords:\n"
+        "- email: user@example.com\n  hashFromEnv: DEX_USER_PASSWORD\n  username: user\n  userID: \"15841185641784\"\n"
+    )},
+}
+
+
+@pulumi.runtime.test
+def test_dex_transform_replaces_the_default_login() -> pulumi.Output[Any]:
+    secret = dex_password_transform(UPSTREAM_DEX_SECRET, "ml-admin@corp.example", "$2b$12$our-hash")
+    assert secret is not None and "data" not in secret
+    config = dex_password_transform(UPSTREAM_DEX_CONFIG, "ml-admin@corp.example", "$2b$12$our-hash")
+    assert config is not None
+    (user,) = yaml.safe_load(config["data"]["config.yaml"])["staticPasswords"]
+    assert user == {"email": "ml-admin@corp.example", "hashFromEnv": "DEX_USER_PASSWORD", "username": "ml-admin", "userID": "15841185641784"}
+    assert dex_password_transform({**UPSTREAM_DEX_SECRET, "metadata": {"name": "dex-passwords", "namespace": "other"}}, "a@b.c", "h") is None
+    value = secret["stringData"]["DEX_USER_PASSWORD"]
+
+    def check(pair: list[Any]) -> None:
+        assert pair == ["$2b$12$our-hash", True]  # the hash stays a Pulumi secret
+
+    return pulumi.Output.all(value, pulumi.Output.from_input(value).is_secret()).apply(check)  # type: ignore[attr-defined]
+
+
+# --- tenants, placement, capacity ----------------------------------------------------------------
+
+
+def test_tenant_quota_includes_gpus() -> None:
+    from components import TenantProfile
+
+    assert tenant_quota_hard(TenantProfile(name="nlp", owner="a@corp.example", gpus=8)) == {"requests.nvidia.com/gpu": "8"}
+    assert tenant_quota_hard(TenantProfile(name="nlp", owner="a@corp.example", gpus=8, cpus=64, memory_gib=512)) == {
+        "requests.nvidia.com/gpu": "8", "requests.cpu": "64", "requests.memory": "512Gi",
+    }
+
+
+def test_training_placement_uses_the_matching_pool() -> None:
+    other = shape("t4", taints=(GPU,))
+    assert training_placement(TrainingPoolSelector(), [other, TRAINING_POOL]) == TRAINING_POOL.placement
+
+
+def test_training_placement_over_several_pools_selects_the_label() -> None:
+    second = shape("train2", labels={"gpu-platform.io/workload": "training"}, taints=(GPU, TRAINING, Taint(key="x.io/y", value="z")))
+    placement = training_placement(TrainingPoolSelector(), [TRAINING_POOL, second])
+    assert placement.node_selector == {"gpu-platform.io/workload": "training"}
+    assert [str(t) for t in placement.tolerations] == ["nvidia.com/gpu=present:NoSchedule", "gpu-platform.io/workload=training:NoSchedule", "x.io/y=z:NoSchedule"]
+
+
+def test_training_placement_fails_when_no_pool_matches() -> None:
+    labelled_only = shape("t4", labels={"gpu-platform.io/workload": "training"}, taints=(GPU,))
+    with pytest.raises(ValueError, match="no pool carries label gpu-platform.io/workload=training and taint gpu-platform.io/workload=training:NoSchedule"):
+        training_placement(TrainingPoolSelector(), [labelled_only])
+
+
+def test_capacity_check() -> None:
+    small = shape("system", role="system", machine_type="e2-standard-4", vcpus=4, memory_mib=16384, max_nodes=2)
+    problem = capacity_problem(Edition.PLATFORM, [small], 30)
+    assert problem == (
+        "the platform edition needs 8 vCPU and 16 GiB on the system pool; system (2x e2-standard-4) offer 5.6 vCPU "
+        "and 22.4 GiB after the 30% reserve: raise the system pool's max_nodes or machine type"
+    )
+    assert capacity_problem(Edition.PIPELINES, [small], 30) is None
+    assert capacity_problem(Edition.PLATFORM, [small.__class__(**{**small.__dict__, "max_nodes": 3})], 30) is None
+    assert EDITION_FOOTPRINT[Edition.PLATFORM].memory_mib == 16384  # kubeflow/manifests: about 16 GB, 8 CPU
+
+
+def test_place_on_training_pool_sets_selector_and_tolerations() -> None:
+    pytest.importorskip("kfp.kubernetes", reason="pip install 'gpu-platform[kfp]' to test the KFP helper")
+    from kfp import compiler, dsl
+
+    from components.kubeflow_install import place_on_training_pool
+
+    # No annotations: this module's `from __future__ import annotations` turns them into strings KFP cannot read.
+    @dsl.component(base_image="python:3.11-slim")
+    def train():  # type: ignore[no-untyped-def]  # noqa: ANN202
+        pass
+
+    @dsl.pipeline(name="p")
+    def pipeline():  # type: ignore[no-untyped-def]  # noqa: ANN202
+        place_on_training_pool(train(), TRAINING_POOL.placement)
+
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "p.yaml"
+        compiler.Compiler().compile(pipeline, str(path))
+        docs = list(yaml.safe_load_all(path.read_text()))
+    (config,) = docs[1]["platforms"]["kubernetes"]["deploymentSpec"]["executors"].values()
+    assert config["nodeSelector"] == {"labels": {"cloud.google.com/gke-nodepool": "train"}}
+    assert [(t["key"], t["value"], t["effect"]) for t in config["tolerations"]] == [
+        ("nvidia.com/gpu", "present", "NoSchedule"), ("gpu-platform.io/workload", "training", "NoSchedule"),
+    ]
+
+
+# --- the component under mocks -------------------------------------------------------------------
+
+
+@pulumi.runtime.test
+def test_pipelines_edition_resources(engine: Engine) -> pulumi.Output[Any]:
+    args = KubeflowInstallArgs(tenants=[{"name": "vision", "owner": "lead@corp.example", "gpus": 16, "cpus": 96}])  # type: ignore[list-item]
+    kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL])
+
+    def check(values: list[Any]) -> None:
+        first, second = engine.resource("kf-cluster-scoped"), engine.resource("kf-pipelines")
+        assert first.type == second.type == "kubernetes:kustomize/v2:Directory"
+        assert first.inputs["directory"].endswith("/cluster-scoped-resources?ref=2.14.5")
+        assert second.inputs["directory"].endswith("/env/platform-agnostic?ref=2.14.5")
+        assert first.urn in second.depends_on  # CRDs and the namespace first
+        namespace = engine.resource("kf-tenant-vision").inputs
+        quota = engine.resource("kf-quota-vision")
+        assert namespace["metadata"]["annotations"] == {"gpu-platform.io/owner": "lead@corp.example"}
+        assert quota.inputs["spec"]["hard"] == {"requests.nvidia.com/gpu": "16", "requests.cpu": "96"}
+        assert second.urn in quota.depends_on
+        for body in (namespace, quota.inputs):
+            kubernetes_validate.validate(body, "1.34", strict=True)
+        assert values[1:6] == [
+            "kubeflow", "ml-pipeline-ui.kubeflow.svc.cluster.local:80", "http://ml-pipeline.kubeflow.svc.cluster.local:8888",
+            TRAINING_POOL.placement.pod_spec_fields(), None,
+        ]
+        assert values[6]["database"] == {"claims": ["mysql-pv-claim"], "storage": "100Gi"}
+
+    return pulumi.Output.all(
+        settled(kf, *kf.directories, *kf.tenant_quotas.values()), kf.namespace, kf.ui_service, kf.pipelines_endpoint, kf.training_placement, kf.ui_url, kf.storage
+    ).apply(check)
+
+
+INGRESS = {
+    "hostname": "kubeflow.corp.example",
+    "certificate_arn": "arn:aws:acm:us-west-2:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555",
+    "cognito_user_pool_arn": "arn:aws:cognito-idp:us-west-2:123456789012:userpool/us-west-2_AbCdEf",
+    "cognito_user_pool_client_id": "4example", "cognito_user_pool_domain": "corp-kubeflow",
+}
+
+
+@pulumi.runtime.test
+def test_platform_edition_resources(engine: Engine) -> pulumi.Output[Any]:
+    args = KubeflowInstallArgs.model_validate(
+        {**PLATFORM, "tenants": [{"name": "nlp", "owner": "nlp@corp.example", "gpus": 8}], "ingress": INGRESS}
+    )
+    kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash=pulumi.Output.secret("$2b$12$never-in-a-plan"))
+
+    def check(values: list[Any]) -> None:
+        (directory,) = engine.of_type("kubernetes:kustomize/v2:Directory")
+        assert directory.inputs["directory"] == "https://github.com/kubeflow/manifests//example?ref=v1.10.2"
+        profile = engine.resource("kf-profile-nlp")
+        assert profile.type == "kubernetes:kubeflow.org/v1:Profile"
+        assert profile.inputs["spec"] == {"owner": {"kind": "User", "name": "nlp@corp.example"}, "resourceQuotaSpec": {"hard": {"requests.nvidia.com/gpu": "8"}}}
+        assert directory.urn in profile.depends_on  # the Profile CRD comes with the platform
+        ingress = engine.resource("kf-ingress").inputs
+        kubernetes_validate.validate(ingress, "1.34", strict=True)
+        assert ingress["metadata"]["namespace"] == "istio-system"
+        annotations = ingress["metadata"]["annotations"]
+        assert annotations["alb.ingress.kubernetes.io/auth-type"] == "cognito"
+        assert json.loads(annotations["alb.ingress.kubernetes.io/auth-idp-cognito"])["userPoolDomain"] == "corp-kubeflow"
+        assert ingress["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"] == {"name": "istio-ingressgateway", "port": {"number": 80}}
+        assert "never-in-a-plan" not in json.dumps([r.to_json() for r in engine.recorded])
+        assert values[1:] == ["istio-ingressgateway.istio-system.svc.cluster.local:80", "https://kubeflow.corp.example"]
+
+    assert kf.ingress is not None
+    return pulumi.Output.all(settled(kf, *kf.directories, *kf.tenant_quotas.values(), kf.ingress), kf.ui_service, kf.ui_url).apply(check)
+
+
+def test_component_refuses_platform_without_a_password_hash() -> None:
+    with pytest.raises(ValueError, match="the platform edition needs dex_password_hash"):
+        KubeflowInstall("kf", KubeflowInstallArgs.model_validate(PLATFORM), training_pools=[TRAINING_POOL])
+
+
+def test_component_refuses_a_missing_training_pool() -> None:
+    with pytest.raises(ValueError, match="no pool carries label"):
+        KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[shape("t4", taints=(GPU,))])

@@ -1,0 +1,146 @@
+"""The gpu-platform:kubeflow stack config: the training pool, the capacity check, the
+Dex password hash secret, and what a stack's plan shows."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import bcrypt
+import pytest
+
+from infra.config import ConfigError, load_stack_config
+from infra.preview import read_stack_file, run_program
+from tests.conftest import PROJECT_DIR
+from tests.factories import gke, t4_pool
+from tests.infra.test_config import set_config
+from tests.infra.test_monitoring_plan import _paths_of
+
+UPSTREAM_HASH = "$2y$12$4K/VkmDd1q1Orb3xAt82zu8gk7Ad6ReFR4LCP9UeYE90NLiN9Df72"  # kubeflow/manifests common/dex
+TRAINING_POOL = t4_pool(
+    name="train",
+    labels={"gpu-platform.io/workload": "training"},
+    taints=[{"key": "gpu-platform.io/workload", "value": "training"}],
+)
+BASE = {"gpu-platform:cloud": "gcp", "gcp:project": "p", "gpu-platform:gke": gke(gpu_pools=[t4_pool(), TRAINING_POOL])}
+PLATFORM = {"install": {"edition": "platform", "dex_user_email": "ml-admin@corp.example"}}
+HASH_KEY = "gpu-platform:kubeflow_dex_password_hash"
+
+
+def lines_for(values: dict[str, Any], secret: list[str] | None = None) -> list[str]:
+    set_config(values, secret)
+    with pytest.raises(ConfigError) as info:
+        load_stack_config()
+    return info.value.lines
+
+
+def test_pipelines_on_a_training_pool_is_accepted() -> None:
+    set_config({**BASE, "gpu-platform:kubeflow": {}})
+    config = load_stack_config()
+    assert config.kubeflow is not None and config.kubeflow.install.edition.value == "pipelines"
+
+
+def test_fails_when_no_pool_provides_the_training_pool() -> None:
+    (line,) = lines_for({**BASE, "gpu-platform:gke": gke(), "gpu-platform:kubeflow": {}})
+    assert line == (
+        "gpu-platform:kubeflow.install.training_pool: no pool carries label gpu-platform.io/workload=training and taint "
+        "gpu-platform.io/workload=training:NoSchedule; add both to a GPU pool (pools: system: gpu-platform.io/pool-role=system; "
+        "t4: gpu-platform.io/pool-role=gpu) (got \"gpu-platform.io/workload=training\")"
+    )
+
+
+def test_fails_when_the_training_pool_has_the_label_but_not_the_taint() -> None:
+    labelled = t4_pool(name="train", labels={"gpu-platform.io/workload": "training"})
+    (line,) = lines_for({**BASE, "gpu-platform:gke": gke(gpu_pools=[labelled]), "gpu-platform:kubeflow": {}})
+    assert line.startswith("gpu-platform:kubeflow.install.training_pool: no pool carries label")
+
+
+SMALL_SYSTEM = {"autoscaling": {"scope": "per_zone", "min_nodes": 1, "max_nodes": 1}}  # 2x e2-standard-4
+
+
+def test_fails_when_the_system_pool_cannot_hold_the_platform() -> None:
+    values = {**BASE, "gpu-platform:gke": gke(gpu_pools=[TRAINING_POOL], system_pool=SMALL_SYSTEM), "gpu-platform:kubeflow": PLATFORM}
+    (line,) = lines_for({**values, HASH_KEY: "$2b$04$" + "a" * 53}, [HASH_KEY])
+    assert line.startswith(
+        "gpu-platform:kubeflow.install.edition: the platform edition needs 8 vCPU and 16 GiB on the system pool; "
+        "system (2x e2-standard-4) offer 5.6 vCPU"
+    )
+
+
+def test_capacity_check_can_warn_instead() -> None:
+    values = {**BASE, "gpu-platform:gke": gke(gpu_pools=[TRAINING_POOL], system_pool=SMALL_SYSTEM)}
+    set_config({**values, "gpu-platform:kubeflow": {**PLATFORM, "capacity_check": "warn"}, HASH_KEY: "$2b$04$" + "a" * 53}, [HASH_KEY])
+    config = load_stack_config()
+    assert config.kubeflow is not None and config.kubeflow.capacity_problem(config.pool_shapes()) is not None
+
+
+def test_fails_when_the_platform_has_no_password_hash() -> None:
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": PLATFORM})
+    assert line.startswith(
+        "gpu-platform:kubeflow_dex_password_hash: required when the Kubeflow platform edition is enabled; "
+        "set it with `pulumi config set --secret gpu-platform:kubeflow_dex_password_hash"
+    )
+
+
+def test_fails_when_the_password_hash_is_plain_text() -> None:
+    our_hash = bcrypt.hashpw(b"a better password", bcrypt.gensalt(rounds=4)).decode()
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": PLATFORM, HASH_KEY: our_hash})
+    assert line.endswith("(got a plaintext value)") and our_hash not in line
+
+
+def test_fails_when_the_password_hash_is_the_upstream_default() -> None:
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": PLATFORM, HASH_KEY: UPSTREAM_HASH}, [HASH_KEY])
+    assert line.startswith(
+        "gpu-platform:kubeflow_dex_password_hash: the Dex password hash is the hash of the upstream default password 12341234"
+    )
+    assert UPSTREAM_HASH not in line  # a SecretStr is never shown
+
+
+def test_fails_when_the_password_itself_is_given() -> None:
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": PLATFORM, HASH_KEY: "12341234"}, [HASH_KEY])
+    assert "must be a bcrypt hash, not a password" in line
+
+
+def test_fails_when_ingress_is_set_on_gcp() -> None:
+    ingress = {
+        "hostname": "kubeflow.corp.example",
+        "certificate_arn": "arn:aws:acm:us-west-2:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555",
+        "cognito_user_pool_arn": "arn:aws:cognito-idp:us-west-2:123456789012:userpool/us-west-2_AbCdEf",
+        "cognito_user_pool_client_id": "4example",
+        "cognito_user_pool_domain": "corp-kubeflow",
+    }
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": {"install": {"ingress": ingress}}})
+    assert line.startswith("gpu-platform:kubeflow.install.ingress: ingress is an AWS ALB with Cognito; on gcp")
+
+
+# --- plans --------------------------------------------------------------------------------------
+
+
+def test_prod_gke_plan_has_pinned_pipelines_on_the_training_pool() -> None:
+    config, secret = read_stack_file(PROJECT_DIR, "prod-gke")
+    plan = run_program(PROJECT_DIR, "prod-gke", config, secret)
+    directories = [r.inputs["directory"] for r in plan.of_type("kubernetes:kustomize/v2:Directory")]
+    assert directories == [
+        "https://github.com/kubeflow/pipelines//manifests/kustomize/cluster-scoped-resources?ref=2.14.5",
+        "https://github.com/kubeflow/pipelines//manifests/kustomize/env/platform-agnostic?ref=2.14.5",
+    ]
+    storage = plan.outputs["kubeflowStorage"]
+    assert storage["artifactStore"]["storage"] == "1000Gi" and storage["database"]["storage"] == "200Gi"
+    assert storage["retainOnDelete"] is True and storage["protect"] is True
+    quotas = {r.inputs["metadata"]["namespace"]: r.inputs["spec"]["hard"] for r in plan.of_type("kubernetes:core/v1:ResourceQuota")}
+    assert quotas["team-nlp"] == {"requests.nvidia.com/gpu": "16"}
+    placement = plan.outputs["kubeflowTrainingPlacement"]
+    assert placement["nodeSelector"] == {"cloud.google.com/compute-class": "a100x8"}  # spot first, then on-demand
+    assert {"key": "gpu-platform.io/workload", "operator": "Equal", "value": "training", "effect": "NoSchedule"} in placement["tolerations"]
+
+
+def test_dex_password_hash_never_appears_in_a_plan() -> None:
+    config, secret = read_stack_file(PROJECT_DIR, "prod-gke")
+    our_hash = bcrypt.hashpw(b"a better password", bcrypt.gensalt(rounds=4)).decode()
+    config = {**config, "gpu-platform:kubeflow": {"install": {"edition": "platform", "dex_user_email": "ml-admin@corp.example"}}, HASH_KEY: our_hash}
+    plan = run_program(PROJECT_DIR, "prod-gke", config, {*secret, HASH_KEY})
+    (directory,) = plan.of_type("kubernetes:kustomize/v2:Directory")
+    assert directory.inputs["directory"].endswith("/example?ref=v1.10.2")
+    # The hash reaches only the Dex Secret the transform writes, as a Pulumi secret, on a real
+    # `pulumi up`; the plan holds it nowhere, not even in plain text outputs.
+    assert _paths_of(json.loads(json.dumps(plan.to_json())), our_hash) == []
