@@ -4,6 +4,7 @@ ordering them, and the autoscaler's failover flags."""
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 
@@ -95,3 +96,17 @@ def test_dev_eks_leaves_out_the_zone_without_gpus() -> None:
     assert any("were not checked for g4dn.xlarge offline" in n for n in p.notices)
     assert {g["instanceTypes"][0] for g in gpu_groups(p).values()} == {"g4dn.xlarge"}
     assert gpu_groups(p)["t4-spot"]["scalingConfig"]["maxSize"] == 4
+
+
+def test_prod_eks_runs_kubeflow_pipelines_on_the_training_classes() -> None:
+    p = plan("prod-eks")
+    directories = {r.name: r.inputs["directory"] for r in p.of_type("kubernetes:kustomize/v2:Directory")}
+    assert all("?ref=2.14.5" in d or "ref=2.14.5" in d for d in directories.values()), directories
+    storage = p.outputs["kubeflowStorage"]
+    assert (storage["artifactStore"]["storage"], storage["database"]["storage"]) == ("1000Gi", "200Gi")
+    placement = p.outputs["kubeflowTrainingPlacement"]
+    assert placement["nodeSelector"] == {"gpu-platform.io/workload": "training"}
+    quotas = {r.inputs["metadata"]["namespace"]: r.inputs["spec"]["hard"] for r in p.of_type("kubernetes:core/v1:ResourceQuota")}
+    assert {ns: hard["requests.nvidia.com/gpu"] for ns, hard in quotas.items()} == {"team-nlp": "16", "team-vision": "16"}
+    document = json.dumps(p.to_json())
+    assert "12341234" not in document and "user@example.com" not in document
