@@ -3,6 +3,8 @@ the training-pool placement and the capacity check."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 from typing import Any
 
@@ -267,29 +269,69 @@ def test_capacity_check() -> None:
     assert EDITION_FOOTPRINT[Edition.PLATFORM].memory_mib == 16384  # kubeflow/manifests: about 16 GB, 8 CPU
 
 
-def test_place_on_training_pool_sets_selector_and_tolerations() -> None:
-    pytest.importorskip("kfp.kubernetes", reason="pip install 'gpu-platform[kfp]' to test the KFP helper")
-    from kfp import compiler, dsl
+KFP_PIPELINE = """
+import json, sys, tempfile
+from pathlib import Path
 
-    from components.kubeflow_install import place_on_training_pool
+import yaml
+from kfp import compiler, dsl
 
-    # No annotations: this module's `from __future__ import annotations` turns them into strings KFP cannot read.
-    @dsl.component(base_image="python:3.11-slim")
-    def train():  # type: ignore[no-untyped-def]  # noqa: ANN202
-        pass
+from components.kubeflow_install import place_on_training_pool
+from components.pools import PoolPlacement, Taint
 
-    @dsl.pipeline(name="p")
-    def pipeline():  # type: ignore[no-untyped-def]  # noqa: ANN202
-        place_on_training_pool(train(), TRAINING_POOL.placement)
+placement = PoolPlacement(
+    {"cloud.google.com/gke-nodepool": "train"},
+    (Taint(key="nvidia.com/gpu", value="present"), Taint(key="gpu-platform.io/workload", value="training")),
+)
 
-    import tempfile
-    from pathlib import Path
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "p.yaml"
-        compiler.Compiler().compile(pipeline, str(path))
-        docs = list(yaml.safe_load_all(path.read_text()))
-    (config,) = docs[1]["platforms"]["kubernetes"]["deploymentSpec"]["executors"].values()
+@dsl.component(base_image="python:3.11-slim")
+def train():
+    pass
+
+
+@dsl.pipeline(name="p")
+def pipeline():
+    place_on_training_pool(train(), placement)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    path = Path(tmp) / "p.yaml"
+    compiler.Compiler().compile(pipeline, str(path))
+    docs = list(yaml.safe_load_all(path.read_text()))
+(config,) = docs[1]["platforms"]["kubernetes"]["deploymentSpec"]["executors"].values()
+json.dump(config, sys.stdout)
+"""
+
+
+def _kfp_python() -> str | None:
+    """An interpreter with kfp-kubernetes: this one, or the .venv-kfp that .ci/run makes (kfp
+    needs protobuf 6, pulumi-policy in the dev extras pins 5, so they cannot share a venv)."""
+    import importlib.util
+    import sys
+
+    from tests.conftest import PROJECT_DIR
+
+    if importlib.util.find_spec("kfp") is not None:
+        return sys.executable
+    candidate = PROJECT_DIR / ".venv-kfp" / "bin" / "python"
+    return str(candidate) if candidate.exists() else None
+
+
+def test_place_on_training_pool_sets_selector_and_tolerations(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from tests.conftest import PROJECT_DIR
+
+    python = _kfp_python()
+    if python is None:
+        pytest.skip("no interpreter with kfp-kubernetes: python3 -m venv .venv-kfp && .venv-kfp/bin/pip install -e '.[kfp]' (.ci/run does)")
+    script = tmp_path / "pipeline.py"  # KFP reads a component's source from its file
+    script.write_text(KFP_PIPELINE)
+    done = subprocess.run([python, str(script)], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    config = json.loads(done.stdout)
     assert config["nodeSelector"] == {"labels": {"cloud.google.com/gke-nodepool": "train"}}
     assert [(t["key"], t["value"], t["effect"]) for t in config["tolerations"]] == [
         ("nvidia.com/gpu", "present", "NoSchedule"), ("gpu-platform.io/workload", "training", "NoSchedule"),
