@@ -20,17 +20,17 @@ import json
 import re
 import uuid
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import yaml
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
 from components.eks_cluster import NODEGROUP_LABEL, POOL_ROLE_LABEL, EksClusterRef
 from components.gpu_catalog import AwsInstanceType, aws_instance_type
-from components.kube import ChartVersion, Duration, PinnedImage, helm_release
+from components.kube import ChartVersion, PinnedImage, helm_release
 from components.pools import (
     ARGS_CONFIG,
     GPU_TAINT,
@@ -74,6 +74,18 @@ AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
 # The UUID part of a managed node group's ASG name (eks-<nodegroup>-<uuid>).
 _ASG_UUID = r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"
 _GROUP_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+_GO_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")
+
+
+def _go_duration(value: str) -> str:
+    if not _GO_DURATION.match(value):
+        raise ValueError(f"{value!r} is not a Go duration such as 90s, 7m or 1h30m (units ns, us, ms, s, m, h; no d)")
+    return value
+
+
+GoDuration = Annotated[str, AfterValidator(_go_duration)]
+"""A duration as the cluster autoscaler's flags parse it (Go's time.ParseDuration)."""
+
 # Go's RE2, which the autoscaler uses, has no lookaround or backreferences.
 _NOT_RE2 = re.compile(r"\(\?[=!<]|\\[1-9]")
 
@@ -295,13 +307,13 @@ class ClusterAutoscalerSettings(BaseModel):
     """Namespace of the autoscaler and its priority ConfigMap. Default: kube-system."""
     expanders: list[Expander] = Field(default_factory=lambda: [Expander.PRIORITY, Expander.LEAST_WASTE], min_length=1)
     """Expander chain; later ones break ties of earlier ones. Default: [priority, least-waste]."""
-    max_node_provision_time: Duration = "7m"
+    max_node_provision_time: GoDuration = "7m"
     """How long a node group may take to bring up a node before the autoscaler tries the next tier (the seed's 7m; upstream 15m). Default: 7m."""
-    scale_down_unneeded_time: Duration = "10m"
+    scale_down_unneeded_time: GoDuration = "10m"
     """How long a node must be unneeded before it is removed. Default: 10m."""
-    scale_down_delay_after_add: Duration = "10m"
+    scale_down_delay_after_add: GoDuration = "10m"
     """Scale-down pause after a scale-up. Default: 10m."""
-    scale_down_delay_after_failure: Duration = "3m"
+    scale_down_delay_after_failure: GoDuration = "3m"
     """Scale-down pause after a failed scale-down. Default: 3m."""
     balance_similar_node_groups: bool = True
     """Keep similar groups (same shape, other zones) at similar sizes. Default: true."""
@@ -309,11 +321,11 @@ class ClusterAutoscalerSettings(BaseModel):
     """Never remove nodes running kube-system pods (false lets GPU nodes with DaemonSets scale down). Default: false."""
     skip_nodes_with_local_storage: bool = False
     """Never remove nodes with pods using emptyDir (false: Dask spill space does not pin nodes). Default: false."""
-    initial_node_group_backoff_duration: Duration = "5m"
+    initial_node_group_backoff_duration: GoDuration = "5m"
     """Back-off after a group's scale-up fails (e.g. no spot capacity). Default: 5m."""
-    max_node_group_backoff_duration: Duration = "30m"
+    max_node_group_backoff_duration: GoDuration = "30m"
     """Longest back-off of a failing group. Default: 30m."""
-    node_group_backoff_reset_timeout: Duration = "3h"
+    node_group_backoff_reset_timeout: GoDuration = "3h"
     """Time without failures after which a group's back-off resets. Default: 3h."""
 
     @field_validator("expanders")

@@ -184,6 +184,13 @@ class StackConfig(BaseModel):
                     raise field_error(
                         "StackConfig", key, f"{key} applies to cloud {cloud.value}, not {self.cloud.value}; remove it", "set"
                     )
+        if self.eks is not None and self.eks.version != self.kubernetes_version:
+            raise field_error(
+                "StackConfig", ("eks", "version"),
+                f"eks.version {self.eks.version} does not match kubernetes_version {self.kubernetes_version}, "
+                "whose schemas the offline preview checks objects against; set both to the cluster's version",
+                self.eks.version,
+            )
         dcgm = self.monitoring.dcgm_exporter
         selection = {Cloud.GCP: GpuNodeSelection.GKE, Cloud.AWS: GpuNodeSelection.EKS}[self.cloud]
         if dcgm is not None and dcgm.node_selection is not selection:
