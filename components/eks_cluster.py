@@ -26,7 +26,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from components.gpu_catalog import aws_instance_type
+from components.gpu_catalog import aws_instance_type, check_one_shape
 from components.pools import ARGS_CONFIG, CapacityStrategy, LabelMap, NodePoolShape, PoolPlacement, field_error
 
 __all__ = [
@@ -154,12 +154,7 @@ class SystemNodeGroupArgs(BaseModel):
     @field_validator("instance_types")
     @classmethod
     def _cpu_types(cls, value: list[str]) -> list[str]:
-        shapes = [aws_instance_type(t, gpu=False) for t in value]
-        for other in shapes[1:]:
-            if not other.same_shape(shapes[0]):
-                raise ValueError(
-                    f"instance types must share one shape; {other.describe()} differs from {shapes[0].describe()}"
-                )
+        check_one_shape(value, gpu=False)
         return value
 
     @model_validator(mode="after")
@@ -457,42 +452,38 @@ class EksCluster(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        public_subnets, private_subnets, nats = [], [], []
-        for i, zone in enumerate(zones):
-            suffix = zone[-1]
-            public = aws.ec2.Subnet(
-                f"{name}-public-{suffix}",
+
+        def subnet(kind: str, zone: str, block: ipaddress.IPv4Network, elb_role: str, route_table: aws.ec2.RouteTable) -> aws.ec2.Subnet:
+            made = aws.ec2.Subnet(
+                f"{name}-{kind}-{zone[-1]}",
                 aws.ec2.SubnetArgs(
-                    vpc_id=vpc.id, availability_zone=zone, cidr_block=str(blocks[i]), map_public_ip_on_launch=True,
-                    tags={**tags, **cluster_tag, "Name": f"{cluster_name}-public-{zone}", "kubernetes.io/role/elb": "1"},
+                    vpc_id=vpc.id, availability_zone=zone, cidr_block=str(block), map_public_ip_on_launch=kind == "public",
+                    tags={**tags, **cluster_tag, "Name": f"{cluster_name}-{kind}-{zone}", f"kubernetes.io/role/{elb_role}": "1"},
                 ),
                 opts=child,
             )
             aws.ec2.RouteTableAssociation(
-                f"{name}-public-{suffix}-rt",
-                aws.ec2.RouteTableAssociationArgs(subnet_id=public.id, route_table_id=public_rt.id),
+                f"{name}-{kind}-{zone[-1]}-rta",
+                aws.ec2.RouteTableAssociationArgs(subnet_id=made.id, route_table_id=route_table.id),
                 opts=child,
             )
+            return made
+
+        public_subnets, private_subnets, nats = [], [], []
+        for i, zone in enumerate(zones):
+            public = subnet("public", zone, blocks[i], "elb", public_rt)
             public_subnets.append(public)
             if args.nat_gateways is NatGateways.PER_ZONE or i == 0:
-                eip = aws.ec2.Eip(f"{name}-nat-{suffix}-ip", aws.ec2.EipArgs(domain="vpc", tags=tags), opts=child)
+                eip = aws.ec2.Eip(f"{name}-nat-{zone[-1]}-ip", aws.ec2.EipArgs(domain="vpc", tags=tags), opts=child)
                 nats.append(
                     aws.ec2.NatGateway(
-                        f"{name}-nat-{suffix}",
+                        f"{name}-nat-{zone[-1]}",
                         aws.ec2.NatGatewayArgs(allocation_id=eip.id, subnet_id=public.id, tags={**tags, "Name": f"{cluster_name}-{zone}"}),
                         opts=pulumi.ResourceOptions(parent=self, depends_on=[igw]),
                     )
                 )
-            private = aws.ec2.Subnet(
-                f"{name}-private-{suffix}",
-                aws.ec2.SubnetArgs(
-                    vpc_id=vpc.id, availability_zone=zone, cidr_block=str(blocks[len(zones) + i]),
-                    tags={**tags, **cluster_tag, "Name": f"{cluster_name}-private-{zone}", "kubernetes.io/role/internal-elb": "1"},
-                ),
-                opts=child,
-            )
             private_rt = aws.ec2.RouteTable(
-                f"{name}-private-{suffix}-rt",
+                f"{name}-private-{zone[-1]}-rt",
                 aws.ec2.RouteTableArgs(
                     vpc_id=vpc.id,
                     routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nats[-1].id)],
@@ -500,12 +491,7 @@ class EksCluster(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-private-{suffix}-rta",
-                aws.ec2.RouteTableAssociationArgs(subnet_id=private.id, route_table_id=private_rt.id),
-                opts=child,
-            )
-            private_subnets.append(private)
+            private_subnets.append(subnet("private", zone, blocks[len(zones) + i], "internal-elb", private_rt))
 
         def role(role_name: str, service: str, policies: Sequence[str]) -> aws.iam.Role:
             r = aws.iam.Role(

@@ -35,6 +35,7 @@ __all__ = [
     "AWS_GPUS",
     "AWS_INSTANCE_TYPES",
     "aws_instance_type",
+    "check_one_shape",
 ]
 
 GIB = 1024  # MiB per GiB
@@ -491,3 +492,17 @@ def aws_instance_type(name: str, *, gpu: bool | None = None) -> AwsInstanceType:
         known = sorted(t.name for t in AWS_INSTANCE_TYPES.values() if gpu is None or (t.gpu is not None) == gpu)
         raise ValueError(f"{name!r} is not a known {kind}instance type; use one of {', '.join(known)}")
     return row
+
+
+def check_one_shape(names: list[str], *, gpu: bool) -> None:
+    """Refuse instance types that repeat, are unknown (or of the wrong kind), or differ in shape:
+    the cluster autoscaler builds one node template per group. Raises ValueError."""
+    if len(set(names)) != len(names):
+        raise ValueError(f"instance_types lists a type twice ({', '.join(names)})")
+    shapes = [aws_instance_type(n, gpu=gpu) for n in names]
+    for other in shapes[1:]:
+        if not other.same_shape(shapes[0]):
+            raise ValueError(
+                "instance types of one node group must share one shape, or the autoscaler's node template is "
+                f"wrong; {other.describe()} differs from {shapes[0].describe()}"
+            )

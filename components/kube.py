@@ -14,6 +14,7 @@ __all__ = [
     "ChartVersion",
     "DnsLabel",
     "Duration",
+    "GoDuration",
     "PinnedImage",
     "duration_seconds",
     "helm_release",
@@ -21,6 +22,7 @@ __all__ = [
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
+_GO_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")
 _SEMVER = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
 
@@ -34,6 +36,12 @@ def _dns_label(value: str) -> str:
 def _duration(value: str) -> str:
     if not _DURATION.match(value):
         raise ValueError(f"{value!r} is not a Prometheus duration such as 30s, 5m, 15d or 1h30m")
+    return value
+
+
+def _go_duration(value: str) -> str:
+    if not _GO_DURATION.match(value):
+        raise ValueError(f"{value!r} is not a Go duration such as 90s, 7m or 1h30m (units ns, us, ms, s, m, h; no d)")
     return value
 
 
@@ -56,6 +64,8 @@ DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 """A Kubernetes name that must be a DNS label (namespaces, services)."""
 Duration = Annotated[str, AfterValidator(_duration)]
 """A Prometheus duration: 30s, 5m, 15d, 1h30m."""
+GoDuration = Annotated[str, AfterValidator(_go_duration)]
+"""A duration as Go's time.ParseDuration reads it (the cluster autoscaler's flags): 90s, 7m, 1h30m."""
 ChartVersion = Annotated[str, AfterValidator(_chart_version)]
 """An exact chart release."""
 PinnedImage = Annotated[str, AfterValidator(_pinned_image)]

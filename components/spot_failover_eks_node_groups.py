@@ -20,17 +20,17 @@ import json
 import re
 import uuid
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import yaml
-from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from components.eks_cluster import NODEGROUP_LABEL, POOL_ROLE_LABEL, EksClusterRef
-from components.gpu_catalog import AwsInstanceType, aws_instance_type
-from components.kube import ChartVersion, PinnedImage, helm_release
+from components.gpu_catalog import AwsInstanceType, aws_instance_type, check_one_shape
+from components.kube import ChartVersion, GoDuration, PinnedImage, helm_release
 from components.pools import (
     ARGS_CONFIG,
     GPU_TAINT,
@@ -74,18 +74,6 @@ AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
 # The UUID part of a managed node group's ASG name (eks-<nodegroup>-<uuid>).
 _ASG_UUID = r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"
 _GROUP_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-_GO_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")
-
-
-def _go_duration(value: str) -> str:
-    if not _GO_DURATION.match(value):
-        raise ValueError(f"{value!r} is not a Go duration such as 90s, 7m or 1h30m (units ns, us, ms, s, m, h; no d)")
-    return value
-
-
-GoDuration = Annotated[str, AfterValidator(_go_duration)]
-"""A duration as the cluster autoscaler's flags parse it (Go's time.ParseDuration)."""
-
 # Go's RE2, which the autoscaler uses, has no lookaround or backreferences.
 _NOT_RE2 = re.compile(r"\(\?[=!<]|\\[1-9]")
 
@@ -152,15 +140,7 @@ class GpuClassArgs(BaseModel):
     @field_validator("instance_types")
     @classmethod
     def _one_shape(cls, value: list[str]) -> list[str]:
-        if len(set(value)) != len(value):
-            raise ValueError(f"instance_types lists a type twice ({', '.join(value)})")
-        shapes = [aws_instance_type(t, gpu=True) for t in value]
-        for other in shapes[1:]:
-            if not other.same_shape(shapes[0]):
-                raise ValueError(
-                    f"instance types of one class must share one shape, or the autoscaler's node template is wrong; "
-                    f"{other.describe()} differs from {shapes[0].describe()}"
-                )
+        check_one_shape(value, gpu=True)
         return value
 
     @field_validator("taints")

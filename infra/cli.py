@@ -54,6 +54,16 @@ def _autoscaling(a: dict[str, Any]) -> str:
     return f"{bounds} ({a.get('locationPolicy', 'BALANCED')})"
 
 
+def _taints_and_labels(node: dict[str, Any]) -> list[str]:
+    """A pool's or node group's taints and labels, as the tree shows them."""
+    parts = []
+    if node.get("taints"):
+        parts.append("taints=" + ",".join(f"{t['key']}={t['value']}:{t['effect']}" for t in node["taints"]))
+    if node.get("labels"):
+        parts.append("labels=" + ",".join(f"{k}={v}" for k, v in sorted(node["labels"].items())))
+    return parts
+
+
 def summarize(type_: str, inputs: dict[str, Any]) -> str:
     """The key settings of one resource, for the tree."""
     parts: list[str] = []
@@ -90,12 +100,7 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
         parts.append(f"image={node.get('imageType')}")
         parts.append(f"streaming={'on' if (node.get('gcfsConfig') or {}).get('enabled') else 'off'}")
         parts.append(f"spot={str(node.get('spot', False)).lower()}")
-        taints = node.get("taints") or []
-        if taints:
-            parts.append("taints=" + ",".join(f"{t['key']}={t['value']}:{t['effect']}" for t in taints))
-        labels = node.get("labels") or {}
-        if labels:
-            parts.append("labels=" + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
+        parts += _taints_and_labels(node)
         if (inputs.get("placementPolicy") or {}).get("type"):
             parts.append(f"placement={inputs['placementPolicy']['type']}")
         if (inputs.get("queuedProvisioning") or {}).get("enabled"):
@@ -111,12 +116,7 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
         scaling = inputs.get("scalingConfig") or {}
         parts.append(f"types={','.join(inputs.get('instanceTypes') or [])} capacity={inputs.get('capacityType')}")
         parts.append(f"scaling={scaling.get('minSize')}..{scaling.get('maxSize')} ami={inputs.get('amiType')}")
-        taints = inputs.get("taints") or []
-        if taints:
-            parts.append("taints=" + ",".join(f"{t['key']}={t['value']}:{t['effect']}" for t in taints))
-        labels = inputs.get("labels") or {}
-        if labels:
-            parts.append("labels=" + ",".join(f"{k}={v}" for k, v in sorted(labels.items())))
+        parts += _taints_and_labels(inputs)
     elif type_ == "aws:autoscaling/tag:Tag":
         tag = inputs.get("tag") or {}
         parts.append(f"{tag.get('key')}={tag.get('value')}")
