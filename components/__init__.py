@@ -4,6 +4,15 @@ Import a component and its Args from here; nothing in this package creates a res
 at import time.
 """
 
+from components.dask_operator import (
+    DaskNotebookArgs,
+    DaskOperator,
+    DaskOperatorArgs,
+    DaskTenantArgs,
+    OperatorScope,
+    RapidsDaskClusterSpec,
+    SharedDaskClusterArgs,
+)
 from components.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
 from components.eks_cluster import (
     EksAddon,
@@ -66,6 +75,13 @@ from components.pools import (
 )
 
 __all__ = [
+    "DaskNotebookArgs",
+    "DaskOperator",
+    "DaskOperatorArgs",
+    "DaskTenantArgs",
+    "OperatorScope",
+    "RapidsDaskClusterSpec",
+    "SharedDaskClusterArgs",
     "AWS_INSTANCE_TYPES",
     "AmiType",
     "ClassRole",

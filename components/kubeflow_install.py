@@ -521,7 +521,7 @@ class KubeflowInstall(pulumi.ComponentResource):
             f"{name}-tenant-{tenant.name}",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=tenant.name,
-                labels={"app.kubernetes.io/part-of": "gpu-platform"},
+                labels={"app.kubernetes.io/part-of": "gpu-platform", "gpu-platform.io/tenant": tenant.name},
                 annotations={"gpu-platform.io/owner": tenant.owner},
             ),
             opts=opts,

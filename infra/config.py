@@ -23,6 +23,7 @@ import pulumi
 import pulumi.runtime
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 
+from components.dask_operator import DaskOperatorArgs
 from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
 from components.eks_cluster import EksClusterArgs, valid_eks_cluster_name
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
@@ -150,6 +151,8 @@ class StackConfig(BaseModel):
     """The EKS GPU classes, the cluster autoscaler and its priority expander (see SpotFailoverEksNodeGroupsArgs). Required when cloud is aws. Default: none."""
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig)
     """Monitoring of the cluster. Default: on, with dcgm-exporter off until configured."""
+    dask: DaskOperatorArgs | None = None
+    """The Dask operator and its tenants (see DaskOperatorArgs). Default: none (no Dask operator)."""
     grafana_admin_password: SecretStr | None = None
     """Grafana's admin password; a Pulumi secret (pulumi config set --secret). Required when monitoring is on. Default: none."""
     kubeflow: KubeflowConfig | None = None

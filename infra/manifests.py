@@ -114,6 +114,14 @@ def _path(error: Any) -> str:
     return parts.lstrip(".") or "(object)"
 
 
+def crd_schemas(crd_dir: Path = CRD_DIR) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every CRD schema available offline: ``crd_dir`` and the DaskCluster/DaskAutoscaler CRDs
+    that the dask-kubernetes wheel ships with the operator chart."""
+    from components.dask_operator import operator_chart_dir
+
+    return {**_crd_schemas(operator_chart_dir() / "crds"), **_crd_schemas(crd_dir)}
+
+
 def validate_objects(
     objects: list[KubernetesObject], kubernetes_version: str, crd_dir: Path = CRD_DIR
 ) -> list[SchemaFinding]:
@@ -132,7 +140,7 @@ def validate_objects(
         except kubernetes_validate.ValidationError as exc:
             findings.append(SchemaFinding(obj.resource.name, obj.kind, f"{label}: {_path(exc)}: {exc.message}", True))
         except SchemaNotFoundError:
-            schema = _crd_schemas(crd_dir).get((obj.api_version, obj.kind))
+            schema = crd_schemas(crd_dir).get((obj.api_version, obj.kind))
             if schema is None:
                 findings.append(
                     SchemaFinding(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import DcgmExporter, KubeflowInstall, NodePoolShape, PrometheusStack
+from components import DaskOperator, DcgmExporter, KubeflowInstall, NodePoolShape, PrometheusStack
 from infra.config import CapacityCheck, StackConfig
 
 __all__ = ["ClusterTarget", "compose_addons"]
@@ -69,3 +69,8 @@ def compose_addons(stack: str, config: StackConfig, target: ClusterTarget) -> No
         pulumi.export("kubeflowUiService", install.ui_service)
         pulumi.export("kubeflowTrainingPlacement", install.training_placement)
         pulumi.export("kubeflowStorage", install.storage)
+    if config.dask is not None:
+        dask = DaskOperator(f"{stack}-dask", config.dask, opts=target.options(), pools=target.pools)
+        pulumi.export("daskTenants", list(dask.namespaces))
+        pulumi.export("daskNotebooks", dask.notebook_services)
+        pulumi.export("daskClusterSpec", dask.cluster_spec)

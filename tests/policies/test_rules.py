@@ -128,6 +128,15 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
         {},
         "livenessProbe.initialDelaySeconds is 5",
     ),
+    "tenant-gpu-quota": (
+        [res("kubernetes:core/v1:Namespace", "ns-a", {"metadata": {"name": "team-a", "labels": {"gpu-platform.io/tenant": "team-a"}}}),
+         res("kubernetes:core/v1:ResourceQuota", "q-a", {"metadata": {"name": "q", "namespace": "team-a"}, "spec": {"hard": {"requests.cpu": "8"}}})],
+        [res("kubernetes:core/v1:Namespace", "ns-a", {"metadata": {"name": "team-a", "labels": {"gpu-platform.io/tenant": "team-a"}}}),
+         res("kubernetes:core/v1:ResourceQuota", "q-a", {"metadata": {"name": "q", "namespace": "team-a"}, "spec": {"hard": {"requests.nvidia.com/gpu": "4"}}}),
+         res("kubernetes:core/v1:Namespace", "ns-sys", {"metadata": {"name": "monitoring"}})],
+        {},
+        "tenant namespace team-a has no ResourceQuota on requests.nvidia.com/gpu",
+    ),
     "metrics-storage-retained": (
         [release("88.5.3", {"prometheus": {"prometheusSpec": {"storageSpec": {"volumeClaimTemplate": {"spec": {}}}, "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"}}}})],
         [release("88.5.3", {"prometheus": {"prometheusSpec": {"storageSpec": {"volumeClaimTemplate": {"spec": {}}}, "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain"}}}})],

@@ -119,6 +119,8 @@ if rule == "pipeline-storage-retained":
     k8s.core.v1.PersistentVolumeClaim("mysql", metadata=k8s.meta.v1.ObjectMetaArgs(name="mysql-pv-claim", namespace="kubeflow"),
         spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(access_modes=["ReadWriteOnce"],
             resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": "20Gi"})))
+if rule == "tenant-gpu-quota":
+    k8s.core.v1.Namespace("tenant", metadata=k8s.meta.v1.ObjectMetaArgs(name="team-a", labels={"gpu-platform.io/tenant": "team-a"}))
 if rule == "iam-no-basic-roles":
     gcp.projects.IAMMember("grant", gcp.projects.IAMMemberArgs(project="p", role="roles/owner", member="user:a@example.com"))
 """

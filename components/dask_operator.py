@@ -1,0 +1,588 @@
+"""DaskOperator: Dask on Kubernetes for many tenants, RAPIDS-ready.
+
+The dask-kubernetes operator (Helm chart, pinned; cluster-wide, or one namespaced
+operator per tenant), and per tenant: a namespace, the ``rapids-dask`` ServiceAccount
+with exactly the permissions ``KubeCluster`` needs (the seed's Role), a GPU quota so no
+tenant takes the whole pool, a LimitRange, optionally a RAPIDS notebook and a shared
+DaskCluster with a DaskAutoscaler. An image prepuller DaemonSet puts the RAPIDS image on
+every GPU node as it joins, so workers start in seconds.
+
+``RapidsDaskClusterSpec`` builds the DaskCluster the seed shows (``dask-cuda-worker``
+workers with one GPU each, the scheduler preferring the cheap ``dedicated=scheduler``
+pool) with ``dask_kubernetes.operator.make_cluster_spec``; a notebook imports it::
+
+    from components.dask_operator import RapidsDaskClusterSpec
+    from dask_kubernetes.operator import KubeCluster
+
+    spec = RapidsDaskClusterSpec(name="rapids", n_workers=4).to_dict()
+    cluster = KubeCluster(custom_cluster_spec=spec, namespace="team-a")
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pydantic import BaseModel, Field, field_validator, model_validator
+
+from components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release
+from components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
+
+__all__ = [
+    "DASK_OPERATOR_CHART",
+    "GPU_NODE_LABELS",
+    "SEED_ROLE_RULES",
+    "DaskNotebookArgs",
+    "DaskOperator",
+    "DaskOperatorArgs",
+    "DaskTenantArgs",
+    "OperatorScope",
+    "RapidsDaskClusterSpec",
+    "SharedDaskClusterArgs",
+    "operator_chart_dir",
+    "operator_values",
+]
+
+DASK_OPERATOR_CHART = "dask-kubernetes-operator"
+DASK_REPO = "https://helm.dask.org"
+SERVICE_ACCOUNT = "rapids-dask"
+TENANT_LABEL = "gpu-platform.io/tenant"
+RAPIDS_BASE = "nvcr.io/nvidia/rapidsai/base:25.10-cuda13-py3.13"
+RAPIDS_NOTEBOOKS = "nvcr.io/nvidia/rapidsai/notebooks:25.10-cuda13-py3.13"
+GPU_NODE_LABELS = ("cloud.google.com/gke-accelerator", "k8s.amazonaws.com/accelerator")
+"""The label every GPU node carries: GKE sets the first, the EKS node groups the second."""
+
+SEED_ROLE_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    (("",), ("events",), ("get", "list", "watch")),
+    (("",), ("pods", "services"), ("get", "list", "watch", "create", "delete")),
+    (("",), ("pods/log",), ("get", "list")),
+    (("kubernetes.dask.org",), ("*",), ("*",)),
+)
+"""(apiGroups, resources, verbs) of the seed's rapids-dask Role: what KubeCluster needs, nothing more."""
+
+JUPYTER_PROXY_CONFIG = "c.ServerProxy.host_allowlist = lambda app, host: True\n"
+"""jupyter-server-proxy: let the notebook proxy the Dask dashboard of any scheduler in the namespace."""
+
+
+def operator_chart_dir() -> Path:
+    """The operator chart as the dask-kubernetes wheel ships it (values.yaml, crds/), found without importing it."""
+    spec = importlib.util.find_spec("dask_kubernetes")
+    assert spec is not None and spec.submodule_search_locations, "dask-kubernetes is not installed"
+    root = Path(next(iter(spec.submodule_search_locations)))
+    return root / "operator" / "deployment" / "helm" / DASK_OPERATOR_CHART
+
+
+class OperatorScope(StrEnum):
+    """Where the operator acts."""
+
+    CLUSTER = "cluster"
+    """One operator for every namespace (a ClusterRole)."""
+    NAMESPACED = "namespaced"
+    """One operator per tenant namespace, each with a Role in its own namespace only."""
+
+
+def _toleration(t: Taint) -> k8s.core.v1.TolerationArgs:
+    return k8s.core.v1.TolerationArgs(key=t.key, operator="Equal", value=t.value, effect=t.effect.value)
+
+
+class RapidsDaskClusterSpec(BaseModel):
+    """A RAPIDS DaskCluster as the seed runs it: dask-cuda-worker workers with GPUs, the scheduler
+    on the cheap scheduler pool. ``to_dict()`` gives the spec for ``KubeCluster(custom_cluster_spec=...)``."""
+
+    model_config = ARGS_CONFIG
+
+    name: DnsLabel
+    """DaskCluster name. Required."""
+    image: PinnedImage = RAPIDS_BASE
+    """RAPIDS image of the scheduler and workers (pinned). Default: nvcr.io/nvidia/rapidsai/base:25.10-cuda13-py3.13."""
+    n_workers: int = Field(default=2, ge=0, le=1000)
+    """Workers in the default worker group. Default: 2."""
+    gpus_per_worker: int = Field(default=1, ge=1, le=8)
+    """GPUs each dask-cuda-worker gets (it starts one worker process per GPU). Default: 1."""
+    scheduler_gpus: int = Field(default=1, ge=0, le=1)
+    """GPUs of the scheduler (the seed's scheduler guide gives it one, to deserialise GPU objects). Default: 1."""
+    idle_timeout_seconds: int = Field(default=0, ge=0)
+    """Seconds without activity after which the operator deletes the cluster (0: never). Default: 0."""
+    scheduler_node_labels: dict[str, str] = Field(default_factory=lambda: {"dedicated": "scheduler"})
+    """Node labels the scheduler prefers (weight 100). Default: {dedicated: scheduler}."""
+    scheduler_tolerations: list[Taint] = Field(default_factory=lambda: [GPU_TAINT])
+    """Taints of the scheduler pool the scheduler tolerates. Default: [nvidia.com/gpu=present:NoSchedule]."""
+    worker_tolerations: list[Taint] = Field(default_factory=lambda: [GPU_TAINT])
+    """Taints of the GPU pools the workers tolerate. Default: [nvidia.com/gpu=present:NoSchedule]."""
+    worker_node_selector: dict[str, str] = Field(default_factory=dict)
+    """Node selector of the workers (e.g. a GPU pool's or compute class's). Default: {}."""
+
+    @classmethod
+    def for_pools(cls, name: str, pools: Sequence[NodePoolShape], **fields: Any) -> RapidsDaskClusterSpec:
+        """A spec placed on a stack's pools: the scheduler on the scheduler pool, workers on the first GPU pool."""
+        scheduler = next((p for p in pools if p.role == "scheduler"), None)
+        gpu = next((p for p in pools if p.role == "gpu"), None)
+        if scheduler is not None:
+            fields.setdefault("scheduler_node_labels", {"dedicated": scheduler.labels.get("dedicated", "scheduler")})
+            fields.setdefault("scheduler_tolerations", list(scheduler.placement.tolerations))
+        elif gpu is not None:
+            # No scheduler pool: the scheduler's GPU must come from a GPU pool, so tolerate its taints.
+            fields.setdefault("scheduler_tolerations", list(gpu.placement.tolerations))
+        if gpu is not None:
+            fields.setdefault("worker_tolerations", list(gpu.placement.tolerations))
+            fields.setdefault("worker_node_selector", dict(gpu.placement.node_selector))
+        return cls(name=name, **fields)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The DaskCluster (kubernetes.dask.org/v1): make_cluster_spec's, plus placement and GPUs."""
+        # Imported here: dask_kubernetes pulls distributed and kr8s (about a second).
+        from dask_kubernetes.operator import make_cluster_spec
+
+        spec = make_cluster_spec(
+            name=self.name,
+            image=self.image,
+            n_workers=self.n_workers,
+            resources={"limits": {"nvidia.com/gpu": str(self.gpus_per_worker)}},
+            worker_command="dask-cuda-worker",
+            idle_timeout=self.idle_timeout_seconds,
+        )
+        worker = spec["spec"]["worker"]["spec"]
+        scheduler = spec["spec"]["scheduler"]["spec"]
+        tolerations = lambda taints: [  # noqa: E731 - pod spec form of a taint list
+            {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value} for t in taints
+        ]
+        worker["tolerations"] = tolerations(self.worker_tolerations)
+        if self.worker_node_selector:
+            worker["nodeSelector"] = dict(self.worker_node_selector)
+        (container,) = scheduler["containers"]
+        container["resources"] = (
+            {"limits": {"nvidia.com/gpu": str(self.scheduler_gpus)}} if self.scheduler_gpus else None
+        )
+        scheduler["tolerations"] = tolerations(self.scheduler_tolerations)
+        scheduler["affinity"] = {
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "weight": 100,
+                        "preference": {
+                            "matchExpressions": [
+                                {"key": k, "operator": "In", "values": [v]} for k, v in sorted(self.scheduler_node_labels.items())
+                            ]
+                        },
+                    }
+                ]
+            }
+        }
+        # make_cluster_spec leaves env and resources None where not given; the API drops nulls.
+        for pod in (worker, scheduler):
+            for c in pod["containers"]:
+                for key in ("env", "resources"):
+                    if c.get(key) is None:
+                        c.pop(key, None)
+        return spec
+
+
+class DaskNotebookArgs(BaseModel):
+    """A RAPIDS JupyterLab per tenant, running as rapids-dask so KubeCluster works from it."""
+
+    model_config = ARGS_CONFIG
+
+    image: PinnedImage = RAPIDS_NOTEBOOKS
+    """Notebook image (pinned; never latest). Default: nvcr.io/nvidia/rapidsai/notebooks:25.10-cuda13-py3.13."""
+    gpus: int = Field(default=1, ge=0, le=8)
+    """GPUs of the notebook. Default: 1."""
+    cpu: str = Field(default="2", pattern=r"^[0-9]+(\.[0-9]+)?m?$")
+    """CPU request and limit. Default: 2."""
+    memory: str = Field(default="16Gi", pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)$")
+    """Memory request and limit. Default: 16Gi."""
+
+
+class SharedDaskClusterArgs(BaseModel):
+    """A long-lived DaskCluster the whole tenant shares, scaled by a DaskAutoscaler."""
+
+    model_config = ARGS_CONFIG
+
+    name: DnsLabel = "shared"
+    """DaskCluster name. Default: shared."""
+    min_workers: int = Field(default=0, ge=0, le=1000)
+    """Fewest workers the autoscaler keeps. Default: 0."""
+    max_workers: int = Field(default=4, ge=1, le=1000)
+    """Most workers the autoscaler starts. Default: 4."""
+
+    @model_validator(mode="after")
+    def _bounds(self) -> SharedDaskClusterArgs:
+        if self.min_workers > self.max_workers:
+            raise field_error(
+                "SharedDaskClusterArgs", "min_workers",
+                f"min_workers {self.min_workers} is above max_workers {self.max_workers}; use at most {self.max_workers}",
+                self.min_workers,
+            )
+        return self
+
+
+class DaskTenantArgs(BaseModel):
+    """One team: a namespace with the seed's RBAC, a GPU quota and defaults."""
+
+    model_config = ARGS_CONFIG
+
+    name: DnsLabel
+    """The tenant's namespace. Required."""
+    gpu_quota: int = Field(ge=1, le=10000)
+    """Most GPUs the tenant's pods may request at once (ResourceQuota requests.nvidia.com/gpu). Required."""
+    cpu_quota: str | None = Field(default=None, pattern=r"^[0-9]+(\.[0-9]+)?m?$")
+    """Most CPU requested at once. Default: none (unlimited)."""
+    memory_quota: str | None = Field(default=None, pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)$")
+    """Most memory requested at once. Default: none (unlimited)."""
+    default_cpu: str = Field(default="1", pattern=r"^[0-9]+(\.[0-9]+)?m?$")
+    """CPU request of a container that sets none (LimitRange). Default: 1."""
+    default_memory: str = Field(default="4Gi", pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)$")
+    """Memory request and limit of a container that sets none (LimitRange). Default: 4Gi."""
+    max_gpus_per_container: int = Field(default=8, ge=1, le=16)
+    """Most GPUs one container may ask for (LimitRange). Default: 8."""
+    notebook: DaskNotebookArgs | None = None
+    """A RAPIDS notebook for the tenant. Default: none."""
+    shared_cluster: SharedDaskClusterArgs | None = None
+    """A shared DaskCluster with a DaskAutoscaler. Default: none."""
+
+
+class DaskOperatorArgs(BaseModel):
+    """Inputs of DaskOperator."""
+
+    model_config = ARGS_CONFIG
+
+    tenants: list[DaskTenantArgs] = Field(default_factory=list)
+    """The teams, one namespace each. Default: []."""
+    scope: OperatorScope = OperatorScope.CLUSTER
+    """cluster (one operator, every namespace) or namespaced (one operator per tenant namespace). Default: cluster."""
+    namespace: DnsLabel = "dask-operator"
+    """Namespace of the cluster-wide operator and the prepuller. Default: dask-operator."""
+    chart_version: ChartVersion = "2026.3.0"
+    """dask-kubernetes-operator chart (helm.dask.org); its operator image has the same tag. Default: 2026.3.0."""
+    worker_gpus: int = Field(default=1, ge=1, le=8)
+    """GPUs of one Dask worker (the spec the tenants' clusters use). Default: 1."""
+    rapids_image: PinnedImage = RAPIDS_BASE
+    """RAPIDS image of schedulers and workers, which the prepuller pulls onto every GPU node. Default: nvcr.io/nvidia/rapidsai/base:25.10-cuda13-py3.13."""
+    prepull: bool = True
+    """Pull the RAPIDS images onto every GPU node as it joins (a DaemonSet). Default: true."""
+    pause_image: PinnedImage = "registry.k8s.io/pause:3.10"
+    """The container that keeps the prepuller's pods alive. Default: registry.k8s.io/pause:3.10."""
+
+    @field_validator("tenants")
+    @classmethod
+    def _distinct(cls, value: list[DaskTenantArgs]) -> list[DaskTenantArgs]:
+        names = [t.name for t in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"tenants repeat a name ({', '.join(names)}); each tenant is one namespace")
+        return value
+
+    @model_validator(mode="after")
+    def _quota_holds_a_cluster(self) -> DaskOperatorArgs:
+        for i, tenant in enumerate(self.tenants):
+            notebook = tenant.notebook.gpus if tenant.notebook else 0
+            need = self.worker_gpus + 1 + notebook  # one worker, the scheduler's GPU, the notebook
+            if tenant.gpu_quota < need:
+                raise field_error(
+                    "DaskOperatorArgs", ("tenants", i, "gpu_quota"),
+                    f"gpu_quota {tenant.gpu_quota} of tenant {tenant.name} cannot run one Dask cluster: one worker "
+                    f"needs {self.worker_gpus}, the scheduler 1" + (f" and the notebook {notebook}" if notebook else "")
+                    + f"; use at least {need}",
+                    tenant.gpu_quota,
+                )
+            if tenant.shared_cluster and tenant.gpu_quota < self.worker_gpus * tenant.shared_cluster.min_workers + 1 + notebook:
+                raise field_error(
+                    "DaskOperatorArgs", ("tenants", i, "shared_cluster", "min_workers"),
+                    f"min_workers {tenant.shared_cluster.min_workers} needs more GPUs than gpu_quota {tenant.gpu_quota} allows",
+                    tenant.shared_cluster.min_workers,
+                )
+            if self.scope is OperatorScope.NAMESPACED and tenant.name == self.namespace:
+                raise field_error(
+                    "DaskOperatorArgs", ("tenants", i, "name"),
+                    f"tenant {tenant.name} is the operator namespace; choose another name", tenant.name,
+                )
+        return self
+
+
+def operator_values(args: DaskOperatorArgs, watch: str | None) -> dict[str, Any]:
+    """Values of the dask-kubernetes-operator chart; ``watch`` limits the operator to one namespace."""
+    return {
+        # The published chart sets the image tag to its own version (chartpress); pin it anyway.
+        "image": {"name": "ghcr.io/dask/dask-kubernetes-operator", "tag": args.chart_version},
+        "rbac": {"create": True, "cluster": watch is None},
+        "kopfArgs": ["--all-namespaces"] if watch is None else ["--namespace", watch],
+        "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "512Mi"}},
+    }
+
+
+class DaskOperator(pulumi.ComponentResource):
+    """The Dask operator and the tenants that use it."""
+
+    namespaces: dict[str, k8s.core.v1.Namespace]
+    """Each tenant's namespace, by tenant name."""
+    releases: list[k8s.helm.v3.Release]
+    """The operator release(s): one cluster-wide, or one per tenant."""
+    cluster_spec: dict[str, Any]
+    """The RAPIDS DaskCluster spec notebooks use (placed on this stack's pools)."""
+    notebook_services: dict[str, pulumi.Output[str]]
+    """The notebook Service's in-cluster address, by tenant."""
+
+    def __init__(
+        self,
+        name: str,
+        args: DaskOperatorArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        pools: Sequence[NodePoolShape] = (),
+    ) -> None:
+        """``pools``: the cluster's pools (StackConfig.pool_shapes()), for the scheduler's and workers' placement."""
+        super().__init__("gpu-platform:dask_operator:DaskOperator", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        spec = RapidsDaskClusterSpec.for_pools("rapids", pools, image=args.rapids_image, gpus_per_worker=args.worker_gpus)
+        self.cluster_spec = spec.to_dict()
+        gpu_pools = [p for p in pools if p.gpus_per_node]
+        self.namespaces = {}
+        self.releases = []
+        self.notebook_services = {}
+
+        operator_ns = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=_labels()),
+            opts=child,
+        )
+        crd_holder: list[pulumi.Resource] = []
+        if args.scope is OperatorScope.CLUSTER:
+            self.releases.append(self._release(f"{name}-operator", args, operator_ns.metadata.name, None, [operator_ns]))
+            crd_holder = list(self.releases)
+
+        for tenant in args.tenants:
+            ns = k8s.core.v1.Namespace(
+                f"{name}-{tenant.name}",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=tenant.name, labels={**_labels(), TENANT_LABEL: tenant.name}),
+                opts=child,
+            )
+            self.namespaces[tenant.name] = ns
+            if args.scope is OperatorScope.NAMESPACED:
+                release = self._release(f"{name}-{tenant.name}-operator", args, ns.metadata.name, tenant.name, [ns])
+                self.releases.append(release)
+                crd_holder = [release]
+            self._tenant(name, tenant, ns, spec, gpu_pools, crd_holder)
+
+        if args.prepull and gpu_pools:
+            self._prepuller(name, args, gpu_pools, pulumi.ResourceOptions(parent=self, depends_on=[operator_ns]))
+
+        self.register_outputs(
+            {"namespaces": list(self.namespaces), "notebookServices": self.notebook_services}
+        )
+
+    def _release(self, resource: str, args: DaskOperatorArgs, namespace: pulumi.Input[str], watch: str | None,
+                 after: list[pulumi.Resource]) -> k8s.helm.v3.Release:
+        return helm_release(
+            resource,
+            chart=DASK_OPERATOR_CHART,
+            version=args.chart_version,
+            repository=DASK_REPO,
+            namespace=namespace,
+            values=operator_values(args, watch),
+            release_name="dask-operator",
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+        )
+
+    def _tenant(self, name: str, tenant: DaskTenantArgs, ns: k8s.core.v1.Namespace, spec: RapidsDaskClusterSpec,
+                gpu_pools: list[NodePoolShape], crds: list[pulumi.Resource]) -> None:
+        prefix = f"{name}-{tenant.name}"
+        in_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
+        meta = lambda n: k8s.meta.v1.ObjectMetaArgs(name=n, namespace=tenant.name, labels=_labels())  # noqa: E731
+        k8s.core.v1.ServiceAccount(f"{prefix}-sa", metadata=meta(SERVICE_ACCOUNT), opts=in_ns)
+        k8s.rbac.v1.Role(
+            f"{prefix}-role",
+            metadata=meta(SERVICE_ACCOUNT),
+            rules=[
+                k8s.rbac.v1.PolicyRuleArgs(api_groups=list(g), resources=list(r), verbs=list(v)) for g, r, v in SEED_ROLE_RULES
+            ],
+            opts=in_ns,
+        )
+        k8s.rbac.v1.RoleBinding(
+            f"{prefix}-rolebinding",
+            metadata=meta(SERVICE_ACCOUNT),
+            role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=SERVICE_ACCOUNT),
+            subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=SERVICE_ACCOUNT, namespace=tenant.name)],
+            opts=in_ns,
+        )
+        hard = {"requests.nvidia.com/gpu": str(tenant.gpu_quota)}
+        if tenant.cpu_quota:
+            hard["requests.cpu"] = tenant.cpu_quota
+        if tenant.memory_quota:
+            hard["requests.memory"] = tenant.memory_quota
+        k8s.core.v1.ResourceQuota(
+            f"{prefix}-gpu-quota", metadata=meta("gpu-quota"), spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=hard), opts=in_ns
+        )
+        k8s.core.v1.LimitRange(
+            f"{prefix}-limits",
+            metadata=meta("defaults"),
+            spec=k8s.core.v1.LimitRangeSpecArgs(
+                limits=[
+                    k8s.core.v1.LimitRangeItemArgs(
+                        type="Container",
+                        default_request={"cpu": tenant.default_cpu, "memory": tenant.default_memory},
+                        default={"memory": tenant.default_memory},
+                        max={"nvidia.com/gpu": str(tenant.max_gpus_per_container)},
+                    )
+                ]
+            ),
+            opts=in_ns,
+        )
+        if tenant.notebook is not None:
+            self.notebook_services[tenant.name] = self._notebook(prefix, tenant, gpu_pools, in_ns)
+        if tenant.shared_cluster is not None:
+            shared = tenant.shared_cluster
+            body = spec.model_copy(update={"name": shared.name, "n_workers": shared.min_workers}).to_dict()
+            after = pulumi.ResourceOptions(parent=self, depends_on=[ns, *crds])
+            k8s.apiextensions.CustomResource(
+                f"{prefix}-{shared.name}-cluster",
+                api_version=body["apiVersion"],
+                kind=body["kind"],
+                metadata=meta(shared.name),
+                spec=body["spec"],
+                opts=after,
+            )
+            k8s.apiextensions.CustomResource(
+                f"{prefix}-{shared.name}-autoscaler",
+                api_version="kubernetes.dask.org/v1",
+                kind="DaskAutoscaler",
+                metadata=meta(shared.name),
+                spec={"cluster": shared.name, "minimum": shared.min_workers, "maximum": shared.max_workers},
+                opts=after,
+            )
+
+    def _notebook(self, prefix: str, tenant: DaskTenantArgs, gpu_pools: list[NodePoolShape],
+                  opts: pulumi.ResourceOptions) -> pulumi.Output[str]:
+        nb = tenant.notebook
+        assert nb is not None
+        labels = {**_labels(), "app.kubernetes.io/name": "rapids-notebook"}
+        meta = lambda n: k8s.meta.v1.ObjectMetaArgs(name=n, namespace=tenant.name, labels=labels)  # noqa: E731
+        k8s.core.v1.ConfigMap(
+            f"{prefix}-proxy-config",
+            metadata=meta("jupyter-server-proxy-config"),
+            data={"jupyter_server_config.py": JUPYTER_PROXY_CONFIG},
+            opts=opts,
+        )
+        placement = _gpu_placement(gpu_pools) if nb.gpus else PoolPlacement({}, ())
+        limits = {"cpu": nb.cpu, "memory": nb.memory}
+        if nb.gpus:
+            limits["nvidia.com/gpu"] = str(nb.gpus)
+        selector = {"app.kubernetes.io/name": "rapids-notebook", "gpu-platform.io/tenant": tenant.name}
+        k8s.apps.v1.Deployment(
+            f"{prefix}-notebook",
+            metadata=meta("rapids-notebook"),
+            spec=k8s.apps.v1.DeploymentSpecArgs(
+                replicas=1,
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=selector),
+                strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
+                template=k8s.core.v1.PodTemplateSpecArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels={**labels, **selector}),
+                    spec=k8s.core.v1.PodSpecArgs(
+                        service_account_name=SERVICE_ACCOUNT,
+                        node_selector=dict(placement.node_selector) or None,
+                        tolerations=[_toleration(t) for t in placement.tolerations] or None,
+                        containers=[
+                            k8s.core.v1.ContainerArgs(
+                                name="notebook",
+                                image=nb.image,
+                                ports=[k8s.core.v1.ContainerPortArgs(name="notebook", container_port=8888)],
+                                env=[
+                                    # Dashboard links go through the notebook's jupyter-server-proxy.
+                                    k8s.core.v1.EnvVarArgs(
+                                        name="DASK_DISTRIBUTED__DASHBOARD__LINK", value="/proxy/{host}:{port}/status"
+                                    )
+                                ],
+                                resources=k8s.core.v1.ResourceRequirementsArgs(requests=dict(limits), limits=dict(limits)),
+                                volume_mounts=[
+                                    k8s.core.v1.VolumeMountArgs(
+                                        name="proxy-config",
+                                        mount_path="/root/.jupyter/jupyter_server_config.py",
+                                        sub_path="jupyter_server_config.py",
+                                    )
+                                ],
+                            )
+                        ],
+                        volumes=[
+                            k8s.core.v1.VolumeArgs(
+                                name="proxy-config",
+                                config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name="jupyter-server-proxy-config"),
+                            )
+                        ],
+                    ),
+                ),
+            ),
+            opts=opts,
+        )
+        service = k8s.core.v1.Service(
+            f"{prefix}-notebook-service",
+            metadata=meta("rapids-notebook"),
+            spec=k8s.core.v1.ServiceSpecArgs(
+                selector=selector,
+                ports=[k8s.core.v1.ServicePortArgs(name="notebook", port=8888, target_port="notebook")],
+            ),
+            opts=opts,
+        )
+        return pulumi.Output.concat(service.metadata.name, f".{tenant.name}.svc:8888")
+
+    def _prepuller(self, name: str, args: DaskOperatorArgs, gpu_pools: list[NodePoolShape],
+                   opts: pulumi.ResourceOptions) -> None:
+        labels = {**_labels(), "app.kubernetes.io/name": "rapids-prepuller"}
+        images = sorted({args.rapids_image, *(t.notebook.image for t in args.tenants if t.notebook)})
+        taints = {(t.key, t.value, t.effect): t for p in gpu_pools for t in p.taints}
+        k8s.apps.v1.DaemonSet(
+            f"{name}-prepuller",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="rapids-prepuller", namespace=args.namespace, labels=labels),
+            spec=k8s.apps.v1.DaemonSetSpecArgs(
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app.kubernetes.io/name": "rapids-prepuller"}),
+                template=k8s.core.v1.PodTemplateSpecArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+                    spec=k8s.core.v1.PodSpecArgs(
+                        # GPU nodes only: GKE labels them with the accelerator, the EKS groups with theirs.
+                        affinity=k8s.core.v1.AffinityArgs(
+                            node_affinity=k8s.core.v1.NodeAffinityArgs(
+                                required_during_scheduling_ignored_during_execution=k8s.core.v1.NodeSelectorArgs(
+                                    node_selector_terms=[
+                                        k8s.core.v1.NodeSelectorTermArgs(
+                                            match_expressions=[k8s.core.v1.NodeSelectorRequirementArgs(key=label, operator="Exists")]
+                                        )
+                                        for label in GPU_NODE_LABELS
+                                    ]
+                                )
+                            )
+                        ),
+                        tolerations=[_toleration(t) for t in sorted(taints.values(), key=str)],
+                        init_containers=[
+                            k8s.core.v1.ContainerArgs(
+                                name=f"pull-{i}",
+                                image=image,
+                                command=["sh", "-c", "true"],
+                                resources=k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "10m", "memory": "16Mi"}),
+                            )
+                            for i, image in enumerate(images)
+                        ],
+                        containers=[
+                            k8s.core.v1.ContainerArgs(
+                                name="pause",
+                                image=args.pause_image,
+                                resources=k8s.core.v1.ResourceRequirementsArgs(
+                                    requests={"cpu": "1m", "memory": "8Mi"}, limits={"memory": "16Mi"}
+                                ),
+                            )
+                        ],
+                    ),
+                ),
+            ),
+            opts=opts,
+        )
+
+
+def _gpu_placement(gpu_pools: Sequence[NodePoolShape]) -> PoolPlacement:
+    """Where a GPU pod of a tenant runs: the first GPU pool of role gpu (else any GPU pool)."""
+    ordered = sorted(gpu_pools, key=lambda p: p.role != "gpu")
+    return ordered[0].placement if ordered else PoolPlacement({}, (GPU_TAINT,))
+
+
+def _labels() -> dict[str, str]:
+    return {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "gpu-platform"}

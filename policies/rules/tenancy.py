@@ -1,0 +1,40 @@
+"""Multi-tenancy guardrails: a tenant namespace cannot take the whole GPU pool."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from policies.rules.base import Resource, RuleConfig, StackRule
+
+TENANT_LABEL = "gpu-platform.io/tenant"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
+GPU_QUOTA_KEYS = ("requests.nvidia.com/gpu", "limits.nvidia.com/gpu")
+
+
+def _meta(r: Resource) -> dict[str, Any]:
+    return r.props.get("metadata") or {}
+
+
+def check_tenant_gpu_quota(resources: list[Resource], config: RuleConfig) -> Iterator[tuple[str, str]]:
+    """Every namespace labelled as a tenant's has a ResourceQuota that bounds its GPUs."""
+    bounded = {
+        _meta(r).get("namespace")
+        for r in resources
+        if r.type == RESOURCE_QUOTA and any(k in ((r.props.get("spec") or {}).get("hard") or {}) for k in GPU_QUOTA_KEYS)
+    }
+    for r in resources:
+        meta = _meta(r)
+        if r.type == NAMESPACE and TENANT_LABEL in (meta.get("labels") or {}) and meta.get("name") not in bounded:
+            yield r.name, f"tenant namespace {meta.get('name')} has no ResourceQuota on requests.nvidia.com/gpu: one tenant can take every GPU"
+
+
+RULES = [
+    StackRule(
+        "tenant-gpu-quota",
+        "Every tenant namespace (label gpu-platform.io/tenant) has a ResourceQuota on nvidia.com/gpu.",
+        "Give the tenant a gpu_quota (DaskOperator, KubeflowInstall tenants), or a ResourceQuota with requests.nvidia.com/gpu.",
+        check_tenant_gpu_quota,
+    ),
+]

@@ -1,0 +1,289 @@
+"""DaskOperator and RapidsDaskClusterSpec: the seed's RBAC, quotas, notebook and prepuller,
+and the DaskCluster spec checked against the CRD the dask-kubernetes wheel ships."""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pulumi
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from components import DaskOperator, DaskOperatorArgs, RapidsDaskClusterSpec
+from components.dask_operator import GPU_NODE_LABELS, operator_chart_dir, operator_values
+from components.pools import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
+from infra.config import StackConfig, format_validation_error
+from tests.components.test_upstream_schemas import unknown_keys
+from tests.conftest import Engine, settled_tree
+from tests.factories import stack
+
+SCHEDULER_POOL = NodePoolShape(
+    "scheduler", "scheduler", "n1-standard-2", 2, 7680, 1, "nvidia-tesla-t4", CapacityStrategy.ON_DEMAND, 0, 4,
+    {"dedicated": "scheduler"}, (GPU_TAINT,), PoolPlacement({"cloud.google.com/gke-nodepool": "scheduler"}, (GPU_TAINT,)),
+)
+TRAINING = Taint(key="gpu-platform.io/workload", value="training")
+GPU_POOL = NodePoolShape(
+    "t4", "gpu", "n1-standard-4", 4, 15360, 2, "nvidia-tesla-t4", CapacityStrategy.ON_DEMAND, 2, 40,
+    {}, (GPU_TAINT, TRAINING), PoolPlacement({"cloud.google.com/gke-nodepool": "t4"}, (GPU_TAINT, TRAINING)),
+)
+TENANTS = [
+    {"name": "team-a", "gpu_quota": 8, "notebook": {"gpus": 1}},
+    {"name": "team-b", "gpu_quota": 4, "cpu_quota": "16", "memory_quota": "64Gi", "shared_cluster": {"min_workers": 1, "max_workers": 3}},
+]
+
+
+@cache
+def daskcluster_schema() -> dict[str, Any]:
+    crd = yaml.safe_load((operator_chart_dir() / "crds" / "daskcluster.yaml").read_text())
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    return version["schema"]["openAPIV3Schema"]
+
+
+def refusal(dask: dict[str, Any]) -> list[str]:
+    with pytest.raises(ValidationError) as info:
+        StackConfig.model_validate({**stack(), "dask": dask})
+    return format_validation_error(info.value, StackConfig, "gpu-platform")
+
+
+# --- Args -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dask", "line"),
+    [
+        ({"tenants": [{"name": "Team_A", "gpu_quota": 4}]},
+         "gpu-platform:dask.tenants[0].name: 'Team_A' is not a DNS label: lowercase letters, digits and '-', at most 63 characters (got \"Team_A\")"),
+        ({"tenants": [{"name": "a", "gpu_quota": 4}, {"name": "a", "gpu_quota": 4}]},
+         "gpu-platform:dask.tenants: tenants repeat a name (a, a); each tenant is one namespace (got [{\"name\": \"a\", \"gpu_quota\": 4}, {\"name\": \"a\", \"gpu_quota\": 4}])"),
+        ({"worker_gpus": 2, "tenants": [{"name": "a", "gpu_quota": 2}]},
+         "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 2, the scheduler 1; use at least 3 (got 2)"),
+        ({"tenants": [{"name": "a", "gpu_quota": 2, "notebook": {"gpus": 1}}]},
+         "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 1, the scheduler 1 and the notebook 1; use at least 3 (got 2)"),
+        ({"tenants": [{"name": "a", "gpu_quota": 3, "shared_cluster": {"min_workers": 3, "max_workers": 4}}]},
+         "gpu-platform:dask.tenants[0].shared_cluster.min_workers: min_workers 3 needs more GPUs than gpu_quota 3 allows (got 3)"),
+        ({"tenants": [{"name": "a", "gpu_quota": 3, "shared_cluster": {"min_workers": 5, "max_workers": 4}}]},
+         "gpu-platform:dask.tenants[0].shared_cluster.min_workers: min_workers 5 is above max_workers 4; use at most 4 (got 5)"),
+        ({"rapids_image": "nvcr.io/nvidia/rapidsai/base"},
+         "gpu-platform:dask.rapids_image: image 'nvcr.io/nvidia/rapidsai/base' must carry a version tag (never latest) or a digest (got \"nvcr.io/nvidia/rapidsai/base\")"),
+        ({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"image": "rapidsai/notebooks:latest"}}]},
+         "gpu-platform:dask.tenants[0].notebook.image: image 'rapidsai/notebooks:latest' must carry a version tag (never latest) or a digest (got \"rapidsai/notebooks:latest\")"),
+        ({"scope": "namespaced", "namespace": "a", "tenants": [{"name": "a", "gpu_quota": 4}]},
+         "gpu-platform:dask.tenants[0].name: tenant a is the operator namespace; choose another name (got \"a\")"),
+        ({"tenants": [{"name": "a", "gpu_quota": 0}]},
+         "gpu-platform:dask.tenants[0].gpu_quota: Input should be greater than or equal to 1 (got 0)"),
+        ({"tenants": [{"name": "a", "gpu_quota": 4, "memory_quota": "64GB"}]},
+         "gpu-platform:dask.tenants[0].memory_quota: String should match pattern '^[0-9]+(Ki|Mi|Gi|Ti)$' (got \"64GB\")"),
+        ({"chart_version": "2026.*"},
+         "gpu-platform:dask.chart_version: chart version '2026.*' must be one exact release such as 88.5.3, not a range (got \"2026.*\")"),
+    ],
+)
+def test_fails_when_a_dask_value_is_wrong(dask: dict[str, Any], line: str) -> None:
+    assert refusal(dask) == [line]
+
+
+def test_dask_defaults() -> None:
+    args = DaskOperatorArgs()
+    assert (args.tenants, args.scope.value, args.namespace, args.chart_version, args.prepull) == ([], "cluster", "dask-operator", "2026.3.0", True)
+    spec = RapidsDaskClusterSpec(name="x")
+    assert spec.scheduler_node_labels == {"dedicated": "scheduler"}
+    assert spec.scheduler_tolerations == [GPU_TAINT] and spec.worker_tolerations == [GPU_TAINT]
+
+
+# --- the DaskCluster spec ----------------------------------------------------------------------
+
+
+def test_spec_is_make_cluster_spec_plus_placement() -> None:
+    from dask_kubernetes.operator import make_cluster_spec
+
+    spec = RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL], n_workers=3).to_dict()
+    expected = make_cluster_spec(
+        name="rapids", image=RapidsDaskClusterSpec(name="x").image, n_workers=3,
+        resources={"limits": {"nvidia.com/gpu": "1"}}, worker_command="dask-cuda-worker",
+    )
+    worker, scheduler = expected["spec"]["worker"]["spec"], expected["spec"]["scheduler"]["spec"]
+    for pod in (worker, scheduler):
+        pod["containers"][0].pop("env")
+    worker["tolerations"] = [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+        {"key": "gpu-platform.io/workload", "operator": "Equal", "value": "training", "effect": "NoSchedule"},
+    ]
+    worker["nodeSelector"] = {"cloud.google.com/gke-nodepool": "t4"}
+    scheduler["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
+    scheduler["affinity"] = {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 100, "preference": {"matchExpressions": [{"key": "dedicated", "operator": "In", "values": ["scheduler"]}]}}
+            ]
+        }
+    }
+    assert spec == expected
+    assert worker["containers"][0]["args"][0] == "dask-cuda-worker"
+    probes = scheduler["containers"][0]
+    assert probes["readinessProbe"]["httpGet"] == {"port": "http-dashboard", "path": "/health"}
+    assert probes["livenessProbe"]["initialDelaySeconds"] == 15 and probes["livenessProbe"]["periodSeconds"] == 20
+
+
+def test_spec_validates_against_the_crd_and_kubernetes() -> None:
+    spec = RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL]).to_dict()
+    validator = jsonschema.Draft7Validator(daskcluster_schema())
+    assert list(validator.iter_errors(spec)) == []
+    for part in ("worker", "scheduler"):
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": spec["spec"][part]["spec"]}
+        kubernetes_validate.validate(pod, "1.34", strict=True)
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "x"}, "spec": spec["spec"]["scheduler"]["service"]}
+    kubernetes_validate.validate(service, "1.34", strict=True)
+
+
+@pytest.mark.parametrize("path", [("spec", "scheduler", "service"), ("spec", "worker", "spec"), ("spec",), ("spec", "scheduler", "spec")])
+def test_the_crd_check_fails_when_a_required_field_is_removed(path: tuple[str, ...]) -> None:
+    spec = copy.deepcopy(RapidsDaskClusterSpec(name="rapids").to_dict())
+    node = spec
+    for key in path[:-1]:
+        node = node[key]
+    del node[path[-1]]
+    errors = list(jsonschema.Draft7Validator(daskcluster_schema()).iter_errors(spec))
+    assert [e.message for e in errors] == [f"'{path[-1]}' is a required property"]
+
+
+def test_without_a_scheduler_pool_the_scheduler_tolerates_the_gpu_pool() -> None:
+    spec = RapidsDaskClusterSpec.for_pools("rapids", [GPU_POOL]).to_dict()
+    tolerations = spec["spec"]["scheduler"]["spec"]["tolerations"]
+    assert {t["key"] for t in tolerations} == {"nvidia.com/gpu", "gpu-platform.io/workload"}
+
+
+def test_operator_values_exist_in_the_wheels_chart() -> None:
+    reference = yaml.safe_load((operator_chart_dir() / "values.yaml").read_text())
+    for watch in (None, "team-a"):
+        values = operator_values(DaskOperatorArgs(), watch)
+        assert list(unknown_keys(values, reference)) == []
+        assert values["image"]["name"] == reference["image"]["name"]
+    assert operator_values(DaskOperatorArgs(), None)["kopfArgs"] == reference["kopfArgs"] == ["--all-namespaces"]
+    assert operator_values(DaskOperatorArgs(), "team-a")["kopfArgs"] == ["--namespace", "team-a"]
+    assert operator_values(DaskOperatorArgs(), "team-a")["rbac"] == {"create": True, "cluster": False}
+
+
+# --- the component under mocks -----------------------------------------------------------------
+
+
+def build(**overrides: Any) -> DaskOperator:
+    args = DaskOperatorArgs.model_validate({"tenants": TENANTS, **overrides})
+    return DaskOperator("d", args, pools=[SCHEDULER_POOL, GPU_POOL])
+
+
+@pulumi.runtime.test
+def test_each_tenant_gets_the_seeds_rbac_and_a_gpu_quota(engine: Engine) -> pulumi.Output[Any]:
+    operator = build()
+
+    def check(_: Any) -> None:
+        for tenant in ("team-a", "team-b"):
+            role = engine.resource(f"d-{tenant}-role").inputs
+            assert role["metadata"]["namespace"] == tenant and role["metadata"]["name"] == "rapids-dask"
+            # The seed's multi-tenant example, verbatim.
+            assert role["rules"] == [
+                {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
+                {"apiGroups": [""], "resources": ["pods", "services"], "verbs": ["get", "list", "watch", "create", "delete"]},
+                {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get", "list"]},
+                {"apiGroups": ["kubernetes.dask.org"], "resources": ["*"], "verbs": ["*"]},
+            ]
+            binding = engine.resource(f"d-{tenant}-rolebinding").inputs
+            assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "rapids-dask", "namespace": tenant}]
+            assert binding["roleRef"]["name"] == "rapids-dask"
+            ns = engine.resource(f"d-{tenant}").inputs
+            assert ns["metadata"]["labels"]["gpu-platform.io/tenant"] == tenant
+        assert engine.resource("d-team-a-gpu-quota").inputs["spec"]["hard"] == {"requests.nvidia.com/gpu": "8"}
+        assert engine.resource("d-team-b-gpu-quota").inputs["spec"]["hard"] == {
+            "requests.nvidia.com/gpu": "4", "requests.cpu": "16", "requests.memory": "64Gi",
+        }
+        (limit,) = engine.resource("d-team-a-limits").inputs["spec"]["limits"]
+        assert limit == {
+            "type": "Container", "defaultRequest": {"cpu": "1", "memory": "4Gi"}, "default": {"memory": "4Gi"},
+            "max": {"nvidia.com/gpu": "8"},
+        }
+
+    return settled_tree(operator).apply(check)
+
+
+@pulumi.runtime.test
+def test_notebook_is_the_seeds(engine: Engine) -> pulumi.Output[Any]:
+    operator = build()
+
+    def check(_: Any) -> None:
+        assert "d-team-b-notebook" not in engine.names()
+        pod = engine.resource("d-team-a-notebook").inputs["spec"]["template"]["spec"]
+        (container,) = pod["containers"]
+        assert pod["serviceAccountName"] == "rapids-dask"
+        assert container["image"] == "nvcr.io/nvidia/rapidsai/notebooks:25.10-cuda13-py3.13"
+        assert container["env"] == [{"name": "DASK_DISTRIBUTED__DASHBOARD__LINK", "value": "/proxy/{host}:{port}/status"}]
+        assert container["ports"] == [{"containerPort": 8888, "name": "notebook"}]
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
+        assert container["volumeMounts"][0]["mountPath"] == "/root/.jupyter/jupyter_server_config.py"
+        assert pod["nodeSelector"] == {"cloud.google.com/gke-nodepool": "t4"}
+        config = engine.resource("d-team-a-proxy-config").inputs
+        assert config["metadata"]["name"] == "jupyter-server-proxy-config"
+        assert config["data"]["jupyter_server_config.py"] == "c.ServerProxy.host_allowlist = lambda app, host: True\n"
+        service = engine.resource("d-team-a-notebook-service").inputs["spec"]
+        assert service["ports"] == [{"name": "notebook", "port": 8888, "targetPort": "notebook"}]
+
+    return pulumi.Output.all(settled_tree(operator), operator.notebook_services["team-a"]).apply(
+        lambda v: check(v) if v[1] == "rapids-notebook.team-a.svc:8888" else pytest.fail(v[1])
+    )
+
+
+@pulumi.runtime.test
+def test_prepuller_runs_on_gpu_nodes_only(engine: Engine) -> pulumi.Output[Any]:
+    operator = build()
+
+    def check(_: Any) -> None:
+        ds = engine.resource("d-prepuller").inputs
+        assert ds["metadata"]["namespace"] == "dask-operator"
+        pod = ds["spec"]["template"]["spec"]
+        terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+        assert [t["matchExpressions"] for t in terms] == [[{"key": k, "operator": "Exists"}] for k in GPU_NODE_LABELS]
+        assert {(t["key"], t["value"]) for t in pod["tolerations"]} == {("nvidia.com/gpu", "present"), ("gpu-platform.io/workload", "training")}
+        assert [c["image"] for c in pod["initContainers"]] == [
+            "nvcr.io/nvidia/rapidsai/base:25.10-cuda13-py3.13", "nvcr.io/nvidia/rapidsai/notebooks:25.10-cuda13-py3.13",
+        ]
+        assert all(c["command"] == ["sh", "-c", "true"] for c in pod["initContainers"])
+        assert pod["containers"][0]["image"] == "registry.k8s.io/pause:3.10"
+
+    return settled_tree(operator).apply(check)
+
+
+@pulumi.runtime.test
+def test_cluster_wide_operator_and_the_shared_cluster(engine: Engine) -> pulumi.Output[Any]:
+    operator = build()
+
+    def check(_: Any) -> None:
+        (release,) = engine.of_type("kubernetes:helm.sh/v3:Release")
+        assert (release.inputs["chart"], release.inputs["version"], release.inputs["namespace"]) == (
+            "dask-kubernetes-operator", "2026.3.0", "dask-operator",
+        )
+        assert release.inputs["repositoryOpts"]["repo"] == "https://helm.dask.org"
+        cluster = engine.resource("d-team-b-shared-cluster")
+        assert cluster.inputs["kind"] == "DaskCluster" and cluster.inputs["metadata"]["namespace"] == "team-b"
+        assert cluster.inputs["spec"]["worker"]["replicas"] == 1
+        assert release.urn in cluster.depends_on  # the CRDs come with the chart
+        body = {k: cluster.inputs[k] for k in ("apiVersion", "kind", "metadata", "spec")}
+        assert list(jsonschema.Draft7Validator(daskcluster_schema()).iter_errors(body)) == []
+        scaler = engine.resource("d-team-b-shared-autoscaler").inputs
+        assert scaler["kind"] == "DaskAutoscaler" and scaler["spec"] == {"cluster": "shared", "minimum": 1, "maximum": 3}
+
+    return settled_tree(operator).apply(check)
+
+
+@pulumi.runtime.test
+def test_namespaced_operators_one_per_tenant(engine: Engine) -> pulumi.Output[Any]:
+    operator = build(scope="namespaced")
+
+    def check(_: Any) -> None:
+        releases = {r.inputs["namespace"]: r.inputs["values"] for r in engine.of_type("kubernetes:helm.sh/v3:Release")}
+        assert sorted(releases) == ["team-a", "team-b"]
+        assert releases["team-a"]["kopfArgs"] == ["--namespace", "team-a"]
+        assert releases["team-a"]["rbac"]["cluster"] is False
+
+    return settled_tree(operator).apply(check)
