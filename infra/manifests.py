@@ -94,32 +94,37 @@ def kubernetes_objects(plan: Plan) -> list[KubernetesObject]:
 
 
 @functools.cache
-def _crd_schemas(directory: Path = CRD_DIR) -> dict[tuple[str, str], dict[str, Any]]:
-    """(apiVersion, kind) -> openAPIV3Schema for every CRD in ``directory``."""
+def _crd_schemas(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """(apiVersion, kind) -> openAPIV3Schema for every CRD in one file."""
+    # libyaml's loader: the DaskCluster CRD alone is a quarter of a megabyte of schema.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     schemas: dict[tuple[str, str], dict[str, Any]] = {}
-    for path in sorted(directory.glob("*.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if not doc or doc.get("kind") != "CustomResourceDefinition":
-                continue
-            spec = doc["spec"]
-            for version in spec.get("versions", []):
-                schema = (version.get("schema") or {}).get("openAPIV3Schema")
-                if schema:
-                    schemas[(f"{spec['group']}/{version['name']}", spec["names"]["kind"])] = schema
+    for doc in yaml.load_all(path.read_text(), Loader=loader):
+        if not doc or doc.get("kind") != "CustomResourceDefinition":
+            continue
+        spec = doc["spec"]
+        for version in spec.get("versions", []):
+            schema = (version.get("schema") or {}).get("openAPIV3Schema")
+            if schema:
+                schemas[(f"{spec['group']}/{version['name']}", spec["names"]["kind"])] = schema
     return schemas
+
+
+def crd_schema(api_version: str, kind: str, crd_dir: Path = CRD_DIR) -> dict[str, Any] | None:
+    """The CRD schema of one kind available offline: from ``crd_dir``, or the DaskCluster,
+    DaskAutoscaler, ... CRDs the dask-kubernetes wheel ships (one file per kind, read on demand)."""
+    from components.dask_operator import operator_chart_dir
+
+    candidates = sorted(crd_dir.glob("*.yaml")) + [operator_chart_dir() / "crds" / f"{kind.lower()}.yaml"]
+    for path in candidates:
+        if path.is_file() and (schema := _crd_schemas(path).get((api_version, kind))):
+            return schema
+    return None
 
 
 def _path(error: Any) -> str:
     parts = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
     return parts.lstrip(".") or "(object)"
-
-
-def crd_schemas(crd_dir: Path = CRD_DIR) -> dict[tuple[str, str], dict[str, Any]]:
-    """Every CRD schema available offline: ``crd_dir`` and the DaskCluster/DaskAutoscaler CRDs
-    that the dask-kubernetes wheel ships with the operator chart."""
-    from components.dask_operator import operator_chart_dir
-
-    return {**_crd_schemas(operator_chart_dir() / "crds"), **_crd_schemas(crd_dir)}
 
 
 def validate_objects(
@@ -140,7 +145,7 @@ def validate_objects(
         except kubernetes_validate.ValidationError as exc:
             findings.append(SchemaFinding(obj.resource.name, obj.kind, f"{label}: {_path(exc)}: {exc.message}", True))
         except SchemaNotFoundError:
-            schema = crd_schemas(crd_dir).get((obj.api_version, obj.kind))
+            schema = crd_schema(obj.api_version, obj.kind, crd_dir)
             if schema is None:
                 findings.append(
                     SchemaFinding(
