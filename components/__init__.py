@@ -59,6 +59,7 @@ from components.kubeflow_install import (
     Edition,
     KubeflowInstall,
     KubeflowInstallArgs,
+    OidcIssuer,
     TenantProfile,
     TrainingPoolSelector,
 )
@@ -135,6 +136,7 @@ __all__ = [
     "ImageType",
     "LocationPolicy",
     "NodePoolShape",
+    "OidcIssuer",
     "PoolPlacement",
     "ReleaseChannel",
     "SchedulerPoolArgs",

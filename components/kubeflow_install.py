@@ -51,6 +51,7 @@ __all__ = [
     "DEFAULT_DEX_PASSWORD",
     "EDITION_FOOTPRINT",
     "AlbCognitoIngress",
+    "OidcIssuer",
     "Edition",
     "Footprint",
     "KubeflowInstall",
@@ -80,6 +81,7 @@ DATABASE_CLAIMS = frozenset({"mysql-pv-claim"})
 """The metadata/pipelines MySQL claim (20 Gi upstream)."""
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
+DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 
 
 class Edition(StrEnum):
@@ -195,6 +197,25 @@ class AlbCognitoIngress(BaseModel):
     """An internal ALB (reachable from the VPC only) instead of an internet-facing one. Default: false."""
 
 
+class OidcIssuer(BaseModel):
+    """Sign-in through your identity provider: an OIDC connector in Kubeflow's Dex."""
+
+    model_config = ARGS_CONFIG
+
+    issuer: str = Field(pattern=r"^https://[^\s/]+(/[^\s]*)?$")
+    """The provider's issuer URL (its /.well-known/openid-configuration lives below it). Required."""
+    client_id: str = Field(min_length=1)
+    """Client id Dex uses at the provider; its secret comes from a Pulumi secret. Required."""
+    redirect_uri: str = Field(pattern=r"^https://[^\s/]+/dex/callback$")
+    """Dex's callback as registered at the provider, https://<kubeflow host>/dex/callback. Required."""
+    name: str = Field(default="Single sign-on", min_length=1, max_length=64)
+    """Button text on Dex's login page. Default: Single sign-on."""
+
+
+OIDC_SECRET = "dex-oidc-client"
+OIDC_SECRET_ENV = "OIDC_CLIENT_SECRET"
+
+
 class KubeflowInstallArgs(BaseModel):
     """Inputs of KubeflowInstall."""
 
@@ -218,6 +239,8 @@ class KubeflowInstallArgs(BaseModel):
     """The pool pipeline steps run on; a node pool or GPU class must carry its label and taint. Default: see TrainingPoolSelector."""
     tenants: list[TenantProfile] = Field(default_factory=list)
     """Teams, each with a namespace (a Profile on the platform edition) and a GPU quota. Default: []."""
+    oidc: OidcIssuer | None = None
+    """platform only: also sign in through an OIDC issuer (Dex connector; client secret from a Pulumi secret). Default: none."""
     ingress: AlbCognitoIngress | None = None
     """Expose the UI on an AWS ALB with Cognito sign-in (EKS). Default: none (in-cluster only)."""
 
@@ -234,6 +257,11 @@ class KubeflowInstallArgs(BaseModel):
                 "KubeflowInstallArgs", "dex_user_email",
                 "dex_user_email applies to the platform edition only; Pipelines standalone has no Dex",
                 self.dex_user_email,
+            )
+        if self.edition is Edition.PIPELINES and self.oidc is not None:
+            raise field_error(
+                "KubeflowInstallArgs", "oidc",
+                "oidc applies to the platform edition only; Pipelines standalone has no Dex", self.oidc.issuer,
             )
         if self.dex_user_email == "user@example.com":
             raise field_error(
@@ -402,6 +430,44 @@ def dex_password_transform(obj: dict[str, Any], email: str, password_hash: pulum
     return None
 
 
+def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer) -> dict[str, Any] | None:
+    """Dex with an OIDC connector: the connector in its config (the client secret read from the
+    environment, which Dex expands), the environment variable from our Secret on its Deployment."""
+    metadata = obj.get("metadata") or {}
+    if metadata.get("namespace") != "auth":
+        return None
+    if obj.get("kind") == "ConfigMap" and metadata.get("name") == "dex":
+        config = yaml.safe_load((obj.get("data") or {}).get("config.yaml") or "{}")
+        connector = {
+            "type": "oidc",
+            "id": "oidc",
+            "name": oidc.name,
+            "config": {
+                "issuer": oidc.issuer,
+                "clientID": oidc.client_id,
+                "clientSecret": f"${OIDC_SECRET_ENV}",
+                "redirectURI": oidc.redirect_uri,
+                "scopes": ["openid", "profile", "email"],
+            },
+        }
+        config["connectors"] = [c for c in config.get("connectors") or [] if c.get("id") != "oidc"] + [connector]
+        return {**obj, "data": {**obj["data"], "config.yaml": yaml.safe_dump(config, sort_keys=False)}}
+    if obj.get("kind") == "Deployment" and metadata.get("name") == "dex":
+        spec = obj["spec"]
+        pod = spec["template"]["spec"]
+        env = {
+            "name": OIDC_SECRET_ENV,
+            "valueFrom": {"secretKeyRef": {"name": OIDC_SECRET, "key": "client-secret"}},
+        }
+        containers = [
+            {**c, "env": [e for e in c.get("env") or [] if e.get("name") != OIDC_SECRET_ENV] + [env]} if c.get("name") == "dex" else c
+            for c in pod["containers"]
+        ]
+        template = {**spec["template"], "spec": {**pod, "containers": containers}}
+        return {**obj, "spec": {**spec, "template": template}}
+    return None
+
+
 def _as_pulumi_transform(args: KubeflowInstallArgs, dex_password_hash: pulumi.Input[str] | None) -> pulumi.ResourceTransform:
     def transform(t: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
         props = dict(t.props)
@@ -413,10 +479,12 @@ def _as_pulumi_transform(args: KubeflowInstallArgs, dex_password_hash: pulumi.In
             if args.keep_volumes_on_delete:
                 opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
             return pulumi.ResourceTransformResult(changed, opts)
+        changed = None
         if t.type_ in (SECRET_TYPE, CONFIGMAP_TYPE) and args.dex_user_email and dex_password_hash is not None:
             changed = dex_password_transform(props, args.dex_user_email, dex_password_hash)
-            return None if changed is None else pulumi.ResourceTransformResult(changed, t.opts)
-        return None
+        if t.type_ in (CONFIGMAP_TYPE, DEPLOYMENT_TYPE) and args.oidc is not None:
+            changed = dex_oidc_transform(changed or props, args.oidc) or changed
+        return None if changed is None else pulumi.ResourceTransformResult(changed, t.opts)
 
     return transform
 
@@ -463,9 +531,13 @@ class KubeflowInstall(pulumi.ComponentResource):
         training_pools: Sequence[NodePoolShape],
         dex_password_hash: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        oidc_client_secret: pulumi.Input[str] | None = None,
     ) -> None:
+        """``dex_password_hash`` and ``oidc_client_secret``: Pulumi secrets (the platform edition's Dex)."""
         if args.edition is Edition.PLATFORM and dex_password_hash is None:
             raise ValueError("the platform edition needs dex_password_hash (a bcrypt hash, as a Pulumi secret)")
+        if args.oidc is not None and oidc_client_secret is None:
+            raise ValueError("oidc needs oidc_client_secret (the client's secret at the issuer, as a Pulumi secret)")
         placement = training_placement(args.training_pool, training_pools)
         super().__init__("gpu-platform:kubeflow_install:KubeflowInstall", name, None, opts)
 
@@ -480,6 +552,14 @@ class KubeflowInstall(pulumi.ComponentResource):
                 )
             )
         installed = pulumi.ResourceOptions(parent=self, depends_on=list(self.directories))
+        if args.oidc is not None:
+            # Dex reads the connector's secret from this Secret (through its environment).
+            k8s.core.v1.Secret(
+                f"{name}-oidc-client",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=OIDC_SECRET, namespace="auth"),
+                string_data={"client-secret": pulumi.Output.secret(oidc_client_secret)},
+                opts=installed,
+            )
         self.tenant_quotas = {t.name: self._tenant(name, args.edition, t, installed) for t in args.tenants}
         self.ingress = None
         ui_url: str | None = None

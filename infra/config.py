@@ -157,6 +157,8 @@ class StackConfig(BaseModel):
     """Grafana's admin password; a Pulumi secret (pulumi config set --secret). Required when monitoring is on. Default: none."""
     kubeflow: KubeflowConfig | None = None
     """Kubeflow Pipelines or the Kubeflow platform on the cluster. Default: none (not installed)."""
+    kubeflow_oidc_client_secret: SecretStr | None = None
+    """The Kubeflow OIDC client's secret at the issuer; a Pulumi secret. Required when kubeflow.install.oidc is set. Default: none."""
     kubeflow_dex_password_hash: SecretStr | None = None
     """bcrypt hash of the Kubeflow login's password; a Pulumi secret. Required with the platform edition. Default: none."""
 
@@ -327,6 +329,13 @@ def load_stack_config() -> StackConfig:
     problems += _secret_problems(
         "grafana_admin_password", config.grafana_admin_password, config.monitoring.enabled,
         "monitoring is enabled", "<password>",
+    )
+    problems += _secret_problems(
+        "kubeflow_oidc_client_secret",
+        config.kubeflow_oidc_client_secret,
+        config.kubeflow is not None and config.kubeflow.install.oidc is not None,
+        "kubeflow.install.oidc is set",
+        "<client secret>",
     )
     problems += _secret_problems(
         "kubeflow_dex_password_hash",

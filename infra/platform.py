@@ -64,6 +64,10 @@ def compose_addons(stack: str, config: StackConfig, target: ClusterTarget) -> No
             training_pools=target.pools,
             dex_password_hash=None if dex_hash is None else pulumi.Output.secret(dex_hash.get_secret_value()),
             opts=target.options(),
+            oidc_client_secret=(
+                None if config.kubeflow_oidc_client_secret is None
+                else pulumi.Output.secret(config.kubeflow_oidc_client_secret.get_secret_value())
+            ),
         )
         pulumi.export("kubeflowPipelinesEndpoint", install.pipelines_endpoint)
         pulumi.export("kubeflowUiService", install.ui_service)

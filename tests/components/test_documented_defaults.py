@@ -50,6 +50,7 @@ DESCRIBED = {
     ("MonitoringConfig", "prometheus"): "test_monitoring_defaults",
     ("PrometheusStackArgs", "alerts"): "test_monitoring_defaults",
     ("DcgmExporterArgs", "metrics"): "tests/components/test_monitoring.py::test_default_metrics",
+    ("OidcIssuer", "name"): "tests/components/test_kubeflow_install.py::test_oidc_transform_adds_the_connector_and_its_secret_env",
     ("EksClusterArgs", "cluster_name"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
     ("EksClusterArgs", "region"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
     ("EksClusterArgs", "endpoint"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",

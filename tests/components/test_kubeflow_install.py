@@ -3,9 +3,8 @@ the training-pool placement and the capacity check."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import json
+from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
@@ -20,6 +19,7 @@ from components.kubeflow_install import (
     Edition,
     _as_pulumi_transform,
     capacity_problem,
+    dex_oidc_transform,
     dex_password_transform,
     manifest_sources,
     pipeline_volume_transform,
@@ -28,7 +28,7 @@ from components.kubeflow_install import (
 )
 from components.pools import CapacityStrategy
 from infra.config import format_validation_error
-from tests.conftest import Engine, settled
+from tests.conftest import Engine, settled, settled_tree
 
 TRAINING = Taint(key="gpu-platform.io/workload", value="training")
 GPU = Taint(key="nvidia.com/gpu", value="present")
@@ -414,3 +414,75 @@ def test_component_refuses_platform_without_a_password_hash() -> None:
 def test_component_refuses_a_missing_training_pool() -> None:
     with pytest.raises(ValueError, match="no pool carries label"):
         KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[shape("t4", taints=(GPU,))])
+
+
+# --- an OIDC issuer in Dex ------------------------------------------------------------------------
+
+OIDC = {"issuer": "https://login.corp.example", "client_id": "kubeflow", "redirect_uri": "https://kubeflow.corp.example/dex/callback"}
+UPSTREAM_DEX_DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "dex", "namespace": "auth"},
+    "spec": {"selector": {"matchLabels": {"app": "dex"}}, "template": {"metadata": {"labels": {"app": "dex"}}, "spec": {"containers": [
+        {"name": "dex", "image": "ghcr.io/dexidp/dex:v2.41.1", "env": [{"name": "KUBERNETES_POD_NAMESPACE", "value": "auth"}]},
+    ]}}},
+}
+
+
+def test_fails_when_oidc_is_given_to_pipelines_or_is_not_https() -> None:
+    assert refused({"oidc": OIDC}) == [
+        'oidc: oidc applies to the platform edition only; Pipelines standalone has no Dex (got "https://login.corp.example")'
+    ]
+    (line,) = refused({**PLATFORM, "oidc": {**OIDC, "issuer": "http://login.corp.example"}})
+    assert line.startswith("oidc.issuer: String should match pattern")
+    (line,) = refused({**PLATFORM, "oidc": {**OIDC, "redirect_uri": "https://kubeflow.corp.example/callback"}})
+    assert line.startswith("oidc.redirect_uri: String should match pattern")
+
+
+def test_oidc_transform_adds_the_connector_and_its_secret_env() -> None:
+    oidc = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC}).oidc
+    assert oidc is not None and oidc.name == "Single sign-on"
+    config = dex_oidc_transform(UPSTREAM_DEX_CONFIG, oidc)
+    assert config is not None
+    parsed = yaml.safe_load(config["data"]["config.yaml"])
+    assert parsed["connectors"] == [{
+        "type": "oidc", "id": "oidc", "name": "Single sign-on",
+        "config": {"issuer": "https://login.corp.example", "clientID": "kubeflow", "clientSecret": "$OIDC_CLIENT_SECRET",
+                   "redirectURI": "https://kubeflow.corp.example/dex/callback", "scopes": ["openid", "profile", "email"]},
+    }]
+    assert parsed["staticPasswords"]  # the static user stays
+    deployment = dex_oidc_transform(UPSTREAM_DEX_DEPLOYMENT, oidc)
+    assert deployment is not None
+    kubernetes_validate.validate(deployment, "1.34", strict=True)
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["env"][-1] == {"name": "OIDC_CLIENT_SECRET", "valueFrom": {"secretKeyRef": {"name": "dex-oidc-client", "key": "client-secret"}}}
+    assert dex_oidc_transform({**UPSTREAM_DEX_DEPLOYMENT, "metadata": {"name": "dex", "namespace": "kubeflow"}}, oidc) is None
+    # Through the Pulumi transform, after the static user's own change.
+    args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
+    transform = _as_pulumi_transform(args, "$2b$12$hash")
+    result = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:ConfigMap", "kf:auth/dex", UPSTREAM_DEX_CONFIG, pulumi.ResourceOptions()))
+    assert result is not None
+    both = yaml.safe_load(result.props["data"]["config.yaml"])
+    assert both["staticPasswords"][0]["email"] == "ml-admin@corp.example" and both["connectors"][0]["id"] == "oidc"
+
+
+@pulumi.runtime.test
+def test_oidc_client_secret_is_a_secret_in_auth(engine: Engine) -> pulumi.Output[Any]:
+    args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
+    kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash=pulumi.Output.secret("$2b$12$h"),
+                         oidc_client_secret=pulumi.Output.secret("client-secret-never-in-a-plan"))
+
+    def check(_: Any) -> None:
+        secret = engine.resource("kf-oidc-client")
+        assert secret.inputs["metadata"] == {"name": "dex-oidc-client", "namespace": "auth"}
+        assert engine.resource("kf-platform").urn in secret.depends_on  # the auth namespace comes with the manifests
+        # The value reaches the engine only inside Pulumi's secret wrapper.
+        data = secret.inputs["stringData"]
+        assert data["4dabf18193072939515e22adb298388d"] == "1b47061264138c4ac30d75fd1eb44270"
+        assert data["value"] == {"client-secret": "client-secret-never-in-a-plan"}
+
+    return settled_tree(kf).apply(check)
+
+
+def test_component_refuses_oidc_without_its_secret() -> None:
+    args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
+    with pytest.raises(ValueError, match="oidc needs oidc_client_secret"):
+        KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h")

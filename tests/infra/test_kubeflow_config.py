@@ -144,3 +144,21 @@ def test_dex_password_hash_never_appears_in_a_plan() -> None:
     # The hash reaches only the Dex Secret the transform writes, as a Pulumi secret, on a real
     # `pulumi up`; the plan holds it nowhere, not even in plain text outputs.
     assert _paths_of(json.loads(json.dumps(plan.to_json())), our_hash) == []
+
+
+OIDC = {"issuer": "https://login.corp.example", "client_id": "kubeflow", "redirect_uri": "https://kubeflow.corp.example/dex/callback"}
+OIDC_KEY = "gpu-platform:kubeflow_oidc_client_secret"
+
+
+def test_fails_when_oidc_has_no_client_secret() -> None:
+    with_oidc = {"install": {**PLATFORM["install"], "oidc": OIDC}}
+    hashed = {HASH_KEY: "$2b$04$" + "a" * 53}
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": with_oidc, **hashed}, [HASH_KEY])
+    assert line == (
+        "gpu-platform:kubeflow_oidc_client_secret: required when kubeflow.install.oidc is set; set it with "
+        "`pulumi config set --secret gpu-platform:kubeflow_oidc_client_secret <client secret>` (got nothing)"
+    )
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": with_oidc, **hashed, OIDC_KEY: "s3cret"}, [HASH_KEY])
+    assert line.endswith("(got a plaintext value)") and "s3cret" not in line
+    set_config({**BASE, "gpu-platform:kubeflow": with_oidc, **hashed, OIDC_KEY: "s3cret"}, [HASH_KEY, OIDC_KEY])
+    assert load_stack_config().kubeflow_oidc_client_secret is not None
