@@ -52,8 +52,9 @@ DASK_OPERATOR_CHART = "dask-kubernetes-operator"
 DASK_REPO = "https://helm.dask.org"
 SERVICE_ACCOUNT = "rapids-dask"
 TENANT_LABEL = "gpu-platform.io/tenant"
-RAPIDS_BASE = "nvcr.io/nvidia/rapidsai/base:25.10-cuda13-py3.13"
-RAPIDS_NOTEBOOKS = "nvcr.io/nvidia/rapidsai/notebooks:25.10-cuda13-py3.13"
+# CUDA 12 builds: CUDA 13 images need an R580 driver, newer than GKE's DEFAULT driver on T4 pools.
+RAPIDS_BASE = "nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13"
+RAPIDS_NOTEBOOKS = "nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13"
 GPU_NODE_LABELS = ("cloud.google.com/gke-accelerator", "k8s.amazonaws.com/accelerator")
 """The label every GPU node carries: GKE sets the first, the EKS node groups the second."""
 
@@ -99,7 +100,7 @@ class RapidsDaskClusterSpec(BaseModel):
     name: DnsLabel
     """DaskCluster name. Required."""
     image: PinnedImage = RAPIDS_BASE
-    """RAPIDS image of the scheduler and workers (pinned). Default: nvcr.io/nvidia/rapidsai/base:25.10-cuda13-py3.13."""
+    """RAPIDS image of the scheduler and workers (pinned). Default: nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13."""
     n_workers: int = Field(default=2, ge=0, le=1000)
     """Workers in the default worker group. Default: 2."""
     gpus_per_worker: int = Field(default=1, ge=1, le=8)
@@ -188,7 +189,7 @@ class DaskNotebookArgs(BaseModel):
     model_config = ARGS_CONFIG
 
     image: PinnedImage = RAPIDS_NOTEBOOKS
-    """Notebook image (pinned; never latest). Default: nvcr.io/nvidia/rapidsai/notebooks:25.10-cuda13-py3.13."""
+    """Notebook image (pinned; never latest). Default: nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13."""
     gpus: int = Field(default=1, ge=0, le=8)
     """GPUs of the notebook. Default: 1."""
     cpu: str = Field(default="2", pattern=r"^[0-9]+(\.[0-9]+)?m?$")
@@ -261,7 +262,7 @@ class DaskOperatorArgs(BaseModel):
     worker_gpus: int = Field(default=1, ge=1, le=8)
     """GPUs of one Dask worker (the spec the tenants' clusters use). Default: 1."""
     rapids_image: PinnedImage = RAPIDS_BASE
-    """RAPIDS image of schedulers and workers, which the prepuller pulls onto every GPU node. Default: nvcr.io/nvidia/rapidsai/base:25.10-cuda13-py3.13."""
+    """RAPIDS image of schedulers and workers, which the prepuller pulls onto every GPU node. Default: nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13."""
     prepull: bool = True
     """Pull the RAPIDS images onto every GPU node as it joins (a DaemonSet). Default: true."""
     pause_image: PinnedImage = "registry.k8s.io/pause:3.10"
@@ -288,11 +289,15 @@ class DaskOperatorArgs(BaseModel):
                     + f"; use at least {need}",
                     tenant.gpu_quota,
                 )
-            if tenant.shared_cluster and tenant.gpu_quota < self.worker_gpus * tenant.shared_cluster.min_workers + 1 + notebook:
+            shared = tenant.shared_cluster
+            if shared and tenant.gpu_quota < self.worker_gpus * shared.max_workers + 1 + notebook:
+                # Beyond the quota the autoscaler's workers would stay Pending for good.
                 raise field_error(
-                    "DaskOperatorArgs", ("tenants", i, "shared_cluster", "min_workers"),
-                    f"min_workers {tenant.shared_cluster.min_workers} needs more GPUs than gpu_quota {tenant.gpu_quota} allows",
-                    tenant.shared_cluster.min_workers,
+                    "DaskOperatorArgs", ("tenants", i, "shared_cluster", "max_workers"),
+                    f"max_workers {shared.max_workers} needs {self.worker_gpus * shared.max_workers + 1 + notebook} GPUs "
+                    f"with the scheduler" + (" and the notebook" if notebook else "")
+                    + f", more than gpu_quota {tenant.gpu_quota}; lower max_workers or raise gpu_quota",
+                    shared.max_workers,
                 )
             if self.scope is OperatorScope.NAMESPACED and tenant.name == self.namespace:
                 raise field_error(

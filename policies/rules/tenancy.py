@@ -10,7 +10,8 @@ from policies.rules.base import Resource, RuleConfig, StackRule
 TENANT_LABEL = "gpu-platform.io/tenant"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
-GPU_QUOTA_KEYS = ("requests.nvidia.com/gpu", "limits.nvidia.com/gpu")
+# Kubernetes quotas an extended resource by requests only (it allows no overcommit).
+GPU_QUOTA_KEY = "requests.nvidia.com/gpu"
 
 
 def _meta(r: Resource) -> dict[str, Any]:
@@ -22,7 +23,7 @@ def check_tenant_gpu_quota(resources: list[Resource], config: RuleConfig) -> Ite
     bounded = {
         _meta(r).get("namespace")
         for r in resources
-        if r.type == RESOURCE_QUOTA and any(k in ((r.props.get("spec") or {}).get("hard") or {}) for k in GPU_QUOTA_KEYS)
+        if r.type == RESOURCE_QUOTA and GPU_QUOTA_KEY in ((r.props.get("spec") or {}).get("hard") or {})
     }
     for r in resources:
         meta = _meta(r)

@@ -64,9 +64,9 @@ def refusal(dask: dict[str, Any]) -> list[str]:
          "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 2, the scheduler 1; use at least 3 (got 2)"),
         ({"tenants": [{"name": "a", "gpu_quota": 2, "notebook": {"gpus": 1}}]},
          "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 1, the scheduler 1 and the notebook 1; use at least 3 (got 2)"),
-        ({"tenants": [{"name": "a", "gpu_quota": 3, "shared_cluster": {"min_workers": 3, "max_workers": 4}}]},
-         "gpu-platform:dask.tenants[0].shared_cluster.min_workers: min_workers 3 needs more GPUs than gpu_quota 3 allows (got 3)"),
-        ({"tenants": [{"name": "a", "gpu_quota": 3, "shared_cluster": {"min_workers": 5, "max_workers": 4}}]},
+        ({"tenants": [{"name": "a", "gpu_quota": 4, "shared_cluster": {"min_workers": 0, "max_workers": 4}}]},
+         "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5 GPUs with the scheduler, more than gpu_quota 4; lower max_workers or raise gpu_quota (got 4)"),
+        ({"tenants": [{"name": "a", "gpu_quota": 9, "shared_cluster": {"min_workers": 5, "max_workers": 4}}]},
          "gpu-platform:dask.tenants[0].shared_cluster.min_workers: min_workers 5 is above max_workers 4; use at most 4 (got 5)"),
         ({"rapids_image": "nvcr.io/nvidia/rapidsai/base"},
          "gpu-platform:dask.rapids_image: image 'nvcr.io/nvidia/rapidsai/base' must carry a version tag (never latest) or a digest (got \"nvcr.io/nvidia/rapidsai/base\")"),
@@ -217,7 +217,7 @@ def test_notebook_is_the_seeds(engine: Engine) -> pulumi.Output[Any]:
         pod = engine.resource("d-team-a-notebook").inputs["spec"]["template"]["spec"]
         (container,) = pod["containers"]
         assert pod["serviceAccountName"] == "rapids-dask"
-        assert container["image"] == "nvcr.io/nvidia/rapidsai/notebooks:25.10-cuda13-py3.13"
+        assert container["image"] == "nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13"
         assert container["env"] == [{"name": "DASK_DISTRIBUTED__DASHBOARD__LINK", "value": "/proxy/{host}:{port}/status"}]
         assert container["ports"] == [{"containerPort": 8888, "name": "notebook"}]
         assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
@@ -246,7 +246,7 @@ def test_prepuller_runs_on_gpu_nodes_only(engine: Engine) -> pulumi.Output[Any]:
         assert [t["matchExpressions"] for t in terms] == [[{"key": k, "operator": "Exists"}] for k in GPU_NODE_LABELS]
         assert {(t["key"], t["value"]) for t in pod["tolerations"]} == {("nvidia.com/gpu", "present"), ("gpu-platform.io/workload", "training")}
         assert [c["image"] for c in pod["initContainers"]] == [
-            "nvcr.io/nvidia/rapidsai/base:25.10-cuda13-py3.13", "nvcr.io/nvidia/rapidsai/notebooks:25.10-cuda13-py3.13",
+            "nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13", "nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13",
         ]
         assert all(c["command"] == ["sh", "-c", "true"] for c in pod["initContainers"])
         assert pod["containers"][0]["image"] == "registry.k8s.io/pause:3.10"
