@@ -30,7 +30,7 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, model_validator
 
 from components.pools import ARGS_CONFIG, NodePoolShape, field_error
 
@@ -106,7 +106,9 @@ def _seconds(value: Any) -> Any:
     return h * 3600 + mi * 60 + s
 
 
-Millicores = Annotated[int, BeforeValidator(_millicores), Field(ge=0)]
+# Stored as millicores; a bare number means cores, as in Kubernetes, so it serializes as "<n>m"
+# and a dumped model validates back to itself.
+Millicores = Annotated[int, BeforeValidator(_millicores), Field(ge=0), PlainSerializer(lambda v: f"{v}m", return_type=str)]
 MiB = Annotated[int, BeforeValidator(_mib), Field(ge=0)]
 Seconds = Annotated[int, BeforeValidator(_seconds), Field(ge=1)]
 

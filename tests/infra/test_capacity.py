@@ -179,6 +179,13 @@ def test_fails_when_inputs_are_wrong_one_line_per_problem(data: dict[str, object
     assert format_validation_error(exc.value, CapacityInputs) == lines
 
 
+def test_a_bare_cpu_number_is_cores_and_models_round_trip() -> None:
+    assert DaemonSetOverhead(cpu=2).cpu == 2000
+    assert DaemonSetOverhead().model_dump() == {"cpu": "300m", "memory": 512}
+    original = inputs(runs=1, nodes=1, daemonsets={"cpu": "450m", "memory": "1Gi"})
+    assert CapacityInputs.model_validate(original.model_dump()) == original
+
+
 def test_quantities_are_exact() -> None:
     step = StepRequests(cpu="1.5", memory="1.5Gi", gpus=1)
     assert (step.cpu, step.memory) == (1500, 1536)
@@ -256,3 +263,16 @@ def test_plan_capacity_errors_are_one_line_exit_2(argv: list[str], line: str, ca
 def test_plan_capacity_unknown_stack(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan-capacity", "nope", "--pool", "t4"]) == 2
     assert capsys.readouterr().err.startswith("gpu-platform: stack 'nope': no stacks/Pulumi.nope.yaml (stacks: ")
+
+
+def test_readme_inputs_example_is_valid() -> None:
+    import re
+
+    import yaml
+
+    readme = (PROJECT_DIR / "README.md").read_text()
+    m = re.search(r"\(`--inputs FILE`.*?```yaml\n(.+?)\n```", readme, re.S)
+    assert m, "README has no plan-capacity inputs example"
+    example = CapacityInputs.model_validate(yaml.safe_load(m.group(1)))
+    assert [s.name for s in example.steps] == ["prepare", "train"]
+    assert (example.daemonsets.cpu, example.daemonsets.memory) == (400, 768)
