@@ -393,10 +393,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     table = Table(title="GPU pod wait times and GPU utilisation")
     table.add_column("what")
-    table.add_column("value", justify="right")
+    table.add_column("value")
     for what, value in table_rows(report):
         table.add_row(what, value)
-    console = Console(width=max(100, Console().width))
+    console = Console(width=max(110, Console().width))
     console.print(table)
     console.print(f"wrote {out / 'report.json'}, " + ", ".join(str(p) for p in plots), soft_wrap=True)
     return EXIT_OK
