@@ -18,7 +18,8 @@ population), from kube-state-metrics series the platform's PrometheusStack scrap
 - GPU-hours: the sum over the steps in [start, end) of the value times the step;
   overhead = 1 - utilised / available GPU-hours.
 - GPU nodes at t: ``count(kube_node_status_capacity{resource="nvidia_com_gpu"} > 0)``.
-- Optionally, the mean DCGM_FI_DEV_GPU_UTIL (SM busy %) when dcgm-exporter is scraped.
+- Beside it, the mean of avg(DCGM_FI_DEV_GPU_UTIL) over the steps where dcgm-exporter has samples
+  (SM busy %, over all GPUs it reports); omitted when dcgm-exporter is not scraped.
 
 Statistics: median (of an even count, the mean of the middle two), mean, p99 by the
 nearest-rank method (the smallest value with at least 99% of pods at or below it), and

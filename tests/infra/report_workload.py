@@ -33,6 +33,8 @@ from pathlib import Path
 
 GPUS_PER_NODE = 2
 LOOKBACK = "500ms"
+DCGM_EVERY = 10
+"""Seconds between dcgm-exporter samples (it collects less often than kube-state-metrics is scraped)."""
 
 
 @dataclass
@@ -43,6 +45,8 @@ class Pod:
     created: int
     runtime: int
     ready_after: int
+    busy_percent: int = 0
+    """What dcgm-exporter reports for each of the pod's GPUs while it runs."""
     scheduled: int | None = None
     node: str | None = None
 
@@ -60,6 +64,7 @@ class Node:
     removed: int | None = None
     free: int = GPUS_PER_NODE
     idle_since: int = 0
+    pods: list[Pod] = field(default_factory=list)
 
 
 @dataclass
@@ -69,6 +74,8 @@ class Workload:
     seconds: int
     pods: list[Pod] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
+    dcgm: dict[tuple[str, int], list[tuple[int, int]]] = field(default_factory=dict)
+    """DCGM_FI_DEV_GPU_UTIL samples every DCGM_EVERY s: (node, gpu index) -> [(t, percent)]."""
 
     # --- the truth, by the report's definitions -----------------------------------------------
 
@@ -81,6 +88,14 @@ class Workload:
         available = sum(n.gpus * max(0, min(n.removed if n.removed is not None else end, end) - n.ready) for n in self.nodes)
         utilised = sum(p.gpus * (min(p.finished, end) - p.scheduled) for p in self.pods if p.scheduled is not None)
         return available, utilised
+
+    def dcgm_mean(self) -> float:
+        """The mean over sample times of the mean over the GPUs sampled then (what avg() over time gives)."""
+        by_time: dict[int, list[int]] = {}
+        for samples in self.dcgm.values():
+            for t, value in samples:
+                by_time.setdefault(t, []).append(value)
+        return sum(sum(v) / len(v) for v in by_time.values()) / len(by_time)
 
     # --- OpenMetrics ---------------------------------------------------------------------------
 
@@ -112,6 +127,11 @@ class Workload:
             series = f'kube_node_status_capacity{{node="{n.name}",resource="nvidia_com_gpu",unit="integer"}}'
             for t in range(n.ready, min(n.removed if n.removed is not None else end, end)):
                 out.append(f"{series} {n.gpus} {self.start + t}")
+        out.append("# TYPE DCGM_FI_DEV_GPU_UTIL gauge")
+        for (node, gpu), samples in self.dcgm.items():
+            series = f'DCGM_FI_DEV_GPU_UTIL{{Hostname="{node}",gpu="{gpu}",modelName="Tesla T4"}}'
+            for t, value in samples:
+                out.append(f"{series} {value} {self.start + t}")
         out.append("# EOF")
         return "\n".join(out) + "\n"
 
@@ -133,7 +153,10 @@ def simulate(start: int, seconds: int = 3600, seed: int = 8, min_nodes: int = 6,
         runtime = rng.randint(90, 420)
         for _ in range(rng.choice((1, 2, 2, 3, 4, 6))):
             n += 1
-            pod = Pod(tenant, f"dask-worker-{n:04d}", rng.choice((1, 1, 1, 2)), t, runtime + rng.randint(0, 30), rng.randint(1, 3))
+            pod = Pod(
+                tenant, f"dask-worker-{n:04d}", rng.choice((1, 1, 1, 2)), t, runtime + rng.randint(0, 30),
+                rng.randint(1, 3), busy_percent=rng.randint(20, 95),
+            )
             arrivals.setdefault(t, []).append(pod)
             w.pods.append(pod)
     queue: list[Pod] = []
@@ -145,6 +168,7 @@ def simulate(start: int, seconds: int = 3600, seed: int = 8, min_nodes: int = 6,
             running.remove(pod)
             node = next(x for x in w.nodes if x.name == pod.node)
             node.free += pod.gpus
+            node.pods.remove(pod)
             if node.free == node.gpus:
                 node.idle_since = t
         queue.extend(arrivals.get(t, []))
@@ -156,6 +180,7 @@ def simulate(start: int, seconds: int = 3600, seed: int = 8, min_nodes: int = 6,
             node = next((x for x in ready if x.free >= pod.gpus), None)
             if node is not None:
                 node.free -= pod.gpus
+                node.pods.append(pod)
                 pod.scheduled, pod.node = t, node.name
                 queue.remove(pod)
                 running.append(pod)
@@ -166,6 +191,11 @@ def simulate(start: int, seconds: int = 3600, seed: int = 8, min_nodes: int = 6,
         for _ in range(max(0, min(wanted, max_nodes - live))):
             w.nodes.append(Node(f"gke-t4-{next_node}", ready=t + rng.randint(150, 300)))
             next_node += 1
+        if t % DCGM_EVERY == 0:
+            for node in ready:
+                held = [p.busy_percent for p in node.pods for _ in range(p.gpus)]
+                for gpu in range(node.gpus):
+                    w.dcgm.setdefault((node.name, gpu), []).append((t, held[gpu] if gpu < len(held) else 0))
         # Scale down idle nodes after 5 minutes, keeping the minimum.
         for node in ready:
             live = sum(1 for x in w.nodes if x.removed is None)

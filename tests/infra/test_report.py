@@ -76,7 +76,7 @@ def test_report_recovers_the_gpu_overhead(report: Report, workload: Workload) ->
         for t in range(HOUR)
     )
     assert report.gpu_nodes_max == live_max
-    assert report.dcgm_gpu_util_mean_percent is None  # the workload has no dcgm-exporter
+    assert report.dcgm_gpu_util_mean_percent == pytest.approx(workload.dcgm_mean(), rel=1e-6)
 
 
 def test_chunked_queries_give_the_same_report(report: Report, workload: Workload, prometheus: str) -> None:
