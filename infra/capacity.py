@@ -44,6 +44,7 @@ __all__ = [
     "ReserveFormula",
     "StepRequests",
     "allocatable",
+    "eks_reserved_memory_mib",
     "format_duration",
     "gke_reserved_cpu_millicores",
     "gke_reserved_memory_mib",
@@ -129,6 +130,8 @@ class ReserveFormula(StrEnum):
 
     GKE = "gke"
     """GKE's documented node allocatable formula (see gke_reserved_cpu_millicores/gke_reserved_memory_mib)."""
+    EKS = "eks"
+    """The EKS AMIs' formula: CPU as GKE's, memory 255 MiB + 11 MiB per pod the kubelet allows (max_pods)."""
     NONE = "none"
     """No formula: only extra_cpu/extra_memory and the eviction threshold are reserved."""
 
@@ -138,8 +141,10 @@ class NodeReserves(BaseModel):
 
     model_config = ARGS_CONFIG
 
-    formula: ReserveFormula = ReserveFormula.GKE
-    """kube-reserved + system-reserved by GKE's documented formula, or none. Default: gke."""
+    formula: ReserveFormula | None = None
+    """kube-reserved + system-reserved by GKE's or the EKS AMIs' formula, or none. Default: the stack's cloud's (gke on GCP, eks on AWS)."""
+    max_pods: int = Field(default=110, ge=1, le=1000)
+    """Pods per node the kubelet allows, for the eks formula; AWS's max-pods-calculator.sh gives an instance type's. Default: 110 (the kubelet's default)."""
     eviction_memory: MiB = 100
     """Hard eviction threshold (memory.available); GKE and EKS both use 100Mi. Default: 100 (MiB)."""
     extra_cpu: Millicores = 0
@@ -196,7 +201,7 @@ class CapacityInputs(BaseModel):
     nodes: int | None = Field(default=None, ge=1)
     """K, a node count to evaluate. Default: none."""
     reserves: NodeReserves = Field(default_factory=NodeReserves)
-    """kubelet reserves. Default: GKE's formula and a 100 MiB eviction threshold."""
+    """kubelet reserves. Default: the stack's cloud's formula and a 100 MiB eviction threshold."""
     daemonsets: DaemonSetOverhead = Field(default_factory=DaemonSetOverhead)
     """DaemonSet requests per node. Default: 300m CPU, 512 MiB."""
 
@@ -244,6 +249,11 @@ def gke_reserved_memory_mib(memory_mib: int) -> int:
     return _tiered(memory_mib, _GKE_MEMORY_TIERS)
 
 
+def eks_reserved_memory_mib(max_pods: int) -> int:
+    """The EKS AMIs' kube-reserved memory: 255 MiB + 11 MiB per pod (amazon-eks-ami, nodeadm)."""
+    return 255 + 11 * max_pods
+
+
 def gke_reserved_cpu_millicores(vcpus: int) -> int:
     """GKE's kube-reserved CPU for a node of ``vcpus`` cores, in millicores, rounded up."""
     return _tiered(vcpus * 1000, _GKE_CPU_TIERS)
@@ -253,6 +263,8 @@ def gke_reserved_cpu_millicores(vcpus: int) -> int:
 class NodeAllocatable:
     """One node of a pool: capacity, what the kubelet and DaemonSets take, and what is left for jobs."""
 
+    formula: str
+    """The reserve formula applied (gke, eks or none)."""
     capacity_cpu: int
     capacity_memory_mib: int
     reserved_cpu: int
@@ -272,15 +284,28 @@ class NodeAllocatable:
         return max(0, self.capacity_memory_mib - self.reserved_memory_mib - self.daemonset_memory_mib)
 
 
-def allocatable(shape: NodePoolShape, reserves: NodeReserves, daemonsets: DaemonSetOverhead) -> NodeAllocatable:
-    """A node of ``shape`` as the scheduler sees it, minus the DaemonSets' requests."""
+def allocatable(
+    shape: NodePoolShape,
+    reserves: NodeReserves,
+    daemonsets: DaemonSetOverhead,
+    default_formula: ReserveFormula = ReserveFormula.GKE,
+) -> NodeAllocatable:
+    """A node of ``shape`` as the scheduler sees it, minus the DaemonSets' requests.
+
+    ``default_formula`` applies when ``reserves.formula`` is unset (the stack's cloud's).
+    """
     cpu = shape.vcpus * 1000
-    if reserves.formula is ReserveFormula.GKE:
+    formula = reserves.formula or default_formula
+    if formula is ReserveFormula.GKE:
         reserved_cpu = gke_reserved_cpu_millicores(shape.vcpus)
         reserved_mem = gke_reserved_memory_mib(shape.memory_mib)
+    elif formula is ReserveFormula.EKS:
+        reserved_cpu = gke_reserved_cpu_millicores(shape.vcpus)  # the EKS AMIs use the same CPU tiers
+        reserved_mem = eks_reserved_memory_mib(reserves.max_pods)
     else:
         reserved_cpu = reserved_mem = 0
     return NodeAllocatable(
+        formula=formula.value,
         capacity_cpu=cpu,
         capacity_memory_mib=shape.memory_mib,
         reserved_cpu=reserved_cpu + reserves.extra_cpu,
@@ -336,9 +361,13 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def plan(shape: NodePoolShape, inputs: CapacityInputs) -> CapacityPlan:
-    """Jobs per node, the three answers and the autoscaling maximum for ``shape``; PlanError when it cannot."""
-    node = allocatable(shape, inputs.reserves, inputs.daemonsets)
+def plan(shape: NodePoolShape, inputs: CapacityInputs, default_formula: ReserveFormula = ReserveFormula.GKE) -> CapacityPlan:
+    """Jobs per node, the three answers and the autoscaling maximum for ``shape``; PlanError when it cannot.
+
+    ``default_formula``: the kubelet reserve formula of the stack's cloud, used unless the
+    inputs name one.
+    """
+    node = allocatable(shape, inputs.reserves, inputs.daemonsets, default_formula)
     where = f"a node of pool {shape.name} ({shape.machine_type})"
     fits: list[tuple[int, str]] = []
     for step in inputs.steps:
@@ -401,7 +430,7 @@ def render(p: CapacityPlan, shape: NodePoolShape) -> list[str]:
     gpus = f", {shape.gpus_per_node}x {shape.accelerator}" if shape.gpus_per_node else ""
     lines = [
         f"pool {p.pool}: {p.machine_type}{gpus}, {p.pool_min_nodes}..{p.pool_max_nodes} nodes in total",
-        f"node: capacity {n.capacity_cpu}m CPU, {n.capacity_memory_mib} MiB; kubelet reserves {n.reserved_cpu}m, "
+        f"node: capacity {n.capacity_cpu}m CPU, {n.capacity_memory_mib} MiB; kubelet reserves ({n.formula}) {n.reserved_cpu}m, "
         f"{n.reserved_memory_mib} MiB; DaemonSets {n.daemonset_cpu}m, {n.daemonset_memory_mib} MiB; "
         f"left for jobs {n.cpu}m CPU, {n.memory_mib} MiB, {n.gpus} GPUs",
         f"jobs per node: {p.jobs_per_node} (limited by {p.limited_by}); one run takes {format_duration(p.run_duration)}",

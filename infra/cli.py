@@ -310,7 +310,7 @@ def _capacity_inputs(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_plan_capacity(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from infra.capacity import CapacityInputs, PlanError, plan, render
+    from infra.capacity import CapacityInputs, PlanError, ReserveFormula, plan, render
     from infra.config import ConfigError, format_validation_error
     from infra.preview import PreviewError, find_project_dir
 
@@ -333,8 +333,10 @@ def cmd_plan_capacity(args: argparse.Namespace) -> int:
             _err(line)
         return EXIT_CONFIG
     shape = shapes[args.pool]
+    # The kubelet reserves of the stack's cloud, unless the inputs name a formula.
+    formula = ReserveFormula.EKS if stack_config.cloud.value == "aws" else ReserveFormula.GKE
     try:
-        result = plan(shape, inputs)
+        result = plan(shape, inputs, formula)
     except PlanError as exc:
         _err(str(exc))
         return EXIT_CONFIG

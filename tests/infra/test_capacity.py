@@ -81,9 +81,23 @@ def test_allocatable_is_capacity_minus_reserves_eviction_and_daemonsets() -> Non
     assert (bare.cpu, bare.memory_mib) == (4000, 15360)
 
 
+def test_eks_formula_reserves_memory_per_pod() -> None:
+    # The EKS AMIs: CPU by GKE's tiers, memory 255 MiB + 11 MiB x max pods, plus the eviction threshold.
+    node = allocatable(shape(vcpus=8, memory_mib=62464, gpus=1), NodeReserves(max_pods=58), DaemonSetOverhead(), ReserveFormula.EKS)
+    assert (node.formula, node.reserved_cpu, node.reserved_memory_mib) == ("eks", 90, 255 + 11 * 58 + 100)
+    explicit = allocatable(shape(), NodeReserves(formula=ReserveFormula.GKE), DaemonSetOverhead(), ReserveFormula.EKS)
+    assert explicit.formula == "gke", "a formula in the inputs wins over the cloud's"
+    assert plan(shape(), inputs(runs=1, nodes=1)).node.formula == "gke", "gke without a cloud"
+
+
+def test_the_stack_cloud_picks_the_formula(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan-capacity", "dev-gke", "--pool", "t4", "--cpu", "1", "--memory", "1Gi", "--run-duration", "1m", "--runs", "1", "--nodes", "1"]) == 0
+    assert "kubelet reserves (gke) 80m, 2660 MiB" in capsys.readouterr().out
+
+
 def test_reserve_and_daemonset_defaults() -> None:
     reserves, daemonsets = NodeReserves(), DaemonSetOverhead()
-    assert (reserves.formula, reserves.eviction_memory, reserves.extra_cpu, reserves.extra_memory) == (ReserveFormula.GKE, 100, 0, 0)
+    assert (reserves.formula, reserves.max_pods, reserves.eviction_memory, reserves.extra_cpu, reserves.extra_memory) == (None, 110, 100, 0, 0)
     assert (daemonsets.cpu, daemonsets.memory) == (300, 512)
     step = StepRequests(cpu=1, memory=1)
     assert (step.name, step.gpus) == ("step", 0)
