@@ -10,6 +10,14 @@
         every node group at its maximum. Exit 0 when a deploy would pass, 1 when it would fail.
     gpu-platform docs [--check | --write]
         The stack config reference generated from the models (README and Pulumi.yaml).
+    gpu-platform plan-capacity <stack> --pool NAME [--inputs FILE] [--cpu ..] [--runs N] ...
+        Nodes for N parallel pipeline runs in T, time of N on K nodes, runs that fit in T on
+        K, and whether the pool's autoscaling maximum allows it (infra/capacity.py). Exit 0,
+        1 when the pool's maximum is too low, 2 on bad inputs or a step that fits no node.
+    gpu-platform report --prometheus URL --start T --end T [--out DIR]
+        GPU pod wait times and GPU utilisation from the cluster's Prometheus, as a table,
+        JSON and PNG plots (infra/report.py). Exit 0, 2 on bad inputs, 4 when Prometheus
+        cannot answer or lacks the metrics.
 
 Errors print one line per problem and no traceback.
 """
@@ -31,6 +39,7 @@ EXIT_OK = 0
 EXIT_VIOLATIONS = 1
 EXIT_CONFIG = 2
 EXIT_PROGRAM = 3
+EXIT_PROMETHEUS = 4
 
 
 def _err(line: str) -> None:
@@ -317,6 +326,157 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _stack_config(project_dir: Path, stack: str) -> Any:
+    """The stack's StackConfig as the deployment builds it, from the stack file, without secrets.
+
+    The same decoding as the program (read_stack_file, config_for_engine, then the config
+    namespace); secure keys are dropped, so no secret, not even its placeholder, is read.
+    Raises ConfigError with one line per problem.
+    """
+    from pydantic import ValidationError
+
+    from infra.config import PROJECT, ConfigError, StackConfig, _parse, format_validation_error
+    from infra.preview import config_for_engine, read_stack_file
+
+    config, secret_keys = read_stack_file(project_dir, stack)
+    prefix = PROJECT + ":"
+    raw = {
+        key[len(prefix):]: _parse(value)
+        for key, value in config_for_engine(config).items()
+        if key.startswith(prefix) and key not in secret_keys
+    }
+    try:
+        return StackConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, StackConfig, PROJECT)) from None
+
+
+_PLAN_FLAGS = {"cpu": "cpu", "memory": "memory", "gpus": "gpus"}
+
+
+def _capacity_inputs(args: argparse.Namespace) -> dict[str, Any]:
+    """The planner's inputs: the YAML file's, then the flags on top of them."""
+    import yaml
+
+    data: dict[str, Any] = {}
+    if args.inputs:
+        try:
+            loaded = yaml.safe_load(Path(args.inputs).read_text())
+        except OSError as exc:
+            raise ValueError(f"{args.inputs}: {exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{args.inputs}: invalid YAML: {str(exc).splitlines()[0]}") from None
+        if not isinstance(loaded, dict):
+            raise ValueError(f"{args.inputs}: expected a mapping (steps, run_duration, runs, window, nodes, ...)")
+        data.update(loaded)
+    step = {key: getattr(args, flag) for flag, key in _PLAN_FLAGS.items() if getattr(args, flag) is not None}
+    if step:
+        if args.inputs and "steps" in data:
+            raise ValueError("give the step's requests either in --inputs (steps:) or as --cpu/--memory/--gpus, not both")
+        data["steps"] = [step]
+    for key in ("run_duration", "runs", "window", "nodes"):
+        if getattr(args, key) is not None:
+            data[key] = getattr(args, key)
+    return data
+
+
+def cmd_plan_capacity(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from infra.capacity import CapacityInputs, PlanError, ReserveFormula, plan, render
+    from infra.config import ConfigError, format_validation_error
+    from infra.preview import PreviewError, find_project_dir
+
+    try:
+        project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
+        stack_config = _stack_config(project_dir, args.stack)
+    except (PreviewError, ConfigError) as exc:
+        for line in exc.lines:
+            _err(line)
+        return EXIT_CONFIG
+    shapes = {shape.name: shape for shape in stack_config.pool_shapes()}
+    if args.pool not in shapes:
+        _err(f"--pool {args.pool}: stack {args.stack} has no such pool (pools: {', '.join(shapes) or 'none'})")
+        return EXIT_CONFIG
+    try:
+        inputs = CapacityInputs.model_validate(_capacity_inputs(args))
+    except ValueError as exc:
+        lines = format_validation_error(exc, CapacityInputs) if isinstance(exc, ValidationError) else [str(exc)]
+        for line in lines:
+            _err(line)
+        return EXIT_CONFIG
+    shape = shapes[args.pool]
+    # The kubelet reserves of the stack's cloud, unless the inputs name a formula.
+    formula = ReserveFormula.EKS if stack_config.cloud.value == "aws" else ReserveFormula.GKE
+    try:
+        result = plan(shape, inputs, formula)
+    except PlanError as exc:
+        _err(str(exc))
+        return EXIT_CONFIG
+    for line in render(result, shape):
+        print(line)
+    if args.json:
+        try:
+            Path(args.json).write_text(json.dumps(result.to_json(), indent=2, sort_keys=True) + "\n")
+        except OSError as exc:
+            _err(f"cannot write {args.json}: {exc.strerror or exc}")
+            return EXIT_CONFIG
+    return EXIT_VIOLATIONS if result.pool_max_too_low else EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from infra.config import format_validation_error
+    from infra.report import ReportError, ReportInputs, collect, table_rows, write_plots
+
+    try:
+        inputs = ReportInputs(
+            prometheus=args.prometheus, start=args.start, end=args.end, step=args.step, timeout=args.timeout
+        )
+    except ValidationError as exc:
+        for line in format_validation_error(exc, ReportInputs):
+            _err("--" + line)
+        return EXIT_CONFIG
+    out = Path(args.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _err(f"cannot create {out}: {exc.strerror or exc}")
+        return EXIT_CONFIG
+    # rich and matplotlib only load for this command: the preview does not pay for them.
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    with Progress(
+        SpinnerColumn(), TextColumn("querying Prometheus: {task.description}"), TimeElapsedColumn(),
+        console=Console(stderr=True), transient=True,
+    ) as bar:
+        task = bar.add_task("starting", total=None)
+        try:
+            report = collect(inputs, progress=lambda what: bar.update(task, description=what))
+        except ReportError as exc:
+            bar.stop()
+            _err(str(exc))
+            return EXIT_PROMETHEUS
+    try:
+        report.write_json(out / "report.json")
+        plots = write_plots(report, out)
+    except OSError as exc:
+        _err(f"cannot write into {out}: {exc.strerror or exc}")
+        return EXIT_CONFIG
+    table = Table(title="GPU pod wait times and GPU utilisation")
+    table.add_column("what")
+    table.add_column("value")
+    for what, value in table_rows(report):
+        table.add_row(what, value)
+    console = Console(width=max(110, Console().width))
+    console.print(table)
+    console.print(f"wrote {out / 'report.json'}, " + ", ".join(str(p) for p in plots), soft_wrap=True)
+    return EXIT_OK
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, as for config errors
         _err(message)
@@ -350,6 +510,33 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--write", action="store_true", help="rewrite the generated parts of README.md and Pulumi.yaml")
     docs.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
     docs.set_defaults(func=cmd_docs)
+
+    cap = sub.add_parser(
+        "plan-capacity",
+        help="nodes for N parallel pipeline runs in T on a pool of the stack, and whether its maximum allows it",
+    )
+    cap.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    cap.add_argument("--pool", required=True, help="the pool (GKE) or GPU class (EKS) name")
+    cap.add_argument("--inputs", metavar="FILE", help="YAML with steps, run_duration, runs, window, nodes, reserves, daemonsets")
+    cap.add_argument("--cpu", help='one step\'s CPU request: cores ("2") or millicores ("1500m")')
+    cap.add_argument("--memory", help='one step\'s memory request: MiB or a quantity ("4Gi")')
+    cap.add_argument("--gpus", help="one step's nvidia.com/gpu request (default 0)")
+    cap.add_argument("--run-duration", help='wall time of one run: seconds or "36m", "1h30m"')
+    cap.add_argument("--runs", help="N: parallel runs")
+    cap.add_argument("--window", help='T: the time they must finish in ("3h")')
+    cap.add_argument("--nodes", help="K: a node count to evaluate")
+    cap.add_argument("--json", metavar="FILE", help="write the plan as JSON to FILE")
+    cap.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
+    cap.set_defaults(func=cmd_plan_capacity)
+
+    report = sub.add_parser("report", help="GPU pod wait times and GPU utilisation from Prometheus")
+    report.add_argument("--prometheus", required=True, metavar="URL", help="the Prometheus base URL (http://host:9090)")
+    report.add_argument("--start", required=True, help="start: RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds")
+    report.add_argument("--end", required=True, help="end: RFC 3339 or Unix seconds")
+    report.add_argument("--step", default="1s", help="sampling step (default 1s, the seed's)")
+    report.add_argument("--out", metavar="DIR", default="report", help="where report.json and the PNG plots go (default ./report)")
+    report.add_argument("--timeout", default="30", help="seconds per HTTP request (default 30)")
+    report.set_defaults(func=cmd_report)
     return parser
 
 

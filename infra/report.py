@@ -1,0 +1,405 @@
+"""The seed's multi-tenant deep-dive as a command: GPU pod wait times and GPU utilisation.
+
+Everything comes from the cluster's Prometheus over the HTTP API (``query_range`` at a
+fixed step, chunked under Prometheus's 11,000 points per series; ``series`` for the pod
+population), from kube-state-metrics series the platform's PrometheusStack scrapes:
+
+- GPU pods: pods with a ``kube_pod_container_resource_requests{resource="nvidia_com_gpu"}``
+  series in the range.
+- Pending time of a pod: the number of evaluation steps at which
+  ``kube_pod_status_phase{phase="Pending"}`` is 1, times the step (the seed sampled at
+  1 s). A pod that was never seen Pending waited 0 s. Pods already pending at the start,
+  or still pending at the end, count the part inside the range.
+- GPUs available at t: ``sum(kube_node_status_capacity{resource="nvidia_com_gpu"})``, the
+  nodes' own GPU capacity (not node count x a constant).
+- GPUs utilised at t: the GPUs requested by GPU pods whose phase is Running at t (the
+  seed's "utilised from running GPU pods": a GPU is utilised while a running pod holds
+  it, whatever its SM load).
+- GPU-hours: the sum over the steps in [start, end) of the value times the step;
+  overhead = 1 - utilised / available GPU-hours.
+- GPU nodes at t: ``count(kube_node_status_capacity{resource="nvidia_com_gpu"} > 0)``.
+- Beside it, the mean of avg(DCGM_FI_DEV_GPU_UTIL) over the steps where dcgm-exporter has samples
+  (SM busy %, over all GPUs it reports); omitted when dcgm-exporter is not scraped.
+
+Statistics: median (of an even count, the mean of the middle two), mean, p99 by the
+nearest-rank method (the smallest value with at least 99% of pods at or below it), and
+the share of pods that waited at most 2 s, 5 s and 60 s.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import AwareDatetime, BaseModel, Field, field_validator, model_validator
+
+from components.pools import ARGS_CONFIG, field_error
+from infra.capacity import Seconds
+
+__all__ = [
+    "GPU_REQUESTS",
+    "MAX_POINTS",
+    "Prometheus",
+    "Report",
+    "ReportError",
+    "ReportInputs",
+    "collect",
+    "nearest_rank",
+    "write_plots",
+]
+
+MAX_POINTS = 11_000
+"""Prometheus refuses a query_range of more points per series than this."""
+
+GPU_REQUESTS = 'kube_pod_container_resource_requests{resource="nvidia_com_gpu"}'
+GPU_CAPACITY = 'kube_node_status_capacity{resource="nvidia_com_gpu"}'
+PHASE = "kube_pod_status_phase"
+QUERIES = {
+    "pending": (
+        'max by (namespace, pod) (kube_pod_status_phase{phase="Pending"}) == 1 '
+        f"and on (namespace, pod) (sum by (namespace, pod) ({GPU_REQUESTS}) > 0)"
+    ),
+    "available": f"sum({GPU_CAPACITY})",
+    "utilised": (
+        f"sum(sum by (namespace, pod) ({GPU_REQUESTS}) * on (namespace, pod) "
+        '(max by (namespace, pod) (kube_pod_status_phase{phase="Running"}) == 1))'
+    ),
+    "nodes": f"count({GPU_CAPACITY} > 0)",
+    "dcgm": "avg(DCGM_FI_DEV_GPU_UTIL)",
+}
+SHARES = (2, 5, 60)
+"""Seconds: the report gives the share of GPU pods scheduled within each."""
+
+
+class ReportError(Exception):
+    """Why the report cannot be made, in one line."""
+
+
+class ReportInputs(BaseModel):
+    """What `gpu-platform report` reads: where Prometheus is and the time range."""
+
+    model_config = ARGS_CONFIG
+
+    prometheus: str
+    """Prometheus base URL, http(s)://host:port (the PrometheusStack service is <fullname>-prometheus:9090). Required."""
+    start: AwareDatetime
+    """Start of the range, RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds; a time without zone is UTC. Required."""
+    end: AwareDatetime
+    """End of the range (excluded), after start. Required."""
+    step: Seconds = 1
+    """Sampling step: pending time and GPU-hours are counted at this resolution; the seed used 1 s. Default: 1 (s)."""
+    timeout: Seconds = 30
+    """Seconds to wait for each HTTP request. Default: 30."""
+    max_points: int = Field(default=MAX_POINTS, ge=2, le=MAX_POINTS)
+    """Points per series per query_range request; longer ranges are queried in chunks. Default: 11000."""
+
+    @field_validator("prometheus")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("prometheus must be an http:// or https:// URL with a host, e.g. http://localhost:9090")
+        return value.rstrip("/")
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _utc(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit():
+            return datetime.fromtimestamp(float(value), tz=timezone.utc)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return datetime.fromtimestamp(value, tz=timezone.utc)
+        if isinstance(value, str):
+            try:
+                parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            except ValueError:
+                raise ValueError("a time is RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds") from None
+            return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+        return value
+
+    @model_validator(mode="after")
+    def _range(self) -> ReportInputs:
+        if self.end.timestamp() - self.start.timestamp() < self.step:
+            raise field_error(
+                "ReportInputs",
+                "end",
+                f"end {self.end.isoformat()} must be at least one step ({self.step}s) after start "
+                f"{self.start.isoformat()}: the range is empty",
+                self.end.isoformat(),
+            )
+        return self
+
+    def grid(self) -> list[int]:
+        """The evaluation times, Unix seconds: start, start + step, ... before end."""
+        start = math.ceil(self.start.timestamp())
+        end = self.end.timestamp()
+        return list(range(start, math.ceil(end), self.step))
+
+
+# --- the HTTP API -------------------------------------------------------------------------------
+
+
+class Prometheus:
+    """The few Prometheus HTTP API calls the report makes, with one-line errors."""
+
+    def __init__(self, url: str, timeout: int) -> None:
+        import requests
+
+        self.url = url
+        self.timeout = timeout
+        self.session = requests.Session()
+
+    def _get(self, path: str, params: dict[str, Any] | list[tuple[str, Any]]) -> Any:
+        import requests
+
+        try:
+            response = self.session.get(self.url + path, params=params, timeout=self.timeout)
+        except requests.ConnectionError:
+            raise ReportError(f"cannot connect to Prometheus at {self.url}: is the URL right and the server up?") from None
+        except requests.Timeout:
+            raise ReportError(f"Prometheus at {self.url} did not answer within {self.timeout}s") from None
+        except requests.RequestException as exc:
+            raise ReportError(f"request to Prometheus at {self.url} failed: {type(exc).__name__}") from None
+        try:
+            body = response.json()
+        except ValueError:
+            raise ReportError(
+                f"{self.url}{path} answered HTTP {response.status_code} without Prometheus JSON: is this a Prometheus URL?"
+            ) from None
+        if not isinstance(body, dict) or body.get("status") != "success":
+            error = body.get("error", "unknown error") if isinstance(body, dict) else "unexpected answer"
+            raise ReportError(f"Prometheus refused {path}: {error}")
+        return body["data"]
+
+    def query_range(self, expr: str, times: list[int], step: int, max_points: int) -> dict[tuple[tuple[str, str], ...], dict[int, float]]:
+        """``expr`` at every time of ``times`` (a regular grid), chunked; {labels: {t: value}}."""
+        out: dict[tuple[tuple[str, str], ...], dict[int, float]] = {}
+        for i in range(0, len(times), max_points):
+            chunk = times[i : i + max_points]
+            data = self._get(
+                "/api/v1/query_range", {"query": expr, "start": chunk[0], "end": chunk[-1], "step": f"{step}s"}
+            )
+            for series in data.get("result", []):
+                key = tuple(sorted(series["metric"].items()))
+                values = out.setdefault(key, {})
+                for t, v in series["values"]:
+                    values[int(round(float(t)))] = float(v)
+        return out
+
+    def series(self, match: str, start: int, end: int) -> list[dict[str, str]]:
+        return list(self._get("/api/v1/series", [("match[]", match), ("start", start), ("end", end)]))
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+def nearest_rank(sorted_values: list[int], percent: int) -> int:
+    """The nearest-rank percentile: the smallest value with ``percent``% of values at or below it."""
+    rank = max(1, -(-percent * len(sorted_values) // 100))
+    return sorted_values[rank - 1]
+
+
+@dataclass
+class Report:
+    """The numbers; times are Unix seconds, waits are seconds."""
+
+    prometheus: str
+    start: int
+    end: int
+    step: int
+    gpu_pods: int
+    pending_median_s: float
+    pending_mean_s: float
+    pending_p99_s: int
+    pending_max_s: int
+    scheduled_within: dict[str, float]
+    """Share of GPU pods (0..1) that waited at most 2, 5 and 60 s."""
+    gpu_hours_available: float
+    gpu_hours_utilised: float
+    utilisation_percent: float
+    overhead_percent: float
+    gpu_nodes_max: int
+    gpu_nodes_mean: float
+    dcgm_gpu_util_mean_percent: float | None
+    """Mean DCGM_FI_DEV_GPU_UTIL over the range; None when dcgm-exporter is not scraped."""
+    pending_by_pod: dict[str, int] = field(repr=False)
+    """namespace/pod -> seconds pending."""
+    times: list[int] = field(repr=False)
+    available: list[float] = field(repr=False)
+    utilised: list[float] = field(repr=False)
+    nodes: list[float] = field(repr=False)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON summary: the numbers and the per-pod waits, without the time series."""
+        out = asdict(self)
+        for key in ("times", "available", "utilised", "nodes"):
+            out.pop(key)
+        return out
+
+    def write_json(self, path: Path) -> None:
+        path.write_text(json.dumps(self.summary(), indent=2, sort_keys=True) + "\n")
+
+
+def _series_at(result: dict[Any, dict[int, float]], times: list[int]) -> list[float]:
+    """The one series of an aggregated query on the grid, 0 where Prometheus returned no point."""
+    merged: dict[int, float] = {}
+    for values in result.values():
+        for t, v in values.items():
+            merged[t] = merged.get(t, 0.0) + v
+    return [merged.get(t, 0.0) for t in times]
+
+
+def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: None) -> Report:
+    """Query Prometheus and compute the report; ReportError with one line when it cannot."""
+    prom = Prometheus(inputs.prometheus, inputs.timeout)
+    times = inputs.grid()
+    step = inputs.step
+    first, last = times[0], times[-1]
+
+    progress("GPU pods (series)")
+    pods = {
+        f"{s.get('namespace', '')}/{s.get('pod', '')}" for s in prom.series(GPU_REQUESTS, first, last) if s.get("pod")
+    }
+    if not pods:
+        for metric in ("kube_pod_container_resource_requests", PHASE, "kube_node_status_capacity"):
+            if not prom.series(metric, first, last):
+                raise ReportError(
+                    f"no {metric} series between {_iso(first)} and {_iso(last)}: is kube-state-metrics scraped "
+                    "by this Prometheus, and the range right?"
+                )
+        raise ReportError(f"no GPU pods ({GPU_REQUESTS}) between {_iso(first)} and {_iso(last)}")
+    if not prom.series(PHASE, first, last):
+        raise ReportError(f"no {PHASE} series between {_iso(first)} and {_iso(last)}: is kube-state-metrics scraped?")
+
+    def run(name: str) -> dict[Any, dict[int, float]]:
+        progress(name)
+        return prom.query_range(QUERIES[name], times, step, inputs.max_points)
+
+    pending = run("pending")
+    available = _series_at(run("available"), times)
+    if not any(available):
+        raise ReportError(
+            f"no GPU capacity: {GPU_CAPACITY} is absent or 0 between {_iso(first)} and {_iso(last)}; "
+            "are GPU nodes in the range and their device plugin running?"
+        )
+    utilised = _series_at(run("utilised"), times)
+    nodes = _series_at(run("nodes"), times)
+    dcgm_result = run("dcgm")
+    dcgm_values = [v for values in dcgm_result.values() for v in values.values()]
+
+    waits = {pod: 0 for pod in pods}
+    for labels, values in pending.items():
+        key = "{}/{}".format(dict(labels).get("namespace", ""), dict(labels).get("pod", ""))
+        waits[key] = sum(1 for v in values.values() if v == 1) * step
+    ordered = sorted(waits.values())
+    gpu_s_available = sum(available) * step
+    gpu_s_utilised = sum(utilised) * step
+    utilisation = 100 * gpu_s_utilised / gpu_s_available
+    return Report(
+        prometheus=inputs.prometheus,
+        start=first,
+        end=last + step,
+        step=step,
+        gpu_pods=len(ordered),
+        pending_median_s=float(statistics.median(ordered)),
+        pending_mean_s=statistics.fmean(ordered),
+        pending_p99_s=nearest_rank(ordered, 99),
+        pending_max_s=ordered[-1],
+        scheduled_within={f"{s}s": sum(1 for w in ordered if w <= s) / len(ordered) for s in SHARES},
+        gpu_hours_available=gpu_s_available / 3600,
+        gpu_hours_utilised=gpu_s_utilised / 3600,
+        utilisation_percent=utilisation,
+        overhead_percent=100 - utilisation,
+        gpu_nodes_max=int(max(nodes)),
+        gpu_nodes_mean=statistics.fmean(nodes),
+        dcgm_gpu_util_mean_percent=statistics.fmean(dcgm_values) if dcgm_values else None,
+        pending_by_pod=dict(sorted(waits.items())),
+        times=times,
+        available=available,
+        utilised=utilised,
+        nodes=nodes,
+    )
+
+
+def _iso(t: int) -> str:
+    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- output -------------------------------------------------------------------------------------
+
+
+def table_rows(report: Report) -> list[tuple[str, str]]:
+    """The terminal table: what, value."""
+    rows = [
+        ("range", f"{_iso(report.start)} .. {_iso(report.end)} (step {report.step}s)"),
+        ("GPU pods", str(report.gpu_pods)),
+        ("pending median / mean / p99 / max", f"{report.pending_median_s:g} s / {report.pending_mean_s:.1f} s / "
+         f"{report.pending_p99_s} s / {report.pending_max_s} s"),
+    ]
+    for limit, share in report.scheduled_within.items():
+        rows.append((f"scheduled within {limit}", f"{100 * share:.1f}%"))
+    rows += [
+        ("GPU-hours available", f"{report.gpu_hours_available:.2f}"),
+        ("GPU-hours utilised (held by running pods)", f"{report.gpu_hours_utilised:.2f}"),
+        ("utilisation / overhead", f"{report.utilisation_percent:.1f}% / {report.overhead_percent:.1f}%"),
+        ("GPU nodes mean / max", f"{report.gpu_nodes_mean:.1f} / {report.gpu_nodes_max}"),
+        (
+            "DCGM GPU util mean",
+            "not scraped" if report.dcgm_gpu_util_mean_percent is None else f"{report.dcgm_gpu_util_mean_percent:.1f}%",
+        ),
+    ]
+    return rows
+
+
+def write_plots(report: Report, out: Path) -> list[Path]:
+    """wait_times.png (histograms of pending time) and gpus.png (GPUs available vs utilised, nodes)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    waits = list(report.pending_by_pod.values())
+    paths = [out / "wait_times.png", out / "gpus.png"]
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    left.hist(waits, bins=min(60, max(10, len(set(waits)))), color="#4477aa")
+    left.set_title(f"Pending time of {len(waits)} GPU pods")
+    left.set_xlabel("seconds pending")
+    left.set_ylabel("pods")
+    short = [w for w in waits if w <= 60]
+    right.hist(short, bins=range(0, 62, max(1, report.step)), color="#66ccee")
+    right.set_title(f"Zoom: the {len(short)} pods pending at most 60 s")
+    right.set_xlabel("seconds pending")
+    for limit in SHARES:
+        right.axvline(limit, color="#aa3377", linestyle=":", linewidth=1)
+    fig.tight_layout()
+    fig.savefig(paths[0], dpi=100)
+    plt.close(fig)
+
+    start = report.times[0]
+    minutes = [(t - start) / 60 for t in report.times]
+    fig, ax = plt.subplots(figsize=(11, 4))
+    ax.plot(minutes, report.available, label="GPUs available (node capacity)", color="#4477aa")
+    ax.fill_between(minutes, report.utilised, step=None, alpha=0.5, label="GPUs utilised (running pods)", color="#228833")
+    ax.set_xlabel(f"minutes after {_iso(start)}")
+    ax.set_ylabel("GPUs")
+    ax.set_title(
+        f"GPUs available vs utilised: {report.utilisation_percent:.1f}% utilised, "
+        f"{report.overhead_percent:.1f}% overhead"
+    )
+    nodes_ax = ax.twinx()
+    nodes_ax.plot(minutes, report.nodes, color="#ee6677", linestyle="--", linewidth=1, label="GPU nodes")
+    nodes_ax.set_ylabel("GPU nodes")
+    handles = ax.get_legend_handles_labels()[0] + nodes_ax.get_legend_handles_labels()[0]
+    ax.legend(handles, [str(h.get_label()) for h in handles], loc="upper left")
+    fig.tight_layout()
+    fig.savefig(paths[1], dpi=100)
+    plt.close(fig)
+    return paths
