@@ -326,31 +326,6 @@ def cmd_docs(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _stack_config(project_dir: Path, stack: str) -> Any:
-    """The stack's StackConfig as the deployment builds it, from the stack file, without secrets.
-
-    The same decoding as the program (read_stack_file, config_for_engine, then the config
-    namespace); secure keys are dropped, so no secret, not even its placeholder, is read.
-    Raises ConfigError with one line per problem.
-    """
-    from pydantic import ValidationError
-
-    from infra.config import PROJECT, ConfigError, StackConfig, _parse, format_validation_error
-    from infra.preview import config_for_engine, read_stack_file
-
-    config, secret_keys = read_stack_file(project_dir, stack)
-    prefix = PROJECT + ":"
-    raw = {
-        key[len(prefix):]: _parse(value)
-        for key, value in config_for_engine(config).items()
-        if key.startswith(prefix) and key not in secret_keys
-    }
-    try:
-        return StackConfig.model_validate(raw)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, StackConfig, PROJECT)) from None
-
-
 _PLAN_FLAGS = {"cpu": "cpu", "memory": "memory", "gpus": "gpus"}
 
 
@@ -385,11 +360,11 @@ def cmd_plan_capacity(args: argparse.Namespace) -> int:
 
     from infra.capacity import CapacityInputs, PlanError, ReserveFormula, plan, render
     from infra.config import ConfigError, format_validation_error
-    from infra.preview import PreviewError, find_project_dir
+    from infra.preview import PreviewError, find_project_dir, load_stack
 
     try:
         project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
-        stack_config = _stack_config(project_dir, args.stack)
+        stack_config = load_stack(project_dir, args.stack)
     except (PreviewError, ConfigError) as exc:
         for line in exc.lines:
             _err(line)

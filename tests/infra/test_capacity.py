@@ -21,7 +21,8 @@ from infra.capacity import (
     gke_reserved_memory_mib,
     plan,
 )
-from infra.cli import _stack_config, main
+from infra.cli import main
+from infra.preview import load_stack
 from infra.config import StackConfig, format_validation_error
 from tests.conftest import PROJECT_DIR
 from tests.factories import gke, t4_pool
@@ -211,10 +212,9 @@ def test_quantities_are_exact() -> None:
 # --- the stack's pools --------------------------------------------------------------------------------
 
 
-def test_stack_config_is_read_without_secrets() -> None:
-    config = _stack_config(PROJECT_DIR, "dev-gke")
+def test_stack_config_is_read_as_the_program_reads_it() -> None:
+    config = load_stack(PROJECT_DIR, "dev-gke")
     assert isinstance(config, StackConfig)
-    assert config.grafana_admin_password is None
     (t4,) = [s for s in config.pool_shapes() if s.name == "t4"]
     assert (t4.machine_type, t4.gpus_per_node, t4.min_nodes, t4.max_nodes) == ("n1-standard-4", 2, 2, 40)
 
@@ -290,3 +290,15 @@ def test_readme_inputs_example_is_valid() -> None:
     example = CapacityInputs.model_validate(yaml.safe_load(m.group(1)))
     assert [s.name for s in example.steps] == ["prepare", "train"]
     assert (example.daemonsets.cpu, example.daemonsets.memory) == (400, 768)
+
+
+def test_the_seeds_example_on_prod_eks(capsys: pytest.CaptureFixture[str]) -> None:
+    """500 runs in 3 h take 20 nodes of the large class; 1000 take 40, above its maximum of 15."""
+    common = ["--pool", "large", "--cpu", "6", "--memory", "16Gi", "--run-duration", "36m", "--window", "3h", "--project-dir", str(PROJECT_DIR)]
+    assert main(["plan-capacity", "prod-eks", *common, "--runs", "500"]) == 1
+    out = capsys.readouterr().out
+    assert "jobs per node: 5 (limited by cpu" in out and "500 runs in 3h: 20 nodes" in out
+    assert main(["plan-capacity", "prod-eks", *common, "--runs", "1000"]) == 1
+    out = capsys.readouterr().out
+    assert "1000 runs in 3h: 40 nodes" in out
+    assert "too low: pool large allows at most 15 nodes" in out
