@@ -267,17 +267,25 @@ def _write_outputs(
         write_manifests(objects, Path(args.manifests))
 
 
-def cmd_preflight(args: argparse.Namespace) -> int:
-    from infra.config import Cloud, ConfigError
-    from infra.preflight import preflight_eks
+def _read_stack(args: argparse.Namespace) -> Any:
+    """The stack's typed config for a command that reads it, or None after printing why not."""
+    from infra.config import ConfigError
     from infra.preview import PreviewError, find_project_dir, load_stack
 
     try:
-        project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
-        config = load_stack(project_dir, args.stack)
+        return load_stack(find_project_dir(Path(args.project_dir) if args.project_dir else None), args.stack)
     except (PreviewError, ConfigError) as exc:
         for line in exc.lines:
             _err(line)
+        return None
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from infra.config import Cloud
+    from infra.preflight import preflight_eks
+
+    config = _read_stack(args)
+    if config is None:
         return EXIT_CONFIG
     if config.cloud is not Cloud.AWS:
         _err(f"stack {args.stack} deploys to {config.cloud.value}, not aws: preflight {args.cloud} checks EKS stacks")
@@ -359,15 +367,10 @@ def cmd_plan_capacity(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from infra.capacity import CapacityInputs, PlanError, ReserveFormula, plan, render
-    from infra.config import ConfigError, format_validation_error
-    from infra.preview import PreviewError, find_project_dir, load_stack
+    from infra.config import format_validation_error
 
-    try:
-        project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
-        stack_config = load_stack(project_dir, args.stack)
-    except (PreviewError, ConfigError) as exc:
-        for line in exc.lines:
-            _err(line)
+    stack_config = _read_stack(args)
+    if stack_config is None:
         return EXIT_CONFIG
     shapes = {shape.name: shape for shape in stack_config.pool_shapes()}
     if args.pool not in shapes:
