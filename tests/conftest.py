@@ -9,10 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import functools
+
 import pulumi
 import pytest
 
-from infra.preview import RecordedResource, RecordingMocks, RecordingMonitor
+from infra.preview import Plan, RecordedResource, RecordingMocks, RecordingMonitor, read_stack_file, run_program
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 SHARED_DIR = PROJECT_DIR.parent / "shared"
@@ -42,6 +44,13 @@ def engine() -> Engine:
     monitor = Engine(mocks)
     pulumi.runtime.set_mocks(mocks, project="gpu-platform", stack="test", preview=False, monitor=monitor)
     return monitor
+
+
+@functools.cache
+def shipped_plan(stack: str) -> Plan:
+    """The plan of a shipped stack file, run once per test session (tests only read it)."""
+    config, secret = read_stack_file(PROJECT_DIR, stack)
+    return run_program(PROJECT_DIR, stack, config, secret)
 
 
 def settled(*resources: pulumi.Resource) -> pulumi.Output[list[Any]]:

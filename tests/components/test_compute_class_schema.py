@@ -17,8 +17,8 @@ import pytest
 
 from components.gpu_gke_cluster import compute_class_spec
 from infra.manifests import kubernetes_objects
-from infra.preview import read_stack_file, run_program
-from tests.conftest import PROJECT_DIR
+
+from tests.conftest import PROJECT_DIR, shipped_plan
 
 SCHEMAS = PROJECT_DIR / "tests" / "schemas"
 
@@ -44,8 +44,7 @@ def compute_class(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_prod_gke_compute_classes_match_the_crd_schema() -> None:
-    config, secret = read_stack_file(PROJECT_DIR, "prod-gke")
-    objects = [o.body for o in kubernetes_objects(run_program(PROJECT_DIR, "prod-gke", config, secret)) if o.kind == "ComputeClass"]
+    objects = [o.body for o in kubernetes_objects(shipped_plan("prod-gke")) if o.kind == "ComputeClass"]
     assert len(objects) == 2
     results = validate(objects)
     assert [r["errors"] for r in results] == [[], []]

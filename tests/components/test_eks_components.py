@@ -14,7 +14,7 @@ import yaml
 from components import EksCluster, EksClusterArgs, SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs
 from components.spot_failover_eks_node_groups import MUTATING_ACTIONS, READ_ACTIONS
 from infra.preview import RecordingMocks
-from tests.conftest import Engine, settled, settled_tree
+from tests.conftest import Engine, settled_tree
 from tests.factories import eks, eks_node_groups, gpu_class
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

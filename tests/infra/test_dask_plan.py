@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from functools import cache
 
 import pytest
 
-from infra.preview import Plan, read_stack_file, run_program
+from infra.preview import Plan
 from tests.conftest import PROJECT_DIR
+from tests.conftest import shipped_plan as plan
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
-
-
-@cache
-def plan(stack: str) -> Plan:
-    config, secret = read_stack_file(PROJECT_DIR, stack)
-    return run_program(PROJECT_DIR, stack, config, secret)
 
 
 def kinds(p: Plan, namespace: str) -> set[str]:

@@ -6,21 +6,14 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 
 import pytest
 import yaml
 
-from infra.preview import Plan, read_stack_file, run_program
-from tests.conftest import PROJECT_DIR
+from infra.preview import Plan
+from tests.conftest import shipped_plan as plan
 
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
-
-
-@cache
-def plan(stack: str) -> Plan:
-    config, secret = read_stack_file(PROJECT_DIR, stack)
-    return run_program(PROJECT_DIR, stack, config, secret)
 
 
 def gpu_groups(p: Plan) -> dict[str, dict]:

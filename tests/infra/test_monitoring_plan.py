@@ -8,16 +8,12 @@ from typing import Any
 
 import pytest
 
-from infra.preview import SECRET_SIG, Plan, read_stack_file, run_program
+from infra.preview import SECRET_SIG, Plan
 from tests.conftest import PROJECT_DIR
+from tests.conftest import shipped_plan as plan
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 PLACEHOLDER = "offline-placeholder-grafana_admin_password"
-
-
-def plan(stack: str) -> Plan:
-    config, secret = read_stack_file(PROJECT_DIR, stack)
-    return run_program(PROJECT_DIR, stack, config, secret)
 
 
 def releases(p: Plan) -> dict[str, dict[str, Any]]:

@@ -18,19 +18,15 @@ import yaml
 
 from infra.config import load_stack_config
 from infra.manifests import KubernetesObject, kubernetes_objects, validate_objects, write_manifests
-from infra.preview import Plan, RecordedResource, config_for_engine, read_stack_file, run_program
-from tests.conftest import PROJECT_DIR
+from infra.preview import Plan, RecordedResource, config_for_engine, read_stack_file
+from tests.conftest import PROJECT_DIR, shipped_plan
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 SNAPSHOTS = PROJECT_DIR / "tests" / "snapshots"
-_plans: dict[str, Plan] = {}
 
 
 def plan_of(stack: str) -> Plan:
-    if stack not in _plans:
-        config, secret = read_stack_file(PROJECT_DIR, stack)
-        _plans[stack] = run_program(PROJECT_DIR, stack, config, secret)
-    return _plans[stack]
+    return shipped_plan(stack)
 
 
 def test_every_gke_stack_is_shipped() -> None:
