@@ -238,8 +238,6 @@ class DaskTenantArgs(BaseModel):
     """CPU request of a container that sets none (LimitRange). Default: 1."""
     default_memory: str = Field(default="4Gi", pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)$")
     """Memory request and limit of a container that sets none (LimitRange). Default: 4Gi."""
-    max_gpus_per_container: int = Field(default=8, ge=1, le=16)
-    """Most GPUs one container may ask for (LimitRange). Default: 8."""
     notebook: DaskNotebookArgs | None = None
     """A RAPIDS notebook for the tenant. Default: none."""
     shared_cluster: SharedDaskClusterArgs | None = None
@@ -429,7 +427,9 @@ class DaskOperator(pulumi.ComponentResource):
                         type="Container",
                         default_request={"cpu": tenant.default_cpu, "memory": tenant.default_memory},
                         default={"memory": tenant.default_memory},
-                        max={"nvidia.com/gpu": str(tenant.max_gpus_per_container)},
+                        # No GPU max here: the API server defaults a container's limit to the
+                        # item's max when no default is set, so a max would hand every
+                        # container that asks for no GPU that many. The quota bounds GPUs.
                     )
                 ]
             ),

@@ -202,8 +202,9 @@ def test_each_tenant_gets_the_seeds_rbac_and_a_gpu_quota(engine: Engine) -> pulu
         (limit,) = engine.resource("d-team-a-limits").inputs["spec"]["limits"]
         assert limit == {
             "type": "Container", "defaultRequest": {"cpu": "1", "memory": "4Gi"}, "default": {"memory": "4Gi"},
-            "max": {"nvidia.com/gpu": "8"},
         }
+        # A GPU max would become every container's default GPU limit (and request).
+        assert "max" not in limit and "nvidia.com/gpu" not in limit["default"]
 
     return settled_tree(operator).apply(check)
 
