@@ -28,6 +28,7 @@ a pipeline author calls it (``pip install 'gpu-platform[kfp]'``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -213,7 +214,11 @@ class OidcIssuer(BaseModel):
 
 
 OIDC_SECRET = "dex-oidc-client"
-OIDC_SECRET_ENV = "OIDC_CLIENT_SECRET"
+"""Upstream Dex's envFrom Secret in auth (its static client's id and secret); we add our key."""
+OIDC_SECRET_ENV = "UPSTREAM_OIDC_CLIENT_SECRET"
+"""The key (and so Dex's environment variable) holding the upstream issuer's client secret."""
+OIDC_CONNECTOR_ID = "upstream-oidc"
+OIDC_DIGEST_ANNOTATION = "gpu-platform.io/upstream-oidc-secret-sha256"
 
 
 class KubeflowInstallArgs(BaseModel):
@@ -430,9 +435,17 @@ def dex_password_transform(obj: dict[str, Any], email: str, password_hash: pulum
     return None
 
 
-def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer) -> dict[str, Any] | None:
-    """Dex with an OIDC connector: the connector in its config (the client secret read from the
-    environment, which Dex expands), the environment variable from our Secret on its Deployment."""
+def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer, client_secret: pulumi.Input[str]) -> dict[str, Any] | None:
+    """Dex with an OIDC connector; None for any other object.
+
+    kubeflow/manifests' Dex Deployment takes its environment from Secrets auth/dex-oidc-client
+    (the static client oauth2-proxy uses: OIDC_CLIENT_ID, OIDC_CLIENT_SECRET) and
+    auth/dex-passwords through ``envFrom``. The upstream client's secret goes into the rendered
+    dex-oidc-client under its own key, UPSTREAM_OIDC_CLIENT_SECRET, so Dex has it from its first
+    start and nothing upstream is overwritten; the connector reads it as
+    ``$UPSTREAM_OIDC_CLIENT_SECRET``, which Dex expands. The Deployment's pod template carries
+    a digest of the secret, so rotating it rolls Dex (envFrom is read at start only).
+    """
     metadata = obj.get("metadata") or {}
     if metadata.get("namespace") != "auth":
         return None
@@ -440,7 +453,7 @@ def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer) -> dict[str, Any] 
         config = yaml.safe_load((obj.get("data") or {}).get("config.yaml") or "{}")
         connector = {
             "type": "oidc",
-            "id": "oidc",
+            "id": OIDC_CONNECTOR_ID,
             "name": oidc.name,
             "config": {
                 "issuer": oidc.issuer,
@@ -450,25 +463,28 @@ def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer) -> dict[str, Any] 
                 "scopes": ["openid", "profile", "email"],
             },
         }
-        config["connectors"] = [c for c in config.get("connectors") or [] if c.get("id") != "oidc"] + [connector]
+        connectors = [c for c in config.get("connectors") or [] if c.get("id") != OIDC_CONNECTOR_ID]
+        config["connectors"] = [*connectors, connector]
         return {**obj, "data": {**obj["data"], "config.yaml": yaml.safe_dump(config, sort_keys=False)}}
+    if obj.get("kind") == "Secret" and metadata.get("name") == OIDC_SECRET:
+        string_data = {**(obj.get("stringData") or {}), OIDC_SECRET_ENV: pulumi.Output.secret(client_secret)}
+        return {**obj, "stringData": string_data}
     if obj.get("kind") == "Deployment" and metadata.get("name") == "dex":
         spec = obj["spec"]
-        pod = spec["template"]["spec"]
-        env = {
-            "name": OIDC_SECRET_ENV,
-            "valueFrom": {"secretKeyRef": {"name": OIDC_SECRET, "key": "client-secret"}},
-        }
-        containers = [
-            {**c, "env": [e for e in c.get("env") or [] if e.get("name") != OIDC_SECRET_ENV] + [env]} if c.get("name") == "dex" else c
-            for c in pod["containers"]
-        ]
-        template = {**spec["template"], "spec": {**pod, "containers": containers}}
+        template = spec["template"]
+        template_metadata = template.get("metadata") or {}
+        digest = pulumi.Output.secret(client_secret).apply(lambda value: hashlib.sha256(value.encode()).hexdigest())
+        annotations = {**(template_metadata.get("annotations") or {}), OIDC_DIGEST_ANNOTATION: digest}
+        template = {**template, "metadata": {**template_metadata, "annotations": annotations}}
         return {**obj, "spec": {**spec, "template": template}}
     return None
 
 
-def _as_pulumi_transform(args: KubeflowInstallArgs, dex_password_hash: pulumi.Input[str] | None) -> pulumi.ResourceTransform:
+def _as_pulumi_transform(
+    args: KubeflowInstallArgs,
+    dex_password_hash: pulumi.Input[str] | None,
+    oidc_client_secret: pulumi.Input[str] | None = None,
+) -> pulumi.ResourceTransform:
     def transform(t: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
         props = dict(t.props)
         if t.type_ == PIPELINE_STORAGE_TYPE:
@@ -482,8 +498,8 @@ def _as_pulumi_transform(args: KubeflowInstallArgs, dex_password_hash: pulumi.In
         changed = None
         if t.type_ in (SECRET_TYPE, CONFIGMAP_TYPE) and args.dex_user_email and dex_password_hash is not None:
             changed = dex_password_transform(props, args.dex_user_email, dex_password_hash)
-        if t.type_ in (CONFIGMAP_TYPE, DEPLOYMENT_TYPE) and args.oidc is not None:
-            changed = dex_oidc_transform(changed or props, args.oidc) or changed
+        if t.type_ in (SECRET_TYPE, CONFIGMAP_TYPE, DEPLOYMENT_TYPE) and args.oidc is not None and oidc_client_secret is not None:
+            changed = dex_oidc_transform(changed or props, args.oidc, oidc_client_secret) or changed
         return None if changed is None else pulumi.ResourceTransformResult(changed, t.opts)
 
     return transform
@@ -541,7 +557,7 @@ class KubeflowInstall(pulumi.ComponentResource):
         placement = training_placement(args.training_pool, training_pools)
         super().__init__("gpu-platform:kubeflow_install:KubeflowInstall", name, None, opts)
 
-        transform = _as_pulumi_transform(args, dex_password_hash)
+        transform = _as_pulumi_transform(args, dex_password_hash, oidc_client_secret)
         self.directories = []
         for role, url in manifest_sources(args):
             self.directories.append(
@@ -552,14 +568,6 @@ class KubeflowInstall(pulumi.ComponentResource):
                 )
             )
         installed = pulumi.ResourceOptions(parent=self, depends_on=list(self.directories))
-        if args.oidc is not None:
-            # Dex reads the connector's secret from this Secret (through its environment).
-            k8s.core.v1.Secret(
-                f"{name}-oidc-client",
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=OIDC_SECRET, namespace="auth"),
-                string_data={"client-secret": pulumi.Output.secret(oidc_client_secret)},
-                opts=installed,
-            )
         self.tenant_quotas = {t.name: self._tenant(name, args.edition, t, installed) for t in args.tenants}
         self.ingress = None
         ui_url: str | None = None

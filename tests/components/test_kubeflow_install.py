@@ -3,6 +3,7 @@ the training-pool placement and the capacity check."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -437,47 +438,64 @@ def test_fails_when_oidc_is_given_to_pipelines_or_is_not_https() -> None:
     assert line.startswith("oidc.redirect_uri: String should match pattern")
 
 
-def test_oidc_transform_adds_the_connector_and_its_secret_env() -> None:
-    oidc = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC}).oidc
-    assert oidc is not None and oidc.name == "Single sign-on"
-    config = dex_oidc_transform(UPSTREAM_DEX_CONFIG, oidc)
-    assert config is not None
-    parsed = yaml.safe_load(config["data"]["config.yaml"])
-    assert parsed["connectors"] == [{
-        "type": "oidc", "id": "oidc", "name": "Single sign-on",
-        "config": {"issuer": "https://login.corp.example", "clientID": "kubeflow", "clientSecret": "$OIDC_CLIENT_SECRET",
-                   "redirectURI": "https://kubeflow.corp.example/dex/callback", "scopes": ["openid", "profile", "email"]},
-    }]
-    assert parsed["staticPasswords"]  # the static user stays
-    deployment = dex_oidc_transform(UPSTREAM_DEX_DEPLOYMENT, oidc)
-    assert deployment is not None
-    kubernetes_validate.validate(deployment, "1.34", strict=True)
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    assert container["env"][-1] == {"name": "OIDC_CLIENT_SECRET", "valueFrom": {"secretKeyRef": {"name": "dex-oidc-client", "key": "client-secret"}}}
-    assert dex_oidc_transform({**UPSTREAM_DEX_DEPLOYMENT, "metadata": {"name": "dex", "namespace": "kubeflow"}}, oidc) is None
-    # Through the Pulumi transform, after the static user's own change.
-    args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
-    transform = _as_pulumi_transform(args, "$2b$12$hash")
-    result = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:ConfigMap", "kf:auth/dex", UPSTREAM_DEX_CONFIG, pulumi.ResourceOptions()))
-    assert result is not None
-    both = yaml.safe_load(result.props["data"]["config.yaml"])
-    assert both["staticPasswords"][0]["email"] == "ml-admin@corp.example" and both["connectors"][0]["id"] == "oidc"
+UPSTREAM_DEX_CLIENT_SECRET = {  # kustomize's secretGenerator output in kubeflow/manifests common/dex/base
+    "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "dex-oidc-client", "namespace": "auth"},
+    "data": {"OIDC_CLIENT_ID": "a3ViZWZsb3ctb2lkYy1hdXRoc2VydmljZQ==", "OIDC_CLIENT_SECRET": "cFVCbkJPWTgwU25YZ2ppYlRZTTlaV056WTJ4cmVOR1Fvaw=="},
+}
 
 
 @pulumi.runtime.test
-def test_oidc_client_secret_is_a_secret_in_auth(engine: Engine) -> pulumi.Output[Any]:
+def test_oidc_transform_adds_the_connector_and_its_secret_env() -> pulumi.Output[Any]:
+    oidc = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC}).oidc
+    assert oidc is not None and oidc.name == "Single sign-on"
+    config = dex_oidc_transform(UPSTREAM_DEX_CONFIG, oidc, "s3cret")
+    assert config is not None
+    parsed = yaml.safe_load(config["data"]["config.yaml"])
+    assert parsed["connectors"] == [{
+        "type": "oidc", "id": "upstream-oidc", "name": "Single sign-on",
+        "config": {"issuer": "https://login.corp.example", "clientID": "kubeflow", "clientSecret": "$UPSTREAM_OIDC_CLIENT_SECRET",
+                   "redirectURI": "https://kubeflow.corp.example/dex/callback", "scopes": ["openid", "profile", "email"]},
+    }]
+    assert parsed["staticPasswords"]  # the static user stays
+    # The secret joins upstream's envFrom Secret under its own key; oauth2-proxy's client keys stay.
+    secret = dex_oidc_transform(UPSTREAM_DEX_CLIENT_SECRET, oidc, pulumi.Output.secret("s3cret"))
+    assert secret is not None and secret["data"] == UPSTREAM_DEX_CLIENT_SECRET["data"]
+    assert list(secret["stringData"]) == ["UPSTREAM_OIDC_CLIENT_SECRET"]
+    # Dex's Deployment is not given a second source; its pod template carries the secret's digest.
+    deployment = dex_oidc_transform(UPSTREAM_DEX_DEPLOYMENT, oidc, pulumi.Output.secret("s3cret"))
+    assert deployment is not None
+    assert deployment["spec"]["template"]["spec"] == UPSTREAM_DEX_DEPLOYMENT["spec"]["template"]["spec"]
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert deployment["spec"]["template"]["metadata"]["labels"] == {"app": "dex"}
+    assert dex_oidc_transform({**UPSTREAM_DEX_DEPLOYMENT, "metadata": {"name": "dex", "namespace": "kubeflow"}}, oidc, "s") is None
+    assert dex_oidc_transform({**UPSTREAM_DEX_SECRET}, oidc, "s") is None  # dex-passwords is not ours to touch here
+    # Through the Pulumi transform, after the static user's own change.
+    args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
+    transform = _as_pulumi_transform(args, "$2b$12$hash", "s3cret")
+    result = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:ConfigMap", "kf:auth/dex", UPSTREAM_DEX_CONFIG, pulumi.ResourceOptions()))
+    assert result is not None
+    both = yaml.safe_load(result.props["data"]["config.yaml"])
+    assert both["staticPasswords"][0]["email"] == "ml-admin@corp.example" and both["connectors"][0]["id"] == "upstream-oidc"
+    value = secret["stringData"]["UPSTREAM_OIDC_CLIENT_SECRET"]
+    digest = annotations["gpu-platform.io/upstream-oidc-secret-sha256"]
+
+    def check(values: list[Any]) -> None:
+        assert values == ["s3cret", True, hashlib.sha256(b"s3cret").hexdigest(), True]  # both stay Pulumi secrets
+
+    return pulumi.Output.all(value, value.is_secret(), digest, digest.is_secret()).apply(check)
+
+
+@pulumi.runtime.test
+def test_oidc_client_secret_reaches_dex_only_as_a_secret(engine: Engine) -> pulumi.Output[Any]:
     args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
     kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash=pulumi.Output.secret("$2b$12$h"),
                          oidc_client_secret=pulumi.Output.secret("client-secret-never-in-a-plan"))
 
     def check(_: Any) -> None:
-        secret = engine.resource("kf-oidc-client")
-        assert secret.inputs["metadata"] == {"name": "dex-oidc-client", "namespace": "auth"}
-        assert engine.resource("kf-platform").urn in secret.depends_on  # the auth namespace comes with the manifests
-        # The value reaches the engine only inside Pulumi's secret wrapper.
-        data = secret.inputs["stringData"]
-        assert data["4dabf18193072939515e22adb298388d"] == "1b47061264138c4ac30d75fd1eb44270"
-        assert data["value"] == {"client-secret": "client-secret-never-in-a-plan"}
+        # No Secret of our own next to upstream's: its name would collide with the kustomize output,
+        # and a Dex waiting on a Secret created after the manifests would never become ready.
+        assert engine.of_type("kubernetes:core/v1:Secret") == []
+        assert "client-secret-never-in-a-plan" not in json.dumps([r.to_json() for r in engine.recorded])
 
     return settled_tree(kf).apply(check)
 
