@@ -50,6 +50,8 @@ CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
 
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$")
 _ZONE = re.compile(r"^([a-z]{2}(-gov)?-[a-z]+-[0-9])[a-z]$")
+MAX_ZONES = 6
+"""The most zones of a cluster: no region has more, and the VPC range's 16 blocks hold a public and a private subnet for up to 8."""
 _CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]*$")
 _EKS_VERSION = re.compile(r"^1\.(2[89]|3[0-9])$")
 
@@ -190,8 +192,8 @@ class EksClusterArgs(BaseModel):
     version: str = "1.34"
     """Kubernetes minor version of the control plane; quote it in YAML ("1.34"). Default: "1.34"."""
     zones: list[str] | None = None
-    """Availability zones for the subnets (at least two, all offering every GPU instance type of the stack). Default: none (looked up: the zones that offer them)."""
-    zone_count: int = Field(default=3, ge=2, le=6)
+    """Availability zones for the subnets (two to six, all offering every GPU instance type of the stack). Default: none (looked up: the zones that offer them)."""
+    zone_count: int = Field(default=3, ge=2, le=MAX_ZONES)
     """How many zones to use when they are looked up. Default: 3."""
     vpc_cidr: str = "10.0.0.0/16"
     """The VPC's IPv4 range, /16 to /20; each zone gets a public and a private subnet carved from it. Default: 10.0.0.0/16."""
@@ -248,6 +250,8 @@ class EksClusterArgs(BaseModel):
             raise ValueError(f"zones lists a zone twice ({', '.join(value)})")
         if len(value) < 2:
             raise ValueError(f"EKS needs subnets in at least two zones (got {len(value)})")
+        if len(value) > MAX_ZONES:
+            raise ValueError(f"at most {MAX_ZONES} zones, as zone_count (got {len(value)})")
         return value
 
     @field_validator("vpc_cidr")

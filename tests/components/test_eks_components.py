@@ -3,6 +3,7 @@ ASG tag, IAM statement and Kubernetes object they declare, read back as the engi
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from typing import Any
@@ -51,6 +52,21 @@ def test_vpc_has_a_public_and_a_private_subnet_per_zone(engine: Engine) -> pulum
         assert len(set(cidrs)) == 4 and all(c.startswith("10.0.") for c in cidrs)
         assert len(engine.of_type("aws:ec2/natGateway:NatGateway")) == 1  # single by default
         assert cluster.zones == ["ap-northeast-2a", "ap-northeast-2c"]
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_six_zones_fit_the_smallest_vpc_range(engine: Engine) -> pulumi.Output[Any]:
+    """The most zones (6) in the smallest range (/20): twelve subnets, disjoint, inside the VPC."""
+    zones = [f"us-east-1{z}" for z in "abcdef"]
+    cluster, gpu = build({"region": "us-east-1", "zones": zones, "vpc_cidr": "10.8.0.0/20"})
+
+    def check() -> None:
+        vpc = ipaddress.IPv4Network("10.8.0.0/20")
+        blocks = [ipaddress.IPv4Network(s.inputs["cidrBlock"]) for s in engine.of_type("aws:ec2/subnet:Subnet")]
+        assert len(blocks) == 12 and all(b.subnet_of(vpc) and b.prefixlen == 24 for b in blocks)
+        assert not any(a.overlaps(b) for i, a in enumerate(blocks) for b in blocks[i + 1:])
 
     return done(cluster, gpu, check)
 
