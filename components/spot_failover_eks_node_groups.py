@@ -20,7 +20,7 @@ import json
 import re
 import uuid
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 import pulumi
 import pulumi_aws as aws
@@ -346,6 +346,8 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
     """Tiers of the priority expander. Default: none (derived: small classes above large, each spot group above its on-demand twin, every other group last)."""
     device_plugin_image: PinnedImage = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
     """NVIDIA device plugin, installed on groups whose AMI does not ship it. Default: nvcr.io/nvidia/k8s-device-plugin:v0.17.1."""
+    other_node_groups: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=63)]] = Field(default_factory=list)
+    """Managed node groups of the cluster outside this component (EksCluster's system group), which explicit tiers may name besides the classes' groups. Default: [] (a stack sets its system group)."""
 
     @field_validator("classes")
     @classmethod
@@ -371,24 +373,30 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
                 "priority must come first in the expander chain, or spot would not be tried first",
                 ",".join(e.value for e in self.autoscaler.expanders),
             )
+        own = [g for c in self.classes for g, _, _, _ in c.node_groups()]
+        clash = sorted(set(own) & set(self.other_node_groups))
+        if clash:
+            raise field_error(
+                model, "other_node_groups", f"{', '.join(clash)} is a node group of this component's classes, not another one",
+                ",".join(self.other_node_groups),
+            )
         if self.priority_expander is None:
             return self
         expander = self.priority_expander
-        for cls in self.classes:
-            for group, _, _, _ in cls.node_groups():
-                if expander.priority_of(example_asg_name(group)) is None:
-                    raise field_error(
-                        model, ("priority_expander", "tiers"),
-                        f"node group {group} (ASG {example_asg_name(group)}) matches no tier; add a pattern for it",
-                        group,
-                    )
-        every = [example_asg_name(g) for c in self.classes for g, _, _, _ in c.node_groups()]
+        for group in own:
+            if expander.priority_of(example_asg_name(group)) is None:
+                raise field_error(
+                    model, ("priority_expander", "tiers"),
+                    f"node group {group} (ASG {example_asg_name(group)}) matches no tier; add a pattern for it",
+                    group,
+                )
+        every = [*own, *self.other_node_groups]
         for i, tier in enumerate(expander.tiers):
             for pattern in tier.patterns:
-                if not any(re.search(pattern, asg) for asg in every):
+                if not any(re.search(pattern, example_asg_name(g)) for g in every):
                     raise field_error(
                         model, ("priority_expander", "tiers", i, "patterns"),
-                        f"pattern {pattern!r} matches no node group ({', '.join(g for c in self.classes for g, _, _, _ in c.node_groups())})",
+                        f"pattern {pattern!r} matches no node group ({', '.join(every)})",
                         pattern,
                     )
         if not expander.allow_on_demand_above_spot:

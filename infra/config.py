@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validat
 
 from components.dask_operator import DaskOperatorArgs
 from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
-from components.eks_cluster import EksClusterArgs, valid_eks_cluster_name
+from components.eks_cluster import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
 from components.kubeflow_install import DEFAULT_DEX_PASSWORD, Edition, KubeflowInstallArgs, capacity_problem
 from components.prometheus_stack import PrometheusStackArgs
@@ -161,6 +161,23 @@ class StackConfig(BaseModel):
     """The Kubeflow OIDC client's secret at the issuer; a Pulumi secret. Required when kubeflow.install.oidc is set. Default: none."""
     kubeflow_dex_password_hash: SecretStr | None = None
     """bcrypt hash of the Kubeflow login's password; a Pulumi secret. Required with the platform edition. Default: none."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _system_group_beside_the_gpu_groups(cls, data: Any) -> Any:
+        """eks_node_groups.other_node_groups defaults to the eks system node group, so explicit
+        priority tiers may name it (a pattern for it alone is not a typo)."""
+        if not isinstance(data, dict) or not isinstance(data.get("eks_node_groups"), dict):
+            return data
+        groups = data["eks_node_groups"]
+        if "other_node_groups" in groups:
+            return data
+        eks = data.get("eks") if isinstance(data.get("eks"), dict) else {}
+        system = eks.get("system_node_group") if isinstance(eks.get("system_node_group"), dict) else {}
+        name = system.get("name", SystemNodeGroupArgs.model_fields["name"].default)
+        if not isinstance(name, str):
+            return data
+        return {**data, "eks_node_groups": {**groups, "other_node_groups": [name]}}
 
     @field_validator("kubernetes_version")
     @classmethod

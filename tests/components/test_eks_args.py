@@ -64,6 +64,7 @@ BAD = [
     ("eks.zones", ["ap-northeast-2a"], "eks.zones", "at least two zones"),
     ("eks.zones", ["ap-northeast-2a", "ap-northeast-2a"], "eks.zones", "lists a zone twice"),
     ("eks.zones", ["apne2-az1", "apne2-az3"], "eks.zones", "is not an availability zone"),
+    ("eks.zones", [f"us-east-1{z}" for z in "abcdefg"], "eks.zones", "at most 6 zones, as zone_count (got 7)"),
     ("eks.zones", ["ap-northeast-2a", "us-west-2b"], "eks.zones[1]", "is not in region ap-northeast-2"),
     ("eks.region", "Seoul", "eks.region", "is not an AWS region"),
     ("eks.cluster_name", "-rapids", "eks.cluster_name", "is not a valid EKS cluster name"),
@@ -108,6 +109,8 @@ BAD = [
     ("eks_node_groups.priority_expander", {"tiers": [{"priority": 10, "patterns": ["small-spot", "large-spot"]}, {"priority": 60, "patterns": ["on-demand"]}]}, "eks_node_groups.priority_expander.tiers", "on-demand group small-on-demand has priority 60, not below its spot twin small-spot (10)"),
     ("eks_node_groups.priority_expander", {"tiers": [{"priority": 10, "patterns": [".*"]}]}, "eks_node_groups.priority_expander.tiers", "not below its spot twin"),
     ("eks_node_groups.priority_expander", {"tiers": []}, "eks_node_groups.priority_expander.tiers", "at least 1 item"),
+    ("eks_node_groups.other_node_groups", ["small-spot"], "eks_node_groups.other_node_groups", "small-spot is a node group of this component's classes"),
+    ("eks_node_groups.other_node_groups", ["System"], "eks_node_groups.other_node_groups[0]", "String should match pattern"),
 ]
 
 
@@ -152,6 +155,33 @@ def test_on_demand_above_spot_is_accepted_when_explicitly_allowed() -> None:
         eks_node_groups(priority_expander={"tiers": tiers, "allow_on_demand_above_spot": True})
     )
     assert args.effective_expander().priority_of(example_asg_name("small-on-demand")) == 60
+
+
+SYSTEM_TIER = {"priority": 1, "patterns": ["^eks-system-"]}
+
+
+def test_a_tier_may_name_the_system_group() -> None:
+    """In a stack the system group is one of the cluster's node groups: a tier for it alone is no typo."""
+    config = with_change("eks_node_groups.priority_expander", {"tiers": [*SEED_TIERS, SYSTEM_TIER]})
+    groups = StackConfig.model_validate(config).eks_node_groups
+    assert groups is not None and groups.other_node_groups == ["system"]
+    assert groups.effective_expander().priority_of(example_asg_name("system")) == 1
+    # Renamed, the system group's tier follows the name; the old name is then a pattern for nothing.
+    config["eks"]["system_node_group"] = {"name": "controllers"}
+    (line,) = refusal(config)
+    assert line.startswith("gpu-platform:eks_node_groups.priority_expander.tiers[4].patterns: pattern '^eks-system-' matches no node group (")
+    assert "controllers)" in line
+    config["eks_node_groups"]["priority_expander"]["tiers"][4] = {"priority": 1, "patterns": ["^eks-controllers-"]}
+    assert StackConfig.model_validate(config).eks_node_groups.other_node_groups == ["controllers"]  # type: ignore[union-attr]
+
+
+def test_the_component_alone_knows_only_the_groups_it_is_told_of() -> None:
+    tiers = {"tiers": [*SEED_TIERS, SYSTEM_TIER]}
+    with pytest.raises(ValidationError, match="pattern '\\^eks-system-' matches no node group"):
+        SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(priority_expander=tiers))
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(priority_expander=tiers, other_node_groups=["system"]))
+    assert args.other_node_groups == ["system"]
+    assert SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()).other_node_groups == []
 
 
 def test_the_seed_tiers_are_accepted() -> None:
