@@ -501,9 +501,11 @@ class DaskOperator(pulumi.ComponentResource):
                                 ],
                                 resources=k8s.core.v1.ResourceRequirementsArgs(requests=dict(limits), limits=dict(limits)),
                                 volume_mounts=[
+                                    # A system config path: RAPIDS images run as user rapids
+                                    # (home /home/rapids), never root, so ~/.jupyter is not /root's.
                                     k8s.core.v1.VolumeMountArgs(
                                         name="proxy-config",
-                                        mount_path="/root/.jupyter/jupyter_server_config.py",
+                                        mount_path="/etc/jupyter/jupyter_server_config.py",
                                         sub_path="jupyter_server_config.py",
                                     )
                                 ],

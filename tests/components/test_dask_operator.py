@@ -222,7 +222,8 @@ def test_notebook_is_the_seeds(engine: Engine) -> pulumi.Output[Any]:
         assert container["env"] == [{"name": "DASK_DISTRIBUTED__DASHBOARD__LINK", "value": "/proxy/{host}:{port}/status"}]
         assert container["ports"] == [{"containerPort": 8888, "name": "notebook"}]
         assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
-        assert container["volumeMounts"][0]["mountPath"] == "/root/.jupyter/jupyter_server_config.py"
+        # jupyter_core reads /etc/jupyter whatever the user; the RAPIDS images run as rapids, not root.
+        assert container["volumeMounts"][0]["mountPath"] == "/etc/jupyter/jupyter_server_config.py"
         assert pod["nodeSelector"] == {"cloud.google.com/gke-nodepool": "t4"}
         config = engine.resource("d-team-a-proxy-config").inputs
         assert config["metadata"]["name"] == "jupyter-server-proxy-config"
