@@ -411,6 +411,21 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
                             f"({spot}); rank spot higher or set allow_on_demand_above_spot",
                             od,
                         )
+        # Spot groups sharing a priority: the autoscaler picks among them and, when spot runs out
+        # in each, can cycle between them without ever reaching on-demand (FACTS: give each its own).
+        spot_by_priority: dict[int, list[str]] = {}
+        for group, capacity, _, _ in (g for c in self.classes for g in c.node_groups()):
+            if capacity is CapacityType.SPOT:
+                priority = expander.priority_of(example_asg_name(group))
+                spot_by_priority.setdefault(priority or 0, []).append(group)
+        for priority, groups in sorted(spot_by_priority.items(), reverse=True):
+            if len(groups) > 1:
+                raise field_error(
+                    model, ("priority_expander", "tiers"),
+                    f"spot groups {', '.join(groups)} share priority {priority}: the autoscaler can cycle among them "
+                    "without reaching on-demand; give each spot group its own tier",
+                    priority,
+                )
         return self
 
     def effective_expander(self) -> PriorityExpander:

@@ -109,6 +109,7 @@ BAD = [
     ("eks_node_groups.priority_expander", {"tiers": [{"priority": 10, "patterns": ["small-spot", "large-spot"]}, {"priority": 60, "patterns": ["on-demand"]}]}, "eks_node_groups.priority_expander.tiers", "on-demand group small-on-demand has priority 60, not below its spot twin small-spot (10)"),
     ("eks_node_groups.priority_expander", {"tiers": [{"priority": 10, "patterns": [".*"]}]}, "eks_node_groups.priority_expander.tiers", "not below its spot twin"),
     ("eks_node_groups.priority_expander", {"tiers": []}, "eks_node_groups.priority_expander.tiers", "at least 1 item"),
+    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 50, "patterns": ["-spot-"]}, {"priority": 10, "patterns": ["-on-demand-"]}]}, "eks_node_groups.priority_expander.tiers", "spot groups small-spot, large-spot share priority 50: the autoscaler can cycle among them without reaching on-demand"),
     ("eks_node_groups.other_node_groups", ["small-spot"], "eks_node_groups.other_node_groups", "small-spot is a node group of this component's classes"),
     ("eks_node_groups.other_node_groups", ["System"], "eks_node_groups.other_node_groups[0]", "String should match pattern"),
 ]
@@ -150,7 +151,7 @@ def test_fails_when_aws_sections_are_missing_or_misplaced() -> None:
 
 
 def test_on_demand_above_spot_is_accepted_when_explicitly_allowed() -> None:
-    tiers = [{"priority": 10, "patterns": ["spot"]}, {"priority": 60, "patterns": ["on-demand"]}]
+    tiers = [{"priority": 10, "patterns": ["small-spot"]}, {"priority": 5, "patterns": ["large-spot"]}, {"priority": 60, "patterns": ["on-demand"]}]
     args = SpotFailoverEksNodeGroupsArgs.model_validate(
         eks_node_groups(priority_expander={"tiers": tiers, "allow_on_demand_above_spot": True})
     )
