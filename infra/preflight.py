@@ -107,9 +107,12 @@ def preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> li
         picked = everywhere[: config.eks.zone_count]
         findings.append(Finding(False, f"zones looked up at deploy: {', '.join(picked)} offer {', '.join(types)}"))
 
+    # Only types the region offers: DescribeInstanceTypes refuses the whole call
+    # (InvalidInstanceType) when one type is unknown there, and those are reported above.
+    known = [t for t in types if offered.get(t)]
     reported = {
         item["InstanceType"]: item
-        for page in ec2.get_paginator("describe_instance_types").paginate(InstanceTypes=types)
+        for page in (ec2.get_paginator("describe_instance_types").paginate(InstanceTypes=known) if known else ())
         for item in page["InstanceTypes"]
     }
     for cls in groups.classes:

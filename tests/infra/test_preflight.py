@@ -91,6 +91,22 @@ def test_fails_when_no_zone_offers_a_type(ec2: Any) -> None:
     assert any(line.startswith("error: zone ap-northeast-2a of eks.zones does not offer p4de.24xlarge") for line in out)
 
 
+def test_a_type_unknown_in_the_region_is_a_finding_not_an_abort(ec2: Any) -> None:
+    """moto's ap-northeast-2 has no p3 (DescribeInstanceTypes then refuses the whole call):
+    prod-eks's classes are reported one line each, and the run goes on to the quotas."""
+    config = stack([
+        gpu_class(name="small", instance_types=["p3.2xlarge"], max_nodes=2),
+        gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=2, capacity="on_demand"),
+    ])
+    with pytest.raises(Exception, match="InvalidInstanceType"):
+        ec2.describe_instance_types(InstanceTypes=["p3.2xlarge", "g4dn.xlarge"])
+    codes = {G_ON_DEMAND: 8, QUOTAS[("P", "on-demand")][0]: 64, QUOTAS[("P", "spot")][0]: 64}  # in QUOTAS order
+    out = lines(preflight_eks(config, REGION, ec2, quotas(codes)))
+    assert "error: p3.2xlarge is offered in no zone of ap-northeast-2; choose another type or region" in out
+    assert "ok: class t4: g4dn.xlarge share one shape (4 vCPUs, 16 GiB, 1x T4)" in out
+    assert any("Running On-Demand P instances" in line for line in out)
+
+
 def test_looked_up_zones_are_reported(ec2: Any) -> None:
     config = stack([gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=1)], zones=[])
     out = lines(preflight_eks(config, REGION, ec2, quotas({G_ON_DEMAND: 8, G_SPOT: 8})))
