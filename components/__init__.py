@@ -15,6 +15,7 @@ from components.dask_operator import (
 )
 from components.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
 from components.eks_cluster import (
+    EbsStorageArgs,
     EksAddon,
     EksCluster,
     EksClusterArgs,
@@ -87,6 +88,7 @@ __all__ = [
     "AmiType",
     "ClassRole",
     "ClusterAutoscalerSettings",
+    "EbsStorageArgs",
     "EksAddon",
     "EksCluster",
     "EksClusterArgs",

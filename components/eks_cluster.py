@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -30,6 +31,7 @@ from components.gpu_catalog import aws_instance_type, check_one_shape
 from components.pools import ARGS_CONFIG, CapacityStrategy, LabelMap, NodePoolShape, PoolPlacement, field_error
 
 __all__ = [
+    "EbsStorageArgs",
     "EksAddon",
     "EksCluster",
     "EksClusterArgs",
@@ -39,6 +41,7 @@ __all__ = [
     "NatGateways",
     "SystemNodeGroupArgs",
     "eks_kubeconfig",
+    "irsa_trust_policy",
     "zones_offering",
 ]
 
@@ -133,6 +136,31 @@ class EksAddon(BaseModel):
 
 
 DEFAULT_ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
+NODELESS_ADDONS = frozenset({"vpc-cni", "kube-proxy", "eks-pod-identity-agent"})
+"""Add-ons that run as DaemonSets nodes need before they are Ready; the others need nodes to run on."""
+EBS_CSI_ADDON = "aws-ebs-csi-driver"
+EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
+"""The add-on's controller service account in kube-system (the IRSA role's subject)."""
+EBS_CSI_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
+DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+
+
+class EbsStorageArgs(BaseModel):
+    """Block storage for claims: the EBS CSI driver add-on (EKS has no in-tree EBS provisioner
+    any more) with its IRSA role, and a gp3 StorageClass."""
+
+    model_config = ARGS_CONFIG
+
+    enabled: bool = True
+    """Install the aws-ebs-csi-driver add-on and the StorageClass; without a CSI driver no claim binds. Default: true."""
+    version: str | None = None
+    """Add-on version, e.g. v1.48.0-eksbuild.1. Default: none (the default version for the cluster's Kubernetes version)."""
+    storage_class: str = Field(default="gp3", pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)
+    """Name of the gp3 StorageClass (volumes bound where their pod lands, expandable). Default: gp3."""
+    default_class: bool = True
+    """Mark the StorageClass the cluster's default, for claims that name none (EKS marks none since 1.30). Default: true."""
+    encrypted: bool = True
+    """Encrypt the volumes (the account's default EBS key). Default: true."""
 
 
 class SystemNodeGroupArgs(BaseModel):
@@ -205,6 +233,8 @@ class EksClusterArgs(BaseModel):
     """EKS add-ons. Default: vpc-cni, kube-proxy, coredns, eks-pod-identity-agent at their default versions."""
     system_node_group: SystemNodeGroupArgs = Field(default_factory=SystemNodeGroupArgs)
     """The on-demand node group for controllers. Default: see SystemNodeGroupArgs."""
+    block_storage: EbsStorageArgs = Field(default_factory=EbsStorageArgs)
+    """The EBS CSI driver and a gp3 StorageClass. Default: see EbsStorageArgs."""
     log_types: list[EksLogType] = Field(
         default_factory=lambda: [EksLogType.API, EksLogType.AUDIT, EksLogType.AUTHENTICATOR]
     )
@@ -213,6 +243,18 @@ class EksClusterArgs(BaseModel):
     """Protect the cluster from deletion (EKS deletion protection and Pulumi protect). Default: true."""
     tags: dict[str, str] = Field(default_factory=dict)
     """AWS tags on every resource that takes them. Default: {}."""
+
+    @model_validator(mode="after")
+    def _ebs_csi_once(self) -> EksClusterArgs:
+        for i, addon in enumerate(self.addons):
+            if addon.name == EBS_CSI_ADDON and self.block_storage.enabled:
+                raise field_error(
+                    "EksClusterArgs", ("addons", i, "name"),
+                    f"{EBS_CSI_ADDON} comes with block_storage (with its IAM role and StorageClass); "
+                    "remove it here, or set block_storage.enabled: false",
+                    addon.name,
+                )
+        return self
 
     @field_validator("cluster_name")
     @classmethod
@@ -357,6 +399,31 @@ class EksClusterRef:
     """The cluster's OIDC issuer without https:// (the prefix of IRSA condition keys)."""
     cluster_resource: pulumi.Resource | None = None
     """The cluster resource, for dependencies. Default: none."""
+    node_prerequisites: Sequence[pulumi.Resource] = ()
+    """What a node needs before it can be Ready (the CNI add-on): node groups wait for these. Default: none."""
+    controllers_ready: Sequence[pulumi.Resource] = ()
+    """What controllers need before they deploy (the system node group, CoreDNS): Helm releases wait for these. Default: none."""
+
+
+def irsa_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str, service_account: str) -> dict[str, Any]:
+    """IRSA: only ``namespace``/``service_account`` of the cluster whose OIDC ``issuer`` (no
+    https://) this is may assume the role, and only for STS."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Federated": oidc_provider_arn},
+                "Action": "sts:AssumeRoleWithWebIdentity",
+                "Condition": {
+                    "StringEquals": {
+                        f"{issuer}:sub": f"system:serviceaccount:{namespace}:{service_account}",
+                        f"{issuer}:aud": "sts.amazonaws.com",
+                    }
+                },
+            }
+        ],
+    }
 
 
 def _assume_role_policy(service: str) -> str:
@@ -546,6 +613,25 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
 
+        def addon(addon_name: str, version: str | None, after: Sequence[pulumi.Resource], role_arn: pulumi.Input[str] | None = None) -> aws.eks.Addon:
+            return aws.eks.Addon(
+                f"{name}-{addon_name}",
+                aws.eks.AddonArgs(
+                    cluster_name=cluster.name,
+                    region=region,
+                    addon_name=addon_name,
+                    addon_version=version,
+                    service_account_role_arn=role_arn,
+                    resolve_conflicts_on_create="OVERWRITE",
+                    resolve_conflicts_on_update="PRESERVE",
+                    tags=tags,
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
+            )
+
+        # The CNI (and kube-proxy, the pod identity agent) before any node: a node without a CNI
+        # never becomes Ready, and bootstrap_self_managed_addons=False installs none.
+        nodeless = [addon(a.name, a.version, []) for a in args.addons if a.name in NODELESS_ADDONS]
         system = args.system_node_group
         self.system_node_group = aws.eks.NodeGroup(
             f"{name}-{system.name}",
@@ -566,25 +652,33 @@ class EksCluster(pulumi.ComponentResource):
                 labels={POOL_ROLE_LABEL: "system", **system.labels},
                 tags=tags,
             ),
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"]),
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"], depends_on=nodeless),
         )
+        # CoreDNS and the rest run on nodes.
+        on_nodes = [addon(a.name, a.version, [self.system_node_group]) for a in args.addons if a.name not in NODELESS_ADDONS]
 
-        for addon in args.addons:
-            # CoreDNS needs nodes to become healthy; the CNI must be there before nodes are Ready.
-            needs_nodes = addon.name not in ("vpc-cni", "kube-proxy", "eks-pod-identity-agent")
-            aws.eks.Addon(
-                f"{name}-{addon.name}",
-                aws.eks.AddonArgs(
-                    cluster_name=cluster.name,
-                    region=region,
-                    addon_name=addon.name,
-                    addon_version=addon.version,
-                    resolve_conflicts_on_create="OVERWRITE",
-                    resolve_conflicts_on_update="PRESERVE",
+        storage = args.block_storage
+        ebs_csi: aws.eks.Addon | None = None
+        if storage.enabled:
+            ebs_role = aws.iam.Role(
+                f"{name}-ebs-csi-role",
+                aws.iam.RoleArgs(
+                    description=f"EBS CSI driver of {cluster_name} (IRSA)",
+                    assume_role_policy=pulumi.Output.all(oidc.arn, issuer).apply(
+                        lambda v: json.dumps(
+                            irsa_trust_policy(v[0], v[1].removeprefix("https://"), "kube-system", EBS_CSI_SERVICE_ACCOUNT)
+                        )
+                    ),
                     tags=tags,
                 ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group] if needs_nodes else []),
+                opts=child,
             )
+            ebs_policy = aws.iam.RolePolicyAttachment(
+                f"{name}-ebs-csi-role-policy",
+                aws.iam.RolePolicyAttachmentArgs(role=ebs_role.name, policy_arn=AWS_MANAGED_POLICY + EBS_CSI_POLICY),
+                opts=child,
+            )
+            ebs_csi = addon(EBS_CSI_ADDON, storage.version, [self.system_node_group, ebs_policy], ebs_role.arn)
 
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
@@ -598,6 +692,22 @@ class EksCluster(pulumi.ComponentResource):
             )
         )
         self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=self.kubeconfig), opts=child)
+        self.storage_class: k8s.storage.v1.StorageClass | None = None
+        if ebs_csi is not None:
+            self.storage_class = k8s.storage.v1.StorageClass(
+                f"{name}-{storage.storage_class}-storage-class",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=storage.storage_class,
+                    annotations={DEFAULT_CLASS_ANNOTATION: "true"} if storage.default_class else None,
+                ),
+                provisioner="ebs.csi.aws.com",
+                parameters={"type": "gp3", "encrypted": "true" if storage.encrypted else "false", "csi.storage.k8s.io/fstype": "ext4"},
+                # Bound where the pod lands (an EBS volume lives in one zone), grown in place.
+                volume_binding_mode="WaitForFirstConsumer",
+                allow_volume_expansion=True,
+                reclaim_policy="Delete",
+                opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[ebs_csi]),
+            )
         self.ref = EksClusterRef(
             name=cluster_name,
             region=region,
@@ -606,6 +716,8 @@ class EksCluster(pulumi.ComponentResource):
             oidc_provider_arn=oidc.arn,
             oidc_issuer=issuer.apply(lambda url: url.removeprefix("https://")),
             cluster_resource=cluster,
+            node_prerequisites=nodeless,
+            controllers_ready=[self.system_node_group, *on_nodes],
         )
         self.register_outputs(
             {

@@ -28,7 +28,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from components.eks_cluster import NODEGROUP_LABEL, POOL_ROLE_LABEL, EksClusterRef
+from components.eks_cluster import NODEGROUP_LABEL, POOL_ROLE_LABEL, EksClusterRef, irsa_trust_policy
 from components.gpu_catalog import AwsInstanceType, aws_instance_type, check_one_shape
 from components.kube import ChartVersion, GoDuration, PinnedImage, helm_release
 from components.pools import (
@@ -519,22 +519,7 @@ def autoscaler_iam_policy(cluster_name: str) -> dict[str, Any]:
 
 def autoscaler_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str) -> dict[str, Any]:
     """IRSA: only the autoscaler's service account may assume the role."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Federated": oidc_provider_arn},
-                "Action": "sts:AssumeRoleWithWebIdentity",
-                "Condition": {
-                    "StringEquals": {
-                        f"{issuer}:sub": f"system:serviceaccount:{namespace}:{AUTOSCALER_SERVICE_ACCOUNT}",
-                        f"{issuer}:aud": "sts.amazonaws.com",
-                    }
-                },
-            }
-        ],
-    }
+    return irsa_trust_policy(oidc_provider_arn, issuer, namespace, AUTOSCALER_SERVICE_ACCOUNT)
 
 
 def autoscaler_values(settings: ClusterAutoscalerSettings, cluster_name: str, region: str, role_arn: Any) -> dict[str, Any]:
@@ -620,7 +605,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions(
                         parent=self,
                         ignore_changes=["scalingConfig.desiredSize"],
-                        depends_on=[cluster.cluster_resource] if cluster.cluster_resource else None,
+                        depends_on=[r for r in (cluster.cluster_resource, *cluster.node_prerequisites) if r],
                     ),
                 )
                 self.node_groups[group] = node_group
@@ -677,7 +662,9 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
             values=autoscaler_values(settings, cluster.name, cluster.region, role.arn),
             release_name="cluster-autoscaler",
             # The priority ConfigMap must exist when the autoscaler starts, and its role may act.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[r for r in (self.priority_configmap, policy) if r]),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[r for r in (self.priority_configmap, policy, *cluster.controllers_ready) if r]
+            ),
         )
 
         plugin_groups = sorted(

@@ -36,8 +36,8 @@ else:
     pulumi.export("zones", eks.zones)
     pulumi.export("nodeGroups", [config.eks.system_node_group.name, *gpu.node_groups])
     pulumi.export("autoscalerPriorities", gpu.expander.configmap_text())
-    target = ClusterTarget(
-        eks.provider, [eks.system_node_group, *gpu.node_groups.values()], config.pool_shapes()
-    )
+    # Add-ons wait for the nodes, CoreDNS and the StorageClass their claims name.
+    ready = [*eks.ref.controllers_ready, *gpu.node_groups.values(), *([eks.storage_class] if eks.storage_class else [])]
+    target = ClusterTarget(eks.provider, ready, config.pool_shapes())
 
 compose_addons(stack, config, target)

@@ -229,12 +229,33 @@ class StackConfig(BaseModel):
                 "dcgm_exporter and gke.managed_dcgm_metrics both collect GPU telemetry; keep one",
                 "set",
             )
+        self._check_storage_classes()
         if self.kubeflow is not None:
             self._check_kubeflow(self.kubeflow)
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
             raise field_error("StackConfig", "kubeflow_dex_password_hash", problem, "[secret]")
         return self
+
+    def _check_storage_classes(self) -> None:
+        """On EKS the stack's own EBS StorageClass is the only one claims can bind with: EKS
+        installs no CSI driver, and the in-tree gp2 class it may create provisions nothing without one."""
+        if self.cloud is not Cloud.AWS or self.eks is None or not self.eks.block_storage.enabled:
+            return
+        provided = self.eks.block_storage.storage_class
+        wanted: list[tuple[tuple[str | int, ...], str | None]] = [
+            (("monitoring", "prometheus", "storage_class"), self.monitoring.prometheus.storage_class),
+        ]
+        if self.kubeflow is not None:
+            wanted.append((("kubeflow", "install", "storage_class"), self.kubeflow.install.storage_class))
+        for path, name in wanted:
+            if name is not None and name != provided:
+                raise field_error(
+                    "StackConfig", path,
+                    f"no StorageClass {name} in this stack: the EKS cluster provides {provided} "
+                    "(eks.block_storage.storage_class); use it, or leave storage_class out for the default class",
+                    name,
+                )
 
     def _check_kubeflow(self, kubeflow: KubeflowConfig) -> None:
         pools = self.pool_shapes()

@@ -56,6 +56,7 @@ DESCRIBED = {
     ("EksClusterArgs", "endpoint"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
     ("EksClusterArgs", "addons"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
     ("EksClusterArgs", "system_node_group"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
+    ("EksClusterArgs", "block_storage"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
     ("EksClusterArgs", "log_types"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
     ("SystemNodeGroupArgs", "instance_types"): "tests/components/test_eks_args.py::test_system_node_group_defaults",
     ("SpotFailoverEksNodeGroupsArgs", "autoscaler"): "tests/components/test_eks_args.py::test_autoscaler_defaults_are_the_seeds_failover",

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from components import (
     ClusterAutoscalerSettings,
+    EbsStorageArgs,
     EksClusterArgs,
     EksEndpointAccess,
     SpotFailoverEksNodeGroupsArgs,
@@ -26,6 +27,7 @@ from components import (
 from components.spot_failover_eks_node_groups import asg_name_pattern, example_asg_name
 from infra.config import ConfigError, StackConfig, format_validation_error, load_stack_config
 from infra.preview import config_for_engine
+from tests.conftest import PROJECT_DIR
 from tests.factories import eks, eks_node_groups, eks_stack, gpu_class
 
 SEED_TIERS = [
@@ -64,6 +66,9 @@ BAD = [
     ("eks.zones", ["ap-northeast-2a"], "eks.zones", "at least two zones"),
     ("eks.zones", ["ap-northeast-2a", "ap-northeast-2a"], "eks.zones", "lists a zone twice"),
     ("eks.zones", ["apne2-az1", "apne2-az3"], "eks.zones", "is not an availability zone"),
+    ("eks.addons", [{"name": "vpc-cni"}, {"name": "aws-ebs-csi-driver"}], "eks.addons[1].name", "aws-ebs-csi-driver comes with block_storage"),
+    ("eks.block_storage.storage_class", "GP3", "eks.block_storage.storage_class", "String should match pattern"),
+    ("monitoring.prometheus.storage_class", "gp2", "monitoring.prometheus.storage_class", "no StorageClass gp2 in this stack: the EKS cluster provides gp3 (eks.block_storage.storage_class)"),
     ("eks.zones", [f"us-east-1{z}" for z in "abcdefg"], "eks.zones", "at most 6 zones, as zone_count (got 7)"),
     ("eks.zones", ["ap-northeast-2a", "us-west-2b"], "eks.zones[1]", "is not in region ap-northeast-2"),
     ("eks.region", "Seoul", "eks.region", "is not an AWS region"),
@@ -302,6 +307,9 @@ def test_eks_cluster_defaults() -> None:
     assert all(a.version is None for a in args.addons)
     assert [t.value for t in args.log_types] == ["api", "audit", "authenticator"]
     assert args.system_node_group == SystemNodeGroupArgs()
+    assert args.block_storage == EbsStorageArgs()
+    storage = args.block_storage
+    assert (storage.enabled, storage.version, storage.storage_class, storage.default_class, storage.encrypted) == (True, None, "gp3", True, True)
 
 
 def test_system_node_group_defaults() -> None:
@@ -333,3 +341,19 @@ def test_eks_stack_config_round_trips() -> None:
     config = StackConfig.model_validate(copy.deepcopy(eks_stack()))
     assert config.eks is not None and config.eks.zones == ["ap-northeast-2a", "ap-northeast-2c"]
     assert config.eks_node_groups is not None and config.eks_node_groups.instance_types() == ["p3.2xlarge", "p3.8xlarge"]
+
+
+def test_kubeflow_claims_name_the_stacks_storage_class() -> None:
+    """prod-eks's Kubeflow volumes use the cluster's gp3 class; any other name binds nothing on EKS."""
+    from infra.preview import read_stack_file
+
+    values, _ = read_stack_file(PROJECT_DIR, "prod-eks")
+    raw = {k.removeprefix("gpu-platform:"): v for k, v in values.items() if k.startswith("gpu-platform:")}
+    raw = {k: v for k, v in raw.items() if not k.endswith(("_password", "_hash", "_secret"))}
+    raw["eks"]["region"] = values.get("aws:region", "us-west-2")
+    assert StackConfig.model_validate(copy.deepcopy(raw)).kubeflow.install.storage_class == "gp3"  # type: ignore[union-attr]
+    raw["kubeflow"]["install"]["storage_class"] = "gp2"
+    (line,) = refusal(raw)
+    assert line.startswith("gpu-platform:kubeflow.install.storage_class: no StorageClass gp2 in this stack: the EKS cluster provides gp3")
+    raw["eks"]["block_storage"] = {"enabled": False}  # bring your own driver and classes
+    assert StackConfig.model_validate(raw).kubeflow.install.storage_class == "gp2"  # type: ignore[union-attr]

@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+import kubernetes_validate
 import pulumi
 import pytest
 import yaml
@@ -100,17 +101,71 @@ def test_cluster_version_endpoint_protection_and_irsa(engine: Engine) -> pulumi.
         assert oidc.inputs["clientIdLists"] == ["sts.amazonaws.com"]
         assert oidc.inputs["url"].startswith("https://oidc.eks.ap-northeast-2.amazonaws.com/id/")
         addons = sorted(a.inputs["addonName"] for a in engine.of_type("aws:eks/addon:Addon"))
-        assert addons == ["coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
+        assert addons == ["aws-ebs-csi-driver", "coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
         assert engine.resource("c-system").urn in engine.resource("c-coredns").depends_on  # CoreDNS needs nodes
         assert engine.resource("c-system").urn not in engine.resource("c-vpc-cni").depends_on
+        # Nodes need the CNI to become Ready: every node group waits for it.
+        for group in ("c-system", *(f"c-gpu-{g}" for g in gpu.node_groups)):
+            assert engine.resource("c-vpc-cni").urn in engine.resource(group).depends_on, group
         system = engine.resource("c-system")
         assert system.inputs["capacityType"] == "ON_DEMAND" and system.inputs["instanceTypes"] == ["m6i.large"]
         assert system.inputs["scalingConfig"] == {"desiredSize": 2, "maxSize": 4, "minSize": 2}
         assert "taints" not in system.inputs
         policies = sorted(p.inputs["policyArn"].rsplit("/", 1)[1] for p in engine.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment"))
-        assert policies == sorted(["AmazonEC2ContainerRegistryReadOnly", "AmazonEKSClusterPolicy", "AmazonEKS_CNI_Policy", "AmazonEKSWorkerNodePolicy"])
+        assert policies == sorted([
+            "AmazonEBSCSIDriverPolicy", "AmazonEC2ContainerRegistryReadOnly", "AmazonEKSClusterPolicy", "AmazonEKS_CNI_Policy",
+            "AmazonEKSWorkerNodePolicy",
+        ])
+        # The autoscaler's release waits for somewhere to run and for cluster DNS.
+        release = engine.resource("c-gpu-autoscaler")
+        assert {engine.resource("c-system").urn, engine.resource("c-coredns").urn} <= set(release.depends_on)
 
     return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_block_storage_is_the_ebs_csi_driver_and_a_default_gp3_class(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build()
+
+    def check() -> None:
+        driver = engine.resource("c-aws-ebs-csi-driver")
+        role = engine.resource("c-ebs-csi-role")
+        assert driver.inputs["serviceAccountRoleArn"] == "arn:aws:iam::123456789012:role/c-ebs-csi-role"
+        assert engine.resource("c-system").urn in driver.depends_on  # its controller runs on nodes
+        (statement,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+        issuer = "oidc.eks.ap-northeast-2.amazonaws.com/id/0FFL1NE0000000000000000000000000"
+        assert statement["Condition"]["StringEquals"] == {
+            f"{issuer}:sub": "system:serviceaccount:kube-system:ebs-csi-controller-sa", f"{issuer}:aud": "sts.amazonaws.com",
+        }
+        attachment = engine.resource("c-ebs-csi-role-policy").inputs
+        assert attachment["policyArn"] == "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
+        storage = engine.resource("c-gp3-storage-class")
+        kubernetes_validate.validate(storage.inputs, "1.34", strict=True)
+        assert storage.inputs["metadata"] == {"name": "gp3", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}
+        assert storage.inputs["provisioner"] == "ebs.csi.aws.com"
+        assert storage.inputs["parameters"] == {"type": "gp3", "encrypted": "true", "csi.storage.k8s.io/fstype": "ext4"}
+        assert (storage.inputs["volumeBindingMode"], storage.inputs["allowVolumeExpansion"]) == ("WaitForFirstConsumer", True)
+        assert driver.urn in storage.depends_on
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_block_storage_can_be_left_out_or_renamed(engine: Engine) -> pulumi.Output[Any]:
+    cluster = EksCluster("c", EksClusterArgs.model_validate(eks(block_storage={"enabled": False})), gpu_instance_types=["g4dn.xlarge"])
+    other = EksCluster(
+        "d", EksClusterArgs.model_validate(eks(block_storage={"storage_class": "ebs-gp3", "default_class": False, "encrypted": False})),
+        gpu_instance_types=["g4dn.xlarge"],
+    )
+
+    def check(_: Any) -> None:
+        assert "aws-ebs-csi-driver" not in [a.inputs["addonName"] for a in engine.of_type("aws:eks/addon:Addon") if a.name.startswith("c-")]
+        (storage,) = engine.of_type("kubernetes:storage.k8s.io/v1:StorageClass")
+        assert storage.name == "d-ebs-gp3-storage-class" and storage.inputs["metadata"] == {"name": "ebs-gp3"}
+        assert storage.inputs["parameters"]["encrypted"] == "false"
+        assert cluster.storage_class is None
+
+    return settled_tree(cluster, other).apply(check)
 
 
 @pulumi.runtime.test
