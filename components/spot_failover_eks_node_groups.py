@@ -16,6 +16,7 @@ backs the group off and grows the next tier: the on-demand twin.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import uuid
@@ -25,6 +26,7 @@ from typing import Annotated, Any
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
+import re2
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -74,8 +76,19 @@ AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
 # The UUID part of a managed node group's ASG name (eks-<nodegroup>-<uuid>).
 _ASG_UUID = r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"
 _GROUP_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-# Go's RE2, which the autoscaler uses, has no lookaround or backreferences.
-_NOT_RE2 = re.compile(r"\(\?[=!<]|\\[1-9]")
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # the refusal says why; RE2 would also log it to stderr
+
+
+@functools.cache
+def re2_pattern(pattern: str) -> Any:
+    """``pattern`` compiled by RE2, the syntax of the autoscaler's Go regexp (no lookaround,
+    backreferences, atomic groups or possessive quantifiers); ValueError when RE2 refuses it."""
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise ValueError(f"pattern {pattern!r} is not RE2, which the autoscaler uses: {reason}") from None
 
 
 class AmiType(StrEnum):
@@ -222,14 +235,7 @@ class PriorityTier(BaseModel):
     @classmethod
     def _compile(cls, value: list[str]) -> list[str]:
         for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
-            if _NOT_RE2.search(pattern):
-                raise ValueError(
-                    f"pattern {pattern!r} uses lookaround or a backreference, which the autoscaler's RE2 refuses"
-                )
+            re2_pattern(pattern)
         return value
 
 
@@ -255,7 +261,7 @@ class PriorityExpander(BaseModel):
 
     def priority_of(self, asg_name: str) -> int | None:
         """The priority the autoscaler gives an ASG: the highest tier that matches it."""
-        matching = [t.priority for t in self.tiers if any(re.search(p, asg_name) for p in t.patterns)]
+        matching = [t.priority for t in self.tiers if any(re2_pattern(p).search(asg_name) for p in t.patterns)]
         return max(matching) if matching else None
 
     def configmap_text(self) -> str:
@@ -393,7 +399,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         every = [*own, *self.other_node_groups]
         for i, tier in enumerate(expander.tiers):
             for pattern in tier.patterns:
-                if not any(re.search(pattern, example_asg_name(g)) for g in every):
+                if not any(re2_pattern(pattern).search(example_asg_name(g)) for g in every):
                     raise field_error(
                         model, ("priority_expander", "tiers", i, "patterns"),
                         f"pattern {pattern!r} matches no node group ({', '.join(every)})",

@@ -3,7 +3,6 @@ types, pinned drivers, and an on-demand fallback ranked below every spot GPU poo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -136,9 +135,12 @@ def _eks_priority(priorities: dict[int, list[str]], node_group: str) -> int | No
 
 
 def _search(pattern: str, text: str) -> bool:
+    """Whether the autoscaler's RE2 finds ``pattern`` in ``text``; a pattern RE2 refuses matches nothing."""
+    from components.spot_failover_eks_node_groups import re2_pattern
+
     try:
-        return re.search(pattern, text) is not None
-    except re.error:
+        return re2_pattern(pattern).search(text) is not None
+    except ValueError:
         return False
 
 
