@@ -399,6 +399,8 @@ class EksClusterRef:
     """The cluster's OIDC issuer without https:// (the prefix of IRSA condition keys)."""
     cluster_resource: pulumi.Resource | None = None
     """The cluster resource, for dependencies. Default: none."""
+    version: str | None = None
+    """The cluster's Kubernetes minor version ("1.34"); picks the autoscaler release. Default: none (the chart's image)."""
     node_prerequisites: Sequence[pulumi.Resource] = ()
     """What a node needs before it can be Ready (the CNI add-on): node groups wait for these. Default: none."""
     controllers_ready: Sequence[pulumi.Resource] = ()
@@ -716,6 +718,7 @@ class EksCluster(pulumi.ComponentResource):
             oidc_provider_arn=oidc.arn,
             oidc_issuer=issuer.apply(lambda url: url.removeprefix("https://")),
             cluster_resource=cluster,
+            version=args.version,
             node_prerequisites=nodeless,
             controllers_ready=[self.system_node_group, *on_nodes],
         )

@@ -99,11 +99,15 @@ class AmiType(StrEnum):
     BOTTLEROCKET_x86_64_NVIDIA = "BOTTLEROCKET_x86_64_NVIDIA"
     """Bottlerocket with the NVIDIA driver and its own device plugin."""
     AL2_x86_64_GPU = "AL2_x86_64_GPU"
-    """Amazon Linux 2 GPU AMI (legacy)."""
+    """Amazon Linux 2 GPU AMI (legacy; EKS 1.32 and older only)."""
 
     @property
     def ships_device_plugin(self) -> bool:
         return self is AmiType.BOTTLEROCKET_x86_64_NVIDIA
+
+
+AL2_VERSIONS = frozenset({"1.28", "1.29", "1.30", "1.31", "1.32"})
+"""EKS versions with Amazon Linux 2 AMIs: 1.32 is the last (AL2 AMIs ended on 2025-11-26)."""
 
 
 class ClassRole(StrEnum):
@@ -280,6 +284,36 @@ class Expander(StrEnum):
     RANDOM = "random"
 
 
+AUTOSCALER_REPOSITORY = "registry.k8s.io/autoscaling/cluster-autoscaler"
+AUTOSCALER_RELEASES = {"1.34": "v1.34.5", "1.35": "v1.35.0"}
+"""The autoscaler release per Kubernetes minor (upstream supports the matching minor only);
+1.35 is the chart's own image. Other minors set ``image``."""
+_IMAGE_MINOR = re.compile(r":v?(1\.[0-9]+)\.[0-9]+")
+
+
+def autoscaler_image(settings: ClusterAutoscalerSettings, kubernetes_version: str | None) -> str | None:
+    """The autoscaler image for a cluster at ``kubernetes_version``: ``settings.image``, else the
+    release of that minor; None leaves the chart's. ValueError when no release is known for the
+    minor, or when ``settings.image`` is another minor's release."""
+    if kubernetes_version is None:
+        return settings.image
+    if settings.image is not None:
+        found = _IMAGE_MINOR.search(settings.image)
+        if found and found.group(1) != kubernetes_version:
+            raise ValueError(
+                f"image {settings.image} is the autoscaler of Kubernetes {found.group(1)}, the cluster runs "
+                f"{kubernetes_version}: use the release of the cluster's minor version ({AUTOSCALER_REPOSITORY}:v{kubernetes_version}.<patch>)"
+            )
+        return settings.image
+    release = AUTOSCALER_RELEASES.get(kubernetes_version)
+    if release is None:
+        raise ValueError(
+            f"no autoscaler release is pinned for Kubernetes {kubernetes_version} (pinned: {', '.join(AUTOSCALER_RELEASES)}); "
+            f"set image to {AUTOSCALER_REPOSITORY}:v{kubernetes_version}.<patch>"
+        )
+    return f"{AUTOSCALER_REPOSITORY}:{release}"
+
+
 class ClusterAutoscalerSettings(BaseModel):
     """The cluster autoscaler's behaviour, rendered to the chart's extraArgs."""
 
@@ -288,7 +322,7 @@ class ClusterAutoscalerSettings(BaseModel):
     chart_version: ChartVersion = "9.59.0"
     """cluster-autoscaler chart (kubernetes.github.io/autoscaler); its image is autoscaler 1.35.0. Default: 9.59.0."""
     image: PinnedImage | None = None
-    """Autoscaler image override, e.g. to match the cluster's minor version. Default: none (the chart's, v1.35.0)."""
+    """Autoscaler image; it must be the release of the cluster's Kubernetes minor. Default: none (that minor's pinned release: v1.34.5 for 1.34, v1.35.0 for 1.35; other minors must set it)."""
     namespace: str = Field(default="kube-system", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
     """Namespace of the autoscaler and its priority ConfigMap. Default: kube-system."""
     expanders: list[Expander] = Field(default_factory=lambda: [Expander.PRIORITY, Expander.LEAST_WASTE], min_length=1)
@@ -349,7 +383,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
     autoscaler: ClusterAutoscalerSettings = Field(default_factory=ClusterAutoscalerSettings)
     """The cluster autoscaler. Default: see ClusterAutoscalerSettings."""
     priority_expander: PriorityExpander | None = None
-    """Tiers of the priority expander. Default: none (derived: small classes above large, each spot group above its on-demand twin, every other group last)."""
+    """Tiers of the priority expander. Default: none (derived: small GPU classes above large, scheduler classes below them, each spot group above its on-demand twin, every other group last)."""
     device_plugin_image: PinnedImage = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
     """NVIDIA device plugin, installed on groups whose AMI does not ship it. Default: nvcr.io/nvidia/k8s-device-plugin:v0.17.1."""
     other_node_groups: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=63)]] = Field(default_factory=list)
@@ -439,7 +473,9 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         on-demand-small 40 > spot-large 30 > on-demand-large 20) with every other group at 1."""
         if self.priority_expander is not None:
             return self.priority_expander
-        ordered = sorted(self.classes, key=lambda c: (c.role is not ClassRole.SCHEDULER, c.shape.gpu_count, c.shape.vcpus))
+        # Scheduler classes last: their pods select them by label, and a GPU pod that fits both
+        # must try the GPU classes' spot groups before any on-demand group.
+        ordered = sorted(self.classes, key=lambda c: (c.role is ClassRole.SCHEDULER, c.shape.gpu_count, c.shape.vcpus))
         groups = [g for c in ordered for g, _, _, _ in c.node_groups()]
         tiers = [
             PriorityTier(priority=10 * (len(groups) + 1 - i), patterns=[asg_name_pattern(g)]) for i, g in enumerate(groups)
@@ -528,8 +564,10 @@ def autoscaler_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str)
     return irsa_trust_policy(oidc_provider_arn, issuer, namespace, AUTOSCALER_SERVICE_ACCOUNT)
 
 
-def autoscaler_values(settings: ClusterAutoscalerSettings, cluster_name: str, region: str, role_arn: Any) -> dict[str, Any]:
-    """Helm values of the cluster-autoscaler chart."""
+def autoscaler_values(
+    settings: ClusterAutoscalerSettings, cluster_name: str, region: str, role_arn: Any, kubernetes_version: str | None = None
+) -> dict[str, Any]:
+    """Helm values of the cluster-autoscaler chart (its image that of ``kubernetes_version``; see autoscaler_image)."""
     values: dict[str, Any] = {
         "cloudProvider": "aws",
         "awsRegion": region,
@@ -547,8 +585,9 @@ def autoscaler_values(settings: ClusterAutoscalerSettings, cluster_name: str, re
         "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
         "resources": {"requests": {"cpu": "100m", "memory": "300Mi"}, "limits": {"memory": "600Mi"}},
     }
-    if settings.image is not None:
-        repository, _, tag = settings.image.rpartition(":")
+    image = autoscaler_image(settings, kubernetes_version)
+    if image is not None:
+        repository, _, tag = image.rpartition(":")
         values["image"] = {"repository": repository, "tag": tag}
     return values
 
@@ -575,6 +614,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """``cluster``: the EKS cluster (EksCluster.ref); ``opts.providers`` must hold its Kubernetes provider."""
+        autoscaler_image(args.autoscaler, cluster.version)  # refused before anything is registered
         super().__init__("gpu-platform:spot_failover_eks_node_groups:SpotFailoverEksNodeGroups", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         settings = args.autoscaler
@@ -665,7 +705,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
             version=settings.chart_version,
             repository=AUTOSCALER_REPO,
             namespace=settings.namespace,
-            values=autoscaler_values(settings, cluster.name, cluster.region, role.arn),
+            values=autoscaler_values(settings, cluster.name, cluster.region, role.arn, cluster.version),
             release_name="cluster-autoscaler",
             # The priority ConfigMap must exist when the autoscaler starts, and its role may act.
             opts=pulumi.ResourceOptions(

@@ -30,7 +30,7 @@ from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
 from components.kubeflow_install import DEFAULT_DEX_PASSWORD, Edition, KubeflowInstallArgs, capacity_problem
 from components.prometheus_stack import PrometheusStackArgs
 from components.pools import ARGS_CONFIG, NodePoolShape, field_error
-from components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs
+from components.spot_failover_eks_node_groups import AL2_VERSIONS, AmiType, SpotFailoverEksNodeGroupsArgs, autoscaler_image
 
 __all__ = [
     "PROJECT",
@@ -230,6 +230,22 @@ class StackConfig(BaseModel):
                 "set",
             )
         self._check_storage_classes()
+        if self.eks is not None and self.eks_node_groups is not None:
+            try:
+                autoscaler_image(self.eks_node_groups.autoscaler, self.eks.version)
+            except ValueError as exc:
+                raise field_error(
+                    "StackConfig", ("eks_node_groups", "autoscaler", "image"), str(exc),
+                    self.eks_node_groups.autoscaler.image or None,
+                ) from None
+            for cls in self.eks_node_groups.classes:
+                if cls.ami_type is AmiType.AL2_x86_64_GPU and self.eks.version not in AL2_VERSIONS:
+                    raise field_error(
+                        "StackConfig", ("eks_node_groups", "classes", self.eks_node_groups.classes.index(cls), "ami_type"),
+                        f"EKS publishes no Amazon Linux 2 AMIs for Kubernetes {self.eks.version} (the last is 1.32); "
+                        "use AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA",
+                        cls.ami_type.value,
+                    )
         if self.kubeflow is not None:
             self._check_kubeflow(self.kubeflow)
         dex_hash = self.kubeflow_dex_password_hash

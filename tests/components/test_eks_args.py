@@ -68,6 +68,8 @@ BAD = [
     ("eks.zones", ["apne2-az1", "apne2-az3"], "eks.zones", "is not an availability zone"),
     ("eks.addons", [{"name": "vpc-cni"}, {"name": "aws-ebs-csi-driver"}], "eks.addons[1].name", "aws-ebs-csi-driver comes with block_storage"),
     ("eks.block_storage.storage_class", "GP3", "eks.block_storage.storage_class", "String should match pattern"),
+    ("eks_node_groups.autoscaler.image", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0", "eks_node_groups.autoscaler.image", "image registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0 is the autoscaler of Kubernetes 1.35, the cluster runs 1.34: use the release of the cluster's minor version"),
+    ("eks_node_groups.classes.0.ami_type", "AL2_x86_64_GPU", "eks_node_groups.classes[0].ami_type", "EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.34 (the last is 1.32)"),
     ("monitoring.prometheus.storage_class", "gp2", "monitoring.prometheus.storage_class", "no StorageClass gp2 in this stack: the EKS cluster provides gp3 (eks.block_storage.storage_class)"),
     ("eks.zones", [f"us-east-1{z}" for z in "abcdefg"], "eks.zones", "at most 6 zones, as zone_count (got 7)"),
     ("eks.zones", ["ap-northeast-2a", "us-west-2b"], "eks.zones[1]", "is not in region ap-northeast-2"),
@@ -210,6 +212,14 @@ def test_derived_priorities_are_the_seeds_order() -> None:
     for priority, group in zip([50, 40, 30, 20], ["small-spot", "small-on-demand", "large-spot", "large-on-demand"]):
         assert priorities[priority] == [asg_name_pattern(group)]
     assert priorities[1] == [".*"]
+
+
+def test_derived_priorities_rank_a_scheduler_class_below_the_gpu_classes() -> None:
+    """A GPU pod that fits the cheap scheduler class too must try GPU spot before any on-demand group."""
+    scheduler = gpu_class(name="scheduler", role="scheduler", instance_types=["g4dn.xlarge"], capacity="on_demand")
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(classes=[scheduler, gpu_class(name="t4", instance_types=["g4dn.2xlarge"])]))
+    order = [t.patterns[0] for t in sorted(args.effective_expander().tiers, key=lambda t: -t.priority)]
+    assert order == [asg_name_pattern("t4-spot"), asg_name_pattern("t4-on-demand"), asg_name_pattern("scheduler-on-demand"), ".*"]
 
 
 def test_configmap_text_orders_the_generated_asg_names() -> None:
@@ -361,3 +371,33 @@ def test_kubeflow_claims_name_the_stacks_storage_class() -> None:
     assert line.startswith("gpu-platform:kubeflow.install.storage_class: no StorageClass gp2 in this stack: the EKS cluster provides gp3")
     raw["eks"]["block_storage"] = {"enabled": False}  # bring your own driver and classes
     assert StackConfig.model_validate(raw).kubeflow.install.storage_class == "gp2"  # type: ignore[union-attr]
+
+
+def test_the_autoscaler_is_the_release_of_the_clusters_minor() -> None:
+    """Upstream supports an autoscaler with its own Kubernetes minor only: 1.34 gets v1.34.5
+    (not the chart's v1.35.0), 1.35 the chart's; a minor with no pinned release must name one."""
+    from components.spot_failover_eks_node_groups import autoscaler_values
+
+    settings = ClusterAutoscalerSettings()
+    assert autoscaler_values(settings, "c", "r", "arn", "1.34")["image"] == {
+        "repository": "registry.k8s.io/autoscaling/cluster-autoscaler", "tag": "v1.34.5",
+    }
+    assert autoscaler_values(settings, "c", "r", "arn", "1.35")["image"]["tag"] == "v1.35.0"
+    assert "image" not in autoscaler_values(settings, "c", "r", "arn")  # a component alone: the chart's
+    older = eks_stack(eks(version="1.33"))
+    older["kubernetes_version"] = "1.33"
+    (line,) = refusal(older)
+    assert line == (
+        "gpu-platform:eks_node_groups.autoscaler.image: no autoscaler release is pinned for Kubernetes 1.33 (pinned: 1.34, 1.35); "
+        "set image to registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.<patch> (got null)"
+    )
+    older["eks_node_groups"]["autoscaler"] = {"image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.2"}
+    assert StackConfig.model_validate(older).eks_node_groups.autoscaler.image.endswith(":v1.33.2")  # type: ignore[union-attr]
+
+
+def test_amazon_linux_2_is_accepted_up_to_its_last_eks_version() -> None:
+    config = with_change("eks_node_groups.classes.0.ami_type", "AL2_x86_64_GPU")
+    config["eks"]["version"] = config["kubernetes_version"] = "1.32"
+    config["eks_node_groups"]["autoscaler"] = {"image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.32.1"}
+    groups = StackConfig.model_validate(config).eks_node_groups
+    assert groups is not None and groups.classes[0].ami_type.value == "AL2_x86_64_GPU"

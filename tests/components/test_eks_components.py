@@ -87,7 +87,10 @@ def test_per_zone_nat_gateways(engine: Engine) -> pulumi.Output[Any]:
 
 @pulumi.runtime.test
 def test_cluster_version_endpoint_protection_and_irsa(engine: Engine) -> pulumi.Output[Any]:
-    cluster, gpu = build({"version": "1.33", "endpoint": {"public_access_cidrs": ["198.51.100.0/24"]}})
+    cluster, gpu = build(
+        {"version": "1.33", "endpoint": {"public_access_cidrs": ["198.51.100.0/24"]}},
+        autoscaler={"image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.33.2"},
+    )
 
     def check() -> None:
         eks_cluster = engine.resource("c-cluster")
@@ -371,3 +374,15 @@ def test_zones_are_looked_up_when_not_given(offerings: Engine) -> pulumi.Output[
         == ["ap-northeast-2a", "ap-northeast-2a", "ap-northeast-2c", "ap-northeast-2c"]
         or pytest.fail("subnets not in the looked-up zones")
     )
+
+
+@pulumi.runtime.test
+def test_node_groups_refuse_an_autoscaler_of_another_minor_before_registering(engine: Engine) -> pulumi.Output[Any]:
+    cluster = EksCluster("c", EksClusterArgs.model_validate(eks(version="1.33")), gpu_instance_types=["p3.2xlarge", "p3.8xlarge"])
+    with pytest.raises(ValueError, match="no autoscaler release is pinned for Kubernetes 1.33"):
+        SpotFailoverEksNodeGroups("c-gpu", SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()), cluster.ref)
+
+    def check(_: Any) -> None:
+        assert engine.recorded and not [r for r in engine.recorded if r.name.startswith("c-gpu")]
+
+    return settled_tree(cluster).apply(check)
