@@ -274,6 +274,17 @@ def test_plan_capacity_errors_are_one_line_exit_2(argv: list[str], line: str, ca
     assert captured.out == ""
 
 
+def test_fails_when_the_inputs_file_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_bytes("steps:\n  - {name: \u00e9tape, cpu: 1, memory: 1Gi}\n".encode("latin-1"))
+    code = main(["plan-capacity", "dev-gke", "--pool", "t4", "--inputs", str(path)])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.strip().splitlines() == [
+        f"gpu-platform: {path}: not UTF-8 text (byte 0xe9 at offset 18); save the inputs as UTF-8 YAML"
+    ]
+
+
 def test_plan_capacity_unknown_stack(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan-capacity", "nope", "--pool", "t4"]) == 2
     assert capsys.readouterr().err.startswith("gpu-platform: stack 'nope': no stacks/Pulumi.nope.yaml (stacks: ")
