@@ -344,6 +344,10 @@ class CapacityPlan:
     """Runs that finish in T on K nodes (T and K given)."""
     recommended_max_nodes: int
     """The autoscaling maximum the answers need: nodes_needed, else K."""
+    per_zone_over: int | None = None
+    """Zones a per_zone pool's bounds multiply over (GKE scope per_zone); None for total bounds."""
+    recommended_max_nodes_per_zone: int | None = None
+    """For a per_zone pool, the max_nodes to set in the stack file: ceil(recommended_max_nodes / zones)."""
 
     @property
     def pool_max_too_low(self) -> bool:
@@ -421,6 +425,8 @@ def plan(shape: NodePoolShape, inputs: CapacityInputs, default_formula: ReserveF
         time_needed=time_needed,
         runs_that_fit=runs_that_fit,
         recommended_max_nodes=recommended,
+        per_zone_over=shape.per_zone_over,
+        recommended_max_nodes_per_zone=None if shape.per_zone_over is None else _ceil_div(recommended, shape.per_zone_over),
     )
 
 
@@ -452,4 +458,11 @@ def render(p: CapacityPlan, shape: NodePoolShape) -> list[str]:
         else f"ok: pool {p.pool} allows up to {p.pool_max_nodes}"
     )
     lines.append(f"recommended autoscaling maximum: {p.recommended_max_nodes} nodes; {verdict}")
+    if p.per_zone_over is not None and p.recommended_max_nodes_per_zone is not None:
+        # The stack file's per_zone max_nodes multiplies over the zones: setting the total there asks for zones x it.
+        lines.append(
+            f"per zone: pool {p.pool}'s autoscaling bounds are per_zone over {p.per_zone_over} zones: the "
+            f"recommendation is max_nodes {p.recommended_max_nodes_per_zone} per zone "
+            f"(ceil({p.recommended_max_nodes} / {p.per_zone_over})), not {p.recommended_max_nodes}"
+        )
     return lines

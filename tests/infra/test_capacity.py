@@ -20,6 +20,7 @@ from infra.capacity import (
     gke_reserved_cpu_millicores,
     gke_reserved_memory_mib,
     plan,
+    render,
 )
 from infra.cli import main
 from infra.preview import load_stack
@@ -219,6 +220,31 @@ def test_stack_config_is_read_as_the_program_reads_it() -> None:
     assert (t4.machine_type, t4.gpus_per_node, t4.min_nodes, t4.max_nodes) == ("n1-standard-4", 2, 2, 40)
 
 
+@pytest.mark.parametrize(("scope", "zones", "per_zone"), [("per_zone", 2, 5), ("per_zone", 3, 4), ("total", None, None)])
+def test_per_zone_pools_get_the_per_zone_maximum(scope: str, zones: int | None, per_zone: int | None) -> None:
+    locations = ["us-central1-a", "us-central1-b", "us-central1-c"][: zones or 2]
+    pool = t4_pool(autoscaling={"scope": scope, "max_nodes": 4})
+    config = StackConfig.model_validate({"cloud": "gcp", "gke": gke(node_locations=locations, gpu_pools=[pool])})
+    (t4,) = [s for s in config.pool_shapes() if s.name == "t4"]
+    assert t4.per_zone_over == zones
+    result = plan(t4, inputs(steps=[{"cpu": 1, "memory": "4Gi", "gpus": 1}], runs=100, window="3h"))
+    assert result.recommended_max_nodes == 10
+    assert result.recommended_max_nodes_per_zone == per_zone
+    lines = [line for line in render(result, t4) if line.startswith("per zone:")]
+    if per_zone is None:
+        assert lines == []
+    else:
+        assert lines == [
+            f"per zone: pool t4's autoscaling bounds are per_zone over {zones} zones: the recommendation is "
+            f"max_nodes {per_zone} per zone (ceil(10 / {zones})), not 10"
+        ]
+
+
+def test_eks_node_groups_have_total_bounds() -> None:
+    config = load_stack(PROJECT_DIR, "prod-eks")
+    assert all(s.per_zone_over is None for s in config.pool_shapes())
+
+
 def test_synthetic_stack_config_pool() -> None:
     config = StackConfig.model_validate({"cloud": "gcp", "gke": gke(gpu_pools=[t4_pool(autoscaling={"scope": "total", "max_nodes": 8})])})
     (t4,) = [s for s in config.pool_shapes() if s.name == "t4"]
@@ -238,7 +264,13 @@ def test_plan_capacity_flags_a_pool_maximum_that_is_too_low(tmp_path: Path) -> N
     assert "jobs per node: 2 (limited by gpus of step step)" in result.stdout
     assert "1000 runs in 3h: 100 nodes (5 waves of up to 200 runs, done in 3h)" in result.stdout
     assert "recommended autoscaling maximum: 100 nodes; too low: pool t4 allows at most 40 nodes" in result.stdout
+    # dev-gke's t4 pool counts 1..20 per zone over two zones: the stack file needs 50 there, not 100.
+    assert (
+        "per zone: pool t4's autoscaling bounds are per_zone over 2 zones: the recommendation is max_nodes 50 per zone "
+        "(ceil(100 / 2)), not 100"
+    ) in result.stdout
     document = json.loads((tmp_path / "plan.json").read_text())
+    assert (document["per_zone_over"], document["recommended_max_nodes_per_zone"]) == (2, 50)
     assert document["nodes_needed"] == 100 and document["pool_max_too_low"] is True
     assert document["node"]["allocatable_cpu"] == 3620
 
