@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -92,6 +93,20 @@ def test_eks_formula_reserves_memory_per_pod() -> None:
     assert plan(shape(), inputs(runs=1, nodes=1)).node.formula == "gke", "gke without a cloud"
 
 
+@pytest.mark.parametrize(
+    ("machine_type", "max_pods"),
+    # The EKS AMIs' eni-max-pods: ENIs x (IPv4 per ENI - 1) + 2; the kubelet's 110 for a type the catalog lacks.
+    [("g4dn.xlarge", 29), ("p3.8xlarge", 234), ("p3.2xlarge", 58), ("m6i.2xlarge", 58), ("synthetic-16", 110)],
+)
+def test_eks_formula_counts_the_instance_types_max_pods(machine_type: str, max_pods: int) -> None:
+    pool = dataclasses.replace(shape(), machine_type=machine_type)
+    node = allocatable(pool, NodeReserves(), DaemonSetOverhead(), ReserveFormula.EKS)
+    assert (node.max_pods, node.reserved_memory_mib) == (max_pods, 255 + 11 * max_pods + 100)
+    explicit = allocatable(pool, NodeReserves(max_pods=110), DaemonSetOverhead(), ReserveFormula.EKS)
+    assert (explicit.max_pods, explicit.reserved_memory_mib) == (110, 255 + 11 * 110 + 100), "max_pods in the inputs wins"
+    assert allocatable(pool, NodeReserves(), DaemonSetOverhead(), ReserveFormula.GKE).max_pods is None
+
+
 def test_the_stack_cloud_picks_the_formula(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan-capacity", "dev-gke", "--pool", "t4", "--cpu", "1", "--memory", "1Gi", "--run-duration", "1m", "--runs", "1", "--nodes", "1"]) == 0
     assert "kubelet reserves (gke) 80m, 2660 MiB" in capsys.readouterr().out
@@ -99,7 +114,7 @@ def test_the_stack_cloud_picks_the_formula(tmp_path: Path, capsys: pytest.Captur
 
 def test_reserve_and_daemonset_defaults() -> None:
     reserves, daemonsets = NodeReserves(), DaemonSetOverhead()
-    assert (reserves.formula, reserves.max_pods, reserves.eviction_memory, reserves.extra_cpu, reserves.extra_memory) == (None, 110, 100, 0, 0)
+    assert (reserves.formula, reserves.max_pods, reserves.eviction_memory, reserves.extra_cpu, reserves.extra_memory) == (None, None, 100, 0, 0)
     assert (daemonsets.cpu, daemonsets.memory) == (300, 512)
     step = StepRequests(cpu=1, memory=1)
     assert (step.name, step.gpus) == ("step", 0)
@@ -341,6 +356,8 @@ def test_the_seeds_example_on_prod_eks(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["plan-capacity", "prod-eks", *common, "--runs", "500"]) == 1
     out = capsys.readouterr().out
     assert "jobs per node: 5 (limited by cpu" in out and "500 runs in 3h: 20 nodes" in out
+    # p3.8xlarge: 8 ENIs x (30 - 1) + 2 = 234 pods; 255 + 11 x 234 + the 100 MiB eviction threshold.
+    assert "kubelet reserves (eks, max 234 pods) 150m, 2929 MiB" in out
     assert main(["plan-capacity", "prod-eks", *common, "--runs", "1000"]) == 1
     out = capsys.readouterr().out
     assert "1000 runs in 3h: 40 nodes" in out
