@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import statistics
@@ -115,9 +116,21 @@ def test_report_command_writes_json_and_plots(
     code = main(["report", "--prometheus", prometheus, "--start", start, "--end", end, "--out", str(tmp_path)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    assert "pending median / mean / p99 / max" in captured.out
-    assert "utilisation / overhead" in captured.out
+    rows = _table(captured.out)
+    waits = sorted(workload.pending().values())
+    median, mean, p99, longest = (
+        float(x) for x in re.fullmatch(r"(\S+) s / (\S+) s / (\S+) s / (\S+) s", rows["pending median / mean / p99 / max"]).groups()
+    )
+    assert median == pytest.approx(statistics.median(waits), abs=1)
+    assert mean == pytest.approx(statistics.fmean(waits), abs=1)
+    assert p99 == pytest.approx(nearest_rank(waits, 99), abs=1)
+    assert longest == pytest.approx(waits[-1], abs=1)
     available, utilised = workload.gpu_seconds()
+    used, overhead = (float(x) for x in re.fullmatch(r"(\S+)% / (\S+)%", rows["utilisation / overhead"]).groups())
+    assert used == pytest.approx(100 * utilised / available, abs=1)
+    assert overhead == pytest.approx(100 * (1 - utilised / available), abs=1)
+    assert rows["GPU pods"] == str(len(workload.pods))
+    assert rows["GPU pods created in the range (waits)"] == str(len(workload.pods))
     summary = json.loads((tmp_path / "report.json").read_text())
     assert summary["overhead_percent"] == pytest.approx(100 * (1 - utilised / available), abs=1)
     assert len(summary["pending_by_pod"]) == len(workload.pods)
@@ -172,6 +185,16 @@ def test_fails_when_no_gpu_pod_has_kube_pod_created(sparse: tuple[Workload, str]
         f"gpu-platform: no kube_pod_created series for the 1 GPU pod between {_iso(w.start + 150)} and {_iso(w.start + 299)}: "
         "kube-state-metrics exports it by default; is it dropped by a denylist or relabelling?"
     ]
+
+
+def _table(out: str) -> dict[str, str]:
+    """The rows of the printed table: what -> value."""
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("│").split("│")]
+        if len(cells) == 2 and cells[0]:
+            rows[cells[0]] = cells[1]
+    return rows
 
 
 def test_fails_when_the_range_holds_no_metrics(workload: Workload, prometheus: str, capsys: pytest.CaptureFixture[str]) -> None:
