@@ -37,6 +37,10 @@ series the platform's PrometheusStack scrapes:
 - GPU nodes at t: ``count(kube_node_status_capacity{resource="nvidia_com_gpu"} > 0)``.
 - Beside it, the mean of avg(DCGM_FI_DEV_GPU_UTIL) over the steps where dcgm-exporter has samples
   (SM busy %, over all GPUs it reports); omitted when dcgm-exporter is not scraped.
+- Over time, in report.json: GPUs available, GPUs utilised and GPU nodes per minute
+  bucket (buckets of 60 s from the range's first step; the means of GPUs available and
+  utilised over the bucket's steps and the most GPU nodes at any of them), so at most
+  one point per minute whatever the step; the plots use every step.
 
 Statistics: median (of an even count, the mean of the middle two), mean, p99 by the
 nearest-rank method (the smallest value with at least 99% of pods at or below it), and
@@ -79,6 +83,8 @@ GPU_REQUESTS = 'kube_pod_container_resource_requests{resource="nvidia_com_gpu"}'
 GPU_CAPACITY = 'kube_node_status_capacity{resource="nvidia_com_gpu"}'
 PHASE = "kube_pod_status_phase"
 CREATED = "kube_pod_created"
+BUCKET = 60
+"""Seconds per point of the time series in report.json."""
 
 
 def created_query(seconds: int) -> str:
@@ -285,11 +291,26 @@ class Report:
     utilised: list[float] = field(repr=False)
     nodes: list[float] = field(repr=False)
 
+    def per_minute(self) -> dict[str, Any]:
+        """The time series in buckets of BUCKET s from the first step: means of the GPUs, most nodes."""
+        buckets: dict[int, list[int]] = {}
+        for i, t in enumerate(self.times):
+            buckets.setdefault((t - self.times[0]) // BUCKET, []).append(i)
+        order = sorted(buckets)
+        return {
+            "bucket_s": BUCKET,
+            "t": [self.times[0] + b * BUCKET for b in order],
+            "gpus_available_mean": [statistics.fmean(self.available[i] for i in buckets[b]) for b in order],
+            "gpus_utilised_mean": [statistics.fmean(self.utilised[i] for i in buckets[b]) for b in order],
+            "gpu_nodes_max": [int(max(self.nodes[i] for i in buckets[b])) for b in order],
+        }
+
     def summary(self) -> dict[str, Any]:
-        """The JSON summary: the numbers and the per-pod waits, without the time series."""
+        """The JSON summary: the numbers, the per-pod waits and the per-minute time series."""
         out = asdict(self)
         for key in ("times", "available", "utilised", "nodes"):
             out.pop(key)
+        out["over_time"] = self.per_minute()
         return out
 
     def write_json(self, path: Path) -> None:

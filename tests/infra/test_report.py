@@ -100,6 +100,33 @@ def test_a_range_that_starts_and_ends_mid_workload(workload: Workload, prometheu
     assert report.gpu_nodes_max == max(workload.nodes_at(t) for t in range(a, b))
 
 
+def test_the_json_carries_the_series_per_minute(report: Report, workload: Workload) -> None:
+    series = report.summary()["over_time"]
+    minutes = range(0, workload.seconds, 60)
+    assert series["bucket_s"] == 60
+    assert series["t"] == [workload.start + m for m in minutes]
+    assert series["gpus_available_mean"] == pytest.approx(
+        [statistics.fmean(workload.available_at(t) for t in range(m, m + 60)) for m in minutes], abs=1e-9
+    )
+    assert series["gpus_utilised_mean"] == pytest.approx(
+        [statistics.fmean(workload.utilised_at(t) for t in range(m, m + 60)) for m in minutes], abs=1e-9
+    )
+    assert series["gpu_nodes_max"] == [max(workload.nodes_at(t) for t in range(m, m + 60)) for m in minutes]
+
+
+def test_report_recovers_the_gpu_overhead(report: Report, workload: Workload) -> None:
+    available, utilised = workload.gpu_seconds()
+    assert report.gpu_hours_available == pytest.approx(available / HOUR, rel=1e-3)
+    assert report.gpu_hours_utilised == pytest.approx(utilised / HOUR, rel=1e-3)
+    assert report.overhead_percent == pytest.approx(100 * (1 - utilised / available), abs=1)
+    live_max = max(
+        sum(1 for n in workload.nodes if n.ready <= t < (n.removed if n.removed is not None else HOUR))
+        for t in range(HOUR)
+    )
+    assert report.gpu_nodes_max == live_max
+    assert report.dcgm_gpu_util_mean_percent == pytest.approx(workload.dcgm_mean(), rel=1e-6)
+
+
 def test_chunked_queries_give_the_same_report(report: Report, workload: Workload, prometheus: str) -> None:
     chunked = collect(
         ReportInputs(prometheus=prometheus, start=workload.start, end=workload.start + workload.seconds, max_points=700)
@@ -134,6 +161,7 @@ def test_report_command_writes_json_and_plots(
     summary = json.loads((tmp_path / "report.json").read_text())
     assert summary["overhead_percent"] == pytest.approx(100 * (1 - utilised / available), abs=1)
     assert len(summary["pending_by_pod"]) == len(workload.pods)
+    assert len(summary["over_time"]["t"]) == workload.seconds // 60
     for name in ("wait_times.png", "gpus.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
