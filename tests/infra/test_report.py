@@ -204,6 +204,19 @@ def test_a_range_with_no_pod_created_in_it_has_no_wait_statistics(sparse: tuple[
     assert report.gpu_hours_utilised == pytest.approx(2 * 30 / HOUR)
 
 
+def test_the_command_reports_a_range_with_no_pod_created_in_it(
+    sparse: tuple[Workload, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    w, url = sparse
+    code = main(["report", "--prometheus", url, "--start", str(w.start + 30), "--end", str(w.start + 60), "--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert _table(captured.out)["pending median / mean / p99 / max"] == "no GPU pod created in the range"
+    summary = json.loads((tmp_path / "report.json").read_text())
+    assert (summary["pods_created"], summary["pending_median_s"], summary["scheduled_within"]) == (0, None, None)
+    assert (tmp_path / "wait_times.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_fails_when_no_gpu_pod_has_kube_pod_created(sparse: tuple[Workload, str], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     w, url = sparse
     code = main(["report", "--prometheus", url, "--start", str(w.start + 150), "--end", str(w.start + 300), "--out", str(tmp_path)])
