@@ -8,8 +8,8 @@ documentation (N1 vCPU/memory limits per attached GPU count, A2/A3/G2 shapes, MI
 partition sizes).
 
 AWS sources: "Accelerated computing instances" in the EC2 documentation (what
-``ec2:DescribeInstanceTypes`` reports: vCPUs, MiB, GpuInfo); the tests compare every row
-with the instance-type data that moto ships, recorded from that API.
+``ec2:DescribeInstanceTypes`` reports: vCPUs, MiB, GpuInfo, NetworkInfo); the tests compare
+every row with the instance-type data that moto ships, recorded from that API.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ __all__ = [
     "AwsInstanceType",
     "AWS_GPUS",
     "AWS_INSTANCE_TYPES",
+    "AWS_ENI_LIMITS",
     "aws_instance_type",
     "check_one_shape",
 ]
@@ -440,6 +441,19 @@ class AwsInstanceType:
             other.gpu_count,
         )
 
+    @property
+    def eks_max_pods(self) -> int:
+        """Pods the EKS AMIs let the kubelet run on this type: ENIs x (IPv4 addresses per ENI - 1) + 2.
+
+        The VPC CNI gives each pod a secondary IPv4 address of an ENI (the first address of
+        each ENI is the node's own), plus 2 for host-network pods (kube-proxy, aws-node); the
+        ENIs are those of the default network card, the only one the CNI attaches to. This is
+        amazon-eks-ami's eni-max-pods.txt without prefix delegation (p3.8xlarge 234,
+        g4dn.xlarge 29), and what the AMIs' memory reserve counts (255 MiB + 11 MiB per pod).
+        """
+        enis, ipv4 = AWS_ENI_LIMITS[self.name]
+        return enis * (ipv4 - 1) + 2
+
     def describe(self) -> str:
         gpus = f", {self.gpu_count}x {self.gpu}" if self.gpu else ""
         return f"{self.name} ({self.vcpus} vCPUs, {self.memory_mib // GIB} GiB{gpus})"
@@ -482,6 +496,32 @@ AWS_INSTANCE_TYPES: dict[str, AwsInstanceType] = {
     )
 }
 """EC2 instance types the EKS components know, by name."""
+
+AWS_ENI_LIMITS: dict[str, tuple[int, int]] = {
+    # (ENIs on the default network card, IPv4 addresses per ENI), as ec2:DescribeInstanceTypes reports
+    # them in NetworkInfo (NetworkCards[DefaultNetworkCardIndex].MaximumNetworkInterfaces,
+    # Ipv4AddressesPerInterface); the p3 rows follow the EC2 documentation.
+    **{f"g4dn.{s}": (3, 10) for s in ("xlarge", "2xlarge", "4xlarge")},
+    **{f"g4dn.{s}": (4, 15) for s in ("8xlarge", "16xlarge")},
+    "g4dn.12xlarge": (8, 30), "g4dn.metal": (15, 50),
+    **{f"g5.{s}": (4, 15) for s in ("xlarge", "2xlarge")},
+    **{f"g5.{s}": (8, 30) for s in ("4xlarge", "8xlarge", "16xlarge")},
+    **{f"g5.{s}": (15, 50) for s in ("12xlarge", "24xlarge")},
+    "g5.48xlarge": (7, 50),
+    **{f"g6.{s}": (4, 15) for s in ("xlarge", "2xlarge")},
+    **{f"g6.{s}": (8, 30) for s in ("4xlarge", "8xlarge", "12xlarge")},
+    **{f"g6.{s}": (15, 50) for s in ("16xlarge", "24xlarge", "48xlarge")},
+    **{f"g6e.{s}": (4, 15) for s in ("xlarge", "2xlarge")},
+    **{f"g6e.{s}": (8, 30) for s in ("4xlarge", "8xlarge")},
+    "g6e.16xlarge": (15, 50), "g6e.12xlarge": (10, 30), "g6e.24xlarge": (10, 50), "g6e.48xlarge": (10, 50),
+    "p3.2xlarge": (4, 15), "p3.8xlarge": (8, 30), "p3.16xlarge": (8, 30),
+    "p3dn.24xlarge": (15, 50), "p4d.24xlarge": (15, 50), "p4de.24xlarge": (15, 50), "p5.48xlarge": (2, 50),
+    **{f"{f}.large": (3, 10) for f in ("m5", "m6i", "m7i")},
+    **{f"{f}.{s}": (4, 15) for f in ("m5", "m6i", "m7i") for s in ("xlarge", "2xlarge")},
+    **{f"{f}.4xlarge": (8, 30) for f in ("m5", "m6i", "m7i")},
+    "t3.medium": (3, 6), "t3.large": (3, 12), "t3.xlarge": (4, 15), "t3.2xlarge": (4, 15),
+}
+"""Network limits of every type in AWS_INSTANCE_TYPES, for the pods a node may run (AwsInstanceType.eks_max_pods)."""
 
 
 def aws_instance_type(name: str, *, gpu: bool | None = None) -> AwsInstanceType:

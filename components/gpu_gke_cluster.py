@@ -742,6 +742,7 @@ class GpuGkeClusterArgs(BaseModel):
                 capacity=CapacityStrategy.ON_DEMAND, min_nodes=low, max_nodes=high,
                 labels={POOL_ROLE_LABEL: "system", **system.labels}, taints=tuple(system.taints),
                 placement=PoolPlacement({NODE_POOL_LABEL: system.name}, tuple(system.taints)),
+                per_zone_over=self._per_zone_over(system),
             )
         )
         gpu_pools: list[tuple[GpuNodePoolArgs, str, dict[str, str]]] = [(p, "gpu", {}) for p in self.gpu_pools]
@@ -766,10 +767,14 @@ class GpuGkeClusterArgs(BaseModel):
                     memory_mib=machine.memory_mib, gpus_per_node=pool.gpus_per_node,
                     accelerator=pool.accelerator_type, capacity=pool.capacity,
                     min_nodes=sum(r[0] for r in ranges), max_nodes=sum(r[1] for r in ranges),
-                    labels=labels, taints=taints, placement=placement,
+                    labels=labels, taints=taints, placement=placement, per_zone_over=self._per_zone_over(pool),
                 )
             )
         return shapes
+
+    def _per_zone_over(self, pool: _PoolBase) -> int | None:
+        """The zone count a per_zone pool's bounds multiply over; None for total bounds."""
+        return self.pool_zone_count(pool) if pool.autoscaling.scope is BoundsScope.PER_ZONE else None
 
 
 def _loc_str(loc: tuple[str | int, ...]) -> str:

@@ -283,3 +283,7 @@ class NodePoolShape:
     """Taints every node of the pool carries."""
     placement: PoolPlacement = PoolPlacement({}, ())
     """How a pod lands on this pool."""
+    per_zone_over: int | None = None
+    """When the pool's autoscaling bounds count per zone (GKE scope per_zone): the number of zones they
+    multiply over, so a total node count N needs max_nodes ceil(N / zones) in the stack file. None when
+    the bounds are totals (GKE scope total, EKS node groups)."""

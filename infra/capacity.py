@@ -44,6 +44,7 @@ __all__ = [
     "ReserveFormula",
     "StepRequests",
     "allocatable",
+    "eks_default_max_pods",
     "eks_reserved_memory_mib",
     "format_duration",
     "gke_reserved_cpu_millicores",
@@ -131,7 +132,7 @@ class ReserveFormula(StrEnum):
     GKE = "gke"
     """GKE's documented node allocatable formula (see gke_reserved_cpu_millicores/gke_reserved_memory_mib)."""
     EKS = "eks"
-    """The EKS AMIs' formula: CPU as GKE's, memory 255 MiB + 11 MiB per pod the kubelet allows (max_pods)."""
+    """The EKS AMIs' formula: CPU as GKE's, memory 255 MiB + 11 MiB per pod the kubelet allows (max_pods, by default the instance type's ENI-based limit)."""
     NONE = "none"
     """No formula: only extra_cpu/extra_memory and the eviction threshold are reserved."""
 
@@ -143,8 +144,8 @@ class NodeReserves(BaseModel):
 
     formula: ReserveFormula | None = None
     """kube-reserved + system-reserved by GKE's or the EKS AMIs' formula, or none. Default: the stack's cloud's (gke on GCP, eks on AWS)."""
-    max_pods: int = Field(default=110, ge=1, le=1000)
-    """Pods per node the kubelet allows, for the eks formula; AWS's max-pods-calculator.sh gives an instance type's. Default: 110 (the kubelet's default)."""
+    max_pods: int | None = Field(default=None, ge=1, le=5000)
+    """Pods per node the kubelet allows, for the eks formula. Default: the instance type's, as the EKS AMIs set it: ENIs x (IPv4 addresses per ENI - 1) + 2 from the catalog (g4dn.xlarge 29, p3.8xlarge 234); 110 (the kubelet's default) for a type the catalog lacks."""
     eviction_memory: MiB = 100
     """Hard eviction threshold (memory.available); GKE and EKS both use 100Mi. Default: 100 (MiB)."""
     extra_cpu: Millicores = 0
@@ -254,6 +255,19 @@ def eks_reserved_memory_mib(max_pods: int) -> int:
     return 255 + 11 * max_pods
 
 
+KUBELET_DEFAULT_MAX_PODS = 110
+"""The kubelet's own default --max-pods, used for an instance type the catalog does not know."""
+
+
+def eks_default_max_pods(instance_type: str) -> int:
+    """The max pods the EKS AMIs give ``instance_type``: its ENI-based limit from the catalog
+    (components.gpu_catalog.AwsInstanceType.eks_max_pods), else the kubelet's default 110."""
+    from components.gpu_catalog import AWS_INSTANCE_TYPES
+
+    row = AWS_INSTANCE_TYPES.get(instance_type)
+    return row.eks_max_pods if row is not None else KUBELET_DEFAULT_MAX_PODS
+
+
 def gke_reserved_cpu_millicores(vcpus: int) -> int:
     """GKE's kube-reserved CPU for a node of ``vcpus`` cores, in millicores, rounded up."""
     return _tiered(vcpus * 1000, _GKE_CPU_TIERS)
@@ -265,6 +279,8 @@ class NodeAllocatable:
 
     formula: str
     """The reserve formula applied (gke, eks or none)."""
+    max_pods: int | None
+    """The pods per node the eks formula counted; None for the other formulas."""
     capacity_cpu: int
     capacity_memory_mib: int
     reserved_cpu: int
@@ -296,16 +312,19 @@ def allocatable(
     """
     cpu = shape.vcpus * 1000
     formula = reserves.formula or default_formula
+    max_pods = None
     if formula is ReserveFormula.GKE:
         reserved_cpu = gke_reserved_cpu_millicores(shape.vcpus)
         reserved_mem = gke_reserved_memory_mib(shape.memory_mib)
     elif formula is ReserveFormula.EKS:
         reserved_cpu = gke_reserved_cpu_millicores(shape.vcpus)  # the EKS AMIs use the same CPU tiers
-        reserved_mem = eks_reserved_memory_mib(reserves.max_pods)
+        max_pods = reserves.max_pods or eks_default_max_pods(shape.machine_type)
+        reserved_mem = eks_reserved_memory_mib(max_pods)
     else:
         reserved_cpu = reserved_mem = 0
     return NodeAllocatable(
         formula=formula.value,
+        max_pods=max_pods,
         capacity_cpu=cpu,
         capacity_memory_mib=shape.memory_mib,
         reserved_cpu=reserved_cpu + reserves.extra_cpu,
@@ -344,6 +363,10 @@ class CapacityPlan:
     """Runs that finish in T on K nodes (T and K given)."""
     recommended_max_nodes: int
     """The autoscaling maximum the answers need: nodes_needed, else K."""
+    per_zone_over: int | None = None
+    """Zones a per_zone pool's bounds multiply over (GKE scope per_zone); None for total bounds."""
+    recommended_max_nodes_per_zone: int | None = None
+    """For a per_zone pool, the max_nodes to set in the stack file: ceil(recommended_max_nodes / zones)."""
 
     @property
     def pool_max_too_low(self) -> bool:
@@ -421,6 +444,8 @@ def plan(shape: NodePoolShape, inputs: CapacityInputs, default_formula: ReserveF
         time_needed=time_needed,
         runs_that_fit=runs_that_fit,
         recommended_max_nodes=recommended,
+        per_zone_over=shape.per_zone_over,
+        recommended_max_nodes_per_zone=None if shape.per_zone_over is None else _ceil_div(recommended, shape.per_zone_over),
     )
 
 
@@ -430,7 +455,8 @@ def render(p: CapacityPlan, shape: NodePoolShape) -> list[str]:
     gpus = f", {shape.gpus_per_node}x {shape.accelerator}" if shape.gpus_per_node else ""
     lines = [
         f"pool {p.pool}: {p.machine_type}{gpus}, {p.pool_min_nodes}..{p.pool_max_nodes} nodes in total",
-        f"node: capacity {n.capacity_cpu}m CPU, {n.capacity_memory_mib} MiB; kubelet reserves ({n.formula}) {n.reserved_cpu}m, "
+        f"node: capacity {n.capacity_cpu}m CPU, {n.capacity_memory_mib} MiB; kubelet reserves "
+        f"({n.formula}{'' if n.max_pods is None else f', max {n.max_pods} pods'}) {n.reserved_cpu}m, "
         f"{n.reserved_memory_mib} MiB; DaemonSets {n.daemonset_cpu}m, {n.daemonset_memory_mib} MiB; "
         f"left for jobs {n.cpu}m CPU, {n.memory_mib} MiB, {n.gpus} GPUs",
         f"jobs per node: {p.jobs_per_node} (limited by {p.limited_by}); one run takes {format_duration(p.run_duration)}",
@@ -452,4 +478,11 @@ def render(p: CapacityPlan, shape: NodePoolShape) -> list[str]:
         else f"ok: pool {p.pool} allows up to {p.pool_max_nodes}"
     )
     lines.append(f"recommended autoscaling maximum: {p.recommended_max_nodes} nodes; {verdict}")
+    if p.per_zone_over is not None and p.recommended_max_nodes_per_zone is not None:
+        # The stack file's per_zone max_nodes multiplies over the zones: setting the total there asks for zones x it.
+        lines.append(
+            f"per zone: pool {p.pool}'s autoscaling bounds are per_zone over {p.per_zone_over} zones: the "
+            f"recommendation is max_nodes {p.recommended_max_nodes_per_zone} per zone "
+            f"(ceil({p.recommended_max_nodes} / {p.per_zone_over})), not {p.recommended_max_nodes}"
+        )
     return lines

@@ -344,9 +344,14 @@ def _capacity_inputs(args: argparse.Namespace) -> dict[str, Any]:
     data: dict[str, Any] = {}
     if args.inputs:
         try:
-            loaded = yaml.safe_load(Path(args.inputs).read_text())
+            loaded = yaml.safe_load(Path(args.inputs).read_text(encoding="utf-8"))
         except OSError as exc:
             raise ValueError(f"{args.inputs}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{args.inputs}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                "save the inputs as UTF-8 YAML"
+            ) from None
         except yaml.YAMLError as exc:
             raise ValueError(f"{args.inputs}: invalid YAML: {str(exc).splitlines()[0]}") from None
         if not isinstance(loaded, dict):

@@ -1,15 +1,32 @@
 """The seed's multi-tenant deep-dive as a command: GPU pod wait times and GPU utilisation.
 
 Everything comes from the cluster's Prometheus over the HTTP API (``query_range`` at a
-fixed step, chunked under Prometheus's 11,000 points per series; ``series`` for the pod
-population), from kube-state-metrics series the platform's PrometheusStack scrapes:
+fixed step, chunked under Prometheus's 11,000 points per series; instant queries over the
+same chunks for creation times; ``series`` for the pod population), from kube-state-metrics
+series the platform's PrometheusStack scrapes:
 
 - GPU pods: pods with a ``kube_pod_container_resource_requests{resource="nvidia_com_gpu"}``
-  series in the range.
-- Pending time of a pod: the number of evaluation steps at which
+  series in the range (CPU-only pods never count).
+- Creation time of a pod: the value of its ``kube_pod_created`` (Unix seconds), from
+  ``max by (namespace, pod) (last_over_time(kube_pod_created[<chunk>s]))`` at the end of
+  each chunk of the range, restricted to GPU pods.
+- Pending time of a pod: the number of evaluation steps in the range at which
   ``kube_pod_status_phase{phase="Pending"}`` is 1, times the step (the seed sampled at
-  1 s). A pod that was never seen Pending waited 0 s. Pods already pending at the start,
-  or still pending at the end, count the part inside the range.
+  1 s). A pod that was never seen Pending waited 0 s.
+- The wait statistics cover the GPU pods created inside [start, end): a range that
+  starts mid-workload does not count the pods created and scheduled before it as 0 s
+  waits. Besides them the report counts:
+  - carried over: GPU pods created before the start and still Pending at the start; not
+    in the statistics (their wait began outside the range); report.json gives each one's
+    pending seconds inside the range;
+  - still pending at the end: GPU pods created in the range and Pending at its last
+    step; they are in the statistics with the part of their wait inside the range (a
+    lower bound of their real wait), and report.json lists them;
+  - without kube_pod_created: GPU pods whose creation time Prometheus does not have
+    (the series dropped or not scraped); they cannot be placed in or out of the range, so
+    they are left out of the statistics, counted and listed. When no GPU pod has the
+    series at all the report stops with an error (kube-state-metrics exports it by
+    default: a denylist or relabelling dropped it).
 - GPUs available at t: ``sum(kube_node_status_capacity{resource="nvidia_com_gpu"})``, the
   nodes' own GPU capacity (not node count x a constant).
 - GPUs utilised at t: the GPUs requested by GPU pods whose phase is Running at t (the
@@ -20,10 +37,15 @@ population), from kube-state-metrics series the platform's PrometheusStack scrap
 - GPU nodes at t: ``count(kube_node_status_capacity{resource="nvidia_com_gpu"} > 0)``.
 - Beside it, the mean of avg(DCGM_FI_DEV_GPU_UTIL) over the steps where dcgm-exporter has samples
   (SM busy %, over all GPUs it reports); omitted when dcgm-exporter is not scraped.
+- Over time, in report.json: GPUs available, GPUs utilised and GPU nodes per minute
+  bucket (buckets of 60 s from the range's first step; the means of GPUs available and
+  utilised over the bucket's steps and the most GPU nodes at any of them), so at most
+  one point per minute whatever the step; the plots use every step.
 
 Statistics: median (of an even count, the mean of the middle two), mean, p99 by the
 nearest-rank method (the smallest value with at least 99% of pods at or below it), and
-the share of pods that waited at most 2 s, 5 s and 60 s.
+the share of pods that waited at most 2 s, 5 s and 60 s. With no GPU pod created in the
+range they are null (the table says so); the GPU-hours still count.
 """
 
 from __future__ import annotations
@@ -60,6 +82,18 @@ MAX_POINTS = 11_000
 GPU_REQUESTS = 'kube_pod_container_resource_requests{resource="nvidia_com_gpu"}'
 GPU_CAPACITY = 'kube_node_status_capacity{resource="nvidia_com_gpu"}'
 PHASE = "kube_pod_status_phase"
+CREATED = "kube_pod_created"
+BUCKET = 60
+"""Seconds per point of the time series in report.json."""
+
+
+def created_query(seconds: int) -> str:
+    """The creation time of every GPU pod with samples in the ``seconds`` before the evaluation time."""
+    return (
+        f"max by (namespace, pod) (last_over_time({CREATED}[{seconds}s])) "
+        f"and on (namespace, pod) (max by (namespace, pod) (last_over_time({GPU_REQUESTS}[{seconds}s])) > 0)"
+    )
+
 QUERIES = {
     "pending": (
         'max by (namespace, pod) (kube_pod_status_phase{phase="Pending"}) == 1 '
@@ -193,6 +227,11 @@ class Prometheus:
                     values[int(round(float(t)))] = float(v)
         return out
 
+    def instant(self, expr: str, at: int) -> dict[tuple[tuple[str, str], ...], float]:
+        """``expr`` evaluated at ``at``; {labels: value}."""
+        data = self._get("/api/v1/query", {"query": expr, "time": at})
+        return {tuple(sorted(s["metric"].items())): float(s["value"][1]) for s in data.get("result", [])}
+
     def series(self, match: str, start: int, end: int) -> list[dict[str, str]]:
         return list(self._get("/api/v1/series", [("match[]", match), ("start", start), ("end", end)]))
 
@@ -215,12 +254,22 @@ class Report:
     end: int
     step: int
     gpu_pods: int
-    pending_median_s: float
-    pending_mean_s: float
-    pending_p99_s: int
-    pending_max_s: int
-    scheduled_within: dict[str, float]
-    """Share of GPU pods (0..1) that waited at most 2, 5 and 60 s."""
+    """GPU pods with a GPU request series in the range (created in it or before)."""
+    pods_created: int
+    """GPU pods created in [start, end): the pods the wait statistics cover."""
+    carried_over: int
+    """GPU pods created before the start and Pending at it: not in the wait statistics."""
+    pending_at_end: int
+    """GPU pods created in the range and still Pending at its last step: in the statistics, their wait counted to the end."""
+    without_created: int
+    """GPU pods with no kube_pod_created series: not in the wait statistics."""
+    pending_median_s: float | None
+    """None (like the other statistics) when no GPU pod was created in the range."""
+    pending_mean_s: float | None
+    pending_p99_s: int | None
+    pending_max_s: int | None
+    scheduled_within: dict[str, float] | None
+    """Share of the GPU pods created in the range (0..1) that waited at most 2, 5 and 60 s."""
     gpu_hours_available: float
     gpu_hours_utilised: float
     utilisation_percent: float
@@ -230,17 +279,38 @@ class Report:
     dcgm_gpu_util_mean_percent: float | None
     """Mean DCGM_FI_DEV_GPU_UTIL over the range; None when dcgm-exporter is not scraped."""
     pending_by_pod: dict[str, int] = field(repr=False)
-    """namespace/pod -> seconds pending."""
+    """namespace/pod -> seconds pending in the range, for the GPU pods created in it."""
+    carried_over_by_pod: dict[str, int] = field(repr=False)
+    """namespace/pod -> seconds pending inside the range, for the carried-over pods."""
+    pending_at_end_pods: list[str] = field(repr=False)
+    """The pods created in the range and still pending at its end (their wait is a lower bound)."""
+    without_created_pods: list[str] = field(repr=False)
+    """The GPU pods without a kube_pod_created series."""
     times: list[int] = field(repr=False)
     available: list[float] = field(repr=False)
     utilised: list[float] = field(repr=False)
     nodes: list[float] = field(repr=False)
 
+    def per_minute(self) -> dict[str, Any]:
+        """The time series in buckets of BUCKET s from the first step: means of the GPUs, most nodes."""
+        buckets: dict[int, list[int]] = {}
+        for i, t in enumerate(self.times):
+            buckets.setdefault((t - self.times[0]) // BUCKET, []).append(i)
+        order = sorted(buckets)
+        return {
+            "bucket_s": BUCKET,
+            "t": [self.times[0] + b * BUCKET for b in order],
+            "gpus_available_mean": [statistics.fmean(self.available[i] for i in buckets[b]) for b in order],
+            "gpus_utilised_mean": [statistics.fmean(self.utilised[i] for i in buckets[b]) for b in order],
+            "gpu_nodes_max": [int(max(self.nodes[i] for i in buckets[b])) for b in order],
+        }
+
     def summary(self) -> dict[str, Any]:
-        """The JSON summary: the numbers and the per-pod waits, without the time series."""
+        """The JSON summary: the numbers, the per-pod waits and the per-minute time series."""
         out = asdict(self)
         for key in ("times", "available", "utilised", "nodes"):
             out.pop(key)
+        out["over_time"] = self.per_minute()
         return out
 
     def write_json(self, path: Path) -> None:
@@ -256,17 +326,21 @@ def _series_at(result: dict[Any, dict[int, float]], times: list[int]) -> list[fl
     return [merged.get(t, 0.0) for t in times]
 
 
+def _pod(labels: dict[str, str] | tuple[tuple[str, str], ...]) -> str:
+    items = dict(labels)
+    return f"{items.get('namespace', '')}/{items.get('pod', '')}"
+
+
 def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: None) -> Report:
     """Query Prometheus and compute the report; ReportError with one line when it cannot."""
     prom = Prometheus(inputs.prometheus, inputs.timeout)
     times = inputs.grid()
     step = inputs.step
     first, last = times[0], times[-1]
+    start, end = first, last + step
 
     progress("GPU pods (series)")
-    pods = {
-        f"{s.get('namespace', '')}/{s.get('pod', '')}" for s in prom.series(GPU_REQUESTS, first, last) if s.get("pod")
-    }
+    pods = {_pod(s) for s in prom.series(GPU_REQUESTS, first, last) if s.get("pod")}
     if not pods:
         for metric in ("kube_pod_container_resource_requests", PHASE, "kube_node_status_capacity"):
             if not prom.series(metric, first, last):
@@ -277,6 +351,19 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
         raise ReportError(f"no GPU pods ({GPU_REQUESTS}) between {_iso(first)} and {_iso(last)}")
     if not prom.series(PHASE, first, last):
         raise ReportError(f"no {PHASE} series between {_iso(first)} and {_iso(last)}: is kube-state-metrics scraped?")
+
+    progress("pod creation times")
+    created: dict[str, float] = {}
+    for i in range(0, len(times), inputs.max_points):
+        chunk = times[i : i + inputs.max_points]
+        # The samples since the previous chunk's last step, up to this chunk's last: the chunks tile the range.
+        for labels, value in prom.instant(created_query(chunk[-1] - chunk[0] + step), chunk[-1]).items():
+            created[_pod(labels)] = value
+    if not created.keys() & pods:
+        raise ReportError(
+            f"no {CREATED} series for the {len(pods)} GPU pod{'' if len(pods) == 1 else 's'} between {_iso(first)} and {_iso(last)}: "
+            "kube-state-metrics exports it by default; is it dropped by a denylist or relabelling?"
+        )
 
     def run(name: str) -> dict[Any, dict[int, float]]:
         progress(name)
@@ -294,25 +381,40 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
     dcgm_result = run("dcgm")
     dcgm_values = [v for values in dcgm_result.values() for v in values.values()]
 
-    waits = {pod: 0 for pod in pods}
-    for labels, values in pending.items():
-        key = "{}/{}".format(dict(labels).get("namespace", ""), dict(labels).get("pod", ""))
-        waits[key] = sum(1 for v in values.values() if v == 1) * step
+    pending_steps = {_pod(labels): {t for t, v in values.items() if v == 1} for labels, values in pending.items()}
+    waits: dict[str, int] = {}
+    carried: dict[str, int] = {}
+    at_end: list[str] = []
+    for pod in pods:
+        seen = pending_steps.get(pod, set())
+        if pod not in created:
+            continue
+        if start <= created[pod] < end:
+            waits[pod] = len(seen) * step
+            if last in seen:
+                at_end.append(pod)
+        elif created[pod] < start and first in seen:
+            carried[pod] = len(seen) * step
+    without = sorted(pods - created.keys())
     ordered = sorted(waits.values())
     gpu_s_available = sum(available) * step
     gpu_s_utilised = sum(utilised) * step
     utilisation = 100 * gpu_s_utilised / gpu_s_available
     return Report(
         prometheus=inputs.prometheus,
-        start=first,
-        end=last + step,
+        start=start,
+        end=end,
         step=step,
-        gpu_pods=len(ordered),
-        pending_median_s=float(statistics.median(ordered)),
-        pending_mean_s=statistics.fmean(ordered),
-        pending_p99_s=nearest_rank(ordered, 99),
-        pending_max_s=ordered[-1],
-        scheduled_within={f"{s}s": sum(1 for w in ordered if w <= s) / len(ordered) for s in SHARES},
+        gpu_pods=len(pods),
+        pods_created=len(ordered),
+        carried_over=len(carried),
+        pending_at_end=len(at_end),
+        without_created=len(without),
+        pending_median_s=float(statistics.median(ordered)) if ordered else None,
+        pending_mean_s=statistics.fmean(ordered) if ordered else None,
+        pending_p99_s=nearest_rank(ordered, 99) if ordered else None,
+        pending_max_s=ordered[-1] if ordered else None,
+        scheduled_within={f"{s}s": sum(1 for w in ordered if w <= s) / len(ordered) for s in SHARES} if ordered else None,
         gpu_hours_available=gpu_s_available / 3600,
         gpu_hours_utilised=gpu_s_utilised / 3600,
         utilisation_percent=utilisation,
@@ -321,6 +423,9 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
         gpu_nodes_mean=statistics.fmean(nodes),
         dcgm_gpu_util_mean_percent=statistics.fmean(dcgm_values) if dcgm_values else None,
         pending_by_pod=dict(sorted(waits.items())),
+        carried_over_by_pod=dict(sorted(carried.items())),
+        pending_at_end_pods=sorted(at_end),
+        without_created_pods=without,
         times=times,
         available=available,
         utilised=utilised,
@@ -340,11 +445,20 @@ def table_rows(report: Report) -> list[tuple[str, str]]:
     rows = [
         ("range", f"{_iso(report.start)} .. {_iso(report.end)} (step {report.step}s)"),
         ("GPU pods", str(report.gpu_pods)),
-        ("pending median / mean / p99 / max", f"{report.pending_median_s:g} s / {report.pending_mean_s:.1f} s / "
-         f"{report.pending_p99_s} s / {report.pending_max_s} s"),
+        ("GPU pods created in the range (waits)", str(report.pods_created)),
+        ("still pending at the end (wait to the end)", str(report.pending_at_end)),
+        ("carried over (pending at the start)", str(report.carried_over)),
+        ("without kube_pod_created (not in waits)", str(report.without_created)),
     ]
-    for limit, share in report.scheduled_within.items():
-        rows.append((f"scheduled within {limit}", f"{100 * share:.1f}%"))
+    if report.pending_median_s is None or report.scheduled_within is None:
+        rows.append(("pending median / mean / p99 / max", "no GPU pod created in the range"))
+    else:
+        rows.append(
+            ("pending median / mean / p99 / max", f"{report.pending_median_s:g} s / {report.pending_mean_s:.1f} s / "
+             f"{report.pending_p99_s} s / {report.pending_max_s} s")
+        )
+        for limit, share in report.scheduled_within.items():
+            rows.append((f"scheduled within {limit}", f"{100 * share:.1f}%"))
     rows += [
         ("GPU-hours available", f"{report.gpu_hours_available:.2f}"),
         ("GPU-hours utilised (held by running pods)", f"{report.gpu_hours_utilised:.2f}"),
@@ -370,7 +484,7 @@ def write_plots(report: Report, out: Path) -> list[Path]:
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     left.hist(waits, bins=min(60, max(10, len(set(waits)))), color="#4477aa")
-    left.set_title(f"Pending time of {len(waits)} GPU pods")
+    left.set_title(f"Pending time of the {len(waits)} GPU pods created in the range")
     left.set_xlabel("seconds pending")
     left.set_ylabel("pods")
     short = [w for w in waits if w <= 60]

@@ -104,7 +104,7 @@ def test_aws_rows_match_what_ec2_reports() -> None:
     import boto3
     from moto import mock_aws
 
-    from components.gpu_catalog import AWS_INSTANCE_TYPES
+    from components.gpu_catalog import AWS_ENI_LIMITS, AWS_INSTANCE_TYPES
 
     with mock_aws():
         ec2 = boto3.client("ec2", region_name="us-east-1")
@@ -124,6 +124,22 @@ def test_aws_rows_match_what_ec2_reports() -> None:
         assert (row.gpu, row.gpu_count, row.gpu_memory_mib) == (
             gpus[0].get("Name"), gpus[0].get("Count", 0), (gpus[0].get("MemoryInfo") or {}).get("SizeInMiB", 0)
         ), name
+        network = item["NetworkInfo"]
+        default_card = next(
+            c for c in network["NetworkCards"] if c["NetworkCardIndex"] == network.get("DefaultNetworkCardIndex", 0)
+        )
+        assert AWS_ENI_LIMITS[name] == (default_card["MaximumNetworkInterfaces"], network["Ipv4AddressesPerInterface"]), name
+
+
+def test_eks_max_pods_follow_the_eni_formula() -> None:
+    """ENIs x (IPv4 per ENI - 1) + 2, as amazon-eks-ami's eni-max-pods.txt lists them."""
+    from components.gpu_catalog import AWS_ENI_LIMITS, AWS_INSTANCE_TYPES, aws_instance_type
+
+    assert set(AWS_ENI_LIMITS) == set(AWS_INSTANCE_TYPES), "every catalog type has its network limits"
+    known = {"g4dn.xlarge": 29, "g4dn.12xlarge": 234, "g5.xlarge": 58, "g5.48xlarge": 345, "p3.2xlarge": 58,
+             "p3.8xlarge": 234, "p3.16xlarge": 234, "p4d.24xlarge": 737, "p5.48xlarge": 100, "m5.large": 29,
+             "t3.medium": 17}
+    assert {name: aws_instance_type(name).eks_max_pods for name in known} == known
 
 
 def test_aws_shapes_and_quota_families() -> None:

@@ -4,14 +4,18 @@ real Prometheus serving it.
 The workload is a one-second simulation of a shared GPU pool: tenants start Dask-style
 clusters (bursts of GPU worker pods); a pod binds 1-3 s after creation when a ready node
 has free GPUs, otherwise the autoscaler adds nodes that become ready 2.5-5 min later;
-idle nodes leave after 5 min, down to the pool's minimum. It writes what kube-state-
-metrics would expose at a 1 s scrape (kube_pod_status_phase, kube_pod_container_resource_
-requests, kube_node_status_capacity) as OpenMetrics, which ``promtool tsdb create-blocks-
-from openmetrics`` turns into TSDB blocks.
+idle nodes leave after 5 min, down to the pool's minimum. Each burst also starts a
+CPU-only Dask scheduler pod on a system node (a cpu request, no GPU), placed by a fixed
+rule outside the random sequence, so the GPU pods are the same with or without them. It
+writes what kube-state-metrics would expose at a 1 s scrape (kube_pod_status_phase,
+kube_pod_created, kube_pod_container_resource_requests, kube_node_status_capacity) as
+OpenMetrics, which ``promtool tsdb create-blocks-from openmetrics`` turns into TSDB blocks.
 
-The truth uses the report's definitions (infra/report.py): a pod's pending time is the
-number of 1 s samples with phase Pending (created .. bound), a GPU is utilised while a
-pod in phase Running holds it, available GPUs are the ready nodes' capacity.
+The truth uses the report's definitions (infra/report.py), over the whole hour or any
+range [a, b) inside it: the waits are those of the GPU pods created in the range, a pod's
+wait being its 1 s samples with phase Pending (created .. bound) inside the range; pods
+pending at a but created before it are carried over; a GPU is utilised while a pod in
+phase Running holds it, available GPUs are the ready nodes' capacity.
 
 Backfilled blocks carry no staleness markers (a live scrape writes one when a series
 disappears), so the server runs with a lookback shorter than the scrape interval: a
@@ -35,6 +39,9 @@ GPUS_PER_NODE = 2
 LOOKBACK = "500ms"
 DCGM_EVERY = 10
 """Seconds between dcgm-exporter samples (it collects less often than kube-state-metrics is scraped)."""
+SCHEDULER_PENDING = 4
+"""Seconds each CPU-only scheduler pod is Pending (a fixed rule: no draw from the workload's RNG)."""
+SYSTEM_NODE = "gke-system-0"
 
 
 @dataclass
@@ -49,6 +56,10 @@ class Pod:
     """What dcgm-exporter reports for each of the pod's GPUs while it runs."""
     scheduled: int | None = None
     node: str | None = None
+    resource: str = "nvidia_com_gpu"
+    """What the pod's container requests: nvidia_com_gpu (gpus of them) or cpu (one core)."""
+    created_series: bool = True
+    """Whether kube-state-metrics exported kube_pod_created for the pod."""
 
     @property
     def finished(self) -> int:
@@ -76,18 +87,70 @@ class Workload:
     nodes: list[Node] = field(default_factory=list)
     dcgm: dict[tuple[str, int], list[tuple[int, int]]] = field(default_factory=dict)
     """DCGM_FI_DEV_GPU_UTIL samples every DCGM_EVERY s: (node, gpu index) -> [(t, percent)]."""
+    cpu_pods: list[Pod] = field(default_factory=list)
+    """CPU-only pods (a Dask scheduler per burst, on SYSTEM_NODE): never in the report's numbers."""
 
     # --- the truth, by the report's definitions -----------------------------------------------
 
-    def pending(self) -> dict[str, int]:
-        return {f"{p.namespace}/{p.name}": (p.scheduled or 0) - p.created for p in self.pods}
+    def _range(self, a: int | None, b: int | None) -> tuple[int, int]:
+        return (0 if a is None else a), (self.seconds if b is None else b)
 
-    def gpu_seconds(self) -> tuple[int, int]:
-        """(available, utilised) GPU-seconds in the range."""
-        end = self.seconds
-        available = sum(n.gpus * max(0, min(n.removed if n.removed is not None else end, end) - n.ready) for n in self.nodes)
-        utilised = sum(p.gpus * (min(p.finished, end) - p.scheduled) for p in self.pods if p.scheduled is not None)
+    def pending(self, a: int | None = None, b: int | None = None) -> dict[str, int]:
+        """Seconds pending inside [a, b) (seconds after start) of the GPU pods created in it."""
+        a, b = self._range(a, b)
+        return {
+            f"{p.namespace}/{p.name}": min(p.scheduled or 0, b) - p.created
+            for p in self.pods
+            if a <= p.created < b and p.created_series
+        }
+
+    def carried_over(self, a: int, b: int | None = None) -> dict[str, int]:
+        """GPU pods created before a and still pending at a: seconds pending inside [a, b)."""
+        a, b = self._range(a, b)
+        return {
+            f"{p.namespace}/{p.name}": min(p.scheduled or 0, b) - a
+            for p in self.pods
+            if p.created < a < (p.scheduled or 0)
+        }
+
+    def pending_at_end(self, a: int | None = None, b: int | None = None) -> list[str]:
+        """GPU pods created in [a, b) and still pending at its last second (bound at b or later)."""
+        a, b = self._range(a, b)
+        return sorted(
+            f"{p.namespace}/{p.name}" for p in self.pods if a <= p.created < b and (p.scheduled or 0) >= b and p.created_series
+        )
+
+    def _nodes_at(self, t: int) -> list[Node]:
+        return [n for n in self.nodes if n.ready <= t < (n.removed if n.removed is not None else self.seconds)]
+
+    def available_at(self, t: int) -> int:
+        return sum(n.gpus for n in self._nodes_at(t))
+
+    def utilised_at(self, t: int) -> int:
+        return sum(p.gpus for p in self.pods if p.scheduled is not None and p.scheduled <= t < p.finished)
+
+    def nodes_at(self, t: int) -> int:
+        return len(self._nodes_at(t))
+
+    def gpu_seconds(self, a: int | None = None, b: int | None = None) -> tuple[int, int]:
+        """(available, utilised) GPU-seconds in [a, b)."""
+        a, b = self._range(a, b)
+
+        def overlap(lo: int, hi: int) -> int:
+            return max(0, min(hi, b) - max(lo, a))
+
+        available = sum(n.gpus * overlap(n.ready, n.removed if n.removed is not None else self.seconds) for n in self.nodes)
+        utilised = sum(p.gpus * overlap(p.scheduled, p.finished) for p in self.pods if p.scheduled is not None)
         return available, utilised
+
+    def straddled_range(self, length: int = 600) -> tuple[int, int]:
+        """The first range [a, a + length) starting at a whole minute that starts and ends mid-workload:
+        some GPU pod is pending across a (carried over) and some pod created inside is still pending
+        at its end."""
+        for a in range(60, self.seconds - length, 60):
+            if self.carried_over(a, a + length) and self.pending_at_end(a, a + length):
+                return a, a + length
+        raise AssertionError("no range of that length straddles pending pods at both ends")
 
     def dcgm_mean(self) -> float:
         """The mean over sample times of the mean over the GPUs sampled then (what avg() over time gives)."""
@@ -102,8 +165,9 @@ class Workload:
     def openmetrics(self) -> str:
         """The kube-state-metrics series at a 1 s scrape, one metric family after another."""
         end = self.seconds
+        everyone = self.pods + self.cpu_pods
         out: list[str] = ["# TYPE kube_pod_status_phase gauge"]
-        for p in self.pods:
+        for p in everyone:
             assert p.scheduled is not None
             last = min(p.finished, end - 1)
             labels = f'namespace="{p.namespace}",pod="{p.name}"'
@@ -113,16 +177,29 @@ class Workload:
                     running = p.scheduled <= t < p.finished
                     value = (running_value if running else 1 - running_value) if t < p.finished else 0
                     out.append(f"{series} {value} {self.start + t}")
+        out.append("# TYPE kube_pod_created gauge")
+        for p in everyone:
+            # The pod's creation time, Unix seconds, for as long as the pod exists.
+            if not p.created_series:
+                continue
+            series = f'kube_pod_created{{namespace="{p.namespace}",pod="{p.name}"}}'
+            for t in range(p.created, min(p.finished, end - 1) + 1):
+                out.append(f"{series} {self.start + p.created} {self.start + t}")
         out.append("# TYPE kube_pod_container_resource_requests gauge")
-        for p in self.pods:
+        for p in everyone:
             assert p.scheduled is not None
+            container, unit, value = ("worker", "integer", p.gpus) if p.resource == "nvidia_com_gpu" else ("scheduler", "core", 1)
             series = (
                 f'kube_pod_container_resource_requests{{namespace="{p.namespace}",pod="{p.name}",'
-                f'container="worker",node="{p.node}",resource="nvidia_com_gpu",unit="integer"}}'
+                f'container="{container}",node="{p.node}",resource="{p.resource}",unit="{unit}"}}'
             )
             for t in range(p.created, min(p.finished, end - 1) + 1):
-                out.append(f"{series} {p.gpus} {self.start + t}")
+                out.append(f"{series} {value} {self.start + t}")
         out.append("# TYPE kube_node_status_capacity gauge")
+        if self.cpu_pods:
+            # The system node the schedulers run on: CPU capacity only, never a GPU.
+            series = f'kube_node_status_capacity{{node="{SYSTEM_NODE}",resource="cpu",unit="core"}}'
+            out.extend(f"{series} 4 {self.start + t}" for t in range(end))
         for n in self.nodes:
             series = f'kube_node_status_capacity{{node="{n.name}",resource="nvidia_com_gpu",unit="integer"}}'
             for t in range(n.ready, min(n.removed if n.removed is not None else end, end)):
@@ -151,6 +228,10 @@ def simulate(start: int, seconds: int = 3600, seed: int = 8, min_nodes: int = 6,
             break
         tenant = rng.choice(tenants)
         runtime = rng.randint(90, 420)
+        # The burst's Dask scheduler: CPU only, by a fixed rule (no RNG draw), bound SCHEDULER_PENDING s later.
+        scheduler = Pod(tenant, f"dask-scheduler-{len(w.cpu_pods) + 1:03d}", 0, t, runtime + 30, 0, resource="cpu")
+        scheduler.scheduled, scheduler.node = t + SCHEDULER_PENDING, SYSTEM_NODE
+        w.cpu_pods.append(scheduler)
         for _ in range(rng.choice((1, 2, 2, 3, 4, 6))):
             n += 1
             pod = Pod(

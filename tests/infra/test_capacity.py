@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from infra.capacity import (
     gke_reserved_cpu_millicores,
     gke_reserved_memory_mib,
     plan,
+    render,
 )
 from infra.cli import main
 from infra.preview import load_stack
@@ -91,6 +93,20 @@ def test_eks_formula_reserves_memory_per_pod() -> None:
     assert plan(shape(), inputs(runs=1, nodes=1)).node.formula == "gke", "gke without a cloud"
 
 
+@pytest.mark.parametrize(
+    ("machine_type", "max_pods"),
+    # The EKS AMIs' eni-max-pods: ENIs x (IPv4 per ENI - 1) + 2; the kubelet's 110 for a type the catalog lacks.
+    [("g4dn.xlarge", 29), ("p3.8xlarge", 234), ("p3.2xlarge", 58), ("m6i.2xlarge", 58), ("synthetic-16", 110)],
+)
+def test_eks_formula_counts_the_instance_types_max_pods(machine_type: str, max_pods: int) -> None:
+    pool = dataclasses.replace(shape(), machine_type=machine_type)
+    node = allocatable(pool, NodeReserves(), DaemonSetOverhead(), ReserveFormula.EKS)
+    assert (node.max_pods, node.reserved_memory_mib) == (max_pods, 255 + 11 * max_pods + 100)
+    explicit = allocatable(pool, NodeReserves(max_pods=110), DaemonSetOverhead(), ReserveFormula.EKS)
+    assert (explicit.max_pods, explicit.reserved_memory_mib) == (110, 255 + 11 * 110 + 100), "max_pods in the inputs wins"
+    assert allocatable(pool, NodeReserves(), DaemonSetOverhead(), ReserveFormula.GKE).max_pods is None
+
+
 def test_the_stack_cloud_picks_the_formula(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan-capacity", "dev-gke", "--pool", "t4", "--cpu", "1", "--memory", "1Gi", "--run-duration", "1m", "--runs", "1", "--nodes", "1"]) == 0
     assert "kubelet reserves (gke) 80m, 2660 MiB" in capsys.readouterr().out
@@ -98,7 +114,7 @@ def test_the_stack_cloud_picks_the_formula(tmp_path: Path, capsys: pytest.Captur
 
 def test_reserve_and_daemonset_defaults() -> None:
     reserves, daemonsets = NodeReserves(), DaemonSetOverhead()
-    assert (reserves.formula, reserves.max_pods, reserves.eviction_memory, reserves.extra_cpu, reserves.extra_memory) == (None, 110, 100, 0, 0)
+    assert (reserves.formula, reserves.max_pods, reserves.eviction_memory, reserves.extra_cpu, reserves.extra_memory) == (None, None, 100, 0, 0)
     assert (daemonsets.cpu, daemonsets.memory) == (300, 512)
     step = StepRequests(cpu=1, memory=1)
     assert (step.name, step.gpus) == ("step", 0)
@@ -219,6 +235,31 @@ def test_stack_config_is_read_as_the_program_reads_it() -> None:
     assert (t4.machine_type, t4.gpus_per_node, t4.min_nodes, t4.max_nodes) == ("n1-standard-4", 2, 2, 40)
 
 
+@pytest.mark.parametrize(("scope", "zones", "per_zone"), [("per_zone", 2, 5), ("per_zone", 3, 4), ("total", None, None)])
+def test_per_zone_pools_get_the_per_zone_maximum(scope: str, zones: int | None, per_zone: int | None) -> None:
+    locations = ["us-central1-a", "us-central1-b", "us-central1-c"][: zones or 2]
+    pool = t4_pool(autoscaling={"scope": scope, "max_nodes": 4})
+    config = StackConfig.model_validate({"cloud": "gcp", "gke": gke(node_locations=locations, gpu_pools=[pool])})
+    (t4,) = [s for s in config.pool_shapes() if s.name == "t4"]
+    assert t4.per_zone_over == zones
+    result = plan(t4, inputs(steps=[{"cpu": 1, "memory": "4Gi", "gpus": 1}], runs=100, window="3h"))
+    assert result.recommended_max_nodes == 10
+    assert result.recommended_max_nodes_per_zone == per_zone
+    lines = [line for line in render(result, t4) if line.startswith("per zone:")]
+    if per_zone is None:
+        assert lines == []
+    else:
+        assert lines == [
+            f"per zone: pool t4's autoscaling bounds are per_zone over {zones} zones: the recommendation is "
+            f"max_nodes {per_zone} per zone (ceil(10 / {zones})), not 10"
+        ]
+
+
+def test_eks_node_groups_have_total_bounds() -> None:
+    config = load_stack(PROJECT_DIR, "prod-eks")
+    assert all(s.per_zone_over is None for s in config.pool_shapes())
+
+
 def test_synthetic_stack_config_pool() -> None:
     config = StackConfig.model_validate({"cloud": "gcp", "gke": gke(gpu_pools=[t4_pool(autoscaling={"scope": "total", "max_nodes": 8})])})
     (t4,) = [s for s in config.pool_shapes() if s.name == "t4"]
@@ -238,7 +279,13 @@ def test_plan_capacity_flags_a_pool_maximum_that_is_too_low(tmp_path: Path) -> N
     assert "jobs per node: 2 (limited by gpus of step step)" in result.stdout
     assert "1000 runs in 3h: 100 nodes (5 waves of up to 200 runs, done in 3h)" in result.stdout
     assert "recommended autoscaling maximum: 100 nodes; too low: pool t4 allows at most 40 nodes" in result.stdout
+    # dev-gke's t4 pool counts 1..20 per zone over two zones: the stack file needs 50 there, not 100.
+    assert (
+        "per zone: pool t4's autoscaling bounds are per_zone over 2 zones: the recommendation is max_nodes 50 per zone "
+        "(ceil(100 / 2)), not 100"
+    ) in result.stdout
     document = json.loads((tmp_path / "plan.json").read_text())
+    assert (document["per_zone_over"], document["recommended_max_nodes_per_zone"]) == (2, 50)
     assert document["nodes_needed"] == 100 and document["pool_max_too_low"] is True
     assert document["node"]["allocatable_cpu"] == 3620
 
@@ -274,6 +321,17 @@ def test_plan_capacity_errors_are_one_line_exit_2(argv: list[str], line: str, ca
     assert captured.out == ""
 
 
+def test_fails_when_the_inputs_file_is_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_bytes("steps:\n  - {name: \u00e9tape, cpu: 1, memory: 1Gi}\n".encode("latin-1"))
+    code = main(["plan-capacity", "dev-gke", "--pool", "t4", "--inputs", str(path)])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.strip().splitlines() == [
+        f"gpu-platform: {path}: not UTF-8 text (byte 0xe9 at offset 18); save the inputs as UTF-8 YAML"
+    ]
+
+
 def test_plan_capacity_unknown_stack(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan-capacity", "nope", "--pool", "t4"]) == 2
     assert capsys.readouterr().err.startswith("gpu-platform: stack 'nope': no stacks/Pulumi.nope.yaml (stacks: ")
@@ -298,6 +356,8 @@ def test_the_seeds_example_on_prod_eks(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["plan-capacity", "prod-eks", *common, "--runs", "500"]) == 1
     out = capsys.readouterr().out
     assert "jobs per node: 5 (limited by cpu" in out and "500 runs in 3h: 20 nodes" in out
+    # p3.8xlarge: 8 ENIs x (30 - 1) + 2 = 234 pods; 255 + 11 x 234 + the 100 MiB eviction threshold.
+    assert "kubelet reserves (eks, max 234 pods) 150m, 2929 MiB" in out
     assert main(["plan-capacity", "prod-eks", *common, "--runs", "1000"]) == 1
     out = capsys.readouterr().out
     assert "1000 runs in 3h: 40 nodes" in out
