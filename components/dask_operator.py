@@ -36,6 +36,7 @@ from components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacemen
 __all__ = [
     "DASK_OPERATOR_CHART",
     "GPU_NODE_LABELS",
+    "RESERVED_NAMESPACES",
     "SEED_ROLE_RULES",
     "DaskNotebookArgs",
     "DaskOperator",
@@ -65,6 +66,13 @@ SEED_ROLE_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
     (("kubernetes.dask.org",), ("*",), ("*",)),
 )
 """(apiGroups, resources, verbs) of the seed's rapids-dask Role: what KubeCluster needs, nothing more."""
+
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+"""Namespaces Kubernetes owns; a tenant never takes one."""
+WORKER_GPUS_WHY = (
+    "dask-cuda-worker starts one Dask worker per GPU of its pod while the DaskAutoscaler counts Dask workers, "
+    "so a pod with more GPUs makes the autoscaler start and stop the wrong number of pods"
+)
 
 JUPYTER_PROXY_CONFIG = "c.ServerProxy.host_allowlist = lambda app, host: True\n"
 """jupyter-server-proxy: let the notebook proxy the Dask dashboard of any scheduler in the namespace."""
@@ -103,8 +111,8 @@ class RapidsDaskClusterSpec(BaseModel):
     """RAPIDS image of the scheduler and workers (pinned). Default: nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13."""
     n_workers: int = Field(default=2, ge=0, le=1000)
     """Workers in the default worker group. Default: 2."""
-    gpus_per_worker: int = Field(default=1, ge=1, le=8)
-    """GPUs each dask-cuda-worker gets (it starts one worker process per GPU). Default: 1."""
+    gpus_per_worker: int = Field(default=1, ge=1)
+    """GPUs each worker pod gets; only 1, since dask-cuda-worker starts one Dask worker per GPU and the DaskAutoscaler counts Dask workers. Default: 1."""
     scheduler_gpus: int = Field(default=1, ge=0, le=1)
     """GPUs of the scheduler (the seed's scheduler guide gives it one, to deserialise GPU objects). Default: 1."""
     idle_timeout_seconds: int = Field(default=0, ge=0)
@@ -117,6 +125,13 @@ class RapidsDaskClusterSpec(BaseModel):
     """Taints of the GPU pools the workers tolerate. Default: [nvidia.com/gpu=present:NoSchedule]."""
     worker_node_selector: dict[str, str] = Field(default_factory=dict)
     """Node selector of the workers (e.g. a GPU pool's or compute class's). Default: {}."""
+
+    @field_validator("gpus_per_worker")
+    @classmethod
+    def _one_gpu(cls, value: int) -> int:
+        if value > 1:
+            raise ValueError(f"gpus_per_worker {value} is not supported: {WORKER_GPUS_WHY}; use 1")
+        return value
 
     @classmethod
     def for_pools(cls, name: str, pools: Sequence[NodePoolShape], **fields: Any) -> RapidsDaskClusterSpec:
@@ -257,14 +272,21 @@ class DaskOperatorArgs(BaseModel):
     """Namespace of the cluster-wide operator and the prepuller. Default: dask-operator."""
     chart_version: ChartVersion = "2026.3.0"
     """dask-kubernetes-operator chart (helm.dask.org); its operator image has the same tag. Default: 2026.3.0."""
-    worker_gpus: int = Field(default=1, ge=1, le=8)
-    """GPUs of one Dask worker (the spec the tenants' clusters use). Default: 1."""
+    worker_gpus: int = Field(default=1, ge=1)
+    """GPUs of one Dask worker pod (the spec the tenants' clusters use); only 1, since dask-cuda-worker starts one Dask worker per GPU and the DaskAutoscaler counts Dask workers. Default: 1."""
     rapids_image: PinnedImage = RAPIDS_BASE
     """RAPIDS image of schedulers and workers, which the prepuller pulls onto every GPU node. Default: nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13."""
     prepull: bool = True
     """Pull the RAPIDS images onto every GPU node as it joins (a DaemonSet). Default: true."""
     pause_image: PinnedImage = "registry.k8s.io/pause:3.10"
     """The container that keeps the prepuller's pods alive. Default: registry.k8s.io/pause:3.10."""
+
+    @field_validator("worker_gpus")
+    @classmethod
+    def _one_gpu(cls, value: int) -> int:
+        if value > 1:
+            raise ValueError(f"worker_gpus {value} is not supported: {WORKER_GPUS_WHY}; use 1")
+        return value
 
     @field_validator("tenants")
     @classmethod
@@ -297,10 +319,18 @@ class DaskOperatorArgs(BaseModel):
                     + f", more than gpu_quota {tenant.gpu_quota}; lower max_workers or raise gpu_quota",
                     shared.max_workers,
                 )
-            if self.scope is OperatorScope.NAMESPACED and tenant.name == self.namespace:
+            if tenant.name == self.namespace:
+                # In either scope the operator's namespace already exists: one namespace, two owners.
                 raise field_error(
                     "DaskOperatorArgs", ("tenants", i, "name"),
                     f"tenant {tenant.name} is the operator namespace; choose another name", tenant.name,
+                )
+            if tenant.name in RESERVED_NAMESPACES:
+                raise field_error(
+                    "DaskOperatorArgs", ("tenants", i, "name"),
+                    f"tenant {tenant.name} is a namespace Kubernetes owns ({', '.join(RESERVED_NAMESPACES)}); "
+                    "choose another name",
+                    tenant.name,
                 )
         return self
 

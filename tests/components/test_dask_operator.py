@@ -60,8 +60,10 @@ def refusal(dask: dict[str, Any]) -> list[str]:
          "gpu-platform:dask.tenants[0].name: 'Team_A' is not a DNS label: lowercase letters, digits and '-', at most 63 characters (got \"Team_A\")"),
         ({"tenants": [{"name": "a", "gpu_quota": 4}, {"name": "a", "gpu_quota": 4}]},
          "gpu-platform:dask.tenants: tenants repeat a name (a, a); each tenant is one namespace (got [{\"name\": \"a\", \"gpu_quota\": 4}, {\"name\": \"a\", \"gpu_quota\": 4}])"),
-        ({"worker_gpus": 2, "tenants": [{"name": "a", "gpu_quota": 2}]},
-         "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 2, the scheduler 1; use at least 3 (got 2)"),
+        ({"worker_gpus": 2, "tenants": [{"name": "a", "gpu_quota": 4}]},
+         "gpu-platform:dask.worker_gpus: worker_gpus 2 is not supported: dask-cuda-worker starts one Dask worker per GPU of its pod while the DaskAutoscaler counts Dask workers, so a pod with more GPUs makes the autoscaler start and stop the wrong number of pods; use 1 (got 2)"),
+        ({"tenants": [{"name": "dask-operator", "gpu_quota": 4}]},
+         "gpu-platform:dask.tenants[0].name: tenant dask-operator is the operator namespace; choose another name (got \"dask-operator\")"),
         ({"tenants": [{"name": "a", "gpu_quota": 2, "notebook": {"gpus": 1}}]},
          "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 1, the scheduler 1 and the notebook 1; use at least 3 (got 2)"),
         ({"tenants": [{"name": "a", "gpu_quota": 4, "shared_cluster": {"min_workers": 0, "max_workers": 4}}]},
@@ -74,6 +76,13 @@ def refusal(dask: dict[str, Any]) -> list[str]:
          "gpu-platform:dask.tenants[0].notebook.image: image 'rapidsai/notebooks:latest' must carry a version tag (never latest) or a digest (got \"rapidsai/notebooks:latest\")"),
         ({"scope": "namespaced", "namespace": "a", "tenants": [{"name": "a", "gpu_quota": 4}]},
          "gpu-platform:dask.tenants[0].name: tenant a is the operator namespace; choose another name (got \"a\")"),
+        *[
+            ({"scope": scope, "tenants": [{"name": reserved, "gpu_quota": 4}]},
+             f"gpu-platform:dask.tenants[0].name: tenant {reserved} is a namespace Kubernetes owns (default, kube-system, "
+             f"kube-public, kube-node-lease); choose another name (got \"{reserved}\")")
+            for scope in ("cluster", "namespaced")
+            for reserved in ("default", "kube-system", "kube-public", "kube-node-lease")
+        ],
         ({"tenants": [{"name": "a", "gpu_quota": 0}]},
          "gpu-platform:dask.tenants[0].gpu_quota: Input should be greater than or equal to 1 (got 0)"),
         ({"tenants": [{"name": "a", "gpu_quota": 4, "memory_quota": "64GB"}]},
@@ -86,9 +95,15 @@ def test_fails_when_a_dask_value_is_wrong(dask: dict[str, Any], line: str) -> No
     assert refusal(dask) == [line]
 
 
+def test_fails_when_a_worker_pod_asks_for_more_than_one_gpu() -> None:
+    with pytest.raises(ValidationError, match="gpus_per_worker 2 is not supported: dask-cuda-worker starts one Dask worker per GPU"):
+        RapidsDaskClusterSpec(name="x", gpus_per_worker=2)
+
+
 def test_dask_defaults() -> None:
     args = DaskOperatorArgs()
     assert (args.tenants, args.scope.value, args.namespace, args.chart_version, args.prepull) == ([], "cluster", "dask-operator", "2026.3.0", True)
+    assert args.worker_gpus == 1 and RapidsDaskClusterSpec(name="x").gpus_per_worker == 1
     spec = RapidsDaskClusterSpec(name="x")
     assert spec.scheduler_node_labels == {"dedicated": "scheduler"}
     assert spec.scheduler_tolerations == [GPU_TAINT] and spec.worker_tolerations == [GPU_TAINT]
