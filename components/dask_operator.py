@@ -9,13 +9,15 @@ every GPU node as it joins, so workers start in seconds.
 
 ``RapidsDaskClusterSpec`` builds the DaskCluster the seed shows (``dask-cuda-worker``
 workers with one GPU each, the scheduler preferring the cheap ``dedicated=scheduler``
-pool) with ``dask_kubernetes.operator.make_cluster_spec``; a notebook imports it::
+pool) with ``dask_kubernetes.operator.make_cluster_spec``. The placed spec goes into every
+tenant namespace as the ConfigMap ``dask-cluster-spec`` (key ``cluster.yaml``), mounted
+into the tenant's notebook, whose image has no gpu-platform::
 
-    from components.dask_operator import RapidsDaskClusterSpec
+    import yaml
     from dask_kubernetes.operator import KubeCluster
 
-    spec = RapidsDaskClusterSpec(name="rapids", n_workers=4).to_dict()
-    cluster = KubeCluster(custom_cluster_spec=spec, namespace="team-a")
+    spec = yaml.safe_load(open("/etc/gpu-platform/dask/cluster.yaml"))
+    cluster = KubeCluster(custom_cluster_spec=spec)
 """
 
 from __future__ import annotations
@@ -28,12 +30,16 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release
 from components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [
+    "CLUSTER_SPEC_CONFIG_MAP",
+    "CLUSTER_SPEC_DIR",
+    "CLUSTER_SPEC_KEY",
     "DASK_OPERATOR_CHART",
     "GPU_NODE_LABELS",
     "RESERVED_NAMESPACES",
@@ -69,6 +75,10 @@ SEED_ROLE_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
 )
 """(apiGroups, resources, verbs) of the seed's rapids-dask Role: what KubeCluster needs, nothing more."""
 
+CLUSTER_SPEC_CONFIG_MAP = "dask-cluster-spec"
+CLUSTER_SPEC_KEY = "cluster.yaml"
+CLUSTER_SPEC_DIR = "/etc/gpu-platform/dask"
+"""Where the tenant notebook finds the placed DaskCluster spec: CLUSTER_SPEC_DIR/CLUSTER_SPEC_KEY."""
 RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 """Namespaces Kubernetes owns; a tenant never takes one."""
 WORKER_GPUS_WHY = (
@@ -569,6 +579,13 @@ class DaskOperator(pulumi.ComponentResource):
             ),
             opts=in_ns,
         )
+        k8s.core.v1.ConfigMap(
+            f"{prefix}-dask-cluster-spec",
+            metadata=meta(CLUSTER_SPEC_CONFIG_MAP),
+            # The placed spec the platform uses: notebooks load it without gpu-platform installed.
+            data={CLUSTER_SPEC_KEY: yaml.safe_dump(self.cluster_spec, sort_keys=False)},
+            opts=in_ns,
+        )
         if tenant.notebook is not None:
             self.notebook_services[tenant.name] = self._notebook(prefix, tenant, gpu_pools, in_ns)
         if tenant.shared_cluster is not None:
@@ -641,7 +658,10 @@ class DaskOperator(pulumi.ComponentResource):
                                         name="proxy-config",
                                         mount_path="/etc/jupyter/jupyter_server_config.py",
                                         sub_path="jupyter_server_config.py",
-                                    )
+                                    ),
+                                    k8s.core.v1.VolumeMountArgs(
+                                        name="dask-cluster-spec", mount_path=CLUSTER_SPEC_DIR, read_only=True
+                                    ),
                                 ],
                             )
                         ],
@@ -649,7 +669,11 @@ class DaskOperator(pulumi.ComponentResource):
                             k8s.core.v1.VolumeArgs(
                                 name="proxy-config",
                                 config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name="jupyter-server-proxy-config"),
-                            )
+                            ),
+                            k8s.core.v1.VolumeArgs(
+                                name="dask-cluster-spec",
+                                config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=CLUSTER_SPEC_CONFIG_MAP),
+                            ),
                         ],
                     ),
                 ),

@@ -304,6 +304,8 @@ def test_notebook_is_the_seeds(engine: Engine) -> pulumi.Output[Any]:
         assert config["metadata"]["name"] == "jupyter-server-proxy-config"
         assert config["data"]["jupyter_server_config.py"] == "c.ServerProxy.host_allowlist = lambda app, host: True\n"
         assert container["resources"]["requests"] == {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"}
+        assert container["volumeMounts"][1] == {"name": "dask-cluster-spec", "mountPath": "/etc/gpu-platform/dask", "readOnly": True}
+        assert {"name": "dask-cluster-spec", "configMap": {"name": "dask-cluster-spec"}} in pod["volumes"]
         service = engine.resource("d-team-a-notebook-service").inputs["spec"]
         assert service["ports"] == [{"name": "notebook", "port": 8888, "targetPort": "notebook"}]
 
@@ -363,6 +365,21 @@ def test_namespaced_operators_one_per_tenant(engine: Engine) -> pulumi.Output[An
         assert sorted(releases) == ["team-a", "team-b"]
         assert releases["team-a"]["kopfArgs"] == ["--namespace", "team-a"]
         assert releases["team-a"]["rbac"]["cluster"] is False
+
+    return settled_tree(operator).apply(check)
+
+
+@pulumi.runtime.test
+def test_every_tenant_gets_the_placed_cluster_spec_for_its_notebook(engine: Engine) -> pulumi.Output[Any]:
+    operator = build()
+
+    def check(_: Any) -> None:
+        for tenant in ("team-a", "team-b"):
+            config = engine.resource(f"d-{tenant}-dask-cluster-spec").inputs
+            assert config["metadata"]["name"] == "dask-cluster-spec" and config["metadata"]["namespace"] == tenant
+            # The very dict the platform uses (placed on the pools, with resources), as KubeCluster takes it.
+            assert yaml.safe_load(config["data"]["cluster.yaml"]) == operator.cluster_spec
+        assert operator.cluster_spec["spec"]["worker"]["spec"]["nodeSelector"] == {"cloud.google.com/gke-nodepool": "t4"}
 
     return settled_tree(operator).apply(check)
 
