@@ -9,13 +9,15 @@ every GPU node as it joins, so workers start in seconds.
 
 ``RapidsDaskClusterSpec`` builds the DaskCluster the seed shows (``dask-cuda-worker``
 workers with one GPU each, the scheduler preferring the cheap ``dedicated=scheduler``
-pool) with ``dask_kubernetes.operator.make_cluster_spec``; a notebook imports it::
+pool) with ``dask_kubernetes.operator.make_cluster_spec``. The placed spec goes into every
+tenant namespace as the ConfigMap ``dask-cluster-spec`` (key ``cluster.yaml``), mounted
+into the tenant's notebook, whose image has no gpu-platform::
 
-    from components.dask_operator import RapidsDaskClusterSpec
+    import yaml
     from dask_kubernetes.operator import KubeCluster
 
-    spec = RapidsDaskClusterSpec(name="rapids", n_workers=4).to_dict()
-    cluster = KubeCluster(custom_cluster_spec=spec, namespace="team-a")
+    spec = yaml.safe_load(open("/etc/gpu-platform/dask/cluster.yaml"))
+    cluster = KubeCluster(custom_cluster_spec=spec)
 """
 
 from __future__ import annotations
@@ -28,14 +30,19 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release
 from components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [
+    "CLUSTER_SPEC_CONFIG_MAP",
+    "CLUSTER_SPEC_DIR",
+    "CLUSTER_SPEC_KEY",
     "DASK_OPERATOR_CHART",
     "GPU_NODE_LABELS",
+    "RESERVED_NAMESPACES",
     "SEED_ROLE_RULES",
     "DaskNotebookArgs",
     "DaskOperator",
@@ -44,6 +51,8 @@ __all__ = [
     "OperatorScope",
     "RapidsDaskClusterSpec",
     "SharedDaskClusterArgs",
+    "fit_problems",
+    "node_room",
     "operator_chart_dir",
     "operator_values",
 ]
@@ -66,6 +75,19 @@ SEED_ROLE_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]],
 )
 """(apiGroups, resources, verbs) of the seed's rapids-dask Role: what KubeCluster needs, nothing more."""
 
+CLUSTER_SPEC_CONFIG_MAP = "dask-cluster-spec"
+CLUSTER_SPEC_KEY = "cluster.yaml"
+CLUSTER_SPEC_DIR = "/etc/gpu-platform/dask"
+"""Where the tenant notebook finds the placed DaskCluster spec: CLUSTER_SPEC_DIR/CLUSTER_SPEC_KEY."""
+RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+"""Namespaces Kubernetes owns; a tenant never takes one."""
+WORKER_GPUS_WHY = (
+    "dask-cuda-worker starts one Dask worker per GPU of its pod while the DaskAutoscaler counts Dask workers, "
+    "so a pod with more GPUs makes the autoscaler start and stop the wrong number of pods"
+)
+CPU_PATTERN = r"^[0-9]+(\.[0-9]+)?m?$"
+MEMORY_PATTERN = r"^[0-9]+(Ki|Mi|Gi|Ti)$"
+
 JUPYTER_PROXY_CONFIG = "c.ServerProxy.host_allowlist = lambda app, host: True\n"
 """jupyter-server-proxy: let the notebook proxy the Dask dashboard of any scheduler in the namespace."""
 
@@ -87,6 +109,46 @@ class OperatorScope(StrEnum):
     """One operator per tenant namespace, each with a Role in its own namespace only."""
 
 
+def node_room(pool: NodePoolShape, reserve_formula: str = "gke") -> tuple[int, int]:
+    """(millicores, MiB) a pod may request on one node of ``pool``: capacity minus the kubelet's
+    reserves (infra.capacity's GKE or EKS formula, default NodeReserves) and the DaemonSets' requests."""
+    # Imported here: infra.capacity imports components.pools, so a module-level import would be circular.
+    from infra.capacity import DaemonSetOverhead, NodeReserves, ReserveFormula, allocatable
+
+    node = allocatable(pool, NodeReserves(), DaemonSetOverhead(), ReserveFormula(reserve_formula))
+    return node.cpu, node.memory_mib
+
+
+def fit_problems(
+    who: str, cpu: tuple[str, str], memory: tuple[str, str], pool: NodePoolShape, reserve_formula: str = "gke"
+) -> list[tuple[str, str, str]]:
+    """(field, message, value) for each of ``cpu``/``memory`` ((field, quantity)) above a node of ``pool``."""
+    from pydantic import TypeAdapter
+
+    from infra.capacity import MiB, Millicores
+
+    room_cpu, room_mib = node_room(pool, reserve_formula)
+    where = (
+        f"pool {pool.name} ({pool.machine_type}), whose nodes leave {{}} to pods after the kubelet's reserves "
+        f"({reserve_formula}) and the DaemonSets"
+    )
+    problems = []
+    (cpu_field, cpu_value), (mem_field, mem_value) = cpu, memory
+    if TypeAdapter(Millicores).validate_python(cpu_value) > room_cpu:
+        problems.append((
+            cpu_field,
+            f"{cpu_field} {cpu_value} of {who} fits no node of {where.format(f'{room_cpu}m CPU')}; use at most {room_cpu}m",
+            cpu_value,
+        ))
+    if TypeAdapter(MiB).validate_python(mem_value) > room_mib:
+        problems.append((
+            mem_field,
+            f"{mem_field} {mem_value} of {who} fits no node of {where.format(f'{room_mib}Mi memory')}; use at most {room_mib}Mi",
+            mem_value,
+        ))
+    return problems
+
+
 def _toleration(t: Taint) -> k8s.core.v1.TolerationArgs:
     return k8s.core.v1.TolerationArgs(key=t.key, operator="Equal", value=t.value, effect=t.effect.value)
 
@@ -103,10 +165,18 @@ class RapidsDaskClusterSpec(BaseModel):
     """RAPIDS image of the scheduler and workers (pinned). Default: nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13."""
     n_workers: int = Field(default=2, ge=0, le=1000)
     """Workers in the default worker group. Default: 2."""
-    gpus_per_worker: int = Field(default=1, ge=1, le=8)
-    """GPUs each dask-cuda-worker gets (it starts one worker process per GPU). Default: 1."""
+    gpus_per_worker: int = Field(default=1, ge=1)
+    """GPUs each worker pod gets; only 1, since dask-cuda-worker starts one Dask worker per GPU and the DaskAutoscaler counts Dask workers. Default: 1."""
+    worker_cpu: str = Field(default="1", pattern=CPU_PATTERN)
+    """CPU request and limit of each worker (fits two workers on an n1-standard-4 with two T4s). Default: 1."""
+    worker_memory: str = Field(default="5Gi", pattern=MEMORY_PATTERN)
+    """Memory request and limit of each worker; dask-cuda-worker sizes its host memory limit from it. Default: 5Gi."""
     scheduler_gpus: int = Field(default=1, ge=0, le=1)
     """GPUs of the scheduler (the seed's scheduler guide gives it one, to deserialise GPU objects). Default: 1."""
+    scheduler_cpu: str = Field(default="1", pattern=CPU_PATTERN)
+    """CPU request and limit of the scheduler. Default: 1."""
+    scheduler_memory: str = Field(default="2Gi", pattern=MEMORY_PATTERN)
+    """Memory request and limit of the scheduler. Default: 2Gi."""
     idle_timeout_seconds: int = Field(default=0, ge=0)
     """Seconds without activity after which the operator deletes the cluster (0: never). Default: 0."""
     scheduler_node_labels: dict[str, str] = Field(default_factory=lambda: {"dedicated": "scheduler"})
@@ -118,9 +188,21 @@ class RapidsDaskClusterSpec(BaseModel):
     worker_node_selector: dict[str, str] = Field(default_factory=dict)
     """Node selector of the workers (e.g. a GPU pool's or compute class's). Default: {}."""
 
+    @field_validator("gpus_per_worker")
     @classmethod
-    def for_pools(cls, name: str, pools: Sequence[NodePoolShape], **fields: Any) -> RapidsDaskClusterSpec:
-        """A spec placed on a stack's pools: the scheduler on the scheduler pool, workers on the first GPU pool."""
+    def _one_gpu(cls, value: int) -> int:
+        if value > 1:
+            raise ValueError(f"gpus_per_worker {value} is not supported: {WORKER_GPUS_WHY}; use 1")
+        return value
+
+    @classmethod
+    def for_pools(
+        cls, name: str, pools: Sequence[NodePoolShape], *, reserve_formula: str = "gke", **fields: Any
+    ) -> RapidsDaskClusterSpec:
+        """A spec placed on a stack's pools: the scheduler on the scheduler pool, workers on the first GPU pool.
+
+        Raises ValueError when the workers' or the scheduler's CPU or memory fits no node of the
+        pool they are placed on (allocatable by ``reserve_formula``, gke or eks)."""
         scheduler = next((p for p in pools if p.role == "scheduler"), None)
         gpu = next((p for p in pools if p.role == "gpu"), None)
         if scheduler is not None:
@@ -132,7 +214,20 @@ class RapidsDaskClusterSpec(BaseModel):
         if gpu is not None:
             fields.setdefault("worker_tolerations", list(gpu.placement.tolerations))
             fields.setdefault("worker_node_selector", dict(gpu.placement.node_selector))
-        return cls(name=name, **fields)
+        spec = cls(name=name, **fields)
+        problems = []
+        if gpu is not None:
+            problems += fit_problems(
+                "the Dask workers", ("worker_cpu", spec.worker_cpu), ("worker_memory", spec.worker_memory), gpu, reserve_formula
+            )
+        if (home := scheduler or gpu) is not None:
+            problems += fit_problems(
+                "the Dask scheduler", ("scheduler_cpu", spec.scheduler_cpu), ("scheduler_memory", spec.scheduler_memory),
+                home, reserve_formula,
+            )
+        if problems:
+            raise ValueError("; ".join(message for _, message, _ in problems))
+        return spec
 
     def to_dict(self) -> dict[str, Any]:
         """The DaskCluster (kubernetes.dask.org/v1): make_cluster_spec's, plus placement and GPUs."""
@@ -143,7 +238,7 @@ class RapidsDaskClusterSpec(BaseModel):
             name=self.name,
             image=self.image,
             n_workers=self.n_workers,
-            resources={"limits": {"nvidia.com/gpu": str(self.gpus_per_worker)}},
+            resources=_resources(self.worker_cpu, self.worker_memory, self.gpus_per_worker),
             worker_command="dask-cuda-worker",
             idle_timeout=self.idle_timeout_seconds,
         )
@@ -156,9 +251,7 @@ class RapidsDaskClusterSpec(BaseModel):
         if self.worker_node_selector:
             worker["nodeSelector"] = dict(self.worker_node_selector)
         (container,) = scheduler["containers"]
-        container["resources"] = (
-            {"limits": {"nvidia.com/gpu": str(self.scheduler_gpus)}} if self.scheduler_gpus else None
-        )
+        container["resources"] = _resources(self.scheduler_cpu, self.scheduler_memory, self.scheduler_gpus)
         scheduler["tolerations"] = tolerations(self.scheduler_tolerations)
         scheduler["affinity"] = {
             "nodeAffinity": {
@@ -174,10 +267,10 @@ class RapidsDaskClusterSpec(BaseModel):
                 ]
             }
         }
-        # make_cluster_spec leaves env and resources None where not given; the API drops nulls.
+        # make_cluster_spec leaves env None where not given; the API drops nulls.
         for pod in (worker, scheduler):
             for c in pod["containers"]:
-                for key in ("env", "resources"):
+                for key in ("env",):
                     if c.get(key) is None:
                         c.pop(key, None)
         return spec
@@ -192,10 +285,10 @@ class DaskNotebookArgs(BaseModel):
     """Notebook image (pinned; never latest). Default: nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13."""
     gpus: int = Field(default=1, ge=0, le=8)
     """GPUs of the notebook. Default: 1."""
-    cpu: str = Field(default="2", pattern=r"^[0-9]+(\.[0-9]+)?m?$")
-    """CPU request and limit. Default: 2."""
-    memory: str = Field(default="16Gi", pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)$")
-    """Memory request and limit. Default: 16Gi."""
+    cpu: str = Field(default="2", pattern=CPU_PATTERN)
+    """CPU request and limit; must fit one node of the pool the notebook runs on. Default: 2."""
+    memory: str = Field(default="8Gi", pattern=MEMORY_PATTERN)
+    """Memory request and limit; must fit one node of the pool the notebook runs on (a 15 GiB n1-standard-4 leaves about 11.9 GiB). Default: 8Gi."""
 
 
 class SharedDaskClusterArgs(BaseModel):
@@ -257,14 +350,25 @@ class DaskOperatorArgs(BaseModel):
     """Namespace of the cluster-wide operator and the prepuller. Default: dask-operator."""
     chart_version: ChartVersion = "2026.3.0"
     """dask-kubernetes-operator chart (helm.dask.org); its operator image has the same tag. Default: 2026.3.0."""
-    worker_gpus: int = Field(default=1, ge=1, le=8)
-    """GPUs of one Dask worker (the spec the tenants' clusters use). Default: 1."""
+    worker_gpus: int = Field(default=1, ge=1)
+    """GPUs of one Dask worker pod (the spec the tenants' clusters use); only 1, since dask-cuda-worker starts one Dask worker per GPU and the DaskAutoscaler counts Dask workers. Default: 1."""
+    worker_cpu: str = Field(default="1", pattern=CPU_PATTERN)
+    """CPU request and limit of one Dask worker; must fit one node of the GPU pool (fits two workers on an n1-standard-4 with two T4s). Default: 1."""
+    worker_memory: str = Field(default="5Gi", pattern=MEMORY_PATTERN)
+    """Memory request and limit of one Dask worker (dask-cuda-worker sizes its host memory limit from it); must fit one node of the GPU pool. Default: 5Gi."""
     rapids_image: PinnedImage = RAPIDS_BASE
     """RAPIDS image of schedulers and workers, which the prepuller pulls onto every GPU node. Default: nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13."""
     prepull: bool = True
     """Pull the RAPIDS images onto every GPU node as it joins (a DaemonSet). Default: true."""
     pause_image: PinnedImage = "registry.k8s.io/pause:3.10"
     """The container that keeps the prepuller's pods alive. Default: registry.k8s.io/pause:3.10."""
+
+    @field_validator("worker_gpus")
+    @classmethod
+    def _one_gpu(cls, value: int) -> int:
+        if value > 1:
+            raise ValueError(f"worker_gpus {value} is not supported: {WORKER_GPUS_WHY}; use 1")
+        return value
 
     @field_validator("tenants")
     @classmethod
@@ -297,12 +401,40 @@ class DaskOperatorArgs(BaseModel):
                     + f", more than gpu_quota {tenant.gpu_quota}; lower max_workers or raise gpu_quota",
                     shared.max_workers,
                 )
-            if self.scope is OperatorScope.NAMESPACED and tenant.name == self.namespace:
+            if tenant.name == self.namespace:
+                # In either scope the operator's namespace already exists: one namespace, two owners.
                 raise field_error(
                     "DaskOperatorArgs", ("tenants", i, "name"),
                     f"tenant {tenant.name} is the operator namespace; choose another name", tenant.name,
                 )
+            if tenant.name in RESERVED_NAMESPACES:
+                raise field_error(
+                    "DaskOperatorArgs", ("tenants", i, "name"),
+                    f"tenant {tenant.name} is a namespace Kubernetes owns ({', '.join(RESERVED_NAMESPACES)}); "
+                    "choose another name",
+                    tenant.name,
+                )
         return self
+
+    def placement_problems(
+        self, pools: Sequence[NodePoolShape], reserve_formula: str = "gke"
+    ) -> list[tuple[tuple[str | int, ...], str, str]]:
+        """(location, message, value) for each notebook and worker whose CPU or memory fits no node of
+        the pool it is placed on; ``reserve_formula`` (gke or eks) is the cloud's kubelet reserve formula."""
+        problems: list[tuple[tuple[str | int, ...], str, str]] = []
+        gpu = next((p for p in pools if p.role == "gpu"), None)
+        if gpu is not None:
+            worker = fit_problems(
+                "the Dask workers", ("worker_cpu", self.worker_cpu), ("worker_memory", self.worker_memory), gpu, reserve_formula
+            )
+            problems += [((f,), m, v) for f, m, v in worker]
+        for i, tenant in enumerate(self.tenants):
+            nb = tenant.notebook
+            if nb is None or (pool := _notebook_pool(pools, nb.gpus)) is None:
+                continue
+            found = fit_problems(f"tenant {tenant.name}'s notebook", ("cpu", nb.cpu), ("memory", nb.memory), pool, reserve_formula)
+            problems += [(("tenants", i, "notebook", f), m, v) for f, m, v in found]
+        return problems
 
 
 def operator_values(args: DaskOperatorArgs, watch: str | None) -> dict[str, Any]:
@@ -335,11 +467,23 @@ class DaskOperator(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         pools: Sequence[NodePoolShape] = (),
+        reserve_formula: str = "gke",
     ) -> None:
-        """``pools``: the cluster's pools (StackConfig.pool_shapes()), for the scheduler's and workers' placement."""
+        """``pools``: the cluster's pools (StackConfig.pool_shapes()), for the scheduler's and workers' placement.
+        ``reserve_formula``: the cloud's kubelet reserve formula (gke or eks), for what a node leaves to pods.
+
+        Raises ValidationError (notebook or worker too big for its pool) or ValueError (scheduler too big)
+        before anything is registered."""
+        # Checked before the component registers: bad input changes nothing.
+        if problems := args.placement_problems(pools, reserve_formula):
+            loc, message, value = problems[0]
+            raise field_error("DaskOperatorArgs", loc, message, value)
+        spec = RapidsDaskClusterSpec.for_pools(
+            "rapids", pools, reserve_formula=reserve_formula, image=args.rapids_image, gpus_per_worker=args.worker_gpus,
+            worker_cpu=args.worker_cpu, worker_memory=args.worker_memory,
+        )
         super().__init__("gpu-platform:dask_operator:DaskOperator", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        spec = RapidsDaskClusterSpec.for_pools("rapids", pools, image=args.rapids_image, gpus_per_worker=args.worker_gpus)
         self.cluster_spec = spec.to_dict()
         gpu_pools = [p for p in pools if p.gpus_per_node]
         self.namespaces = {}
@@ -435,6 +579,13 @@ class DaskOperator(pulumi.ComponentResource):
             ),
             opts=in_ns,
         )
+        k8s.core.v1.ConfigMap(
+            f"{prefix}-dask-cluster-spec",
+            metadata=meta(CLUSTER_SPEC_CONFIG_MAP),
+            # The placed spec the platform uses: notebooks load it without gpu-platform installed.
+            data={CLUSTER_SPEC_KEY: yaml.safe_dump(self.cluster_spec, sort_keys=False)},
+            opts=in_ns,
+        )
         if tenant.notebook is not None:
             self.notebook_services[tenant.name] = self._notebook(prefix, tenant, gpu_pools, in_ns)
         if tenant.shared_cluster is not None:
@@ -507,7 +658,10 @@ class DaskOperator(pulumi.ComponentResource):
                                         name="proxy-config",
                                         mount_path="/etc/jupyter/jupyter_server_config.py",
                                         sub_path="jupyter_server_config.py",
-                                    )
+                                    ),
+                                    k8s.core.v1.VolumeMountArgs(
+                                        name="dask-cluster-spec", mount_path=CLUSTER_SPEC_DIR, read_only=True
+                                    ),
                                 ],
                             )
                         ],
@@ -515,7 +669,11 @@ class DaskOperator(pulumi.ComponentResource):
                             k8s.core.v1.VolumeArgs(
                                 name="proxy-config",
                                 config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name="jupyter-server-proxy-config"),
-                            )
+                            ),
+                            k8s.core.v1.VolumeArgs(
+                                name="dask-cluster-spec",
+                                config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=CLUSTER_SPEC_CONFIG_MAP),
+                            ),
                         ],
                     ),
                 ),
@@ -587,8 +745,25 @@ class DaskOperator(pulumi.ComponentResource):
 
 def _gpu_placement(gpu_pools: Sequence[NodePoolShape]) -> PoolPlacement:
     """Where a GPU pod of a tenant runs: the first GPU pool of role gpu (else any GPU pool)."""
-    ordered = sorted(gpu_pools, key=lambda p: p.role != "gpu")
-    return ordered[0].placement if ordered else PoolPlacement({}, (GPU_TAINT,))
+    pool = _notebook_pool(gpu_pools, 1)
+    return pool.placement if pool is not None else PoolPlacement({}, (GPU_TAINT,))
+
+
+def _notebook_pool(pools: Sequence[NodePoolShape], gpus: int) -> NodePoolShape | None:
+    """The pool a notebook lands on: with GPUs, the first GPU pool of role gpu (else any GPU pool);
+    without, the untainted pool with the most memory (it has no node selector)."""
+    if gpus:
+        ordered = sorted((p for p in pools if p.gpus_per_node), key=lambda p: p.role != "gpu")
+        return ordered[0] if ordered else None
+    untainted = [p for p in pools if not p.taints]
+    return max(untainted, key=lambda p: p.memory_mib) if untainted else None
+
+
+def _resources(cpu: str, memory: str, gpus: int) -> dict[str, dict[str, str]]:
+    """Requests equal to limits (Guaranteed QoS: dask-cuda-worker sizes itself from the cgroup limit)."""
+    requests = {"cpu": cpu, "memory": memory}
+    limits = {**requests, "nvidia.com/gpu": str(gpus)} if gpus else dict(requests)
+    return {"requests": requests, "limits": limits}
 
 
 def _labels() -> dict[str, str]:

@@ -248,6 +248,10 @@ class StackConfig(BaseModel):
                     )
         if self.kubeflow is not None:
             self._check_kubeflow(self.kubeflow)
+        if self.dask is not None:
+            # A notebook or worker bigger than any node of its pool would stay Pending for good.
+            for loc, message, value in self.dask.placement_problems(self.pool_shapes(), self.reserve_formula()):
+                raise field_error("StackConfig", ("dask", *loc), message, value)
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
             raise field_error("StackConfig", "kubeflow_dex_password_hash", problem, "[secret]")
@@ -295,6 +299,10 @@ class StackConfig(BaseModel):
                 "set",
             )
 
+
+    def reserve_formula(self) -> str:
+        """The kubelet reserve formula of the stack's cloud (infra.capacity.ReserveFormula): gke or eks."""
+        return "eks" if self.cloud is Cloud.AWS else "gke"
 
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every pool of the stack's cluster as workloads see it (see NodePoolShape)."""

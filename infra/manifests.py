@@ -17,7 +17,15 @@ import yaml
 
 from infra.preview import SECRET_SIG, Plan, RecordedResource
 
-__all__ = ["KubernetesObject", "SchemaFinding", "kubernetes_objects", "plain", "validate_objects", "write_manifests"]
+__all__ = [
+    "KubernetesObject",
+    "SchemaFinding",
+    "kubernetes_objects",
+    "plain",
+    "unknown_fields",
+    "validate_objects",
+    "write_manifests",
+]
 
 CRD_DIR = Path(__file__).parent / "crds"
 
@@ -159,7 +167,45 @@ def validate_objects(
             validator = jsonschema.Draft7Validator(schema)
             for error in sorted(validator.iter_errors(obj.body), key=lambda e: list(e.absolute_path)):
                 findings.append(SchemaFinding(obj.resource.name, obj.kind, f"{label}: {_path(error)}: {error.message}", True))
+            # JSON Schema lets keys outside `properties` through; the API server prunes them, or
+            # (kubectl's strict field validation) refuses them. Either way a misspelt key is lost.
+            for where, message in unknown_fields(obj.body, schema):
+                findings.append(SchemaFinding(obj.resource.name, obj.kind, f"{label}: {where}: {message}", True))
     return findings
+
+
+def unknown_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[tuple[str, str]]:
+    """(path, message) for every key of ``value`` that its CRD schema node does not declare.
+
+    A node with ``properties`` declares exactly those keys, unless it sets
+    ``x-kubernetes-preserve-unknown-fields: true`` or ``additionalProperties``. The top-level
+    ``metadata`` is the API server's ObjectMeta, checked by the API server, not the CRD.
+    """
+    import difflib
+
+    found: list[tuple[str, str]] = []
+    if isinstance(value, dict) and isinstance(schema, dict):
+        properties = schema.get("properties")
+        open_ended = schema.get("x-kubernetes-preserve-unknown-fields") is True or "additionalProperties" in schema
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if path == "" and key in ("apiVersion", "kind", "metadata"):
+                continue
+            if properties is not None and key in properties:
+                found += unknown_fields(item, properties[key], where)
+            elif properties is not None and not open_ended:
+                hint = difflib.get_close_matches(str(key), list(properties), n=1)
+                found.append((
+                    where,
+                    f"unknown field {key!r}; "
+                    + (f"did you mean {hint[0]!r}?" if hint else f"allowed: {', '.join(sorted(properties))}"),
+                ))
+            elif isinstance(schema.get("additionalProperties"), dict):
+                found += unknown_fields(item, schema["additionalProperties"], where)
+    elif isinstance(value, list) and isinstance(schema, dict) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            found += unknown_fields(item, schema["items"], f"{path}[{i}]")
+    return found
 
 
 def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:

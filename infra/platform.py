@@ -74,7 +74,9 @@ def compose_addons(stack: str, config: StackConfig, target: ClusterTarget) -> No
         pulumi.export("kubeflowTrainingPlacement", install.training_placement)
         pulumi.export("kubeflowStorage", install.storage)
     if config.dask is not None:
-        dask = DaskOperator(f"{stack}-dask", config.dask, opts=target.options(), pools=target.pools)
+        dask = DaskOperator(
+            f"{stack}-dask", config.dask, opts=target.options(), pools=target.pools, reserve_formula=config.reserve_formula()
+        )
         pulumi.export("daskTenants", list(dask.namespaces))
         pulumi.export("daskNotebooks", dask.notebook_services)
         pulumi.export("daskClusterSpec", dask.cluster_spec)

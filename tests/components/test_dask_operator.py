@@ -15,12 +15,12 @@ import yaml
 from pydantic import ValidationError
 
 from components import DaskOperator, DaskOperatorArgs, RapidsDaskClusterSpec
-from components.dask_operator import GPU_NODE_LABELS, operator_chart_dir, operator_values
+from components.dask_operator import DaskNotebookArgs, GPU_NODE_LABELS, node_room, operator_chart_dir, operator_values
 from components.pools import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
 from infra.config import StackConfig, format_validation_error
 from tests.components.test_upstream_schemas import unknown_keys
-from tests.conftest import Engine, settled_tree
-from tests.factories import stack
+from tests.conftest import Engine, settled, settled_tree
+from tests.factories import eks_stack, gpu_class, stack
 
 SCHEDULER_POOL = NodePoolShape(
     "scheduler", "scheduler", "n1-standard-2", 2, 7680, 1, "nvidia-tesla-t4", CapacityStrategy.ON_DEMAND, 0, 4,
@@ -60,8 +60,20 @@ def refusal(dask: dict[str, Any]) -> list[str]:
          "gpu-platform:dask.tenants[0].name: 'Team_A' is not a DNS label: lowercase letters, digits and '-', at most 63 characters (got \"Team_A\")"),
         ({"tenants": [{"name": "a", "gpu_quota": 4}, {"name": "a", "gpu_quota": 4}]},
          "gpu-platform:dask.tenants: tenants repeat a name (a, a); each tenant is one namespace (got [{\"name\": \"a\", \"gpu_quota\": 4}, {\"name\": \"a\", \"gpu_quota\": 4}])"),
-        ({"worker_gpus": 2, "tenants": [{"name": "a", "gpu_quota": 2}]},
-         "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 2, the scheduler 1; use at least 3 (got 2)"),
+        ({"worker_gpus": 2, "tenants": [{"name": "a", "gpu_quota": 4}]},
+         "gpu-platform:dask.worker_gpus: worker_gpus 2 is not supported: dask-cuda-worker starts one Dask worker per GPU of its pod while the DaskAutoscaler counts Dask workers, so a pod with more GPUs makes the autoscaler start and stop the wrong number of pods; use 1 (got 2)"),
+        ({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"memory": "16Gi"}}]},
+         "gpu-platform:dask.tenants[0].notebook.memory: memory 16Gi of tenant a's notebook fits no node of pool t4 (n1-standard-4), whose nodes leave 12188Mi memory to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 12188Mi (got \"16Gi\")"),
+        ({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"cpu": "4"}}]},
+         "gpu-platform:dask.tenants[0].notebook.cpu: cpu 4 of tenant a's notebook fits no node of pool t4 (n1-standard-4), whose nodes leave 3620m CPU to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 3620m (got \"4\")"),
+        ({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"gpus": 0, "memory": "64Gi"}}]},
+         "gpu-platform:dask.tenants[0].notebook.memory: memory 64Gi of tenant a's notebook fits no node of pool system (e2-standard-4), whose nodes leave 13109Mi memory to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 13109Mi (got \"64Gi\")"),
+        ({"worker_memory": "13Gi", "tenants": [{"name": "a", "gpu_quota": 4}]},
+         "gpu-platform:dask.worker_memory: worker_memory 13Gi of the Dask workers fits no node of pool t4 (n1-standard-4), whose nodes leave 12188Mi memory to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 12188Mi (got \"13Gi\")"),
+        ({"worker_cpu": "3700m", "tenants": [{"name": "a", "gpu_quota": 4}]},
+         "gpu-platform:dask.worker_cpu: worker_cpu 3700m of the Dask workers fits no node of pool t4 (n1-standard-4), whose nodes leave 3620m CPU to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 3620m (got \"3700m\")"),
+        ({"tenants": [{"name": "dask-operator", "gpu_quota": 4}]},
+         "gpu-platform:dask.tenants[0].name: tenant dask-operator is the operator namespace; choose another name (got \"dask-operator\")"),
         ({"tenants": [{"name": "a", "gpu_quota": 2, "notebook": {"gpus": 1}}]},
          "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 1, the scheduler 1 and the notebook 1; use at least 3 (got 2)"),
         ({"tenants": [{"name": "a", "gpu_quota": 4, "shared_cluster": {"min_workers": 0, "max_workers": 4}}]},
@@ -74,6 +86,13 @@ def refusal(dask: dict[str, Any]) -> list[str]:
          "gpu-platform:dask.tenants[0].notebook.image: image 'rapidsai/notebooks:latest' must carry a version tag (never latest) or a digest (got \"rapidsai/notebooks:latest\")"),
         ({"scope": "namespaced", "namespace": "a", "tenants": [{"name": "a", "gpu_quota": 4}]},
          "gpu-platform:dask.tenants[0].name: tenant a is the operator namespace; choose another name (got \"a\")"),
+        *[
+            ({"scope": scope, "tenants": [{"name": reserved, "gpu_quota": 4}]},
+             f"gpu-platform:dask.tenants[0].name: tenant {reserved} is a namespace Kubernetes owns (default, kube-system, "
+             f"kube-public, kube-node-lease); choose another name (got \"{reserved}\")")
+            for scope in ("cluster", "namespaced")
+            for reserved in ("default", "kube-system", "kube-public", "kube-node-lease")
+        ],
         ({"tenants": [{"name": "a", "gpu_quota": 0}]},
          "gpu-platform:dask.tenants[0].gpu_quota: Input should be greater than or equal to 1 (got 0)"),
         ({"tenants": [{"name": "a", "gpu_quota": 4, "memory_quota": "64GB"}]},
@@ -86,12 +105,63 @@ def test_fails_when_a_dask_value_is_wrong(dask: dict[str, Any], line: str) -> No
     assert refusal(dask) == [line]
 
 
+def test_fails_when_a_notebook_is_bigger_than_an_eks_gpu_node() -> None:
+    # dev-eks: g4dn.xlarge is 16 GiB in all, before the EKS AMI's reserves.
+    config = {
+        **eks_stack(classes=[gpu_class(instance_types=["g4dn.xlarge"])]),
+        "dask": {"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"memory": "16Gi"}}]},
+    }
+    with pytest.raises(ValidationError) as info:
+        StackConfig.model_validate(config)
+    assert format_validation_error(info.value, StackConfig, "gpu-platform") == [
+        "gpu-platform:dask.tenants[0].notebook.memory: memory 16Gi of tenant a's notebook fits no node of pool small "
+        "(g4dn.xlarge), whose nodes leave 14307Mi memory to pods after the kubelet's reserves (eks) and the DaemonSets; "
+        "use at most 14307Mi (got \"16Gi\")"
+    ]
+
+
+def test_the_default_notebook_and_workers_fit_the_dev_gpu_nodes() -> None:
+    # dev-gke's n1-standard-4 with two T4s (two workers per node) and dev-eks's g4dn.xlarge.
+    for config in (stack(), eks_stack(classes=[gpu_class(instance_types=["g4dn.xlarge"])])):
+        parsed = StackConfig.model_validate({**config, "dask": {"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {}}]}})
+        assert parsed.dask is not None and parsed.dask.placement_problems(parsed.pool_shapes(), parsed.reserve_formula()) == []
+    assert 2 * 1000 <= node_room(GPU_POOL)[0] and 2 * 5 * 1024 <= node_room(GPU_POOL)[1]
+
+
+def test_fails_when_the_spec_is_bigger_than_its_pools() -> None:
+    with pytest.raises(ValueError, match=r"^worker_memory 16Gi of the Dask workers fits no node of pool t4 .*; use at most 12188Mi$"):
+        RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL], worker_memory="16Gi")
+    with pytest.raises(ValueError, match=r"^scheduler_cpu 2 of the Dask scheduler fits no node of pool scheduler \(n1-standard-2\).*; use at most 1630m$"):
+        RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL], scheduler_cpu="2")
+    with pytest.raises(ValidationError, match="gpus_per_worker 2 is not supported: dask-cuda-worker starts one Dask worker per GPU"):
+        RapidsDaskClusterSpec(name="x", gpus_per_worker=2)
+
+
+@pulumi.runtime.test
+def test_fails_when_the_component_gets_a_notebook_its_pool_cannot_hold(engine: Engine) -> pulumi.Output[Any]:
+    args = DaskOperatorArgs.model_validate({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"memory": "16Gi"}}]})
+    with pytest.raises(ValidationError, match=r"memory 16Gi of tenant a's notebook fits no node of pool t4"):
+        DaskOperator("d", args, pools=[SCHEDULER_POOL, GPU_POOL])
+    # Registered after the refusal: once it is recorded, anything the refused component declared would be too.
+    sentinel = pulumi.ComponentResource("test:index:Sentinel", "sentinel")
+    return settled(sentinel).apply(lambda _: assert_only(engine.names(), {"sentinel"}))
+
+
+def assert_only(names: set[str], expected: set[str]) -> None:
+    assert names == expected  # refused before anything registered
+
+
 def test_dask_defaults() -> None:
     args = DaskOperatorArgs()
     assert (args.tenants, args.scope.value, args.namespace, args.chart_version, args.prepull) == ([], "cluster", "dask-operator", "2026.3.0", True)
+    assert (args.worker_gpus, args.worker_cpu, args.worker_memory) == (1, "1", "5Gi")
+    notebook = DaskNotebookArgs()
+    assert (notebook.gpus, notebook.cpu, notebook.memory) == (1, "2", "8Gi")
     spec = RapidsDaskClusterSpec(name="x")
     assert spec.scheduler_node_labels == {"dedicated": "scheduler"}
     assert spec.scheduler_tolerations == [GPU_TAINT] and spec.worker_tolerations == [GPU_TAINT]
+    assert (spec.gpus_per_worker, spec.worker_cpu, spec.worker_memory) == (1, "1", "5Gi")
+    assert (spec.scheduler_gpus, spec.scheduler_cpu, spec.scheduler_memory) == (1, "1", "2Gi")
 
 
 # --- the DaskCluster spec ----------------------------------------------------------------------
@@ -103,9 +173,14 @@ def test_spec_is_make_cluster_spec_plus_placement() -> None:
     spec = RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL], n_workers=3).to_dict()
     expected = make_cluster_spec(
         name="rapids", image=RapidsDaskClusterSpec(name="x").image, n_workers=3,
-        resources={"limits": {"nvidia.com/gpu": "1"}}, worker_command="dask-cuda-worker",
+        resources={"requests": {"cpu": "1", "memory": "5Gi"}, "limits": {"cpu": "1", "memory": "5Gi", "nvidia.com/gpu": "1"}},
+        worker_command="dask-cuda-worker",
     )
     worker, scheduler = expected["spec"]["worker"]["spec"], expected["spec"]["scheduler"]["spec"]
+    # Requests equal limits: dask-cuda-worker sizes its memory from the cgroup, never the LimitRange default.
+    scheduler["containers"][0]["resources"] = {
+        "requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": "1"},
+    }
     for pod in (worker, scheduler):
         pod["containers"][0].pop("env")
     worker["tolerations"] = [
@@ -228,6 +303,9 @@ def test_notebook_is_the_seeds(engine: Engine) -> pulumi.Output[Any]:
         config = engine.resource("d-team-a-proxy-config").inputs
         assert config["metadata"]["name"] == "jupyter-server-proxy-config"
         assert config["data"]["jupyter_server_config.py"] == "c.ServerProxy.host_allowlist = lambda app, host: True\n"
+        assert container["resources"]["requests"] == {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"}
+        assert container["volumeMounts"][1] == {"name": "dask-cluster-spec", "mountPath": "/etc/gpu-platform/dask", "readOnly": True}
+        assert {"name": "dask-cluster-spec", "configMap": {"name": "dask-cluster-spec"}} in pod["volumes"]
         service = engine.resource("d-team-a-notebook-service").inputs["spec"]
         assert service["ports"] == [{"name": "notebook", "port": 8888, "targetPort": "notebook"}]
 
@@ -287,5 +365,45 @@ def test_namespaced_operators_one_per_tenant(engine: Engine) -> pulumi.Output[An
         assert sorted(releases) == ["team-a", "team-b"]
         assert releases["team-a"]["kopfArgs"] == ["--namespace", "team-a"]
         assert releases["team-a"]["rbac"]["cluster"] is False
+
+    return settled_tree(operator).apply(check)
+
+
+@pulumi.runtime.test
+def test_every_tenant_gets_the_placed_cluster_spec_for_its_notebook(engine: Engine) -> pulumi.Output[Any]:
+    operator = build()
+
+    def check(_: Any) -> None:
+        for tenant in ("team-a", "team-b"):
+            config = engine.resource(f"d-{tenant}-dask-cluster-spec").inputs
+            assert config["metadata"]["name"] == "dask-cluster-spec" and config["metadata"]["namespace"] == tenant
+            # The very dict the platform uses (placed on the pools, with resources), as KubeCluster takes it.
+            assert yaml.safe_load(config["data"]["cluster.yaml"]) == operator.cluster_spec
+        assert operator.cluster_spec["spec"]["worker"]["spec"]["nodeSelector"] == {"cloud.google.com/gke-nodepool": "t4"}
+
+    return settled_tree(operator).apply(check)
+
+
+def test_the_placed_spec_carries_worker_resources() -> None:
+    spec = RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL]).to_dict()["spec"]
+    (worker,) = spec["worker"]["spec"]["containers"]
+    assert worker["resources"] == {
+        "requests": {"cpu": "1", "memory": "5Gi"}, "limits": {"cpu": "1", "memory": "5Gi", "nvidia.com/gpu": "1"},
+    }
+
+
+@pulumi.runtime.test
+def test_worker_resources_reach_the_shared_cluster(engine: Engine) -> pulumi.Output[Any]:
+    operator = build(worker_cpu="1500m", worker_memory="6Gi")
+
+    def check(_: Any) -> None:
+        body = engine.resource("d-team-b-shared-cluster").inputs
+        (worker,) = body["spec"]["worker"]["spec"]["containers"]
+        assert worker["resources"]["requests"] == {"cpu": "1500m", "memory": "6Gi"}
+        assert worker["resources"]["limits"] == {"cpu": "1500m", "memory": "6Gi", "nvidia.com/gpu": "1"}
+        (scheduler,) = body["spec"]["scheduler"]["spec"]["containers"]
+        assert scheduler["resources"]["requests"] == {"cpu": "1", "memory": "2Gi"}
+        crd = {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec")}
+        assert list(jsonschema.Draft7Validator(daskcluster_schema()).iter_errors(crd)) == []
 
     return settled_tree(operator).apply(check)

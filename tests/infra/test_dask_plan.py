@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 
+import jsonschema
 import pytest
 
+from infra.manifests import KubernetesObject, crd_schema, kubernetes_objects, unknown_fields, validate_objects
 from infra.preview import Plan
 from tests.conftest import PROJECT_DIR
 from tests.conftest import shipped_plan as plan
@@ -38,3 +41,52 @@ def test_every_stack_runs_dask_with_tenant_quotas(stack: str) -> None:
     assert p.outputs["daskTenants"]
     quotas = {r.inputs["metadata"]["namespace"] for r in p.of_type("kubernetes:core/v1:ResourceQuota")}
     assert set(p.outputs["daskTenants"]) <= quotas
+
+
+def dask_objects(stack: str) -> list[KubernetesObject]:
+    return [o for o in kubernetes_objects(plan(stack)) if o.api_version == "kubernetes.dask.org/v1"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_shipped_dask_objects_declare_only_fields_their_crds_know(stack: str) -> None:
+    objects = dask_objects(stack)
+    assert {o.kind for o in objects} == {"DaskCluster", "DaskAutoscaler"}
+    assert validate_objects(objects, "1.34") == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "key", "line"),
+    [
+        ("DaskCluster", ("spec",), "idleTimout",
+         "DaskCluster shared: spec.idleTimout: unknown field 'idleTimout'; did you mean 'idleTimeout'?"),
+        ("DaskCluster", ("spec", "worker", "spec"), "nodeSelecter",
+         "DaskCluster shared: spec.worker.spec.nodeSelecter: unknown field 'nodeSelecter'; did you mean 'nodeSelector'?"),
+        ("DaskAutoscaler", ("spec",), "maximun",
+         "DaskAutoscaler shared: spec.maximun: unknown field 'maximun'; did you mean 'maximum'?"),
+    ],
+)
+def test_fails_when_a_dask_object_has_a_misspelt_key(kind: str, path: tuple[str, ...], key: str, line: str) -> None:
+    (obj,) = [o for o in dask_objects("dev-gke") if o.kind == kind]
+    body = copy.deepcopy(obj.body)
+    node = body
+    for part in path:
+        node = node[part]
+    node[key] = 5
+    # Draft 7 alone lets the key through: the CRD schema declares no additionalProperties.
+    schema = crd_schema(obj.api_version, kind)
+    assert schema is not None and list(jsonschema.Draft7Validator(schema).iter_errors(body)) == []
+    (finding,) = validate_objects([KubernetesObject(obj.resource, body)], "1.34")
+    assert (finding.message, finding.validated) == (line, True)
+
+
+def test_unknown_fields_respects_preserve_unknown_and_additional_properties() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "open": {"type": "object", "properties": {"a": {}}, "x-kubernetes-preserve-unknown-fields": True},
+            "map": {"type": "object", "additionalProperties": {"type": "object", "properties": {"b": {}}}},
+            "list": {"type": "array", "items": {"type": "object", "properties": {"c": {}}}},
+        },
+    }
+    body = {"open": {"z": 1}, "map": {"any": {"b": 1, "y": 2}}, "list": [{"c": 1}, {"x": 1}]}
+    assert [where for where, _ in unknown_fields(body, schema)] == ["map.any.y", "list[1].x"]
