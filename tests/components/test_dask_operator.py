@@ -106,7 +106,7 @@ def test_fails_when_a_dask_value_is_wrong(dask: dict[str, Any], line: str) -> No
 
 
 def test_fails_when_a_notebook_is_bigger_than_an_eks_gpu_node() -> None:
-    # dev-eks: g4dn.xlarge is 16 GiB in all, before the EKS AMI's reserves.
+    # dev-eks: g4dn.xlarge is 16 GiB in all; the EKS AMI reserves 255Mi + 11Mi x 29 pods (its ENI limit), eviction 100Mi.
     config = {
         **eks_stack(classes=[gpu_class(instance_types=["g4dn.xlarge"])]),
         "dask": {"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"memory": "16Gi"}}]},
@@ -115,8 +115,8 @@ def test_fails_when_a_notebook_is_bigger_than_an_eks_gpu_node() -> None:
         StackConfig.model_validate(config)
     assert format_validation_error(info.value, StackConfig, "gpu-platform") == [
         "gpu-platform:dask.tenants[0].notebook.memory: memory 16Gi of tenant a's notebook fits no node of pool small "
-        "(g4dn.xlarge), whose nodes leave 14307Mi memory to pods after the kubelet's reserves (eks) and the DaemonSets; "
-        "use at most 14307Mi (got \"16Gi\")"
+        "(g4dn.xlarge), whose nodes leave 15198Mi memory to pods after the kubelet's reserves (eks) and the DaemonSets; "
+        "use at most 15198Mi (got \"16Gi\")"
     ]
 
 
