@@ -17,10 +17,13 @@ What changes the rendered objects here is Pulumi's resource ``transforms`` optio
 on each Directory: the engine calls the transforms for every child the provider
 registers, including children of remote components, before the child is created. So the
 artifact store and metadata database claims get their typed size, storage class and
-protect and retain-on-delete, and Dex's static user gets its password hash from a Pulumi secret, on
-a real ``pulumi up``. Under the SDK's mocks (the offline preview, the tests) a remote
-component's children are never registered, so the transforms are not called there:
-they are plain functions over one Kubernetes object and are unit tested directly.
+protect and retain-on-delete, the Pipelines edition's object store keys and MySQL root
+password are generated (``pulumi_random``) instead of upstream's minio/minio123 and empty
+password, and Dex's static user gets its password hash from a Pulumi secret, on a real
+``pulumi up``. Under the SDK's mocks (the offline
+preview, the tests) a remote component's children are never registered, so the transforms
+are not called there: they are plain functions over one Kubernetes object and are unit
+tested directly.
 
 Nothing here imports the KFP SDK at import time; ``place_on_training_pool`` does, when
 a pipeline author calls it (``pip install 'gpu-platform[kfp]'``).
@@ -38,6 +41,7 @@ from typing import Annotated, Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import pulumi_random as random
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
@@ -59,11 +63,13 @@ __all__ = [
     "KubeflowInstallArgs",
     "TenantProfile",
     "TrainingPoolSelector",
+    "PipelinesCredentials",
     "capacity_problem",
     "dex_password_transform",
     "manifest_sources",
     "place_on_training_pool",
     "pipeline_volume_transform",
+    "pipelines_credentials_transform",
     "storage_summary",
     "tenant_quota_hard",
     "training_placement",
@@ -83,6 +89,15 @@ DATABASE_CLAIMS = frozenset({"mysql-pv-claim"})
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+
+ARTIFACT_SECRET = "mlpipeline-minio-artifact"
+"""KFP's object store credentials (accesskey, secretkey; upstream minio / minio123). SeaweedFS (or
+MinIO) takes its admin keys from it, the API server, the UI and Argo's artifact repository read it by
+secretKeyRef, the launcher through the Kubernetes API."""
+DATABASE_SECRET = "mysql-secret"
+"""KFP's database login (username root, upstream password ""), read by secretKeyRef by the API
+server, metadata-grpc and the cache server."""
+DATABASE_DEPLOYMENT = "mysql"
 
 
 class Edition(StrEnum):
@@ -480,13 +495,77 @@ def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer, client_secret: pul
     return None
 
 
+@dataclass(frozen=True)
+class PipelinesCredentials:
+    """The Pipelines edition's generated credentials, each a Pulumi secret."""
+
+    access_key: pulumi.Input[str]
+    """The object store's access key (Secret mlpipeline-minio-artifact, key accesskey)."""
+    secret_key: pulumi.Input[str]
+    """The object store's secret key (key secretkey)."""
+    database_password: pulumi.Input[str]
+    """MySQL's root password (Secret mysql-secret, key password)."""
+
+
+def pipelines_credentials_transform(obj: dict[str, Any], credentials: PipelinesCredentials) -> dict[str, Any] | None:
+    """KFP's object store and database credentials replaced by ours; None for any other object.
+
+    Upstream (kubeflow/pipelines manifests/kustomize) ships Secret mlpipeline-minio-artifact with
+    accesskey minio / secretkey minio123, Secret mysql-secret with username root and an empty
+    password, and a MySQL Deployment started with MYSQL_ALLOW_EMPTY_PASSWORD. Every consumer reads
+    the Secrets (envFrom, secretKeyRef, or the Kubernetes API), so the Secrets get our values and
+    MySQL's container gets MYSQL_ROOT_PASSWORD from mysql-secret instead of the empty password.
+    MySQL applies MYSQL_ROOT_PASSWORD only when it initialises an empty data directory.
+    """
+    metadata = obj.get("metadata") or {}
+    if metadata.get("namespace") != KUBEFLOW_NAMESPACE:
+        return None
+    kind, name = obj.get("kind"), metadata.get("name")
+    rest = {k: v for k, v in obj.items() if k not in ("data", "stringData")}
+    if kind == "Secret" and name == ARTIFACT_SECRET:
+        return {**rest, "stringData": {
+            "accesskey": pulumi.Output.secret(credentials.access_key),
+            "secretkey": pulumi.Output.secret(credentials.secret_key),
+        }}
+    if kind == "Secret" and name == DATABASE_SECRET:
+        # root: the only account MySQL's image creates from its environment.
+        return {**rest, "stringData": {"username": "root", "password": pulumi.Output.secret(credentials.database_password)}}
+    if kind == "Deployment" and name == DATABASE_DEPLOYMENT:
+        spec = obj["spec"]
+        template = spec["template"]
+        containers = template["spec"]["containers"]
+        if not any(c.get("name") == "mysql" for c in containers):
+            raise ValueError(
+                f"Deployment {KUBEFLOW_NAMESPACE}/{DATABASE_DEPLOYMENT} has no container named mysql "
+                f"(got {[c.get('name') for c in containers]}); its root password cannot be set"
+            )
+        root_password = {
+            "name": "MYSQL_ROOT_PASSWORD",
+            "valueFrom": {"secretKeyRef": {"name": DATABASE_SECRET, "key": "password"}},
+        }
+        changed = []
+        for container in containers:
+            if container.get("name") == "mysql":
+                env = [e for e in container.get("env") or [] if e.get("name") not in ("MYSQL_ALLOW_EMPTY_PASSWORD", "MYSQL_ROOT_PASSWORD")]
+                container = {**container, "env": [*env, root_password]}
+            changed.append(container)
+        template = {**template, "spec": {**template["spec"], "containers": changed}}
+        return {**obj, "spec": {**spec, "template": template}}
+    return None
+
+
 def _as_pulumi_transform(
     args: KubeflowInstallArgs,
     dex_password_hash: pulumi.Input[str] | None,
     oidc_client_secret: pulumi.Input[str] | None = None,
+    pipelines_credentials: PipelinesCredentials | None = None,
 ) -> pulumi.ResourceTransform:
     def transform(t: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
         props = dict(t.props)
+        if t.type_ in (SECRET_TYPE, DEPLOYMENT_TYPE) and pipelines_credentials is not None:
+            credentials = pipelines_credentials_transform(props, pipelines_credentials)
+            if credentials is not None:
+                return pulumi.ResourceTransformResult(credentials, t.opts)
         if t.type_ == PIPELINE_STORAGE_TYPE:
             changed = pipeline_volume_transform(props, args)
             if changed is None:
@@ -557,7 +636,8 @@ class KubeflowInstall(pulumi.ComponentResource):
         placement = training_placement(args.training_pool, training_pools)
         super().__init__("gpu-platform:kubeflow_install:KubeflowInstall", name, None, opts)
 
-        transform = _as_pulumi_transform(args, dex_password_hash, oidc_client_secret)
+        credentials = self._pipelines_credentials(name) if args.edition is Edition.PIPELINES else None
+        transform = _as_pulumi_transform(args, dex_password_hash, oidc_client_secret, credentials)
         self.directories = []
         for role, url in manifest_sources(args):
             self.directories.append(
@@ -590,6 +670,22 @@ class KubeflowInstall(pulumi.ComponentResource):
                 "trainingPlacement": self.training_placement,
                 "storage": self.storage,
             }
+        )
+
+    def _pipelines_credentials(self, name: str) -> PipelinesCredentials:
+        """Generated object store keys and MySQL root password (alphanumeric: they reach a shell
+        command in SeaweedFS's postStart hook and MySQL DSNs unquoted)."""
+
+        def generated(role: str, length: int) -> pulumi.Output[str]:
+            password = random.RandomPassword(
+                f"{name}-{role}", random.RandomPasswordArgs(length=length, special=False), opts=pulumi.ResourceOptions(parent=self)
+            )
+            return password.result
+
+        return PipelinesCredentials(
+            access_key=generated("artifact-store-access-key", 20),
+            secret_key=generated("artifact-store-secret-key", 40),
+            database_password=generated("database-password", 32),
         )
 
     def _tenant(self, name: str, edition: Edition, tenant: TenantProfile, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:

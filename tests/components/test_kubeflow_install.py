@@ -18,12 +18,14 @@ from components import KubeflowInstall, KubeflowInstallArgs, NodePoolShape, Pool
 from components.kubeflow_install import (
     EDITION_FOOTPRINT,
     Edition,
+    PipelinesCredentials,
     _as_pulumi_transform,
     capacity_problem,
     dex_oidc_transform,
     dex_password_transform,
     manifest_sources,
     pipeline_volume_transform,
+    pipelines_credentials_transform,
     tenant_quota_hard,
     training_placement,
 )
@@ -504,3 +506,112 @@ def test_component_refuses_oidc_without_its_secret() -> None:
     args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
     with pytest.raises(ValueError, match="oidc needs oidc_client_secret"):
         KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h")
+
+
+# --- generated Pipelines credentials (no minio/minio123, no empty MySQL root password) -------------
+
+# As kubeflow/pipelines renders them in the kubeflow namespace (third-party/seaweedfs/base/seaweedfs/
+# mlpipeline-minio-artifact-secret.yaml, base/installs/generic/mysql-secret.yaml,
+# third-party/mysql/base/mysql-deployment.yaml).
+UPSTREAM_ARTIFACT_SECRET = {
+    "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "mlpipeline-minio-artifact", "namespace": "kubeflow"},
+    "stringData": {"accesskey": "minio", "secretkey": "minio123"},
+}
+UPSTREAM_MYSQL_SECRET = {
+    "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "mysql-secret", "namespace": "kubeflow"},
+    "stringData": {"username": "root", "password": ""},
+}
+UPSTREAM_MYSQL = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "mysql", "namespace": "kubeflow"},
+    "spec": {"selector": {"matchLabels": {"app": "mysql"}}, "template": {"metadata": {"labels": {"app": "mysql"}}, "spec": {
+        "serviceAccountName": "mysql",
+        "containers": [{
+            "name": "mysql", "image": "mysql:8.4", "args": ["--datadir", "/var/lib/mysql"],
+            "env": [{"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"}],
+            "ports": [{"containerPort": 3306, "name": "mysql"}],
+        }],
+    }}},
+}
+# A consumer: the API server reads both Secrets by secretKeyRef and is left alone.
+UPSTREAM_API_SERVER = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "ml-pipeline", "namespace": "kubeflow"},
+    "spec": {"selector": {"matchLabels": {"app": "ml-pipeline"}}, "template": {"metadata": {"labels": {"app": "ml-pipeline"}}, "spec": {
+        "containers": [{"name": "ml-pipeline-api-server", "image": "ghcr.io/kubeflow/kfp-api-server:2.14.5", "env": [
+            {"name": "DBCONFIG_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}},
+            {"name": "OBJECTSTORECONFIG_SECRETACCESSKEY", "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "secretkey"}}},
+        ]}],
+    }}},
+}
+CREDENTIALS = PipelinesCredentials(
+    access_key=pulumi.Output.secret("AKgenerated"), secret_key=pulumi.Output.secret("SKgenerated"),
+    database_password=pulumi.Output.secret("DBgenerated"),
+)
+
+
+@pulumi.runtime.test
+def test_credentials_transform_replaces_the_upstream_defaults() -> pulumi.Output[Any]:
+    artifact = pipelines_credentials_transform(UPSTREAM_ARTIFACT_SECRET, CREDENTIALS)
+    database = pipelines_credentials_transform(UPSTREAM_MYSQL_SECRET, CREDENTIALS)
+    mysql = pipelines_credentials_transform(UPSTREAM_MYSQL, CREDENTIALS)
+    assert artifact is not None and database is not None and mysql is not None
+    assert artifact["metadata"] == UPSTREAM_ARTIFACT_SECRET["metadata"] and list(artifact["stringData"]) == ["accesskey", "secretkey"]
+    assert database["stringData"]["username"] == "root"
+    (container,) = mysql["spec"]["template"]["spec"]["containers"]
+    assert container["env"] == [{"name": "MYSQL_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}}]
+    assert container["args"] == ["--datadir", "/var/lib/mysql"] and container["image"] == "mysql:8.4"
+    assert UPSTREAM_MYSQL["spec"]["template"]["spec"]["containers"][0]["env"] == [{"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"}]
+    kubernetes_validate.validate(mysql, "1.34", strict=True)
+    # Consumers read the Secrets and stay as upstream ships them; other namespaces are not ours.
+    assert pipelines_credentials_transform(UPSTREAM_API_SERVER, CREDENTIALS) is None
+    assert pipelines_credentials_transform({**UPSTREAM_MYSQL_SECRET, "metadata": {"name": "mysql-secret", "namespace": "db"}}, CREDENTIALS) is None
+    values = [artifact["stringData"]["accesskey"], artifact["stringData"]["secretkey"], database["stringData"]["password"]]
+
+    def check(resolved: list[Any]) -> None:
+        assert resolved == ["AKgenerated", "SKgenerated", "DBgenerated", True, True, True]  # and they stay Pulumi secrets
+
+    return pulumi.Output.all(*values, *[v.is_secret() for v in values]).apply(check)
+
+
+def test_credentials_transform_fails_when_mysql_has_no_mysql_container() -> None:
+    renamed = json.loads(json.dumps(UPSTREAM_MYSQL))
+    renamed["spec"]["template"]["spec"]["containers"][0]["name"] = "db"
+    with pytest.raises(ValueError, match=r"Deployment kubeflow/mysql has no container named mysql \(got \['db'\]\)"):
+        pipelines_credentials_transform(renamed, CREDENTIALS)
+
+
+def test_pulumi_transform_applies_the_credentials_on_pipelines_only() -> None:
+    transform = _as_pulumi_transform(KubeflowInstallArgs(), None, None, CREDENTIALS)
+    secret = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET, pulumi.ResourceOptions()))
+    mysql = transform(pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/mysql", UPSTREAM_MYSQL, pulumi.ResourceOptions()))
+    assert secret is not None and mysql is not None
+    assert secret.props["stringData"]["password"] is not None  # type: ignore[index]
+    assert [e["name"] for e in mysql.props["spec"]["template"]["spec"]["containers"][0]["env"]] == ["MYSQL_ROOT_PASSWORD"]  # type: ignore[index]
+    api = transform(pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", UPSTREAM_API_SERVER, pulumi.ResourceOptions()))
+    assert api is None
+    without = _as_pulumi_transform(KubeflowInstallArgs(), None)
+    assert without(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET, pulumi.ResourceOptions())) is None
+
+
+@pulumi.runtime.test
+def test_pipelines_edition_generates_its_credentials(engine: Engine) -> pulumi.Output[Any]:
+    kf = KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[TRAINING_POOL])
+
+    def check(_: Any) -> None:
+        passwords = {r.name: r for r in engine.of_type("random:index/randomPassword:RandomPassword")}
+        assert sorted(passwords) == ["kf-artifact-store-access-key", "kf-artifact-store-secret-key", "kf-database-password"]
+        assert [passwords[n].inputs["length"] for n in sorted(passwords)] == [20, 40, 32]
+        for password in passwords.values():
+            assert password.inputs["special"] is False  # they reach a shell command and MySQL DSNs unquoted
+            assert password.parent == engine.resource("kf").urn
+
+    return settled_tree(kf).apply(check)
+
+
+@pulumi.runtime.test
+def test_platform_edition_generates_no_pipelines_credentials(engine: Engine) -> pulumi.Output[Any]:
+    kf = KubeflowInstall("kf", KubeflowInstallArgs.model_validate(PLATFORM), training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h")
+
+    def check(_: Any) -> None:
+        assert engine.of_type("random:index/randomPassword:RandomPassword") == []
+
+    return settled_tree(kf).apply(check)
