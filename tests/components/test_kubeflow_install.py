@@ -615,3 +615,35 @@ def test_platform_edition_generates_no_pipelines_credentials(engine: Engine) -> 
         assert engine.of_type("random:index/randomPassword:RandomPassword") == []
 
     return settled_tree(kf).apply(check)
+
+
+# --- the Directories carry the transform -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("data", [{}, PLATFORM])
+@pulumi.runtime.test
+def test_every_directory_carries_the_transform(engine: Engine, monkeypatch: pytest.MonkeyPatch, data: dict[str, Any]) -> pulumi.Output[Any]:
+    import pulumi_kubernetes as k8s
+
+    captured: dict[str, pulumi.ResourceOptions] = {}
+    upstream = k8s.kustomize.v2.Directory
+
+    class Recording(upstream):  # type: ignore[misc, valid-type]
+        def __init__(self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None) -> None:
+            captured[resource_name] = opts or pulumi.ResourceOptions()
+            super().__init__(resource_name, args, opts=opts)
+
+    monkeypatch.setattr(k8s.kustomize.v2, "Directory", Recording)
+    args = KubeflowInstallArgs.model_validate({**data, "artifact_storage_gib": 750})
+    kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h" if data else None)
+    assert sorted(captured) == sorted(f"kf-{role}" for role, _ in manifest_sources(args))
+    for name, opts in captured.items():
+        assert opts.transforms and len(opts.transforms) == 1, f"{name} carries no transform"
+        (transform,) = opts.transforms
+        result = transform(pulumi.ResourceTransformArgs(  # type: ignore[call-arg]
+            True, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"), pulumi.ResourceOptions()
+        ))
+        assert result is not None, f"{name}'s transform leaves the artifact claim alone"
+        assert result.props["spec"]["resources"]["requests"]["storage"] == "750Gi"  # type: ignore[index]
+        assert result.opts.protect is True and result.opts.retain_on_delete is True  # type: ignore[union-attr]
+    return settled(kf, *kf.directories)
