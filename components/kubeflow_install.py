@@ -317,6 +317,19 @@ class KubeflowInstallArgs(BaseModel):
         return "istio-ingressgateway", "istio-system", 80
 
     @property
+    def ui_health_check(self) -> tuple[int | None, str]:
+        """(port, path) the load balancer probes: the UI's own health endpoint, or the Istio gateway's.
+
+        ml-pipeline-ui serves its single-page app on / and answers /apis/v1beta1/healthz (its
+        readiness probe upstream) on the traffic port; the istio-ingressgateway Service's port 80
+        routes by host and path through Istio, and the gateway's readiness is /healthz/ready on 15021.
+        None: the traffic port.
+        """
+        if self.edition is Edition.PIPELINES:
+            return None, "/apis/v1beta1/healthz"
+        return 15021, "/healthz/ready"
+
+    @property
     def ui_service(self) -> str:
         """The in-cluster address of the UI (host:port)."""
         service, namespace, port = self.ui_backend
@@ -721,6 +734,10 @@ class KubeflowInstall(pulumi.ComponentResource):
         self, name: str, args: KubeflowInstallArgs, ingress: AlbCognitoIngress, opts: pulumi.ResourceOptions
     ) -> k8s.networking.v1.Ingress:
         service_name, service_namespace, port = args.ui_backend
+        health_port, health_path = args.ui_health_check
+        health = {"alb.ingress.kubernetes.io/healthcheck-path": health_path}
+        if health_port is not None:
+            health["alb.ingress.kubernetes.io/healthcheck-port"] = str(health_port)
         cognito = json.dumps(
             {
                 "userPoolARN": ingress.cognito_user_pool_arn,
@@ -742,6 +759,7 @@ class KubeflowInstall(pulumi.ComponentResource):
                     "alb.ingress.kubernetes.io/auth-idp-cognito": cognito,
                     "alb.ingress.kubernetes.io/auth-on-unauthenticated-request": "authenticate",
                     "alb.ingress.kubernetes.io/auth-scope": "openid email",
+                    **health,
                 },
             ),
             spec=k8s.networking.v1.IngressSpecArgs(

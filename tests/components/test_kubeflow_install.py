@@ -647,3 +647,23 @@ def test_every_directory_carries_the_transform(engine: Engine, monkeypatch: pyte
         assert result.props["spec"]["resources"]["requests"]["storage"] == "750Gi"  # type: ignore[index]
         assert result.opts.protect is True and result.opts.retain_on_delete is True  # type: ignore[union-attr]
     return settled(kf, *kf.directories)
+
+
+# --- the load balancer's health check ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    ({}, {"alb.ingress.kubernetes.io/healthcheck-path": "/apis/v1beta1/healthz"}),
+    (PLATFORM, {"alb.ingress.kubernetes.io/healthcheck-path": "/healthz/ready", "alb.ingress.kubernetes.io/healthcheck-port": "15021"}),
+])
+@pulumi.runtime.test
+def test_ingress_health_check_matches_the_backend(engine: Engine, data: dict[str, Any], expected: dict[str, str]) -> pulumi.Output[Any]:
+    args = KubeflowInstallArgs.model_validate({**data, "ingress": INGRESS})
+    kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h" if data else None)
+    assert kf.ingress is not None
+
+    def check(_: Any) -> None:
+        annotations = engine.resource("kf-ingress").inputs["metadata"]["annotations"]
+        assert {k: v for k, v in annotations.items() if "healthcheck" in k} == expected
+
+    return settled(kf.ingress).apply(check)
