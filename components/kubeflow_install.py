@@ -195,7 +195,11 @@ class TenantProfile(BaseModel):
 
 
 class AlbCognitoIngress(BaseModel):
-    """Expose the UI on an AWS ALB (aws-load-balancer-controller) behind Amazon Cognito, as the seed did."""
+    """Expose the UI on an AWS ALB behind Amazon Cognito, as the seed did.
+
+    The Ingress (class alb) is acted on by the AWS Load Balancer Controller, a prerequisite this
+    component does not install: without it the Ingress stays without an address.
+    """
 
     model_config = ARGS_CONFIG
 
@@ -262,7 +266,7 @@ class KubeflowInstallArgs(BaseModel):
     oidc: OidcIssuer | None = None
     """platform only: also sign in through an OIDC issuer (Dex connector; client secret from a Pulumi secret). Default: none."""
     ingress: AlbCognitoIngress | None = None
-    """Expose the UI on an AWS ALB with Cognito sign-in (EKS). Default: none (in-cluster only)."""
+    """Expose the UI on an AWS ALB with Cognito sign-in (EKS). Needs the AWS Load Balancer Controller on the cluster, which this component does not install. Default: none (in-cluster only)."""
 
     @model_validator(mode="after")
     def _edition_rules(self) -> KubeflowInstallArgs:
