@@ -70,6 +70,7 @@ __all__ = [
     "place_on_training_pool",
     "pipeline_volume_transform",
     "pipelines_credentials_transform",
+    "pipelines_gpu_quota_hard",
     "storage_summary",
     "tenant_quota_hard",
     "training_placement",
@@ -262,7 +263,9 @@ class KubeflowInstallArgs(BaseModel):
     training_pool: TrainingPoolSelector = Field(default_factory=TrainingPoolSelector)
     """The pool pipeline steps run on; a node pool or GPU class must carry its label and taint. Default: see TrainingPoolSelector."""
     tenants: list[TenantProfile] = Field(default_factory=list)
-    """Teams, each with a namespace (a Profile on the platform edition) and a GPU quota. Default: []."""
+    """Teams, each with a GPU quota. platform: a Profile (namespace, owner RBAC, quota), where the team's notebooks and pipeline runs are bounded by it. pipelines: a namespace with a ResourceQuota that bounds only what the team runs there itself; KFP standalone runs every pipeline step in the kubeflow namespace, outside it (see pipelines_gpu_quota). Default: []."""
+    pipelines_gpu_quota: int | None = Field(default=None, ge=0, le=65536)
+    """pipelines only: most GPUs (requests.nvidia.com/gpu) all pipeline steps together may hold at once, as a ResourceQuota on the kubeflow namespace where KFP standalone runs them. Default: none (no bound)."""
     oidc: OidcIssuer | None = None
     """platform only: also sign in through an OIDC issuer (Dex connector; client secret from a Pulumi secret). Default: none."""
     ingress: AlbCognitoIngress | None = None
@@ -286,6 +289,13 @@ class KubeflowInstallArgs(BaseModel):
             raise field_error(
                 "KubeflowInstallArgs", "oidc",
                 "oidc applies to the platform edition only; Pipelines standalone has no Dex", self.oidc.issuer,
+            )
+        if self.edition is Edition.PLATFORM and self.pipelines_gpu_quota is not None:
+            raise field_error(
+                "KubeflowInstallArgs", "pipelines_gpu_quota",
+                f"pipelines_gpu_quota {self.pipelines_gpu_quota} applies to the pipelines edition only; on the platform "
+                "edition pipeline runs happen in the tenants' Profile namespaces, bounded by their quotas",
+                self.pipelines_gpu_quota,
             )
         if self.dex_user_email == "user@example.com":
             raise field_error(
@@ -614,6 +624,11 @@ def tenant_quota_hard(tenant: TenantProfile) -> dict[str, str]:
     return hard
 
 
+def pipelines_gpu_quota_hard(gpus: int) -> dict[str, str]:
+    """The ResourceQuota ``hard`` limits on the kubeflow namespace, where KFP standalone runs steps."""
+    return {"requests.nvidia.com/gpu": str(gpus)}
+
+
 class KubeflowInstall(pulumi.ComponentResource):
     """Kubeflow Pipelines or the Kubeflow platform, pinned, with enlarged pipeline storage."""
 
@@ -635,6 +650,8 @@ class KubeflowInstall(pulumi.ComponentResource):
     """Per tenant, the object that carries its quota (a Profile, or a ResourceQuota on pipelines)."""
     ingress: k8s.networking.v1.Ingress | None
     """The ALB ingress of the UI, when configured."""
+    pipelines_quota: k8s.core.v1.ResourceQuota | None
+    """The GPU quota on the kubeflow namespace (pipelines edition with pipelines_gpu_quota), else None."""
 
     def __init__(
         self,
@@ -666,6 +683,14 @@ class KubeflowInstall(pulumi.ComponentResource):
             )
         installed = pulumi.ResourceOptions(parent=self, depends_on=list(self.directories))
         self.tenant_quotas = {t.name: self._tenant(name, args.edition, t, installed) for t in args.tenants}
+        self.pipelines_quota = None
+        if args.pipelines_gpu_quota is not None:
+            self.pipelines_quota = k8s.core.v1.ResourceQuota(
+                f"{name}-pipelines-gpu-quota",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name="pipelines-gpu-quota", namespace=KUBEFLOW_NAMESPACE),
+                spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=pipelines_gpu_quota_hard(args.pipelines_gpu_quota)),
+                opts=installed,
+            )
         self.ingress = None
         ui_url: str | None = None
         if args.ingress is not None:

@@ -100,6 +100,19 @@ def test_fails_when_artifact_store_is_smaller_than_upstream() -> None:
     assert line == "artifact_storage_gib: Input should be greater than or equal to 20 (got 10)"
 
 
+def test_fails_when_platform_gets_a_pipelines_gpu_quota() -> None:
+    (line,) = refused({**PLATFORM, "pipelines_gpu_quota": 8})
+    assert line == (
+        "pipelines_gpu_quota: pipelines_gpu_quota 8 applies to the pipelines edition only; on the platform edition "
+        "pipeline runs happen in the tenants' Profile namespaces, bounded by their quotas (got 8)"
+    )
+
+
+def test_fails_when_pipelines_gpu_quota_is_negative() -> None:
+    (line,) = refused({"pipelines_gpu_quota": -1})
+    assert line == "pipelines_gpu_quota: Input should be greater than or equal to 0 (got -1)"
+
+
 def test_fails_when_a_tenant_is_listed_twice() -> None:
     tenant = {"name": "vision", "owner": "a@corp.example", "gpus": 4}
     (line,) = refused({"tenants": [tenant, tenant]})
@@ -141,6 +154,7 @@ def test_kubeflow_defaults() -> None:
     assert args.edition is Edition.PIPELINES
     assert (args.artifact_storage_gib, args.database_storage_gib) == (500, 100)  # upstream: 10-20 Gi
     assert args.training_pool == TrainingPoolSelector()
+    assert args.pipelines_gpu_quota is None and args.tenants == [] and args.ingress is None
     selector = TrainingPoolSelector()
     assert (selector.label_key, selector.label_value) == ("gpu-platform.io/workload", "training")
     assert str(selector.taint) == "gpu-platform.io/workload=training:NoSchedule"
@@ -667,3 +681,32 @@ def test_ingress_health_check_matches_the_backend(engine: Engine, data: dict[str
         assert {k: v for k, v in annotations.items() if "healthcheck" in k} == expected
 
     return settled(kf.ingress).apply(check)
+
+
+# --- the GPU quota on the kubeflow namespace (pipelines edition) ------------------------------------
+
+
+@pulumi.runtime.test
+def test_pipelines_gpu_quota_bounds_the_kubeflow_namespace(engine: Engine) -> pulumi.Output[Any]:
+    kf = KubeflowInstall("kf", KubeflowInstallArgs(pipelines_gpu_quota=24), training_pools=[TRAINING_POOL])
+    assert kf.pipelines_quota is not None
+
+    def check(_: Any) -> None:
+        quota = engine.resource("kf-pipelines-gpu-quota")
+        assert quota.inputs["metadata"] == {"name": "pipelines-gpu-quota", "namespace": "kubeflow"}
+        assert quota.inputs["spec"] == {"hard": {"requests.nvidia.com/gpu": "24"}}
+        assert engine.resource("kf-pipelines").urn in quota.depends_on  # the kubeflow namespace exists first
+        kubernetes_validate.validate(quota.inputs, "1.34", strict=True)
+
+    return settled(kf.pipelines_quota).apply(check)
+
+
+@pulumi.runtime.test
+def test_no_pipelines_gpu_quota_by_default(engine: Engine) -> pulumi.Output[Any]:
+    kf = KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[TRAINING_POOL])
+    assert kf.pipelines_quota is None
+
+    def check(_: Any) -> None:
+        assert "kf-pipelines-gpu-quota" not in engine.names()
+
+    return settled_tree(kf).apply(check)
