@@ -19,8 +19,8 @@ registers, including children of remote components, before the child is created.
 artifact store and metadata database claims get their typed size, storage class and
 protect and retain-on-delete, the Pipelines edition's object store keys and MySQL root
 password are generated (``pulumi_random``) instead of upstream's minio/minio123 and empty
-password, and Dex's static user gets its password hash from a Pulumi secret, on a real
-``pulumi up``. Under the SDK's mocks (the offline
+password, Dex's static user gets its password hash from a Pulumi secret, and the upstream
+default Profile gets our owner, on a real ``pulumi up``. Under the SDK's mocks (the offline
 preview, the tests) a remote component's children are never registered, so the transforms
 are not called there: they are plain functions over one Kubernetes object and are unit
 tested directly.
@@ -65,6 +65,7 @@ __all__ = [
     "TrainingPoolSelector",
     "PipelinesCredentials",
     "capacity_problem",
+    "default_profile_transform",
     "dex_password_transform",
     "manifest_sources",
     "place_on_training_pool",
@@ -99,6 +100,8 @@ DATABASE_SECRET = "mysql-secret"
 """KFP's database login (username root, upstream password ""), read by secretKeyRef by the API
 server, metadata-grpc and the cache server."""
 DATABASE_DEPLOYMENT = "mysql"
+UPSTREAM_PROFILE_OWNER = "user@example.com"
+"""The owner of kubeflow/manifests' default Profile (common/user-namespace, kubeflow-user-example-com)."""
 
 
 class Edition(StrEnum):
@@ -581,6 +584,25 @@ def pipelines_credentials_transform(obj: dict[str, Any], credentials: PipelinesC
     return None
 
 
+def default_profile_transform(obj: dict[str, Any], email: str) -> dict[str, Any] | None:
+    """kubeflow/manifests' default Profile owned by ``email`` instead of user@example.com; None otherwise.
+
+    common/user-namespace renders Profile kubeflow-user-example-com (kubeflow.org/v1beta1) with
+    ``spec.owner`` {kind: User, name: user@example.com}.
+    """
+    if obj.get("kind") != "Profile" or not str(obj.get("apiVersion", "")).startswith("kubeflow.org/"):
+        return None
+    spec = obj.get("spec") or {}
+    owner = spec.get("owner") or {}
+    if owner.get("name") != UPSTREAM_PROFILE_OWNER:
+        return None
+    return {**obj, "spec": {**spec, "owner": {**owner, "name": email}}}
+
+
+def _is_profile(type_: str) -> bool:
+    return type_.startswith("kubernetes:kubeflow.org/") and type_.endswith(":Profile")
+
+
 def _as_pulumi_transform(
     args: KubeflowInstallArgs,
     dex_password_hash: pulumi.Input[str] | None,
@@ -593,6 +615,9 @@ def _as_pulumi_transform(
             credentials = pipelines_credentials_transform(props, pipelines_credentials)
             if credentials is not None:
                 return pulumi.ResourceTransformResult(credentials, t.opts)
+        if _is_profile(t.type_) and args.dex_user_email:
+            profile = default_profile_transform(props, args.dex_user_email)
+            return None if profile is None else pulumi.ResourceTransformResult(profile, t.opts)
         if t.type_ == PIPELINE_STORAGE_TYPE:
             changed = pipeline_volume_transform(props, args)
             if changed is None:

@@ -21,6 +21,7 @@ from components.kubeflow_install import (
     PipelinesCredentials,
     _as_pulumi_transform,
     capacity_problem,
+    default_profile_transform,
     dex_oidc_transform,
     dex_password_transform,
     manifest_sources,
@@ -661,6 +662,28 @@ def test_every_directory_carries_the_transform(engine: Engine, monkeypatch: pyte
         assert result.props["spec"]["resources"]["requests"]["storage"] == "750Gi"  # type: ignore[index]
         assert result.opts.protect is True and result.opts.retain_on_delete is True  # type: ignore[union-attr]
     return settled(kf, *kf.directories)
+
+
+# --- the platform's default Profile ------------------------------------------------------------------
+
+UPSTREAM_PROFILE = {  # kubeflow/manifests common/user-namespace at v1.10.2, after its replacements
+    "apiVersion": "kubeflow.org/v1beta1", "kind": "Profile", "metadata": {"name": "kubeflow-user-example-com"},
+    "spec": {"owner": {"kind": "User", "name": "user@example.com"}},
+}
+
+
+def test_default_profile_transform_gives_the_profile_our_owner() -> None:
+    changed = default_profile_transform(UPSTREAM_PROFILE, "ml-admin@corp.example")
+    assert changed == {**UPSTREAM_PROFILE, "spec": {"owner": {"kind": "User", "name": "ml-admin@corp.example"}}}
+    assert UPSTREAM_PROFILE["spec"]["owner"]["name"] == "user@example.com"  # the input is not mutated
+    ours = {**UPSTREAM_PROFILE, "spec": {"owner": {"kind": "User", "name": "nlp@corp.example"}}}
+    assert default_profile_transform(ours, "ml-admin@corp.example") is None  # a tenant's Profile stays its own
+    assert default_profile_transform({**UPSTREAM_PROFILE, "apiVersion": "other.io/v1"}, "a@b.c") is None
+    transform = _as_pulumi_transform(KubeflowInstallArgs.model_validate(PLATFORM), "$2b$12$h")
+    result = transform(pulumi.ResourceTransformArgs(
+        True, "kubernetes:kubeflow.org/v1beta1:Profile", "kf:kubeflow-user-example-com", UPSTREAM_PROFILE, pulumi.ResourceOptions()
+    ))
+    assert result is not None and result.props["spec"]["owner"]["name"] == "ml-admin@corp.example"  # type: ignore[index]
 
 
 # --- the load balancer's health check ----------------------------------------------------------------
