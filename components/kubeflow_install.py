@@ -17,10 +17,13 @@ What changes the rendered objects here is Pulumi's resource ``transforms`` optio
 on each Directory: the engine calls the transforms for every child the provider
 registers, including children of remote components, before the child is created. So the
 artifact store and metadata database claims get their typed size, storage class and
-protect and retain-on-delete, and Dex's static user gets its password hash from a Pulumi secret, on
-a real ``pulumi up``. Under the SDK's mocks (the offline preview, the tests) a remote
-component's children are never registered, so the transforms are not called there:
-they are plain functions over one Kubernetes object and are unit tested directly.
+protect and retain-on-delete, the Pipelines edition's object store keys and MySQL root
+password are generated (``pulumi_random``) instead of upstream's minio/minio123 and empty
+password, Dex's static user gets its password hash from a Pulumi secret, and the upstream
+default Profile gets our owner, on a real ``pulumi up``. Under the SDK's mocks (the offline
+preview, the tests) a remote component's children are never registered, so the transforms
+are not called there: they are plain functions over one Kubernetes object and are unit
+tested directly.
 
 Nothing here imports the KFP SDK at import time; ``place_on_training_pool`` does, when
 a pipeline author calls it (``pip install 'gpu-platform[kfp]'``).
@@ -38,6 +41,7 @@ from typing import Annotated, Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import pulumi_random as random
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
@@ -59,11 +63,15 @@ __all__ = [
     "KubeflowInstallArgs",
     "TenantProfile",
     "TrainingPoolSelector",
+    "PipelinesCredentials",
     "capacity_problem",
+    "default_profile_transform",
     "dex_password_transform",
     "manifest_sources",
     "place_on_training_pool",
     "pipeline_volume_transform",
+    "pipelines_credentials_transform",
+    "pipelines_gpu_quota_hard",
     "storage_summary",
     "tenant_quota_hard",
     "training_placement",
@@ -83,6 +91,17 @@ DATABASE_CLAIMS = frozenset({"mysql-pv-claim"})
 SECRET_TYPE = "kubernetes:core/v1:Secret"
 CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
 DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
+
+ARTIFACT_SECRET = "mlpipeline-minio-artifact"
+"""KFP's object store credentials (accesskey, secretkey; upstream minio / minio123). SeaweedFS (or
+MinIO) takes its admin keys from it, the API server, the UI and Argo's artifact repository read it by
+secretKeyRef, the launcher through the Kubernetes API."""
+DATABASE_SECRET = "mysql-secret"
+"""KFP's database login (username root, upstream password ""), read by secretKeyRef by the API
+server, metadata-grpc and the cache server."""
+DATABASE_DEPLOYMENT = "mysql"
+UPSTREAM_PROFILE_OWNER = "user@example.com"
+"""The owner of kubeflow/manifests' default Profile (common/user-namespace, kubeflow-user-example-com)."""
 
 
 class Edition(StrEnum):
@@ -180,7 +199,11 @@ class TenantProfile(BaseModel):
 
 
 class AlbCognitoIngress(BaseModel):
-    """Expose the UI on an AWS ALB (aws-load-balancer-controller) behind Amazon Cognito, as the seed did."""
+    """Expose the UI on an AWS ALB behind Amazon Cognito, as the seed did.
+
+    The Ingress (class alb) is acted on by the AWS Load Balancer Controller, a prerequisite this
+    component does not install: without it the Ingress stays without an address.
+    """
 
     model_config = ARGS_CONFIG
 
@@ -243,11 +266,13 @@ class KubeflowInstallArgs(BaseModel):
     training_pool: TrainingPoolSelector = Field(default_factory=TrainingPoolSelector)
     """The pool pipeline steps run on; a node pool or GPU class must carry its label and taint. Default: see TrainingPoolSelector."""
     tenants: list[TenantProfile] = Field(default_factory=list)
-    """Teams, each with a namespace (a Profile on the platform edition) and a GPU quota. Default: []."""
+    """Teams, each with a GPU quota. platform: a Profile (namespace, owner RBAC, quota), where the team's notebooks and pipeline runs are bounded by it. pipelines: a namespace with a ResourceQuota that bounds only what the team runs there itself; KFP standalone runs every pipeline step in the kubeflow namespace, outside it (see pipelines_gpu_quota). Default: []."""
+    pipelines_gpu_quota: int | None = Field(default=None, ge=0, le=65536)
+    """pipelines only: most GPUs (requests.nvidia.com/gpu) all pipeline steps together may hold at once, as a ResourceQuota on the kubeflow namespace where KFP standalone runs them. Default: none (no bound)."""
     oidc: OidcIssuer | None = None
     """platform only: also sign in through an OIDC issuer (Dex connector; client secret from a Pulumi secret). Default: none."""
     ingress: AlbCognitoIngress | None = None
-    """Expose the UI on an AWS ALB with Cognito sign-in (EKS). Default: none (in-cluster only)."""
+    """Expose the UI on an AWS ALB with Cognito sign-in (EKS). Needs the AWS Load Balancer Controller on the cluster, which this component does not install. Default: none (in-cluster only)."""
 
     @model_validator(mode="after")
     def _edition_rules(self) -> KubeflowInstallArgs:
@@ -267,6 +292,13 @@ class KubeflowInstallArgs(BaseModel):
             raise field_error(
                 "KubeflowInstallArgs", "oidc",
                 "oidc applies to the platform edition only; Pipelines standalone has no Dex", self.oidc.issuer,
+            )
+        if self.edition is Edition.PLATFORM and self.pipelines_gpu_quota is not None:
+            raise field_error(
+                "KubeflowInstallArgs", "pipelines_gpu_quota",
+                f"pipelines_gpu_quota {self.pipelines_gpu_quota} applies to the pipelines edition only; on the platform "
+                "edition pipeline runs happen in the tenants' Profile namespaces, bounded by their quotas",
+                self.pipelines_gpu_quota,
             )
         if self.dex_user_email == "user@example.com":
             raise field_error(
@@ -300,6 +332,19 @@ class KubeflowInstallArgs(BaseModel):
         if self.edition is Edition.PIPELINES:
             return "ml-pipeline-ui", KUBEFLOW_NAMESPACE, 80
         return "istio-ingressgateway", "istio-system", 80
+
+    @property
+    def ui_health_check(self) -> tuple[int | None, str]:
+        """(port, path) the load balancer probes: the UI's own health endpoint, or the Istio gateway's.
+
+        ml-pipeline-ui serves its single-page app on / and answers /apis/v1beta1/healthz (its
+        readiness probe upstream) on the traffic port; the istio-ingressgateway Service's port 80
+        routes by host and path through Istio, and the gateway's readiness is /healthz/ready on 15021.
+        None: the traffic port.
+        """
+        if self.edition is Edition.PIPELINES:
+            return None, "/apis/v1beta1/healthz"
+        return 15021, "/healthz/ready"
 
     @property
     def ui_service(self) -> str:
@@ -480,13 +525,99 @@ def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer, client_secret: pul
     return None
 
 
+@dataclass(frozen=True)
+class PipelinesCredentials:
+    """The Pipelines edition's generated credentials, each a Pulumi secret."""
+
+    access_key: pulumi.Input[str]
+    """The object store's access key (Secret mlpipeline-minio-artifact, key accesskey)."""
+    secret_key: pulumi.Input[str]
+    """The object store's secret key (key secretkey)."""
+    database_password: pulumi.Input[str]
+    """MySQL's root password (Secret mysql-secret, key password)."""
+
+
+def pipelines_credentials_transform(obj: dict[str, Any], credentials: PipelinesCredentials) -> dict[str, Any] | None:
+    """KFP's object store and database credentials replaced by ours; None for any other object.
+
+    Upstream (kubeflow/pipelines manifests/kustomize) ships Secret mlpipeline-minio-artifact with
+    accesskey minio / secretkey minio123, Secret mysql-secret with username root and an empty
+    password, and a MySQL Deployment started with MYSQL_ALLOW_EMPTY_PASSWORD. Every consumer reads
+    the Secrets (envFrom, secretKeyRef, or the Kubernetes API), so the Secrets get our values and
+    MySQL's container gets MYSQL_ROOT_PASSWORD from mysql-secret instead of the empty password.
+    MySQL applies MYSQL_ROOT_PASSWORD only when it initialises an empty data directory.
+    """
+    metadata = obj.get("metadata") or {}
+    if metadata.get("namespace") != KUBEFLOW_NAMESPACE:
+        return None
+    kind, name = obj.get("kind"), metadata.get("name")
+    rest = {k: v for k, v in obj.items() if k not in ("data", "stringData")}
+    if kind == "Secret" and name == ARTIFACT_SECRET:
+        return {**rest, "stringData": {
+            "accesskey": pulumi.Output.secret(credentials.access_key),
+            "secretkey": pulumi.Output.secret(credentials.secret_key),
+        }}
+    if kind == "Secret" and name == DATABASE_SECRET:
+        # root: the only account MySQL's image creates from its environment.
+        return {**rest, "stringData": {"username": "root", "password": pulumi.Output.secret(credentials.database_password)}}
+    if kind == "Deployment" and name == DATABASE_DEPLOYMENT:
+        spec = obj["spec"]
+        template = spec["template"]
+        containers = template["spec"]["containers"]
+        if not any(c.get("name") == "mysql" for c in containers):
+            raise ValueError(
+                f"Deployment {KUBEFLOW_NAMESPACE}/{DATABASE_DEPLOYMENT} has no container named mysql "
+                f"(got {[c.get('name') for c in containers]}); its root password cannot be set"
+            )
+        root_password = {
+            "name": "MYSQL_ROOT_PASSWORD",
+            "valueFrom": {"secretKeyRef": {"name": DATABASE_SECRET, "key": "password"}},
+        }
+        changed = []
+        for container in containers:
+            if container.get("name") == "mysql":
+                env = [e for e in container.get("env") or [] if e.get("name") not in ("MYSQL_ALLOW_EMPTY_PASSWORD", "MYSQL_ROOT_PASSWORD")]
+                container = {**container, "env": [*env, root_password]}
+            changed.append(container)
+        template = {**template, "spec": {**template["spec"], "containers": changed}}
+        return {**obj, "spec": {**spec, "template": template}}
+    return None
+
+
+def default_profile_transform(obj: dict[str, Any], email: str) -> dict[str, Any] | None:
+    """kubeflow/manifests' default Profile owned by ``email`` instead of user@example.com; None otherwise.
+
+    common/user-namespace renders Profile kubeflow-user-example-com (kubeflow.org/v1beta1) with
+    ``spec.owner`` {kind: User, name: user@example.com}.
+    """
+    if obj.get("kind") != "Profile" or not str(obj.get("apiVersion", "")).startswith("kubeflow.org/"):
+        return None
+    spec = obj.get("spec") or {}
+    owner = spec.get("owner") or {}
+    if owner.get("name") != UPSTREAM_PROFILE_OWNER:
+        return None
+    return {**obj, "spec": {**spec, "owner": {**owner, "name": email}}}
+
+
+def _is_profile(type_: str) -> bool:
+    return type_.startswith("kubernetes:kubeflow.org/") and type_.endswith(":Profile")
+
+
 def _as_pulumi_transform(
     args: KubeflowInstallArgs,
     dex_password_hash: pulumi.Input[str] | None,
     oidc_client_secret: pulumi.Input[str] | None = None,
+    pipelines_credentials: PipelinesCredentials | None = None,
 ) -> pulumi.ResourceTransform:
     def transform(t: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
         props = dict(t.props)
+        if t.type_ in (SECRET_TYPE, DEPLOYMENT_TYPE) and pipelines_credentials is not None:
+            credentials = pipelines_credentials_transform(props, pipelines_credentials)
+            if credentials is not None:
+                return pulumi.ResourceTransformResult(credentials, t.opts)
+        if _is_profile(t.type_) and args.dex_user_email:
+            profile = default_profile_transform(props, args.dex_user_email)
+            return None if profile is None else pulumi.ResourceTransformResult(profile, t.opts)
         if t.type_ == PIPELINE_STORAGE_TYPE:
             changed = pipeline_volume_transform(props, args)
             if changed is None:
@@ -518,6 +649,11 @@ def tenant_quota_hard(tenant: TenantProfile) -> dict[str, str]:
     return hard
 
 
+def pipelines_gpu_quota_hard(gpus: int) -> dict[str, str]:
+    """The ResourceQuota ``hard`` limits on the kubeflow namespace, where KFP standalone runs steps."""
+    return {"requests.nvidia.com/gpu": str(gpus)}
+
+
 class KubeflowInstall(pulumi.ComponentResource):
     """Kubeflow Pipelines or the Kubeflow platform, pinned, with enlarged pipeline storage."""
 
@@ -539,6 +675,8 @@ class KubeflowInstall(pulumi.ComponentResource):
     """Per tenant, the object that carries its quota (a Profile, or a ResourceQuota on pipelines)."""
     ingress: k8s.networking.v1.Ingress | None
     """The ALB ingress of the UI, when configured."""
+    pipelines_quota: k8s.core.v1.ResourceQuota | None
+    """The GPU quota on the kubeflow namespace (pipelines edition with pipelines_gpu_quota), else None."""
 
     def __init__(
         self,
@@ -557,7 +695,8 @@ class KubeflowInstall(pulumi.ComponentResource):
         placement = training_placement(args.training_pool, training_pools)
         super().__init__("gpu-platform:kubeflow_install:KubeflowInstall", name, None, opts)
 
-        transform = _as_pulumi_transform(args, dex_password_hash, oidc_client_secret)
+        credentials = self._pipelines_credentials(name) if args.edition is Edition.PIPELINES else None
+        transform = _as_pulumi_transform(args, dex_password_hash, oidc_client_secret, credentials)
         self.directories = []
         for role, url in manifest_sources(args):
             self.directories.append(
@@ -569,6 +708,14 @@ class KubeflowInstall(pulumi.ComponentResource):
             )
         installed = pulumi.ResourceOptions(parent=self, depends_on=list(self.directories))
         self.tenant_quotas = {t.name: self._tenant(name, args.edition, t, installed) for t in args.tenants}
+        self.pipelines_quota = None
+        if args.pipelines_gpu_quota is not None:
+            self.pipelines_quota = k8s.core.v1.ResourceQuota(
+                f"{name}-pipelines-gpu-quota",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name="pipelines-gpu-quota", namespace=KUBEFLOW_NAMESPACE),
+                spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=pipelines_gpu_quota_hard(args.pipelines_gpu_quota)),
+                opts=installed,
+            )
         self.ingress = None
         ui_url: str | None = None
         if args.ingress is not None:
@@ -590,6 +737,22 @@ class KubeflowInstall(pulumi.ComponentResource):
                 "trainingPlacement": self.training_placement,
                 "storage": self.storage,
             }
+        )
+
+    def _pipelines_credentials(self, name: str) -> PipelinesCredentials:
+        """Generated object store keys and MySQL root password (alphanumeric: they reach a shell
+        command in SeaweedFS's postStart hook and MySQL DSNs unquoted)."""
+
+        def generated(role: str, length: int) -> pulumi.Output[str]:
+            password = random.RandomPassword(
+                f"{name}-{role}", random.RandomPasswordArgs(length=length, special=False), opts=pulumi.ResourceOptions(parent=self)
+            )
+            return password.result
+
+        return PipelinesCredentials(
+            access_key=generated("artifact-store-access-key", 20),
+            secret_key=generated("artifact-store-secret-key", 40),
+            database_password=generated("database-password", 32),
         )
 
     def _tenant(self, name: str, edition: Edition, tenant: TenantProfile, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
@@ -625,6 +788,10 @@ class KubeflowInstall(pulumi.ComponentResource):
         self, name: str, args: KubeflowInstallArgs, ingress: AlbCognitoIngress, opts: pulumi.ResourceOptions
     ) -> k8s.networking.v1.Ingress:
         service_name, service_namespace, port = args.ui_backend
+        health_port, health_path = args.ui_health_check
+        health = {"alb.ingress.kubernetes.io/healthcheck-path": health_path}
+        if health_port is not None:
+            health["alb.ingress.kubernetes.io/healthcheck-port"] = str(health_port)
         cognito = json.dumps(
             {
                 "userPoolARN": ingress.cognito_user_pool_arn,
@@ -646,6 +813,7 @@ class KubeflowInstall(pulumi.ComponentResource):
                     "alb.ingress.kubernetes.io/auth-idp-cognito": cognito,
                     "alb.ingress.kubernetes.io/auth-on-unauthenticated-request": "authenticate",
                     "alb.ingress.kubernetes.io/auth-scope": "openid email",
+                    **health,
                 },
             ),
             spec=k8s.networking.v1.IngressSpecArgs(

@@ -49,6 +49,7 @@ PLACEHOLDER_CA = base64.b64encode(b"offline-preview-placeholder-ca").decode()
 PLACEHOLDER_ENDPOINT = "203.0.113.10"  # TEST-NET-3: never a real address
 PLACEHOLDER_ACCOUNT = "123456789012"  # AWS's documentation account id
 PLACEHOLDER_OIDC_ID = "0FFL1NE0000000000000000000000000"
+PLACEHOLDER_PASSWORD = "0ff1ineP1aceh01derNeverDep10yed0ff1ineP1aceh01der"
 
 
 class PreviewError(Exception):
@@ -142,6 +143,9 @@ def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
         from components.spot_failover_eks_node_groups import example_asg_name
 
         return {"resources": [{"autoscalingGroups": [{"name": example_asg_name(inputs["nodeGroupName"])}]}]}
+    if args.typ == "random:index/randomPassword:RandomPassword":
+        # A stable stand-in for the generated value (the SDK keeps `result` a secret).
+        return {"result": PLACEHOLDER_PASSWORD[: int(inputs.get("length") or len(PLACEHOLDER_PASSWORD))]}
     if args.typ in ("aws:iam/role:Role", "aws:iam/openIdConnectProvider:OpenIdConnectProvider"):
         kind = "role" if args.typ.endswith("Role") else "oidc-provider"
         return {"arn": f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:{kind}/{args.name}"}

@@ -18,12 +18,15 @@ from components import KubeflowInstall, KubeflowInstallArgs, NodePoolShape, Pool
 from components.kubeflow_install import (
     EDITION_FOOTPRINT,
     Edition,
+    PipelinesCredentials,
     _as_pulumi_transform,
     capacity_problem,
+    default_profile_transform,
     dex_oidc_transform,
     dex_password_transform,
     manifest_sources,
     pipeline_volume_transform,
+    pipelines_credentials_transform,
     tenant_quota_hard,
     training_placement,
 )
@@ -98,6 +101,19 @@ def test_fails_when_artifact_store_is_smaller_than_upstream() -> None:
     assert line == "artifact_storage_gib: Input should be greater than or equal to 20 (got 10)"
 
 
+def test_fails_when_platform_gets_a_pipelines_gpu_quota() -> None:
+    (line,) = refused({**PLATFORM, "pipelines_gpu_quota": 8})
+    assert line == (
+        "pipelines_gpu_quota: pipelines_gpu_quota 8 applies to the pipelines edition only; on the platform edition "
+        "pipeline runs happen in the tenants' Profile namespaces, bounded by their quotas (got 8)"
+    )
+
+
+def test_fails_when_pipelines_gpu_quota_is_negative() -> None:
+    (line,) = refused({"pipelines_gpu_quota": -1})
+    assert line == "pipelines_gpu_quota: Input should be greater than or equal to 0 (got -1)"
+
+
 def test_fails_when_a_tenant_is_listed_twice() -> None:
     tenant = {"name": "vision", "owner": "a@corp.example", "gpus": 4}
     (line,) = refused({"tenants": [tenant, tenant]})
@@ -139,6 +155,7 @@ def test_kubeflow_defaults() -> None:
     assert args.edition is Edition.PIPELINES
     assert (args.artifact_storage_gib, args.database_storage_gib) == (500, 100)  # upstream: 10-20 Gi
     assert args.training_pool == TrainingPoolSelector()
+    assert args.pipelines_gpu_quota is None and args.tenants == [] and args.ingress is None
     selector = TrainingPoolSelector()
     assert (selector.label_key, selector.label_value) == ("gpu-platform.io/workload", "training")
     assert str(selector.taint) == "gpu-platform.io/workload=training:NoSchedule"
@@ -504,3 +521,215 @@ def test_component_refuses_oidc_without_its_secret() -> None:
     args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
     with pytest.raises(ValueError, match="oidc needs oidc_client_secret"):
         KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h")
+
+
+# --- generated Pipelines credentials (no minio/minio123, no empty MySQL root password) -------------
+
+# As kubeflow/pipelines renders them in the kubeflow namespace (third-party/seaweedfs/base/seaweedfs/
+# mlpipeline-minio-artifact-secret.yaml, base/installs/generic/mysql-secret.yaml,
+# third-party/mysql/base/mysql-deployment.yaml).
+UPSTREAM_ARTIFACT_SECRET = {
+    "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "mlpipeline-minio-artifact", "namespace": "kubeflow"},
+    "stringData": {"accesskey": "minio", "secretkey": "minio123"},
+}
+UPSTREAM_MYSQL_SECRET = {
+    "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "mysql-secret", "namespace": "kubeflow"},
+    "stringData": {"username": "root", "password": ""},
+}
+UPSTREAM_MYSQL = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "mysql", "namespace": "kubeflow"},
+    "spec": {"selector": {"matchLabels": {"app": "mysql"}}, "template": {"metadata": {"labels": {"app": "mysql"}}, "spec": {
+        "serviceAccountName": "mysql",
+        "containers": [{
+            "name": "mysql", "image": "mysql:8.4", "args": ["--datadir", "/var/lib/mysql"],
+            "env": [{"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"}],
+            "ports": [{"containerPort": 3306, "name": "mysql"}],
+        }],
+    }}},
+}
+# A consumer: the API server reads both Secrets by secretKeyRef and is left alone.
+UPSTREAM_API_SERVER = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "ml-pipeline", "namespace": "kubeflow"},
+    "spec": {"selector": {"matchLabels": {"app": "ml-pipeline"}}, "template": {"metadata": {"labels": {"app": "ml-pipeline"}}, "spec": {
+        "containers": [{"name": "ml-pipeline-api-server", "image": "ghcr.io/kubeflow/kfp-api-server:2.14.5", "env": [
+            {"name": "DBCONFIG_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}},
+            {"name": "OBJECTSTORECONFIG_SECRETACCESSKEY", "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "secretkey"}}},
+        ]}],
+    }}},
+}
+CREDENTIALS = PipelinesCredentials(
+    access_key=pulumi.Output.secret("AKgenerated"), secret_key=pulumi.Output.secret("SKgenerated"),
+    database_password=pulumi.Output.secret("DBgenerated"),
+)
+
+
+@pulumi.runtime.test
+def test_credentials_transform_replaces_the_upstream_defaults() -> pulumi.Output[Any]:
+    artifact = pipelines_credentials_transform(UPSTREAM_ARTIFACT_SECRET, CREDENTIALS)
+    database = pipelines_credentials_transform(UPSTREAM_MYSQL_SECRET, CREDENTIALS)
+    mysql = pipelines_credentials_transform(UPSTREAM_MYSQL, CREDENTIALS)
+    assert artifact is not None and database is not None and mysql is not None
+    assert artifact["metadata"] == UPSTREAM_ARTIFACT_SECRET["metadata"] and list(artifact["stringData"]) == ["accesskey", "secretkey"]
+    assert database["stringData"]["username"] == "root"
+    (container,) = mysql["spec"]["template"]["spec"]["containers"]
+    assert container["env"] == [{"name": "MYSQL_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}}]
+    assert container["args"] == ["--datadir", "/var/lib/mysql"] and container["image"] == "mysql:8.4"
+    assert UPSTREAM_MYSQL["spec"]["template"]["spec"]["containers"][0]["env"] == [{"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"}]
+    kubernetes_validate.validate(mysql, "1.34", strict=True)
+    # Consumers read the Secrets and stay as upstream ships them; other namespaces are not ours.
+    assert pipelines_credentials_transform(UPSTREAM_API_SERVER, CREDENTIALS) is None
+    assert pipelines_credentials_transform({**UPSTREAM_MYSQL_SECRET, "metadata": {"name": "mysql-secret", "namespace": "db"}}, CREDENTIALS) is None
+    values = [artifact["stringData"]["accesskey"], artifact["stringData"]["secretkey"], database["stringData"]["password"]]
+
+    def check(resolved: list[Any]) -> None:
+        assert resolved == ["AKgenerated", "SKgenerated", "DBgenerated", True, True, True]  # and they stay Pulumi secrets
+
+    return pulumi.Output.all(*values, *[v.is_secret() for v in values]).apply(check)
+
+
+def test_credentials_transform_fails_when_mysql_has_no_mysql_container() -> None:
+    renamed = json.loads(json.dumps(UPSTREAM_MYSQL))
+    renamed["spec"]["template"]["spec"]["containers"][0]["name"] = "db"
+    with pytest.raises(ValueError, match=r"Deployment kubeflow/mysql has no container named mysql \(got \['db'\]\)"):
+        pipelines_credentials_transform(renamed, CREDENTIALS)
+
+
+def test_pulumi_transform_applies_the_credentials_on_pipelines_only() -> None:
+    transform = _as_pulumi_transform(KubeflowInstallArgs(), None, None, CREDENTIALS)
+    secret = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET, pulumi.ResourceOptions()))
+    mysql = transform(pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/mysql", UPSTREAM_MYSQL, pulumi.ResourceOptions()))
+    assert secret is not None and mysql is not None
+    assert secret.props["stringData"]["password"] is not None  # type: ignore[index]
+    assert [e["name"] for e in mysql.props["spec"]["template"]["spec"]["containers"][0]["env"]] == ["MYSQL_ROOT_PASSWORD"]  # type: ignore[index]
+    api = transform(pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", UPSTREAM_API_SERVER, pulumi.ResourceOptions()))
+    assert api is None
+    without = _as_pulumi_transform(KubeflowInstallArgs(), None)
+    assert without(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET, pulumi.ResourceOptions())) is None
+
+
+@pulumi.runtime.test
+def test_pipelines_edition_generates_its_credentials(engine: Engine) -> pulumi.Output[Any]:
+    kf = KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[TRAINING_POOL])
+
+    def check(_: Any) -> None:
+        passwords = {r.name: r for r in engine.of_type("random:index/randomPassword:RandomPassword")}
+        assert sorted(passwords) == ["kf-artifact-store-access-key", "kf-artifact-store-secret-key", "kf-database-password"]
+        assert [passwords[n].inputs["length"] for n in sorted(passwords)] == [20, 40, 32]
+        for password in passwords.values():
+            assert password.inputs["special"] is False  # they reach a shell command and MySQL DSNs unquoted
+            assert password.parent == engine.resource("kf").urn
+
+    return settled_tree(kf).apply(check)
+
+
+@pulumi.runtime.test
+def test_platform_edition_generates_no_pipelines_credentials(engine: Engine) -> pulumi.Output[Any]:
+    kf = KubeflowInstall("kf", KubeflowInstallArgs.model_validate(PLATFORM), training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h")
+
+    def check(_: Any) -> None:
+        assert engine.of_type("random:index/randomPassword:RandomPassword") == []
+
+    return settled_tree(kf).apply(check)
+
+
+# --- the Directories carry the transform -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("data", [{}, PLATFORM])
+@pulumi.runtime.test
+def test_every_directory_carries_the_transform(engine: Engine, monkeypatch: pytest.MonkeyPatch, data: dict[str, Any]) -> pulumi.Output[Any]:
+    import pulumi_kubernetes as k8s
+
+    captured: dict[str, pulumi.ResourceOptions] = {}
+    upstream = k8s.kustomize.v2.Directory
+
+    class Recording(upstream):  # type: ignore[misc, valid-type]
+        def __init__(self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None) -> None:
+            captured[resource_name] = opts or pulumi.ResourceOptions()
+            super().__init__(resource_name, args, opts=opts)
+
+    monkeypatch.setattr(k8s.kustomize.v2, "Directory", Recording)
+    args = KubeflowInstallArgs.model_validate({**data, "artifact_storage_gib": 750})
+    kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h" if data else None)
+    assert sorted(captured) == sorted(f"kf-{role}" for role, _ in manifest_sources(args))
+    for name, opts in captured.items():
+        assert opts.transforms and len(opts.transforms) == 1, f"{name} carries no transform"
+        (transform,) = opts.transforms
+        result = transform(pulumi.ResourceTransformArgs(  # type: ignore[call-arg]
+            True, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"), pulumi.ResourceOptions()
+        ))
+        assert result is not None, f"{name}'s transform leaves the artifact claim alone"
+        assert result.props["spec"]["resources"]["requests"]["storage"] == "750Gi"  # type: ignore[index]
+        assert result.opts.protect is True and result.opts.retain_on_delete is True  # type: ignore[union-attr]
+    return settled(kf, *kf.directories)
+
+
+# --- the platform's default Profile ------------------------------------------------------------------
+
+UPSTREAM_PROFILE = {  # kubeflow/manifests common/user-namespace at v1.10.2, after its replacements
+    "apiVersion": "kubeflow.org/v1beta1", "kind": "Profile", "metadata": {"name": "kubeflow-user-example-com"},
+    "spec": {"owner": {"kind": "User", "name": "user@example.com"}},
+}
+
+
+def test_default_profile_transform_gives_the_profile_our_owner() -> None:
+    changed = default_profile_transform(UPSTREAM_PROFILE, "ml-admin@corp.example")
+    assert changed == {**UPSTREAM_PROFILE, "spec": {"owner": {"kind": "User", "name": "ml-admin@corp.example"}}}
+    assert UPSTREAM_PROFILE["spec"]["owner"]["name"] == "user@example.com"  # the input is not mutated
+    ours = {**UPSTREAM_PROFILE, "spec": {"owner": {"kind": "User", "name": "nlp@corp.example"}}}
+    assert default_profile_transform(ours, "ml-admin@corp.example") is None  # a tenant's Profile stays its own
+    assert default_profile_transform({**UPSTREAM_PROFILE, "apiVersion": "other.io/v1"}, "a@b.c") is None
+    transform = _as_pulumi_transform(KubeflowInstallArgs.model_validate(PLATFORM), "$2b$12$h")
+    result = transform(pulumi.ResourceTransformArgs(
+        True, "kubernetes:kubeflow.org/v1beta1:Profile", "kf:kubeflow-user-example-com", UPSTREAM_PROFILE, pulumi.ResourceOptions()
+    ))
+    assert result is not None and result.props["spec"]["owner"]["name"] == "ml-admin@corp.example"  # type: ignore[index]
+
+
+# --- the load balancer's health check ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("data", "expected"), [
+    ({}, {"alb.ingress.kubernetes.io/healthcheck-path": "/apis/v1beta1/healthz"}),
+    (PLATFORM, {"alb.ingress.kubernetes.io/healthcheck-path": "/healthz/ready", "alb.ingress.kubernetes.io/healthcheck-port": "15021"}),
+])
+@pulumi.runtime.test
+def test_ingress_health_check_matches_the_backend(engine: Engine, data: dict[str, Any], expected: dict[str, str]) -> pulumi.Output[Any]:
+    args = KubeflowInstallArgs.model_validate({**data, "ingress": INGRESS})
+    kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h" if data else None)
+    assert kf.ingress is not None
+
+    def check(_: Any) -> None:
+        annotations = engine.resource("kf-ingress").inputs["metadata"]["annotations"]
+        assert {k: v for k, v in annotations.items() if "healthcheck" in k} == expected
+
+    return settled(kf.ingress).apply(check)
+
+
+# --- the GPU quota on the kubeflow namespace (pipelines edition) ------------------------------------
+
+
+@pulumi.runtime.test
+def test_pipelines_gpu_quota_bounds_the_kubeflow_namespace(engine: Engine) -> pulumi.Output[Any]:
+    kf = KubeflowInstall("kf", KubeflowInstallArgs(pipelines_gpu_quota=24), training_pools=[TRAINING_POOL])
+    assert kf.pipelines_quota is not None
+
+    def check(_: Any) -> None:
+        quota = engine.resource("kf-pipelines-gpu-quota")
+        assert quota.inputs["metadata"] == {"name": "pipelines-gpu-quota", "namespace": "kubeflow"}
+        assert quota.inputs["spec"] == {"hard": {"requests.nvidia.com/gpu": "24"}}
+        assert engine.resource("kf-pipelines").urn in quota.depends_on  # the kubeflow namespace exists first
+        kubernetes_validate.validate(quota.inputs, "1.34", strict=True)
+
+    return settled(kf.pipelines_quota).apply(check)
+
+
+@pulumi.runtime.test
+def test_no_pipelines_gpu_quota_by_default(engine: Engine) -> pulumi.Output[Any]:
+    kf = KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[TRAINING_POOL])
+    assert kf.pipelines_quota is None
+
+    def check(_: Any) -> None:
+        assert "kf-pipelines-gpu-quota" not in engine.names()
+
+    return settled_tree(kf).apply(check)
