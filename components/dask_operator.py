@@ -335,6 +335,8 @@ class DaskTenantArgs(BaseModel):
     """A RAPIDS notebook for the tenant. Default: none."""
     shared_cluster: SharedDaskClusterArgs | None = None
     """A shared DaskCluster with a DaskAutoscaler. Default: none."""
+    isolated: bool = True
+    """A NetworkPolicy admits traffic to the tenant's pods only from its own namespace and the Dask operator's (the notebook has no login; the cluster's CNI must enforce NetworkPolicy, which GpuGkeCluster and EksCluster turn on). Default: true."""
 
 
 class DaskOperatorArgs(BaseModel):
@@ -512,6 +514,8 @@ class DaskOperator(pulumi.ComponentResource):
                 self.releases.append(release)
                 crd_holder = [release]
             self._tenant(name, tenant, ns, spec, gpu_pools, crd_holder)
+            if tenant.isolated:
+                self._isolation(f"{name}-{tenant.name}", tenant, args.namespace if args.scope is OperatorScope.CLUSTER else None, ns)
 
         if args.prepull and gpu_pools:
             self._prepuller(name, args, gpu_pools, pulumi.ResourceOptions(parent=self, depends_on=[operator_ns]))
@@ -531,6 +535,29 @@ class DaskOperator(pulumi.ComponentResource):
             values=operator_values(args, watch),
             release_name="dask-operator",
             opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+        )
+
+    def _isolation(self, prefix: str, tenant: DaskTenantArgs, operator_namespace: str | None, ns: k8s.core.v1.Namespace) -> None:
+        """Ingress to every pod of the tenant only from its own pods and, with a cluster-wide
+        operator, the operator's namespace (it calls the schedulers to scale and retire workers)."""
+        peers = [k8s.networking.v1.NetworkPolicyPeerArgs(pod_selector=k8s.meta.v1.LabelSelectorArgs())]
+        if operator_namespace is not None:
+            peers.append(
+                k8s.networking.v1.NetworkPolicyPeerArgs(
+                    namespace_selector=k8s.meta.v1.LabelSelectorArgs(
+                        match_labels={"kubernetes.io/metadata.name": operator_namespace}
+                    )
+                )
+            )
+        k8s.networking.v1.NetworkPolicy(
+            f"{prefix}-isolation",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="tenant-isolation", namespace=tenant.name, labels=_labels()),
+            spec=k8s.networking.v1.NetworkPolicySpecArgs(
+                pod_selector=k8s.meta.v1.LabelSelectorArgs(),
+                policy_types=["Ingress"],
+                ingress=[k8s.networking.v1.NetworkPolicyIngressRuleArgs(from_=peers)],
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
         )
 
     def _tenant(self, name: str, tenant: DaskTenantArgs, ns: k8s.core.v1.Namespace, spec: RapidsDaskClusterSpec,

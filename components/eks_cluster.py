@@ -138,6 +138,8 @@ class EksAddon(BaseModel):
 DEFAULT_ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
 NODELESS_ADDONS = frozenset({"vpc-cni", "kube-proxy", "eks-pod-identity-agent"})
 """Add-ons that run as DaemonSets nodes need before they are Ready; the others need nodes to run on."""
+VPC_CNI_NETWORK_POLICY = {"enableNetworkPolicy": "true"}
+"""vpc-cni add-on configuration that starts its network policy agent (VPC CNI 1.14+)."""
 EBS_CSI_ADDON = "aws-ebs-csi-driver"
 EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
 """The add-on's controller service account in kube-system (the IRSA role's subject)."""
@@ -235,6 +237,8 @@ class EksClusterArgs(BaseModel):
     """The on-demand node group for controllers. Default: see SystemNodeGroupArgs."""
     block_storage: EbsStorageArgs = Field(default_factory=EbsStorageArgs)
     """The EBS CSI driver and a gp3 StorageClass. Default: see EbsStorageArgs."""
+    network_policy: bool = True
+    """Turn on the VPC CNI's network policy agent (vpc-cni add-on enableNetworkPolicy), which enforces NetworkPolicy (tenant isolation). Default: true."""
     log_types: list[EksLogType] = Field(
         default_factory=lambda: [EksLogType.API, EksLogType.AUDIT, EksLogType.AUTHENTICATOR]
     )
@@ -615,7 +619,10 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
 
-        def addon(addon_name: str, version: str | None, after: Sequence[pulumi.Resource], role_arn: pulumi.Input[str] | None = None) -> aws.eks.Addon:
+        def addon(
+            addon_name: str, version: str | None, after: Sequence[pulumi.Resource], role_arn: pulumi.Input[str] | None = None,
+            configuration: dict[str, Any] | None = None,
+        ) -> aws.eks.Addon:
             return aws.eks.Addon(
                 f"{name}-{addon_name}",
                 aws.eks.AddonArgs(
@@ -624,6 +631,7 @@ class EksCluster(pulumi.ComponentResource):
                     addon_name=addon_name,
                     addon_version=version,
                     service_account_role_arn=role_arn,
+                    configuration_values=json.dumps(configuration) if configuration else None,
                     resolve_conflicts_on_create="OVERWRITE",
                     resolve_conflicts_on_update="PRESERVE",
                     tags=tags,
@@ -633,7 +641,11 @@ class EksCluster(pulumi.ComponentResource):
 
         # The CNI (and kube-proxy, the pod identity agent) before any node: a node without a CNI
         # never becomes Ready, and bootstrap_self_managed_addons=False installs none.
-        nodeless = [addon(a.name, a.version, []) for a in args.addons if a.name in NODELESS_ADDONS]
+        nodeless = [
+            addon(a.name, a.version, [], configuration=VPC_CNI_NETWORK_POLICY if a.name == "vpc-cni" and args.network_policy else None)
+            for a in args.addons
+            if a.name in NODELESS_ADDONS
+        ]
         system = args.system_node_group
         self.system_node_group = aws.eks.NodeGroup(
             f"{name}-{system.name}",

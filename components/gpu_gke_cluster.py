@@ -524,6 +524,8 @@ class GpuGkeClusterArgs(BaseModel):
     """Cluster autoscaler profile; OPTIMIZE_UTILIZATION removes idle GPU nodes sooner. Default: OPTIMIZE_UTILIZATION."""
     deletion_protection: bool = True
     """Refuse to delete the cluster (GKE deletion_protection and Pulumi protect). Default: true."""
+    dataplane_v2: bool = True
+    """GKE Dataplane V2 (datapath ADVANCED_DATAPATH), which enforces NetworkPolicy (tenant isolation); set at creation only. Default: true."""
     network: str = "default"
     """VPC network name or self link. Default: default."""
     subnetwork: str | None = None
@@ -988,6 +990,8 @@ class GpuGkeCluster(pulumi.ComponentResource):
                 network=args.network,
                 subnetwork=args.subnetwork,
                 networking_mode="VPC_NATIVE",
+                # Dataplane V2 enforces NetworkPolicy; the legacy datapath ignores it.
+                datapath_provider="ADVANCED_DATAPATH" if args.dataplane_v2 else None,
                 ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),
                 private_cluster_config=private,
                 master_authorized_networks_config=authorized,

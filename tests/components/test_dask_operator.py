@@ -407,3 +407,34 @@ def test_worker_resources_reach_the_shared_cluster(engine: Engine) -> pulumi.Out
         assert list(jsonschema.Draft7Validator(daskcluster_schema()).iter_errors(crd)) == []
 
     return settled_tree(operator).apply(check)
+
+
+@pulumi.runtime.test
+def test_tenants_are_isolated_from_other_namespaces(engine: Engine) -> pulumi.Output[Any]:
+    """The notebook has no login: only the tenant's own pods and the cluster-wide operator
+    (it calls the schedulers) reach its pods; a tenant may opt out."""
+    operator = build(tenants=[TENANTS[0], {**TENANTS[1], "isolated": False}])
+
+    def check(_: Any) -> None:
+        policy = engine.resource("d-team-a-isolation").inputs
+        kubernetes_validate.validate(policy, "1.34", strict=True)
+        assert policy["metadata"]["namespace"] == "team-a" and policy["metadata"]["name"] == "tenant-isolation"
+        assert policy["spec"]["podSelector"] == {} and policy["spec"]["policyTypes"] == ["Ingress"]
+        assert policy["spec"]["ingress"] == [{"from": [
+            {"podSelector": {}},
+            {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "dask-operator"}}},
+        ]}]
+        assert [p.name for p in engine.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")] == ["d-team-a-isolation"]
+
+    return settled_tree(operator).apply(check)
+
+
+@pulumi.runtime.test
+def test_a_namespaced_operator_is_inside_the_tenants_isolation(engine: Engine) -> pulumi.Output[Any]:
+    operator = build(scope="namespaced")
+
+    def check(_: Any) -> None:
+        for tenant in ("team-a", "team-b"):
+            assert engine.resource(f"d-{tenant}-isolation").inputs["spec"]["ingress"] == [{"from": [{"podSelector": {}}]}]
+
+    return settled_tree(operator).apply(check)

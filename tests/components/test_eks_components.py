@@ -107,6 +107,9 @@ def test_cluster_version_endpoint_protection_and_irsa(engine: Engine) -> pulumi.
         assert addons == ["aws-ebs-csi-driver", "coredns", "eks-pod-identity-agent", "kube-proxy", "vpc-cni"]
         assert engine.resource("c-system").urn in engine.resource("c-coredns").depends_on  # CoreDNS needs nodes
         assert engine.resource("c-system").urn not in engine.resource("c-vpc-cni").depends_on
+        # The VPC CNI's network policy agent enforces the tenants' NetworkPolicies.
+        assert json.loads(engine.resource("c-vpc-cni").inputs["configurationValues"]) == {"enableNetworkPolicy": "true"}
+        assert "configurationValues" not in engine.resource("c-coredns").inputs
         # Nodes need the CNI to become Ready: every node group waits for it.
         for group in ("c-system", *(f"c-gpu-{g}" for g in gpu.node_groups)):
             assert engine.resource("c-vpc-cni").urn in engine.resource(group).depends_on, group
@@ -155,18 +158,22 @@ def test_block_storage_is_the_ebs_csi_driver_and_a_default_gp3_class(engine: Eng
 
 @pulumi.runtime.test
 def test_block_storage_can_be_left_out_or_renamed(engine: Engine) -> pulumi.Output[Any]:
-    cluster = EksCluster("c", EksClusterArgs.model_validate(eks(block_storage={"enabled": False})), gpu_instance_types=["g4dn.xlarge"])
+    cluster = EksCluster(
+        "c", EksClusterArgs.model_validate(eks(block_storage={"enabled": False}, network_policy=False)), gpu_instance_types=["g4dn.xlarge"]
+    )
     other = EksCluster(
         "d", EksClusterArgs.model_validate(eks(block_storage={"storage_class": "ebs-gp3", "default_class": False, "encrypted": False})),
         gpu_instance_types=["g4dn.xlarge"],
     )
 
     def check(_: Any) -> None:
+        assert "configurationValues" in engine.resource("d-vpc-cni").inputs
         assert "aws-ebs-csi-driver" not in [a.inputs["addonName"] for a in engine.of_type("aws:eks/addon:Addon") if a.name.startswith("c-")]
         (storage,) = engine.of_type("kubernetes:storage.k8s.io/v1:StorageClass")
         assert storage.name == "d-ebs-gp3-storage-class" and storage.inputs["metadata"] == {"name": "ebs-gp3"}
         assert storage.inputs["parameters"]["encrypted"] == "false"
         assert cluster.storage_class is None
+        assert "configurationValues" not in engine.resource("c-vpc-cni").inputs  # network_policy: false
 
     return settled_tree(cluster, other).apply(check)
 

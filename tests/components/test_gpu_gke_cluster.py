@@ -67,7 +67,18 @@ def test_cluster_settings(engine: Engine) -> pulumi.Output[Any]:
         assert i["deletionProtection"] is False
         assert not c.protect
         assert i["networkingMode"] == "VPC_NATIVE"
+        assert i["datapathProvider"] == "ADVANCED_DATAPATH"  # Dataplane V2 enforces the tenants' NetworkPolicies
         assert "privateClusterConfig" not in i and "masterAuthorizedNetworksConfig" not in i
+
+    return wait(cluster).apply(check)
+
+
+@pulumi.runtime.test
+def test_the_legacy_datapath_when_dataplane_v2_is_off(engine: Engine) -> pulumi.Output[Any]:
+    cluster = build(dataplane_v2=False)
+
+    def check(_: Any) -> None:
+        assert "datapathProvider" not in engine.resource("ml-cluster").inputs
 
     return wait(cluster).apply(check)
 
