@@ -380,6 +380,35 @@ class DaskOperatorArgs(BaseModel):
             raise ValueError(f"tenants repeat a name ({', '.join(names)}); each tenant is one namespace")
         return value
 
+    def _quota_holds_the_shared_cluster(self, i: int, tenant: DaskTenantArgs, shared: SharedDaskClusterArgs) -> None:
+        """The CPU and memory quotas hold the shared cluster at max_workers, its scheduler and the
+        notebook; beyond them the autoscaler's workers would stay Pending for good."""
+        from pydantic import TypeAdapter
+
+        from infra.capacity import MiB, Millicores
+
+        scheduler = RapidsDaskClusterSpec.model_fields
+        parts = [
+            (f"{shared.max_workers} workers", self.worker_cpu, self.worker_memory, shared.max_workers),
+            ("the scheduler", scheduler["scheduler_cpu"].default, scheduler["scheduler_memory"].default, 1),
+        ]
+        if tenant.notebook is not None:
+            parts.append(("the notebook", tenant.notebook.cpu, tenant.notebook.memory, 1))
+        for quota, index, adapter, unit in ((tenant.cpu_quota, 1, TypeAdapter(Millicores), "m"), (tenant.memory_quota, 2, TypeAdapter(MiB), "Mi")):
+            if quota is None:
+                continue
+            need = sum(adapter.validate_python(part[index]) * part[3] for part in parts)
+            if need > adapter.validate_python(quota):
+                kind = "cpu" if unit == "m" else "memory"
+                raise field_error(
+                    "DaskOperatorArgs", ("tenants", i, "shared_cluster", "max_workers"),
+                    f"max_workers {shared.max_workers} needs {need}{unit} {kind} with "
+                    + " and ".join(p[0] for p in parts[1:])
+                    + f" ({', '.join(f'{p[0]}: {p[index]}' for p in parts)}), more than {kind}_quota {quota}; "
+                    "lower max_workers or raise the quota",
+                    shared.max_workers,
+                )
+
     @model_validator(mode="after")
     def _quota_holds_a_cluster(self) -> DaskOperatorArgs:
         for i, tenant in enumerate(self.tenants):
@@ -403,6 +432,8 @@ class DaskOperatorArgs(BaseModel):
                     + f", more than gpu_quota {tenant.gpu_quota}; lower max_workers or raise gpu_quota",
                     shared.max_workers,
                 )
+            if shared:
+                self._quota_holds_the_shared_cluster(i, tenant, shared)
             if tenant.name == self.namespace:
                 # In either scope the operator's namespace already exists: one namespace, two owners.
                 raise field_error(
