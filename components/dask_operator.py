@@ -181,6 +181,8 @@ class RapidsDaskClusterSpec(BaseModel):
     """Seconds without activity after which the operator deletes the cluster (0: never). Default: 0."""
     scheduler_node_labels: dict[str, str] = Field(default_factory=lambda: {"dedicated": "scheduler"})
     """Node labels the scheduler prefers (weight 100). Default: {dedicated: scheduler}."""
+    scheduler_node_selector: dict[str, str] = Field(default_factory=dict)
+    """Node labels the scheduler requires; for_pools sets the scheduler pool's, since the cluster autoscaler ignores preferences when it picks a group to grow (a GPU spot group would get the scheduler). Default: {} (none)."""
     scheduler_tolerations: list[Taint] = Field(default_factory=lambda: [GPU_TAINT])
     """Taints of the scheduler pool the scheduler tolerates. Default: [nvidia.com/gpu=present:NoSchedule]."""
     worker_tolerations: list[Taint] = Field(default_factory=lambda: [GPU_TAINT])
@@ -208,6 +210,7 @@ class RapidsDaskClusterSpec(BaseModel):
         if scheduler is not None:
             fields.setdefault("scheduler_node_labels", {"dedicated": scheduler.labels.get("dedicated", "scheduler")})
             fields.setdefault("scheduler_tolerations", list(scheduler.placement.tolerations))
+            fields.setdefault("scheduler_node_selector", dict(scheduler.placement.node_selector))
         elif gpu is not None:
             # No scheduler pool: the scheduler's GPU must come from a GPU pool, so tolerate its taints.
             fields.setdefault("scheduler_tolerations", list(gpu.placement.tolerations))
@@ -253,6 +256,8 @@ class RapidsDaskClusterSpec(BaseModel):
         (container,) = scheduler["containers"]
         container["resources"] = _resources(self.scheduler_cpu, self.scheduler_memory, self.scheduler_gpus)
         scheduler["tolerations"] = tolerations(self.scheduler_tolerations)
+        if self.scheduler_node_selector:
+            scheduler["nodeSelector"] = dict(self.scheduler_node_selector)
         scheduler["affinity"] = {
             "nodeAffinity": {
                 "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -467,6 +472,13 @@ class DaskOperatorArgs(BaseModel):
                 continue
             found = fit_problems(f"tenant {tenant.name}'s notebook", ("cpu", nb.cpu), ("memory", nb.memory), pool, reserve_formula)
             problems += [(("tenants", i, "notebook", f), m, v) for f, m, v in found]
+            if nb.gpus > (pool.gpus_per_node or 0):
+                problems.append((
+                    ("tenants", i, "notebook", "gpus"),
+                    f"gpus {nb.gpus} of tenant {tenant.name}'s notebook fits no node of pool {pool.name} ({pool.machine_type}), "
+                    f"which has {pool.gpus_per_node or 0} GPUs a node; use at most {pool.gpus_per_node or 0}",
+                    str(nb.gpus),
+                ))
         return problems
 
 
