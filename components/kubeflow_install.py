@@ -82,6 +82,13 @@ DEFAULT_DEX_PASSWORD = "12341234"
 ALB_INGRESS_CLASS = "alb"
 KUBEFLOW_NAMESPACE = "kubeflow"
 """Where both editions' kustomizations put Kubeflow (fixed upstream)."""
+EDITION_NAMESPACES = {
+    "pipelines": ("kubeflow",),
+    "platform": (
+        "kubeflow", "auth", "istio-system", "cert-manager", "oauth2-proxy", "knative-serving", "kubeflow-user-example-com",
+    ),
+}
+"""Namespaces each edition's manifests create, which no other component or tenant may take."""
 
 PIPELINE_STORAGE_TYPE = "kubernetes:core/v1:PersistentVolumeClaim"
 ARTIFACT_CLAIMS = frozenset({"minio-pvc", "seaweedfs-pvc"})

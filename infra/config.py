@@ -27,10 +27,10 @@ from components.dask_operator import DaskOperatorArgs
 from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
 from components.eks_cluster import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
-from components.kubeflow_install import DEFAULT_DEX_PASSWORD, Edition, KubeflowInstallArgs, capacity_problem
+from components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
 from components.prometheus_stack import PrometheusStackArgs
 from components.pools import ARGS_CONFIG, NodePoolShape, field_error
-from components.spot_failover_eks_node_groups import AL2_VERSIONS, AmiType, SpotFailoverEksNodeGroupsArgs, autoscaler_image
+from components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
 
 __all__ = [
     "PROJECT",
@@ -230,6 +230,7 @@ class StackConfig(BaseModel):
                 "set",
             )
         self._check_storage_classes()
+        self._check_namespaces()
         if self.eks is not None and self.eks_node_groups is not None:
             try:
                 autoscaler_image(self.eks_node_groups.autoscaler, self.eks.version)
@@ -238,13 +239,10 @@ class StackConfig(BaseModel):
                     "StackConfig", ("eks_node_groups", "autoscaler", "image"), str(exc),
                     self.eks_node_groups.autoscaler.image or None,
                 ) from None
-            for cls in self.eks_node_groups.classes:
-                if cls.ami_type is AmiType.AL2_x86_64_GPU and self.eks.version not in AL2_VERSIONS:
+            for i, cls in enumerate(self.eks_node_groups.classes):
+                if problem := ami_problem(cls, self.eks.version):
                     raise field_error(
-                        "StackConfig", ("eks_node_groups", "classes", self.eks_node_groups.classes.index(cls), "ami_type"),
-                        f"EKS publishes no Amazon Linux 2 AMIs for Kubernetes {self.eks.version} (the last is 1.32); "
-                        "use AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA",
-                        cls.ami_type.value,
+                        "StackConfig", ("eks_node_groups", "classes", i, "ami_type"), problem, cls.ami_type.value
                     )
         if self.kubeflow is not None:
             self._check_kubeflow(self.kubeflow)
@@ -257,24 +255,66 @@ class StackConfig(BaseModel):
             raise field_error("StackConfig", "kubeflow_dex_password_hash", problem, "[secret]")
         return self
 
+    def _check_namespaces(self) -> None:
+        """One owner per namespace: a tenant named like another component's namespace, or another
+        component's tenant, would be two resources for one object (AlreadyExists at the first up)."""
+        owners: dict[str, str] = {}
+
+        def claim(namespace: str, owner: str, path: tuple[str | int, ...] | None) -> None:
+            if namespace.startswith("kube-") and path is not None:
+                raise field_error("StackConfig", path, f"namespace {namespace}: kube- namespaces belong to Kubernetes; choose another name", namespace)
+            if namespace in owners:
+                if path is None:  # two components' own namespaces: a setting of theirs clashes
+                    return
+                raise field_error(
+                    "StackConfig", path, f"namespace {namespace} is already {owners[namespace]}'s; choose another name", namespace
+                )
+            owners[namespace] = owner
+
+        if self.monitoring.enabled:
+            claim(self.monitoring.prometheus.namespace, "the monitoring stack", None)
+            if self.monitoring.dcgm_exporter is not None:
+                claim(self.monitoring.dcgm_exporter.namespace, "dcgm-exporter", None)
+        if self.kubeflow is not None:
+            install = self.kubeflow.install
+            for namespace in EDITION_NAMESPACES[install.edition.value]:
+                claim(namespace, f"Kubeflow ({install.edition.value})", None)
+        if self.dask is not None:
+            claim(self.dask.namespace, "the Dask operator", ("dask", "namespace"))
+        if self.kubeflow is not None:
+            for i, profile in enumerate(self.kubeflow.install.tenants):
+                claim(profile.name, "a Kubeflow tenant", ("kubeflow", "install", "tenants", i, "name"))
+        if self.dask is not None:
+            for i, tenant in enumerate(self.dask.tenants):
+                claim(tenant.name, "a Dask tenant", ("dask", "tenants", i, "name"))
+
     def _check_storage_classes(self) -> None:
-        """On EKS the stack's own EBS StorageClass is the only one claims can bind with: EKS
-        installs no CSI driver, and the in-tree gp2 class it may create provisions nothing without one."""
+        """On EKS claims bind only through the EBS CSI driver: with the stack's block storage, a
+        claim may name its class or EKS's own gp2 (in-tree, migrated to the driver), and one that
+        names none needs the stack's class to be the default (EKS marks none since 1.30)."""
         if self.cloud is not Cloud.AWS or self.eks is None or not self.eks.block_storage.enabled:
             return
-        provided = self.eks.block_storage.storage_class
+        storage = self.eks.block_storage
+        provided = (storage.storage_class, "gp2")
         wanted: list[tuple[tuple[str | int, ...], str | None]] = [
             (("monitoring", "prometheus", "storage_class"), self.monitoring.prometheus.storage_class),
         ]
         if self.kubeflow is not None:
             wanted.append((("kubeflow", "install", "storage_class"), self.kubeflow.install.storage_class))
         for path, name in wanted:
-            if name is not None and name != provided:
+            if name is not None and name not in provided:
                 raise field_error(
                     "StackConfig", path,
-                    f"no StorageClass {name} in this stack: the EKS cluster provides {provided} "
-                    "(eks.block_storage.storage_class); use it, or leave storage_class out for the default class",
+                    f"no StorageClass {name} in this stack: the EKS cluster provides {storage.storage_class} "
+                    "(eks.block_storage.storage_class) and gp2; use one, or leave storage_class out for the default class",
                     name,
+                )
+            if name is None and not storage.default_class:
+                raise field_error(
+                    "StackConfig", path,
+                    "storage_class is required: eks.block_storage.default_class is false and EKS marks no class "
+                    f"default, so a claim naming none never binds; use {storage.storage_class}",
+                    None,
                 )
 
     def _check_kubeflow(self, kubeflow: KubeflowConfig) -> None:

@@ -78,6 +78,9 @@ def refusal(dask: dict[str, Any]) -> list[str]:
          "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 1, the scheduler 1 and the notebook 1; use at least 3 (got 2)"),
         ({"tenants": [{"name": "a", "gpu_quota": 4, "shared_cluster": {"min_workers": 0, "max_workers": 4}}]},
          "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5 GPUs with the scheduler, more than gpu_quota 4; lower max_workers or raise gpu_quota (got 4)"),
+        ({"tenants": [{"name": "a", "gpu_quota": 8, "notebook": {"gpus": 4}}]},
+         "gpu-platform:dask.tenants[0].notebook.gpus: gpus 4 of tenant a's notebook fits no node of pool t4 (n1-standard-4), "
+         "which has 2 GPUs a node; use at most 2 (got \"4\")"),
         ({"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "4", "shared_cluster": {"max_workers": 4}}]},
          "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5000m cpu with the scheduler "
          "(4 workers: 1, the scheduler: 1), more than cpu_quota 4; lower max_workers or raise the quota (got 4)"),
@@ -196,6 +199,8 @@ def test_spec_is_make_cluster_spec_plus_placement() -> None:
     ]
     worker["nodeSelector"] = {"cloud.google.com/gke-nodepool": "t4"}
     scheduler["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
+    # Required, not only preferred: the autoscaler ignores preferences when it picks a group to grow.
+    scheduler["nodeSelector"] = {"cloud.google.com/gke-nodepool": "scheduler"}
     scheduler["affinity"] = {
         "nodeAffinity": {
             "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -445,3 +450,49 @@ def test_a_namespaced_operator_is_inside_the_tenants_isolation(engine: Engine) -
             assert engine.resource(f"d-{tenant}-isolation").inputs["spec"]["ingress"] == [{"from": [{"podSelector": {}}]}]
 
     return settled_tree(operator).apply(check)
+
+
+def test_the_scheduler_fits_no_gpu_class_group_on_dev_eks() -> None:
+    """dev-eks's t4 and scheduler groups carry only the GPU taint and the derived order ranks
+    t4-spot first: with a preference alone the autoscaler would grow t4-spot for schedulers."""
+    from infra.preview import load_stack
+    from tests.conftest import PROJECT_DIR
+
+    config = load_stack(PROJECT_DIR, "dev-eks")
+    pools = config.pool_shapes()
+    scheduler = RapidsDaskClusterSpec.for_pools("rapids", pools, reserve_formula="eks").to_dict()["spec"]["scheduler"]["spec"]
+    selector = scheduler["nodeSelector"]
+    homes = [p.name for p in pools if all(p.labels.get(k) == v or p.placement.node_selector.get(k) == v for k, v in selector.items())]
+    assert homes == ["scheduler"]
+
+
+def prod_eks_raw() -> dict[str, Any]:
+    from infra.preview import read_stack_file
+    from tests.conftest import PROJECT_DIR
+
+    values, _ = read_stack_file(PROJECT_DIR, "prod-eks")
+    raw = {k.removeprefix("gpu-platform:"): v for k, v in values.items() if k.startswith("gpu-platform:")}
+    raw = {k: v for k, v in raw.items() if not k.endswith(("_password", "_hash", "_secret"))}
+    raw["eks"]["region"] = values.get("aws:region", "us-west-2")
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("team-nlp", "namespace team-nlp is already a Kubeflow tenant's; choose another name"),
+        ("kubeflow", "namespace kubeflow is already Kubeflow (pipelines)'s; choose another name"),
+        ("prometheus", "namespace prometheus is already the monitoring stack's; choose another name"),
+        ("dask-operator", "tenant dask-operator is the operator namespace; choose another name"),
+        ("kube-flow", "namespace kube-flow: kube- namespaces belong to Kubernetes; choose another name"),
+    ],
+)
+def test_fails_when_a_dask_tenant_takes_another_components_namespace(name: str, message: str) -> None:
+    """One namespace, two owners: two Namespace resources, AlreadyExists at the first `pulumi up`."""
+    raw = prod_eks_raw()
+    assert StackConfig.model_validate(copy.deepcopy(raw)).dask is not None  # the shipped names are all distinct
+    raw["dask"]["tenants"][0]["name"] = name
+    with pytest.raises(ValidationError) as info:
+        StackConfig.model_validate(raw)
+    (line,) = format_validation_error(info.value, StackConfig, "gpu-platform")
+    assert line == f'gpu-platform:dask.tenants[0].name: {message} (got "{name}")'
