@@ -291,6 +291,16 @@ AUTOSCALER_RELEASES = {"1.34": "v1.34.5", "1.35": "v1.35.0"}
 _IMAGE_MINOR = re.compile(r":v?(1\.[0-9]+)\.[0-9]+")
 
 
+def ami_problem(cls: GpuClassArgs, kubernetes_version: str | None) -> str | None:
+    """Why EKS has no AMI of ``cls.ami_type`` for ``kubernetes_version``, or None."""
+    if cls.ami_type is AmiType.AL2_x86_64_GPU and kubernetes_version is not None and kubernetes_version not in AL2_VERSIONS:
+        return (
+            f"EKS publishes no Amazon Linux 2 AMIs for Kubernetes {kubernetes_version} (the last is 1.32); "
+            "use AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA"
+        )
+    return None
+
+
 def autoscaler_image(settings: ClusterAutoscalerSettings, kubernetes_version: str | None) -> str | None:
     """The autoscaler image for a cluster at ``kubernetes_version``: ``settings.image``, else the
     release of that minor; None leaves the chart's. ValueError when no release is known for the
@@ -614,7 +624,11 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """``cluster``: the EKS cluster (EksCluster.ref); ``opts.providers`` must hold its Kubernetes provider."""
-        autoscaler_image(args.autoscaler, cluster.version)  # refused before anything is registered
+        # Refused before anything is registered.
+        autoscaler_image(args.autoscaler, cluster.version)
+        for cls in args.classes:
+            if problem := ami_problem(cls, cluster.version):
+                raise ValueError(f"class {cls.name}: {problem}")
         super().__init__("gpu-platform:spot_failover_eks_node_groups:SpotFailoverEksNodeGroups", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         settings = args.autoscaler

@@ -70,7 +70,8 @@ BAD = [
     ("eks.block_storage.storage_class", "GP3", "eks.block_storage.storage_class", "String should match pattern"),
     ("eks_node_groups.autoscaler.image", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0", "eks_node_groups.autoscaler.image", "image registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0 is the autoscaler of Kubernetes 1.35, the cluster runs 1.34: use the release of the cluster's minor version"),
     ("eks_node_groups.classes.0.ami_type", "AL2_x86_64_GPU", "eks_node_groups.classes[0].ami_type", "EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.34 (the last is 1.32)"),
-    ("monitoring.prometheus.storage_class", "gp2", "monitoring.prometheus.storage_class", "no StorageClass gp2 in this stack: the EKS cluster provides gp3 (eks.block_storage.storage_class)"),
+    ("monitoring.prometheus.storage_class", "standard-rwo", "monitoring.prometheus.storage_class", "no StorageClass standard-rwo in this stack: the EKS cluster provides gp3 (eks.block_storage.storage_class) and gp2"),
+    ("eks.block_storage", {"default_class": False}, "monitoring.prometheus.storage_class", "storage_class is required: eks.block_storage.default_class is false"),
     ("eks.zones", [f"us-east-1{z}" for z in "abcdefg"], "eks.zones", "at most 6 zones, as zone_count (got 7)"),
     ("eks.zones", ["ap-northeast-2a", "us-west-2b"], "eks.zones[1]", "is not in region ap-northeast-2"),
     ("eks.region", "Seoul", "eks.region", "is not an AWS region"),
@@ -366,11 +367,13 @@ def test_kubeflow_claims_name_the_stacks_storage_class() -> None:
     raw = {k: v for k, v in raw.items() if not k.endswith(("_password", "_hash", "_secret"))}
     raw["eks"]["region"] = values.get("aws:region", "us-west-2")
     assert StackConfig.model_validate(copy.deepcopy(raw)).kubeflow.install.storage_class == "gp3"  # type: ignore[union-attr]
-    raw["kubeflow"]["install"]["storage_class"] = "gp2"
+    raw["kubeflow"]["install"]["storage_class"] = "gp2"  # EKS's own, migrated to the CSI driver
+    assert StackConfig.model_validate(copy.deepcopy(raw)).kubeflow.install.storage_class == "gp2"  # type: ignore[union-attr]
+    raw["kubeflow"]["install"]["storage_class"] = "io2"
     (line,) = refusal(raw)
-    assert line.startswith("gpu-platform:kubeflow.install.storage_class: no StorageClass gp2 in this stack: the EKS cluster provides gp3")
+    assert line.startswith("gpu-platform:kubeflow.install.storage_class: no StorageClass io2 in this stack: the EKS cluster provides gp3")
     raw["eks"]["block_storage"] = {"enabled": False}  # bring your own driver and classes
-    assert StackConfig.model_validate(raw).kubeflow.install.storage_class == "gp2"  # type: ignore[union-attr]
+    assert StackConfig.model_validate(raw).kubeflow.install.storage_class == "io2"  # type: ignore[union-attr]
 
 
 def test_the_autoscaler_is_the_release_of_the_clusters_minor() -> None:

@@ -393,3 +393,16 @@ def test_node_groups_refuse_an_autoscaler_of_another_minor_before_registering(en
         assert engine.recorded and not [r for r in engine.recorded if r.name.startswith("c-gpu")]
 
     return settled_tree(cluster).apply(check)
+
+
+@pulumi.runtime.test
+def test_node_groups_refuse_amazon_linux_2_past_1_32_before_registering(engine: Engine) -> pulumi.Output[Any]:
+    cluster = EksCluster("c", EksClusterArgs.model_validate(eks()), gpu_instance_types=["p3.2xlarge", "p3.8xlarge"])
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(classes=[gpu_class(ami_type="AL2_x86_64_GPU")]))
+    with pytest.raises(ValueError, match="class small: EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.34"):
+        SpotFailoverEksNodeGroups("c-gpu", args, cluster.ref)
+
+    def check(_: Any) -> None:
+        assert engine.recorded and not [r for r in engine.recorded if r.name.startswith("c-gpu")]
+
+    return settled_tree(cluster).apply(check)

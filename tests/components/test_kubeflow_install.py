@@ -503,16 +503,17 @@ def test_oidc_transform_adds_the_connector_and_its_secret_env() -> pulumi.Output
 
 
 @pulumi.runtime.test
-def test_oidc_client_secret_reaches_dex_only_as_a_secret(engine: Engine) -> pulumi.Output[Any]:
+def test_oidc_adds_no_secret_beside_upstreams(engine: Engine) -> pulumi.Output[Any]:
+    """No Secret of our own next to upstream's dex-oidc-client: its name would collide with the
+    kustomize output, and a Dex waiting on a Secret created after the manifests would never
+    become ready. (That the value stays a Pulumi secret is checked on the transform's output,
+    since the rendered objects do not appear under mocks.)"""
     args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
     kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash=pulumi.Output.secret("$2b$12$h"),
                          oidc_client_secret=pulumi.Output.secret("client-secret-never-in-a-plan"))
 
     def check(_: Any) -> None:
-        # No Secret of our own next to upstream's: its name would collide with the kustomize output,
-        # and a Dex waiting on a Secret created after the manifests would never become ready.
-        assert engine.of_type("kubernetes:core/v1:Secret") == []
-        assert "client-secret-never-in-a-plan" not in json.dumps([r.to_json() for r in engine.recorded])
+        assert not [r for r in engine.of_type("kubernetes:core/v1:Secret") if "oidc" in r.name]
 
     return settled_tree(kf).apply(check)
 
