@@ -31,7 +31,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release
 from components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
@@ -85,6 +85,15 @@ WORKER_GPUS_WHY = (
     "dask-cuda-worker starts one Dask worker per GPU of its pod while the DaskAutoscaler counts Dask workers, "
     "so a pod with more GPUs makes the autoscaler start and stop the wrong number of pods"
 )
+
+
+def one_gpu_per_worker(field: str | None, value: int) -> int:
+    """``value`` when it is 1: more GPUs per worker pod would break the DaskAutoscaler's count."""
+    if value > 1:
+        raise ValueError(f"{field} {value} is not supported: {WORKER_GPUS_WHY}; use 1")
+    return value
+
+
 CPU_PATTERN = r"^[0-9]+(\.[0-9]+)?m?$"
 MEMORY_PATTERN = r"^[0-9]+(Ki|Mi|Gi|Ti)$"
 
@@ -192,10 +201,8 @@ class RapidsDaskClusterSpec(BaseModel):
 
     @field_validator("gpus_per_worker")
     @classmethod
-    def _one_gpu(cls, value: int) -> int:
-        if value > 1:
-            raise ValueError(f"gpus_per_worker {value} is not supported: {WORKER_GPUS_WHY}; use 1")
-        return value
+    def _one_gpu(cls, value: int, info: ValidationInfo) -> int:
+        return one_gpu_per_worker(info.field_name, value)
 
     @classmethod
     def for_pools(
@@ -372,10 +379,8 @@ class DaskOperatorArgs(BaseModel):
 
     @field_validator("worker_gpus")
     @classmethod
-    def _one_gpu(cls, value: int) -> int:
-        if value > 1:
-            raise ValueError(f"worker_gpus {value} is not supported: {WORKER_GPUS_WHY}; use 1")
-        return value
+    def _one_gpu(cls, value: int, info: ValidationInfo) -> int:
+        return one_gpu_per_worker(info.field_name, value)
 
     @field_validator("tenants")
     @classmethod
