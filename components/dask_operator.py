@@ -94,6 +94,8 @@ def one_gpu_per_worker(field: str | None, value: int) -> int:
     return value
 
 
+OPERATOR_REQUESTS = {"cpu": "100m", "memory": "256Mi"}
+"""What the operator's pod requests (in a tenant's namespace, within its quota, in namespaced scope)."""
 CPU_PATTERN = r"^[0-9]+(\.[0-9]+)?m?$"
 MEMORY_PATTERN = r"^[0-9]+(Ki|Mi|Gi|Ti)$"
 
@@ -191,7 +193,7 @@ class RapidsDaskClusterSpec(BaseModel):
     scheduler_node_labels: dict[str, str] = Field(default_factory=lambda: {"dedicated": "scheduler"})
     """Node labels the scheduler prefers (weight 100). Default: {dedicated: scheduler}."""
     scheduler_node_selector: dict[str, str] = Field(default_factory=dict)
-    """Node labels the scheduler requires; for_pools sets the scheduler pool's, since the cluster autoscaler ignores preferences when it picks a group to grow (a GPU spot group would get the scheduler). Default: {} (none)."""
+    """Node labels the scheduler requires. Default: {} (none: the scheduler prefers its pool and spills onto GPU pools when it is full, so the scheduler pool's size does not cap how many Dask clusters run)."""
     scheduler_tolerations: list[Taint] = Field(default_factory=lambda: [GPU_TAINT])
     """Taints of the scheduler pool the scheduler tolerates. Default: [nvidia.com/gpu=present:NoSchedule]."""
     worker_tolerations: list[Taint] = Field(default_factory=lambda: [GPU_TAINT])
@@ -217,7 +219,6 @@ class RapidsDaskClusterSpec(BaseModel):
         if scheduler is not None:
             fields.setdefault("scheduler_node_labels", {"dedicated": scheduler.labels.get("dedicated", "scheduler")})
             fields.setdefault("scheduler_tolerations", list(scheduler.placement.tolerations))
-            fields.setdefault("scheduler_node_selector", dict(scheduler.placement.node_selector))
         elif gpu is not None:
             # No scheduler pool: the scheduler's GPU must come from a GPU pool, so tolerate its taints.
             fields.setdefault("scheduler_tolerations", list(gpu.placement.tolerations))
@@ -390,33 +391,40 @@ class DaskOperatorArgs(BaseModel):
             raise ValueError(f"tenants repeat a name ({', '.join(names)}); each tenant is one namespace")
         return value
 
-    def _quota_holds_the_shared_cluster(self, i: int, tenant: DaskTenantArgs, shared: SharedDaskClusterArgs) -> None:
-        """The CPU and memory quotas hold the shared cluster at max_workers, its scheduler and the
-        notebook; beyond them the autoscaler's workers would stay Pending for good."""
+    def _quota_holds_the_pods(self, i: int, tenant: DaskTenantArgs) -> None:
+        """The CPU and memory quotas hold what the tenant runs at its largest: the notebook, the
+        shared cluster at max_workers with its scheduler and, in namespaced scope, the operator.
+        Beyond them a pod is refused by the quota and never runs."""
         from pydantic import TypeAdapter
 
         from infra.capacity import MiB, Millicores
 
+        shared = tenant.shared_cluster
         scheduler = RapidsDaskClusterSpec.model_fields
-        parts = [
-            (f"{shared.max_workers} workers", self.worker_cpu, self.worker_memory, shared.max_workers),
-            ("the scheduler", scheduler["scheduler_cpu"].default, scheduler["scheduler_memory"].default, 1),
-        ]
+        parts: list[tuple[str, str, str, int]] = []
+        if shared is not None:
+            parts.append((f"{shared.max_workers} workers", self.worker_cpu, self.worker_memory, shared.max_workers))
+            parts.append(("the scheduler", scheduler["scheduler_cpu"].default, scheduler["scheduler_memory"].default, 1))
         if tenant.notebook is not None:
             parts.append(("the notebook", tenant.notebook.cpu, tenant.notebook.memory, 1))
-        for quota, index, adapter, unit in ((tenant.cpu_quota, 1, TypeAdapter(Millicores), "m"), (tenant.memory_quota, 2, TypeAdapter(MiB), "Mi")):
-            if quota is None:
+        if self.scope is OperatorScope.NAMESPACED:
+            parts.append(("the operator", OPERATOR_REQUESTS["cpu"], OPERATOR_REQUESTS["memory"], 1))
+        location: tuple[str | int, ...] = ("tenants", i, "shared_cluster", "max_workers") if shared else ("tenants", i)
+        for quota, index, adapter, kind, unit in (
+            (tenant.cpu_quota, 1, TypeAdapter(Millicores), "cpu", "m"),
+            (tenant.memory_quota, 2, TypeAdapter(MiB), "memory", "Mi"),
+        ):
+            if quota is None or not parts:
                 continue
             need = sum(adapter.validate_python(part[index]) * part[3] for part in parts)
             if need > adapter.validate_python(quota):
-                kind = "cpu" if unit == "m" else "memory"
+                what = ", ".join(f"{p[0]}: {p[index]}" for p in parts)
+                lead = f"max_workers {shared.max_workers} needs" if shared else f"tenant {tenant.name} needs"
                 raise field_error(
-                    "DaskOperatorArgs", ("tenants", i, "shared_cluster", "max_workers"),
-                    f"max_workers {shared.max_workers} needs {need}{unit} {kind} with "
-                    + " and ".join(p[0] for p in parts[1:])
-                    + f" ({', '.join(f'{p[0]}: {p[index]}' for p in parts)}), more than {kind}_quota {quota}; "
-                    "lower max_workers or raise the quota",
-                    shared.max_workers,
+                    "DaskOperatorArgs", location,
+                    f"{lead} {need}{unit} {kind} ({what}), more than {kind}_quota {quota}; "
+                    + ("lower max_workers or raise the quota" if shared else f"raise {kind}_quota"),
+                    shared.max_workers if shared else quota,
                 )
 
     @model_validator(mode="after")
@@ -442,8 +450,7 @@ class DaskOperatorArgs(BaseModel):
                     + f", more than gpu_quota {tenant.gpu_quota}; lower max_workers or raise gpu_quota",
                     shared.max_workers,
                 )
-            if shared:
-                self._quota_holds_the_shared_cluster(i, tenant, shared)
+            self._quota_holds_the_pods(i, tenant)
             if tenant.name == self.namespace:
                 # In either scope the operator's namespace already exists: one namespace, two owners.
                 raise field_error(
@@ -494,7 +501,7 @@ def operator_values(args: DaskOperatorArgs, watch: str | None) -> dict[str, Any]
         "image": {"name": "ghcr.io/dask/dask-kubernetes-operator", "tag": args.chart_version},
         "rbac": {"create": True, "cluster": watch is None},
         "kopfArgs": ["--all-namespaces"] if watch is None else ["--namespace", watch],
-        "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "512Mi"}},
+        "resources": {"requests": dict(OPERATOR_REQUESTS), "limits": {"memory": "512Mi"}},
     }
 
 

@@ -525,7 +525,7 @@ class GpuGkeClusterArgs(BaseModel):
     deletion_protection: bool = True
     """Refuse to delete the cluster (GKE deletion_protection and Pulumi protect). Default: true."""
     dataplane_v2: bool = True
-    """GKE Dataplane V2 (datapath ADVANCED_DATAPATH), which enforces NetworkPolicy (tenant isolation); set at creation only. Default: true."""
+    """GKE Dataplane V2 (datapath ADVANCED_DATAPATH), which enforces NetworkPolicy (the Dask tenants' isolation); GKE sets it at creation only, so changing it replaces the cluster. Default: true."""
     network: str = "default"
     """VPC network name or self link. Default: default."""
     subnetwork: str | None = None

@@ -393,7 +393,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
     autoscaler: ClusterAutoscalerSettings = Field(default_factory=ClusterAutoscalerSettings)
     """The cluster autoscaler. Default: see ClusterAutoscalerSettings."""
     priority_expander: PriorityExpander | None = None
-    """Tiers of the priority expander. Default: none (derived: small GPU classes above large, scheduler classes below them, each spot group above its on-demand twin, every other group last)."""
+    """Tiers of the priority expander. Default: none (derived: scheduler classes first, for Dask schedulers, which only prefer their pool; then small GPU classes above large, each spot group above its on-demand twin; every other group last)."""
     device_plugin_image: PinnedImage = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
     """NVIDIA device plugin, installed on groups whose AMI does not ship it. Default: nvcr.io/nvidia/k8s-device-plugin:v0.17.1."""
     other_node_groups: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=63)]] = Field(default_factory=list)
@@ -483,9 +483,11 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         on-demand-small 40 > spot-large 30 > on-demand-large 20) with every other group at 1."""
         if self.priority_expander is not None:
             return self.priority_expander
-        # Scheduler classes last: their pods select them by label, and a GPU pod that fits both
-        # must try the GPU classes' spot groups before any on-demand group.
-        ordered = sorted(self.classes, key=lambda c: (c.role is ClassRole.SCHEDULER, c.shape.gpu_count, c.shape.vcpus))
+        # Scheduler classes first. Dask schedulers only prefer their pool (so that they spill onto
+        # GPU pools when it is full rather than capping how many Dask clusters can run), and the
+        # autoscaler ignores preferences when it picks a group to grow: ranked first, the
+        # scheduler group is the one grown for them, not a GPU spot group a reclaim would empty.
+        ordered = sorted(self.classes, key=lambda c: (c.role is not ClassRole.SCHEDULER, c.shape.gpu_count, c.shape.vcpus))
         groups = [g for c in ordered for g, _, _, _ in c.node_groups()]
         tiers = [
             PriorityTier(priority=10 * (len(groups) + 1 - i), patterns=[asg_name_pattern(g)]) for i, g in enumerate(groups)

@@ -231,6 +231,7 @@ class StackConfig(BaseModel):
             )
         self._check_storage_classes()
         self._check_namespaces()
+        self._check_isolation()
         if self.eks is not None and self.eks_node_groups is not None:
             try:
                 autoscaler_image(self.eks_node_groups.autoscaler, self.eks.version)
@@ -256,29 +257,30 @@ class StackConfig(BaseModel):
         return self
 
     def _check_namespaces(self) -> None:
-        """One owner per namespace: a tenant named like another component's namespace, or another
-        component's tenant, would be two resources for one object (AlreadyExists at the first up)."""
+        """One owner per namespace: a tenant or a component's namespace setting that names another's
+        namespace would be two resources for one object (AlreadyExists at the first up)."""
         owners: dict[str, str] = {}
 
         def claim(namespace: str, owner: str, path: tuple[str | int, ...] | None) -> None:
-            if namespace.startswith("kube-") and path is not None:
-                raise field_error("StackConfig", path, f"namespace {namespace}: kube- namespaces belong to Kubernetes; choose another name", namespace)
-            if namespace in owners:
-                if path is None:  # two components' own namespaces: a setting of theirs clashes
-                    return
+            if path is not None and (namespace.startswith("kube-") or namespace == "default"):
+                raise field_error(
+                    "StackConfig", path, f"namespace {namespace} belongs to Kubernetes; choose another name", namespace
+                )
+            if namespace in owners and path is not None:
                 raise field_error(
                     "StackConfig", path, f"namespace {namespace} is already {owners[namespace]}'s; choose another name", namespace
                 )
-            owners[namespace] = owner
+            owners.setdefault(namespace, owner)
 
-        if self.monitoring.enabled:
-            claim(self.monitoring.prometheus.namespace, "the monitoring stack", None)
-            if self.monitoring.dcgm_exporter is not None:
-                claim(self.monitoring.dcgm_exporter.namespace, "dcgm-exporter", None)
+        # Fixed upstream first, then each setting in the order the program installs them.
         if self.kubeflow is not None:
             install = self.kubeflow.install
             for namespace in EDITION_NAMESPACES[install.edition.value]:
                 claim(namespace, f"Kubeflow ({install.edition.value})", None)
+        if self.monitoring.enabled:
+            claim(self.monitoring.prometheus.namespace, "the monitoring stack", ("monitoring", "prometheus", "namespace"))
+            if self.monitoring.dcgm_exporter is not None:
+                claim(self.monitoring.dcgm_exporter.namespace, "dcgm-exporter", ("monitoring", "dcgm_exporter", "namespace"))
         if self.dask is not None:
             claim(self.dask.namespace, "the Dask operator", ("dask", "namespace"))
         if self.kubeflow is not None:
@@ -288,6 +290,27 @@ class StackConfig(BaseModel):
             for i, tenant in enumerate(self.dask.tenants):
                 claim(tenant.name, "a Dask tenant", ("dask", "tenants", i, "name"))
 
+    def _check_isolation(self) -> None:
+        """A Dask tenant's NetworkPolicy only isolates it where the cluster's datapath enforces it."""
+        if self.dask is None:
+            return
+        if self.gke is not None and not self.gke.dataplane_v2:
+            off = "gke.dataplane_v2 is false"
+        elif self.eks is not None and not self.eks.network_policy:
+            off = "eks.network_policy is false"
+        elif self.eks is not None and "vpc-cni" not in [a.name for a in self.eks.addons]:
+            off = "eks.addons has no vpc-cni, whose agent enforces it"
+        else:
+            return
+        for i, tenant in enumerate(self.dask.tenants):
+            if tenant.isolated:
+                raise field_error(
+                    "StackConfig", ("dask", "tenants", i, "isolated"),
+                    f"tenant {tenant.name} is isolated by a NetworkPolicy this cluster would not enforce ({off}); "
+                    "turn enforcement on, or set isolated: false to run without isolation",
+                    True,
+                )
+
     def _check_storage_classes(self) -> None:
         """On EKS claims bind only through the EBS CSI driver: with the stack's block storage, a
         claim may name its class or EKS's own gp2 (in-tree, migrated to the driver), and one that
@@ -296,11 +319,20 @@ class StackConfig(BaseModel):
             return
         storage = self.eks.block_storage
         provided = (storage.storage_class, "gp2")
-        wanted: list[tuple[tuple[str | int, ...], str | None]] = [
-            (("monitoring", "prometheus", "storage_class"), self.monitoring.prometheus.storage_class),
-        ]
+        wanted: list[tuple[tuple[str | int, ...], str | None]] = []
+        if self.monitoring.enabled:
+            wanted.append((("monitoring", "prometheus", "storage_class"), self.monitoring.prometheus.storage_class))
         if self.kubeflow is not None:
-            wanted.append((("kubeflow", "install", "storage_class"), self.kubeflow.install.storage_class))
+            install = self.kubeflow.install
+            if install.edition is Edition.PLATFORM and not storage.default_class:
+                # Katib's database, notebook workspaces and the rest claim no class of ours.
+                raise field_error(
+                    "StackConfig", ("eks", "block_storage", "default_class"),
+                    "the Kubeflow platform edition's upstream claims name no StorageClass, and EKS marks none "
+                    "default: keep default_class true",
+                    False,
+                )
+            wanted.append((("kubeflow", "install", "storage_class"), install.storage_class))
         for path, name in wanted:
             if name is not None and name not in provided:
                 raise field_error(

@@ -78,15 +78,20 @@ def refusal(dask: dict[str, Any]) -> list[str]:
          "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 1, the scheduler 1 and the notebook 1; use at least 3 (got 2)"),
         ({"tenants": [{"name": "a", "gpu_quota": 4, "shared_cluster": {"min_workers": 0, "max_workers": 4}}]},
          "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5 GPUs with the scheduler, more than gpu_quota 4; lower max_workers or raise gpu_quota (got 4)"),
+        ({"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "1", "notebook": {}}]},
+         "gpu-platform:dask.tenants[0]: tenant a needs 2000m cpu (the notebook: 2), more than cpu_quota 1; raise cpu_quota (got \"1\")"),
+        ({"scope": "namespaced", "tenants": [{"name": "a", "gpu_quota": 8, "memory_quota": "8Gi", "notebook": {}}]},
+         "gpu-platform:dask.tenants[0]: tenant a needs 8448Mi memory (the notebook: 8Gi, the operator: 256Mi), more than "
+         "memory_quota 8Gi; raise memory_quota (got \"8Gi\")"),
         ({"tenants": [{"name": "a", "gpu_quota": 8, "notebook": {"gpus": 4}}]},
          "gpu-platform:dask.tenants[0].notebook.gpus: gpus 4 of tenant a's notebook fits no node of pool t4 (n1-standard-4), "
          "which has 2 GPUs a node; use at most 2 (got \"4\")"),
         ({"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "4", "shared_cluster": {"max_workers": 4}}]},
-         "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5000m cpu with the scheduler "
+         "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5000m cpu "
          "(4 workers: 1, the scheduler: 1), more than cpu_quota 4; lower max_workers or raise the quota (got 4)"),
         ({"tenants": [{"name": "a", "gpu_quota": 8, "memory_quota": "24Gi", "notebook": {}, "shared_cluster": {"max_workers": 3}}]},
-         "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 3 needs 25600Mi memory with the scheduler "
-         "and the notebook (3 workers: 5Gi, the scheduler: 2Gi, the notebook: 8Gi), more than memory_quota 24Gi; lower "
+         "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 3 needs 25600Mi memory "
+         "(3 workers: 5Gi, the scheduler: 2Gi, the notebook: 8Gi), more than memory_quota 24Gi; lower "
          "max_workers or raise the quota (got 3)"),
         ({"tenants": [{"name": "a", "gpu_quota": 9, "shared_cluster": {"min_workers": 5, "max_workers": 4}}]},
          "gpu-platform:dask.tenants[0].shared_cluster.min_workers: min_workers 5 is above max_workers 4; use at most 4 (got 5)"),
@@ -199,8 +204,6 @@ def test_spec_is_make_cluster_spec_plus_placement() -> None:
     ]
     worker["nodeSelector"] = {"cloud.google.com/gke-nodepool": "t4"}
     scheduler["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
-    # Required, not only preferred: the autoscaler ignores preferences when it picks a group to grow.
-    scheduler["nodeSelector"] = {"cloud.google.com/gke-nodepool": "scheduler"}
     scheduler["affinity"] = {
         "nodeAffinity": {
             "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -452,18 +455,13 @@ def test_a_namespaced_operator_is_inside_the_tenants_isolation(engine: Engine) -
     return settled_tree(operator).apply(check)
 
 
-def test_the_scheduler_fits_no_gpu_class_group_on_dev_eks() -> None:
-    """dev-eks's t4 and scheduler groups carry only the GPU taint and the derived order ranks
-    t4-spot first: with a preference alone the autoscaler would grow t4-spot for schedulers."""
-    from infra.preview import load_stack
-    from tests.conftest import PROJECT_DIR
-
-    config = load_stack(PROJECT_DIR, "dev-eks")
-    pools = config.pool_shapes()
-    scheduler = RapidsDaskClusterSpec.for_pools("rapids", pools, reserve_formula="eks").to_dict()["spec"]["scheduler"]["spec"]
-    selector = scheduler["nodeSelector"]
-    homes = [p.name for p in pools if all(p.labels.get(k) == v or p.placement.node_selector.get(k) == v for k, v in selector.items())]
-    assert homes == ["scheduler"]
+def test_the_scheduler_prefers_its_pool_and_may_spill() -> None:
+    """A preference, not a requirement: a required scheduler pool would cap how many Dask
+    clusters run at its GPUs; the EKS derived order ranks the scheduler group first instead."""
+    spec = RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL]).to_dict()["spec"]["scheduler"]["spec"]
+    assert "nodeSelector" not in spec
+    pinned = RapidsDaskClusterSpec(name="x", scheduler_node_selector={"dedicated": "scheduler"}).to_dict()
+    assert pinned["spec"]["scheduler"]["spec"]["nodeSelector"] == {"dedicated": "scheduler"}
 
 
 def prod_eks_raw() -> dict[str, Any]:
@@ -484,7 +482,7 @@ def prod_eks_raw() -> dict[str, Any]:
         ("kubeflow", "namespace kubeflow is already Kubeflow (pipelines)'s; choose another name"),
         ("prometheus", "namespace prometheus is already the monitoring stack's; choose another name"),
         ("dask-operator", "tenant dask-operator is the operator namespace; choose another name"),
-        ("kube-flow", "namespace kube-flow: kube- namespaces belong to Kubernetes; choose another name"),
+        ("kube-flow", "namespace kube-flow belongs to Kubernetes; choose another name"),
     ],
 )
 def test_fails_when_a_dask_tenant_takes_another_components_namespace(name: str, message: str) -> None:
@@ -496,3 +494,16 @@ def test_fails_when_a_dask_tenant_takes_another_components_namespace(name: str, 
         StackConfig.model_validate(raw)
     (line,) = format_validation_error(info.value, StackConfig, "gpu-platform")
     assert line == f'gpu-platform:dask.tenants[0].name: {message} (got "{name}")'
+
+
+def test_fails_when_gke_would_not_enforce_the_isolation() -> None:
+    config = {**stack(), "dask": {"tenants": [{"name": "a", "gpu_quota": 4}]}}
+    config["gke"] = {**config["gke"], "dataplane_v2": False}
+    with pytest.raises(ValidationError) as info:
+        StackConfig.model_validate(copy.deepcopy(config))
+    assert format_validation_error(info.value, StackConfig, "gpu-platform") == [
+        "gpu-platform:dask.tenants[0].isolated: tenant a is isolated by a NetworkPolicy this cluster would not enforce "
+        "(gke.dataplane_v2 is false); turn enforcement on, or set isolated: false to run without isolation (got true)"
+    ]
+    config["dask"]["tenants"][0]["isolated"] = False
+    assert StackConfig.model_validate(config).dask is not None

@@ -72,6 +72,7 @@ BAD = [
     ("eks_node_groups.classes.0.ami_type", "AL2_x86_64_GPU", "eks_node_groups.classes[0].ami_type", "EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.34 (the last is 1.32)"),
     ("monitoring.prometheus.storage_class", "standard-rwo", "monitoring.prometheus.storage_class", "no StorageClass standard-rwo in this stack: the EKS cluster provides gp3 (eks.block_storage.storage_class) and gp2"),
     ("eks.block_storage", {"default_class": False}, "monitoring.prometheus.storage_class", "storage_class is required: eks.block_storage.default_class is false"),
+    ("monitoring.prometheus.namespace", "kube-monitoring", "monitoring.prometheus.namespace", "namespace kube-monitoring belongs to Kubernetes"),
     ("eks.zones", [f"us-east-1{z}" for z in "abcdefg"], "eks.zones", "at most 6 zones, as zone_count (got 7)"),
     ("eks.zones", ["ap-northeast-2a", "us-west-2b"], "eks.zones[1]", "is not in region ap-northeast-2"),
     ("eks.region", "Seoul", "eks.region", "is not an AWS region"),
@@ -215,12 +216,13 @@ def test_derived_priorities_are_the_seeds_order() -> None:
     assert priorities[1] == [".*"]
 
 
-def test_derived_priorities_rank_a_scheduler_class_below_the_gpu_classes() -> None:
-    """A GPU pod that fits the cheap scheduler class too must try GPU spot before any on-demand group."""
+def test_derived_priorities_rank_a_scheduler_class_first() -> None:
+    """Dask schedulers only prefer their pool and the autoscaler ignores preferences when it
+    picks a group to grow: ranked first, the scheduler group is grown for them, not t4-spot."""
     scheduler = gpu_class(name="scheduler", role="scheduler", instance_types=["g4dn.xlarge"], capacity="on_demand")
-    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(classes=[scheduler, gpu_class(name="t4", instance_types=["g4dn.2xlarge"])]))
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(classes=[gpu_class(name="t4", instance_types=["g4dn.2xlarge"]), scheduler]))
     order = [t.patterns[0] for t in sorted(args.effective_expander().tiers, key=lambda t: -t.priority)]
-    assert order == [asg_name_pattern("t4-spot"), asg_name_pattern("t4-on-demand"), asg_name_pattern("scheduler-on-demand"), ".*"]
+    assert order == [asg_name_pattern("scheduler-on-demand"), asg_name_pattern("t4-spot"), asg_name_pattern("t4-on-demand"), ".*"]
 
 
 def test_configmap_text_orders_the_generated_asg_names() -> None:
@@ -404,3 +406,48 @@ def test_amazon_linux_2_is_accepted_up_to_its_last_eks_version() -> None:
     config["eks_node_groups"]["autoscaler"] = {"image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.32.1"}
     groups = StackConfig.model_validate(config).eks_node_groups
     assert groups is not None and groups.classes[0].ami_type.value == "AL2_x86_64_GPU"
+
+
+def test_storage_and_namespace_rules_follow_what_the_stack_installs() -> None:
+    raw = copy.deepcopy(PROD_EKS_RAW())
+    # Without monitoring, no Prometheus claim asks for a class.
+    raw["eks"]["block_storage"] = {"default_class": False}
+    raw["monitoring"] = {"enabled": False}
+    assert StackConfig.model_validate(copy.deepcopy(raw)).eks.block_storage.default_class is False  # type: ignore[union-attr]
+    # The platform edition's upstream claims (Katib, workspaces) name no class: the default must exist.
+    raw["kubeflow"]["install"].update(edition="platform", dex_user_email="ml-admin@example.com")
+    (line,) = refusal(copy.deepcopy(raw))
+    assert line.startswith("gpu-platform:eks.block_storage.default_class: the Kubeflow platform edition's upstream claims name no StorageClass")
+    # Two components' own namespaces: the later setting is refused.
+    raw = copy.deepcopy(PROD_EKS_RAW())
+    raw["monitoring"]["prometheus"] = {**raw["monitoring"].get("prometheus", {}), "namespace": "kubeflow"}
+    (line,) = refusal(raw)
+    assert line == 'gpu-platform:monitoring.prometheus.namespace: namespace kubeflow is already Kubeflow (pipelines)\'s; choose another name (got "kubeflow")'
+
+
+def PROD_EKS_RAW() -> dict[str, Any]:  # noqa: N802 - read fresh each time
+    from infra.preview import read_stack_file
+
+    values, _ = read_stack_file(PROJECT_DIR, "prod-eks")
+    raw = {k.removeprefix("gpu-platform:"): v for k, v in values.items() if k.startswith("gpu-platform:")}
+    raw = {k: v for k, v in raw.items() if not k.endswith(("_password", "_hash", "_secret"))}
+    raw["eks"]["region"] = values.get("aws:region", "us-west-2")
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [({"network_policy": False}, "eks.network_policy is false"), ({"addons": [{"name": "kube-proxy"}]}, "eks.addons has no vpc-cni, whose agent enforces it")],
+)
+def test_fails_when_dask_isolation_would_not_be_enforced(change: dict[str, Any], why: str) -> None:
+    raw = PROD_EKS_RAW()
+    raw["eks"].update(change)
+    tenant = raw["dask"]["tenants"][0]["name"]
+    (line,) = refusal(copy.deepcopy(raw))
+    assert line == (
+        f"gpu-platform:dask.tenants[0].isolated: tenant {tenant} is isolated by a NetworkPolicy this cluster would not "
+        f"enforce ({why}); turn enforcement on, or set isolated: false to run without isolation (got true)"
+    )
+    for t in raw["dask"]["tenants"]:
+        t["isolated"] = False
+    assert StackConfig.model_validate(raw).dask is not None
