@@ -70,3 +70,16 @@ def eks_node_groups(**overrides: Any) -> dict[str, Any]:
 
 def eks_stack(eks_args: dict[str, Any] | None = None, **group_overrides: Any) -> dict[str, Any]:
     return {"cloud": "aws", "eks": eks_args or eks(), "eks_node_groups": eks_node_groups(**group_overrides)}
+
+
+def prod_eks_raw() -> dict[str, Any]:
+    """prod-eks's gpu-platform config as StackConfig reads it (secrets left out, the region
+    from aws:region): a shipped stack to change one thing in."""
+    from infra.preview import read_stack_file
+    from tests.conftest import PROJECT_DIR
+
+    values, _ = read_stack_file(PROJECT_DIR, "prod-eks")
+    raw = {k.removeprefix("gpu-platform:"): v for k, v in values.items() if k.startswith("gpu-platform:")}
+    raw = {k: v for k, v in raw.items() if not k.endswith(("_password", "_hash", "_secret"))}
+    raw["eks"]["region"] = values.get("aws:region", "us-west-2")
+    return raw

@@ -20,7 +20,7 @@ from components.pools import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPla
 from infra.config import StackConfig, format_validation_error
 from tests.components.test_upstream_schemas import unknown_keys
 from tests.conftest import Engine, settled, settled_tree
-from tests.factories import eks_stack, gpu_class, stack
+from tests.factories import eks_stack, gpu_class, prod_eks_raw, stack
 
 SCHEDULER_POOL = NodePoolShape(
     "scheduler", "scheduler", "n1-standard-2", 2, 7680, 1, "nvidia-tesla-t4", CapacityStrategy.ON_DEMAND, 0, 4,
@@ -462,17 +462,6 @@ def test_the_scheduler_prefers_its_pool_and_may_spill() -> None:
     assert "nodeSelector" not in spec
     pinned = RapidsDaskClusterSpec(name="x", scheduler_node_selector={"dedicated": "scheduler"}).to_dict()
     assert pinned["spec"]["scheduler"]["spec"]["nodeSelector"] == {"dedicated": "scheduler"}
-
-
-def prod_eks_raw() -> dict[str, Any]:
-    from infra.preview import read_stack_file
-    from tests.conftest import PROJECT_DIR
-
-    values, _ = read_stack_file(PROJECT_DIR, "prod-eks")
-    raw = {k.removeprefix("gpu-platform:"): v for k, v in values.items() if k.startswith("gpu-platform:")}
-    raw = {k: v for k, v in raw.items() if not k.endswith(("_password", "_hash", "_secret"))}
-    raw["eks"]["region"] = values.get("aws:region", "us-west-2")
-    return raw
 
 
 @pytest.mark.parametrize(

@@ -27,8 +27,7 @@ from components import (
 from components.spot_failover_eks_node_groups import asg_name_pattern, example_asg_name
 from infra.config import ConfigError, StackConfig, format_validation_error, load_stack_config
 from infra.preview import config_for_engine
-from tests.conftest import PROJECT_DIR
-from tests.factories import eks, eks_node_groups, eks_stack, gpu_class
+from tests.factories import eks, eks_node_groups, eks_stack, gpu_class, prod_eks_raw
 
 SEED_TIERS = [
     {"priority": 50, "patterns": ["^eks-small-spot-"]},
@@ -362,12 +361,7 @@ def test_eks_stack_config_round_trips() -> None:
 
 def test_kubeflow_claims_name_the_stacks_storage_class() -> None:
     """prod-eks's Kubeflow volumes use the cluster's gp3 class; any other name binds nothing on EKS."""
-    from infra.preview import read_stack_file
-
-    values, _ = read_stack_file(PROJECT_DIR, "prod-eks")
-    raw = {k.removeprefix("gpu-platform:"): v for k, v in values.items() if k.startswith("gpu-platform:")}
-    raw = {k: v for k, v in raw.items() if not k.endswith(("_password", "_hash", "_secret"))}
-    raw["eks"]["region"] = values.get("aws:region", "us-west-2")
+    raw = prod_eks_raw()
     assert StackConfig.model_validate(copy.deepcopy(raw)).kubeflow.install.storage_class == "gp3"  # type: ignore[union-attr]
     raw["kubeflow"]["install"]["storage_class"] = "gp2"  # EKS's own, migrated to the CSI driver
     assert StackConfig.model_validate(copy.deepcopy(raw)).kubeflow.install.storage_class == "gp2"  # type: ignore[union-attr]
@@ -409,7 +403,7 @@ def test_amazon_linux_2_is_accepted_up_to_its_last_eks_version() -> None:
 
 
 def test_storage_and_namespace_rules_follow_what_the_stack_installs() -> None:
-    raw = copy.deepcopy(PROD_EKS_RAW())
+    raw = copy.deepcopy(prod_eks_raw())
     # Without monitoring, no Prometheus claim asks for a class.
     raw["eks"]["block_storage"] = {"default_class": False}
     raw["monitoring"] = {"enabled": False}
@@ -419,20 +413,11 @@ def test_storage_and_namespace_rules_follow_what_the_stack_installs() -> None:
     (line,) = refusal(copy.deepcopy(raw))
     assert line.startswith("gpu-platform:eks.block_storage.default_class: the Kubeflow platform edition's upstream claims name no StorageClass")
     # Two components' own namespaces: the later setting is refused.
-    raw = copy.deepcopy(PROD_EKS_RAW())
+    raw = copy.deepcopy(prod_eks_raw())
     raw["monitoring"]["prometheus"] = {**raw["monitoring"].get("prometheus", {}), "namespace": "kubeflow"}
     (line,) = refusal(raw)
     assert line == 'gpu-platform:monitoring.prometheus.namespace: namespace kubeflow is already Kubeflow (pipelines)\'s; choose another name (got "kubeflow")'
 
-
-def PROD_EKS_RAW() -> dict[str, Any]:  # noqa: N802 - read fresh each time
-    from infra.preview import read_stack_file
-
-    values, _ = read_stack_file(PROJECT_DIR, "prod-eks")
-    raw = {k.removeprefix("gpu-platform:"): v for k, v in values.items() if k.startswith("gpu-platform:")}
-    raw = {k: v for k, v in raw.items() if not k.endswith(("_password", "_hash", "_secret"))}
-    raw["eks"]["region"] = values.get("aws:region", "us-west-2")
-    return raw
 
 
 @pytest.mark.parametrize(
@@ -440,7 +425,7 @@ def PROD_EKS_RAW() -> dict[str, Any]:  # noqa: N802 - read fresh each time
     [({"network_policy": False}, "eks.network_policy is false"), ({"addons": [{"name": "kube-proxy"}]}, "eks.addons has no vpc-cni, whose agent enforces it")],
 )
 def test_fails_when_dask_isolation_would_not_be_enforced(change: dict[str, Any], why: str) -> None:
-    raw = PROD_EKS_RAW()
+    raw = prod_eks_raw()
     raw["eks"].update(change)
     tenant = raw["dask"]["tenants"][0]["name"]
     (line,) = refusal(copy.deepcopy(raw))
