@@ -193,7 +193,7 @@ class RapidsDaskClusterSpec(BaseModel):
     scheduler_node_labels: dict[str, str] = Field(default_factory=lambda: {"dedicated": "scheduler"})
     """Node labels the scheduler prefers (weight 100). Default: {dedicated: scheduler}."""
     scheduler_node_selector: dict[str, str] = Field(default_factory=dict)
-    """Node labels the scheduler requires. Default: {} (none: the scheduler prefers its pool and spills onto GPU pools when it is full, so the scheduler pool's size does not cap how many Dask clusters run)."""
+    """Node labels the scheduler requires. Default: {} (none: the scheduler prefers its pool and, where a GPU pool carries no taint beyond the GPU one, spills onto it when the scheduler pool is full, rather than that pool's size capping how many Dask clusters run)."""
     scheduler_tolerations: list[Taint] = Field(default_factory=lambda: [GPU_TAINT])
     """Taints of the scheduler pool the scheduler tolerates. Default: [nvidia.com/gpu=present:NoSchedule]."""
     worker_tolerations: list[Taint] = Field(default_factory=lambda: [GPU_TAINT])
@@ -403,7 +403,7 @@ class DaskOperatorArgs(BaseModel):
         scheduler = RapidsDaskClusterSpec.model_fields
         parts: list[tuple[str, str, str, int]] = []
         if shared is not None:
-            parts.append((f"{shared.max_workers} workers", self.worker_cpu, self.worker_memory, shared.max_workers))
+            parts.append((f"{shared.max_workers} worker{'s' if shared.max_workers != 1 else ''}", self.worker_cpu, self.worker_memory, shared.max_workers))
             parts.append(("the scheduler", scheduler["scheduler_cpu"].default, scheduler["scheduler_memory"].default, 1))
         if tenant.notebook is not None:
             parts.append(("the notebook", tenant.notebook.cpu, tenant.notebook.memory, 1))
@@ -417,13 +417,19 @@ class DaskOperatorArgs(BaseModel):
             if quota is None or not parts:
                 continue
             need = sum(adapter.validate_python(part[index]) * part[3] for part in parts)
-            if need > adapter.validate_python(quota):
+            limit = adapter.validate_python(quota)
+            if need > limit:
                 what = ", ".join(f"{p[0]}: {p[index]}" for p in parts)
                 lead = f"max_workers {shared.max_workers} needs" if shared else f"tenant {tenant.name} needs"
+                advice = f"raise {kind}_quota"
+                if shared is not None:
+                    per_worker = adapter.validate_python(parts[0][index])
+                    fitting = (limit - (need - per_worker * shared.max_workers)) // per_worker
+                    if fitting >= max(1, shared.min_workers):
+                        advice = f"use max_workers {fitting} or raise {kind}_quota"
                 raise field_error(
                     "DaskOperatorArgs", location,
-                    f"{lead} {need}{unit} {kind} ({what}), more than {kind}_quota {quota}; "
-                    + ("lower max_workers or raise the quota" if shared else f"raise {kind}_quota"),
+                    f"{lead} {need}{unit} {kind} ({what}), more than {kind}_quota {quota}; {advice}",
                     shared.max_workers if shared else quota,
                 )
 

@@ -88,11 +88,15 @@ def refusal(dask: dict[str, Any]) -> list[str]:
          "which has 2 GPUs a node; use at most 2 (got \"4\")"),
         ({"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "4", "shared_cluster": {"max_workers": 4}}]},
          "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5000m cpu "
-         "(4 workers: 1, the scheduler: 1), more than cpu_quota 4; lower max_workers or raise the quota (got 4)"),
+         "(4 workers: 1, the scheduler: 1), more than cpu_quota 4; use max_workers 3 or raise cpu_quota (got 4)"),
+        # The scheduler and the notebook alone fill the quota: fewer workers cannot help.
+        ({"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "3", "notebook": {}, "shared_cluster": {"max_workers": 1}}]},
+         "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 1 needs 4000m cpu (1 worker: 1, the scheduler: 1, "
+         "the notebook: 2), more than cpu_quota 3; raise cpu_quota (got 1)"),
         ({"tenants": [{"name": "a", "gpu_quota": 8, "memory_quota": "24Gi", "notebook": {}, "shared_cluster": {"max_workers": 3}}]},
          "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 3 needs 25600Mi memory "
-         "(3 workers: 5Gi, the scheduler: 2Gi, the notebook: 8Gi), more than memory_quota 24Gi; lower "
-         "max_workers or raise the quota (got 3)"),
+         "(3 workers: 5Gi, the scheduler: 2Gi, the notebook: 8Gi), more than memory_quota 24Gi; use "
+         "max_workers 2 or raise memory_quota (got 3)"),
         ({"tenants": [{"name": "a", "gpu_quota": 9, "shared_cluster": {"min_workers": 5, "max_workers": 4}}]},
          "gpu-platform:dask.tenants[0].shared_cluster.min_workers: min_workers 5 is above max_workers 4; use at most 4 (got 5)"),
         ({"rapids_image": "nvcr.io/nvidia/rapidsai/base"},

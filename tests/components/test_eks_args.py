@@ -417,6 +417,19 @@ def test_storage_and_namespace_rules_follow_what_the_stack_installs() -> None:
     raw["monitoring"]["prometheus"] = {**raw["monitoring"].get("prometheus", {}), "namespace": "kubeflow"}
     (line,) = refusal(raw)
     assert line == 'gpu-platform:monitoring.prometheus.namespace: namespace kubeflow is already Kubeflow (pipelines)\'s; choose another name (got "kubeflow")'
+    # dcgm-exporter in Prometheus's namespace: both components create that Namespace.
+    raw = copy.deepcopy(prod_eks_raw())
+    prometheus_ns = StackConfig.model_validate(copy.deepcopy(raw)).monitoring.prometheus.namespace
+    raw["monitoring"]["dcgm_exporter"] = {**(raw["monitoring"].get("dcgm_exporter") or {"node_selection": "eks"}), "namespace": prometheus_ns}
+    (line,) = refusal(copy.deepcopy(raw))
+    assert line == (
+        f"gpu-platform:monitoring.dcgm_exporter.namespace: namespace {prometheus_ns} is already the monitoring stack's; "
+        f'choose another name (got "{prometheus_ns}")'
+    )
+    raw = copy.deepcopy(prod_eks_raw())
+    raw["dask"]["namespace"] = "default"
+    (line,) = refusal(raw)
+    assert line == 'gpu-platform:dask.namespace: namespace default belongs to Kubernetes; choose another name (got "default")'
 
 
 
