@@ -33,7 +33,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release
+from components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release, kubernetes_owns
 from components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "CLUSTER_SPEC_KEY",
     "DASK_OPERATOR_CHART",
     "GPU_NODE_LABELS",
-    "RESERVED_NAMESPACES",
     "SEED_ROLE_RULES",
     "DaskNotebookArgs",
     "DaskOperator",
@@ -79,8 +78,6 @@ CLUSTER_SPEC_CONFIG_MAP = "dask-cluster-spec"
 CLUSTER_SPEC_KEY = "cluster.yaml"
 CLUSTER_SPEC_DIR = "/etc/gpu-platform/dask"
 """Where the tenant notebook finds the placed DaskCluster spec: CLUSTER_SPEC_DIR/CLUSTER_SPEC_KEY."""
-RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-"""Namespaces Kubernetes owns; a tenant never takes one."""
 WORKER_GPUS_WHY = (
     "dask-cuda-worker starts one Dask worker per GPU of its pod while the DaskAutoscaler counts Dask workers, "
     "so a pod with more GPUs makes the autoscaler start and stop the wrong number of pods"
@@ -463,12 +460,10 @@ class DaskOperatorArgs(BaseModel):
                     "DaskOperatorArgs", ("tenants", i, "name"),
                     f"tenant {tenant.name} is the operator namespace; choose another name", tenant.name,
                 )
-            if tenant.name in RESERVED_NAMESPACES:
+            if kubernetes_owns(tenant.name):
                 raise field_error(
                     "DaskOperatorArgs", ("tenants", i, "name"),
-                    f"tenant {tenant.name} is a namespace Kubernetes owns ({', '.join(RESERVED_NAMESPACES)}); "
-                    "choose another name",
-                    tenant.name,
+                    f"namespace {tenant.name} belongs to Kubernetes; choose another name", tenant.name,
                 )
         return self
 

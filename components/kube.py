@@ -60,6 +60,12 @@ def _pinned_image(value: str) -> str:
     return value
 
 
+def kubernetes_owns(namespace: str) -> bool:
+    """Whether Kubernetes itself owns ``namespace`` (default and every kube-*): no component or
+    tenant may create it."""
+    return namespace == "default" or namespace.startswith("kube-")
+
+
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 """A Kubernetes name that must be a DNS label (namespaces, services)."""
 Duration = Annotated[str, AfterValidator(_duration)]

@@ -27,6 +27,7 @@ from components.dask_operator import DaskOperatorArgs
 from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
 from components.eks_cluster import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
+from components.kube import kubernetes_owns
 from components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
 from components.prometheus_stack import PrometheusStackArgs
 from components.pools import ARGS_CONFIG, NodePoolShape, field_error
@@ -262,7 +263,7 @@ class StackConfig(BaseModel):
         owners: dict[str, str] = {}
 
         def claim(namespace: str, owner: str, path: tuple[str | int, ...] | None) -> None:
-            if path is not None and (namespace.startswith("kube-") or namespace == "default"):
+            if path is not None and kubernetes_owns(namespace):
                 raise field_error(
                     "StackConfig", path, f"namespace {namespace} belongs to Kubernetes; choose another name", namespace
                 )

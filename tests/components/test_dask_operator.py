@@ -107,8 +107,7 @@ def refusal(dask: dict[str, Any]) -> list[str]:
          "gpu-platform:dask.tenants[0].name: tenant a is the operator namespace; choose another name (got \"a\")"),
         *[
             ({"scope": scope, "tenants": [{"name": reserved, "gpu_quota": 4}]},
-             f"gpu-platform:dask.tenants[0].name: tenant {reserved} is a namespace Kubernetes owns (default, kube-system, "
-             f"kube-public, kube-node-lease); choose another name (got \"{reserved}\")")
+             f"gpu-platform:dask.tenants[0].name: namespace {reserved} belongs to Kubernetes; choose another name (got \"{reserved}\")")
             for scope in ("cluster", "namespaced")
             for reserved in ("default", "kube-system", "kube-public", "kube-node-lease")
         ],
