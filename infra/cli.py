@@ -161,7 +161,7 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def render_tree(plan: Any) -> str:
+def render_tree(plan: Any, rendered: dict[str, str] | None = None) -> str:
     children: dict[str | None, list[Any]] = {}
     for r in plan.resources:
         children.setdefault(r.parent, []).append(r)
@@ -174,6 +174,8 @@ def render_tree(plan: Any) -> str:
             detail = summarize(r.type, r.inputs)
             flags = " [protected]" if r.protect else ""
             lines.append(f"{indent}{'└─ ' if last else '├─ '}{r.type}  {r.name}{flags}" + (f"\n{indent}{'   ' if last else '│  '}   {detail}" if detail else ""))
+            if rendered and r.urn in rendered:
+                lines.append(f"{indent}{'   ' if last else '│  '}   {rendered[r.urn]}")
             walk(r.urn, indent + ("   " if last else "│  "))
 
     walk(None, "")
@@ -210,24 +212,44 @@ def cmd_preview(args: argparse.Namespace) -> int:
         return EXIT_PROGRAM
 
     objects = kubernetes_objects(plan)
-    findings = validate_objects(objects, stack_config.kubernetes_version)
+    report = None
+    if args.no_render:
+        findings = validate_objects(objects, stack_config.kubernetes_version)
+        render_lines = ["notice: rendering: skipped (--no-render): the objects of Helm releases and Kustomize directories were not checked"]
+    else:
+        report, render_error = _render(args, plan, objects, stack_config, policy_config)
+        if render_error is not None:
+            for line in render_error:
+                _err(line)
+            return EXIT_CONFIG
+        assert report is not None
+        findings = report.schema
+        render_lines = _render_lines(report)
     violations = [f for f in findings if f.validated]
     notices = [f for f in findings if not f.validated]
     # The policy engine shows rules the resources' inputs with secrets unwrapped.
     policy_findings = evaluate(
         [Resource(r.type, r.name, r.urn, plain(r.inputs), r.protect) for r in plan.resources], policy_config
     )
+    if report is not None:
+        policy_findings += report.policy
+    cluster_findings = report.cluster if report is not None else []
     mandatory = [f for f in policy_findings if f.enforcement is Enforcement.MANDATORY]
+    rendered = report.rendering.objects if report is not None else []
 
     if not args.quiet:
-        print(render_tree(plan))
+        print(render_tree(plan, _rendered_details(report)))
         print()
     print(
-        f"{len(plan.resources)} resources, {len(objects)} Kubernetes objects "
-        f"({len(objects) - len(notices)} validated against Kubernetes {stack_config.kubernetes_version} "
+        f"{len(plan.resources)} resources, {len(objects)} Kubernetes objects"
+        + (f" and {len(rendered)} rendered from releases and directories" if report is not None else "")
+        + f" ({len(objects) + len(rendered) - len(notices)} validated against Kubernetes {stack_config.kubernetes_version} "
         f"and CRD schemas, {len(notices)} without a schema offline), {len(violations)} schema violations; "
         f"policy pack: {len(mandatory)} mandatory and {len(policy_findings) - len(mandatory)} advisory violations"
+        + (f"; {len(cluster_findings)} cluster check violations, {len(report.errors)} render errors" if report is not None else "")
     )
+    for line in render_lines:
+        print(line)
     for notice in notices:
         print(f"notice: {notice.message}")
     for message in plan.notices:
@@ -238,19 +260,82 @@ def cmd_preview(args: argparse.Namespace) -> int:
         label = "violation" if finding.enforcement is Enforcement.MANDATORY else "advisory"
         where = f"{finding.resource}: " if finding.resource else ""
         print(f"{label}: policy {finding.rule}: {where}{finding.message}; fix: {finding.fix}")
+    for finding in cluster_findings:
+        print(f"violation: {finding.check}: {finding.message}")
+    render_errors = report.errors if report is not None else []
+    for line in render_errors:
+        print(f"violation: render: {line}")
+    if report is not None and args.render and report.notices:
+        for line in report.notices:
+            _err(f"{line} (--render requires every release and directory rendered)")
+        return EXIT_CONFIG
 
     try:
-        _write_outputs(args, plan, objects, violations, notices, policy_findings)
+        _write_outputs(args, plan, objects, violations, notices, policy_findings, report)
     except OSError as exc:
         _err(f"cannot write {exc.filename or 'output'}: {exc.strerror or exc}")
         return EXIT_CONFIG
-    return EXIT_VIOLATIONS if violations or mandatory else EXIT_OK
+    return EXIT_VIOLATIONS if violations or mandatory or cluster_findings or render_errors else EXIT_OK
+
+
+def _render(args: argparse.Namespace, plan: Any, objects: list[Any], stack_config: Any, policy_config: Any) -> tuple[Any, list[str] | None]:
+    """Render the plan's releases and directories and check them: (report, None), or
+    (None, error lines) when the stack names a source that cannot be rendered."""
+    from infra.render import check_rendered
+    from infra.upstream import SourceError, Sources, load_lock
+
+    try:
+        lock = load_lock()
+    except SourceError as exc:
+        return None, [str(exc)]
+    upstream = args.upstream or os.environ.get("GPU_PLATFORM_UPSTREAM")
+    if upstream and not Path(upstream, "charts").is_dir() and not Path(upstream, "git").is_dir():
+        return None, [f"--upstream {upstream}: no charts/ or git/ folder there (the layout of ../shared/reference/upstream)"]
+    offline = args.offline or os.environ.get("GPU_PLATFORM_OFFLINE") == "1"
+    sources = Sources(lock, upstream_dir=Path(upstream).resolve() if upstream else None, fetch=not offline)
+    return check_rendered(plan, objects, stack_config, sources, lock, policy_config), None
+
+
+def _render_lines(report: Any) -> list[str]:
+    rendering = report.rendering
+    done = [s for s in rendering.sources if s.rendered]
+    lines = [
+        f"rendered: {len(done)} of {len(rendering.sources)} releases and directories, "
+        f"{len(rendering.objects)} objects, {len(rendering.crds)} CRDs"
+    ]
+    lines += [f"notice: {line}" for line in report.notices]
+    return lines
+
+
+def _rendered_details(report: Any) -> dict[str, str]:
+    """Per release or directory (by URN): its source, object count and findings, for the tree."""
+    if report is None:
+        return {}
+    counts: dict[str, int] = {}
+    for finding in [*(f for f in report.schema if f.validated), *report.policy, *report.cluster]:
+        name = getattr(finding, "resource", "") or ""
+        counts[name.split(": ", 1)[0]] = counts.get(name.split(": ", 1)[0], 0) + 1
+    details = {}
+    for source in report.rendering.sources:
+        if source.rendered:
+            kinds: dict[str, int] = {}
+            for obj in source.objects:
+                kinds[obj.kind] = kinds.get(obj.kind, 0) + 1
+            found = counts.get(source.resource.name, 0)
+            details[source.resource.urn] = (
+                f"rendered {len(source.objects)} objects ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}); "
+                f"{found} findings"
+            )
+        else:
+            details[source.resource.urn] = f"not rendered: {source.unavailable or source.error}"
+    return details
 
 
 def _write_outputs(
-    args: argparse.Namespace, plan: Any, objects: list[Any], violations: list[Any], notices: list[Any], policy: list[Any]
+    args: argparse.Namespace, plan: Any, objects: list[Any], violations: list[Any], notices: list[Any], policy: list[Any],
+    report: Any = None,
 ) -> None:
-    from infra.manifests import write_manifests
+    from infra.manifests import rendered_json, write_manifests
 
     if args.json:
         document = plan.to_json(
@@ -260,11 +345,21 @@ def _write_outputs(
             ]
             + [f.to_json() for f in policy],
             notices=[{"resource": n.resource, "message": n.message} for n in notices]
-            + [{"resource": None, "message": f"offline: {m}"} for m in plan.notices],
+            + [{"resource": None, "message": f"offline: {m}"} for m in plan.notices]
+            + [{"resource": None, "message": m} for m in (report.notices if report is not None else [])],
         )
+        if report is not None:
+            document["violations"] += [
+                {"rule": f.check, "enforcement": "mandatory", "resource": f.resource, "message": f.message, "fix": "see the message"}
+                for f in report.cluster
+            ] + [
+                {"rule": "render", "enforcement": "mandatory", "resource": None, "message": line, "fix": "see the message"}
+                for line in report.errors
+            ]
+            document["rendered"] = rendered_json(report.rendering)
         Path(args.json).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
     if args.manifests:
-        write_manifests(objects, Path(args.manifests))
+        write_manifests(objects, Path(args.manifests), report.rendering if report is not None else None)
 
 
 def _read_stack(args: argparse.Namespace) -> Any:
@@ -479,6 +574,15 @@ def build_parser() -> argparse.ArgumentParser:
     preview.add_argument(
         "--policy-config", metavar="FILE", help="policy pack config (the JSON of pulumi preview --policy-pack-config)"
     )
+    preview.add_argument(
+        "--upstream", metavar="DIR",
+        help="render Helm releases and Kustomize directories from this local copy of the locked sources "
+        "(charts/<name>-<version>.tgz, git/<owner>+<name>.git; default: $GPU_PLATFORM_UPSTREAM, else the user cache)",
+    )
+    preview.add_argument("--offline", action="store_true", help="never fetch sources missing from the cache (also GPU_PLATFORM_OFFLINE=1)")
+    render_mode = preview.add_mutually_exclusive_group()
+    render_mode.add_argument("--no-render", action="store_true", help="check the plan only, not what its releases and directories put on the cluster")
+    render_mode.add_argument("--render", action="store_true", help="fail (exit 2) when a release or directory cannot be rendered")
     preview.set_defaults(func=cmd_preview)
 
     preflight = sub.add_parser("preflight", help="what the cloud account must offer before a stack deploys")

@@ -9,6 +9,7 @@ a shipped CRD is reported as not validated, never silently passed.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,11 @@ class KubernetesObject:
     @property
     def namespace(self) -> str | None:
         return (self.body.get("metadata") or {}).get("namespace")
+
+    @property
+    def owner(self) -> RecordedResource:
+        """The plan resource that applies the object (for an object of the plan, its own)."""
+        return self.resource
 
 
 @dataclass(frozen=True)
@@ -118,10 +124,29 @@ def _crd_schemas(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return schemas
 
 
-def crd_schema(api_version: str, kind: str, crd_dir: Path = CRD_DIR) -> dict[str, Any] | None:
-    """The CRD schema of one kind available offline: from ``crd_dir``, or the DaskCluster,
-    DaskAutoscaler, ... CRDs the dask-kubernetes wheel ships (one file per kind, read on demand)."""
+def crd_schemas_of(crds: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(apiVersion, kind) -> openAPIV3Schema for CRD objects (those a stack's charts and
+    manifests install)."""
+    schemas: dict[tuple[str, str], dict[str, Any]] = {}
+    for doc in crds:
+        spec = doc.get("spec") or {}
+        for version in spec.get("versions") or []:
+            schema = (version.get("schema") or {}).get("openAPIV3Schema")
+            if schema:
+                schemas[(f"{spec.get('group')}/{version.get('name')}", str((spec.get("names") or {}).get("kind")))] = schema
+    return schemas
+
+
+def crd_schema(
+    api_version: str, kind: str, crd_dir: Path = CRD_DIR, extra: dict[tuple[str, str], dict[str, Any]] | None = None
+) -> dict[str, Any] | None:
+    """The CRD schema of one kind available offline: from the CRDs the stack installs
+    (``extra``), from ``crd_dir``, or the DaskCluster, DaskAutoscaler, ... CRDs the
+    dask-kubernetes wheel ships (one file per kind, read on demand)."""
     from components.dask_operator import operator_chart_dir
+
+    if extra and (api_version, kind) in extra:
+        return extra[(api_version, kind)]
 
     candidates = sorted(crd_dir.glob("*.yaml")) + [operator_chart_dir() / "crds" / f"{kind.lower()}.yaml"]
     for path in candidates:
@@ -135,42 +160,94 @@ def _path(error: Any) -> str:
     return parts.lstrip(".") or "(object)"
 
 
+@functools.cache
+def _schema_file(path: str) -> Any:
+    from kubernetes_validate.utils import schema_contents
+
+    return schema_contents(path, path)
+
+
+@functools.cache
+def _builtin_validator(kubernetes_version: str, api_version: str, kind: str) -> Any:
+    """kubernetes-validate's strict validator for one kind, built once (kubernetes_validate.validate
+    reads and indexes its 3 MB of definitions on every call). Raises SchemaNotFoundError."""
+    import jsonschema
+    from kubernetes_validate.utils import SchemaNotFoundError, all_versions, major_minor
+    from referencing import Registry, Resource
+
+    version = [v for v in all_versions() if major_minor(v) <= major_minor(kubernetes_version)][-1]
+    schema_dir = f"kubernetes-json-schema/v{version}-local-strict"
+    api = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    try:
+        schema = _schema_file(f"{schema_dir}/{kind.lower()}-{api}.json")
+    except FileNotFoundError:
+        raise SchemaNotFoundError(version=major_minor(kubernetes_version), kind=kind, api_version=api_version) from None
+    registry = Resource.from_contents(_schema_file(f"{schema_dir}/_definitions.json")) @ (Resource.from_contents(schema) @ Registry())
+    return jsonschema.validators.Draft202012Validator(schema, registry=registry)
+
+
 def validate_objects(
-    objects: list[KubernetesObject], kubernetes_version: str, crd_dir: Path = CRD_DIR
+    objects: list[Any], kubernetes_version: str, crd_dir: Path = CRD_DIR,
+    crds: list[dict[str, Any]] | None = None,
 ) -> list[SchemaFinding]:
+    """Schema findings for ``objects`` (the plan's KubernetesObjects or rendered objects, each
+    with ``body``, ``kind``, ``name``, ``api_version`` and the ``owner`` resource).
+
+    A built-in API group at a version Kubernetes ``kubernetes_version`` does not serve (a
+    removed ``policy/v1beta1``) is a violation; a custom resource is checked against the CRDs
+    the stack installs (``crds``), then those shipped offline, else reported as not validated.
+    """
     if not objects:
         return []
+    from infra.render import builtin_api_versions
+
+    served = builtin_api_versions(kubernetes_version)
+    builtin = {api.rpartition("/")[0] for api in served}
+    extra = crd_schemas_of(crds or [])
     # Imported here: the schema libraries take a noticeable share of a preview's start-up.
     import jsonschema
     import kubernetes_validate
     from kubernetes_validate.utils import SchemaNotFoundError
 
     findings = []
+    validators: dict[int, Any] = {}
     for obj in objects:
         label = f"{obj.kind} {obj.name}"
+        owner = obj.owner.name
+        body = plain(obj.body)
         try:
-            kubernetes_validate.validate(obj.body, kubernetes_version, strict=True)
-        except kubernetes_validate.ValidationError as exc:
-            findings.append(SchemaFinding(obj.resource.name, obj.kind, f"{label}: {_path(exc)}: {exc.message}", True))
+            error = next(iter(_builtin_validator(kubernetes_version, obj.api_version, obj.kind).iter_errors(body)), None)
+            if error is not None:
+                findings.append(SchemaFinding(owner, obj.kind, f"{label}: {_path(error)}: {error.message}", True))
         except SchemaNotFoundError:
-            schema = crd_schema(obj.api_version, obj.kind, crd_dir)
+            group = obj.api_version.rpartition("/")[0]
+            if group in builtin and served:
+                instead = sorted(api for api, kinds in served.items() if obj.kind in kinds and re.search(r"(^|/)v[0-9]+$", api))
+                findings.append(SchemaFinding(
+                    owner, obj.kind,
+                    f"{label}: {obj.api_version} {obj.kind} is not served by Kubernetes {kubernetes_version}"
+                    + (f"; use {', '.join(instead)}" if instead else ""),
+                    True,
+                ))
+                continue
+            schema = crd_schema(obj.api_version, obj.kind, crd_dir, extra)
             if schema is None:
                 findings.append(
                     SchemaFinding(
-                        obj.resource.name,
+                        owner,
                         obj.kind,
                         f"{label}: no CRD schema for {obj.api_version} {obj.kind} ships offline; not validated",
                         False,
                     )
                 )
                 continue
-            validator = jsonschema.Draft7Validator(schema)
-            for error in sorted(validator.iter_errors(obj.body), key=lambda e: list(e.absolute_path)):
-                findings.append(SchemaFinding(obj.resource.name, obj.kind, f"{label}: {_path(error)}: {error.message}", True))
+            validator = validators.get(id(schema)) or validators.setdefault(id(schema), jsonschema.Draft7Validator(schema))
+            for error in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path)):
+                findings.append(SchemaFinding(owner, obj.kind, f"{label}: {_path(error)}: {error.message}", True))
             # JSON Schema lets keys outside `properties` through; the API server prunes them, or
             # (kubectl's strict field validation) refuses them. Either way a misspelt key is lost.
-            for where, message in unknown_fields(obj.body, schema):
-                findings.append(SchemaFinding(obj.resource.name, obj.kind, f"{label}: {where}: {message}", True))
+            for where, message in unknown_fields(body, schema):
+                findings.append(SchemaFinding(owner, obj.kind, f"{label}: {where}: {message}", True))
     return findings
 
 
@@ -208,14 +285,57 @@ def unknown_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[t
     return found
 
 
-def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:
-    """One YAML file per object, named <kind>-<namespace>-<name>.yaml; secret values masked."""
+def _file_name(kind: str, namespace: str | None, name: str) -> str:
+    return "-".join(p for p in (kind.lower(), namespace, name) if p) + ".yaml"
+
+
+def write_manifests(objects: list[KubernetesObject], directory: Path, rendering: Any = None) -> list[Path]:
+    """One YAML file per object, named <kind>-<namespace>-<name>.yaml; secret values masked.
+
+    With a rendering, the objects of each release or directory go beside them, under
+    ``rendered/<release or directory>/``.
+    """
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for obj in objects:
-        parts = [obj.kind.lower(), obj.namespace, obj.name]
-        path = directory / ("-".join(p for p in parts if p) + ".yaml")
+        path = directory / _file_name(obj.kind, obj.namespace, obj.name)
         # Secret values never reach disk, not even the offline placeholders.
         path.write_text(yaml.safe_dump(_kubectl_order(plain(obj.resource.inputs, redact=True)), sort_keys=False))
         written.append(path)
+    for rendered in getattr(rendering, "objects", []):
+        folder = directory / "rendered" / rendered.source.resource.name
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / _file_name(rendered.kind, rendered.namespace, rendered.name)
+        path.write_text(yaml.safe_dump(_kubectl_order(plain(_masked_secret(rendered.body), redact=True)), sort_keys=False))
+        written.append(path)
     return written
+
+
+def _masked_secret(body: dict[str, Any]) -> dict[str, Any]:
+    """A Secret's values masked even where upstream wrote them in plain text."""
+    if body.get("kind") != "Secret":
+        return body
+    return {**body, **{k: _mask(body[k]) for k in ("data", "stringData") if body.get(k)}}
+
+
+def rendered_json(rendering: Any) -> list[dict[str, Any]]:
+    """The `rendered` section of the plan JSON: per release or directory, its source, status
+    and objects (secret values masked)."""
+    out = []
+    for source in rendering.sources:
+        out.append({
+            "resource": source.resource.urn,
+            "name": source.resource.name,
+            "kind": source.kind,
+            "source": source.origin,
+            "configKey": source.config_key,
+            "rendered": source.rendered,
+            "reason": source.unavailable or source.error,
+            "fetched": [f"{r}?ref={ref}" for r, ref in source.fetched],
+            "objects": [
+                {"type": o.type, "urn": o.urn, "protect": o.protect,
+                 "body": _kubectl_order(plain(_masked_secret(o.body), redact=True))}
+                for o in source.objects
+            ],
+        })
+    return out

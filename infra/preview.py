@@ -75,6 +75,9 @@ class RecordedResource:
     retain_on_delete: bool = False
     ignore_changes: list[str] = field(default_factory=list)
     depends_on: list[str] = field(default_factory=list)
+    transforms: list[Any] = field(default_factory=list, repr=False, compare=False)
+    """The resource's ``transforms`` as the engine would call them: the SDK's callbacks, each
+    taking a serialized TransformRequest (infra/render.py runs them over rendered children)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -201,6 +204,23 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return result
 
 
+def _transform_callbacks(request: Any) -> list[Any]:
+    """The SDK's callback for each transform the registration names: the function the engine
+    invokes (over gRPC) with a TransformRequest for every child of the resource."""
+    if not request.transforms:
+        return []
+    from pulumi.runtime._callbacks import _CallbackServicer
+
+    found = []
+    for callback in request.transforms:
+        for servicer in _CallbackServicer._servicers:  # noqa: SLF001 - the engine's side of the callback
+            fn = servicer._callbacks.get(callback.token)  # noqa: SLF001
+            if fn is not None:
+                found.append(fn)
+                break
+    return found
+
+
 class RecordingMonitor(MockMonitor):
     """The SDK's mock monitor, keeping every registration and the stack's outputs."""
 
@@ -230,6 +250,7 @@ class RecordingMonitor(MockMonitor):
                 retain_on_delete=bool(request.retainOnDelete),
                 ignore_changes=list(request.ignoreChanges),
                 depends_on=[d for d in request.dependencies if d != self.stack_urn],
+                transforms=_transform_callbacks(request),
             )
         )
         return response

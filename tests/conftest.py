@@ -18,6 +18,25 @@ from infra.preview import Plan, RecordedResource, RecordingMocks, RecordingMonit
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 SHARED_DIR = PROJECT_DIR.parent / "shared"
+UPSTREAM_DIR = SHARED_DIR / "reference" / "upstream"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _offline_render_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never fetch upstream sources: rendering reads ../shared/reference/upstream where a
+    test passes it, and keeps its parse and build cache in one folder for the session."""
+    import os
+
+    os.environ["GPU_PLATFORM_OFFLINE"] = "1"
+    os.environ["GPU_PLATFORM_CACHE"] = str(tmp_path_factory.mktemp("upstream-cache"))
+    os.environ.pop("GPU_PLATFORM_UPSTREAM", None)
+
+
+def upstream_or_skip() -> Path:
+    """../shared/reference/upstream, or skip: a user's clone has no ../shared."""
+    if not UPSTREAM_DIR.is_dir():
+        pytest.skip(f"no pinned upstream sources at {UPSTREAM_DIR} (../shared/reference/upstream beside the checkout)")
+    return UPSTREAM_DIR
 
 
 class Engine(RecordingMonitor):

@@ -1,0 +1,367 @@
+"""The lock of upstream sources and where their files come from.
+
+``infra/upstream.lock.yaml`` pins every Helm chart the components install (name, version,
+repository, content digest) and every git repository and tag a Kustomize directory reads
+(nested remote resources included), with the commit the tag resolves to. The renderer
+(infra/render.py) takes its sources from :class:`Sources`:
+
+- ``--upstream DIR``: a local copy laid out as ``DIR/charts/<name>-<version>.tgz`` and
+  ``DIR/git/<owner>+<name>.git`` (bare repositories), as ``../shared/reference/upstream`` is;
+- otherwise the user cache (``$GPU_PLATFORM_CACHE`` or ``~/.cache/gpu-platform/upstream``,
+  same layout), where missing sources are fetched online (Helm's own pull for charts,
+  ``git fetch`` of the locked tag for repositories) unless fetching is off.
+
+Whatever the origin, a chart is used only when its content digest equals the lock's, and a
+tag only when it resolves to the locked commit (or, in a trimmed mirror such as
+``../shared/reference/upstream``, to a commit whose message names the locked upstream commit).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import subprocess
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = [
+    "LOCK_PATH",
+    "ChartPin",
+    "GitPin",
+    "KustomizeUrl",
+    "Lock",
+    "SourceError",
+    "Sources",
+    "chart_digest",
+    "default_cache_dir",
+    "load_lock",
+    "parse_kustomize_url",
+]
+
+LOCK_PATH = Path(__file__).with_name("upstream.lock.yaml")
+_GITHUB = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(\.git)?$")
+
+
+class SourceError(Exception):
+    """A source that cannot be had or does not match the lock; the message is one line."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ChartSource(_Model):
+    repository: str
+    """The git repository the chart's files come from."""
+    tag: str
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+
+
+class ChartPin(_Model):
+    name: str
+    version: str
+    repository: str
+    """The chart repository the Release names (repositoryOpts.repo)."""
+    digest: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    """sha256 of the chart's content (see :func:`chart_digest`)."""
+    source: ChartSource | None = None
+
+    @property
+    def archive_name(self) -> str:
+        return f"{self.name}-{self.version}.tgz"
+
+    def label(self) -> str:
+        return f"{self.name} {self.version} from {self.repository}"
+
+
+class GitPin(_Model):
+    repository: str = Field(pattern=_GITHUB.pattern)
+    tag: str
+    commit: str = Field(pattern=r"^[0-9a-f]{40}$")
+
+    @property
+    def mirror_name(self) -> str:
+        owner, name = _owner_name(self.repository)
+        return f"{owner}+{name}.git"
+
+
+class Lock(_Model):
+    charts: list[ChartPin] = []
+    git: list[GitPin] = []
+
+    def chart(self, name: str, version: str, repository: str | None) -> ChartPin | None:
+        for pin in self.charts:
+            if pin.name == name and pin.version == version and (repository is None or _same_repo(pin.repository, repository)):
+                return pin
+        return None
+
+    def git_pin(self, repository: str, ref: str) -> GitPin | None:
+        for pin in self.git:
+            if _same_repo(pin.repository, repository) and ref in (pin.tag, pin.commit):
+                return pin
+        return None
+
+    def tags_of(self, repository: str) -> list[str]:
+        return [p.tag for p in self.git if _same_repo(p.repository, repository)]
+
+
+def _same_repo(a: str, b: str) -> bool:
+    return a.rstrip("/").removesuffix(".git").lower() == b.rstrip("/").removesuffix(".git").lower()
+
+
+def _owner_name(repository: str) -> tuple[str, str]:
+    m = _GITHUB.match(repository.rstrip("/"))
+    if not m:
+        raise SourceError(f"{repository} is not a GitHub repository URL (https://github.com/<owner>/<name>)")
+    return m.group(1), m.group(2)
+
+
+def load_lock(path: Path = LOCK_PATH) -> Lock:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return Lock.model_validate(data)
+    except (OSError, yaml.YAMLError, ValidationError, UnicodeDecodeError) as exc:
+        raise SourceError(f"{path}: not a readable lock of upstream sources: {str(exc).splitlines()[0]}") from None
+
+
+@dataclass(frozen=True)
+class KustomizeUrl:
+    """A kustomize remote target: https://github.com/<owner>/<name>//<path>?ref=<ref>."""
+
+    repository: str
+    path: str
+    ref: str | None
+
+
+def parse_kustomize_url(url: str) -> KustomizeUrl | None:
+    """The parts of a GitHub kustomize URL, or None for anything else (a local folder)."""
+    m = re.match(r"^(https://github\.com/[^/]+/[^/?]+?)(?:\.git)?(?://([^?]*))?(?:\?(.*))?$", url)
+    if not m:
+        return None
+    query = dict(p.split("=", 1) for p in (m.group(3) or "").split("&") if "=" in p)
+    ref = query.get("ref") or query.get("version")
+    return KustomizeUrl(m.group(1), (m.group(2) or "").strip("/"), ref)
+
+
+def chart_digest(archive: Path) -> str:
+    """sha256 over the sorted ``path NUL sha256(content)`` lines of the chart's files.
+
+    Paths are relative to the chart's top folder; a subchart archive under ``charts/`` is
+    expanded in place (``charts/<name>/...``), so a chart built with ``helm dependency build``
+    and one with its subcharts unpacked have the same digest when their files are the same.
+    """
+    files: dict[str, str] = {}
+
+    def add(tf: tarfile.TarFile, prefix: str, expand: bool) -> None:
+        for member in tf.getmembers():
+            if not member.isfile():
+                continue
+            top, _, rel = member.name.partition("/")
+            if not rel:
+                continue
+            handle = tf.extractfile(member)
+            data = handle.read() if handle else b""
+            if expand and re.fullmatch(r"charts/[^/]+\.tgz", rel):
+                with tarfile.open(fileobj=io.BytesIO(data)) as sub:
+                    add(sub, f"{prefix}charts/", False)
+                continue
+            key = f"{prefix}{top}/{rel}" if prefix else rel
+            files[key] = hashlib.sha256(data).hexdigest()
+
+    try:
+        with tarfile.open(archive) as tf:
+            add(tf, "", True)
+    except (OSError, tarfile.TarError) as exc:
+        raise SourceError(f"{archive}: not a chart archive ({exc})") from None
+    digest = hashlib.sha256()
+    for key in sorted(files):
+        digest.update(f"{key}\0{files[key]}\n".encode())
+    return f"sha256:{digest.hexdigest()}"
+
+
+def default_cache_dir() -> Path:
+    if os.environ.get("GPU_PLATFORM_CACHE"):
+        return Path(os.environ["GPU_PLATFORM_CACHE"])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "gpu-platform" / "upstream"
+
+
+def _git(args: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args], capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
+    )
+
+
+class Sources:
+    """Chart archives and git repositories for rendering: a local copy, or the user cache
+    (fetched online when ``fetch``)."""
+
+    def __init__(self, lock: Lock, *, upstream_dir: Path | None = None, cache_dir: Path | None = None, fetch: bool = True) -> None:
+        self.lock = lock
+        self.local = upstream_dir is not None
+        self.root = upstream_dir if upstream_dir is not None else (cache_dir or default_cache_dir())
+        self.fetch = fetch and not self.local
+        self._checked: dict[str, Path] = {}
+
+    def describe(self) -> str:
+        return f"--upstream {self.root}" if self.local else f"the cache {self.root}" + ("" if self.fetch else " (no fetching)")
+
+    # --- charts -----------------------------------------------------------------------
+
+    def chart_archive(self, pin: ChartPin) -> Path:
+        """The archive of a locked chart, its digest checked; SourceError otherwise."""
+        if pin.archive_name in self._checked:
+            return self._checked[pin.archive_name]
+        path = self.root / "charts" / pin.archive_name
+        if not path.is_file():
+            if not self.fetch:
+                raise SourceError(f"chart {pin.name} {pin.version} is not in {self.describe()}")
+            self._pull(pin, path)
+        digest = chart_digest(path)
+        if digest != pin.digest:
+            raise SourceError(
+                f"chart {pin.name} {pin.version} in {path} has digest {digest}, the lock pins {pin.digest}: "
+                "the archive is not the locked chart (remove it to fetch it again, or re-lock on purpose)"
+            )
+        self._checked[pin.archive_name] = path
+        return path
+
+    def _pull(self, pin: ChartPin, path: Path) -> None:
+        import helm_python
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.parent / f".pull-{os.getpid()}"
+        tmp.mkdir(exist_ok=True)
+        try:
+            helm_python.pull(pin.name, repo_url=pin.repository, version=pin.version, destination=str(tmp))
+            fetched = tmp / pin.archive_name
+            if not fetched.is_file():
+                raise SourceError(f"chart {pin.label()}: the repository sent no {pin.archive_name}")
+            os.replace(fetched, path)
+        except helm_python.HelmError as exc:
+            raise SourceError(f"chart {pin.label()} could not be fetched: {str(exc).splitlines()[0]}") from None
+        finally:
+            for leftover in tmp.glob("*"):
+                leftover.unlink()
+            tmp.rmdir()
+
+    # --- git --------------------------------------------------------------------------
+
+    def git_dir(self, repository: str) -> Path:
+        _owner_name(repository)
+        owner, name = _owner_name(repository)
+        return self.root / "git" / f"{owner}+{name}.git"
+
+    def check_tag(self, pin: GitPin) -> None:
+        """The locked tag is in the source and resolves to the locked commit; SourceError otherwise."""
+        key = f"{pin.repository}@{pin.tag}"
+        if key in self._checked:
+            return
+        repo = self.git_dir(pin.repository)
+        resolved = self._resolve(repo, pin.tag) if repo.is_dir() else None
+        if resolved is None and self.fetch:
+            self._fetch_tag(repo, pin)
+            resolved = self._resolve(repo, pin.tag)
+        if resolved is None:
+            where = self.describe() if not self.fetch else pin.repository
+            raise SourceError(f"{pin.repository} has no tag {pin.tag} in {where}")
+        if resolved != pin.commit and f"commit {pin.commit}" not in self._message(repo, resolved):
+            raise SourceError(
+                f"{pin.repository} tag {pin.tag} resolves to {resolved[:12]}, the lock pins {pin.commit[:12]}: "
+                "the tag moved upstream; check the release and re-lock on purpose"
+            )
+        self._checked[key] = repo
+
+    def tags(self, repository: str) -> list[str]:
+        repo = self.git_dir(repository)
+        if not repo.is_dir():
+            return []
+        out = _git(["--git-dir", str(repo), "tag", "-l"])
+        return out.stdout.split() if out.returncode == 0 else []
+
+    @staticmethod
+    def _resolve(repo: Path, tag: str) -> str | None:
+        out = _git(["--git-dir", str(repo), "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"])
+        return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+
+    @staticmethod
+    def _message(repo: Path, commit: str) -> str:
+        return _git(["--git-dir", str(repo), "show", "-s", "--format=%B", commit]).stdout
+
+    def _fetch_tag(self, repo: Path, pin: GitPin) -> None:
+        if not repo.is_dir():
+            repo.parent.mkdir(parents=True, exist_ok=True)
+            if _git(["init", "--bare", "--quiet", str(repo)]).returncode != 0:
+                raise SourceError(f"cannot create {repo}")
+        out = _git(["--git-dir", str(repo), "fetch", "--quiet", "--depth=1", pin.repository,
+                    f"+refs/tags/{pin.tag}:refs/tags/{pin.tag}"], timeout=600)
+        if out.returncode != 0:
+            reason = (out.stderr.strip().splitlines() or ["git fetch failed"])[-1]
+            raise SourceError(f"{pin.repository} tag {pin.tag} could not be fetched: {reason}")
+
+    def git_config(self, path: Path) -> Path:
+        """A git config that serves every locked repository from this source and refuses
+        every other GitHub repository (a kustomization that names an unlocked source fails)."""
+        lines = []
+        for repository in sorted({p.repository for p in self.lock.git}):
+            repo = self.git_dir(repository)
+            lines += [
+                f'[url "file://{repo.resolve()}"]',
+                f"\tinsteadOf = {repository}",
+                f"\tinsteadOf = {repository}.git",
+                "[safe]",
+                f'\tdirectory = "{repo.resolve()}"',
+            ]
+        lines += [
+            f'[url "file://{(self.root / "git" / "repository-not-in-the-gpu-platform-lock").resolve()}/"]',
+            "\tinsteadOf = https://github.com/",
+            "[protocol \"file\"]",
+            "\tallow = always",
+        ]
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+
+def lock_entries(plan_sources: list[tuple[str, str, str | None]], git_refs: list[tuple[str, str]], sources: Sources) -> Lock:
+    """A lock for the given charts (name, version, repository) and git refs (repository, tag),
+    digests and commits read from ``sources`` (which must hold them)."""
+    charts: dict[tuple[str, str], ChartPin] = {(p.name, p.version): p for p in sources.lock.charts}
+    for name, version, repository in plan_sources:
+        if (name, version) in charts:
+            continue
+        path = sources.root / "charts" / f"{name}-{version}.tgz"
+        if not path.is_file():
+            raise SourceError(f"chart {name} {version} is not in {sources.describe()}")
+        charts[(name, version)] = ChartPin(name=name, version=version, repository=repository or "", digest=chart_digest(path))
+    gits: dict[tuple[str, str], GitPin] = {(p.repository, p.tag): p for p in sources.lock.git}
+    for repository, tag in git_refs:
+        if (repository, tag) in gits:
+            continue
+        resolved = Sources._resolve(sources.git_dir(repository), tag)
+        if resolved is None:
+            raise SourceError(f"{repository} has no tag {tag} in {sources.describe()}")
+        message = Sources._message(sources.git_dir(repository), resolved)
+        upstream = re.search(r"commit ([0-9a-f]{40})", message)
+        gits[(repository, tag)] = GitPin(repository=repository, tag=tag, commit=upstream.group(1) if upstream and sources.local else resolved)
+    return Lock(charts=sorted(charts.values(), key=lambda p: (p.name, p.version)),
+                git=sorted(gits.values(), key=lambda p: (p.repository, p.tag)))
+
+
+def dump_lock(lock: Lock, path: Path = LOCK_PATH) -> str:
+    """The lock's YAML, keeping the file's leading comment."""
+    header = []
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.startswith("#"):
+                break
+            header.append(line)
+    body: dict[str, Any] = lock.model_dump(exclude_none=True)
+    return "\n".join(header) + ("\n" if header else "") + yaml.safe_dump(body, sort_keys=False, width=200)
