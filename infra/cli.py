@@ -555,6 +555,52 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_upstream(args: argparse.Namespace) -> int:
+    """`upstream check`: every locked source is in the sources and matches the lock.
+    `upstream lock`: the lock rewritten to cover exactly what the stacks declare."""
+    from infra.config import ConfigError
+    from infra.preview import PreviewError, find_project_dir, read_stack_file, run_program
+    from infra.upstream import LOCK_PATH, SourceError, Sources, check_lock, dump_lock, load_lock
+
+    upstream = args.upstream or os.environ.get("GPU_PLATFORM_UPSTREAM")
+    offline = args.offline or os.environ.get("GPU_PLATFORM_OFFLINE") == "1"
+    try:
+        lock = load_lock()
+        sources = Sources(lock, upstream_dir=Path(upstream).resolve() if upstream else None, fetch=not offline)
+        if args.action == "check":
+            problems = check_lock(sources)
+            for line in problems:
+                _err(line)
+            print(f"{len(lock.charts)} charts and {len(lock.git)} git refs locked; {len(problems)} problems in {sources.describe()}")
+            return EXIT_VIOLATIONS if problems else EXIT_OK
+        from infra.render import lock_for
+
+        project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
+        stacks = args.stacks or sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (project_dir / "stacks").glob("Pulumi.*.yaml"))
+        plans = []
+        for stack in stacks:
+            config, secret_keys = read_stack_file(project_dir, stack)
+            plans.append(run_program(project_dir, stack, config, secret_keys))
+        text = dump_lock(lock_for(plans, sources))
+    except (PreviewError, ConfigError) as exc:
+        for line in exc.lines:
+            _err(line)
+        return EXIT_CONFIG
+    except SourceError as exc:
+        _err(str(exc))
+        return EXIT_CONFIG
+    if args.check:
+        stale = text != LOCK_PATH.read_text(encoding="utf-8")
+        if stale:
+            _err(f"{LOCK_PATH} does not cover exactly what the stacks declare; run: gpu-platform upstream lock")
+        return EXIT_VIOLATIONS if stale else EXIT_OK
+    tmp = LOCK_PATH.with_suffix(".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, LOCK_PATH)
+    print(f"wrote {LOCK_PATH}")
+    return EXIT_OK
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, as for config errors
         _err(message)
@@ -615,6 +661,15 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--json", metavar="FILE", help="write the plan as JSON to FILE")
     cap.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
     cap.set_defaults(func=cmd_plan_capacity)
+
+    up = sub.add_parser("upstream", help="the lock of upstream charts and Kustomize sources: check it, or re-lock")
+    up.add_argument("action", choices=["check", "lock"], help="check: the sources match the lock; lock: rewrite the lock for the stacks")
+    up.add_argument("stacks", nargs="*", help="lock: the stacks whose sources to lock (default: every stack file)")
+    up.add_argument("--upstream", metavar="DIR", help="a local copy of the sources (default: the user cache, fetched online)")
+    up.add_argument("--offline", action="store_true", help="never fetch")
+    up.add_argument("--check", action="store_true", help="lock: exit 1 when the lock would change, write nothing")
+    up.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
+    up.set_defaults(func=cmd_upstream)
 
     report = sub.add_parser("report", help="GPU pod wait times and GPU utilisation from Prometheus")
     report.add_argument("--prometheus", required=True, metavar="URL", help="the Prometheus base URL (http://host:9090)")

@@ -639,3 +639,51 @@ def check_rendered(plan: Plan, plan_objects: list[Any], stack_config: Any, sourc
             cluster += check_crd_order(plan, objects, crds, builtin_groups(version), stack_config.cloud.value)
             cluster += check_alert_metrics(objects)
     return RenderReport(rendering, schema, policy, cluster)
+
+
+def lock_for(plans: list[Plan], sources: Sources) -> Lock:
+    """The lock that covers every release and directory of ``plans`` (nested remote resources
+    included), keeping the entries already locked; digests and commits read from ``sources``."""
+    from infra.upstream import lock_entries, mirror_git_config
+
+    charts: list[tuple[str, str, str | None]] = []
+    refs: list[tuple[str, str]] = []
+    kubectl = _kubectl()
+    with tempfile.TemporaryDirectory(prefix="gpu-platform-lock-") as tmp:
+        config = mirror_git_config(sources.root, Path(tmp) / "gitconfig") if sources.local else None
+        for plan in plans:
+            for r in plan.resources:
+                if r.type == HELM_RELEASE:
+                    charts.append((str(r.inputs.get("chart")), str(r.inputs.get("version")),
+                                   (r.inputs.get("repositoryOpts") or {}).get("repo")))
+                    if not sources.local and sources.fetch and sources.lock.chart(*charts[-1]) is None:
+                        from infra.upstream import ChartPin
+
+                        name, version, repo = charts[-1]
+                        sources._pull(ChartPin(name=name, version=version, repository=repo or "", digest="sha256:" + "0" * 64),
+                                      sources.root / "charts" / f"{name}-{version}.tgz")
+                elif r.type == KUSTOMIZE_DIRECTORY:
+                    url = str(r.inputs.get("directory"))
+                    target = parse_kustomize_url(url)
+                    if target is None or target.ref is None:
+                        raise SourceError(f"{url} is not a GitHub kustomize URL pinned with ?ref=<tag>")
+                    if kubectl is None:
+                        raise SourceError("kubectl is not installed: it is needed to learn what a kustomization reads")
+                    trace = Path(tmp) / f"trace-{len(refs)}"
+                    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_TRACE": str(trace)}
+                    if config is not None:
+                        env |= {"GIT_CONFIG_GLOBAL": str(config), "GIT_CONFIG_NOSYSTEM": "1"}
+                    out = subprocess.run([kubectl, "kustomize", url], capture_output=True, text=True, env=env, timeout=600)
+                    if out.returncode != 0:
+                        lines = [line for line in out.stderr.splitlines() if line.strip()]
+                        raise SourceError(f"kubectl kustomize {url} failed: {(lines or ['failed'])[-1].strip()}")
+                    for pair in _fetched(trace):
+                        if pair not in refs:
+                            refs.append(pair)
+    if not sources.local:
+        for repository, tag in refs:
+            from infra.upstream import GitPin
+
+            if sources.lock.git_pin(repository, tag) is None:
+                sources._fetch_tag(sources.git_dir(repository), GitPin(repository=repository, tag=tag, commit="0" * 40))
+    return lock_entries(charts, refs, sources)

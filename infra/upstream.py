@@ -331,19 +331,26 @@ class Sources:
 
 
 def lock_entries(plan_sources: list[tuple[str, str, str | None]], git_refs: list[tuple[str, str]], sources: Sources) -> Lock:
-    """A lock for the given charts (name, version, repository) and git refs (repository, tag),
-    digests and commits read from ``sources`` (which must hold them)."""
-    charts: dict[tuple[str, str], ChartPin] = {(p.name, p.version): p for p in sources.lock.charts}
+    """A lock of exactly the given charts (name, version, repository) and git refs
+    (repository, tag): entries already locked are kept as they are, new ones get their digest
+    and commit from ``sources`` (which must hold them)."""
+    charts: dict[tuple[str, str], ChartPin] = {}
     for name, version, repository in plan_sources:
         if (name, version) in charts:
+            continue
+        if (locked := sources.lock.chart(name, version, repository)) is not None:
+            charts[(name, version)] = locked
             continue
         path = sources.root / "charts" / f"{name}-{version}.tgz"
         if not path.is_file():
             raise SourceError(f"chart {name} {version} is not in {sources.describe()}")
         charts[(name, version)] = ChartPin(name=name, version=version, repository=repository or "", digest=chart_digest(path))
-    gits: dict[tuple[str, str], GitPin] = {(p.repository, p.tag): p for p in sources.lock.git}
+    gits: dict[tuple[str, str], GitPin] = {}
     for repository, tag in git_refs:
         if (repository, tag) in gits:
+            continue
+        if (locked_ref := sources.lock.git_pin(repository, tag)) is not None:
+            gits[(repository, tag)] = locked_ref
             continue
         resolved = Sources._resolve(sources.git_dir(repository), tag)
         if resolved is None:
@@ -365,3 +372,33 @@ def dump_lock(lock: Lock, path: Path = LOCK_PATH) -> str:
             header.append(line)
     body: dict[str, Any] = lock.model_dump(exclude_none=True)
     return "\n".join(header) + ("\n" if header else "") + yaml.safe_dump(body, sort_keys=False, width=200)
+
+
+def check_lock(sources: Sources) -> list[str]:
+    """One line per locked source that is missing or does not match, in ``sources``."""
+    problems = []
+    for chart in sources.lock.charts:
+        try:
+            sources.chart_archive(chart)
+        except SourceError as exc:
+            problems.append(str(exc))
+    for pin in sources.lock.git:
+        try:
+            sources.check_tag(pin)
+        except SourceError as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def mirror_git_config(root: Path, path: Path) -> Path:
+    """A git config serving every repository under ``root/git`` (<owner>+<name>.git) for its
+    GitHub URL, for learning which refs a kustomization reads before they are locked."""
+    lines = []
+    for repo in sorted((root / "git").glob("*+*.git")):
+        owner, name = repo.name[: -len(".git")].split("+", 1)
+        url = f"https://github.com/{owner}/{name}"
+        lines += [f'[url "file://{repo.resolve()}"]', f"\tinsteadOf = {url}", f"\tinsteadOf = {url}.git",
+                  "[safe]", f'\tdirectory = "{repo.resolve()}"']
+    lines += ['[protocol "file"]', "\tallow = always"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
