@@ -1,0 +1,306 @@
+"""Rendering what the cluster gets: the lock, the sources, and the preview failing on each
+class of problem that only rendering shows.
+
+The tests that render need ../shared/reference/upstream beside the checkout (the pinned charts
+and git repositories) and kubectl; without them they skip, saying why. Lock tests need neither.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tarfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from infra.cli import main
+from infra.render import HELM_RELEASE, KUSTOMIZE_DIRECTORY
+from infra.upstream import GitPin, Lock, SourceError, Sources, chart_digest, load_lock, parse_kustomize_url
+from tests.conftest import PROJECT_DIR, shipped_plan, upstream_or_skip
+
+STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+
+
+def kubectl_or_skip() -> None:
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not installed: its kustomize builds the Kustomize directories")
+
+
+def platform_variant(root: Path) -> Path:
+    """A project whose stack prod-eks-platform is prod-eks with the full Kubeflow platform."""
+    (root / "stacks").mkdir(parents=True, exist_ok=True)
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", root / "Pulumi.yaml")
+    if not (root / "infra").exists():
+        (root / "infra").symlink_to(PROJECT_DIR / "infra")
+    document = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.prod-eks.yaml").read_text())
+    install = document["config"]["gpu-platform:kubeflow"]["install"]
+    install.update(edition="platform", dex_user_email="ml-admin@corp.example", release=None)
+    install.pop("release")
+    install["tenants"] = [{"name": "team-vision", "owner": "vision-lead@corp.example", "gpus": 16}]
+    document["config"]["gpu-platform:kubeflow_dex_password_hash"] = {"secure": "v1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}
+    (root / "stacks" / "Pulumi.prod-eks-platform.yaml").write_text(yaml.safe_dump(document))
+    return root
+
+
+def preview(root: Path, stack: str, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    code = main(["preview", stack, "--quiet", "--project-dir", str(root), *extra])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+# --- the lock ---------------------------------------------------------------------------------
+
+
+def _declared(plan: Any) -> tuple[list[tuple[str, str, str | None]], list[str]]:
+    charts = [
+        (str(r.inputs["chart"]), str(r.inputs["version"]), (r.inputs.get("repositoryOpts") or {}).get("repo"))
+        for r in plan.resources if r.type == HELM_RELEASE
+    ]
+    urls = [str(r.inputs["directory"]) for r in plan.resources if r.type == KUSTOMIZE_DIRECTORY]
+    return charts, urls
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_lock_covers_every_release_and_directory_of_the_stack(stack: str) -> None:
+    lock = load_lock()
+    charts, urls = _declared(shipped_plan(stack))
+    assert charts, f"{stack} declares no Helm release"
+    for name, version, repository in charts:
+        assert lock.chart(name, version, repository) is not None, f"{name} {version} ({repository}) is not locked"
+    for url in urls:
+        target = parse_kustomize_url(url)
+        assert target is not None and target.ref is not None, url
+        assert lock.git_pin(target.repository, target.ref) is not None, f"{url} is not locked"
+
+
+def test_the_component_defaults_are_locked() -> None:
+    from components import DcgmExporterArgs, PrometheusStackArgs
+    from components.dask_operator import DASK_OPERATOR_CHART, DaskOperatorArgs
+    from components.kubeflow_install import DEFAULT_RELEASE, Edition
+    from components.spot_failover_eks_node_groups import AUTOSCALER_CHART, ClusterAutoscalerSettings
+
+    lock = load_lock()
+    prometheus = PrometheusStackArgs()
+    assert lock.chart("kube-prometheus-stack", prometheus.chart_version, prometheus.repository)
+    assert lock.chart("prometheus-adapter", prometheus.adapter_chart_version, prometheus.repository)
+    assert lock.chart("dcgm-exporter", DcgmExporterArgs.model_fields["chart_version"].default, None)
+    assert lock.chart(DASK_OPERATOR_CHART, DaskOperatorArgs.model_fields["chart_version"].default, None)
+    assert lock.chart(AUTOSCALER_CHART, ClusterAutoscalerSettings.model_fields["chart_version"].default, None)
+    assert lock.git_pin("https://github.com/kubeflow/pipelines", DEFAULT_RELEASE[Edition.PIPELINES])
+    assert lock.git_pin("https://github.com/kubeflow/manifests", DEFAULT_RELEASE[Edition.PLATFORM])
+
+
+def test_a_release_the_lock_does_not_cover_fails_the_preview_naming_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = platform_variant(tmp_path)
+    path = root / "stacks" / "Pulumi.prod-eks-platform.yaml"
+    document = yaml.safe_load(path.read_text())
+    document["config"]["gpu-platform:kubeflow"]["install"]["release"] = "v1.9.9"
+    path.write_text(yaml.safe_dump(document))
+    code, out = preview(root, "prod-eks-platform", capsys)
+    assert code == 1, out
+    assert (
+        "violation: render: gpu-platform:kubeflow.install.release: https://github.com/kubeflow/manifests ref v1.9.9 "
+        "is not in the lock" in out
+    ), out
+
+
+def test_a_pinned_tag_that_does_not_exist_upstream_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """kubeflow/pipelines 2.14.5 does not exist (sdk-2.14.5 is an SDK tag): a lock that names it
+    fails the source check, and the preview of a stack that asks for it fails."""
+    upstream = upstream_or_skip()
+    lock = Lock(git=[GitPin(repository="https://github.com/kubeflow/pipelines", tag="2.14.5", commit="0" * 40)])
+    with pytest.raises(SourceError, match=r"https://github.com/kubeflow/pipelines has no tag 2\.14\.5"):
+        Sources(lock, upstream_dir=upstream).check_tag(lock.git[0])
+    root = platform_variant(tmp_path)
+    path = root / "stacks" / "Pulumi.prod-eks.yaml"
+    document = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.prod-eks.yaml").read_text())
+    document["config"]["gpu-platform:kubeflow"]["install"]["release"] = "2.14.5"
+    path.write_text(yaml.safe_dump(document))
+    code, out = preview(root, "prod-eks", capsys, "--upstream", str(upstream))
+    assert code == 1, out
+    assert "violation: render: gpu-platform:kubeflow.install.release: https://github.com/kubeflow/pipelines ref 2.14.5" in out
+
+
+def test_every_locked_source_is_in_the_reference_and_matches(capsys: pytest.CaptureFixture[str]) -> None:
+    upstream = upstream_or_skip()
+    assert main(["upstream", "check", "--upstream", str(upstream)]) == 0, capsys.readouterr().err
+    assert " 0 problems in --upstream " in capsys.readouterr().out
+
+
+def test_the_lock_covers_exactly_what_the_stacks_declare(capsys: pytest.CaptureFixture[str]) -> None:
+    """`upstream lock --check`: no stale entry, nothing missing, nested refs included."""
+    upstream = upstream_or_skip()
+    kubectl_or_skip()
+    code = main(["upstream", "lock", "--check", "--upstream", str(upstream), "--project-dir", str(PROJECT_DIR)])
+    assert code == 0, capsys.readouterr().err
+
+
+def _tgz(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tf:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tf.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def test_the_chart_digest_is_of_the_content_not_the_packaging(tmp_path: Path) -> None:
+    sub = {"grafana/Chart.yaml": b"name: grafana\n", "grafana/values.yaml": b"a: 1\n"}
+    unpacked = {"top/Chart.yaml": b"name: top\n", **{f"top/charts/{k}": v for k, v in sub.items()}}
+    packed = {"top/Chart.yaml": b"name: top\n", "top/charts/grafana-1.0.0.tgz": _tgz(sub)}
+    (tmp_path / "a.tgz").write_bytes(_tgz(unpacked))
+    (tmp_path / "b.tgz").write_bytes(_tgz(dict(reversed(list(packed.items())))))
+    assert chart_digest(tmp_path / "a.tgz") == chart_digest(tmp_path / "b.tgz")
+    changed = {**unpacked, "top/charts/grafana/values.yaml": b"a: 2\n"}
+    (tmp_path / "c.tgz").write_bytes(_tgz(changed))
+    assert chart_digest(tmp_path / "c.tgz") != chart_digest(tmp_path / "a.tgz")
+
+
+def test_a_chart_whose_digest_differs_from_the_lock_is_refused(tmp_path: Path) -> None:
+    upstream = upstream_or_skip()
+    lock = load_lock()
+    pin = next(p for p in lock.charts if p.name == "dcgm-exporter")
+    (tmp_path / "charts").mkdir()
+    with tarfile.open(upstream / "charts" / pin.archive_name) as tf:
+        files = {m.name: tf.extractfile(m).read() for m in tf.getmembers() if m.isfile()}  # type: ignore[union-attr]
+    files["dcgm-exporter/values.yaml"] += b"\n# changed\n"
+    (tmp_path / "charts" / pin.archive_name).write_bytes(_tgz(files))
+    with pytest.raises(SourceError, match="the lock pins"):
+        Sources(lock, upstream_dir=tmp_path).chart_archive(pin)
+
+
+def test_without_sources_the_preview_says_what_was_not_rendered(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = preview(PROJECT_DIR, "dev-gke", capsys)
+    assert code == 0, out
+    assert "notice: not rendered: dev-gke-monitoring-release (kube-prometheus-stack 88.5.3): chart kube-prometheus-stack 88.5.3 is not in the cache" in out
+    assert main(["preview", "dev-gke", "--quiet", "--render", "--project-dir", str(PROJECT_DIR)]) == 2
+    assert "--render requires every release and directory rendered" in capsys.readouterr().err
+
+
+# --- every shipped stack renders clean ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", [*STACKS, "prod-eks-platform"])
+def test_the_stack_renders_fully_and_clean(stack: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    upstream = upstream_or_skip()
+    kubectl_or_skip()
+    root = platform_variant(tmp_path) if stack == "prod-eks-platform" else PROJECT_DIR
+    code, out = preview(root, stack, capsys, "--upstream", str(upstream), "--render")
+    assert code == 0, out
+    summary = next(line for line in out.splitlines() if line.startswith("rendered: "))
+    done, total = summary.split()[1], summary.split()[3]
+    assert done == total, summary
+    assert " 0 schema violations; policy pack: 0 mandatory and 0 advisory violations; 0 cluster check violations, 0 render errors" in out
+    assert "violation" not in out.replace("0 schema violations", "").replace("advisory violations", "").replace(
+        "cluster check violations", "").replace("0 mandatory", ""), out
+
+
+# --- each class of problem rendering finds fails the preview ------------------------------------
+
+RAW = '''
+import pulumi
+import pulumi_kubernetes as k8s
+from infra.config import load_stack_config
+
+load_stack_config()
+case = pulumi.Config("test").require("case")
+kps = k8s.helm.v3.Release("kps", k8s.helm.v3.ReleaseArgs(
+    name="kps", chart="kube-prometheus-stack", version="88.5.3", namespace="monitoring",
+    repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo="https://prometheus-community.github.io/helm-charts"),
+    values={"kubeEtcd": {"enabled": False}, "kubeScheduler": {"enabled": False}, "kubeControllerManager": {"enabled": False},
+            "grafana": {"enabled": False}, "alertmanager": {"enabled": False}}))
+if case == "unscraped-alert":
+    k8s.apiextensions.CustomResource("rule", api_version="monitoring.coreos.com/v1", kind="PrometheusRule",
+        metadata={"name": "mine", "namespace": "monitoring"},
+        spec={"groups": [{"name": "g", "rules": [{"alert": "NeverFires", "expr": "rate(cluster_autoscaler_failed_scale_ups_total[5m]) > 0"}]}]},
+        opts=pulumi.ResourceOptions(depends_on=[kps]))
+if case == "scraped-alert":
+    k8s.apiextensions.CustomResource("rule", api_version="monitoring.coreos.com/v1", kind="PrometheusRule",
+        metadata={"name": "mine", "namespace": "monitoring"},
+        spec={"groups": [{"name": "g", "rules": [{"alert": "Fires", "expr": "kube_pod_status_phase{phase='Pending'} > 0"}]}]},
+        opts=pulumi.ResourceOptions(depends_on=[kps]))
+if case == "removed-api":
+    k8s.apiextensions.CustomResource("pdb", api_version="policy/v1beta1", kind="PodDisruptionBudget",
+        metadata={"name": "x", "namespace": "monitoring"}, spec={"minAvailable": 1})
+if case in ("before-crd", "after-crd"):
+    k8s.helm.v3.Release("dcgm", k8s.helm.v3.ReleaseArgs(
+        name="dcgm", chart="dcgm-exporter", version="4.8.2", namespace="monitoring",
+        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo="https://nvidia.github.io/dcgm-exporter/helm-charts"),
+        values={"serviceMonitor": {"enabled": True}}),
+        opts=pulumi.ResourceOptions(depends_on=[kps] if case == "after-crd" else []))
+if case in ("default-credentials", "duplicate"):
+    base = "https://github.com/kubeflow/pipelines//manifests/kustomize"
+    scoped = k8s.kustomize.v2.Directory("scoped", k8s.kustomize.v2.DirectoryArgs(directory=f"{base}/cluster-scoped-resources?ref=2.16.1"))
+    if case == "default-credentials":
+        k8s.kustomize.v2.Directory("kfp", k8s.kustomize.v2.DirectoryArgs(directory=f"{base}/env/platform-agnostic?ref=2.16.1"),
+            opts=pulumi.ResourceOptions(depends_on=[scoped]))
+    else:
+        k8s.core.v1.Namespace("kubeflow", metadata={"name": "kubeflow"})
+'''
+
+
+def raw_project(tmp_path: Path, case: str) -> Path:
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "infra").mkdir()
+    (tmp_path / "infra" / "__main__.py").write_text(textwrap.dedent(RAW))
+    (tmp_path / "stacks").mkdir()
+    document = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.dev-gke.yaml").read_text())
+    document["config"]["test:case"] = case
+    (tmp_path / "stacks" / "Pulumi.raw.yaml").write_text(yaml.safe_dump(document))
+    # This small program keeps Prometheus on an emptyDir: not what these tests are about.
+    (tmp_path / "policy.json").write_text('{"metrics-storage-retained": "disabled"}')
+    return tmp_path
+
+
+def raw_preview(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    root = raw_project(tmp_path, case)
+    return preview(root, "raw", capsys, "--policy-config", str(root / "policy.json"), *extra)
+
+
+CASES = {
+    "unscraped-alert": "violation: alert-unscraped: PrometheusRule monitoring/mine: rule NeverFires reads cluster_autoscaler_failed_scale_ups_total, which nothing in the stack scrapes",
+    "removed-api": "violation: schema: PodDisruptionBudget x: policy/v1beta1 PodDisruptionBudget is not served by Kubernetes 1.34; use policy/v1",
+    "before-crd": "violation: crd-order: ServiceMonitor monitoring/dcgm-dcgm-exporter (monitoring.coreos.com/v1) from dcgm (rendered) can be applied before its CRD: kps installs it and dcgm does not depend on it",
+    "default-credentials": "violation: default-credential: Secret kubeflow/mlpipeline-minio-artifact (kfp (rendered)) keeps the object store's upstream secret key (minio / minio123)",
+    "duplicate": "violation: duplicate: Namespace kubeflow is declared by kubeflow (plan) and again by scoped (rendered)",
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_preview_fails_on_what_only_rendering_shows(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    upstream = upstream_or_skip()
+    kubectl_or_skip()
+    code, out = raw_preview(case, tmp_path, capsys, "--upstream", str(upstream))
+    assert code == 1, out
+    assert CASES[case] in out, out
+
+
+@pytest.mark.parametrize("case", ["scraped-alert", "after-crd"])
+def test_the_compliant_counterpart_passes(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    upstream = upstream_or_skip()
+    code, out = raw_preview(case, tmp_path, capsys, "--upstream", str(upstream))
+    assert "alert-unscraped" not in out and "crd-order" not in out, out
+    assert code == 0, out
+
+
+def test_manifests_and_json_carry_the_rendered_objects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    upstream = upstream_or_skip()
+    code, _ = raw_preview("after-crd", tmp_path, capsys, "--upstream", str(upstream), "--json", str(tmp_path / "plan.json"),
+                          "--manifests", str(tmp_path / "manifests"))
+    assert code == 0
+    rendered = {s["name"]: s for s in json.loads((tmp_path / "plan.json").read_text())["rendered"]}
+    assert rendered["dcgm"]["source"] == "dcgm-exporter 4.8.2" and rendered["dcgm"]["rendered"]
+    kinds = {o["body"]["kind"] for o in rendered["dcgm"]["objects"]}
+    assert {"DaemonSet", "ServiceMonitor", "Service"} <= kinds
+    assert (tmp_path / "manifests" / "rendered" / "dcgm" / "daemonset-monitoring-dcgm-dcgm-exporter.yaml").is_file()
+    secrets = list((tmp_path / "manifests" / "rendered" / "kps").glob("secret-*.yaml"))
+    for path in secrets:
+        body = yaml.safe_load(path.read_text())
+        assert all(v == "[secret]" for v in (body.get("data") or {}).values()), path
