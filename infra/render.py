@@ -219,7 +219,7 @@ _CHART_KEYS = {
     "prometheus-adapter": "gpu-platform:monitoring.prometheus.adapter_chart_version",
     "dcgm-exporter": "gpu-platform:monitoring.dcgm_exporter.chart_version",
     "cluster-autoscaler": "gpu-platform:eks_node_groups.autoscaler.chart_version",
-    "dask-kubernetes-operator": "gpu-platform:dask.operator.chart_version",
+    "dask-kubernetes-operator": "gpu-platform:dask.chart_version",
 }
 
 
