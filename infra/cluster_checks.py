@@ -83,11 +83,9 @@ class ClusterFinding:
 
 def collect_objects(plan: Plan, plan_objects: Iterable[Any], rendering: Any | None) -> list[Obj]:
     """The plan's objects and every rendered object, secrets unwrapped."""
-    from infra.manifests import plain
-
     objects = [Obj(o.body, o.resource, False) for o in plan_objects]
     if rendering is not None:
-        objects += [Obj(plain(o.body), o.source.resource, True) for o in rendering.objects]
+        objects += [Obj(o.plain_body, o.source.resource, True) for o in rendering.objects]
     return objects
 
 
@@ -335,7 +333,8 @@ def _decoded(obj: Obj) -> dict[str, Any]:
 
 def check_default_credentials(objects: list[Obj]) -> Iterator[ClusterFinding]:
     for obj in objects:
-        if not obj.rendered:
+        # A CRD's schema holds no credential; the rest is searched in full.
+        if not obj.rendered or obj.kind == "CustomResourceDefinition":
             continue
         for path, text in _strings(_decoded(obj)):
             for value, what in DEFAULT_CREDENTIALS.items():

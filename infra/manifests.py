@@ -214,7 +214,7 @@ def validate_objects(
     for obj in objects:
         label = f"{obj.kind} {obj.name}"
         owner = obj.owner.name
-        body = plain(obj.body)
+        body = getattr(obj, "plain_body", None) or plain(obj.body)
         try:
             error = next(iter(_builtin_validator(kubernetes_version, obj.api_version, obj.kind).iter_errors(body)), None)
             if error is not None:

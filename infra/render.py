@@ -151,6 +151,14 @@ class RenderedObject:
         """The release or directory that applies the object."""
         return self.source.resource
 
+    @functools.cached_property
+    def plain_body(self) -> dict[str, Any]:
+        """The object with secret values unwrapped, as kubectl would see it (read after the
+        transforms ran)."""
+        from infra.manifests import plain
+
+        return plain(self.body)
+
     @property
     def label(self) -> str:
         where = f"{self.namespace}/" if self.namespace else ""
@@ -517,16 +525,25 @@ def _fetched(trace: Path) -> list[tuple[str, str]]:
 
 
 def _apply_transforms(source: RenderedSource) -> None:
-    """Run the Directory's transforms over each child, as the engine calls them."""
+    """Run the Directory's transforms over each child, as the engine calls them: a
+    TransformRequest with the child's type, name, parent and properties, through the SDK's
+    own callback; the response's properties and options become the child."""
     callbacks = source.resource.transforms
     if not callbacks:
         return
+    from google.protobuf import struct_pb2
     from pulumi.runtime import rpc
     from pulumi.runtime.proto import resource_pb2
     from pulumi.runtime.sync_await import _sync_await
 
+    from infra.preview import _jsonable
+
     for obj in source.objects:
-        properties = _sync_await(rpc.serialize_properties(obj.body, {}))
+        # A rendered object is plain JSON: its wire form is the Struct of it (what
+        # serialize_properties gives for plain values, numbers as doubles).
+        properties = struct_pb2.Struct()
+        properties.update(obj.body)
+        original = properties
         options = resource_pb2.TransformResourceOptions()
         for callback in callbacks:
             request = resource_pb2.TransformRequest(
@@ -537,10 +554,8 @@ def _apply_transforms(source: RenderedSource) -> None:
             properties = response.properties
             if response.HasField("options"):
                 options = response.options
-        body = rpc.deserialize_properties(properties, keep_unknowns=True)
-        from infra.preview import _jsonable
-
-        obj.body = _jsonable(body)
+        if properties != original:
+            obj.body = _jsonable(rpc.deserialize_properties(properties, keep_unknowns=True))
         obj.protect = bool(options.protect)
         obj.retain_on_delete = bool(options.retain_on_delete)
 
@@ -605,11 +620,10 @@ class RenderReport:
 
 def rendered_resources(rendering: Rendering) -> list[Any]:
     """The rendered objects as the policy pack sees children of a release or directory."""
-    from infra.manifests import plain
     from policies.rules import Resource
 
     return [
-        Resource(o.type, f"{o.source.resource.name}: {o.label}", o.urn, plain(o.body), o.protect)
+        Resource(o.type, f"{o.source.resource.name}: {o.label}", o.urn, o.plain_body, o.protect)
         for o in rendering.objects
     ]
 
