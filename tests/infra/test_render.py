@@ -209,10 +209,12 @@ from infra.config import load_stack_config
 
 load_stack_config()
 case = pulumi.Config("test").require("case")
-kps = k8s.helm.v3.Release("kps", k8s.helm.v3.ReleaseArgs(
+if case in ("unscraped-alert", "scraped-alert", "before-crd", "after-crd"):
+  kps = k8s.helm.v3.Release("kps", k8s.helm.v3.ReleaseArgs(
     name="kps", chart="kube-prometheus-stack", version="88.5.3", namespace="monitoring",
     repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo="https://prometheus-community.github.io/helm-charts"),
-    values={"kubeEtcd": {"enabled": False}, "kubeScheduler": {"enabled": False}, "kubeControllerManager": {"enabled": False},
+    values={"prometheus": {"prometheusSpec": {"storageSpec": {"volumeClaimTemplate": {"spec": {"resources": {"requests": {"storage": "1Gi"}}}}}}},
+            "kubeEtcd": {"enabled": False}, "kubeScheduler": {"enabled": False}, "kubeControllerManager": {"enabled": False},
             "grafana": {"enabled": False}, "alertmanager": {"enabled": False}}))
 if case == "unscraped-alert":
     k8s.apiextensions.CustomResource("rule", api_version="monitoring.coreos.com/v1", kind="PrometheusRule",
@@ -252,7 +254,7 @@ def raw_project(tmp_path: Path, case: str) -> Path:
     document = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.dev-gke.yaml").read_text())
     document["config"]["test:case"] = case
     (tmp_path / "stacks" / "Pulumi.raw.yaml").write_text(yaml.safe_dump(document))
-    # This small program keeps Prometheus on an emptyDir: not what these tests are about.
+    # This small program's Prometheus volume is not retained: not what these tests are about.
     (tmp_path / "policy.json").write_text('{"metrics-storage-retained": "disabled"}')
     return tmp_path
 
@@ -282,25 +284,21 @@ def test_the_preview_fails_on_what_only_rendering_shows(case: str, tmp_path: Pat
 
 @pytest.mark.parametrize("case", ["scraped-alert", "after-crd"])
 def test_the_compliant_counterpart_passes(case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    upstream = upstream_or_skip()
-    code, out = raw_preview(case, tmp_path, capsys, "--upstream", str(upstream))
-    assert "alert-unscraped" not in out and "crd-order" not in out, out
-    assert code == 0, out
-
-
-def test_manifests_and_json_carry_the_rendered_objects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """And the plan JSON and the manifests folder carry what was rendered."""
     import json
 
     upstream = upstream_or_skip()
-    code, _ = raw_preview("after-crd", tmp_path, capsys, "--upstream", str(upstream), "--json", str(tmp_path / "plan.json"),
-                          "--manifests", str(tmp_path / "manifests"))
-    assert code == 0
+    code, out = raw_preview(case, tmp_path, capsys, "--upstream", str(upstream), "--json", str(tmp_path / "plan.json"),
+                            "--manifests", str(tmp_path / "manifests"))
+    assert "alert-unscraped" not in out and "crd-order" not in out, out
+    assert code == 0, out
     rendered = {s["name"]: s for s in json.loads((tmp_path / "plan.json").read_text())["rendered"]}
-    assert rendered["dcgm"]["source"] == "dcgm-exporter 4.8.2" and rendered["dcgm"]["rendered"]
-    kinds = {o["body"]["kind"] for o in rendered["dcgm"]["objects"]}
-    assert {"DaemonSet", "ServiceMonitor", "Service"} <= kinds
-    assert (tmp_path / "manifests" / "rendered" / "dcgm" / "daemonset-monitoring-dcgm-dcgm-exporter.yaml").is_file()
-    secrets = list((tmp_path / "manifests" / "rendered" / "kps").glob("secret-*.yaml"))
-    for path in secrets:
+    assert rendered["kps"]["source"] == "kube-prometheus-stack 88.5.3" and rendered["kps"]["rendered"]
+    assert {"Prometheus", "ServiceMonitor", "PrometheusRule"} <= {o["body"]["kind"] for o in rendered["kps"]["objects"]}
+    assert (tmp_path / "manifests" / "rendered" / "kps" / "prometheus-monitoring-kps-kube-prometheus-stack-prometheus.yaml").is_file()
+    for path in (tmp_path / "manifests" / "rendered" / "kps").glob("secret-*.yaml"):
         body = yaml.safe_load(path.read_text())
-        assert all(v == "[secret]" for v in (body.get("data") or {}).values()), path
+        assert all(v == "[secret]" for v in [*(body.get("data") or {}).values(), *(body.get("stringData") or {}).values()]), path
+    if case == "after-crd":
+        assert {"DaemonSet", "ServiceMonitor", "Service"} <= {o["body"]["kind"] for o in rendered["dcgm"]["objects"]}
+        assert (tmp_path / "manifests" / "rendered" / "dcgm" / "daemonset-monitoring-dcgm-dcgm-exporter.yaml").is_file()
