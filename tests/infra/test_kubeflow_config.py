@@ -121,8 +121,8 @@ def test_prod_gke_plan_has_pinned_pipelines_on_the_training_pool() -> None:
     plan = run_program(PROJECT_DIR, "prod-gke", config, secret)
     directories = [r.inputs["directory"] for r in plan.of_type("kubernetes:kustomize/v2:Directory")]
     assert directories == [
-        "https://github.com/kubeflow/pipelines//manifests/kustomize/cluster-scoped-resources?ref=2.14.5",
-        "https://github.com/kubeflow/pipelines//manifests/kustomize/env/platform-agnostic?ref=2.14.5",
+        "https://github.com/kubeflow/pipelines//manifests/kustomize/cluster-scoped-resources?ref=2.17.0",
+        "https://github.com/kubeflow/pipelines//manifests/kustomize/env/platform-agnostic?ref=2.17.0",
     ]
     storage = plan.outputs["kubeflowStorage"]
     assert storage["artifactStore"]["storage"] == "1000Gi" and storage["database"]["storage"] == "200Gi"
