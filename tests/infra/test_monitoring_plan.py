@@ -41,8 +41,21 @@ def test_plan_has_the_monitoring(stack: str) -> None:
     assert dcgm["livenessProbe"]["initialDelaySeconds"] >= 20 and dcgm["readinessProbe"]["initialDelaySeconds"] >= 20
     (rule,) = p.of_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
     alerts = {r["alert"] for g in rule.inputs["spec"]["groups"] for r in g["rules"]}
-    assert {"GpuAllocatedButIdle", "GpuPodPending", "DcgmExporterDown", "GpuXidError", "NodeGroupScaleUpFailing"} <= alerts
+    assert {"GpuAllocatedButIdle", "GpuPodPending", "DcgmExporterDown", "GpuXidError"} <= alerts
+    # Only the EKS stacks run an in-cluster autoscaler, scraped through its chart's ServiceMonitor.
+    assert ("NodeGroupScaleUpFailing" in alerts) is stack.endswith("-eks")
+    if stack.endswith("-eks"):
+        assert charts["cluster-autoscaler"]["values"]["serviceMonitor"]["enabled"] is True
     assert p.outputs["prometheusUrl"] == "http://kube-prometheus-stack-prometheus.prometheus.svc:9090"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_chart_with_a_service_monitor_waits_for_the_crd(stack: str) -> None:
+    p = plan(stack)
+    (kps,) = [r for r in p.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "kube-prometheus-stack"]
+    for release in p.of_type("kubernetes:helm.sh/v3:Release"):
+        if (release.inputs["values"].get("serviceMonitor") or {}).get("enabled"):
+            assert kps.urn in release.depends_on, f"{release.name} ships a ServiceMonitor before its CRD"
 
 
 def _paths_of(value: Any, needle: str, path: str = "", in_secret: bool = False) -> list[tuple[str, bool]]:
