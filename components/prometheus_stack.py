@@ -84,27 +84,53 @@ class MetricSource(StrEnum):
     """What puts series into the stack's Prometheus."""
 
     PROMETHEUS = "prometheus"
-    """Prometheus itself (``up`` of every target); always there."""
+    """Prometheus, Alertmanager, the operator and their config reloaders (``up``, ``ALERTS``, ``prometheus_*``,
+    ``alertmanager_*``, ``reloader_*``, ``process_*``); always there."""
     KUBE_STATE_METRICS = "kube-state-metrics"
     """kube-state-metrics (``kube_*``), part of kube-prometheus-stack; always there."""
+    NODE_EXPORTER = "node-exporter"
+    """node-exporter (``node_*``), part of kube-prometheus-stack; always there."""
+    KUBELET = "kubelet"
+    """The kubelets and their cAdvisor (``kubelet_*``, ``container_*``, ``rest_client_*``, ``kubernetes_build_info``); always there."""
+    API_SERVER = "apiserver"
+    """The API server (``apiserver_*``, ``aggregator_*``), which managed control planes still expose; always there."""
     DCGM_EXPORTER = "dcgm-exporter"
     """DcgmExporter's ServiceMonitor (``DCGM_FI_*``); not GKE's managed DCGM metrics, which go to Cloud Monitoring."""
     CLUSTER_AUTOSCALER = "cluster-autoscaler"
     """The cluster-autoscaler chart's ServiceMonitor (``cluster_autoscaler_*``; EKS; GKE's autoscaler runs out of reach)."""
 
 
-ALWAYS_SCRAPED = frozenset({MetricSource.PROMETHEUS, MetricSource.KUBE_STATE_METRICS})
+ALWAYS_SCRAPED = frozenset({
+    MetricSource.PROMETHEUS, MetricSource.KUBE_STATE_METRICS, MetricSource.NODE_EXPORTER, MetricSource.KUBELET,
+    MetricSource.API_SERVER,
+})
+"""kube-prometheus-stack's own targets on GKE and EKS (with MANAGED_CONTROL_PLANE off)."""
+_SOURCE_NAMES = {"up": MetricSource.PROMETHEUS, "ALERTS": MetricSource.PROMETHEUS, "kubernetes_build_info": MetricSource.KUBELET}
 _SOURCE_PREFIXES = (
     ("DCGM_FI_", MetricSource.DCGM_EXPORTER),
     ("cluster_autoscaler_", MetricSource.CLUSTER_AUTOSCALER),
     ("kube_", MetricSource.KUBE_STATE_METRICS),
+    ("node_", MetricSource.NODE_EXPORTER),
+    ("kubelet_", MetricSource.KUBELET),
+    ("container_", MetricSource.KUBELET),
+    ("rest_client_", MetricSource.KUBELET),
+    ("apiserver_", MetricSource.API_SERVER),
+    ("aggregator_", MetricSource.API_SERVER),
+    ("prometheus_", MetricSource.PROMETHEUS),
+    ("alertmanager_", MetricSource.PROMETHEUS),
+    ("reloader_", MetricSource.PROMETHEUS),
+    ("process_", MetricSource.PROMETHEUS),
 )
 
 
 def metric_source(metric: str) -> MetricSource | None:
-    """The source that scrapes ``metric``, or None when no source of the stack is known to."""
-    if metric == "up":
-        return MetricSource.PROMETHEUS
+    """The source that scrapes ``metric``, or None when no source of the stack is known to.
+
+    A recorded series (``level:metric:operations``, with a colon) is not scraped: resolve it to the
+    rule that records it first.
+    """
+    if metric in _SOURCE_NAMES:
+        return _SOURCE_NAMES[metric]
     return next((source for prefix, source in _SOURCE_PREFIXES if metric.startswith(prefix)), None)
 
 
@@ -114,10 +140,11 @@ _PROMQL_WORDS = frozenset({"and", "or", "unless", "by", "without", "on", "ignori
 def expression_metrics(expr: str) -> set[str]:
     """The metric names a PromQL expression reads (label matchers, ranges, groupings and functions left out)."""
     text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    text = re.sub(r"#[^\n]*", " ", text)  # comments
     text = re.sub(r"\{[^}]*\}|\[[^\]]*\]", " ", text)
-    text = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
+    text = re.sub(r"(?i)\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
     names = re.findall(r"(?<![\w.])([A-Za-z_:][A-Za-z0-9_:]*)\b(?!\s*\()", text)
-    return {n for n in names if n not in _PROMQL_WORDS}
+    return {n for n in names if n.lower() not in _PROMQL_WORDS}
 
 
 class MonitoredCluster(BaseModel):
@@ -129,7 +156,7 @@ class MonitoredCluster(BaseModel):
     kind: ClusterKind
     """gke or eks: which control-plane and DNS targets exist. Required."""
     sources: frozenset[MetricSource] = ALWAYS_SCRAPED
-    """What the stack scrapes (Prometheus and kube-state-metrics always); an alert is shipped only when every metric it reads is among them. Default: prometheus, kube-state-metrics."""
+    """What the stack scrapes besides kube-prometheus-stack's own targets (ALWAYS_SCRAPED); an alert is shipped only when every metric it reads is among them. Default: kube-prometheus-stack's own only."""
 
     @property
     def scraped(self) -> frozenset[MetricSource]:

@@ -20,6 +20,7 @@ from components import (
 )
 from components.dcgm_exporter import DEFAULT_METRICS, dcgm_values, metrics_csv
 from components.prometheus_stack import (
+    ALWAYS_SCRAPED,
     GPU_CUSTOM_METRICS,
     MANAGED_CONTROL_PLANE,
     ClusterKind,
@@ -122,7 +123,7 @@ def test_alerts_ship_only_when_what_they_read_is_scraped(sources: set[MetricSour
     (group,) = gpu_alert_groups(AlertSettings(), sources)
     assert {r["alert"] for r in group["rules"]} == expected
     for rule in group["rules"]:  # the general rule: every metric an alert reads is scraped
-        assert {metric_source(m) for m in expression_metrics(rule["expr"])} <= sources | {MetricSource.PROMETHEUS, MetricSource.KUBE_STATE_METRICS}
+        assert {metric_source(m) for m in expression_metrics(rule["expr"])} <= sources | ALWAYS_SCRAPED
 
 
 def test_fails_when_an_alert_reads_a_metric_nothing_scrapes(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,7 +145,27 @@ def test_fails_when_an_alert_reads_a_metric_nothing_scrapes(monkeypatch: pytest.
 def test_expression_metrics_leaves_out_labels_ranges_groupings_and_functions() -> None:
     expr = 'sum by (namespace, pod) (rate(a_total{job=~"x.*",le="0.5"}[5m])) / on (pod) group_left (node) b and c offset 1h > 0'
     assert expression_metrics(expr) == {"a_total", "b", "c"}
+    upper = 'count(up == 0) BY (cluster, job) / ON (instance) GROUP_LEFT() d WITHOUT (cpu) OR e # a comment names f\n'
+    assert expression_metrics(upper) == {"up", "d", "e"}
     assert expression_metrics('increase(cluster_autoscaler_failed_scale_ups_total[15m]) > 0') == {"cluster_autoscaler_failed_scale_ups_total"}
+
+
+@pytest.mark.parametrize(("metric", "source"), [
+    ("DCGM_FI_DEV_GPU_UTIL", MetricSource.DCGM_EXPORTER),
+    ("cluster_autoscaler_failed_scale_ups_total", MetricSource.CLUSTER_AUTOSCALER),
+    ("kube_pod_status_phase", MetricSource.KUBE_STATE_METRICS),
+    ("node_cpu_seconds_total", MetricSource.NODE_EXPORTER),
+    ("container_memory_rss", MetricSource.KUBELET),
+    ("apiserver_request_total", MetricSource.API_SERVER),
+    ("ALERTS", MetricSource.PROMETHEUS),
+    # what managed control planes hide: no source scrapes it
+    ("etcd_server_has_leader", None),
+    ("scheduler_pending_pods", None),
+    ("workqueue_depth", None),
+    ("kubeproxy_sync_proxy_rules_duration_seconds_bucket", None),
+])
+def test_metric_sources(metric: str, source: MetricSource | None) -> None:
+    assert metric_source(metric) is source
 
 
 @pytest.mark.parametrize("kind", list(ClusterKind))

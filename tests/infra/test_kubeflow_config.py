@@ -40,6 +40,16 @@ def test_pipelines_on_a_training_pool_is_accepted() -> None:
     assert config.kubeflow is not None and config.kubeflow.install.edition.value == "pipelines"
 
 
+@pytest.mark.parametrize(("install", "ref"), [
+    ({}, "2.14.5"),  # an SDK tag, no release of the manifests: kustomize would fail at pulumi up
+    (PLATFORM["install"], "v1.9.9"),
+])
+def test_fails_when_the_release_does_not_exist(install: dict[str, Any], ref: str) -> None:
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": {"install": {**install, "release": ref}}}, [HASH_KEY] if install else None)
+    assert line.startswith(f"gpu-platform:kubeflow.install.release: release {ref} is not a kubeflow/")
+    assert line.endswith(f'or a full 40-character commit (got "{ref}")')
+
+
 def test_fails_when_no_pool_provides_the_training_pool() -> None:
     (line,) = lines_for({**BASE, "gpu-platform:gke": gke(), "gpu-platform:kubeflow": {}})
     assert line == (
