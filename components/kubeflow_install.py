@@ -21,10 +21,11 @@ protect and retain-on-delete; every upstream default credential either edition r
 object store keys minio/minio123, KFP's and Katib's MySQL root passwords, the oauth2-proxy <-> Dex
 client secret and oauth2-proxy's cookie secret; UPSTREAM_SECRETS) is replaced by a generated
 one (``pulumi_random``), Dex's static user gets its password hash from a Pulumi secret, and the
-upstream default Profile and its install ConfigMap get our owner, on a real ``pulumi up``. Under the SDK's mocks (the offline
-preview, the tests) a remote component's children are never registered, so the transforms
-are not called there: they are plain functions over one Kubernetes object and are unit
-tested directly.
+upstream default Profile and its install ConfigMap get our owner, on a real ``pulumi up``.
+Under the SDK's mocks (the offline preview, the tests) a remote component's children are
+never registered, so the transforms are not called there: they are plain functions over one
+Kubernetes object (``rendered_object_transforms``, applied in order by ``apply_transforms``),
+unit tested directly and run over the rendered manifests.
 
 Nothing here imports the KFP SDK at import time; ``place_on_training_pool`` does, when
 a pipeline author calls it (``pip install 'gpu-platform[kfp]'``).
@@ -103,9 +104,6 @@ ARTIFACT_CLAIMS = frozenset({"minio-pvc", "seaweedfs-pvc"})
 """The artifact store's claim: MinIO before 2.15 of KFP, SeaweedFS since (10 Gi or 20 Gi upstream)."""
 DATABASE_CLAIMS = frozenset({"mysql-pv-claim"})
 """The metadata/pipelines MySQL claim (20 Gi upstream)."""
-SECRET_TYPE = "kubernetes:core/v1:Secret"
-CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
-DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 
 ARTIFACT_SECRET = "mlpipeline-minio-artifact"
 """KFP's object store credentials (accesskey, secretkey; upstream minio / minio123). SeaweedFS (or
