@@ -64,7 +64,15 @@ from components.kubeflow_install import (
     TenantProfile,
     TrainingPoolSelector,
 )
-from components.prometheus_stack import AlertSettings, MetricsPreset, PrometheusStack, PrometheusStackArgs
+from components.prometheus_stack import (
+    AlertSettings,
+    ClusterKind,
+    MetricSource,
+    MetricsPreset,
+    MonitoredCluster,
+    PrometheusStack,
+    PrometheusStackArgs,
+)
 from components.pools import (
     AutoscalingBounds,
     BoundsScope,
@@ -110,6 +118,9 @@ __all__ = [
     "TenantProfile",
     "TrainingPoolSelector",
     "AlertSettings",
+    "ClusterKind",
+    "MetricSource",
+    "MonitoredCluster",
     "DcgmExporter",
     "DcgmExporterArgs",
     "DcgmMetric",

@@ -168,7 +168,16 @@ class DcgmExporter(pulumi.ComponentResource):
     release: k8s.helm.v3.Release
     """The dcgm-exporter Helm release."""
 
-    def __init__(self, name: str, args: DcgmExporterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: DcgmExporterArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        service_monitor_crd: pulumi.Resource | None,
+    ) -> None:
+        """``service_monitor_crd``: what installs the ServiceMonitor CRD the chart's ServiceMonitor needs
+        (PrometheusStack.release); the release waits for it. None only when the CRD is already on the cluster."""
         super().__init__("gpu-platform:dcgm_exporter:DcgmExporter", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         namespace = k8s.core.v1.Namespace(
@@ -191,7 +200,7 @@ class DcgmExporter(pulumi.ComponentResource):
             namespace=ns,
             release_name="dcgm-exporter",
             values=dcgm_values(args, "gpu-platform-dcgm-metrics"),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[metrics]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[r for r in (metrics, service_monitor_crd) if r]),
         )
         self.namespace = ns
         self.register_outputs({"namespace": self.namespace})

@@ -17,13 +17,15 @@ What changes the rendered objects here is Pulumi's resource ``transforms`` optio
 on each Directory: the engine calls the transforms for every child the provider
 registers, including children of remote components, before the child is created. So the
 artifact store and metadata database claims get their typed size, storage class and
-protect and retain-on-delete, the Pipelines edition's object store keys and MySQL root
-password are generated (``pulumi_random``) instead of upstream's minio/minio123 and empty
-password, Dex's static user gets its password hash from a Pulumi secret, and the upstream
-default Profile gets our owner, on a real ``pulumi up``. Under the SDK's mocks (the offline
-preview, the tests) a remote component's children are never registered, so the transforms
-are not called there: they are plain functions over one Kubernetes object and are unit
-tested directly.
+protect and retain-on-delete; every upstream default credential either edition renders (the
+object store keys minio/minio123, KFP's and Katib's MySQL root passwords, the oauth2-proxy <-> Dex
+client secret and oauth2-proxy's cookie secret; UPSTREAM_SECRETS) is replaced by a generated
+one (``pulumi_random``), Dex's static user gets its password hash from a Pulumi secret, and the
+upstream default Profile and its install ConfigMap get our owner, on a real ``pulumi up``.
+Under the SDK's mocks (the offline preview, the tests) a remote component's children are
+never registered, so the transforms are not called there: they are plain functions over one
+Kubernetes object (``rendered_object_transforms``, applied in order by ``apply_transforms``),
+unit tested directly and run over the rendered manifests.
 
 Nothing here imports the KFP SDK at import time; ``place_on_training_pool`` does, when
 a pipeline author calls it (``pip install 'gpu-platform[kfp]'``).
@@ -31,10 +33,11 @@ a pipeline author calls it (``pip install 'gpu-platform[kfp]'``).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any
@@ -63,14 +66,20 @@ __all__ = [
     "KubeflowInstallArgs",
     "TenantProfile",
     "TrainingPoolSelector",
-    "PipelinesCredentials",
+    "Credential",
+    "KNOWN_RELEASES",
+    "UPSTREAM_EMPTY_ROOT_PASSWORDS",
+    "UPSTREAM_SECRETS",
     "capacity_problem",
+    "apply_transforms",
     "default_profile_transform",
+    "edition_credentials",
     "dex_password_transform",
     "manifest_sources",
     "place_on_training_pool",
     "pipeline_volume_transform",
-    "pipelines_credentials_transform",
+    "rendered_object_transforms",
+    "upstream_credentials_transform",
     "pipelines_gpu_quota_hard",
     "storage_summary",
     "tenant_quota_hard",
@@ -95,9 +104,6 @@ ARTIFACT_CLAIMS = frozenset({"minio-pvc", "seaweedfs-pvc"})
 """The artifact store's claim: MinIO before 2.15 of KFP, SeaweedFS since (10 Gi or 20 Gi upstream)."""
 DATABASE_CLAIMS = frozenset({"mysql-pv-claim"})
 """The metadata/pipelines MySQL claim (20 Gi upstream)."""
-SECRET_TYPE = "kubernetes:core/v1:Secret"
-CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
-DEPLOYMENT_TYPE = "kubernetes:apps/v1:Deployment"
 
 ARTIFACT_SECRET = "mlpipeline-minio-artifact"
 """KFP's object store credentials (accesskey, secretkey; upstream minio / minio123). SeaweedFS (or
@@ -109,6 +115,8 @@ server, metadata-grpc and the cache server."""
 DATABASE_DEPLOYMENT = "mysql"
 UPSTREAM_PROFILE_OWNER = "user@example.com"
 """The owner of kubeflow/manifests' default Profile (common/user-namespace, kubeflow-user-example-com)."""
+DEFAULT_INSTALL_CONFIG = re.compile(r"^default-install-config(-[a-z0-9]{10})?$")
+"""common/user-namespace's generated ConfigMap (namespace-less) naming the default Profile and its user."""
 
 
 class Edition(StrEnum):
@@ -136,7 +144,21 @@ EDITION_FOOTPRINT = {
     Edition.PIPELINES: Footprint(vcpus=2, memory_mib=4096),
 }
 
-DEFAULT_RELEASE = {Edition.PIPELINES: "2.14.5", Edition.PLATFORM: "v1.10.2"}
+KNOWN_RELEASES: dict[Edition, tuple[str, ...]] = {
+    # kubeflow/pipelines release tags from 2.14.4 on (sdk-* tags are the Python SDK's, not releases
+    # of the manifests: there is no 2.14.5). 2.15.0 replaced MinIO with SeaweedFS; every one of them
+    # renders the Secrets, claims and MySQL Deployment the transforms below change, under the same names.
+    Edition.PIPELINES: ("2.14.4", "2.15.0", "2.16.1", "2.17.0"),
+    # kubeflow/manifests: v1.10.2 only. v1.11.0's example/ pulls the jobset release asset over
+    # HTTP, so it cannot be rendered and checked offline (CHANGELOG).
+    Edition.PLATFORM: ("v1.10.2",),
+}
+"""Per edition, the upstream release tags that exist and whose rendered objects the transforms are
+checked against; ``release`` takes one of them or a full commit. One place: the lock of upstream
+sources pins the same tags."""
+DEFAULT_RELEASE = {Edition.PIPELINES: "2.17.0", Edition.PLATFORM: "v1.10.2"}
+"""The newest known release of each edition."""
+MANIFEST_REPOSITORY = {Edition.PIPELINES: "kubeflow/pipelines", Edition.PLATFORM: "kubeflow/manifests"}
 
 _RELEASE_TAG = re.compile(r"^v?[0-9]+\.[0-9]+(\.[0-9]+)?(-rc\.[0-9]+)?$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -147,7 +169,7 @@ _HOSTNAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9](
 def _release_ref(value: str) -> str:
     if not (_RELEASE_TAG.match(value) or _COMMIT.match(value)):
         raise ValueError(
-            f"release {value!r} is not pinned: use a release tag such as 2.14.5 or v1.10.2, "
+            f"release {value!r} is not pinned: use a release tag such as 2.17.0 or v1.10.2, "
             "or a full 40-character commit, never a branch"
         )
     return value
@@ -259,7 +281,7 @@ class KubeflowInstallArgs(BaseModel):
     edition: Edition = Edition.PIPELINES
     """pipelines (Kubeflow Pipelines standalone) or platform (the full kubeflow/manifests example). Default: pipelines."""
     release: ReleaseRef | None = None
-    """Release tag or commit of kubeflow/pipelines (pipelines) or kubeflow/manifests (platform); never a branch. Default: none (2.14.5 for pipelines, v1.10.2 for platform)."""
+    """Release of kubeflow/pipelines (pipelines: 2.14.4, 2.15.0, 2.16.1 or 2.17.0) or kubeflow/manifests (platform: v1.10.2), or a full commit; never a branch or a tag the component is not checked against. Default: none (2.17.0 for pipelines, v1.10.2 for platform)."""
     artifact_storage_gib: int = Field(default=500, ge=20, le=65536)
     """Size of the pipeline artifact store's volume (upstream: 10-20 Gi, which hundreds of parallel runs fill). Default: 500."""
     database_storage_gib: int = Field(default=100, ge=20, le=65536)
@@ -283,6 +305,15 @@ class KubeflowInstallArgs(BaseModel):
 
     @model_validator(mode="after")
     def _edition_rules(self) -> KubeflowInstallArgs:
+        known = KNOWN_RELEASES[self.edition]
+        if self.release is not None and not _COMMIT.match(self.release) and self.release not in known:
+            raise field_error(
+                "KubeflowInstallArgs", "release",
+                f"release {self.release} is not a {MANIFEST_REPOSITORY[self.edition]} release this component is "
+                f"checked against for the {self.edition.value} edition (kustomize cannot fetch a tag that does not "
+                f"exist); use one of {', '.join(known)}, or a full 40-character commit",
+                self.release,
+            )
         if self.edition is Edition.PLATFORM and self.dex_user_email is None:
             raise field_error(
                 "KubeflowInstallArgs", "dex_user_email",
@@ -532,71 +563,156 @@ def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer, client_secret: pul
     return None
 
 
+class Credential(StrEnum):
+    """An upstream default credential replaced by a generated one (the value names its RandomPassword child)."""
+
+    ARTIFACT_ACCESS_KEY = "artifact-store-access-key"
+    """KFP's object store access key (upstream minio)."""
+    ARTIFACT_SECRET_KEY = "artifact-store-secret-key"
+    """KFP's object store secret key (upstream minio123)."""
+    DATABASE_PASSWORD = "database-password"
+    """KFP's MySQL root password (upstream empty)."""
+    KATIB_DATABASE_PASSWORD = "katib-database-password"
+    """Katib's MySQL root password (upstream test, with MYSQL_ALLOW_EMPTY_PASSWORD)."""
+    OAUTH2_CLIENT_SECRET = "oauth2-client-secret"
+    """The secret of Dex's static client that oauth2-proxy signs in with (upstream a fixed string in both)."""
+    OAUTH2_COOKIE_SECRET = "oauth2-cookie-secret"
+    """oauth2-proxy's cookie signing secret (upstream a fixed string; 32 bytes)."""
+
+    @property
+    def length(self) -> int:
+        """Generated length (alphanumeric: the values reach shell commands and DSNs unquoted)."""
+        return {Credential.ARTIFACT_ACCESS_KEY: 20, Credential.ARTIFACT_SECRET_KEY: 40}.get(self, 32)
+
+
 @dataclass(frozen=True)
-class PipelinesCredentials:
-    """The Pipelines edition's generated credentials, each a Pulumi secret."""
+class SecretSlot:
+    """One key of an upstream Secret that holds a default credential."""
 
-    access_key: pulumi.Input[str]
-    """The object store's access key (Secret mlpipeline-minio-artifact, key accesskey)."""
-    secret_key: pulumi.Input[str]
-    """The object store's secret key (key secretkey)."""
-    database_password: pulumi.Input[str]
-    """MySQL's root password (Secret mysql-secret, key password)."""
+    namespace: str
+    name: re.Pattern[str]
+    """The Secret's name; kustomize's secretGenerator appends a content hash (oauth2-proxy-h675gf55ht)."""
+    key: str
+    credential: Credential
+    editions: frozenset[Edition]
 
 
-def pipelines_credentials_transform(obj: dict[str, Any], credentials: PipelinesCredentials) -> dict[str, Any] | None:
-    """KFP's object store and database credentials replaced by ours; None for any other object.
+@dataclass(frozen=True)
+class RootPasswordSlot:
+    """A MySQL Deployment upstream starts with MYSQL_ALLOW_EMPTY_PASSWORD: its container gets
+    MYSQL_ROOT_PASSWORD from the Secret key that holds the generated password instead."""
 
-    Upstream (kubeflow/pipelines manifests/kustomize) ships Secret mlpipeline-minio-artifact with
-    accesskey minio / secretkey minio123, Secret mysql-secret with username root and an empty
-    password, and a MySQL Deployment started with MYSQL_ALLOW_EMPTY_PASSWORD. Every consumer reads
-    the Secrets (envFrom, secretKeyRef, or the Kubernetes API), so the Secrets get our values and
-    MySQL's container gets MYSQL_ROOT_PASSWORD from mysql-secret instead of the empty password.
-    MySQL applies MYSQL_ROOT_PASSWORD only when it initialises an empty data directory.
+    deployment: str
+    container: str
+    secret: str
+    key: str
+    editions: frozenset[Edition]
+
+
+_BOTH = frozenset(Edition)
+_PLATFORM = frozenset({Edition.PLATFORM})
+UPSTREAM_SECRETS: tuple[SecretSlot, ...] = (
+    # KFP (both editions): read by secretKeyRef by the object store, the API server, the UI, the
+    # multi-user profile controller (which copies them into every profile namespace), the cache
+    # server and metadata-grpc; by the launcher through the Kubernetes API.
+    SecretSlot(KUBEFLOW_NAMESPACE, re.compile(rf"^{ARTIFACT_SECRET}$"), "accesskey", Credential.ARTIFACT_ACCESS_KEY, _BOTH),
+    SecretSlot(KUBEFLOW_NAMESPACE, re.compile(rf"^{ARTIFACT_SECRET}$"), "secretkey", Credential.ARTIFACT_SECRET_KEY, _BOTH),
+    SecretSlot(KUBEFLOW_NAMESPACE, re.compile(rf"^{DATABASE_SECRET}$"), "password", Credential.DATABASE_PASSWORD, _BOTH),
+    # Katib (platform): katib-mysql and katib-db-manager read MYSQL_ROOT_PASSWORD by secretKeyRef.
+    SecretSlot(KUBEFLOW_NAMESPACE, re.compile(r"^katib-mysql-secrets$"), "MYSQL_ROOT_PASSWORD",
+               Credential.KATIB_DATABASE_PASSWORD, _PLATFORM),
+    # Dex's static client and oauth2-proxy must hold the same client secret: one credential, both sides.
+    SecretSlot("auth", re.compile(rf"^{OIDC_SECRET}$"), "OIDC_CLIENT_SECRET", Credential.OAUTH2_CLIENT_SECRET, _PLATFORM),
+    SecretSlot("oauth2-proxy", re.compile(r"^oauth2-proxy(-[a-z0-9]{10})?$"), "client-secret",
+               Credential.OAUTH2_CLIENT_SECRET, _PLATFORM),
+    SecretSlot("oauth2-proxy", re.compile(r"^oauth2-proxy(-[a-z0-9]{10})?$"), "cookie-secret",
+               Credential.OAUTH2_COOKIE_SECRET, _PLATFORM),
+)
+"""Every upstream default credential either edition renders (found by building kubeflow/pipelines'
+manifests at each known release and kubeflow/manifests' example/ at v1.10.2), and what replaces it.
+Dex's static user's password (auth/dex-passwords) has its own transform: its hash is configured."""
+UPSTREAM_EMPTY_ROOT_PASSWORDS: tuple[RootPasswordSlot, ...] = (
+    RootPasswordSlot(DATABASE_DEPLOYMENT, "mysql", DATABASE_SECRET, "password", _BOTH),
+    RootPasswordSlot("katib-mysql", "katib-mysql", "katib-mysql-secrets", "MYSQL_ROOT_PASSWORD", _PLATFORM),
+)
+
+
+def edition_credentials(edition: Edition) -> list[Credential]:
+    """The credentials an edition generates, in a stable order."""
+    wanted = {slot.credential for slot in UPSTREAM_SECRETS if edition in slot.editions}
+    return [c for c in Credential if c in wanted]
+
+
+def _string_data(obj: dict[str, Any]) -> dict[str, Any]:
+    """A Secret's content as stringData (data decoded), so single keys can be replaced."""
+    decoded = {k: base64.b64decode(v).decode() for k, v in (obj.get("data") or {}).items()}
+    return {**decoded, **(obj.get("stringData") or {})}
+
+
+def upstream_credentials_transform(
+    obj: dict[str, Any], credentials: Mapping[Credential, pulumi.Input[str]]
+) -> dict[str, Any] | None:
+    """Upstream default credentials replaced by ours; None for any other object.
+
+    A Secret listed in UPSTREAM_SECRETS gets the generated value under each listed key (other keys
+    kept); a MySQL Deployment in UPSTREAM_EMPTY_ROOT_PASSWORDS loses MYSQL_ALLOW_EMPTY_PASSWORD and
+    takes MYSQL_ROOT_PASSWORD from its Secret. Every consumer reads these Secrets (envFrom,
+    secretKeyRef or the Kubernetes API), so nothing else changes. Only the credentials given are
+    replaced (an edition passes its own). MySQL applies MYSQL_ROOT_PASSWORD only when it initialises
+    an empty data directory.
     """
     metadata = obj.get("metadata") or {}
-    if metadata.get("namespace") != KUBEFLOW_NAMESPACE:
+    kind, name, namespace = obj.get("kind"), str(metadata.get("name")), metadata.get("namespace")
+    if kind == "Secret":
+        slots = [
+            s for s in UPSTREAM_SECRETS
+            if s.namespace == namespace and s.name.match(name) and s.credential in credentials
+        ]
+        if not slots:
+            return None
+        rest = {k: v for k, v in obj.items() if k not in ("data", "stringData")}
+        values = {s.key: pulumi.Output.secret(credentials[s.credential]) for s in slots}
+        return {**rest, "stringData": {**_string_data(obj), **values}}
+    if kind != "Deployment" or namespace != KUBEFLOW_NAMESPACE:
         return None
-    kind, name = obj.get("kind"), metadata.get("name")
-    rest = {k: v for k, v in obj.items() if k not in ("data", "stringData")}
-    if kind == "Secret" and name == ARTIFACT_SECRET:
-        return {**rest, "stringData": {
-            "accesskey": pulumi.Output.secret(credentials.access_key),
-            "secretkey": pulumi.Output.secret(credentials.secret_key),
-        }}
-    if kind == "Secret" and name == DATABASE_SECRET:
-        # root: the only account MySQL's image creates from its environment.
-        return {**rest, "stringData": {"username": "root", "password": pulumi.Output.secret(credentials.database_password)}}
-    if kind == "Deployment" and name == DATABASE_DEPLOYMENT:
-        spec = obj["spec"]
-        template = spec["template"]
-        containers = template["spec"]["containers"]
-        if not any(c.get("name") == "mysql" for c in containers):
-            raise ValueError(
-                f"Deployment {KUBEFLOW_NAMESPACE}/{DATABASE_DEPLOYMENT} has no container named mysql "
-                f"(got {[c.get('name') for c in containers]}); its root password cannot be set"
-            )
-        root_password = {
-            "name": "MYSQL_ROOT_PASSWORD",
-            "valueFrom": {"secretKeyRef": {"name": DATABASE_SECRET, "key": "password"}},
-        }
-        changed = []
-        for container in containers:
-            if container.get("name") == "mysql":
-                env = [e for e in container.get("env") or [] if e.get("name") not in ("MYSQL_ALLOW_EMPTY_PASSWORD", "MYSQL_ROOT_PASSWORD")]
-                container = {**container, "env": [*env, root_password]}
-            changed.append(container)
-        template = {**template, "spec": {**template["spec"], "containers": changed}}
-        return {**obj, "spec": {**spec, "template": template}}
-    return None
+    slot = next((s for s in UPSTREAM_EMPTY_ROOT_PASSWORDS if s.deployment == name), None)
+    if slot is None or not any(
+        c.name.match(slot.secret) and c.key == slot.key and c.credential in credentials for c in UPSTREAM_SECRETS
+    ):
+        return None
+    spec = obj["spec"]
+    template = spec["template"]
+    containers = template["spec"]["containers"]
+    if not any(c.get("name") == slot.container for c in containers):
+        raise ValueError(
+            f"Deployment {KUBEFLOW_NAMESPACE}/{slot.deployment} has no container named {slot.container} "
+            f"(got {[c.get('name') for c in containers]}); its root password cannot be set"
+        )
+    root_password = {"name": "MYSQL_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": slot.secret, "key": slot.key}}}
+    changed = []
+    for container in containers:
+        if container.get("name") == slot.container:
+            env = [e for e in container.get("env") or [] if e.get("name") not in ("MYSQL_ALLOW_EMPTY_PASSWORD", "MYSQL_ROOT_PASSWORD")]
+            container = {**container, "env": [*env, root_password]}
+        changed.append(container)
+    template = {**template, "spec": {**template["spec"], "containers": changed}}
+    return {**obj, "spec": {**spec, "template": template}}
 
 
 def default_profile_transform(obj: dict[str, Any], email: str) -> dict[str, Any] | None:
     """kubeflow/manifests' default Profile owned by ``email`` instead of user@example.com; None otherwise.
 
     common/user-namespace renders Profile kubeflow-user-example-com (kubeflow.org/v1beta1) with
-    ``spec.owner`` {kind: User, name: user@example.com}.
+    ``spec.owner`` {kind: User, name: user@example.com}, and the namespace-less ConfigMap it was
+    generated from, default-install-config-<hash> (keys profile-name and user), which gets ``email``
+    as its user too.
     """
+    if obj.get("kind") == "ConfigMap":
+        name = str((obj.get("metadata") or {}).get("name"))
+        data = obj.get("data") or {}
+        if not DEFAULT_INSTALL_CONFIG.match(name) or data.get("user") != UPSTREAM_PROFILE_OWNER:
+            return None
+        return {**obj, "data": {**data, "user": email}}
     if obj.get("kind") != "Profile" or not str(obj.get("apiVersion", "")).startswith("kubeflow.org/"):
         return None
     spec = obj.get("spec") or {}
@@ -606,39 +722,56 @@ def default_profile_transform(obj: dict[str, Any], email: str) -> dict[str, Any]
     return {**obj, "spec": {**spec, "owner": {**owner, "name": email}}}
 
 
-def _is_profile(type_: str) -> bool:
-    return type_.startswith("kubernetes:kubeflow.org/") and type_.endswith(":Profile")
+Transform = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+
+
+def rendered_object_transforms(
+    args: KubeflowInstallArgs,
+    dex_password_hash: pulumi.Input[str] | None = None,
+    oidc_client_secret: pulumi.Input[str] | None = None,
+    credentials: Mapping[Credential, pulumi.Input[str]] | None = None,
+) -> list[Transform]:
+    """The transforms of one rendered object, in the order they apply (each sees the previous one's result;
+    each returns None for an object it does not target)."""
+    steps: list[Transform] = [lambda obj: pipeline_volume_transform(obj, args)]
+    if credentials:
+        steps.append(lambda obj: upstream_credentials_transform(obj, credentials))
+    if args.dex_user_email:
+        email = args.dex_user_email
+        steps.append(lambda obj: default_profile_transform(obj, email))
+        if dex_password_hash is not None:
+            steps.append(lambda obj: dex_password_transform(obj, email, dex_password_hash))
+    if args.oidc is not None and oidc_client_secret is not None:
+        oidc = args.oidc
+        steps.append(lambda obj: dex_oidc_transform(obj, oidc, oidc_client_secret))
+    return steps
+
+
+def apply_transforms(steps: Sequence[Transform], obj: dict[str, Any]) -> dict[str, Any] | None:
+    """``obj`` after every step, or None when no step changed it."""
+    changed = None
+    for step in steps:
+        changed = step(changed or obj) or changed
+    return changed
 
 
 def _as_pulumi_transform(
     args: KubeflowInstallArgs,
     dex_password_hash: pulumi.Input[str] | None,
     oidc_client_secret: pulumi.Input[str] | None = None,
-    pipelines_credentials: PipelinesCredentials | None = None,
+    credentials: Mapping[Credential, pulumi.Input[str]] | None = None,
 ) -> pulumi.ResourceTransform:
+    """rendered_object_transforms as the Pulumi resource transform of every child of a Directory."""
+    steps = rendered_object_transforms(args, dex_password_hash, oidc_client_secret, credentials)
+
     def transform(t: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-        props = dict(t.props)
-        if t.type_ in (SECRET_TYPE, DEPLOYMENT_TYPE) and pipelines_credentials is not None:
-            credentials = pipelines_credentials_transform(props, pipelines_credentials)
-            if credentials is not None:
-                return pulumi.ResourceTransformResult(credentials, t.opts)
-        if _is_profile(t.type_) and args.dex_user_email:
-            profile = default_profile_transform(props, args.dex_user_email)
-            return None if profile is None else pulumi.ResourceTransformResult(profile, t.opts)
-        if t.type_ == PIPELINE_STORAGE_TYPE:
-            changed = pipeline_volume_transform(props, args)
-            if changed is None:
-                return None
-            opts = t.opts
-            if args.keep_volumes_on_delete:
-                opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
-            return pulumi.ResourceTransformResult(changed, opts)
-        changed = None
-        if t.type_ in (SECRET_TYPE, CONFIGMAP_TYPE) and args.dex_user_email and dex_password_hash is not None:
-            changed = dex_password_transform(props, args.dex_user_email, dex_password_hash)
-        if t.type_ in (SECRET_TYPE, CONFIGMAP_TYPE, DEPLOYMENT_TYPE) and args.oidc is not None and oidc_client_secret is not None:
-            changed = dex_oidc_transform(changed or props, args.oidc, oidc_client_secret) or changed
-        return None if changed is None else pulumi.ResourceTransformResult(changed, t.opts)
+        changed = apply_transforms(steps, dict(t.props))
+        if changed is None:
+            return None
+        opts = t.opts
+        if t.type_ == PIPELINE_STORAGE_TYPE and args.keep_volumes_on_delete:
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
+        return pulumi.ResourceTransformResult(changed, opts)
 
     return transform
 
@@ -702,7 +835,7 @@ class KubeflowInstall(pulumi.ComponentResource):
         placement = training_placement(args.training_pool, training_pools)
         super().__init__("gpu-platform:kubeflow_install:KubeflowInstall", name, None, opts)
 
-        credentials = self._pipelines_credentials(name) if args.edition is Edition.PIPELINES else None
+        credentials = self._credentials(name, args.edition)
         transform = _as_pulumi_transform(args, dex_password_hash, oidc_client_secret, credentials)
         self.directories = []
         for role, url in manifest_sources(args):
@@ -746,21 +879,16 @@ class KubeflowInstall(pulumi.ComponentResource):
             }
         )
 
-    def _pipelines_credentials(self, name: str) -> PipelinesCredentials:
-        """Generated object store keys and MySQL root password (alphanumeric: they reach a shell
-        command in SeaweedFS's postStart hook and MySQL DSNs unquoted)."""
-
-        def generated(role: str, length: int) -> pulumi.Output[str]:
-            password = random.RandomPassword(
-                f"{name}-{role}", random.RandomPasswordArgs(length=length, special=False), opts=pulumi.ResourceOptions(parent=self)
-            )
-            return password.result
-
-        return PipelinesCredentials(
-            access_key=generated("artifact-store-access-key", 20),
-            secret_key=generated("artifact-store-secret-key", 40),
-            database_password=generated("database-password", 32),
-        )
+    def _credentials(self, name: str, edition: Edition) -> dict[Credential, pulumi.Output[str]]:
+        """A generated value (alphanumeric, a Pulumi secret) for each upstream default credential of the edition."""
+        return {
+            credential: random.RandomPassword(
+                f"{name}-{credential.value}",
+                random.RandomPasswordArgs(length=credential.length, special=False),
+                opts=pulumi.ResourceOptions(parent=self),
+            ).result
+            for credential in edition_credentials(edition)
+        }
 
     def _tenant(self, name: str, edition: Edition, tenant: TenantProfile, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
         hard = tenant_quota_hard(tenant)

@@ -9,6 +9,8 @@ utilisation per pod (and its 1-minute average) as custom metrics for autoscaling
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Collection, Iterable
 from enum import StrEnum
 from importlib import resources
 from typing import Any
@@ -21,13 +23,20 @@ from components.kube import ChartVersion, DnsLabel, Duration, helm_release
 from components.pools import ARGS_CONFIG, field_error
 
 __all__ = [
+    "ALWAYS_SCRAPED",
     "AlertSettings",
+    "ClusterKind",
+    "MANAGED_CONTROL_PLANE",
+    "MetricSource",
+    "MonitoredCluster",
     "GPU_CUSTOM_METRICS",
     "MetricsPreset",
     "PrometheusStack",
     "PrometheusStackArgs",
     "adapter_rules",
+    "expression_metrics",
     "gpu_alert_groups",
+    "metric_source",
 ]
 
 PROMETHEUS_COMMUNITY = "https://prometheus-community.github.io/helm-charts"
@@ -46,6 +55,112 @@ class MetricsPreset(StrEnum):
 
 
 _PRESET_INTERVALS = {MetricsPreset.PRODUCTION: "30s", MetricsPreset.ANALYSIS: "1s"}
+
+
+class ClusterKind(StrEnum):
+    """The managed Kubernetes under the stack: what its control plane and DNS expose to an in-cluster Prometheus."""
+
+    GKE = "gke"
+    """GKE: etcd, the scheduler and the controller manager run out of reach; kube-proxy binds its metrics to
+    localhost (or is absent under Dataplane V2); cluster DNS is kube-dns (metrics on 10054/10055), not CoreDNS."""
+    EKS = "eks"
+    """EKS: etcd, the scheduler and the controller manager run out of reach; the kube-proxy add-on binds its
+    metrics to 127.0.0.1:10249; cluster DNS is CoreDNS (metrics on 9153)."""
+
+
+MANAGED_CONTROL_PLANE = {
+    # chart component: its default rule groups (defaultRules.rules.<key>)
+    "kubeEtcd": ("etcd",),
+    "kubeScheduler": ("kubeSchedulerAlerting", "kubeSchedulerRecording"),
+    "kubeControllerManager": ("kubeControllerManager",),
+    "kubeProxy": ("kubeProxy",),
+}
+"""kube-prometheus-stack components that GKE and EKS do not expose: their scrape Services and rules
+(KubeSchedulerDown, KubeControllerManagerDown, KubeProxyDown, etcdMembersDown, ...) would only ever
+report them down."""
+
+
+class MetricSource(StrEnum):
+    """What puts series into the stack's Prometheus."""
+
+    PROMETHEUS = "prometheus"
+    """Prometheus, Alertmanager, the operator and their config reloaders (``up``, ``ALERTS``, ``prometheus_*``,
+    ``alertmanager_*``, ``reloader_*``, ``process_*``); always there."""
+    KUBE_STATE_METRICS = "kube-state-metrics"
+    """kube-state-metrics (``kube_*``), part of kube-prometheus-stack; always there."""
+    NODE_EXPORTER = "node-exporter"
+    """node-exporter (``node_*``), part of kube-prometheus-stack; always there."""
+    KUBELET = "kubelet"
+    """The kubelets and their cAdvisor (``kubelet_*``, ``container_*``, ``rest_client_*``, ``kubernetes_build_info``); always there."""
+    API_SERVER = "apiserver"
+    """The API server (``apiserver_*``, ``aggregator_*``), which managed control planes still expose; always there."""
+    DCGM_EXPORTER = "dcgm-exporter"
+    """DcgmExporter's ServiceMonitor (``DCGM_FI_*``); not GKE's managed DCGM metrics, which go to Cloud Monitoring."""
+    CLUSTER_AUTOSCALER = "cluster-autoscaler"
+    """The cluster-autoscaler chart's ServiceMonitor (``cluster_autoscaler_*``; EKS; GKE's autoscaler runs out of reach)."""
+
+
+ALWAYS_SCRAPED = frozenset({
+    MetricSource.PROMETHEUS, MetricSource.KUBE_STATE_METRICS, MetricSource.NODE_EXPORTER, MetricSource.KUBELET,
+    MetricSource.API_SERVER,
+})
+"""kube-prometheus-stack's own targets on GKE and EKS (with MANAGED_CONTROL_PLANE off)."""
+_SOURCE_NAMES = {"up": MetricSource.PROMETHEUS, "ALERTS": MetricSource.PROMETHEUS, "kubernetes_build_info": MetricSource.KUBELET}
+_SOURCE_PREFIXES = (
+    ("DCGM_FI_", MetricSource.DCGM_EXPORTER),
+    ("cluster_autoscaler_", MetricSource.CLUSTER_AUTOSCALER),
+    ("kube_", MetricSource.KUBE_STATE_METRICS),
+    ("node_", MetricSource.NODE_EXPORTER),
+    ("kubelet_", MetricSource.KUBELET),
+    ("container_", MetricSource.KUBELET),
+    ("rest_client_", MetricSource.KUBELET),
+    ("apiserver_", MetricSource.API_SERVER),
+    ("aggregator_", MetricSource.API_SERVER),
+    ("prometheus_", MetricSource.PROMETHEUS),
+    ("alertmanager_", MetricSource.PROMETHEUS),
+    ("reloader_", MetricSource.PROMETHEUS),
+    ("process_", MetricSource.PROMETHEUS),
+)
+
+
+def metric_source(metric: str) -> MetricSource | None:
+    """The source that scrapes ``metric``, or None when no source of the stack is known to.
+
+    A recorded series (``level:metric:operations``, with a colon) is not scraped: resolve it to the
+    rule that records it first.
+    """
+    if metric in _SOURCE_NAMES:
+        return _SOURCE_NAMES[metric]
+    return next((source for prefix, source in _SOURCE_PREFIXES if metric.startswith(prefix)), None)
+
+
+_PROMQL_WORDS = frozenset({"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset"})
+
+
+def expression_metrics(expr: str) -> set[str]:
+    """The metric names a PromQL expression reads (label matchers, ranges, groupings and functions left out)."""
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    text = re.sub(r"#[^\n]*", " ", text)  # comments
+    text = re.sub(r"\{[^}]*\}|\[[^\]]*\]", " ", text)
+    text = re.sub(r"(?i)\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
+    names = re.findall(r"(?<![\w.])([A-Za-z_:][A-Za-z0-9_:]*)\b(?!\s*\()", text)
+    return {n for n in names if n.lower() not in _PROMQL_WORDS}
+
+
+class MonitoredCluster(BaseModel):
+    """The cluster under the stack as Prometheus sees it. The program that builds the cluster knows this;
+    it is not stack config."""
+
+    model_config = ARGS_CONFIG
+
+    kind: ClusterKind
+    """gke or eks: which control-plane and DNS targets exist. Required."""
+    sources: frozenset[MetricSource] = ALWAYS_SCRAPED
+    """What the stack scrapes besides kube-prometheus-stack's own targets (ALWAYS_SCRAPED); an alert is shipped only when every metric it reads is among them. Default: kube-prometheus-stack's own only."""
+
+    @property
+    def scraped(self) -> frozenset[MetricSource]:
+        return self.sources | ALWAYS_SCRAPED
 
 
 class AlertSettings(BaseModel):
@@ -156,8 +271,31 @@ def adapter_rules() -> list[dict[str, Any]]:
     ]
 
 
-def gpu_alert_groups(alerts: AlertSettings) -> list[dict[str, Any]]:
-    """The PrometheusRule groups of the GPU alerts."""
+def gpu_alert_groups(alerts: AlertSettings, scraped: Iterable[MetricSource] = ALWAYS_SCRAPED) -> list[dict[str, Any]]:
+    """The PrometheusRule groups of the GPU alerts whose every metric is ``scraped``: an alert on a metric
+    nothing scrapes can never fire (NodeGroupScaleUpFailing without an in-cluster autoscaler, the DCGM
+    alerts without dcgm-exporter). A metric of no known source is a ValueError."""
+    present = set(scraped) | ALWAYS_SCRAPED
+    groups = _gpu_alert_candidates(alerts)
+    for group in groups:
+        kept = []
+        for rule in group["rules"]:
+            sources = {metric: metric_source(metric) for metric in expression_metrics(rule["expr"])}
+            if unknown := sorted(m for m, s in sources.items() if s is None):
+                raise ValueError(f"alert {rule['alert']} reads {', '.join(unknown)}, which no source of the stack scrapes")
+            # An alert on `up` of one source's targets watches that source too.
+            watched = _WATCHES.get(rule["alert"])
+            if set(sources.values()) <= present and (watched is None or watched in present):
+                kept.append(rule)
+        group["rules"] = kept
+    return groups
+
+
+_WATCHES = {"DcgmExporterDown": MetricSource.DCGM_EXPORTER}
+"""Alerts on the targets of one source (``up{job=...}``), which exist only with it."""
+
+
+def _gpu_alert_candidates(alerts: AlertSettings) -> list[dict[str, Any]]:
     gpu_requested = 'sum by (namespace, pod) (kube_pod_container_resource_requests{resource="nvidia_com_gpu"}) > 0'
     return [
         {
@@ -249,7 +387,8 @@ class PrometheusStack(pulumi.ComponentResource):
     grafana_service_name: pulumi.Output[str]
     """Grafana's service name in the namespace."""
     release: k8s.helm.v3.Release
-    """The kube-prometheus-stack release (depend on it before creating monitoring CRs)."""
+    """The kube-prometheus-stack release, which installs the monitoring.coreos.com CRDs: whatever creates a
+    ServiceMonitor, PodMonitor or PrometheusRule (a chart's included) depends on it."""
     adapter: k8s.helm.v3.Release
     """The prometheus-adapter release."""
     alerts: k8s.apiextensions.CustomResource
@@ -261,7 +400,10 @@ class PrometheusStack(pulumi.ComponentResource):
         args: PrometheusStackArgs,
         grafana_admin_password: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        cluster: MonitoredCluster,
     ) -> None:
+        """``cluster``: the cluster under the stack and what it scrapes (decides the scrape targets and alerts)."""
         super().__init__("gpu-platform:prometheus_stack:PrometheusStack", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
@@ -293,7 +435,7 @@ class PrometheusStack(pulumi.ComponentResource):
             repository=args.repository,
             namespace=ns,
             release_name=args.release_name,
-            values=stack_values(args),
+            values=stack_values(args, cluster),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[admin, dashboard]),
         )
         self.adapter = helm_release(
@@ -311,7 +453,7 @@ class PrometheusStack(pulumi.ComponentResource):
             api_version="monitoring.coreos.com/v1",
             kind="PrometheusRule",
             metadata=k8s.meta.v1.ObjectMetaArgs(name="gpu-platform-gpu-alerts", namespace=ns),
-            spec={"groups": gpu_alert_groups(args.alerts)},
+            spec={"groups": gpu_alert_groups(args.alerts, cluster.scraped)},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.release]),
         )
 
@@ -323,8 +465,8 @@ class PrometheusStack(pulumi.ComponentResource):
         )
 
 
-def stack_values(args: PrometheusStackArgs) -> dict[str, Any]:
-    """kube-prometheus-stack values."""
+def stack_values(args: PrometheusStackArgs, cluster: MonitoredCluster) -> dict[str, Any]:
+    """kube-prometheus-stack values for ``cluster``."""
     volume: dict[str, Any] = {
         "accessModes": ["ReadWriteOnce"],
         "resources": {"requests": {"storage": f"{args.storage_size_gib}Gi"}},
@@ -379,6 +521,12 @@ def stack_values(args: PrometheusStackArgs) -> dict[str, Any]:
         "kube-state-metrics": {
             "metricLabelsAllowlist": ["nodes=[cloud.google.com/gke-spot,eks.amazonaws.com/capacityType]"]
         },
+        # Managed control planes: no scrape Service, no rule that could only say "down".
+        **{component: {"enabled": False} for component in MANAGED_CONTROL_PLANE},
+        "defaultRules": {"rules": {rule: False for rules in MANAGED_CONTROL_PLANE.values() for rule in rules}},
+        # GKE's cluster DNS is kube-dns: CoreDNS's port 9153 is not there (TargetDown forever).
+        "coreDns": {"enabled": cluster.kind is ClusterKind.EKS},
+        "kubeDns": {"enabled": cluster.kind is ClusterKind.GKE},
     }
 
 
@@ -386,7 +534,11 @@ def adapter_values(args: PrometheusStackArgs) -> dict[str, Any]:
     """prometheus-adapter values: the stack's Prometheus and the GPU rules."""
     return {
         "prometheus": {"url": f"http://{args.prometheus_service}.{args.namespace}.svc", "port": 9090},
-        "rules": {"default": True, "custom": adapter_rules()},
+        # Only the GPU rules: the chart's default rules map every series with namespace and pod labels
+        # (DCGM's too) to a pod metric of the same name, colliding with the GPU rule's. Nothing here reads
+        # another custom metric, and the defaults never served metrics.k8s.io (kubectl top, CPU HPAs):
+        # that is metrics-server's (GKE ships it; on EKS it is the metrics-server add-on).
+        "rules": {"default": False, "custom": adapter_rules()},
     }
 
 

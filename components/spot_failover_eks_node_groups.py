@@ -576,10 +576,22 @@ def autoscaler_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str)
     return irsa_trust_policy(oidc_provider_arn, issuer, namespace, AUTOSCALER_SERVICE_ACCOUNT)
 
 
+AUTOSCALER_SCRAPE_INTERVAL = "30s"
+"""How often Prometheus scrapes the autoscaler (its counters feed NodeGroupScaleUpFailing's 15-minute window)."""
+
+
 def autoscaler_values(
-    settings: ClusterAutoscalerSettings, cluster_name: str, region: str, role_arn: Any, kubernetes_version: str | None = None
+    settings: ClusterAutoscalerSettings,
+    cluster_name: str,
+    region: str,
+    role_arn: Any,
+    kubernetes_version: str | None = None,
+    *,
+    service_monitor: bool = False,
 ) -> dict[str, Any]:
-    """Helm values of the cluster-autoscaler chart (its image that of ``kubernetes_version``; see autoscaler_image)."""
+    """Helm values of the cluster-autoscaler chart (its image that of ``kubernetes_version``; see autoscaler_image);
+    ``service_monitor``: the chart's ServiceMonitor, in the autoscaler's namespace (the stack's Prometheus selects
+    every ServiceMonitor in every namespace)."""
     values: dict[str, Any] = {
         "cloudProvider": "aws",
         "awsRegion": region,
@@ -596,6 +608,14 @@ def autoscaler_values(
         # The autoscaler must not evict itself while it removes the node it runs on.
         "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
         "resources": {"requests": {"cpu": "100m", "memory": "300Mi"}, "limits": {"memory": "600Mi"}},
+        "serviceMonitor": {
+            "enabled": service_monitor,
+            "namespace": settings.namespace,
+            "interval": AUTOSCALER_SCRAPE_INTERVAL,
+            # Our label; Helm merges it with the chart's default (release: prometheus-operator), and the
+            # stack's Prometheus selects every ServiceMonitor whatever its labels.
+            "selector": {"app.kubernetes.io/part-of": "gpu-platform"},
+        },
     }
     image = autoscaler_image(settings, kubernetes_version)
     if image is not None:
@@ -624,8 +644,13 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
         args: SpotFailoverEksNodeGroupsArgs,
         cluster: EksClusterRef,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        service_monitor_crd: pulumi.Resource | None = None,
     ) -> None:
-        """``cluster``: the EKS cluster (EksCluster.ref); ``opts.providers`` must hold its Kubernetes provider."""
+        """``cluster``: the EKS cluster (EksCluster.ref); ``opts.providers`` must hold its Kubernetes provider.
+        ``service_monitor_crd``: what installs the ServiceMonitor CRD (PrometheusStack.release); given, the
+        autoscaler's chart ships its ServiceMonitor and waits for it, so its metrics (cluster_autoscaler_*) are
+        scraped. Default: none (no ServiceMonitor)."""
         # Refused before anything is registered.
         autoscaler_image(args.autoscaler, cluster.version)
         for cls in args.classes:
@@ -721,11 +746,15 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
             version=settings.chart_version,
             repository=AUTOSCALER_REPO,
             namespace=settings.namespace,
-            values=autoscaler_values(settings, cluster.name, cluster.region, role.arn, cluster.version),
+            values=autoscaler_values(
+                settings, cluster.name, cluster.region, role.arn, cluster.version, service_monitor=service_monitor_crd is not None
+            ),
             release_name="cluster-autoscaler",
-            # The priority ConfigMap must exist when the autoscaler starts, and its role may act.
+            # The priority ConfigMap must exist when the autoscaler starts, its role may act, and its
+            # ServiceMonitor needs the CRD.
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[r for r in (self.priority_configmap, policy, *cluster.controllers_ready) if r]
+                parent=self,
+                depends_on=[r for r in (self.priority_configmap, policy, *cluster.controllers_ready, service_monitor_crd) if r],
             ),
         )
 

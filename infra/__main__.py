@@ -8,7 +8,7 @@ import pulumi
 
 from components import EksCluster, GpuGkeCluster, SpotFailoverEksNodeGroups
 from infra.config import Cloud, load_stack_config
-from infra.platform import ClusterTarget, compose_addons
+from infra.platform import ClusterTarget, compose_addons, compose_monitoring
 
 config = load_stack_config()  # raises ConfigError before any resource is registered
 stack = pulumi.get_stack()
@@ -24,11 +24,19 @@ if config.cloud is Cloud.GCP:
     pulumi.export("nodePools", list(cluster.node_pools))
     pulumi.export("computeClasses", cluster.compute_classes)
     target = ClusterTarget(cluster.provider, list(cluster.node_pools.values()), config.pool_shapes())
+    monitoring = compose_monitoring(stack, config, target)
 else:
     assert config.eks is not None and config.eks_node_groups is not None  # required for aws
     eks = EksCluster(stack, config.eks, gpu_instance_types=config.eks_node_groups.instance_types())
+    # Monitoring first, on the system nodes: the autoscaler's ServiceMonitor needs its CRD.
+    system = [*eks.ref.controllers_ready, *([eks.storage_class] if eks.storage_class else [])]
+    monitoring = compose_monitoring(stack, config, ClusterTarget(eks.provider, system, config.pool_shapes()))
     gpu = SpotFailoverEksNodeGroups(
-        f"{stack}-gpu", config.eks_node_groups, eks.ref, opts=pulumi.ResourceOptions(providers=[eks.provider])
+        f"{stack}-gpu",
+        config.eks_node_groups,
+        eks.ref,
+        opts=pulumi.ResourceOptions(providers=[eks.provider]),
+        service_monitor_crd=None if monitoring is None else monitoring.release,
     )
     pulumi.export("clusterName", eks.cluster_name)
     pulumi.export("endpoint", eks.endpoint)
@@ -37,7 +45,6 @@ else:
     pulumi.export("nodeGroups", [config.eks.system_node_group.name, *gpu.node_groups])
     pulumi.export("autoscalerPriorities", gpu.expander.configmap_text())
     # Add-ons wait for the nodes, CoreDNS and the StorageClass their claims name.
-    ready = [*eks.ref.controllers_ready, *gpu.node_groups.values(), *([eks.storage_class] if eks.storage_class else [])]
-    target = ClusterTarget(eks.provider, ready, config.pool_shapes())
+    target = ClusterTarget(eks.provider, [*system, *gpu.node_groups.values()], config.pool_shapes())
 
-compose_addons(stack, config, target)
+compose_addons(stack, config, target, monitoring)

@@ -14,9 +14,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import DaskOperator, DcgmExporter, KubeflowInstall, NodePoolShape, PrometheusStack
-from infra.config import CapacityCheck, StackConfig
+from components.prometheus_stack import ClusterKind, MetricSource, MonitoredCluster
+from infra.config import CapacityCheck, Cloud, StackConfig
 
-__all__ = ["ClusterTarget", "compose_addons"]
+__all__ = ["ClusterTarget", "compose_addons", "compose_monitoring", "monitored_cluster"]
 
 
 @dataclass
@@ -39,20 +40,46 @@ class ClusterTarget:
         return pulumi.ResourceOptions(providers=[self.provider], depends_on=list(self.ready))
 
 
-def compose_addons(stack: str, config: StackConfig, target: ClusterTarget) -> None:
-    """Install and export the add-ons the stack config asks for."""
-    if config.monitoring.enabled:
-        assert config.grafana_admin_password is not None  # load_stack_config requires it
-        monitoring = PrometheusStack(
-            f"{stack}-monitoring",
-            config.monitoring.prometheus,
-            grafana_admin_password=pulumi.Output.secret(config.grafana_admin_password.get_secret_value()),
-            opts=target.options(),
+def monitored_cluster(config: StackConfig) -> MonitoredCluster:
+    """The cluster as the stack's Prometheus sees it: its kind and what the program deploys that it scrapes.
+
+    dcgm-exporter when configured (GKE's managed DCGM metrics go to Cloud Monitoring, not here); on EKS the
+    cluster autoscaler, whose chart ships a ServiceMonitor once monitoring is on (the program passes
+    PrometheusStack.release to SpotFailoverEksNodeGroups); GKE's autoscaler runs in the control plane.
+    """
+    sources = set()
+    if config.monitoring.dcgm_exporter is not None:
+        sources.add(MetricSource.DCGM_EXPORTER)
+    if config.cloud is Cloud.AWS:
+        sources.add(MetricSource.CLUSTER_AUTOSCALER)
+    kind = ClusterKind.EKS if config.cloud is Cloud.AWS else ClusterKind.GKE
+    return MonitoredCluster(kind=kind, sources=frozenset(sources))
+
+
+def compose_monitoring(stack: str, config: StackConfig, target: ClusterTarget) -> PrometheusStack | None:
+    """Prometheus, Grafana and the adapter, when the stack config asks for monitoring (before what it scrapes:
+    their ServiceMonitors need its CRDs)."""
+    if not config.monitoring.enabled:
+        return None
+    assert config.grafana_admin_password is not None  # load_stack_config requires it
+    monitoring = PrometheusStack(
+        f"{stack}-monitoring",
+        config.monitoring.prometheus,
+        grafana_admin_password=pulumi.Output.secret(config.grafana_admin_password.get_secret_value()),
+        opts=target.options(),
+        cluster=monitored_cluster(config),
+    )
+    pulumi.export("prometheusUrl", monitoring.prometheus_url)
+    pulumi.export("grafanaServiceName", monitoring.grafana_service_name)
+    return monitoring
+
+
+def compose_addons(stack: str, config: StackConfig, target: ClusterTarget, monitoring: PrometheusStack | None) -> None:
+    """Install and export the add-ons the stack config asks for; ``monitoring`` from compose_monitoring."""
+    if monitoring is not None and config.monitoring.dcgm_exporter is not None:
+        DcgmExporter(
+            f"{stack}-dcgm", config.monitoring.dcgm_exporter, opts=target.options(), service_monitor_crd=monitoring.release
         )
-        if config.monitoring.dcgm_exporter is not None:
-            DcgmExporter(f"{stack}-dcgm", config.monitoring.dcgm_exporter, opts=target.options())
-        pulumi.export("prometheusUrl", monitoring.prometheus_url)
-        pulumi.export("grafanaServiceName", monitoring.grafana_service_name)
     if config.kubeflow is not None:
         kubeflow = config.kubeflow
         if kubeflow.capacity_check is CapacityCheck.WARN and (problem := kubeflow.capacity_problem(target.pools)):

@@ -410,6 +410,7 @@ def test_storage_and_namespace_rules_follow_what_the_stack_installs() -> None:
     assert StackConfig.model_validate(copy.deepcopy(raw)).eks.block_storage.default_class is False  # type: ignore[union-attr]
     # The platform edition's upstream claims (Katib, workspaces) name no class: the default must exist.
     raw["kubeflow"]["install"].update(edition="platform", dex_user_email="ml-admin@example.com")
+    del raw["kubeflow"]["install"]["release"]  # a kubeflow/pipelines tag: the platform pins kubeflow/manifests
     (line,) = refusal(copy.deepcopy(raw))
     assert line.startswith("gpu-platform:eks.block_storage.default_class: the Kubeflow platform edition's upstream claims name no StorageClass")
     # Two components' own namespaces: the later setting is refused.

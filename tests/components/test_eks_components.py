@@ -23,12 +23,16 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 ASG_TAG = "aws:autoscaling/tag:Tag"
 
 
-def build(cluster_overrides: dict[str, Any] | None = None, **groups: Any) -> tuple[EksCluster, SpotFailoverEksNodeGroups]:
+def build(
+    cluster_overrides: dict[str, Any] | None = None, service_monitor_crd: pulumi.Resource | None = None, **groups: Any
+) -> tuple[EksCluster, SpotFailoverEksNodeGroups]:
     args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(**groups))
     cluster = EksCluster(
         "c", EksClusterArgs.model_validate(eks(**(cluster_overrides or {}))), gpu_instance_types=args.instance_types()
     )
-    gpu = SpotFailoverEksNodeGroups("c-gpu", args, cluster.ref, opts=pulumi.ResourceOptions(providers=[cluster.provider]))
+    gpu = SpotFailoverEksNodeGroups(
+        "c-gpu", args, cluster.ref, opts=pulumi.ResourceOptions(providers=[cluster.provider]), service_monitor_crd=service_monitor_crd
+    )
     return cluster, gpu
 
 
@@ -310,6 +314,31 @@ def test_autoscaler_release_configmap_and_device_plugin(engine: Engine) -> pulum
         terms = plugin["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
         assert terms[0]["matchExpressions"][0]["values"] == ["large-on-demand", "large-spot", "small-on-demand", "small-spot"]
         assert plugin["spec"]["template"]["spec"]["tolerations"] == [{"operator": "Exists"}]
+
+    return done(cluster, gpu, check)
+
+
+@pulumi.runtime.test
+def test_autoscaler_ships_its_service_monitor_after_the_crd(engine: Engine) -> pulumi.Output[Any]:
+    crd = pulumi.CustomResource("kubernetes:helm.sh/v3:Release", "monitoring")  # what installs the ServiceMonitor CRD
+    cluster, gpu = build(service_monitor_crd=crd)
+
+    def check() -> None:
+        release = engine.resource("c-gpu-autoscaler")
+        assert release.inputs["values"]["serviceMonitor"] == {
+            "enabled": True, "namespace": "kube-system", "interval": "30s", "selector": {"app.kubernetes.io/part-of": "gpu-platform"},
+        }
+        assert engine.resource("monitoring").urn in release.depends_on
+
+    return pulumi.Output.all(done(cluster, gpu, check), crd.urn)
+
+
+@pulumi.runtime.test
+def test_autoscaler_ships_no_service_monitor_without_monitoring(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build()
+
+    def check() -> None:
+        assert engine.resource("c-gpu-autoscaler").inputs["values"]["serviceMonitor"]["enabled"] is False
 
     return done(cluster, gpu, check)
 

@@ -3,6 +3,7 @@ the training-pool placement and the capacity check."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from pathlib import Path
@@ -18,15 +19,19 @@ from components import KubeflowInstall, KubeflowInstallArgs, NodePoolShape, Pool
 from components.kubeflow_install import (
     EDITION_FOOTPRINT,
     Edition,
-    PipelinesCredentials,
+    KNOWN_RELEASES,
+    Credential,
     _as_pulumi_transform,
+    apply_transforms,
     capacity_problem,
     default_profile_transform,
+    edition_credentials,
     dex_oidc_transform,
     dex_password_transform,
     manifest_sources,
     pipeline_volume_transform,
-    pipelines_credentials_transform,
+    rendered_object_transforms,
+    upstream_credentials_transform,
     tenant_quota_hard,
     training_placement,
 )
@@ -65,17 +70,43 @@ PLATFORM = {"edition": "platform", "dex_user_email": "ml-admin@corp.example"}
 # --- Args ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("ref", ["master", "main", "v1.10-branch", "latest", "2.14"])
+@pytest.mark.parametrize("ref", ["master", "main", "v1.10-branch", "latest"])
 def test_fails_when_release_is_not_pinned(ref: str) -> None:
-    if ref == "2.14":  # a minor-version tag is still a tag
-        assert KubeflowInstallArgs(release=ref).release_ref == "2.14"
-        return
     (line,) = refused({"release": ref})
-    assert line.startswith(f"release: release {ref!r} is not pinned: use a release tag such as 2.14.5 or v1.10.2")
+    assert line.startswith(f"release: release {ref!r} is not pinned: use a release tag such as 2.17.0 or v1.10.2")
+
+
+@pytest.mark.parametrize(("data", "ref"), [
+    ({}, "2.14.5"),  # sdk-2.14.5 is the SDK's tag; kubeflow/pipelines has no release 2.14.5
+    ({}, "2.14"),
+    ({}, "v1.10.2"),  # a kubeflow/manifests tag on the pipelines edition
+    (PLATFORM, "2.17.0"),
+    (PLATFORM, "v1.11.0"),  # exists, but its example/ cannot be rendered and checked offline
+])
+def test_fails_when_release_is_not_a_known_release_of_the_edition(data: dict[str, Any], ref: str) -> None:
+    (line,) = refused({**data, "release": ref})
+    edition = Edition(data.get("edition", "pipelines"))
+    repository = "kubeflow/pipelines" if edition is Edition.PIPELINES else "kubeflow/manifests"
+    assert line == (
+        f"release: release {ref} is not a {repository} release this component is checked against for the "
+        f"{edition.value} edition (kustomize cannot fetch a tag that does not exist); use one of "
+        f"{', '.join(KNOWN_RELEASES[edition])}, or a full 40-character commit (got \"{ref}\")"
+    )
+
+
+@pytest.mark.parametrize("ref", KNOWN_RELEASES[Edition.PIPELINES])
+def test_every_known_pipelines_release_is_accepted(ref: str) -> None:
+    assert KubeflowInstallArgs(release=ref).release_ref == ref
+
+
+def test_default_releases_are_the_newest_known() -> None:
+    for edition, known in KNOWN_RELEASES.items():
+        newest = max(known, key=lambda tag: tuple(int(p) for p in tag.lstrip("v").split(".")))
+        assert KubeflowInstallArgs.model_validate({**(PLATFORM if edition is Edition.PLATFORM else {})}).release_ref == newest
 
 
 def test_release_defaults_per_edition_and_takes_commits() -> None:
-    assert KubeflowInstallArgs().release_ref == "2.14.5"
+    assert KubeflowInstallArgs().release_ref == "2.17.0"
     assert KubeflowInstallArgs.model_validate(PLATFORM).release_ref == "v1.10.2"
     commit = "0123456789abcdef0123456789abcdef01234567"
     assert KubeflowInstallArgs(release=commit).release_ref == commit
@@ -367,8 +398,8 @@ def test_pipelines_edition_resources(engine: Engine) -> pulumi.Output[Any]:
     def check(values: list[Any]) -> None:
         first, second = engine.resource("kf-cluster-scoped"), engine.resource("kf-pipelines")
         assert first.type == second.type == "kubernetes:kustomize/v2:Directory"
-        assert first.inputs["directory"].endswith("/cluster-scoped-resources?ref=2.14.5")
-        assert second.inputs["directory"].endswith("/env/platform-agnostic?ref=2.14.5")
+        assert first.inputs["directory"].endswith("/cluster-scoped-resources?ref=2.17.0")
+        assert second.inputs["directory"].endswith("/env/platform-agnostic?ref=2.17.0")
         assert first.urn in second.depends_on  # CRDs and the namespace first
         namespace = engine.resource("kf-tenant-vision").inputs
         quota = engine.resource("kf-quota-vision")
@@ -552,23 +583,24 @@ UPSTREAM_MYSQL = {
 UPSTREAM_API_SERVER = {
     "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "ml-pipeline", "namespace": "kubeflow"},
     "spec": {"selector": {"matchLabels": {"app": "ml-pipeline"}}, "template": {"metadata": {"labels": {"app": "ml-pipeline"}}, "spec": {
-        "containers": [{"name": "ml-pipeline-api-server", "image": "ghcr.io/kubeflow/kfp-api-server:2.14.5", "env": [
+        "containers": [{"name": "ml-pipeline-api-server", "image": "ghcr.io/kubeflow/kfp-api-server:2.17.0", "env": [
             {"name": "DBCONFIG_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}},
             {"name": "OBJECTSTORECONFIG_SECRETACCESSKEY", "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "secretkey"}}},
         ]}],
     }}},
 }
-CREDENTIALS = PipelinesCredentials(
-    access_key=pulumi.Output.secret("AKgenerated"), secret_key=pulumi.Output.secret("SKgenerated"),
-    database_password=pulumi.Output.secret("DBgenerated"),
-)
+CREDENTIALS = {
+    Credential.ARTIFACT_ACCESS_KEY: pulumi.Output.secret("AKgenerated"),
+    Credential.ARTIFACT_SECRET_KEY: pulumi.Output.secret("SKgenerated"),
+    Credential.DATABASE_PASSWORD: pulumi.Output.secret("DBgenerated"),
+}
 
 
 @pulumi.runtime.test
 def test_credentials_transform_replaces_the_upstream_defaults() -> pulumi.Output[Any]:
-    artifact = pipelines_credentials_transform(UPSTREAM_ARTIFACT_SECRET, CREDENTIALS)
-    database = pipelines_credentials_transform(UPSTREAM_MYSQL_SECRET, CREDENTIALS)
-    mysql = pipelines_credentials_transform(UPSTREAM_MYSQL, CREDENTIALS)
+    artifact = upstream_credentials_transform(UPSTREAM_ARTIFACT_SECRET, CREDENTIALS)
+    database = upstream_credentials_transform(UPSTREAM_MYSQL_SECRET, CREDENTIALS)
+    mysql = upstream_credentials_transform(UPSTREAM_MYSQL, CREDENTIALS)
     assert artifact is not None and database is not None and mysql is not None
     assert artifact["metadata"] == UPSTREAM_ARTIFACT_SECRET["metadata"] and list(artifact["stringData"]) == ["accesskey", "secretkey"]
     assert database["stringData"]["username"] == "root"
@@ -578,8 +610,8 @@ def test_credentials_transform_replaces_the_upstream_defaults() -> pulumi.Output
     assert UPSTREAM_MYSQL["spec"]["template"]["spec"]["containers"][0]["env"] == [{"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"}]
     kubernetes_validate.validate(mysql, "1.34", strict=True)
     # Consumers read the Secrets and stay as upstream ships them; other namespaces are not ours.
-    assert pipelines_credentials_transform(UPSTREAM_API_SERVER, CREDENTIALS) is None
-    assert pipelines_credentials_transform({**UPSTREAM_MYSQL_SECRET, "metadata": {"name": "mysql-secret", "namespace": "db"}}, CREDENTIALS) is None
+    assert upstream_credentials_transform(UPSTREAM_API_SERVER, CREDENTIALS) is None
+    assert upstream_credentials_transform({**UPSTREAM_MYSQL_SECRET, "metadata": {"name": "mysql-secret", "namespace": "db"}}, CREDENTIALS) is None
     values = [artifact["stringData"]["accesskey"], artifact["stringData"]["secretkey"], database["stringData"]["password"]]
 
     def check(resolved: list[Any]) -> None:
@@ -592,7 +624,7 @@ def test_credentials_transform_fails_when_mysql_has_no_mysql_container() -> None
     renamed = json.loads(json.dumps(UPSTREAM_MYSQL))
     renamed["spec"]["template"]["spec"]["containers"][0]["name"] = "db"
     with pytest.raises(ValueError, match=r"Deployment kubeflow/mysql has no container named mysql \(got \['db'\]\)"):
-        pipelines_credentials_transform(renamed, CREDENTIALS)
+        upstream_credentials_transform(renamed, CREDENTIALS)
 
 
 def test_pulumi_transform_applies_the_credentials_on_pipelines_only() -> None:
@@ -624,13 +656,116 @@ def test_pipelines_edition_generates_its_credentials(engine: Engine) -> pulumi.O
 
 
 @pulumi.runtime.test
-def test_platform_edition_generates_no_pipelines_credentials(engine: Engine) -> pulumi.Output[Any]:
+def test_platform_edition_generates_every_platform_credential(engine: Engine) -> pulumi.Output[Any]:
     kf = KubeflowInstall("kf", KubeflowInstallArgs.model_validate(PLATFORM), training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h")
 
     def check(_: Any) -> None:
-        assert engine.of_type("random:index/randomPassword:RandomPassword") == []
+        passwords = {r.name: r.inputs for r in engine.of_type("random:index/randomPassword:RandomPassword")}
+        assert sorted(passwords) == sorted(f"kf-{c.value}" for c in Credential)
+        assert passwords["kf-oauth2-cookie-secret"]["length"] == 32  # oauth2-proxy takes 16, 24 or 32 bytes
+        assert all(p["special"] is False for p in passwords.values())
 
     return settled_tree(kf).apply(check)
+
+
+def test_each_edition_replaces_only_what_it_renders() -> None:
+    assert edition_credentials(Edition.PIPELINES) == [
+        Credential.ARTIFACT_ACCESS_KEY, Credential.ARTIFACT_SECRET_KEY, Credential.DATABASE_PASSWORD,
+    ]
+    assert edition_credentials(Edition.PLATFORM) == list(Credential)
+
+
+# As kubeflow/manifests' example/ renders them at v1.10.2 (values shortened where they do not matter).
+def _data(**values: str) -> dict[str, str]:
+    return {k: base64.b64encode(v.encode()).decode() for k, v in values.items()}
+
+
+UPSTREAM_KATIB_SECRET = {
+    "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+    "metadata": {"name": "katib-mysql-secrets", "namespace": "kubeflow"}, "data": _data(MYSQL_ROOT_PASSWORD="test"),
+}
+UPSTREAM_KATIB_MYSQL = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "katib-mysql", "namespace": "kubeflow"},
+    "spec": {"selector": {"matchLabels": {"katib.kubeflow.org/component": "mysql"}}, "template": {
+        "metadata": {"labels": {"katib.kubeflow.org/component": "mysql"}}, "spec": {"containers": [{
+            "name": "katib-mysql", "image": "mysql:8.0.29", "args": ["--datadir", "/var/lib/mysql/datadir"],
+            "env": [
+                {"name": "MYSQL_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "katib-mysql-secrets", "key": "MYSQL_ROOT_PASSWORD"}}},
+                {"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"},
+                {"name": "MYSQL_DATABASE", "value": "katib"},
+            ],
+        }]},
+    }},
+}
+UPSTREAM_CLIENT_SECRET = "pUBnBOY80SnXgjibTYM9ZWNzY2xreNGQok"
+UPSTREAM_DEX_CLIENT = {
+    "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "dex-oidc-client", "namespace": "auth"},
+    "data": _data(OIDC_CLIENT_ID="kubeflow-oidc-authservice", OIDC_CLIENT_SECRET=UPSTREAM_CLIENT_SECRET),
+}
+UPSTREAM_OAUTH2_PROXY = {
+    "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "oauth2-proxy-h675gf55ht", "namespace": "oauth2-proxy"},
+    "data": _data(**{"client-id": "kubeflow-oidc-authservice", "client-secret": UPSTREAM_CLIENT_SECRET,
+                     "cookie-secret": "7d16fee92f8d11b8940b081b3f8b8acb"}),
+}
+UPSTREAM_INSTALL_CONFIG = {
+    "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "default-install-config-9h2h2b6hbk"},
+    "data": {"profile-name": "kubeflow-user-example-com", "user": "user@example.com"},
+}
+PLATFORM_CREDENTIALS = {c: pulumi.Output.secret(f"generated-{c.value}") for c in Credential}
+
+
+@pulumi.runtime.test
+def test_platform_credentials_replace_katib_and_oauth2_defaults() -> pulumi.Output[Any]:
+    katib = upstream_credentials_transform(UPSTREAM_KATIB_SECRET, PLATFORM_CREDENTIALS)
+    dex = upstream_credentials_transform(UPSTREAM_DEX_CLIENT, PLATFORM_CREDENTIALS)
+    proxy = upstream_credentials_transform(UPSTREAM_OAUTH2_PROXY, PLATFORM_CREDENTIALS)
+    mysql = upstream_credentials_transform(UPSTREAM_KATIB_MYSQL, PLATFORM_CREDENTIALS)
+    assert katib is not None and dex is not None and proxy is not None and mysql is not None
+    for secret in (katib, dex, proxy):
+        assert "data" not in secret and secret["metadata"]["name"] in {"katib-mysql-secrets", "dex-oidc-client", "oauth2-proxy-h675gf55ht"}
+    assert dex["stringData"]["OIDC_CLIENT_ID"] == proxy["stringData"]["client-id"] == "kubeflow-oidc-authservice"
+    (container,) = mysql["spec"]["template"]["spec"]["containers"]
+    assert [e["name"] for e in container["env"]] == ["MYSQL_DATABASE", "MYSQL_ROOT_PASSWORD"]
+    assert container["env"][1]["valueFrom"] == {"secretKeyRef": {"name": "katib-mysql-secrets", "key": "MYSQL_ROOT_PASSWORD"}}
+    kubernetes_validate.validate(mysql, "1.34", strict=True)
+    # The Pipelines edition's credentials leave the platform's other Secrets alone.
+    assert upstream_credentials_transform(UPSTREAM_KATIB_SECRET, CREDENTIALS) is None
+    assert upstream_credentials_transform(UPSTREAM_OAUTH2_PROXY, CREDENTIALS) is None
+    assert upstream_credentials_transform(UPSTREAM_KATIB_MYSQL, CREDENTIALS) is None
+    values = [katib["stringData"]["MYSQL_ROOT_PASSWORD"], dex["stringData"]["OIDC_CLIENT_SECRET"],
+              proxy["stringData"]["client-secret"], proxy["stringData"]["cookie-secret"]]
+
+    def check(resolved: list[Any]) -> None:
+        katib_password, dex_secret, proxy_secret, cookie, *secret = resolved
+        assert katib_password == "generated-katib-database-password"
+        assert dex_secret == proxy_secret == "generated-oauth2-client-secret"  # both sides of the client change together
+        assert cookie == "generated-oauth2-cookie-secret"
+        assert secret == [True] * 4
+
+    return pulumi.Output.all(*values, *[v.is_secret() for v in values]).apply(check)
+
+
+@pulumi.runtime.test
+def test_platform_transforms_leave_no_upstream_default() -> pulumi.Output[Any]:
+    """Every upstream default object of the platform edition, through the component's own transform chain."""
+    args = KubeflowInstallArgs.model_validate(PLATFORM)
+    steps = rendered_object_transforms(args, "$2b$12$ours", None, PLATFORM_CREDENTIALS)
+    upstream = [UPSTREAM_ARTIFACT_SECRET, UPSTREAM_MYSQL_SECRET, UPSTREAM_MYSQL, UPSTREAM_KATIB_SECRET, UPSTREAM_KATIB_MYSQL,
+                UPSTREAM_DEX_CLIENT, UPSTREAM_OAUTH2_PROXY, UPSTREAM_INSTALL_CONFIG, UPSTREAM_PROFILE]
+    changed = [apply_transforms(steps, obj) for obj in upstream]
+    assert all(c is not None for c in changed), [o["metadata"]["name"] for o, c in zip(upstream, changed) if c is None]
+    assert changed[7] == {**UPSTREAM_INSTALL_CONFIG, "data": {"profile-name": "kubeflow-user-example-com", "user": "ml-admin@corp.example"}}
+    assert default_profile_transform({**UPSTREAM_INSTALL_CONFIG, "metadata": {"name": "other-config"}}, "a@b.c") is None
+
+    def plain(resolved: list[Any]) -> None:
+        text = json.dumps(resolved)
+        for default in ("minio123", '"minio"', "MYSQL_ALLOW_EMPTY_PASSWORD", "user@example.com", UPSTREAM_CLIENT_SECRET,
+                        "7d16fee92f8d11b8940b081b3f8b8acb", '"password": ""', '"test"'):
+            assert default not in text, default
+        for obj in resolved:
+            assert "data" not in obj or obj["kind"] == "ConfigMap"  # no base64 left to hide a default in
+
+    return pulumi.Output.all(*changed).apply(plain)
 
 
 # --- the Directories carry the transform -----------------------------------------------------------

@@ -19,9 +19,26 @@ from components import (
     PrometheusStackArgs,
 )
 from components.dcgm_exporter import DEFAULT_METRICS, dcgm_values, metrics_csv
-from components.prometheus_stack import GPU_CUSTOM_METRICS, adapter_rules, dashboard_json, gpu_alert_groups, stack_values
+from components.prometheus_stack import (
+    ALWAYS_SCRAPED,
+    GPU_CUSTOM_METRICS,
+    MANAGED_CONTROL_PLANE,
+    ClusterKind,
+    MetricSource,
+    MonitoredCluster,
+    adapter_rules,
+    adapter_values,
+    dashboard_json,
+    expression_metrics,
+    gpu_alert_groups,
+    metric_source,
+    stack_values,
+)
 from infra.config import format_validation_error
 from tests.conftest import Engine, settled
+
+
+EKS = MonitoredCluster(kind="eks", sources=frozenset({MetricSource.DCGM_EXPORTER, MetricSource.CLUSTER_AUTOSCALER}))
 
 
 def refused(model: type, data: dict[str, Any]) -> list[str]:
@@ -62,18 +79,18 @@ def test_fails_when_namespace_is_not_a_dns_label() -> None:
 
 def test_stack_values() -> None:
     args = PrometheusStackArgs(preset="analysis", storage_class="premium-rwo")
-    spec = stack_values(args)["prometheus"]["prometheusSpec"]
+    spec = stack_values(args, EKS)["prometheus"]["prometheusSpec"]
     for selector in ("serviceMonitor", "podMonitor", "rule", "probe", "scrapeConfig"):
         assert spec[f"{selector}SelectorNilUsesHelmValues"] is False
     assert (spec["scrapeInterval"], spec["evaluationInterval"], spec["retention"], spec["retentionSize"]) == ("1s", "1s", "15d", "45GiB")
     claim = spec["storageSpec"]["volumeClaimTemplate"]["spec"]
     assert claim["storageClassName"] == "premium-rwo" and claim["resources"]["requests"]["storage"] == "50Gi"
     assert spec["persistentVolumeClaimRetentionPolicy"] == {"whenDeleted": "Retain", "whenScaled": "Retain"}
-    grafana = stack_values(args)["grafana"]
+    grafana = stack_values(args, EKS)["grafana"]
     assert grafana["admin"] == {"existingSecret": "grafana-admin", "userKey": "admin-user", "passwordKey": "admin-password"}
     assert "adminPassword" not in json.dumps(grafana)
     assert grafana["dashboards"]["gpu"]["nvidia-dcgm"]["gnetId"] == 12239
-    assert stack_values(PrometheusStackArgs(keep_volume_on_delete=False))["prometheus"]["prometheusSpec"]["persistentVolumeClaimRetentionPolicy"]["whenDeleted"] == "Delete"
+    assert stack_values(PrometheusStackArgs(keep_volume_on_delete=False), EKS)["prometheus"]["prometheusSpec"]["persistentVolumeClaimRetentionPolicy"]["whenDeleted"] == "Delete"
 
 
 def test_adapter_rules_expose_the_two_gpu_metrics() -> None:
@@ -88,11 +105,99 @@ def test_adapter_rules_expose_the_two_gpu_metrics() -> None:
 def test_alerts_follow_their_thresholds() -> None:
     from components import AlertSettings
 
-    (group,) = gpu_alert_groups(AlertSettings(gpu_idle_for="1h", gpu_idle_below_percent=10, gpu_pod_pending_for="5m"))
+    (group,) = gpu_alert_groups(AlertSettings(gpu_idle_for="1h", gpu_idle_below_percent=10, gpu_pod_pending_for="5m"), EKS.scraped)
     alerts = {r["alert"]: r for r in group["rules"]}
     assert set(alerts) == {"GpuAllocatedButIdle", "GpuPodPending", "DcgmExporterDown", "GpuXidError", "NodeGroupScaleUpFailing"}
     assert alerts["GpuAllocatedButIdle"]["for"] == "1h" and alerts["GpuAllocatedButIdle"]["expr"].endswith("< 10")
     assert alerts["GpuPodPending"]["for"] == "5m"
+
+
+@pytest.mark.parametrize(("sources", "expected"), [
+    (set(), {"GpuPodPending"}),
+    ({MetricSource.DCGM_EXPORTER}, {"GpuAllocatedButIdle", "GpuPodPending", "DcgmExporterDown", "GpuXidError"}),
+    ({MetricSource.CLUSTER_AUTOSCALER}, {"GpuPodPending", "NodeGroupScaleUpFailing"}),
+])
+def test_alerts_ship_only_when_what_they_read_is_scraped(sources: set[MetricSource], expected: set[str]) -> None:
+    from components import AlertSettings
+
+    (group,) = gpu_alert_groups(AlertSettings(), sources)
+    assert {r["alert"] for r in group["rules"]} == expected
+    for rule in group["rules"]:  # the general rule: every metric an alert reads is scraped
+        assert {metric_source(m) for m in expression_metrics(rule["expr"])} <= sources | ALWAYS_SCRAPED
+
+
+def test_fails_when_an_alert_reads_a_metric_nothing_scrapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from components import AlertSettings
+    from components import prometheus_stack
+
+    candidates = prometheus_stack._gpu_alert_candidates
+
+    def with_unscraped(alerts: AlertSettings) -> list[dict[str, Any]]:
+        groups = candidates(alerts)
+        groups[0]["rules"].append({"alert": "Nvml", "expr": "nvml_gpu_temperature_celsius > 90"})
+        return groups
+
+    monkeypatch.setattr(prometheus_stack, "_gpu_alert_candidates", with_unscraped)
+    with pytest.raises(ValueError, match="alert Nvml reads nvml_gpu_temperature_celsius, which no source of the stack scrapes"):
+        gpu_alert_groups(AlertSettings(), set(MetricSource))
+
+
+def test_expression_metrics_leaves_out_labels_ranges_groupings_and_functions() -> None:
+    expr = 'sum by (namespace, pod) (rate(a_total{job=~"x.*",le="0.5"}[5m])) / on (pod) group_left (node) b and c offset 1h > 0'
+    assert expression_metrics(expr) == {"a_total", "b", "c"}
+    upper = 'count(up == 0) BY (cluster, job) / ON (instance) GROUP_LEFT() d WITHOUT (cpu) OR e # a comment names f\n'
+    assert expression_metrics(upper) == {"up", "d", "e"}
+    assert expression_metrics('increase(cluster_autoscaler_failed_scale_ups_total[15m]) > 0') == {"cluster_autoscaler_failed_scale_ups_total"}
+
+
+@pytest.mark.parametrize(("metric", "source"), [
+    ("DCGM_FI_DEV_GPU_UTIL", MetricSource.DCGM_EXPORTER),
+    ("cluster_autoscaler_failed_scale_ups_total", MetricSource.CLUSTER_AUTOSCALER),
+    ("kube_pod_status_phase", MetricSource.KUBE_STATE_METRICS),
+    ("node_cpu_seconds_total", MetricSource.NODE_EXPORTER),
+    ("container_memory_rss", MetricSource.KUBELET),
+    ("apiserver_request_total", MetricSource.API_SERVER),
+    ("ALERTS", MetricSource.PROMETHEUS),
+    # what managed control planes hide: no source scrapes it
+    ("etcd_server_has_leader", None),
+    ("scheduler_pending_pods", None),
+    ("workqueue_depth", None),
+    ("kubeproxy_sync_proxy_rules_duration_seconds_bucket", None),
+])
+def test_metric_sources(metric: str, source: MetricSource | None) -> None:
+    assert metric_source(metric) is source
+
+
+@pytest.mark.parametrize("kind", list(ClusterKind))
+def test_managed_control_planes_get_no_scrape_targets_or_rules_they_hide(kind: ClusterKind) -> None:
+    values = stack_values(PrometheusStackArgs(), MonitoredCluster(kind=kind))
+    for component, rules in MANAGED_CONTROL_PLANE.items():
+        assert values[component] == {"enabled": False}
+        assert all(values["defaultRules"]["rules"][rule] is False for rule in rules)
+    assert set(MANAGED_CONTROL_PLANE) == {"kubeEtcd", "kubeScheduler", "kubeControllerManager", "kubeProxy"}
+    # Cluster DNS: CoreDNS on EKS, kube-dns on GKE.
+    assert (values["coreDns"]["enabled"], values["kubeDns"]["enabled"]) == (kind is ClusterKind.EKS, kind is ClusterKind.GKE)
+
+
+def test_adapter_serves_only_the_gpu_rules() -> None:
+    rules = adapter_values(PrometheusStackArgs())["rules"]
+    assert rules["default"] is False  # the defaults map DCGM_FI_DEV_GPU_UTIL to a pod metric of the same name too
+    assert {r["name"]["as"] for r in rules["custom"]} == set(GPU_CUSTOM_METRICS)
+    assert "resource" not in rules and "external" not in rules
+
+
+@pulumi.runtime.test
+def test_prometheus_stack_alerts_follow_the_cluster(engine: Engine) -> pulumi.Output[Any]:
+    gke = MonitoredCluster(kind="gke", sources=frozenset({MetricSource.DCGM_EXPORTER}))
+    stack = PrometheusStack("mon", PrometheusStackArgs(), grafana_admin_password="pw", cluster=gke)
+
+    def check(_: Any) -> None:
+        (group,) = engine.resource("mon-gpu-alerts").inputs["spec"]["groups"]
+        assert "NodeGroupScaleUpFailing" not in {r["alert"] for r in group["rules"]}  # GKE's autoscaler is out of reach
+        values = engine.resource("mon-release").inputs["values"]
+        assert values["kubeDns"] == {"enabled": True} and values["kubeEtcd"] == {"enabled": False}
+
+    return settled(stack, stack.release, stack.alerts).apply(check)
 
 
 def test_platform_dashboard_has_the_panels() -> None:
@@ -102,7 +207,7 @@ def test_platform_dashboard_has_the_panels() -> None:
 
 @pulumi.runtime.test
 def test_prometheus_stack_resources(engine: Engine) -> pulumi.Output[Any]:
-    stack = PrometheusStack("mon", PrometheusStackArgs(), grafana_admin_password="pw-placeholder")
+    stack = PrometheusStack("mon", PrometheusStackArgs(), grafana_admin_password="pw-placeholder", cluster=EKS)
 
     def check(_: Any) -> None:
         release = engine.resource("mon-release").inputs
@@ -182,7 +287,8 @@ def test_gke_driver_paths() -> None:
 
 @pulumi.runtime.test
 def test_dcgm_exporter_resources(engine: Engine) -> pulumi.Output[Any]:
-    exporter = DcgmExporter("dcgm", DcgmExporterArgs(node_selection="gke"))
+    crd = pulumi.CustomResource("kubernetes:helm.sh/v3:Release", "monitoring")  # what installs the ServiceMonitor CRD
+    exporter = DcgmExporter("dcgm", DcgmExporterArgs(node_selection="gke"), service_monitor_crd=crd)
 
     def check(_: Any) -> None:
         release = engine.resource("dcgm-release").inputs
@@ -191,8 +297,10 @@ def test_dcgm_exporter_resources(engine: Engine) -> pulumi.Output[Any]:
         metrics = engine.resource("dcgm-metrics").inputs
         assert metrics["data"]["metrics"].startswith("DCGM_FI_DEV_SM_CLOCK, gauge")
         assert release["values"]["extraConfigMapVolumes"][0]["configMap"]["name"] == metrics["metadata"]["name"]
+        assert release["values"]["serviceMonitor"]["enabled"] is True
+        assert engine.resource("monitoring").urn in engine.resource("dcgm-release").depends_on  # its ServiceMonitor after the CRD
 
-    return settled(exporter, exporter.release).apply(check)
+    return settled(exporter, exporter.release, crd).apply(check)
 
 
 # --- GpuUtilizationAutoscaler ---------------------------------------------------------------

@@ -18,13 +18,22 @@ import yaml
 
 from components import DcgmExporterArgs, PrometheusStackArgs
 from components.dcgm_exporter import dcgm_values
-from components.prometheus_stack import AlertSettings, adapter_rules, adapter_values, gpu_alert_groups, stack_values
+from components.prometheus_stack import (
+    AlertSettings,
+    ClusterKind,
+    MetricSource,
+    MonitoredCluster,
+    adapter_rules,
+    adapter_values,
+    gpu_alert_groups,
+    stack_values,
+)
 
 # Keys of subcharts whose own values.yaml is not among the references: the
 # kube-state-metrics chart (prometheus-community) documents metricLabelsAllowlist.
 SUBCHART_KEYS = {"kube-state-metrics": {"metricLabelsAllowlist"}}
 # Values a chart hands to Kubernetes as they are: checked against the Kubernetes schema instead.
-KUBERNETES_OBJECTS = {"securityContext"}
+KUBERNETES_OBJECTS = {"securityContext", "selector"}  # a Kubernetes object or a label map: free-form here
 
 
 def load(shared: Path, name: str) -> Any:
@@ -43,10 +52,11 @@ def unknown_keys(values: Any, reference: Any, path: str = "") -> Iterator[str]:
             yield from unknown_keys(value, reference[key], where)
 
 
-def test_kube_prometheus_stack_values_exist_upstream(shared_dir: Path) -> None:
+@pytest.mark.parametrize("kind", list(ClusterKind))
+def test_kube_prometheus_stack_values_exist_upstream(shared_dir: Path, kind: ClusterKind) -> None:
     reference = load(shared_dir, "kube-prometheus-stack-88.5.3.values.yaml")
     grafana = load(shared_dir, "grafana-12.11.1.values.yaml")
-    values = stack_values(PrometheusStackArgs(storage_class="standard-rwo"))
+    values = stack_values(PrometheusStackArgs(storage_class="standard-rwo"), MonitoredCluster(kind=kind))
     unknown = []
     for key, value in values.items():
         if key == "grafana":  # the subchart: its own values plus what the parent chart adds
@@ -97,7 +107,7 @@ def test_prometheus_rule_matches_the_crd(shared_dir: Path) -> None:
     # Validated as the API server would, without checking the schema itself: its Go regexes
     # (e.g. ^(?i)(abort|warn)?$) are not Python ones.
     validator = jsonschema.Draft7Validator(crd_schema(shared_dir, "monitoring.coreos.com_prometheusrules.yaml"))
-    assert list(validator.iter_errors(prometheus_rule(gpu_alert_groups(AlertSettings())))) == []
+    assert list(validator.iter_errors(prometheus_rule(gpu_alert_groups(AlertSettings(), set(MetricSource))))) == []
     broken = prometheus_rule([{"name": "x", "rules": [{"alert": "A"}]}])  # no expr
     assert [e.message for e in validator.iter_errors(broken)] == ["'expr' is a required property"]
 
@@ -111,7 +121,7 @@ def promtool() -> str:
 
 def test_every_promql_expression_parses(tmp_path: Path) -> None:
     tool = promtool()
-    groups = gpu_alert_groups(AlertSettings())
+    groups = gpu_alert_groups(AlertSettings(), set(MetricSource))
     # The adapter's queries are templates: render them as the adapter would, as recording rules.
     rendered = [
         {

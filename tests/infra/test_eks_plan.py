@@ -94,7 +94,7 @@ def test_dev_eks_leaves_out_the_zone_without_gpus() -> None:
 def test_prod_eks_runs_kubeflow_pipelines_on_the_training_classes() -> None:
     p = plan("prod-eks")
     directories = {r.name: r.inputs["directory"] for r in p.of_type("kubernetes:kustomize/v2:Directory")}
-    assert all("?ref=2.14.5" in d or "ref=2.14.5" in d for d in directories.values()), directories
+    assert all("?ref=2.17.0" in d or "ref=2.17.0" in d for d in directories.values()), directories
     storage = p.outputs["kubeflowStorage"]
     assert (storage["artifactStore"]["storage"], storage["database"]["storage"]) == ("1000Gi", "200Gi")
     placement = p.outputs["kubeflowTrainingPlacement"]

@@ -4,15 +4,18 @@ Dex password hash secret, and what a stack's plan shows."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import bcrypt
 import pytest
 
+from infra.cli import main
 from infra.config import ConfigError, load_stack_config
 from infra.preview import read_stack_file, run_program
 from tests.conftest import PROJECT_DIR
 from tests.factories import gke, t4_pool
+from tests.infra.test_cli import project_with_stack
 from tests.infra.test_config import set_config
 from tests.infra.test_monitoring_plan import _paths_of
 
@@ -38,6 +41,28 @@ def test_pipelines_on_a_training_pool_is_accepted() -> None:
     set_config({**BASE, "gpu-platform:kubeflow": {}})
     config = load_stack_config()
     assert config.kubeflow is not None and config.kubeflow.install.edition.value == "pipelines"
+
+
+@pytest.mark.parametrize(("install", "ref"), [
+    ({}, "2.14.5"),  # an SDK tag, no release of the manifests: kustomize would fail at pulumi up
+    (PLATFORM["install"], "v1.9.9"),
+])
+def test_fails_when_the_release_does_not_exist(install: dict[str, Any], ref: str) -> None:
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": {"install": {**install, "release": ref}}}, [HASH_KEY] if install else None)
+    assert line.startswith(f"gpu-platform:kubeflow.install.release: release {ref} is not a kubeflow/")
+    assert line.endswith(f'or a full 40-character commit (got "{ref}")')
+
+
+def test_preview_exits_2_on_a_release_that_does_not_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def pin(config: dict[str, Any]) -> None:
+        pools = config["gpu-platform:gke"]["gpu_pools"]
+        pools.append({**pools[0], "name": "train", "labels": TRAINING_POOL["labels"], "taints": TRAINING_POOL["taints"]})
+        config["gpu-platform:kubeflow"] = {"install": {"release": "2.14.5"}}
+
+    project = project_with_stack(tmp_path, "kfp", pin)
+    assert main(["preview", "kfp", "--project-dir", str(project)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("gpu-platform: gpu-platform:kubeflow.install.release: release 2.14.5 is not a kubeflow/pipelines release")
 
 
 def test_fails_when_no_pool_provides_the_training_pool() -> None:
@@ -121,8 +146,8 @@ def test_prod_gke_plan_has_pinned_pipelines_on_the_training_pool() -> None:
     plan = run_program(PROJECT_DIR, "prod-gke", config, secret)
     directories = [r.inputs["directory"] for r in plan.of_type("kubernetes:kustomize/v2:Directory")]
     assert directories == [
-        "https://github.com/kubeflow/pipelines//manifests/kustomize/cluster-scoped-resources?ref=2.14.5",
-        "https://github.com/kubeflow/pipelines//manifests/kustomize/env/platform-agnostic?ref=2.14.5",
+        "https://github.com/kubeflow/pipelines//manifests/kustomize/cluster-scoped-resources?ref=2.17.0",
+        "https://github.com/kubeflow/pipelines//manifests/kustomize/env/platform-agnostic?ref=2.17.0",
     ]
     storage = plan.outputs["kubeflowStorage"]
     assert storage["artifactStore"]["storage"] == "1000Gi" and storage["database"]["storage"] == "200Gi"

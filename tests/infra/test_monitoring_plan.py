@@ -41,8 +41,36 @@ def test_plan_has_the_monitoring(stack: str) -> None:
     assert dcgm["livenessProbe"]["initialDelaySeconds"] >= 20 and dcgm["readinessProbe"]["initialDelaySeconds"] >= 20
     (rule,) = p.of_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
     alerts = {r["alert"] for g in rule.inputs["spec"]["groups"] for r in g["rules"]}
-    assert {"GpuAllocatedButIdle", "GpuPodPending", "DcgmExporterDown", "GpuXidError", "NodeGroupScaleUpFailing"} <= alerts
+    assert {"GpuAllocatedButIdle", "GpuPodPending", "DcgmExporterDown", "GpuXidError"} <= alerts
+    # Only the EKS stacks run an in-cluster autoscaler, scraped through its chart's ServiceMonitor.
+    assert ("NodeGroupScaleUpFailing" in alerts) is stack.endswith("-eks")
+    if stack.endswith("-eks"):
+        assert charts["cluster-autoscaler"]["values"]["serviceMonitor"]["enabled"] is True
     assert p.outputs["prometheusUrl"] == "http://kube-prometheus-stack-prometheus.prometheus.svc:9090"
+
+
+MONITORING_KINDS = ("serviceMonitor", "podMonitor", "prometheusRule")
+
+
+def _ships_monitoring_resources(values: Any) -> bool:
+    """Whether chart values switch on a ServiceMonitor, PodMonitor or PrometheusRule anywhere (any subchart)."""
+    if isinstance(values, dict):
+        return any(
+            (key in MONITORING_KINDS and isinstance(value, dict) and value.get("enabled") is True) or _ships_monitoring_resources(value)
+            for key, value in values.items()
+        )
+    return isinstance(values, list) and any(_ships_monitoring_resources(v) for v in values)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_everything_that_ships_a_monitoring_resource_waits_for_the_crd(stack: str) -> None:
+    p = plan(stack)
+    (kps,) = [r for r in p.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "kube-prometheus-stack"]
+    shipping = [r for r in p.of_type("kubernetes:helm.sh/v3:Release") if r is not kps and _ships_monitoring_resources(r.inputs["values"])]
+    assert {r.inputs["chart"] for r in shipping} == ({"dcgm-exporter", "cluster-autoscaler"} if stack.endswith("-eks") else {"dcgm-exporter"})
+    custom = [r for r in p.resources if r.type.startswith("kubernetes:monitoring.coreos.com/")]
+    for resource in [*shipping, *custom]:
+        assert kps.urn in resource.depends_on, f"{resource.name} ships a monitoring.coreos.com resource before its CRD"
 
 
 def _paths_of(value: Any, needle: str, path: str = "", in_secret: bool = False) -> list[tuple[str, bool]]:
