@@ -134,17 +134,31 @@ def metric_source(metric: str) -> MetricSource | None:
     return next((source for prefix, source in _SOURCE_PREFIXES if metric.startswith(prefix)), None)
 
 
-_PROMQL_WORDS = frozenset({"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset"})
-
-
 def expression_metrics(expr: str) -> set[str]:
-    """The metric names a PromQL expression reads (label matchers, ranges, groupings and functions left out)."""
-    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
-    text = re.sub(r"#[^\n]*", " ", text)  # comments
-    text = re.sub(r"\{[^}]*\}|\[[^\]]*\]", " ", text)
-    text = re.sub(r"(?i)\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", text)
-    names = re.findall(r"(?<![\w.])([A-Za-z_:][A-Za-z0-9_:]*)\b(?!\s*\()", text)
-    return {n for n in names if n.lower() not in _PROMQL_WORDS}
+    """The metric names a PromQL expression reads, from its syntax tree (promql-parser, the
+    Rust PromQL parser): selectors by name or by a ``__name__`` equality matcher; label
+    matchers, ranges, groupings, functions and literals are not metrics."""
+    import promql_parser
+
+    names: set[str] = set()
+
+    def walk(node: object) -> None:
+        if type(node).__name__ == "VectorSelector":
+            if node.name:  # type: ignore[attr-defined]
+                names.add(node.name)  # type: ignore[attr-defined]
+            for matcher in node.matchers.matchers:  # type: ignore[attr-defined]
+                if matcher.name == "__name__" and str(matcher.op).endswith(".Equal"):
+                    names.add(matcher.value)
+            return
+        for attr in ("lhs", "rhs", "expr", "vector_selector", "param"):
+            child = getattr(node, attr, None)
+            if child is not None and type(child).__module__.startswith("promql_parser"):
+                walk(child)
+        for child in getattr(node, "args", None) or []:
+            walk(child)
+
+    walk(promql_parser.parse(expr))
+    return names
 
 
 class MonitoredCluster(BaseModel):

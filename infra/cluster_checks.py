@@ -218,30 +218,10 @@ SYNTHETIC = ("up", "scrape_", "ALERTS", "ALERTS_FOR_STATE")
 
 
 def promql_metrics(expr: str) -> set[str]:
-    """The metric names an expression reads (parsed with a PromQL parser, not a regex)."""
-    import promql_parser
+    """The metric names an expression reads (components.prometheus_stack.expression_metrics)."""
+    from components.prometheus_stack import expression_metrics
 
-    names: set[str] = set()
-
-    def walk(node: Any) -> None:
-        kind = type(node).__name__
-        if kind == "VectorSelector":
-            if node.name:
-                names.add(node.name)
-            else:
-                for m in node.matchers.matchers:
-                    if m.name == "__name__" and str(m.op).endswith("Equal") and "Not" not in str(m.op):
-                        names.add(m.value)
-            return
-        for attr in ("lhs", "rhs", "expr", "vector_selector", "param"):
-            child = getattr(node, attr, None)
-            if child is not None and type(child).__module__.startswith("promql_parser"):
-                walk(child)
-        for child in getattr(node, "args", None) or []:
-            walk(child)
-
-    walk(promql_parser.parse(expr))
-    return names
+    return expression_metrics(expr)
 
 
 def _target_names(obj: Obj) -> set[str]:

@@ -145,8 +145,9 @@ def test_fails_when_an_alert_reads_a_metric_nothing_scrapes(monkeypatch: pytest.
 def test_expression_metrics_leaves_out_labels_ranges_groupings_and_functions() -> None:
     expr = 'sum by (namespace, pod) (rate(a_total{job=~"x.*",le="0.5"}[5m])) / on (pod) group_left (node) b and c offset 1h > 0'
     assert expression_metrics(expr) == {"a_total", "b", "c"}
-    upper = 'count(up == 0) BY (cluster, job) / ON (instance) GROUP_LEFT() d WITHOUT (cpu) OR e # a comment names f\n'
+    upper = 'count(up == 0) BY (cluster, job) / ON (instance) GROUP_LEFT() sum WITHOUT (cpu) (d) OR e # a comment names f\n'
     assert expression_metrics(upper) == {"up", "d", "e"}
+    assert expression_metrics('{__name__="g"} + h{job!="z"}') == {"g", "h"}
     assert expression_metrics('increase(cluster_autoscaler_failed_scale_ups_total[15m]) > 0') == {"cluster_autoscaler_failed_scale_ups_total"}
 
 
