@@ -573,15 +573,15 @@ def cmd_upstream(args: argparse.Namespace) -> int:
                 _err(line)
             print(f"{len(lock.charts)} charts and {len(lock.git)} git refs locked; {len(problems)} problems in {sources.describe()}")
             return EXIT_VIOLATIONS if problems else EXIT_OK
-        from infra.render import lock_for
+        from infra.render import declared_sources, lock_for, supported_sources
 
         project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
         stacks = args.stacks or sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (project_dir / "stacks").glob("Pulumi.*.yaml"))
-        plans = []
+        declared = [supported_sources()]
         for stack in stacks:
             config, secret_keys = read_stack_file(project_dir, stack)
-            plans.append(run_program(project_dir, stack, config, secret_keys))
-        text = dump_lock(lock_for(plans, sources))
+            declared.append(declared_sources(run_program(project_dir, stack, config, secret_keys)))
+        text = dump_lock(lock_for(declared, sources))
     except (PreviewError, ConfigError) as exc:
         for line in exc.lines:
             _err(line)

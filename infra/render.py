@@ -655,49 +655,84 @@ def check_rendered(plan: Plan, plan_objects: list[Any], stack_config: Any, sourc
     return RenderReport(rendering, schema, policy, cluster)
 
 
-def lock_for(plans: list[Plan], sources: Sources) -> Lock:
-    """The lock that covers every release and directory of ``plans`` (nested remote resources
-    included), keeping the entries already locked; digests and commits read from ``sources``."""
-    from infra.upstream import lock_entries, mirror_git_config
+def declared_sources(plan: Plan) -> tuple[list[tuple[str, str, str | None]], list[str]]:
+    """The charts (name, version, repository) and kustomize URLs a plan declares."""
+    charts = [
+        (str(r.inputs.get("chart")), str(r.inputs.get("version")), (r.inputs.get("repositoryOpts") or {}).get("repo"))
+        for r in plan.resources if r.type == HELM_RELEASE
+    ]
+    urls = [str(r.inputs.get("directory")) for r in plan.resources if r.type == KUSTOMIZE_DIRECTORY]
+    return charts, urls
+
+
+def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
+    """What the components install by default, and every Kubeflow release they accept
+    (components.kubeflow_install.KNOWN_RELEASES): the lock covers all of it, so a stack may
+    pick any supported release without re-locking."""
+    from components import DcgmExporterArgs, PrometheusStackArgs
+    from components.dask_operator import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
+    from components.dcgm_exporter import DCGM_REPOSITORY
+    from components.kubeflow_install import KNOWN_RELEASES, KubeflowInstallArgs, manifest_sources
+    from components.spot_failover_eks_node_groups import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
+
+    prometheus = PrometheusStackArgs()
+    charts = [
+        ("kube-prometheus-stack", prometheus.chart_version, prometheus.repository),
+        ("prometheus-adapter", prometheus.adapter_chart_version, prometheus.repository),
+        ("dcgm-exporter", DcgmExporterArgs.model_fields["chart_version"].default, DCGM_REPOSITORY),
+        (DASK_OPERATOR_CHART, DaskOperatorArgs.model_fields["chart_version"].default, DASK_REPO),
+        (AUTOSCALER_CHART, ClusterAutoscalerSettings.model_fields["chart_version"].default, AUTOSCALER_REPO),
+    ]
+    urls = [
+        url
+        for edition, releases in KNOWN_RELEASES.items()
+        for release in releases
+        for _, url in manifest_sources(KubeflowInstallArgs.model_construct(edition=edition, release=release))
+    ]
+    return charts, urls
+
+
+def lock_for(declared: list[tuple[list[tuple[str, str, str | None]], list[str]]], sources: Sources) -> Lock:
+    """The lock that covers exactly the declared charts and kustomize URLs (nested remote
+    resources included), keeping the entries already locked; new digests and commits are read
+    from ``sources``."""
+    from infra.upstream import ChartPin, GitPin, lock_entries, mirror_git_config
 
     charts: list[tuple[str, str, str | None]] = []
     refs: list[tuple[str, str]] = []
     kubectl = _kubectl()
     with tempfile.TemporaryDirectory(prefix="gpu-platform-lock-") as tmp:
         config = mirror_git_config(sources.root, Path(tmp) / "gitconfig") if sources.local else None
-        for plan in plans:
-            for r in plan.resources:
-                if r.type == HELM_RELEASE:
-                    charts.append((str(r.inputs.get("chart")), str(r.inputs.get("version")),
-                                   (r.inputs.get("repositoryOpts") or {}).get("repo")))
-                    if not sources.local and sources.fetch and sources.lock.chart(*charts[-1]) is None:
-                        from infra.upstream import ChartPin
-
-                        name, version, repo = charts[-1]
-                        sources._pull(ChartPin(name=name, version=version, repository=repo or "", digest="sha256:" + "0" * 64),
-                                      sources.root / "charts" / f"{name}-{version}.tgz")
-                elif r.type == KUSTOMIZE_DIRECTORY:
-                    url = str(r.inputs.get("directory"))
-                    target = parse_kustomize_url(url)
-                    if target is None or target.ref is None:
-                        raise SourceError(f"{url} is not a GitHub kustomize URL pinned with ?ref=<tag>")
-                    if kubectl is None:
-                        raise SourceError("kubectl is not installed: it is needed to learn what a kustomization reads")
-                    trace = Path(tmp) / f"trace-{len(refs)}"
-                    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_TRACE": str(trace)}
-                    if config is not None:
-                        env |= {"GIT_CONFIG_GLOBAL": str(config), "GIT_CONFIG_NOSYSTEM": "1"}
-                    out = subprocess.run([kubectl, "kustomize", url], capture_output=True, text=True, env=env, timeout=600)
-                    if out.returncode != 0:
-                        lines = [line for line in out.stderr.splitlines() if line.strip()]
-                        raise SourceError(f"kubectl kustomize {url} failed: {(lines or ['failed'])[-1].strip()}")
-                    for pair in _fetched(trace):
-                        if pair not in refs:
-                            refs.append(pair)
+        for chart_list, urls in declared:
+            for chart in chart_list:
+                if chart in charts:
+                    continue
+                charts.append(chart)
+                name, version, repo = chart
+                if not sources.local and sources.fetch and sources.lock.chart(name, version, repo) is None:
+                    sources._pull(ChartPin(name=name, version=version, repository=repo or "", digest="sha256:" + "0" * 64),
+                                  sources.root / "charts" / f"{name}-{version}.tgz")
+            for url in urls:
+                target = parse_kustomize_url(url)
+                if target is None or target.ref is None:
+                    raise SourceError(f"{url} is not a GitHub kustomize URL pinned with ?ref=<tag>")
+                if kubectl is None:
+                    raise SourceError("kubectl is not installed: it is needed to learn what a kustomization reads")
+                trace = Path(tmp) / f"trace-{len(refs)}-{abs(hash(url))}"
+                env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_TRACE": str(trace)}
+                if config is not None:
+                    env |= {"GIT_CONFIG_GLOBAL": str(config), "GIT_CONFIG_NOSYSTEM": "1"}
+                out = subprocess.run([kubectl, "kustomize", url], capture_output=True, text=True, env=env, timeout=600)
+                if out.returncode != 0:
+                    lines = [line for line in out.stderr.splitlines() if line.strip()]
+                    raise SourceError(f"kubectl kustomize {url} failed: {(lines or ['failed'])[-1].strip()}")
+                for pair in _fetched(trace):
+                    if pair not in refs:
+                        refs.append(pair)
     if not sources.local:
         for repository, tag in refs:
-            from infra.upstream import GitPin
-
             if sources.lock.git_pin(repository, tag) is None:
                 sources._fetch_tag(sources.git_dir(repository), GitPin(repository=repository, tag=tag, commit="0" * 40))
     return lock_entries(charts, refs, sources)
+
+
