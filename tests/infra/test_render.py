@@ -96,33 +96,31 @@ def test_the_component_defaults_are_locked() -> None:
 
 def test_a_release_the_lock_does_not_cover_fails_the_preview_naming_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = platform_variant(tmp_path)
-    path = root / "stacks" / "Pulumi.prod-eks-platform.yaml"
-    document = yaml.safe_load(path.read_text())
-    document["config"]["gpu-platform:kubeflow"]["install"]["release"] = "v1.9.9"
-    path.write_text(yaml.safe_dump(document))
-    code, out = preview(root, "prod-eks-platform", capsys)
+    document = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.dev-gke.yaml").read_text())
+    document["config"]["gpu-platform:monitoring"]["prometheus"]["chart_version"] = "88.5.2"
+    (root / "stacks" / "Pulumi.dev-gke.yaml").write_text(yaml.safe_dump(document))
+    code, out = preview(root, "dev-gke", capsys)
     assert code == 1, out
     assert (
-        "violation: render: gpu-platform:kubeflow.install.release: https://github.com/kubeflow/manifests ref v1.9.9 "
-        "is not in the lock" in out
+        "violation: render: gpu-platform:monitoring.prometheus.chart_version: chart kube-prometheus-stack 88.5.2 from "
+        "https://prometheus-community.github.io/helm-charts is not in the lock" in out
     ), out
 
 
 def test_a_pinned_tag_that_does_not_exist_upstream_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """kubeflow/pipelines 2.14.5 does not exist (sdk-2.14.5 is an SDK tag): a lock that names it
-    fails the source check, and the preview of a stack that asks for it fails."""
+    fails the source check, and a stack that asks for it is refused before anything renders."""
     upstream = upstream_or_skip()
     lock = Lock(git=[GitPin(repository="https://github.com/kubeflow/pipelines", tag="2.14.5", commit="0" * 40)])
     with pytest.raises(SourceError, match=r"https://github.com/kubeflow/pipelines has no tag 2\.14\.5"):
         Sources(lock, upstream_dir=upstream).check_tag(lock.git[0])
     root = platform_variant(tmp_path)
-    path = root / "stacks" / "Pulumi.prod-eks.yaml"
     document = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.prod-eks.yaml").read_text())
     document["config"]["gpu-platform:kubeflow"]["install"]["release"] = "2.14.5"
-    path.write_text(yaml.safe_dump(document))
+    (root / "stacks" / "Pulumi.prod-eks.yaml").write_text(yaml.safe_dump(document))
     code, out = preview(root, "prod-eks", capsys, "--upstream", str(upstream))
-    assert code == 1, out
-    assert "violation: render: gpu-platform:kubeflow.install.release: https://github.com/kubeflow/pipelines ref 2.14.5" in out
+    assert code == 2, out
+    assert "gpu-platform:kubeflow.install.release: release 2.14.5 is not a kubeflow/pipelines release" in out, out
 
 
 def test_every_locked_source_is_in_the_reference_and_matches(capsys: pytest.CaptureFixture[str]) -> None:
