@@ -20,7 +20,9 @@ from infra.preview import SECRET_SIG, Plan, RecordedResource
 __all__ = [
     "KubernetesObject",
     "SchemaFinding",
+    "MANIFEST_FILES",
     "kubernetes_objects",
+    "manifest_files",
     "plain",
     "unknown_fields",
     "validate_objects",
@@ -208,14 +210,26 @@ def unknown_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[t
     return found
 
 
-def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:
-    """One YAML file per object, named <kind>-<namespace>-<name>.yaml; secret values masked."""
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
+MANIFEST_FILES = ("*.yaml",)
+"""What a --manifests folder may hold: gpu-platform replaces it whole (infra/output.py)."""
+
+
+def manifest_files(objects: list[KubernetesObject]) -> dict[str, bytes]:
+    """One YAML document per object, named <kind>-<namespace>-<name>.yaml; secret values masked."""
+    files: dict[str, bytes] = {}
     for obj in objects:
         parts = [obj.kind.lower(), obj.namespace, obj.name]
-        path = directory / ("-".join(p for p in parts if p) + ".yaml")
+        name = "-".join(p for p in parts if p) + ".yaml"
         # Secret values never reach disk, not even the offline placeholders.
-        path.write_text(yaml.safe_dump(_kubectl_order(plain(obj.resource.inputs, redact=True)), sort_keys=False))
-        written.append(path)
-    return written
+        body = yaml.safe_dump(_kubectl_order(plain(obj.resource.inputs, redact=True)), sort_keys=False)
+        files[name] = body.encode("utf-8")
+    return files
+
+
+def write_manifests(objects: list[KubernetesObject], directory: Path) -> list[Path]:
+    """Replace ``directory`` with one YAML file per object (the atomic folder writer)."""
+    from infra.output import folder_target, write_outputs
+
+    files = manifest_files(objects)
+    write_outputs([(folder_target("--manifests", str(directory), MANIFEST_FILES), files)])
+    return [directory / name for name in files]
