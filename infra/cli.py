@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import gc
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import yaml
 
@@ -575,6 +577,26 @@ def _interrupted() -> int:
     return EXIT_INTERRUPTED
 
 
+@contextlib.contextmanager
+def _quiet_unraisable(debug: bool) -> Iterator[None]:
+    """Exceptions Python can only print ("Exception ignored in ..."; a Ctrl-C landing in a
+    finalizer or an exit handler) print no traceback unless --debug; the interrupt itself is
+    recorded by infra/errors.py and still ends the command with 130."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            mark_interrupted()
+        if debug:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every failure becomes one line per problem and an exit code."""
     import traceback
@@ -582,7 +604,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = _debug(argv)
     _reported.clear()
-    with recording_interrupts():
+    with recording_interrupts(), _quiet_unraisable(debug):
         # Importing the provider SDKs creates hundreds of thousands of objects and no garbage
         # cycles worth collecting; pausing the cyclic collector for one short command saves
         # a sixth of a preview's run time (tests/benchmarks/preview_vs_import.py).
@@ -628,7 +650,7 @@ def run() -> None:
     """
     code = EXIT_INTERRUPTED
     try:
-        with recording_interrupts():
+        with recording_interrupts(), _quiet_unraisable(_debug(sys.argv[1:])):
             code = main()
             with deferred_interrupts(raise_after=False):
                 atexit._run_exitfuncs()

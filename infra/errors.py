@@ -21,6 +21,7 @@ files are not committed after it.
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 from collections.abc import Iterator
@@ -68,6 +69,9 @@ class _State:
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    if not _State.seen:
+        # Tasks the interrupt leaves behind make asyncio log "Exception in callback" tracebacks.
+        logging.getLogger("asyncio").disabled = True
     _State.seen = True
     if not _State.deferring:
         raise KeyboardInterrupt
