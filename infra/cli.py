@@ -206,23 +206,28 @@ def _project_dir(args: argparse.Namespace) -> Path:
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    from infra.config import ConfigError, load_stack_config
-    from infra.manifests import MANIFEST_FILES, kubernetes_objects, manifest_files, plain, validate_objects
-    from infra.output import file_target, folder_target, write_outputs
-    from infra.preview import read_stack_file, run_program
-    from policies.evaluate import evaluate, read_policy_config
-    from policies.rules import Enforcement, Resource
+    with deferred_interrupts(second_raises=True):  # the SDKs' imports: see _read_stack
+        from infra.config import ConfigError, load_stack_config
+        from infra.manifests import MANIFEST_FILES, kubernetes_objects, manifest_files, plain, validate_objects
+        from infra.output import check_distinct, file_target, folder_target, write_outputs
+        from infra.preview import read_stack_file, run_program
+        from policies.evaluate import evaluate, read_policy_config
+        from policies.rules import Enforcement, Resource
 
     # Every output path is checked before the program runs and before anything is written.
     json_target = file_target("--json", args.json) if args.json is not None else None
     manifests_target = folder_target("--manifests", args.manifests, MANIFEST_FILES) if args.manifests is not None else None
+    check_distinct(json_target, manifests_target)
     project_dir = _project_dir(args)
     config, secret_keys = read_stack_file(project_dir, args.stack)
     policy_config = read_policy_config(Path(args.policy_config) if args.policy_config is not None else None)
     try:
-        plan = run_program(project_dir, args.stack, config, secret_keys)
+        # Ctrl-C takes effect when the run ends (seconds; a second Ctrl-C at once): an
+        # interrupt inside the SDK's event loop or a provider SDK's import is not safe.
+        with deferred_interrupts(second_raises=True):
+            plan = run_program(project_dir, args.stack, config, secret_keys)
         stack_config = load_stack_config()
-    except ConfigError:
+    except (ConfigError, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - the program's own failure: one line, exit 3
         raise CommandError([f"the program failed: {type(exc).__name__}: {_first_line(exc)}"], EXIT_PROGRAM) from exc
@@ -285,10 +290,15 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _read_stack(args: argparse.Namespace) -> Any:
-    """The stack's typed config for a command that reads it (PreviewError/ConfigError otherwise)."""
-    from infra.preview import load_stack
+    """The stack's typed config for a command that reads it (PreviewError/ConfigError otherwise).
 
-    return load_stack(_project_dir(args), args.stack)
+    The first Ctrl-C waits for the end (a second one raises at once): importing the Pulumi
+    SDK is not a safe place for a KeyboardInterrupt.
+    """
+    with deferred_interrupts(second_raises=True):
+        from infra.preview import load_stack
+
+        return load_stack(_project_dir(args), args.stack)
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:

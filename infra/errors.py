@@ -65,16 +65,20 @@ class _State:
     """A SIGINT arrived since recording started."""
     deferring = 0
     """Inside deferred_interrupts(): record the signal, raise when the block ends."""
+    patient = 0
+    """Inside deferred_interrupts(second_raises=True): the first SIGINT waits, a second one raises."""
     installed = 0
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    if not _State.seen:
+    first = not _State.seen
+    if first:
         # Tasks the interrupt leaves behind make asyncio log "Exception in callback" tracebacks.
         logging.getLogger("asyncio").disabled = True
     _State.seen = True
-    if not _State.deferring:
-        raise KeyboardInterrupt
+    if _State.deferring or (_State.patient and first):
+        return
+    raise KeyboardInterrupt
 
 
 def interrupted() -> bool:
@@ -88,8 +92,9 @@ def mark_interrupted() -> None:
 
 @contextmanager
 def recording_interrupts() -> Iterator[None]:
-    """SIGINT raises KeyboardInterrupt as usual and is remembered (reentrant; main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
+    """SIGINT raises KeyboardInterrupt as usual and is remembered (reentrant; main thread only;
+    a SIGINT the parent process set to be ignored stays ignored)."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
     outermost = _State.installed == 0
@@ -108,15 +113,27 @@ def recording_interrupts() -> Iterator[None]:
 
 
 @contextmanager
-def deferred_interrupts(raise_after: bool = True) -> Iterator[None]:
-    """A block SIGINT does not cut in two (renames that must all happen, cleanup); the
-    interrupt is raised when it ends (``raise_after``) or only recorded."""
-    _State.deferring += 1
+def deferred_interrupts(raise_after: bool = True, second_raises: bool = False) -> Iterator[None]:
+    """A block SIGINT does not cut in two; the interrupt is raised when it ends (``raise_after``)
+    or only recorded.
+
+    Strict (the renames that commit outputs, cleanup): every SIGINT waits for the end of the
+    block. Patient (``second_raises``; the Pulumi program's run, seconds long): the first
+    SIGINT waits, so it never lands inside the SDK's event loop or a half-done import of a
+    provider SDK (where CPython has been seen to crash), and a second one raises at once.
+    """
+    if second_raises:
+        _State.patient += 1
+    else:
+        _State.deferring += 1
     try:
         yield
     finally:
-        _State.deferring -= 1
-        if raise_after and not _State.deferring and _State.seen:
+        if second_raises:
+            _State.patient -= 1
+        else:
+            _State.deferring -= 1
+        if raise_after and not _State.deferring and not _State.patient and _State.seen:
             raise KeyboardInterrupt
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from infra.errors import EXIT_CONFIG, CommandError, check_interrupt, deferred_interrupts
 
-__all__ = ["FileTarget", "FolderTarget", "OutputError", "file_target", "folder_target", "write_outputs"]
+__all__ = ["FileTarget", "FolderTarget", "OutputError", "check_distinct", "file_target", "folder_target", "write_outputs"]
 
 
 class OutputError(CommandError):
@@ -55,11 +55,15 @@ def _check_parent(flag: str, value: str, path: Path) -> None:
 
 
 def _nonempty(flag: str, value: str | None) -> Path:
+    """The absolute path (so "." has a real parent to stage in) of a non-empty value."""
     if value is None or not value.strip():
         raise OutputError(f"{flag}: an output path is required (got {value!r})")
     if "\x00" in value:
         raise OutputError(f"{flag}: a path cannot hold a NUL character (got {value!r})")
-    return Path(value)
+    path = Path(os.path.abspath(value))
+    if path.parent == path:
+        raise OutputError(f"{flag} {value}: cannot write: it is the root folder")
+    return path
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,20 @@ def folder_target(flag: str, value: str | None, owned: Iterable[str]) -> FolderT
             )
     _check_parent(flag, str(value), path)
     return FolderTarget(flag, path, owned)
+
+
+def check_distinct(*targets: FileTarget | FolderTarget | None) -> None:
+    """Refuse two outputs at one path, or a file inside a folder that is replaced whole."""
+    given = [t for t in targets if t is not None]
+    for i, a in enumerate(given):
+        for b in given[i + 1 :]:
+            if a.path == b.path:
+                raise OutputError(f"{b.flag} {b.path}: the same path as {a.flag}; give each output its own path")
+            for file, folder in ((a, b), (b, a)):
+                if isinstance(folder, FolderTarget) and folder.path in file.path.parents:
+                    raise OutputError(
+                        f"{file.flag} {file.path}: inside the {folder.flag} folder, which is replaced whole; write it elsewhere"
+                    )
 
 
 def _umask() -> int:

@@ -74,6 +74,9 @@ CASES: list[tuple[list[str], int, str]] = [
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/link"], 2, "--manifests {tmp}/link: cannot write: it is a symbolic link"),
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/no/such/m"], 2, "--manifests {tmp}/no/such/m: cannot write: folder"),
     (["preview", "dev-gke", *PD, "--json", "{tmp}/ok.json", "--manifests", "{tmp}/file.txt"], 2, "--manifests"),
+    (["preview", "dev-gke", *PD, "--json", "{tmp}/same", "--manifests", "{tmp}/same"], 2, "--manifests {tmp}/same: the same path as --json"),
+    (["preview", "dev-gke", *PD, "--json", "{tmp}/dir/plan.json", "--manifests", "{tmp}/dir"], 2, "--json {tmp}/dir/plan.json: inside the --manifests folder"),
+    (["preview", "dev-gke", *PD, "--manifests", "/"], 2, "--manifests /: cannot write: it is the root folder"),
     # preview stack and project
     (["preview", "nope", *PD], 2, "stack 'nope'"),
     (["preview", "dev-gke", "--project-dir", "{tmp}/empty"], 2, "no Pulumi.yaml"),
@@ -344,6 +347,24 @@ def test_an_interrupt_swallowed_during_the_program_is_not_exit_0(
     monkeypatch.setattr(infra.manifests, "kubernetes_objects", swallowed)
     assert main(["preview", "dev-gke", *PD, "--quiet"]) == 130
     assert capsys.readouterr().err == "gpu-platform: interrupted\n"
+
+
+def test_the_first_ctrl_c_during_the_program_waits_a_second_one_raises() -> None:
+    reached = []
+    with errors.recording_interrupts():
+        with pytest.raises(KeyboardInterrupt):
+            with errors.deferred_interrupts(second_raises=True):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)
+                reached.append("after the first")  # the run goes on to its end
+        assert reached == ["after the first"] and errors.interrupted()
+        with pytest.raises(KeyboardInterrupt):
+            with errors.deferred_interrupts(second_raises=True):
+                os.kill(os.getpid(), signal.SIGINT)  # the second: at once
+                time.sleep(0.05)
+                reached.append("never")
+    assert reached == ["after the first"]
+    assert not errors.interrupted(), "reset when recording ends"
 
 
 def test_plan_capacity_json_uses_the_writer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
