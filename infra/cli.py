@@ -7,7 +7,8 @@
     gpu-platform preflight eks <stack>
         Ask AWS (boto3, the usual credentials) whether the stack's zones offer its GPU instance
         types, whether each class's types share one shape, and whether the GPU vCPU quotas hold
-        every node group at its maximum. Exit 0 when a deploy would pass, 1 when it would fail.
+        every node group at its maximum. Exit 0 when a deploy would pass, 1 when it would fail,
+        4 when AWS cannot be asked or answers something that is not an answer.
     gpu-platform docs [--check | --write]
         The stack config reference generated from the models (README and Pulumi.yaml).
     gpu-platform plan-capacity <stack> --pool NAME [--inputs FILE] [--cpu ..] [--runs N] ...
@@ -19,7 +20,10 @@
         JSON and PNG plots (infra/report.py). Exit 0, 2 on bad inputs, 4 when Prometheus
         cannot answer or lacks the metrics.
 
-Errors print one line per problem and no traceback.
+Errors print one line per problem and no traceback, for any input; every command shares
+the exit codes of infra/errors.py (2 bad input, 3 an unexpected failure, 4 a service that
+cannot answer, 130 interrupted). `--debug` or GPU_PLATFORM_DEBUG=1 prints the traceback of
+an unexpected failure; `--version` prints the version.
 """
 
 from __future__ import annotations

@@ -388,7 +388,7 @@ def _sigint_preview(tmp_path: Path, delay: float) -> subprocess.CompletedProcess
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
-@pytest.mark.parametrize("delay", [1.5, 3.0])
+@pytest.mark.parametrize("delay", [1.0, 2.5])
 def test_sigint_during_a_preview_exits_130_writing_nothing(tmp_path: Path, delay: float) -> None:
     result = _sigint_preview(tmp_path, delay)
     if result.returncode == 0:
@@ -422,7 +422,7 @@ def fake_server() -> Iterator[tuple[str, dict[str, tuple[int, str, bytes]]]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", answers
