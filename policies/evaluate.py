@@ -127,6 +127,20 @@ def load_policy_config(data: Any) -> dict[str, RuleConfig]:
     return configs
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique (json's default keeps the last of a repeated key)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def read_policy_config(path: Path | None) -> dict[str, RuleConfig]:
     """The policy config file at ``path`` (none: every rule's defaults)."""
     if path is None:
@@ -140,7 +154,9 @@ def read_policy_config(path: Path | None) -> dict[str, RuleConfig]:
             [f"--policy-config {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); save it as UTF-8 JSON"]
         ) from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise PolicyConfigError([f"--policy-config {path}: key {exc.args[0]!r} appears twice in one object; keep one"]) from None
     except json.JSONDecodeError as exc:
         raise PolicyConfigError([f"--policy-config {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]) from None
     except RecursionError:

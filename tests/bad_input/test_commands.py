@@ -40,6 +40,7 @@ def _files(tmp: Path) -> None:
     (tmp / "binary.yaml").write_bytes(b"\x00\xff\xfe\x80")
     (tmp / "bad.json").write_text('{"all": ')
     (tmp / "empty.json").write_text("")
+    (tmp / "twice.json").write_text('{"all": "advisory", "all": "disabled"}')
     (tmp / "list.yaml").write_text("- 1\n- 2\n")
     (tmp / "bad.yaml").write_text("steps: [\n")
     (tmp / "steps.yaml").write_text("steps:\n- {cpu: 1, memory: 1Gi}\n")
@@ -96,6 +97,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (["preview", "dev-gke", *PD, "--policy-config", "{tmp}/utf16.json"], 2, "--policy-config {tmp}/utf16.json: not UTF-8"),
     (["preview", "dev-gke", *PD, "--policy-config", "{tmp}/bad.json"], 2, "--policy-config {tmp}/bad.json: invalid JSON at line 1"),
     (["preview", "dev-gke", *PD, "--policy-config", "{tmp}/empty.json"], 2, "--policy-config {tmp}/empty.json: invalid JSON"),
+    (["preview", "dev-gke", *PD, "--policy-config", "{tmp}/twice.json"], 2, "--policy-config {tmp}/twice.json: key 'all' appears twice"),
     (["preview", "dev-gke", *PD, "--policy-config", "{tmp}/none.json"], 2, "--policy-config {tmp}/none.json: cannot read"),
     (["preview", "dev-gke", *PD, "--policy-config", "{tmp}/dir"], 2, "--policy-config {tmp}/dir: cannot read"),
     # plan-capacity
