@@ -388,6 +388,19 @@ def _capacity_inputs(args: argparse.Namespace) -> dict[str, Any]:
     return data
 
 
+def _as_written(line: str, args: argparse.Namespace) -> str:
+    """A planner error's key path as the user wrote it: the flag that gave the value
+    (``--runs``, ``--cpu``), else the key in the ``--inputs`` file."""
+    path, _, rest = line.partition(": ")
+    top = path.split(".")[0].split("[")[0]
+    flag = {"steps[0].cpu": "cpu", "steps[0].memory": "memory", "steps[0].gpus": "gpus"}.get(path, top)
+    if flag in ("cpu", "memory", "gpus", "run_duration", "runs", "window", "nodes") and getattr(args, flag, None) is not None:
+        return f"--{flag.replace('_', '-')}: {rest}"
+    if args.inputs is not None and path:
+        return f"--inputs {args.inputs}: {path}: {rest}"
+    return line
+
+
 def cmd_plan_capacity(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -403,7 +416,7 @@ def cmd_plan_capacity(args: argparse.Namespace) -> int:
     try:
         inputs = CapacityInputs.model_validate(_capacity_inputs(args))
     except ValidationError as exc:
-        raise CommandError(format_validation_error(exc, CapacityInputs)) from None
+        raise CommandError([_as_written(line, args) for line in format_validation_error(exc, CapacityInputs)]) from None
     shape = shapes[args.pool]
     # The kubelet reserves of the stack's cloud, unless the inputs name a formula.
     formula = ReserveFormula.EKS if stack_config.cloud.value == "aws" else ReserveFormula.GKE

@@ -44,6 +44,7 @@ def _files(tmp: Path) -> None:
     (tmp / "list.yaml").write_text("- 1\n- 2\n")
     (tmp / "bad.yaml").write_text("steps: [\n")
     (tmp / "steps.yaml").write_text("steps:\n- {cpu: 1, memory: 1Gi}\n")
+    (tmp / "badsteps.yaml").write_text("steps:\n- {cpu: lots, memory: 1Gi}\nrun_duration: 1h\nruns: 2\n")
 
 
 def _policy(tmp: Path, document: Any) -> str:
@@ -103,17 +104,18 @@ CASES: list[tuple[list[str], int, str]] = [
     # plan-capacity
     (["plan-capacity", "dev-gke", *PD], 2, "--pool"),
     ([*PLAN, "--pool", "nosuch"], 2, "--pool nosuch: stack dev-gke has no such pool"),
-    ([*PLAN, "--cpu", "abc"], 2, "steps[0].cpu"),
-    ([*PLAN, "--memory", "4Xi"], 2, "steps[0].memory"),
-    ([*PLAN, "--runs", "-1"], 2, "runs: Input should be greater than or equal to 1"),
-    ([*PLAN, "--runs", "abc"], 2, "runs:"),
-    ([*PLAN, "--window", "soon"], 2, "window:"),
-    ([*PLAN, "--run-duration", ""], 2, "run_duration:"),
-    ([*PLAN, "--nodes", "true"], 2, "nodes:"),
+    ([*PLAN, "--cpu", "abc"], 2, "--cpu: CPU must be cores"),
+    ([*PLAN, "--memory", "4Xi"], 2, "--memory: memory must be MiB"),
+    ([*PLAN, "--runs", "-1"], 2, "--runs: Input should be greater than or equal to 1"),
+    ([*PLAN, "--runs", "abc"], 2, "--runs: Input should be a valid integer"),
+    ([*PLAN, "--window", "soon"], 2, "--window: a duration is"),
+    ([*PLAN, "--run-duration", ""], 2, "--run-duration: a duration is"),
+    ([*PLAN, "--nodes", "true"], 2, "--nodes: Input should be a valid integer"),
     ([*PLAN, "--inputs", "{tmp}/none.yaml"], 2, "--inputs {tmp}/none.yaml: cannot read"),
     ([*PLAN, "--inputs", "{tmp}/binary.yaml"], 2, "--inputs {tmp}/binary.yaml: not UTF-8"),
     ([*PLAN, "--inputs", "{tmp}/bad.yaml"], 2, "--inputs {tmp}/bad.yaml: invalid YAML"),
     ([*PLAN, "--inputs", "{tmp}/list.yaml"], 2, "--inputs {tmp}/list.yaml: expected a mapping"),
+    ([*PLAN[:6], "--inputs", "{tmp}/badsteps.yaml"], 2, "--inputs {tmp}/badsteps.yaml: steps[0].cpu: CPU must be cores"),
     ([*PLAN, "--inputs", "{tmp}/steps.yaml"], 2, "either in --inputs (steps:) or as --cpu/--memory/--gpus"),
     ([*PLAN, "--json", ""], 2, "--json: an output path is required"),
     ([*PLAN, "--json", "{tmp}/dir"], 2, "--json {tmp}/dir: cannot write"),

@@ -309,7 +309,7 @@ def test_plan_capacity_from_a_yaml_file(tmp_path: Path, capsys: pytest.CaptureFi
         (["--pool", "t4", "--cpu", "1", "--memory", "1", "--gpus", "4", "--run-duration", "1m", "--runs", "1", "--nodes", "1"],
          "gpu-platform: step step requests 4 gpus; a node of pool t4 (n1-standard-4) has 2 allocatable gpus: it fits no node of this pool"),
         (["--pool", "t4", "--cpu", "1", "--memory", "1", "--run-duration", "1m", "--runs", "x", "--nodes", "1"],
-         'gpu-platform: runs: Input should be a valid integer, unable to parse string as an integer (got "x")'),
+         'gpu-platform: --runs: Input should be a valid integer, unable to parse string as an integer (got "x")'),
         (["--pool", "t4", "--inputs", "/nonexistent/in.yaml"], "gpu-platform: --inputs /nonexistent/in.yaml: cannot read (No such file or directory)"),
     ],
 )
