@@ -431,6 +431,15 @@ def cmd_plan_capacity(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if result.pool_max_too_low else EXIT_OK
 
 
+def _url_password(url: str) -> str | None:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).password or None
+    except ValueError:
+        return None
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -443,7 +452,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             prometheus=args.prometheus, start=args.start, end=args.end, step=args.step, timeout=args.timeout
         )
     except ValidationError as exc:
-        raise CommandError(["--" + line for line in format_validation_error(exc, ReportInputs)]) from None
+        lines = ["--" + line for line in format_validation_error(exc, ReportInputs)]
+        password = _url_password(args.prometheus)
+        raise CommandError([line.replace(password, "***") if password else line for line in lines]) from None
     # Checked now, written (whole, or not at all) only when the report is made.
     target = folder_target("--out", args.out, REPORT_FILES)
     # rich and matplotlib only load for this command: the preview does not pay for them.

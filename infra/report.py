@@ -237,6 +237,8 @@ class Prometheus:
         import requests
 
         self.url = url
+        self.shown = redact_url(url)
+        """The URL for messages and report.json: a password in it is never shown."""
         self.timeout = timeout
         self.session = requests.Session()
 
@@ -247,16 +249,16 @@ class Prometheus:
         try:
             response = self.session.get(self.url + path, params=params, timeout=self.timeout)
         except requests.ConnectionError:
-            raise ReportError(f"cannot connect to Prometheus at {self.url}: is the URL right and the server up?") from None
+            raise ReportError(f"cannot connect to Prometheus at {self.shown}: is the URL right and the server up?") from None
         except requests.Timeout:
-            raise ReportError(f"Prometheus at {self.url} did not answer within {self.timeout}s") from None
+            raise ReportError(f"Prometheus at {self.shown} did not answer within {self.timeout}s") from None
         except requests.RequestException as exc:
-            raise ReportError(f"request to Prometheus at {self.url} failed: {type(exc).__name__}") from None
+            raise ReportError(f"request to Prometheus at {self.shown} failed: {type(exc).__name__}") from None
         try:
             body = response.json()
         except ValueError:
             raise ReportError(
-                f"{self.url}{path} answered HTTP {response.status_code} without Prometheus JSON: is this a Prometheus URL?"
+                f"{self.shown}{path} answered HTTP {response.status_code} without Prometheus JSON: is this a Prometheus URL?"
             ) from None
         if not isinstance(body, dict) or body.get("status") != "success":
             error = body.get("error", "unknown error") if isinstance(body, dict) else "unexpected answer"
@@ -267,7 +269,7 @@ class Prometheus:
             first = exc.errors()[0]
             where = "data" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
             raise ReportError(
-                f"Prometheus at {self.url} answered {path} with an unexpected shape: {where}: {first['msg']} "
+                f"Prometheus at {self.shown} answered {path} with an unexpected shape: {where}: {first['msg']} "
                 f"(got {_clip(first.get('input'))}); is this a Prometheus HTTP API?"
             ) from None
 
@@ -293,6 +295,17 @@ class Prometheus:
 
     def series(self, match: str, start: int, end: int) -> list[dict[str, str]]:
         return list(self._get("/api/v1/series", [("match[]", match), ("start", start), ("end", end)], _SERIES))
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its user info (http://user:secret@host) replaced by ***."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
 
 
 def _clip(value: Any) -> str:
@@ -498,7 +511,7 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
     gpu_s_utilised = sum(utilised) * step
     utilisation = 100 * gpu_s_utilised / gpu_s_available
     return Report(
-        prometheus=inputs.prometheus,
+        prometheus=redact_url(inputs.prometheus),
         start=start,
         end=end,
         step=step,

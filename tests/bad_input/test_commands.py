@@ -123,6 +123,7 @@ CASES: list[tuple[list[str], int, str]] = [
     # report: times, steps, bounds, paths (refused before Prometheus is asked)
     (["report", "--start", "0", "--end", "60"], 2, "--prometheus"),
     ([*REPORT, "--prometheus", "ftp://x"], 2, "--prometheus: prometheus must be an http:// or https:// URL"),
+    ([*REPORT, "--prometheus", "ftp://admin:hunter2@x"], 2, '--prometheus: prometheus must be an http:// or https:// URL with a host, e.g. http://localhost:9090 (got "ftp://admin:***@x")'),
     ([*REPORT, "--start", "yesterday"], 2, "--start: a time is RFC 3339"),
     ([*REPORT, "--start", "nan"], 2, "--start: Unix seconds must be between 0"),
     ([*REPORT, "--end", "inf"], 2, "--end: Unix seconds must be between 0"),
@@ -471,6 +472,13 @@ def test_report_on_a_prometheus_answering_nonsense_is_exit_4(
     assert code == 4
     assert len(err) == 1 and text in err[0], err
     assert not out.exists(), "--out is not created when the report fails"
+
+
+def test_a_password_in_the_prometheus_url_is_never_shown(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code = main(["report", "--prometheus", "http://admin:hunter2@127.0.0.1:9", "--start", str(T0), "--end", str(T0 + 60), "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 4
+    assert "hunter2" not in err and "http://admin:***@127.0.0.1:9" in err
 
 
 def test_report_writes_its_folder_whole(fake_server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
