@@ -7,7 +7,8 @@
     gpu-platform preflight eks <stack>
         Ask AWS (boto3, the usual credentials) whether the stack's zones offer its GPU instance
         types, whether each class's types share one shape, and whether the GPU vCPU quotas hold
-        every node group at its maximum. Exit 0 when a deploy would pass, 1 when it would fail.
+        every node group at its maximum. Exit 0 when a deploy would pass, 1 when it would fail,
+        4 when AWS cannot be asked or answers something that is not an answer.
     gpu-platform docs [--check | --write]
         The stack config reference generated from the models (README and Pulumi.yaml).
     gpu-platform plan-capacity <stack> --pool NAME [--inputs FILE] [--cpu ..] [--runs N] ...
@@ -19,27 +20,42 @@
         JSON and PNG plots (infra/report.py). Exit 0, 2 on bad inputs, 4 when Prometheus
         cannot answer or lacks the metrics.
 
-Errors print one line per problem and no traceback.
+Errors print one line per problem and no traceback, for any input; every command shares
+the exit codes of infra/errors.py (2 bad input, 3 an unexpected failure, 4 a service that
+cannot answer, 130 interrupted). `--debug` or GPU_PLATFORM_DEBUG=1 prints the traceback of
+an unexpected failure; `--version` prints the version.
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import gc
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import yaml
 
-EXIT_OK = 0
-EXIT_VIOLATIONS = 1
-EXIT_CONFIG = 2
-EXIT_PROGRAM = 3
-EXIT_PROMETHEUS = 4
+from infra.errors import (
+    EXIT_CONFIG,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PROGRAM,
+    EXIT_SERVICE,
+    EXIT_VIOLATIONS,
+    CommandError,
+    deferred_interrupts,
+    interrupted,
+    mark_interrupted,
+    recording_interrupts,
+)
+
+EXIT_PROMETHEUS = EXIT_SERVICE
 
 
 def _err(line: str) -> None:
@@ -183,33 +199,45 @@ def render_tree(plan: Any, rendered: dict[str, str] | None = None) -> str:
 
 
 # --- commands ---------------------------------------------------------------------------------
+#
+# A command returns 0 or 1 (its checks) and raises for everything else: CommandError (and
+# the one-line error types of the modules it calls) for bad input and unreachable
+# services; main() turns every exception into its lines and exit code (infra/errors.py).
+
+
+def _project_dir(args: argparse.Namespace) -> Path:
+    from infra.preview import find_project_dir
+
+    return find_project_dir(Path(args.project_dir) if args.project_dir else None)
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
-    from infra.config import ConfigError, load_stack_config
-    from infra.manifests import kubernetes_objects, plain, validate_objects
-    from infra.preview import PreviewError, find_project_dir, read_stack_file, run_program
-    from policies.evaluate import PolicyConfigError, evaluate, read_policy_config
-    from policies.rules import Enforcement, Resource
+    with deferred_interrupts(second_raises=True):  # the SDKs' imports: see _read_stack
+        from infra.config import ConfigError, load_stack_config
+        from infra.manifests import MANIFEST_FILES, kubernetes_objects, manifest_files, plain, rendered_json, validate_objects
+        from infra.output import check_distinct, file_target, folder_target, write_outputs
+        from infra.preview import read_stack_file, run_program
+        from policies.evaluate import evaluate, read_policy_config
+        from policies.rules import Enforcement, Resource
 
+    # Every output path is checked before the program runs and before anything is written.
+    json_target = file_target("--json", args.json) if args.json is not None else None
+    manifests_target = folder_target("--manifests", args.manifests, MANIFEST_FILES) if args.manifests is not None else None
+    check_distinct(json_target, manifests_target)
+    args.sources = None if args.no_render else _sources(args)
+    project_dir = _project_dir(args)
+    config, secret_keys = read_stack_file(project_dir, args.stack)
+    policy_config = read_policy_config(Path(args.policy_config) if args.policy_config is not None else None)
     try:
-        project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
-        config, secret_keys = read_stack_file(project_dir, args.stack)
-        policy_config = read_policy_config(Path(args.policy_config) if args.policy_config else None)
-    except (PreviewError, PolicyConfigError) as exc:
-        for line in exc.lines:
-            _err(line)
-        return EXIT_CONFIG
-    try:
-        plan = run_program(project_dir, args.stack, config, secret_keys)
+        # Ctrl-C takes effect when the run ends (seconds; a second Ctrl-C at once): an
+        # interrupt inside the SDK's event loop or a provider SDK's import is not safe.
+        with deferred_interrupts(second_raises=True):
+            plan = run_program(project_dir, args.stack, config, secret_keys)
         stack_config = load_stack_config()
-    except ConfigError as exc:
-        for line in exc.lines:
-            _err(line)
-        return EXIT_CONFIG
-    except Exception as exc:  # noqa: BLE001 - one line, no traceback
-        _err(f"the program failed: {type(exc).__name__}: {exc}")
-        return EXIT_PROGRAM
+    except (ConfigError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the program's own failure: one line, exit 3
+        raise CommandError([f"the program failed: {type(exc).__name__}: {_first_line(exc)}"], EXIT_PROGRAM) from exc
 
     objects = kubernetes_objects(plan)
     report = None
@@ -217,12 +245,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
         findings = validate_objects(objects, stack_config.kubernetes_version)
         render_lines = ["notice: rendering: skipped (--no-render): the objects of Helm releases and Kustomize directories were not checked"]
     else:
-        report, render_error = _render(args, plan, objects, stack_config, policy_config)
-        if render_error is not None:
-            for line in render_error:
-                _err(line)
-            return EXIT_CONFIG
-        assert report is not None
+        report = _render(args, plan, objects, stack_config, policy_config)
         findings = report.schema
         render_lines = _render_lines(report)
     violations = [f for f in findings if f.validated]
@@ -236,6 +259,37 @@ def cmd_preview(args: argparse.Namespace) -> int:
     cluster_findings = report.cluster if report is not None else []
     mandatory = [f for f in policy_findings if f.enforcement is Enforcement.MANDATORY]
     rendered = report.rendering.objects if report is not None else []
+    render_errors = report.errors if report is not None else []
+    if report is not None and args.render and report.notices:
+        raise CommandError(
+            [f"{line} (--render requires every release and directory rendered)" for line in report.notices], EXIT_CONFIG
+        )
+
+    outputs: list[Any] = []
+    if json_target is not None:
+        document = plan.to_json(
+            violations=[
+                {"rule": "kubernetes-schema", "enforcement": "mandatory", "resource": v.resource, "message": v.message, "fix": "correct the object to its schema"}
+                for v in violations
+            ]
+            + [f.to_json() for f in policy_findings],
+            notices=[{"resource": n.resource, "message": n.message} for n in notices]
+            + [{"resource": None, "message": f"offline: {m}"} for m in plan.notices]
+            + [{"resource": None, "message": m} for m in (report.notices if report is not None else [])],
+        )
+        if report is not None:
+            document["violations"] += [
+                {"rule": f.check, "enforcement": "mandatory", "resource": f.resource, "message": f.message, "fix": "see the message"}
+                for f in report.cluster
+            ] + [
+                {"rule": "render", "enforcement": "mandatory", "resource": None, "message": line, "fix": "see the message"}
+                for line in report.errors
+            ]
+            document["rendered"] = rendered_json(report.rendering)
+        outputs.append((json_target, _json_bytes(document)))
+    if manifests_target is not None:
+        outputs.append((manifests_target, manifest_files(objects, report.rendering if report is not None else None)))
+    write_outputs(outputs)
 
     if not args.quiet:
         print(render_tree(plan, _rendered_details(report)))
@@ -262,38 +316,37 @@ def cmd_preview(args: argparse.Namespace) -> int:
         print(f"{label}: policy {finding.rule}: {where}{finding.message}; fix: {finding.fix}")
     for finding in cluster_findings:
         print(f"violation: {finding.check}: {finding.message}")
-    render_errors = report.errors if report is not None else []
     for line in render_errors:
         print(f"violation: render: {line}")
-    if report is not None and args.render and report.notices:
-        for line in report.notices:
-            _err(f"{line} (--render requires every release and directory rendered)")
-        return EXIT_CONFIG
-
-    try:
-        _write_outputs(args, plan, objects, violations, notices, policy_findings, report)
-    except OSError as exc:
-        _err(f"cannot write {exc.filename or 'output'}: {exc.strerror or exc}")
-        return EXIT_CONFIG
     return EXIT_VIOLATIONS if violations or mandatory or cluster_findings or render_errors else EXIT_OK
 
 
-def _render(args: argparse.Namespace, plan: Any, objects: list[Any], stack_config: Any, policy_config: Any) -> tuple[Any, list[str] | None]:
-    """Render the plan's releases and directories and check them: (report, None), or
-    (None, error lines) when the stack names a source that cannot be rendered."""
-    from infra.render import check_rendered
+def _sources(args: argparse.Namespace) -> Any:
+    """Where rendering takes its sources (--upstream, $GPU_PLATFORM_UPSTREAM, else the cache),
+    checked before the program runs; CommandError (exit 2) when they cannot be used."""
     from infra.upstream import SourceError, Sources, load_lock
 
     try:
         lock = load_lock()
     except SourceError as exc:
-        return None, [str(exc)]
-    upstream = args.upstream or os.environ.get("GPU_PLATFORM_UPSTREAM")
-    if upstream and not Path(upstream, "charts").is_dir() and not Path(upstream, "git").is_dir():
-        return None, [f"--upstream {upstream}: no charts/ or git/ folder there (the layout of ../shared/reference/upstream)"]
+        raise CommandError([str(exc)], EXIT_CONFIG) from None
+    flag = "--upstream" if args.upstream is not None else "GPU_PLATFORM_UPSTREAM"
+    upstream = args.upstream if args.upstream is not None else os.environ.get("GPU_PLATFORM_UPSTREAM")
+    if upstream is not None and (not upstream.strip() or not (Path(upstream, "charts").is_dir() or Path(upstream, "git").is_dir())):
+        raise CommandError(
+            [f"{flag} {upstream}: no charts/ or git/ folder there (give a copy laid out as ../shared/reference/upstream)"],
+            EXIT_CONFIG,
+        )
     offline = args.offline or os.environ.get("GPU_PLATFORM_OFFLINE") == "1"
-    sources = Sources(lock, upstream_dir=Path(upstream).resolve() if upstream else None, fetch=not offline)
-    return check_rendered(plan, objects, stack_config, sources, lock, policy_config), None
+    return Sources(lock, upstream_dir=Path(upstream).resolve() if upstream else None, fetch=not offline)
+
+
+def _render(args: argparse.Namespace, plan: Any, objects: list[Any], stack_config: Any, policy_config: Any) -> Any:
+    """Render the plan's releases and directories and check what the cluster gets."""
+    from infra.render import check_rendered
+
+    sources = args.sources
+    return check_rendered(plan, objects, stack_config, sources, sources.lock, policy_config)
 
 
 def _render_lines(report: Any) -> list[str]:
@@ -331,72 +384,48 @@ def _rendered_details(report: Any) -> dict[str, str]:
     return details
 
 
-def _write_outputs(
-    args: argparse.Namespace, plan: Any, objects: list[Any], violations: list[Any], notices: list[Any], policy: list[Any],
-    report: Any = None,
-) -> None:
-    from infra.manifests import rendered_json, write_manifests
+def _json_bytes(document: Any) -> bytes:
+    return (json.dumps(document, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
-    if args.json:
-        document = plan.to_json(
-            violations=[
-                {"rule": "kubernetes-schema", "enforcement": "mandatory", "resource": v.resource, "message": v.message, "fix": "correct the object to its schema"}
-                for v in violations
-            ]
-            + [f.to_json() for f in policy],
-            notices=[{"resource": n.resource, "message": n.message} for n in notices]
-            + [{"resource": None, "message": f"offline: {m}"} for m in plan.notices]
-            + [{"resource": None, "message": m} for m in (report.notices if report is not None else [])],
-        )
-        if report is not None:
-            document["violations"] += [
-                {"rule": f.check, "enforcement": "mandatory", "resource": f.resource, "message": f.message, "fix": "see the message"}
-                for f in report.cluster
-            ] + [
-                {"rule": "render", "enforcement": "mandatory", "resource": None, "message": line, "fix": "see the message"}
-                for line in report.errors
-            ]
-            document["rendered"] = rendered_json(report.rendering)
-        Path(args.json).write_text(json.dumps(document, indent=2, sort_keys=True) + "\n")
-    if args.manifests:
-        write_manifests(objects, Path(args.manifests), report.rendering if report is not None else None)
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"
 
 
 def _read_stack(args: argparse.Namespace) -> Any:
-    """The stack's typed config for a command that reads it, or None after printing why not."""
-    from infra.config import ConfigError
-    from infra.preview import PreviewError, find_project_dir, load_stack
+    """The stack's typed config for a command that reads it (PreviewError/ConfigError otherwise).
 
-    try:
-        return load_stack(find_project_dir(Path(args.project_dir) if args.project_dir else None), args.stack)
-    except (PreviewError, ConfigError) as exc:
-        for line in exc.lines:
-            _err(line)
-        return None
+    The first Ctrl-C waits for the end (a second one raises at once): importing the Pulumi
+    SDK is not a safe place for a KeyboardInterrupt.
+    """
+    with deferred_interrupts(second_raises=True):
+        from infra.preview import load_stack
+
+        return load_stack(_project_dir(args), args.stack)
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     from infra.config import Cloud
-    from infra.preflight import preflight_eks
+    from infra.preflight import CloudError, preflight_eks
 
     config = _read_stack(args)
-    if config is None:
-        return EXIT_CONFIG
     if config.cloud is not Cloud.AWS:
-        _err(f"stack {args.stack} deploys to {config.cloud.value}, not aws: preflight {args.cloud} checks EKS stacks")
-        return EXIT_CONFIG
+        raise CommandError(f"stack {args.stack} deploys to {config.cloud.value}, not aws: preflight {args.cloud} checks EKS stacks")
     import boto3
-    import botocore.exceptions
     import pulumi_aws
 
     assert config.eks is not None
     region = config.eks.region or str(pulumi_aws.config.region)
-    session = boto3.Session(region_name=region)
     try:
-        findings = preflight_eks(config, region, session.client("ec2"), session.client("service-quotas"))
-    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
-        _err(f"cannot ask AWS in {region}: {exc}")
-        return EXIT_CONFIG
+        session = boto3.Session(region_name=region)
+        ec2, quotas = session.client("ec2"), session.client("service-quotas")
+    except Exception as exc:  # noqa: BLE001 - botocore raises for a bad region, profile or endpoint
+        raise CommandError(f"cannot ask AWS in {region}: {type(exc).__name__}: {_first_line(exc)}", EXIT_SERVICE) from exc
+    try:
+        findings = preflight_eks(config, region, ec2, quotas)
+    except CloudError as exc:
+        raise CommandError(str(exc), EXIT_SERVICE) from exc
     for finding in findings:
         print(finding)
     errors = sum(f.error for f in findings)
@@ -406,14 +435,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 def cmd_docs(args: argparse.Namespace) -> int:
     from infra.docs import sync_docs
-    from infra.preview import PreviewError, find_project_dir
 
-    try:
-        project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
-    except PreviewError as exc:
-        for line in exc.lines:
-            _err(line)
-        return EXIT_CONFIG
+    project_dir = _project_dir(args)
     stale = sync_docs(project_dir, write=args.write)
     if args.write:
         for path in stale:
@@ -437,25 +460,27 @@ def _capacity_inputs(args: argparse.Namespace) -> dict[str, Any]:
     import yaml
 
     data: dict[str, Any] = {}
-    if args.inputs:
+    if args.inputs is not None:
         try:
-            loaded = yaml.safe_load(Path(args.inputs).read_text(encoding="utf-8"))
+            loaded = yaml.safe_load(Path(args.inputs).read_bytes().decode("utf-8"))
         except OSError as exc:
-            raise ValueError(f"{args.inputs}: {exc.strerror or exc}") from None
+            raise CommandError(f"--inputs {args.inputs}: cannot read ({exc.strerror or type(exc).__name__})") from None
         except UnicodeDecodeError as exc:
-            raise ValueError(
-                f"{args.inputs}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+            raise CommandError(
+                f"--inputs {args.inputs}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
                 "save the inputs as UTF-8 YAML"
             ) from None
         except yaml.YAMLError as exc:
-            raise ValueError(f"{args.inputs}: invalid YAML: {str(exc).splitlines()[0]}") from None
+            raise CommandError(f"--inputs {args.inputs}: invalid YAML: {str(exc).splitlines()[0]}") from None
+        except RecursionError:
+            raise CommandError(f"--inputs {args.inputs}: invalid YAML: nested too deeply") from None
         if not isinstance(loaded, dict):
-            raise ValueError(f"{args.inputs}: expected a mapping (steps, run_duration, runs, window, nodes, ...)")
+            raise CommandError(f"--inputs {args.inputs}: expected a mapping (steps, run_duration, runs, window, nodes, ...)")
         data.update(loaded)
     step = {key: getattr(args, flag) for flag, key in _PLAN_FLAGS.items() if getattr(args, flag) is not None}
     if step:
         if args.inputs and "steps" in data:
-            raise ValueError("give the step's requests either in --inputs (steps:) or as --cpu/--memory/--gpus, not both")
+            raise CommandError("give the step's requests either in --inputs (steps:) or as --cpu/--memory/--gpus, not both")
         data["steps"] = [step]
     for key in ("run_duration", "runs", "window", "nodes"):
         if getattr(args, key) is not None:
@@ -463,65 +488,75 @@ def _capacity_inputs(args: argparse.Namespace) -> dict[str, Any]:
     return data
 
 
+def _as_written(line: str, args: argparse.Namespace) -> str:
+    """A planner error's key path as the user wrote it: the flag that gave the value
+    (``--runs``, ``--cpu``), else the key in the ``--inputs`` file."""
+    path, _, rest = line.partition(": ")
+    top = path.split(".")[0].split("[")[0]
+    flag = {"steps[0].cpu": "cpu", "steps[0].memory": "memory", "steps[0].gpus": "gpus"}.get(path, top)
+    if flag in ("cpu", "memory", "gpus", "run_duration", "runs", "window", "nodes") and getattr(args, flag, None) is not None:
+        return f"--{flag.replace('_', '-')}: {rest}"
+    if args.inputs is not None and path:
+        return f"--inputs {args.inputs}: {path}: {rest}"
+    return line
+
+
 def cmd_plan_capacity(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from infra.capacity import CapacityInputs, PlanError, ReserveFormula, plan, render
     from infra.config import format_validation_error
+    from infra.output import file_target, write_outputs
 
+    json_target = file_target("--json", args.json) if args.json is not None else None
     stack_config = _read_stack(args)
-    if stack_config is None:
-        return EXIT_CONFIG
     shapes = {shape.name: shape for shape in stack_config.pool_shapes()}
     if args.pool not in shapes:
-        _err(f"--pool {args.pool}: stack {args.stack} has no such pool (pools: {', '.join(shapes) or 'none'})")
-        return EXIT_CONFIG
+        raise CommandError(f"--pool {args.pool}: stack {args.stack} has no such pool (pools: {', '.join(shapes) or 'none'})")
     try:
         inputs = CapacityInputs.model_validate(_capacity_inputs(args))
-    except ValueError as exc:
-        lines = format_validation_error(exc, CapacityInputs) if isinstance(exc, ValidationError) else [str(exc)]
-        for line in lines:
-            _err(line)
-        return EXIT_CONFIG
+    except ValidationError as exc:
+        raise CommandError([_as_written(line, args) for line in format_validation_error(exc, CapacityInputs)]) from None
     shape = shapes[args.pool]
     # The kubelet reserves of the stack's cloud, unless the inputs name a formula.
     formula = ReserveFormula.EKS if stack_config.cloud.value == "aws" else ReserveFormula.GKE
     try:
         result = plan(shape, inputs, formula)
     except PlanError as exc:
-        _err(str(exc))
-        return EXIT_CONFIG
+        raise CommandError(str(exc)) from None
+    if json_target is not None:
+        write_outputs([(json_target, _json_bytes(result.to_json()))])
     for line in render(result, shape):
         print(line)
-    if args.json:
-        try:
-            Path(args.json).write_text(json.dumps(result.to_json(), indent=2, sort_keys=True) + "\n")
-        except OSError as exc:
-            _err(f"cannot write {args.json}: {exc.strerror or exc}")
-            return EXIT_CONFIG
     return EXIT_VIOLATIONS if result.pool_max_too_low else EXIT_OK
+
+
+def _url_password(url: str) -> str | None:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).password or None
+    except ValueError:
+        return None
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from infra.config import format_validation_error
-    from infra.report import ReportError, ReportInputs, collect, table_rows, write_plots
+    from infra.output import folder_target, write_outputs
+    from infra.report import REPORT_FILES, ReportError, ReportInputs, collect, report_files, table_rows
 
     try:
         inputs = ReportInputs(
             prometheus=args.prometheus, start=args.start, end=args.end, step=args.step, timeout=args.timeout
         )
     except ValidationError as exc:
-        for line in format_validation_error(exc, ReportInputs):
-            _err("--" + line)
-        return EXIT_CONFIG
-    out = Path(args.out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        _err(f"cannot create {out}: {exc.strerror or exc}")
-        return EXIT_CONFIG
+        lines = ["--" + line for line in format_validation_error(exc, ReportInputs)]
+        password = _url_password(args.prometheus)
+        raise CommandError([line.replace(password, "***") if password else line for line in lines]) from None
+    # Checked now, written (whole, or not at all) only when the report is made.
+    target = folder_target("--out", args.out, REPORT_FILES)
     # rich and matplotlib only load for this command: the preview does not pay for them.
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -534,16 +569,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         task = bar.add_task("starting", total=None)
         try:
             report = collect(inputs, progress=lambda what: bar.update(task, description=what))
-        except ReportError as exc:
+        except ReportError:
             bar.stop()
-            _err(str(exc))
-            return EXIT_PROMETHEUS
-    try:
-        report.write_json(out / "report.json")
-        plots = write_plots(report, out)
-    except OSError as exc:
-        _err(f"cannot write into {out}: {exc.strerror or exc}")
-        return EXIT_CONFIG
+            raise
+    write_outputs([(target, report_files(report))])
     table = Table(title="GPU pod wait times and GPU utilisation")
     table.add_column("what")
     table.add_column("value")
@@ -551,70 +580,92 @@ def cmd_report(args: argparse.Namespace) -> int:
         table.add_row(what, value)
     console = Console(width=max(110, Console().width))
     console.print(table)
-    console.print(f"wrote {out / 'report.json'}, " + ", ".join(str(p) for p in plots), soft_wrap=True)
+    console.print(f"wrote {target.path / 'report.json'}, " + ", ".join(str(target.path / n) for n in REPORT_FILES[1:]), soft_wrap=True)
     return EXIT_OK
 
 
 def cmd_upstream(args: argparse.Namespace) -> int:
     """`upstream check`: every locked source is in the sources and matches the lock.
-    `upstream lock`: the lock rewritten to cover exactly what the stacks declare."""
-    from infra.config import ConfigError
-    from infra.preview import PreviewError, find_project_dir, read_stack_file, run_program
-    from infra.upstream import LOCK_PATH, SourceError, Sources, check_lock, dump_lock, load_lock
+    `upstream lock`: the lock rewritten to cover exactly what the stacks and the components
+    declare (`--check`: exit 1 when it would change, write nothing)."""
+    from infra.output import file_target, write_outputs
+    from infra.preview import read_stack_file, run_program
+    from infra.upstream import LOCK_PATH, SourceError, check_lock, dump_lock
 
-    upstream = args.upstream or os.environ.get("GPU_PLATFORM_UPSTREAM")
-    offline = args.offline or os.environ.get("GPU_PLATFORM_OFFLINE") == "1"
-    try:
-        lock = load_lock()
-        sources = Sources(lock, upstream_dir=Path(upstream).resolve() if upstream else None, fetch=not offline)
-        if args.action == "check":
-            problems = check_lock(sources)
-            for line in problems:
-                _err(line)
-            print(f"{len(lock.charts)} charts and {len(lock.git)} git refs locked; {len(problems)} problems in {sources.describe()}")
-            return EXIT_VIOLATIONS if problems else EXIT_OK
-        from infra.render import declared_sources, lock_for, supported_sources
-
-        project_dir = find_project_dir(Path(args.project_dir) if args.project_dir else None)
-        stacks = args.stacks or sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (project_dir / "stacks").glob("Pulumi.*.yaml"))
-        declared = [supported_sources()]
-        for stack in stacks:
-            config, secret_keys = read_stack_file(project_dir, stack)
-            declared.append(declared_sources(run_program(project_dir, stack, config, secret_keys)))
-        text = dump_lock(lock_for(declared, sources))
-    except (PreviewError, ConfigError) as exc:
-        for line in exc.lines:
+    sources = _sources(args)
+    if args.action == "check":
+        problems = check_lock(sources)
+        for line in problems:
             _err(line)
-        return EXIT_CONFIG
+        print(f"{len(sources.lock.charts)} charts and {len(sources.lock.git)} git refs locked; "
+              f"{len(problems)} problems in {sources.describe()}")
+        return EXIT_VIOLATIONS if problems else EXIT_OK
+    from infra.render import declared_sources, lock_for, supported_sources
+
+    target = None if args.check else file_target("lock", str(LOCK_PATH))
+    project_dir = _project_dir(args)
+    stacks = args.stacks or sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (project_dir / "stacks").glob("Pulumi.*.yaml"))
+    declared = [supported_sources()]
+    for stack in stacks:
+        config, secret_keys = read_stack_file(project_dir, stack)
+        with deferred_interrupts(second_raises=True):
+            declared.append(declared_sources(run_program(project_dir, stack, config, secret_keys)))
+    try:
+        text = dump_lock(lock_for(declared, sources))
     except SourceError as exc:
-        _err(str(exc))
-        return EXIT_CONFIG
-    if args.check:
+        raise CommandError([str(exc)], EXIT_CONFIG) from None
+    if target is None:
         stale = text != LOCK_PATH.read_text(encoding="utf-8")
         if stale:
-            _err(f"{LOCK_PATH} does not cover exactly what the stacks declare; run: gpu-platform upstream lock")
+            _err(f"{LOCK_PATH} does not cover exactly what the stacks and components declare; run: gpu-platform upstream lock")
         return EXIT_VIOLATIONS if stale else EXIT_OK
-    tmp = LOCK_PATH.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, LOCK_PATH)
+    write_outputs([(target, text.encode("utf-8"))])
     print(f"wrote {LOCK_PATH}")
     return EXIT_OK
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, as for config errors
-        _err(message)
-        raise SystemExit(EXIT_CONFIG)
+        raise CommandError(message, EXIT_CONFIG)
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # --help, --version
+        if message:
+            print(message, end="", file=sys.stderr if status else sys.stdout)
+        raise _Exit(status)
+
+
+class _Exit(Exception):
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gpu-platform")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gpu-platform", description="Operate gpu-platform stacks.")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS,
+        help="print the traceback of an unexpected failure, for a bug report (also GPU_PLATFORM_DEBUG=1)",
+    )
+    parser = _Parser(prog="gpu-platform", description="Operate gpu-platform stacks.", parents=[common])
+    parser.add_argument("--version", action="version", version=f"gpu-platform {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    preview = sub.add_parser("preview", help="offline preview of a stack: resource tree, plan JSON, manifests")
+    preview = sub.add_parser("preview", parents=[common], help="offline preview of a stack: resource tree, plan JSON, manifests")
     preview.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     preview.add_argument("--json", metavar="PLAN", help="write the plan as JSON to PLAN")
-    preview.add_argument("--manifests", metavar="DIR", help="write every Kubernetes object as YAML into DIR")
+    preview.add_argument(
+        "--manifests", metavar="DIR",
+        help="write every Kubernetes object as YAML into DIR, replacing it whole (a new folder, or one holding only *.yaml)",
+    )
     preview.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml (default: found from the cwd)")
     preview.add_argument("--quiet", action="store_true", help="print the summary and findings only, not the tree")
     preview.add_argument(
@@ -631,13 +682,13 @@ def build_parser() -> argparse.ArgumentParser:
     render_mode.add_argument("--render", action="store_true", help="fail (exit 2) when a release or directory cannot be rendered")
     preview.set_defaults(func=cmd_preview)
 
-    preflight = sub.add_parser("preflight", help="what the cloud account must offer before a stack deploys")
+    preflight = sub.add_parser("preflight", parents=[common], help="what the cloud account must offer before a stack deploys")
     preflight.add_argument("cloud", choices=["eks"], help="eks: zones, instance shapes and GPU vCPU quotas, asked of AWS")
     preflight.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     preflight.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
     preflight.set_defaults(func=cmd_preflight)
 
-    docs = sub.add_parser("docs", help="the stack config reference generated from the models")
+    docs = sub.add_parser("docs", parents=[common], help="the stack config reference generated from the models")
     group = docs.add_mutually_exclusive_group()
     group.add_argument("--check", action="store_true", help="exit 1 when README.md or Pulumi.yaml is stale")
     group.add_argument("--write", action="store_true", help="rewrite the generated parts of README.md and Pulumi.yaml")
@@ -645,7 +696,7 @@ def build_parser() -> argparse.ArgumentParser:
     docs.set_defaults(func=cmd_docs)
 
     cap = sub.add_parser(
-        "plan-capacity",
+        "plan-capacity", parents=[common],
         help="nodes for N parallel pipeline runs in T on a pool of the stack, and whether its maximum allows it",
     )
     cap.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
@@ -662,36 +713,126 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
     cap.set_defaults(func=cmd_plan_capacity)
 
-    up = sub.add_parser("upstream", help="the lock of upstream charts and Kustomize sources: check it, or re-lock")
+    up = sub.add_parser("upstream", parents=[common], help="the lock of upstream charts and Kustomize sources: check it, or re-lock")
     up.add_argument("action", choices=["check", "lock"], help="check: the sources match the lock; lock: rewrite the lock for the stacks")
     up.add_argument("stacks", nargs="*", help="lock: the stacks whose sources to lock (default: every stack file)")
     up.add_argument("--upstream", metavar="DIR", help="a local copy of the sources (default: the user cache, fetched online)")
     up.add_argument("--offline", action="store_true", help="never fetch")
     up.add_argument("--check", action="store_true", help="lock: exit 1 when the lock would change, write nothing")
     up.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
-    up.set_defaults(func=cmd_upstream)
+    up.set_defaults(func=cmd_upstream, no_render=False)
 
-    report = sub.add_parser("report", help="GPU pod wait times and GPU utilisation from Prometheus")
+    report = sub.add_parser("report", parents=[common], help="GPU pod wait times and GPU utilisation from Prometheus")
     report.add_argument("--prometheus", required=True, metavar="URL", help="the Prometheus base URL (http://host:9090)")
     report.add_argument("--start", required=True, help="start: RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds")
     report.add_argument("--end", required=True, help="end: RFC 3339 or Unix seconds")
-    report.add_argument("--step", default="1s", help="sampling step (default 1s, the seed's)")
-    report.add_argument("--out", metavar="DIR", default="report", help="where report.json and the PNG plots go (default ./report)")
+    report.add_argument("--step", default="1s", help="sampling step, at most 1d; at most 1,000,000 steps per report (default 1s, the seed's)")
+    report.add_argument(
+        "--out", metavar="DIR", default="report",
+        help="where report.json and the PNG plots go, replaced whole when the report is made (default ./report)",
+    )
     report.add_argument("--timeout", default="30", help="seconds per HTTP request (default 30)")
     report.set_defaults(func=cmd_report)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    # Importing the provider SDKs creates hundreds of thousands of objects and no garbage
-    # cycles worth collecting; pausing the cyclic collector for one short command saves
-    # a sixth of a preview's run time (tests/benchmarks/preview_vs_import.py).
-    gc.disable()
+# --- the one place failures become exit codes -------------------------------------------------
+
+# The one-line error types of the modules commands call, by module (looked up only when that
+# module is loaded, so the preview never imports the report's dependencies): lines, exit code.
+_ERRORS = (
+    ("infra.config", "ConfigError", EXIT_CONFIG),
+    ("infra.preview", "PreviewError", EXIT_CONFIG),
+    ("policies.evaluate", "PolicyConfigError", EXIT_CONFIG),
+    ("infra.report", "ReportError", EXIT_SERVICE),
+)
+
+
+def _classify(exc: Exception) -> tuple[list[str], int] | None:
+    if isinstance(exc, CommandError):
+        return exc.lines, exc.exit_code
+    for module, name, code in _ERRORS:
+        cls = getattr(sys.modules.get(module), name, None)
+        if cls is not None and isinstance(exc, cls):
+            return list(getattr(exc, "lines", None) or [_first_line(exc)]), code
+    return None
+
+
+def _debug(argv: Sequence[str]) -> bool:
+    return "--debug" in argv or os.environ.get("GPU_PLATFORM_DEBUG", "").lower() in ("1", "true", "yes")
+
+
+_reported: list[bool] = []
+
+
+def _interrupted() -> int:
+    """The one line for Ctrl-C (printed once however many layers see it) and its exit code."""
+    if not _reported:
+        _reported.append(True)
+        _err("interrupted")
+    return EXIT_INTERRUPTED
+
+
+@contextlib.contextmanager
+def _quiet_unraisable(debug: bool) -> Iterator[None]:
+    """Exceptions Python can only print ("Exception ignored in ..."; a Ctrl-C landing in a
+    finalizer or an exit handler) print no traceback unless --debug; the interrupt itself is
+    recorded by infra/errors.py and still ends the command with 130."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            mark_interrupted()
+        if debug:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
     try:
-        return int(args.func(args))
+        yield
     finally:
-        gc.enable()
+        sys.unraisablehook = previous
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; every failure becomes one line per problem and an exit code."""
+    import traceback
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = _debug(argv)
+    _reported.clear()
+    with recording_interrupts(), _quiet_unraisable(debug):
+        # Importing the provider SDKs creates hundreds of thousands of objects and no garbage
+        # cycles worth collecting; pausing the cyclic collector for one short command saves
+        # a sixth of a preview's run time (tests/benchmarks/preview_vs_import.py).
+        gc.disable()
+        try:
+            args = build_parser().parse_args(argv)
+            code = int(args.func(args))
+            if interrupted():  # an interrupt some library swallowed: never exit 0 after Ctrl-C
+                return _interrupted()
+            return code
+        except _Exit as exc:
+            return exc.code
+        except KeyboardInterrupt:
+            mark_interrupted()
+            return _interrupted()
+        except Exception as exc:  # noqa: BLE001 - the one place: no traceback unless asked
+            if interrupted():
+                return _interrupted()
+            known = _classify(exc)
+            if debug and (known is None or known[1] == EXIT_PROGRAM):
+                traceback.print_exception(exc)
+            if known is None:
+                _err(
+                    f"unexpected error: {type(exc).__name__}: {_first_line(exc)} "
+                    "(a bug: rerun with --debug for the traceback and report it)"
+                )
+                return EXIT_PROGRAM
+            for line in known[0]:
+                _err(line)
+            return known[1]
+        finally:
+            gc.enable()
 
 
 def run() -> None:
@@ -699,12 +840,25 @@ def run() -> None:
 
     Freeing the provider SDKs' objects one by one at exit takes about half a second, a
     third of a preview (tests/benchmarks/preview_vs_import.py). By then the output is
-    written and its files closed; the exit handlers still run, then the process ends.
+    written and its files closed; the exit handlers still run (with SIGINT deferred, so an
+    interrupt there cannot be swallowed), then the process ends: 130 if an interrupt came
+    at any point.
     """
-    code = main()
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    code = EXIT_INTERRUPTED
+    try:
+        with recording_interrupts(), _quiet_unraisable(_debug(sys.argv[1:])):
+            code = main()
+            with deferred_interrupts(raise_after=False):
+                atexit._run_exitfuncs()
+                if interrupted():
+                    code = _interrupted()
+    except KeyboardInterrupt:  # in the instants between main() and the exit handlers
+        code = _interrupted()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001 - a closed pipe or a late Ctrl-C: the exit code still stands
+        pass
     os._exit(code)
 
 

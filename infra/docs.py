@@ -13,6 +13,8 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from infra.errors import CommandError
+
 import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -141,7 +143,7 @@ def _render_pulumi_yaml(current: str) -> str:
 
 def _render_readme(current: str) -> str:
     if START not in current or END not in current:
-        raise ValueError("README.md lacks the config-reference markers")
+        raise CommandError(f"README.md lacks the config-reference markers ({START[:28]}... and {END}); restore them")
     before, rest = current.split(START, 1)
     after = rest.split(END, 1)[1]
     return f"{before}{START}\n\n{config_reference()}\n{END}{after}"
@@ -149,12 +151,21 @@ def _render_readme(current: str) -> str:
 
 def sync_docs(project_dir: Path, write: bool = False) -> list[Path]:
     """The generated files that are out of date (rewritten when ``write``)."""
+    from infra.output import file_target, write_outputs
+
     stale = []
+    outputs: list[Any] = []
     for path, render in ((project_dir / "README.md", _render_readme), (project_dir / "Pulumi.yaml", _render_pulumi_yaml)):
-        current = path.read_text()
+        try:
+            current = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else f"not UTF-8 text (offset {exc.start})"
+            raise CommandError(f"{path}: cannot read: {why}") from None
         wanted = render(current)
         if wanted != current:
             stale.append(path)
             if write:
-                path.write_text(wanted)
+                outputs.append((file_target("--write", str(path)), wanted.encode("utf-8")))
+    if write:
+        write_outputs(outputs)  # both files or neither
     return stale

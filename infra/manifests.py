@@ -21,7 +21,9 @@ from infra.preview import SECRET_SIG, Plan, RecordedResource
 __all__ = [
     "KubernetesObject",
     "SchemaFinding",
+    "MANIFEST_FILES",
     "kubernetes_objects",
+    "manifest_files",
     "plain",
     "unknown_fields",
     "validate_objects",
@@ -285,30 +287,39 @@ def unknown_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[t
     return found
 
 
+MANIFEST_FILES = ("*.yaml",)
+"""What a --manifests folder may hold: gpu-platform replaces it whole (infra/output.py)."""
+
+
 def _file_name(kind: str, namespace: str | None, name: str) -> str:
     return "-".join(p for p in (kind.lower(), namespace, name) if p) + ".yaml"
 
 
-def write_manifests(objects: list[KubernetesObject], directory: Path, rendering: Any = None) -> list[Path]:
-    """One YAML file per object, named <kind>-<namespace>-<name>.yaml; secret values masked.
+def manifest_files(objects: list[KubernetesObject], rendering: Any = None) -> dict[str, bytes]:
+    """One YAML document per object, named <kind>-<namespace>-<name>.yaml; secret values masked.
 
-    With a rendering, the objects of each release or directory go beside them, under
-    ``rendered/<release or directory>/``.
+    With a rendering, the objects each release or directory puts on the cluster go beside
+    them, named ``rendered.<release or directory>.<kind>-<namespace>-<name>.yaml``.
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
+    files: dict[str, bytes] = {}
     for obj in objects:
-        path = directory / _file_name(obj.kind, obj.namespace, obj.name)
         # Secret values never reach disk, not even the offline placeholders.
-        path.write_text(yaml.safe_dump(_kubectl_order(plain(obj.resource.inputs, redact=True)), sort_keys=False))
-        written.append(path)
+        body = yaml.safe_dump(_kubectl_order(plain(obj.resource.inputs, redact=True)), sort_keys=False)
+        files[_file_name(obj.kind, obj.namespace, obj.name)] = body.encode("utf-8")
     for rendered in getattr(rendering, "objects", []):
-        folder = directory / "rendered" / rendered.source.resource.name
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / _file_name(rendered.kind, rendered.namespace, rendered.name)
-        path.write_text(yaml.safe_dump(_kubectl_order(plain(_masked_secret(rendered.body), redact=True)), sort_keys=False))
-        written.append(path)
-    return written
+        name = f"rendered.{rendered.source.resource.name}.{_file_name(rendered.kind, rendered.namespace, rendered.name)}"
+        body = yaml.safe_dump(_kubectl_order(plain(_masked_secret(rendered.body), redact=True)), sort_keys=False)
+        files[name] = body.encode("utf-8")
+    return files
+
+
+def write_manifests(objects: list[KubernetesObject], directory: Path, rendering: Any = None) -> list[Path]:
+    """Replace ``directory`` with one YAML file per object (the atomic folder writer)."""
+    from infra.output import folder_target, write_outputs
+
+    files = manifest_files(objects, rendering)
+    write_outputs([(folder_target("--manifests", str(directory), MANIFEST_FILES), files)])
+    return [directory / name for name in files]
 
 
 def _masked_secret(body: dict[str, Any]) -> dict[str, Any]:

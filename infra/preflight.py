@@ -24,7 +24,11 @@ from components.gpu_catalog import aws_instance_type
 from components.pools import CapacityType
 from infra.config import StackConfig
 
-__all__ = ["QUOTAS", "Finding", "preflight_eks"]
+__all__ = ["QUOTAS", "CloudError", "Finding", "preflight_eks"]
+
+
+class CloudError(Exception):
+    """AWS could not be asked or answered something that is not an answer; one line."""
 
 QUOTAS: dict[tuple[str, CapacityType], tuple[str, str]] = {
     ("G", CapacityType.ON_DEMAND): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
@@ -72,7 +76,38 @@ def _quota(quotas: Any, code: str) -> float:
 
 
 def preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> list[Finding]:
-    """The findings for an aws stack, asking ``ec2`` and ``quotas`` (boto3 clients in ``region``)."""
+    """The findings for an aws stack, asking ``ec2`` and ``quotas`` (boto3 clients in ``region``).
+
+    Raises CloudError (one line) when AWS cannot be asked (no credentials, no connection,
+    a refusal) or answers what is not an EC2/Service Quotas answer (an HTML page, a
+    plain-text 500, a document without the expected fields).
+    """
+    import botocore.exceptions
+    from botocore.parsers import ResponseParserError
+
+    try:
+        return _preflight_eks(config, region, ec2, quotas)
+    except botocore.exceptions.NoCredentialsError:
+        raise CloudError(
+            f"cannot ask AWS in {region}: no credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
+        ) from None
+    except botocore.exceptions.ClientError as exc:
+        error = exc.response.get("Error") or {}
+        status = (exc.response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+        code = error.get("Code") or f"HTTP {status}"
+        message = " ".join(str(error.get("Message") or "").split())[:200]
+        raise CloudError(f"AWS refused {exc.operation_name} in {region}: {code}" + (f": {message}" if message else "")) from None
+    except (botocore.exceptions.BotoCoreError, ResponseParserError) as exc:
+        what = " ".join(str(exc).split())
+        raise CloudError(f"cannot ask AWS in {region}: {type(exc).__name__}: {what[:200]}") from None
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise CloudError(
+            f"AWS in {region} answered without the fields preflight reads ({type(exc).__name__}: {exc}); "
+            "is the endpoint (AWS_ENDPOINT_URL*) an EC2/Service Quotas API?"
+        ) from None
+
+
+def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> list[Finding]:
     assert config.eks is not None and config.eks_node_groups is not None
     groups = config.eks_node_groups
     findings: list[Finding] = []

@@ -56,10 +56,9 @@ import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field, field_validator, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from components.pools import ARGS_CONFIG, field_error
 from infra.capacity import Seconds
@@ -67,17 +66,29 @@ from infra.capacity import Seconds
 __all__ = [
     "GPU_REQUESTS",
     "MAX_POINTS",
+    "MAX_STEPS",
     "Prometheus",
     "Report",
     "ReportError",
     "ReportInputs",
     "collect",
     "nearest_rank",
-    "write_plots",
+    "REPORT_FILES",
+    "plot_files",
+    "report_files",
 ]
 
 MAX_POINTS = 11_000
-"""Prometheus refuses a query_range of more points per series than this."""
+"""Points per series per query_range request. Prometheus refuses a request whose
+(end - start) / step exceeds 11,000 (web/api/v1/api.go: "exceeded maximum resolution of
+11,000 points per timeseries"); a chunk of 11,000 points spans 10,999 steps."""
+MAX_STEPS = 1_000_000
+"""Most evaluation steps one report holds in memory (about 11.5 days at 1 s, 1.9 years at 60 s)."""
+DAY = 86_400
+FiniteTime = Annotated[float, Field(allow_inf_nan=False, ge=0)]
+"""A sample's Unix time as Prometheus answers it."""
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
 
 GPU_REQUESTS = 'kube_pod_container_resource_requests{resource="nvidia_com_gpu"}'
 GPU_CAPACITY = 'kube_node_status_capacity{resource="nvidia_com_gpu"}'
@@ -126,12 +137,15 @@ class ReportInputs(BaseModel):
     """Start of the range, RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds; a time without zone is UTC. Required."""
     end: AwareDatetime
     """End of the range (excluded), after start. Required."""
-    step: Seconds = 1
-    """Sampling step: pending time and GPU-hours are counted at this resolution; the seed used 1 s. Default: 1 (s)."""
-    timeout: Seconds = 30
-    """Seconds to wait for each HTTP request. Default: 30."""
+    step: Annotated[Seconds, Field(le=DAY)] = 1
+    """Sampling step, at most a day: pending time and GPU-hours are counted at this resolution; the seed used 1 s. Default: 1 (s)."""
+    timeout: Annotated[Seconds, Field(le=DAY)] = 30
+    """Seconds to wait for each HTTP request, at most a day. Default: 30."""
     max_points: int = Field(default=MAX_POINTS, ge=2, le=MAX_POINTS)
     """Points per series per query_range request; longer ranges are queried in chunks. Default: 11000."""
+    max_steps: int = Field(default=MAX_STEPS, ge=1, le=MAX_STEPS)
+    """Most evaluation steps of one report: the report keeps every step's GPU counts in memory (for the
+    GPU-hours and the plots), so a longer range needs a larger step. Default: 1000000 (11.5 days at 1 s)."""
 
     @field_validator("prometheus")
     @classmethod
@@ -146,17 +160,7 @@ class ReportInputs(BaseModel):
     @field_validator("start", "end", mode="before")
     @classmethod
     def _utc(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit():
-            return datetime.fromtimestamp(float(value), tz=timezone.utc)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return datetime.fromtimestamp(value, tz=timezone.utc)
-        if isinstance(value, str):
-            try:
-                parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-            except ValueError:
-                raise ValueError("a time is RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds") from None
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-        return value
+        return _timestamp(value)
 
     @model_validator(mode="after")
     def _range(self) -> ReportInputs:
@@ -168,13 +172,59 @@ class ReportInputs(BaseModel):
                 f"{self.start.isoformat()}: the range is empty",
                 self.end.isoformat(),
             )
+        steps = len(self.grid())
+        if steps > self.max_steps:
+            raise field_error(
+                "ReportInputs",
+                "step",
+                f"{self.start.isoformat()} to {self.end.isoformat()} at step {self.step}s is {steps:,} steps; "
+                f"a report holds at most {self.max_steps:,}: raise --step to at least "
+                f"{math.ceil((self.end.timestamp() - self.start.timestamp()) / self.max_steps)}s or shorten --start/--end",
+                self.step,
+            )
         return self
 
-    def grid(self) -> list[int]:
-        """The evaluation times, Unix seconds: start, start + step, ... before end."""
+    def grid(self) -> range:
+        """The evaluation times, Unix seconds: start, start + step, ... before end (lazy: a range)."""
         start = math.ceil(self.start.timestamp())
         end = self.end.timestamp()
-        return list(range(start, math.ceil(end), self.step))
+        return range(start, math.ceil(end), self.step)
+
+
+def _timestamp(value: Any) -> Any:
+    """RFC 3339 or Unix seconds -> an aware datetime in [EARLIEST, LATEST]; ValueError otherwise."""
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, bool):
+        raise ValueError(f"a time is RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds, not {value}")
+    elif isinstance(value, (int, float, str)):
+        text = str(value).strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = None
+        if seconds is not None:
+            if not math.isfinite(seconds) or not EARLIEST.timestamp() <= seconds <= LATEST.timestamp():
+                raise ValueError(
+                    f"Unix seconds must be between 0 ({_iso(0)}) and {int(LATEST.timestamp())} ({_iso(int(LATEST.timestamp()))})"
+                )
+            parsed = datetime.fromtimestamp(seconds, tz=timezone.utc)
+        else:
+            try:
+                parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+            except ValueError:
+                raise ValueError("a time is RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds") from None
+    else:
+        raise ValueError("a time is RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds")
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    try:
+        in_range = EARLIEST <= parsed <= LATEST
+    except OverflowError:
+        in_range = False
+    if not in_range:
+        raise ValueError(f"a time must be between {_iso(0)} and {_iso(int(LATEST.timestamp()))}")
+    return parsed
 
 
 # --- the HTTP API -------------------------------------------------------------------------------
@@ -187,53 +237,112 @@ class Prometheus:
         import requests
 
         self.url = url
+        self.shown = redact_url(url)
+        """The URL for messages and report.json: a password in it is never shown."""
         self.timeout = timeout
         self.session = requests.Session()
 
-    def _get(self, path: str, params: dict[str, Any] | list[tuple[str, Any]]) -> Any:
+    def _get(self, path: str, params: dict[str, Any] | list[tuple[str, Any]], shape: Any) -> Any:
+        """The ``data`` of a successful answer, validated against ``shape`` (a TypeAdapter)."""
         import requests
 
         try:
             response = self.session.get(self.url + path, params=params, timeout=self.timeout)
         except requests.ConnectionError:
-            raise ReportError(f"cannot connect to Prometheus at {self.url}: is the URL right and the server up?") from None
+            raise ReportError(f"cannot connect to Prometheus at {self.shown}: is the URL right and the server up?") from None
         except requests.Timeout:
-            raise ReportError(f"Prometheus at {self.url} did not answer within {self.timeout}s") from None
+            raise ReportError(f"Prometheus at {self.shown} did not answer within {self.timeout}s") from None
         except requests.RequestException as exc:
-            raise ReportError(f"request to Prometheus at {self.url} failed: {type(exc).__name__}") from None
+            raise ReportError(f"request to Prometheus at {self.shown} failed: {type(exc).__name__}") from None
         try:
             body = response.json()
         except ValueError:
             raise ReportError(
-                f"{self.url}{path} answered HTTP {response.status_code} without Prometheus JSON: is this a Prometheus URL?"
+                f"{self.shown}{path} answered HTTP {response.status_code} without Prometheus JSON: is this a Prometheus URL?"
             ) from None
         if not isinstance(body, dict) or body.get("status") != "success":
             error = body.get("error", "unknown error") if isinstance(body, dict) else "unexpected answer"
-            raise ReportError(f"Prometheus refused {path}: {error}")
-        return body["data"]
+            raise ReportError(f"Prometheus refused {path}: {_clip(error)}")
+        try:
+            return shape.validate_python(body.get("data"))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = "data" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+            raise ReportError(
+                f"Prometheus at {self.shown} answered {path} with an unexpected shape: {where}: {first['msg']} "
+                f"(got {_clip(first.get('input'))}); is this a Prometheus HTTP API?"
+            ) from None
 
-    def query_range(self, expr: str, times: list[int], step: int, max_points: int) -> dict[tuple[tuple[str, str], ...], dict[int, float]]:
+    def query_range(self, expr: str, times: range, step: int, max_points: int) -> dict[tuple[tuple[str, str], ...], dict[int, float]]:
         """``expr`` at every time of ``times`` (a regular grid), chunked; {labels: {t: value}}."""
         out: dict[tuple[tuple[str, str], ...], dict[int, float]] = {}
         for i in range(0, len(times), max_points):
             chunk = times[i : i + max_points]
             data = self._get(
-                "/api/v1/query_range", {"query": expr, "start": chunk[0], "end": chunk[-1], "step": f"{step}s"}
+                "/api/v1/query_range", {"query": expr, "start": chunk[0], "end": chunk[-1], "step": f"{step}s"}, _MATRIX
             )
-            for series in data.get("result", []):
-                key = tuple(sorted(series["metric"].items()))
+            for series in data.result:
+                key = tuple(sorted(series.metric.items()))
                 values = out.setdefault(key, {})
-                for t, v in series["values"]:
-                    values[int(round(float(t)))] = float(v)
+                for t, v in series.values:
+                    values[int(round(t))] = v
         return out
 
     def instant(self, expr: str, at: int) -> dict[tuple[tuple[str, str], ...], float]:
         """``expr`` evaluated at ``at``; {labels: value}."""
-        data = self._get("/api/v1/query", {"query": expr, "time": at})
-        return {tuple(sorted(s["metric"].items())): float(s["value"][1]) for s in data.get("result", [])}
+        data = self._get("/api/v1/query", {"query": expr, "time": at}, _VECTOR)
+        return {tuple(sorted(s.metric.items())): s.value[1] for s in data.result}
 
     def series(self, match: str, start: int, end: int) -> list[dict[str, str]]:
-        return list(self._get("/api/v1/series", [("match[]", match), ("start", start), ("end", end)]))
+        return list(self._get("/api/v1/series", [("match[]", match), ("start", start), ("end", end)], _SERIES))
+
+
+def redact_url(url: str) -> str:
+    """``url`` with the password of its user info (http://user:secret@host) replaced by ***."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+
+
+def _clip(value: Any) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else value
+    text = " ".join(text.split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+# The answers of the Prometheus HTTP API the report reads (docs: querying/api, "Expression
+# query result formats"): sample values are strings ("1", "NaN"), timestamps numbers.
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class _RangeSeries(_Answer):
+    metric: dict[str, str]
+    values: list[tuple[FiniteTime, float]]
+
+
+class _InstantSeries(_Answer):
+    metric: dict[str, str]
+    value: tuple[FiniteTime, float]
+
+
+class _Matrix(_Answer):
+    resultType: Literal["matrix"]  # noqa: N815 - Prometheus's key
+    result: list[_RangeSeries]
+
+
+class _Vector(_Answer):
+    resultType: Literal["vector"]  # noqa: N815
+    result: list[_InstantSeries]
+
+
+_MATRIX = TypeAdapter(_Matrix)
+_VECTOR = TypeAdapter(_Vector)
+_SERIES = TypeAdapter(list[dict[str, str]])
 
 
 # --- the report ---------------------------------------------------------------------------------
@@ -313,8 +422,9 @@ class Report:
         out["over_time"] = self.per_minute()
         return out
 
-    def write_json(self, path: Path) -> None:
-        path.write_text(json.dumps(self.summary(), indent=2, sort_keys=True) + "\n")
+    def json_bytes(self) -> bytes:
+        """report.json."""
+        return (json.dumps(self.summary(), indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
 def _series_at(result: dict[Any, dict[int, float]], times: list[int]) -> list[float]:
@@ -401,7 +511,7 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
     gpu_s_utilised = sum(utilised) * step
     utilisation = 100 * gpu_s_utilised / gpu_s_available
     return Report(
-        prometheus=inputs.prometheus,
+        prometheus=redact_url(inputs.prometheus),
         start=start,
         end=end,
         step=step,
@@ -426,7 +536,7 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
         carried_over_by_pod=dict(sorted(carried.items())),
         pending_at_end_pods=sorted(at_end),
         without_created_pods=without,
-        times=times,
+        times=list(times),
         available=available,
         utilised=utilised,
         nodes=nodes,
@@ -472,15 +582,26 @@ def table_rows(report: Report) -> list[tuple[str, str]]:
     return rows
 
 
-def write_plots(report: Report, out: Path) -> list[Path]:
+REPORT_FILES = ("report.json", "wait_times.png", "gpus.png")
+"""What a report --out folder may hold: gpu-platform replaces it whole (infra/output.py)."""
+
+
+def report_files(report: Report) -> dict[str, bytes]:
+    """report.json and the plots, by file name, for the atomic folder writer."""
+    return {"report.json": report.json_bytes(), **plot_files(report)}
+
+
+def plot_files(report: Report) -> dict[str, bytes]:
     """wait_times.png (histograms of pending time) and gpus.png (GPUs available vs utilised, nodes)."""
+    import io
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     waits = list(report.pending_by_pod.values())
-    paths = [out / "wait_times.png", out / "gpus.png"]
+    pngs = {"wait_times.png": io.BytesIO(), "gpus.png": io.BytesIO()}
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     left.hist(waits, bins=min(60, max(10, len(set(waits)))), color="#4477aa")
@@ -494,7 +615,7 @@ def write_plots(report: Report, out: Path) -> list[Path]:
     for limit in SHARES:
         right.axvline(limit, color="#aa3377", linestyle=":", linewidth=1)
     fig.tight_layout()
-    fig.savefig(paths[0], dpi=100)
+    fig.savefig(pngs["wait_times.png"], format="png", dpi=100)
     plt.close(fig)
 
     start = report.times[0]
@@ -514,6 +635,6 @@ def write_plots(report: Report, out: Path) -> list[Path]:
     handles = ax.get_legend_handles_labels()[0] + nodes_ax.get_legend_handles_labels()[0]
     ax.legend(handles, [str(h.get_label()) for h in handles], loc="upper left")
     fig.tight_layout()
-    fig.savefig(paths[1], dpi=100)
+    fig.savefig(pngs["gpus.png"], format="png", dpi=100)
     plt.close(fig)
-    return paths
+    return {name: buffer.getvalue() for name, buffer in pngs.items()}

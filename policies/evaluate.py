@@ -8,16 +8,17 @@ an object of the rule's settings, e.g.
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
 
 from policies.rules import RULES, Enforcement, Resource, ResourceRule, RuleConfig
 
-__all__ = ["Finding", "PolicyConfigError", "evaluate", "load_policy_config", "read_policy_config"]
+__all__ = ["Finding", "PolicyConfigError", "PolicyConfigFile", "evaluate", "load_policy_config", "read_policy_config"]
 
 
 @dataclass(frozen=True)
@@ -44,44 +45,122 @@ class PolicyConfigError(Exception):
         self.lines = lines
 
 
-def load_policy_config(data: dict[str, Any]) -> dict[str, RuleConfig]:
-    """Typed settings for every rule; one line per problem on a bad file."""
-    from infra.config import format_validation_error
+def _level_or_settings(value: Any) -> Any:
+    """A rule's (or "all"'s) value: an enforcement level, or an object of settings."""
+    if isinstance(value, str):
+        if value not in set(Enforcement):
+            raise ValueError("enforcement level must be advisory, mandatory or disabled")
+        return {"enforcementLevel": value}
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"expected an enforcement level ({', '.join(e.value for e in Enforcement)}) or an object of settings"
+        )
+    return value
 
-    names = {rule.name: rule for rule in RULES}
-    problems = [
-        f"policy-config:{key}: unknown rule; rules: {', '.join(names)}" for key in data if key != "all" and key not in names
-    ]
-    default: dict[str, Any] = {}
-    if "all" in data:
-        default = {"enforcementLevel": data["all"]} if isinstance(data["all"], str) else dict(data["all"])
+
+def _file_model() -> type[BaseModel]:
+    """The shape of a policy config file: "all" and one optional key per rule."""
+    fields: dict[str, Any] = {
+        name: (Annotated[config, BeforeValidator(_level_or_settings)], None)
+        for name, config in [("all", RuleConfig), *((rule.name, rule.config) for rule in RULES)]
+    }
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        "PolicyConfigFile", __config__=ConfigDict(extra="forbid", frozen=True), **fields
+    )
+
+
+PolicyConfigFile = _file_model()
+"""The file of ``pulumi preview --policy-pack-config``: {"all" | <rule>: <level> | {settings}}."""
+
+
+def _show(value: Any) -> str:
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _lines(exc: ValidationError) -> list[str]:
+    """One line per problem, naming the key path in the file."""
+    lines = []
+    for error in exc.errors():
+        loc = error["loc"]
+        path = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc))
+        if error["type"] == "extra_forbidden":
+            if len(loc) == 1:
+                known = ["all", *(rule.name for rule in RULES)]
+                what, allowed = "unknown rule", f"rules: {', '.join(known[1:])}"
+            else:
+                known = sorted(PolicyConfigFile.model_fields[str(loc[0])].annotation.model_fields)  # type: ignore[union-attr]
+                what, allowed = "unknown setting", f"settings: {', '.join(known)}"
+            hint = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            message = f"{what}; " + (f"did you mean {hint[0]}? " if hint else "") + allowed
+            lines.append(f"policy-config:{path}: {message}")
+            continue
+        message = error["msg"].removeprefix("Value error, ")
+        if not loc:
+            message = f"expected a JSON object of rule names to settings (got {_show(error['input'])})"
+            lines.append(f"policy-config: {message}")
+            continue
+        line = f"policy-config:{path}: {message} (got {_show(error['input'])})"
+        if line not in lines:
+            lines.append(line)
+    return lines
+
+
+def load_policy_config(data: Any) -> dict[str, RuleConfig]:
+    """Typed settings for every rule; PolicyConfigError with one line per problem on a bad file."""
+    try:
+        document = PolicyConfigFile.model_validate(data)
+    except ValidationError as exc:
+        raise PolicyConfigError(_lines(exc)) from None
+    given = document.model_fields_set
+    default = getattr(document, "all") if "all" in given else None
     configs: dict[str, RuleConfig] = {}
-    for name, rule in names.items():
-        own = data.get(name, {})
-        settings = {**default, **({"enforcementLevel": own} if isinstance(own, str) else dict(own))}
-        try:
-            configs[name] = rule.config.model_validate(settings)
-        except ValidationError as exc:
-            prefix = f"policy-config:{name}"
-            problems += [
-                prefix + "." + line[len(prefix) + 1 :] for line in format_validation_error(exc, rule.config, prefix)
-            ]
-    if problems:
-        raise PolicyConfigError(problems)
+    for rule in RULES:
+        own = getattr(document, rule.name) if rule.name in given else rule.config()
+        level = own.enforcementLevel
+        if "enforcementLevel" not in own.model_fields_set and default is not None:
+            level = default.enforcementLevel
+        configs[rule.name] = own.model_copy(update={"enforcementLevel": level})
     return configs
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are unique (json's default keeps the last of a repeated key)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def read_policy_config(path: Path | None) -> dict[str, RuleConfig]:
+    """The policy config file at ``path`` (none: every rule's defaults)."""
     if path is None:
         return load_policy_config({})
     try:
-        data = json.loads(path.read_text())
+        text = path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
-        raise PolicyConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
+        raise PolicyConfigError([f"--policy-config {path}: cannot read ({exc.strerror or type(exc).__name__})"]) from None
+    except UnicodeDecodeError as exc:
+        raise PolicyConfigError(
+            [f"--policy-config {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); save it as UTF-8 JSON"]
+        ) from None
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise PolicyConfigError([f"--policy-config {path}: key {exc.args[0]!r} appears twice in one object; keep one"]) from None
     except json.JSONDecodeError as exc:
-        raise PolicyConfigError([f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}"]) from None
-    if not isinstance(data, dict):
-        raise PolicyConfigError([f"{path}: expected a JSON object of rule names to settings"])
+        raise PolicyConfigError([f"--policy-config {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]) from None
+    except RecursionError:
+        raise PolicyConfigError([f"--policy-config {path}: invalid JSON: nested too deeply"]) from None
     return load_policy_config(data)
 
 

@@ -309,8 +309,8 @@ def test_plan_capacity_from_a_yaml_file(tmp_path: Path, capsys: pytest.CaptureFi
         (["--pool", "t4", "--cpu", "1", "--memory", "1", "--gpus", "4", "--run-duration", "1m", "--runs", "1", "--nodes", "1"],
          "gpu-platform: step step requests 4 gpus; a node of pool t4 (n1-standard-4) has 2 allocatable gpus: it fits no node of this pool"),
         (["--pool", "t4", "--cpu", "1", "--memory", "1", "--run-duration", "1m", "--runs", "x", "--nodes", "1"],
-         'gpu-platform: runs: Input should be a valid integer, unable to parse string as an integer (got "x")'),
-        (["--pool", "t4", "--inputs", "/nonexistent/in.yaml"], "gpu-platform: /nonexistent/in.yaml: No such file or directory"),
+         'gpu-platform: --runs: Input should be a valid integer, unable to parse string as an integer (got "x")'),
+        (["--pool", "t4", "--inputs", "/nonexistent/in.yaml"], "gpu-platform: --inputs /nonexistent/in.yaml: cannot read (No such file or directory)"),
     ],
 )
 def test_plan_capacity_errors_are_one_line_exit_2(argv: list[str], line: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -328,7 +328,7 @@ def test_fails_when_the_inputs_file_is_not_utf8(tmp_path: Path, capsys: pytest.C
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert captured.err.strip().splitlines() == [
-        f"gpu-platform: {path}: not UTF-8 text (byte 0xe9 at offset 18); save the inputs as UTF-8 YAML"
+        f"gpu-platform: --inputs {path}: not UTF-8 text (byte 0xe9 at offset 18); save the inputs as UTF-8 YAML"
     ]
 
 

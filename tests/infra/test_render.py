@@ -303,10 +303,10 @@ def test_the_compliant_counterpart_passes(case: str, tmp_path: Path, capsys: pyt
     rendered = {s["name"]: s for s in json.loads((tmp_path / "plan.json").read_text())["rendered"]}
     assert rendered["kps"]["source"] == "kube-prometheus-stack 88.5.3" and rendered["kps"]["rendered"]
     assert {"Prometheus", "ServiceMonitor", "PrometheusRule"} <= {o["body"]["kind"] for o in rendered["kps"]["objects"]}
-    assert (tmp_path / "manifests" / "rendered" / "kps" / "prometheus-monitoring-kps-kube-prometheus-stack-prometheus.yaml").is_file()
-    for path in (tmp_path / "manifests" / "rendered" / "kps").glob("secret-*.yaml"):
+    assert (tmp_path / "manifests" / "rendered.kps.prometheus-monitoring-kps-kube-prometheus-stack-prometheus.yaml").is_file()
+    for path in (tmp_path / "manifests").glob("rendered.kps.secret-*.yaml"):
         body = yaml.safe_load(path.read_text())
         assert all(v == "[secret]" for v in [*(body.get("data") or {}).values(), *(body.get("stringData") or {}).values()]), path
     if case == "after-crd":
         assert {"DaemonSet", "ServiceMonitor", "Service"} <= {o["body"]["kind"] for o in rendered["dcgm"]["objects"]}
-        assert (tmp_path / "manifests" / "rendered" / "dcgm" / "daemonset-monitoring-dcgm-dcgm-exporter.yaml").is_file()
+        assert (tmp_path / "manifests" / "rendered.dcgm.daemonset-monitoring-dcgm-dcgm-exporter.yaml").is_file()

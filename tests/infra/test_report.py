@@ -276,7 +276,7 @@ def test_fails_on_bad_inputs_one_line_exit_2(argv: list[str], line: str, capsys:
 def test_report_inputs_defaults_and_grid() -> None:
     inputs = ReportInputs(prometheus="http://p:9090/", start="2026-11-20T10:00:00", end="2026-11-20T10:00:05")
     assert (inputs.step, inputs.timeout, inputs.max_points, inputs.prometheus) == (1, 30, 11_000, "http://p:9090")
-    assert inputs.grid() == [inputs.start.timestamp() + i for i in range(5)]
+    assert list(inputs.grid()) == [inputs.start.timestamp() + i for i in range(5)]
     with pytest.raises(ValidationError) as exc:
         ReportInputs(prometheus="http://p", start=0, end=60, max_points=20_000)
     assert format_validation_error(exc.value, ReportInputs) == ["max_points: Input should be less than or equal to 11000 (got 20000)"]

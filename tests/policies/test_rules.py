@@ -213,9 +213,9 @@ def test_fails_when_policy_config_names_an_unknown_rule_or_setting() -> None:
     with pytest.raises(PolicyConfigError) as info:
         load_policy_config({"gpu-budget": {}, "gpu-stack-budget": {"maxGpus": 3}, "gpu-pool-bounded": {"maxGpusPerPool": 0}})
     lines = info.value.lines
-    assert lines[0].startswith("policy-config:gpu-budget: unknown rule; rules: gpu-pool-bounded")
+    assert any(line.startswith("policy-config:gpu-budget: unknown rule; did you mean gpu-stack-budget? rules: gpu-pool-bounded") for line in lines)
     assert any(line.startswith("policy-config:gpu-pool-bounded.maxGpusPerPool: Input should be greater than or equal to 1") for line in lines)
-    assert any(line.startswith("policy-config:gpu-stack-budget.maxGpus: unknown key; did you mean maxGpusPerStack?") for line in lines)
+    assert any(line.startswith("policy-config:gpu-stack-budget.maxGpus: unknown setting; did you mean maxGpusPerStack?") for line in lines)
 
 
 # --- the same rules over EKS resources -------------------------------------------------------
