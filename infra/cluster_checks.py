@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from infra.manifests import ObjectView
 from infra.preview import Plan, RecordedResource
 
 __all__ = [
@@ -37,37 +38,13 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Obj:
+class Obj(ObjectView):
     """A Kubernetes object the cluster gets, with what declares it."""
 
     body: dict[str, Any]
     owner: RecordedResource
     """The plan resource that applies it: the object's own resource, or its release/directory."""
     rendered: bool
-
-    @property
-    def api_version(self) -> str:
-        return str(self.body.get("apiVersion", ""))
-
-    @property
-    def group(self) -> str:
-        return self.api_version.rpartition("/")[0]
-
-    @property
-    def kind(self) -> str:
-        return str(self.body.get("kind", ""))
-
-    @property
-    def name(self) -> str:
-        return str((self.body.get("metadata") or {}).get("name") or "")
-
-    @property
-    def namespace(self) -> str | None:
-        return (self.body.get("metadata") or {}).get("namespace")
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
 
     @property
     def where(self) -> str:

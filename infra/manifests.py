@@ -33,9 +33,10 @@ __all__ = [
 CRD_DIR = Path(__file__).parent / "crds"
 
 
-@dataclass(frozen=True)
-class KubernetesObject:
-    resource: RecordedResource
+class ObjectView:
+    """What every check reads of a Kubernetes object ``body``: its apiVersion, group, kind,
+    name, namespace and a label (``Kind namespace/name``)."""
+
     body: dict[str, Any]
 
     @property
@@ -43,16 +44,34 @@ class KubernetesObject:
         return str(self.body.get("apiVersion", ""))
 
     @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    @property
     def kind(self) -> str:
         return str(self.body.get("kind", ""))
 
     @property
     def name(self) -> str:
-        return str((self.body.get("metadata") or {}).get("name") or self.resource.name)
+        return str((self.body.get("metadata") or {}).get("name") or "")
 
     @property
     def namespace(self) -> str | None:
         return (self.body.get("metadata") or {}).get("namespace")
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
+
+
+@dataclass(frozen=True)
+class KubernetesObject(ObjectView):
+    resource: RecordedResource
+    body: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str((self.body.get("metadata") or {}).get("name") or self.resource.name)
 
     @property
     def owner(self) -> RecordedResource:

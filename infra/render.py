@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from infra.manifests import ObjectView
 from infra.preview import SECRET_SIG, Plan, RecordedResource
 from infra.upstream import Lock, SourceError, Sources, parse_kustomize_url
 
@@ -117,7 +118,7 @@ def ga_api_versions(kubernetes_version: str) -> list[str]:
 
 
 @dataclass
-class RenderedObject:
+class RenderedObject(ObjectView):
     """One object a release or directory puts on the cluster."""
 
     source: RenderedSource
@@ -125,22 +126,6 @@ class RenderedObject:
     """The object as the cluster gets it; secret values keep Pulumi's secret marker."""
     protect: bool = False
     retain_on_delete: bool = False
-
-    @property
-    def api_version(self) -> str:
-        return str(self.body.get("apiVersion", ""))
-
-    @property
-    def kind(self) -> str:
-        return str(self.body.get("kind", ""))
-
-    @property
-    def name(self) -> str:
-        return str((self.body.get("metadata") or {}).get("name") or "")
-
-    @property
-    def namespace(self) -> str | None:
-        return (self.body.get("metadata") or {}).get("namespace")
 
     @property
     def type(self) -> str:
@@ -158,11 +143,6 @@ class RenderedObject:
         from infra.manifests import plain
 
         return plain(self.body)
-
-    @property
-    def label(self) -> str:
-        where = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {where}{self.name}"
 
     @property
     def urn(self) -> str:
