@@ -310,3 +310,60 @@ def test_the_compliant_counterpart_passes(case: str, tmp_path: Path, capsys: pyt
     if case == "after-crd":
         assert {"DaemonSet", "ServiceMonitor", "Service"} <= {o["body"]["kind"] for o in rendered["dcgm"]["objects"]}
         assert (tmp_path / "manifests" / "rendered.dcgm.daemonset-monitoring-dcgm-dcgm-exporter.yaml").is_file()
+
+
+# --- online: sources fetched into the cache and checked against the lock ------------------------
+
+
+def test_a_missing_chart_is_fetched_from_its_repository_into_the_cache(tmp_path: Path) -> None:
+    """Helm's own pull from a chart repository (served here on loopback), then the digest check."""
+    import functools
+    import http.server
+    import threading
+
+    import helm_python
+
+    upstream = upstream_or_skip()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copy(upstream / "charts" / "dcgm-exporter-4.8.2.tgz", repo)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(repo))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        helm_python.repo_index_generate(repo, base_url=url)
+        locked = next(p for p in load_lock().charts if p.name == "dcgm-exporter")
+        pin = locked.model_copy(update={"repository": url})
+        cache = tmp_path / "cache"
+        archive = Sources(Lock(charts=[pin]), cache_dir=cache, fetch=True).chart_archive(pin)
+        assert archive == cache / "charts" / "dcgm-exporter-4.8.2.tgz" and chart_digest(archive) == pin.digest
+        wrong = pin.model_copy(update={"digest": "sha256:" + "1" * 64})
+        (cache / "charts" / "dcgm-exporter-4.8.2.tgz").unlink()
+        with pytest.raises(SourceError, match="the lock pins sha256:1111"):
+            Sources(Lock(charts=[wrong]), cache_dir=cache, fetch=True).chart_archive(wrong)
+        with pytest.raises(SourceError, match="is not in the cache .* \\(no fetching\\)"):
+            Sources(Lock(charts=[pin]), cache_dir=tmp_path / "empty", fetch=False).chart_archive(pin)
+    finally:
+        server.shutdown()
+
+
+def test_a_missing_tag_is_fetched_into_the_cache_and_its_commit_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shallow git fetch of the locked tag (GitHub served from the reference mirror)."""
+    import subprocess
+
+    upstream = upstream_or_skip()
+    config = tmp_path / "gitconfig"
+    config.write_text(subprocess.run(["sh", str(upstream / "gitconfig.sh")], check=True, capture_output=True, text=True).stdout)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    pin = next(p for p in load_lock().git if p.repository.endswith("kubeflow/pipelines") and p.tag == "2.17.0")
+    sources = Sources(Lock(git=[pin]), cache_dir=tmp_path / "cache", fetch=True)
+    sources.check_tag(pin)
+    assert (tmp_path / "cache" / "git" / "kubeflow+pipelines.git").is_dir()
+    moved = pin.model_copy(update={"commit": "1" * 40})
+    with pytest.raises(SourceError, match="tag 2.17.0 resolves to .*, the lock pins 111111111111: the tag moved upstream"):
+        Sources(Lock(git=[moved]), cache_dir=tmp_path / "cache", fetch=True).check_tag(moved)
+    missing = GitPin(repository=pin.repository, tag="2.14.5", commit="0" * 40)
+    with pytest.raises(SourceError, match="tag 2.14.5 could not be fetched"):
+        Sources(Lock(git=[missing]), cache_dir=tmp_path / "cache", fetch=True).check_tag(missing)
