@@ -425,10 +425,17 @@ def read_namespace(namespace: str = PROJECT) -> dict[str, Any]:
 def load_stack_config() -> StackConfig:
     """Build the StackConfig from the running program's Pulumi config, or raise ConfigError."""
     raw = read_namespace(PROJECT)
+    secret = {key for key in raw if pulumi.runtime.is_config_secret(f"{PROJECT}:{key}")}
+    if misplaced := _misplaced_secrets(raw, secret):
+        raise ConfigError(misplaced)
     try:
         config = StackConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, StackConfig, PROJECT)) from None
+        renames = {}
+        if isinstance(raw.get("eks_node_groups"), dict) and "other_node_groups" not in raw["eks_node_groups"]:
+            # Injected from eks.system_node_group (see StackConfig): name what the user wrote.
+            renames[("eks_node_groups", "other_node_groups")] = ("eks", "system_node_group", "name")
+        raise ConfigError(format_validation_error(exc, StackConfig, PROJECT, secret=secret, renames=renames)) from None
     problems: list[str] = []
     if config.cloud is Cloud.GCP and config.gke is not None:
         import pulumi_gcp
@@ -482,6 +489,40 @@ def load_stack_config() -> StackConfig:
     if problems:
         raise ConfigError(problems)
     return config
+
+
+SECRET_FIELDS = frozenset(
+    name for name, field in StackConfig.model_fields.items() if SecretStr in typing.get_args(field.annotation)
+)
+"""The top-level keys that hold a secret (SecretStr fields); a secret anywhere else is refused."""
+
+
+def _secret_paths(value: Any, path: str) -> list[str]:
+    """Where the offline reader put a secure value's placeholder inside ``value``."""
+    from infra.preview import SECRET_PLACEHOLDER
+
+    if isinstance(value, str):
+        return [path] if value.startswith(SECRET_PLACEHOLDER) else []
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _secret_paths(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _secret_paths(v, f"{path}[{i}]")]
+    return []
+
+
+def _misplaced_secrets(raw: dict[str, Any], secret: set[str]) -> list[str]:
+    """A secret where the program needs a plain value (names, namespaces, emails, sizes): refused,
+    naming the key path and never the value. Only SecretStr keys carry secrets into the cloud."""
+    allowed = ", ".join(sorted(SECRET_FIELDS))
+    lines = []
+    for key in sorted(secret - SECRET_FIELDS):
+        paths = _secret_paths(raw[key], f"{PROJECT}:{key}") or [f"{PROJECT}:{key}"]
+        for path in paths:
+            lines.append(
+                f"{path}: a secret where a plain value is required (it would name or size resources and "
+                f"show in plaintext in the state); only {allowed} may be secret (got a secret value)"
+            )
+    return lines
 
 
 def _secret_problems(key: str, value: SecretStr | None, needed: bool, when: str, example: str) -> list[str]:
@@ -546,10 +587,24 @@ def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | 
     return current
 
 
-def _message(error: dict[str, Any], root: type[BaseModel]) -> str:
+SECRET_SHOWN = "a secret value"
+"""What an error shows in place of a secret's value."""
+
+
+def _message(error: dict[str, Any], root: type[BaseModel], secret: bool = False) -> str:
     kind = error["type"]
     msg: str = error["msg"]
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+    shown = SECRET_SHOWN if secret else _show(error.get("input"))
+    if secret and kind not in ("missing", "extra_forbidden"):
+        # A validator's own message may quote the value: keep only pydantic's kind of problem.
+        return f"invalid value for a secret ({kind.replace('_', ' ')}) (got {shown})"
+    if kind == "string_type" and isinstance(error.get("input"), float):
+        number = error["input"]
+        return (
+            f"text expected, but YAML read an unquoted number ({number}; 1.30 becomes 1.3): "
+            f'quote it as you mean it, e.g. "{number}" (got {shown})'
+        )
     if kind == "missing":
         return "required (got nothing)"
     if kind == "extra_forbidden":
@@ -561,27 +616,58 @@ def _message(error: dict[str, Any], root: type[BaseModel]) -> str:
             text += f"; did you mean {hint[0]}?"
         if allowed:
             text += f" allowed: {', '.join(allowed)}"
-        return f"{text} (got {_show(error['input'])})"
+        return f"{text} (got {shown})"
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     if msg.startswith("Assertion failed, "):
         msg = msg[len("Assertion failed, "):]
-    return f"{msg} (got {_show(error.get('input'))})"
+    return f"{msg} (got {shown})"
 
 
 def format_validation_error(
-    exc: ValidationError, root: type[BaseModel], namespace: str | None = None
+    exc: ValidationError,
+    root: type[BaseModel],
+    namespace: str | None = None,
+    *,
+    secret: set[str] | frozenset[str] = frozenset(),
+    renames: dict[tuple[str, ...], tuple[str, ...]] | None = None,
 ) -> list[str]:
-    """One line per problem: ``<namespace>:<key path>: <what is wrong> (got <value>)``."""
+    """One line per problem: ``<namespace>:<key path>: <what is wrong> (got <value>)``.
+
+    The one error formatter: a value under a key in ``secret`` (top-level keys Pulumi marks
+    secret), of a SecretStr field, or holding a secure placeholder is never shown. ``renames``
+    maps a key the program derived to the key the user wrote.
+    """
+    from infra.preview import SECRET_PLACEHOLDER
+
     lines = []
     for error in exc.errors():
         # Drop pydantic's union/tagged-union markers so the path is the user's key path.
         loc = tuple(
             p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))
         )
+        for derived, written in (renames or {}).items():
+            if loc[: len(derived)] == derived:
+                loc = written
+                break
+        hidden = (
+            (bool(loc) and str(loc[0]) in secret)
+            or SECRET_PLACEHOLDER in json.dumps(error.get("input"), default=str)
+            or _is_secret_field(root, loc)
+        )
         path = _key_path(loc)
         prefix = f"{namespace}:{path}" if namespace else path
-        line = f"{prefix}: {_message(error, root)}"
+        line = f"{prefix}: {_message(error, root, hidden)}"
         if line not in lines:
             lines.append(line)
     return lines
+
+
+def _is_secret_field(root: type[BaseModel], loc: tuple[Any, ...]) -> bool:
+    """Whether ``loc`` is (inside) a SecretStr field of ``root``."""
+    for end in range(1, len(loc) + 1):
+        parent = _model_at(root, loc[: end - 1])
+        field = parent.model_fields.get(loc[end - 1]) if parent and isinstance(loc[end - 1], str) else None
+        if field is not None and (field.annotation is SecretStr or SecretStr in typing.get_args(field.annotation)):
+            return True
+    return False
