@@ -15,6 +15,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, field_validator
+from components.numbers import Int
 
 from components.kube import ChartVersion, DnsLabel, Duration, PinnedImage, helm_release
 from components.pools import ARGS_CONFIG
@@ -83,7 +84,7 @@ class DcgmExporterArgs(BaseModel):
     """dcgm-exporter chart release. Default: 4.8.2."""
     image: PinnedImage = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
     """Exporter image, pinned. Default: nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless."""
-    probe_initial_delay_seconds: int = Field(default=45, ge=MIN_PROBE_DELAY, le=600)
+    probe_initial_delay_seconds: Int = Field(default=45, ge=MIN_PROBE_DELAY, le=600)
     """Initial delay of the liveness and readiness probes (at least 20 s). Default: 45."""
     scrape_interval: Duration = "15s"
     """ServiceMonitor scrape interval. Default: 15s."""

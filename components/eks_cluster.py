@@ -26,6 +26,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
+from components.numbers import Int
 
 from components.gpu_catalog import aws_instance_type, check_one_shape
 from components.pools import ARGS_CONFIG, CapacityStrategy, LabelMap, NodePoolShape, PoolPlacement, field_error
@@ -174,11 +175,11 @@ class SystemNodeGroupArgs(BaseModel):
     """Node group name. Default: system."""
     instance_types: list[str] = Field(default_factory=lambda: ["m6i.large"], min_length=1)
     """CPU instance types, all of one shape. Default: [m6i.large]."""
-    min_nodes: int = Field(default=2, ge=1, le=100)
+    min_nodes: Int = Field(default=2, ge=1, le=100)
     """Fewest nodes (controllers need somewhere to run). Default: 2."""
-    max_nodes: int = Field(default=4, ge=1, le=100)
+    max_nodes: Int = Field(default=4, ge=1, le=100)
     """Most nodes. Default: 4."""
-    disk_size_gib: int = Field(default=50, ge=20, le=16384)
+    disk_size_gib: Int = Field(default=50, ge=20, le=16384)
     """Root volume size in GiB. Default: 50."""
     labels: LabelMap = Field(default_factory=dict)
     """Extra Kubernetes labels on the nodes. Default: {}."""
@@ -223,7 +224,7 @@ class EksClusterArgs(BaseModel):
     """Kubernetes minor version of the control plane; quote it in YAML ("1.34"). Default: "1.34"."""
     zones: list[str] | None = None
     """Availability zones for the subnets (two to six, all offering every GPU instance type of the stack). Default: none (looked up: the zones that offer them)."""
-    zone_count: int = Field(default=3, ge=2, le=MAX_ZONES)
+    zone_count: Int = Field(default=3, ge=2, le=MAX_ZONES)
     """How many zones to use when they are looked up. Default: 3."""
     vpc_cidr: str = "10.0.0.0/16"
     """The VPC's IPv4 range, /16 to /20; each zone gets a public and a private subnet carved from it. Default: 10.0.0.0/16."""

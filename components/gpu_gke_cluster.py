@@ -19,6 +19,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
+from components.numbers import Int
 
 from components.gpu_catalog import (
     GCP_ACCELERATORS,
@@ -240,7 +241,7 @@ class GpuSharing(BaseModel):
 
     strategy: GpuSharingStrategy
     """TIME_SHARING or MPS. Required."""
-    max_shared_clients_per_gpu: int = Field(ge=2, le=48)
+    max_shared_clients_per_gpu: Int = Field(ge=2, le=48)
     """Containers that may share one GPU. Required (2..48)."""
 
 
@@ -272,7 +273,7 @@ class _PoolBase(BaseModel):
     """Node image. Default: COS_CONTAINERD."""
     image_streaming: bool = True
     """Stream container images (GKE image streaming; large RAPIDS images start in seconds). Needs COS_CONTAINERD. Default: true."""
-    disk_size_gb: int = Field(default=100, ge=10, le=65536)
+    disk_size_gb: Int = Field(default=100, ge=10, le=65536)
     """Boot disk size in GB. Default: 100."""
     disk_type: DiskType = DiskType.PD_BALANCED
     """Boot disk type. Default: pd-balanced."""
@@ -357,7 +358,7 @@ class SystemPoolArgs(_PoolBase):
         scope=BoundsScope.PER_ZONE, min_nodes=1, max_nodes=3
     )
     """Node-count bounds. Default: 1..3 per zone."""
-    disk_size_gb: int = Field(default=50, ge=10, le=65536)
+    disk_size_gb: Int = Field(default=50, ge=10, le=65536)
     """Boot disk size in GB. Default: 50."""
 
 
@@ -366,13 +367,13 @@ class GpuNodePoolArgs(_PoolBase):
 
     accelerator_type: str
     """GKE accelerator type, e.g. nvidia-tesla-t4, nvidia-l4, nvidia-tesla-a100. Required."""
-    accelerator_count: int | None = Field(default=None, ge=1, le=16)
+    accelerator_count: Int | None = Field(default=None, ge=1, le=16)
     """GPUs per node. Required on N1; on A2/A3/G2 the machine type fixes it. Default: from the machine type."""
     driver_version: GpuDriverVersion = GpuDriverVersion.DEFAULT
     """NVIDIA driver GKE installs (LATEST needs COS). Default: DEFAULT."""
     capacity: CapacityStrategy = CapacityStrategy.ON_DEMAND
     """on_demand, spot, or spot_then_on_demand (a spot pool first, an on-demand twin as fallback). Default: on_demand."""
-    fallback_max_nodes: int | None = Field(default=None, ge=1, le=1000)
+    fallback_max_nodes: Int | None = Field(default=None, ge=1, le=1000)
     """spot_then_on_demand only: most on-demand fallback nodes (the fallback pool keeps no minimum; autoscaling.min_nodes applies to the spot pool). Default: none (autoscaling.max_nodes)."""
     migrate_back_to_spot: bool = False
     """spot_then_on_demand only: let GKE move pods back to spot nodes when spot capacity returns (it evicts them). Default: false."""
@@ -493,7 +494,7 @@ class SchedulerPoolArgs(GpuNodePoolArgs):
     """Machine type. Default: n1-standard-2."""
     accelerator_type: str = "nvidia-tesla-t4"
     """GPU model (schedulers need a GPU to deserialise CUDA objects). Default: nvidia-tesla-t4."""
-    accelerator_count: int | None = Field(default=1, ge=1, le=16)
+    accelerator_count: Int | None = Field(default=1, ge=1, le=16)
     """GPUs per node. Default: 1."""
     autoscaling: AutoscalingBounds = AutoscalingBounds(
         scope=BoundsScope.TOTAL, min_nodes=0, max_nodes=4

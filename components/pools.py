@@ -22,6 +22,8 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from components.numbers import Int
+
 __all__ = [
     "ARGS_CONFIG",
     "AutoscalingBounds",
@@ -175,9 +177,9 @@ class AutoscalingBounds(BaseModel):
 
     scope: BoundsScope
     """per_zone (counts per zone, like gcloud --min-nodes) or total (across the pool's zones). Required."""
-    min_nodes: int = Field(default=0, ge=0, le=1000)
+    min_nodes: Int = Field(default=0, ge=0, le=1000)
     """Fewest nodes (0 lets the pool scale to zero and cost nothing when idle). Default: 0."""
-    max_nodes: int = Field(ge=1, le=1000)
+    max_nodes: Int = Field(ge=1, le=1000)
     """Most nodes; bounds the spend. Required."""
 
     @model_validator(mode="after")

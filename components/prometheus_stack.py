@@ -16,6 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, model_validator
+from components.numbers import Int
 
 from components.kube import ChartVersion, DnsLabel, Duration, helm_release
 from components.pools import ARGS_CONFIG, field_error
@@ -55,7 +56,7 @@ class AlertSettings(BaseModel):
 
     gpu_idle_for: Duration = "30m"
     """How long a GPU may be allocated to a pod yet (almost) unused before GpuAllocatedButIdle fires. Default: 30m."""
-    gpu_idle_below_percent: int = Field(default=5, ge=1, le=100)
+    gpu_idle_below_percent: Int = Field(default=5, ge=1, le=100)
     """Utilisation (percent) under which an allocated GPU counts as idle. Default: 5."""
     gpu_pod_pending_for: Duration = "15m"
     """How long a pod asking for GPUs may stay Pending before GpuPodPending fires. Default: 15m."""
@@ -88,9 +89,9 @@ class PrometheusStackArgs(BaseModel):
     """Overrides the preset's rule evaluation interval. Default: none (the preset's)."""
     retention: Duration = "15d"
     """How long samples are kept. Default: 15d."""
-    storage_size_gib: int = Field(default=50, ge=1, le=65536)
+    storage_size_gib: Int = Field(default=50, ge=1, le=65536)
     """Size of Prometheus's persistent volume. Default: 50."""
-    retention_size_gib: int = Field(default=45, ge=1, le=65536)
+    retention_size_gib: Int = Field(default=45, ge=1, le=65536)
     """Samples are dropped oldest first above this size; below the volume size. Default: 45."""
     storage_class: str | None = None
     """StorageClass of the volume. Default: none (the cluster's default class)."""

@@ -22,6 +22,7 @@ from typing import Any
 import pulumi
 import pulumi.runtime
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from components.numbers import Int
 
 from components.dask_operator import DaskOperatorArgs
 from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
@@ -109,7 +110,7 @@ class KubeflowConfig(BaseModel):
     """Edition, release, storage, tenants, training pool and exposure. Default: see KubeflowInstallArgs."""
     capacity_check: CapacityCheck = CapacityCheck.REFUSE
     """refuse or warn when the system pool at its maximum cannot hold the edition's footprint. Default: refuse."""
-    system_reserve_percent: int = Field(default=30, ge=0, le=90)
+    system_reserve_percent: Int = Field(default=30, ge=0, le=90)
     """Share of the system pool kept for the kubelet, system pods and the other add-ons. Default: 30."""
 
     def capacity_problem(self, pools: list[NodePoolShape]) -> str | None:
@@ -591,14 +592,30 @@ SECRET_SHOWN = "a secret value"
 """What an error shows in place of a secret's value."""
 
 
+def _texts(value: Any) -> list[str]:
+    """Every text (and number) inside a value, longest first, to cut out of a message."""
+    if isinstance(value, dict):
+        found = [t for k, v in value.items() for t in (*_texts(k), *_texts(v))]
+    elif isinstance(value, (list, tuple)):
+        found = [t for v in value for t in _texts(v)]
+    elif isinstance(value, SecretStr):
+        found = [value.get_secret_value()]
+    elif value is None or isinstance(value, bool):
+        found = []
+    else:
+        found = [str(value)]
+    return sorted({t for t in found if len(t) >= 3}, key=len, reverse=True)
+
+
 def _message(error: dict[str, Any], root: type[BaseModel], secret: bool = False) -> str:
     kind = error["type"]
     msg: str = error["msg"]
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
     shown = SECRET_SHOWN if secret else _show(error.get("input"))
-    if secret and kind not in ("missing", "extra_forbidden"):
-        # A validator's own message may quote the value: keep only pydantic's kind of problem.
-        return f"invalid value for a secret ({kind.replace('_', ' ')}) (got {shown})"
+    if secret:
+        # A validator's own message may quote the value: cut out every text the value holds.
+        for text in _texts(error.get("input")):
+            msg = msg.replace(text, "<secret>")
     if kind == "string_type" and isinstance(error.get("input"), float):
         number = error["input"]
         return (

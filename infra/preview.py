@@ -380,12 +380,13 @@ def _placeholders(key: str, value: Any, secret_paths: list[str]) -> Any:
     return value
 
 
-def _namespace_problem(key: str, project: str, file: str) -> str | None:
-    """Why ``key`` (``namespace:name``) is not one the program reads, with a did-you-mean."""
+def _namespace_problem(key: str, project: str, file: str, declared: tuple[str, ...] = ()) -> str | None:
+    """Why ``key`` (``namespace:name``) is not one the program reads, with a did-you-mean.
+    ``declared``: further namespaces whose keys Pulumi.yaml's config section sets."""
     namespace, _, name = key.partition(":")
     if not name or ":" in name:
         return f"{file}: config key {key!r} must be <namespace>:<name>, e.g. {project}:cloud"
-    known = (project, *PROVIDER_NAMESPACES)
+    known = tuple(dict.fromkeys((project, *PROVIDER_NAMESPACES, *declared)))
     if namespace in known:
         return None
     hint = difflib.get_close_matches(namespace, known, n=1, cutoff=0.6)
@@ -424,19 +425,23 @@ def read_stack_file(project_dir: Path, stack: str) -> tuple[dict[str, Any], set[
     if not isinstance(raw, dict):
         raise PreviewError([f"{path.name}: config: must be a mapping of keys to values (got {type(raw).__name__})"])
     name = str(project.get("name", PROJECT))
+    project_config = project.get("config") or {}
+    if not isinstance(project_config, dict):
+        raise PreviewError([f"Pulumi.yaml: config: must be a mapping of keys to types or values (got {type(project_config).__name__})"])
+    declared = tuple(str(k).split(":", 1)[0] for k in project_config if ":" in str(k))
     secret_paths: list[str] = []
     config: dict[str, Any] = {}
     problems: list[str] = []
     for key, value in raw.items():
         full = str(key) if ":" in str(key) else f"{name}:{key}"
-        if problem := _namespace_problem(full, name, path.name):
+        if problem := _namespace_problem(full, name, path.name, declared):
             problems.append(problem)
             continue
         config[full] = _placeholders(full, value, secret_paths)
     if problems:
         raise PreviewError(problems)
-    for key, spec in (project.get("config") or {}).items():
-        full = key if ":" in str(key) else f"{name}:{key}"
+    for key, spec in project_config.items():
+        full = str(key) if ":" in str(key) else f"{name}:{key}"
         if isinstance(spec, dict) and "default" in spec and full not in config:
             config[full] = spec["default"]
         elif not isinstance(spec, dict) and full not in config:

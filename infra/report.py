@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, Field, field_validator, model_validator
+from components.numbers import Int
 
 from components.pools import ARGS_CONFIG, field_error
 from infra.capacity import Seconds
@@ -130,7 +131,7 @@ class ReportInputs(BaseModel):
     """Sampling step: pending time and GPU-hours are counted at this resolution; the seed used 1 s. Default: 1 (s)."""
     timeout: Seconds = 30
     """Seconds to wait for each HTTP request. Default: 30."""
-    max_points: int = Field(default=MAX_POINTS, ge=2, le=MAX_POINTS)
+    max_points: Int = Field(default=MAX_POINTS, ge=2, le=MAX_POINTS)
     """Points per series per query_range request; longer ranges are queried in chunks. Default: 11000."""
 
     @field_validator("prometheus")
