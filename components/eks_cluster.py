@@ -19,13 +19,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import yaml
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
+from components.kube import DnsSubdomain
 from components.numbers import Int
 
 from components.gpu_catalog import aws_instance_type, check_one_shape
@@ -64,6 +65,31 @@ def valid_eks_cluster_name(name: str) -> bool:
     """EKS cluster names: letters, digits, '-' and '_', starting alphanumeric, at most 100."""
     return bool(_CLUSTER_NAME.match(name)) and len(name) <= 100
 
+
+
+AWS_MAX_TAGS = 50
+"""User-defined tags per AWS resource (docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html)."""
+OWN_TAGS = 4
+"""Tags the component adds itself at most (Name, the cluster tag and the ELB role tag on subnets)."""
+_AWS_TAG_TEXT = re.compile(r"^[\w\s.:/=+@-]*$", re.UNICODE)
+
+
+def _check_aws_tags(value: dict[str, str]) -> dict[str, str]:
+    room = AWS_MAX_TAGS - OWN_TAGS
+    if len(value) > room:
+        raise ValueError(f"{len(value)} tags: AWS allows {AWS_MAX_TAGS} per resource and the component adds up to {OWN_TAGS}; use at most {room}")
+    for key, tag in value.items():
+        if key.lower().startswith("aws:"):
+            raise ValueError(f"tag key {key!r}: the aws: prefix is reserved for AWS's own tags")
+        if not 1 <= len(key) <= 128 or not _AWS_TAG_TEXT.match(key):
+            raise ValueError(f"tag key {key!r}: 1 to 128 letters, digits, spaces and _ . : / = + - @")
+        if len(tag) > 256 or not _AWS_TAG_TEXT.match(tag):
+            raise ValueError(f"tag value {tag!r} (key {key}): at most 256 letters, digits, spaces and _ . : / = + - @")
+    return value
+
+
+AwsTagMap = Annotated[dict[str, str], AfterValidator(_check_aws_tags)]
+"""AWS tags: at most 46 (50 less the component's own), no reserved aws: prefix, AWS's tag characters."""
 
 class EksLogType(StrEnum):
     """Control plane log types sent to CloudWatch."""
@@ -158,7 +184,7 @@ class EbsStorageArgs(BaseModel):
     """Install the aws-ebs-csi-driver add-on and the StorageClass; without a CSI driver no claim binds. Default: true."""
     version: str | None = None
     """Add-on version, e.g. v1.48.0-eksbuild.1. Default: none (the default version for the cluster's Kubernetes version)."""
-    storage_class: str = Field(default="gp3", pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)
+    storage_class: DnsSubdomain = "gp3"
     """Name of the gp3 StorageClass (volumes bound where their pod lands, expandable). Default: gp3."""
     default_class: bool = True
     """Mark the StorageClass the cluster's default, for claims that name none (EKS marks none since 1.30). Default: true."""
@@ -246,8 +272,8 @@ class EksClusterArgs(BaseModel):
     """Control plane logs sent to CloudWatch. Default: [api, audit, authenticator]."""
     deletion_protection: bool = True
     """Protect the cluster from deletion (EKS deletion protection and Pulumi protect). Default: true."""
-    tags: dict[str, str] = Field(default_factory=dict)
-    """AWS tags on every resource that takes them. Default: {}."""
+    tags: AwsTagMap = Field(default_factory=dict)
+    """AWS tags on every resource that takes them: at most 46 (AWS allows 50 and the component adds up to 4), no key under aws:. Default: {}."""
 
     @model_validator(mode="after")
     def _ebs_csi_once(self) -> EksClusterArgs:

@@ -90,7 +90,13 @@ def valid_cluster_name(name: str) -> bool:
     return bool(_RESOURCE_NAME.match(name)) and len(name) <= 40
 
 
+GCP_MAX_LABELS = 64
+"""GCP allows at most 64 labels per resource (cloud.google.com/resource-manager/docs/labels-overview)."""
+
+
 def _check_gcp_labels(value: dict[str, str]) -> dict[str, str]:
+    if len(value) > GCP_MAX_LABELS:
+        raise ValueError(f"{len(value)} labels: GCP allows at most {GCP_MAX_LABELS} per resource")
     for key, label in value.items():
         if not _GCP_LABEL_KEY.match(key):
             raise ValueError(
@@ -353,13 +359,27 @@ class SystemPoolArgs(_PoolBase):
     name: str = Field(default="system", min_length=1, max_length=30)
     """Node pool name. Default: system."""
     machine_type: str = "e2-standard-4"
-    """Machine type. Default: e2-standard-4."""
+    """A CPU machine type of the catalog (no GPU machine types: controllers do not need one). Default: e2-standard-4."""
     autoscaling: AutoscalingBounds = AutoscalingBounds(
         scope=BoundsScope.PER_ZONE, min_nodes=1, max_nodes=3
     )
     """Node-count bounds. Default: 1..3 per zone."""
     disk_size_gb: Int = Field(default=50, ge=10, le=65536)
     """Boot disk size in GB. Default: 50."""
+
+    @field_validator("machine_type")
+    @classmethod
+    def _cpu_machine(cls, value: str) -> str:
+        shape = GCP_MACHINE_SHAPES.get(value)
+        cpu = sorted(n for n, m in GCP_MACHINE_SHAPES.items() if m.accelerator is None and n.startswith("e2-"))
+        if shape is None:
+            raise ValueError(f"machine type {value!r} is not in the catalog; use a CPU machine type such as {', '.join(cpu[:6])}")
+        if shape.accelerator is not None:
+            raise ValueError(
+                f"{value} is a GPU machine type ({shape.accelerator}); the system pool runs controllers: use a CPU "
+                f"machine type such as {', '.join(cpu[:6])}"
+            )
+        return value
 
 
 class GpuNodePoolArgs(_PoolBase):

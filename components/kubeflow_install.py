@@ -46,7 +46,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 from components.numbers import Int
 
-from components.kube import DnsLabel
+from components.kube import DnsLabel, DnsSubdomain
 from components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [
@@ -265,7 +265,7 @@ class KubeflowInstallArgs(BaseModel):
     """Size of the pipeline artifact store's volume (upstream: 10-20 Gi, which hundreds of parallel runs fill). Default: 500."""
     database_storage_gib: Int = Field(default=100, ge=20, le=65536)
     """Size of the MySQL volume of pipeline runs and ML metadata (upstream: 20 Gi). Default: 100."""
-    storage_class: str | None = None
+    storage_class: DnsSubdomain | None = None
     """StorageClass of both volumes. Default: none (the cluster's default class)."""
     keep_volumes_on_delete: bool = True
     """The artifact and database claims are protected (Pulumi protect) and stay in the cluster when deleted from the stack (retainOnDelete). Default: true."""

@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, model_validator
 from components.numbers import Int
 
-from components.kube import ChartVersion, DnsLabel, Duration, helm_release
+from components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, Duration, helm_release
 from components.pools import ARGS_CONFIG, field_error
 
 __all__ = [
@@ -79,7 +79,7 @@ class PrometheusStackArgs(BaseModel):
     """kube-prometheus-stack chart release. Default: 88.5.3."""
     adapter_chart_version: ChartVersion = "5.3.0"
     """prometheus-adapter chart release. Default: 5.3.0."""
-    repository: str = PROMETHEUS_COMMUNITY
+    repository: ChartRepository = PROMETHEUS_COMMUNITY
     """Helm repository of both charts. Default: https://prometheus-community.github.io/helm-charts."""
     preset: MetricsPreset = MetricsPreset.PRODUCTION
     """production (30 s scrape and evaluation) or analysis (1 s, as the seed's analysis). Default: production."""
@@ -93,7 +93,7 @@ class PrometheusStackArgs(BaseModel):
     """Size of Prometheus's persistent volume. Default: 50."""
     retention_size_gib: Int = Field(default=45, ge=1, le=65536)
     """Samples are dropped oldest first above this size; below the volume size. Default: 45."""
-    storage_class: str | None = None
+    storage_class: DnsSubdomain | None = None
     """StorageClass of the volume. Default: none (the cluster's default class)."""
     keep_volume_on_delete: bool = True
     """The metrics volume outlives the release and the StatefulSet (PVC retention Retain). Default: true."""

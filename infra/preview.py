@@ -28,7 +28,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
-from infra.config import PROJECT
+from infra.config import PROJECT, ConfigError
 
 __all__ = [
     "Plan",
@@ -154,8 +154,12 @@ def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
     return {}
 
 
-class OfflineLookupError(Exception):
-    """A data source the offline preview cannot answer without the cloud."""
+class OfflineLookupError(ConfigError):
+    """A data source the offline preview cannot answer without the cloud: the stack must set
+    the key that answers it (a config error, exit 2), named in one line."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__([line])
 
 
 def _offline_call(args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], str | None]:
@@ -165,8 +169,8 @@ def _offline_call(args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], st
         zones = filters.get("location")
         if not zones:
             raise OfflineLookupError(
-                "the offline preview cannot look up which zones offer the GPU instance types: "
-                "set gpu-platform:eks.zones (gpu-platform preflight eks <stack> lists them, with credentials)"
+                f"{PROJECT}:eks.zones: required by the offline preview, which cannot look up which zones offer "
+                "the GPU instance types; list them (gpu-platform preflight eks <stack> does, with credentials) (got nothing)"
             )
         types = filters.get("instance-type") or []
         pairs = [(z, t) for z in zones for t in types]

@@ -1,0 +1,96 @@
+"""The typed checks shared by every field that uses them: durations, DNS subdomains, chart
+repositories, GCP labels, AWS tags and the GKE system pool's machine type."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from components.eks_cluster import AwsTagMap
+from components.gpu_gke_cluster import GcpLabelMap, SystemPoolArgs
+from components.kube import ChartRepository, DnsSubdomain, Duration, GoDuration
+
+
+@pytest.mark.parametrize("value", ["90s", "7m", "1h30m", "2562047h", "1.5h", "300ms"])
+def test_go_duration_reads_go_durations(value: str) -> None:
+    assert TypeAdapter(GoDuration).validate_python(value) == value
+
+
+@pytest.mark.parametrize(("value", "why"), [("9999999999h", "longer than Go's maximum"), ("30s7m", "largest first"), ("1m1m", "once")])
+def test_fails_when_go_duration_is_out_of_range_or_order(value: str, why: str) -> None:
+    with pytest.raises(ValidationError, match=why):
+        TypeAdapter(GoDuration).validate_python(value)
+
+
+@pytest.mark.parametrize("value", ["30s", "15d", "1y2w", "7d12h", "1h30m15s100ms"])
+def test_prometheus_duration_reads_prometheus_durations(value: str) -> None:
+    assert TypeAdapter(Duration).validate_python(value) == value
+
+
+@pytest.mark.parametrize(("value", "why"), [("12h7d", "largest first"), ("999999999999999y", "longer than"), ("5m5m", "once")])
+def test_fails_when_prometheus_duration_is_out_of_range_or_order(value: str, why: str) -> None:
+    with pytest.raises(ValidationError, match=why):
+        TypeAdapter(Duration).validate_python(value)
+
+
+@pytest.mark.parametrize("value", ["gp3", "standard-rwo", "ebs.csi.aws.com"])
+def test_dns_subdomain_reads_storage_class_names(value: str) -> None:
+    assert TypeAdapter(DnsSubdomain).validate_python(value) == value
+
+
+@pytest.mark.parametrize("value", ["GP3", "gp3_fast", "-gp3", "gp3.", "a" * 254, ""])
+def test_fails_when_storage_class_is_not_a_dns_subdomain(value: str) -> None:
+    with pytest.raises(ValidationError, match="not a DNS subdomain"):
+        TypeAdapter(DnsSubdomain).validate_python(value)
+
+
+@pytest.mark.parametrize("value", ["https://prometheus-community.github.io/helm-charts", "oci://ghcr.io/org/charts", "http://charts.local:8080"])
+def test_chart_repository_reads_urls(value: str) -> None:
+    assert TypeAdapter(ChartRepository).validate_python(value) == value
+
+
+@pytest.mark.parametrize("value", ["prometheus-community", "ftp://x.example", "https://", "https://a b"])
+def test_fails_when_chart_repository_is_not_a_url(value: str) -> None:
+    with pytest.raises(ValidationError, match="is not an http"):
+        TypeAdapter(ChartRepository).validate_python(value)
+
+
+def test_gcp_labels_take_64() -> None:
+    assert len(TypeAdapter(GcpLabelMap).validate_python({f"k{i}": "v" for i in range(64)})) == 64
+
+
+def test_fails_when_gcp_labels_are_more_than_64() -> None:
+    with pytest.raises(ValidationError, match="65 labels: GCP allows at most 64"):
+        TypeAdapter(GcpLabelMap).validate_python({f"k{i}": "v" for i in range(65)})
+
+
+def test_aws_tags_take_46_plain_tags() -> None:
+    tags = {f"team:{i}": "data science/ml" for i in range(46)}
+    assert TypeAdapter(AwsTagMap).validate_python(tags) == tags
+
+
+@pytest.mark.parametrize(
+    ("tags", "why"),
+    [
+        ({"aws:team": "x"}, "aws: prefix is reserved"),
+        ({"AWS:team": "x"}, "aws: prefix is reserved"),
+        ({f"k{i}": "v" for i in range(47)}, "use at most 46"),
+        ({"k" * 129: "v"}, "1 to 128"),
+        ({"k": "v" * 257}, "at most 256"),
+        ({"k": "bad;value"}, "at most 256"),
+    ],
+)
+def test_fails_when_aws_tags_break_aws_rules(tags: dict[str, str], why: str) -> None:
+    with pytest.raises(ValidationError, match=why):
+        TypeAdapter(AwsTagMap).validate_python(tags)
+
+
+def test_system_pool_takes_a_cpu_machine_type() -> None:
+    assert SystemPoolArgs(machine_type="n2-standard-4").machine_type == "n2-standard-4"
+
+
+@pytest.mark.parametrize(("machine", "why"), [("a2-highgpu-1g", "is a GPU machine type"), ("g2-standard-4", "is a GPU machine type"), ("e2-huge", "not in the catalog")])
+def test_fails_when_system_pool_machine_is_gpu_or_unknown(machine: str, why: str) -> None:
+    with pytest.raises(ValidationError, match=why) as info:
+        SystemPoolArgs(machine_type=machine)
+    assert info.value.errors()[0]["loc"] == ("machine_type",)
