@@ -30,7 +30,7 @@ from components.kube import DnsSubdomain
 from components.numbers import Int
 
 from components.gpu_catalog import aws_instance_type, check_one_shape
-from components.pools import ARGS_CONFIG, CapacityStrategy, LabelMap, NodePoolShape, PoolPlacement, field_error
+from components.pools import ARGS_CONFIG, ENVIRONMENT_LABEL, CapacityStrategy, Environment, LabelMap, NodePoolShape, PoolPlacement, field_error
 
 __all__ = [
     "EbsStorageArgs",
@@ -69,8 +69,8 @@ def valid_eks_cluster_name(name: str) -> bool:
 
 AWS_MAX_TAGS = 50
 """User-defined tags per AWS resource (docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html)."""
-OWN_TAGS = 4
-"""Tags the component adds itself at most (Name, the cluster tag and the ELB role tag on subnets)."""
+OWN_TAGS = 5
+"""Tags the component adds itself at most (Name, the cluster and ELB role tags on subnets, gpu-platform-environment)."""
 _AWS_TAG_TEXT = re.compile(r"^[\w\s.:/=+@-]*$", re.UNICODE)
 
 
@@ -79,6 +79,8 @@ def _check_aws_tags(value: dict[str, str]) -> dict[str, str]:
     if len(value) > room:
         raise ValueError(f"{len(value)} tags: AWS allows {AWS_MAX_TAGS} per resource and the component adds up to {OWN_TAGS}; use at most {room}")
     for key, tag in value.items():
+        if key == ENVIRONMENT_LABEL:
+            raise ValueError(f"tag key {key!r} is the component's own (set environment instead)")
         if key.lower().startswith("aws:"):
             raise ValueError(f"tag key {key!r}: the aws: prefix is reserved for AWS's own tags")
         if not 1 <= len(key) <= 128 or not _AWS_TAG_TEXT.match(key):
@@ -89,7 +91,7 @@ def _check_aws_tags(value: dict[str, str]) -> dict[str, str]:
 
 
 AwsTagMap = Annotated[dict[str, str], AfterValidator(_check_aws_tags)]
-"""AWS tags: at most 46 (50 less the component's own), no reserved aws: prefix, AWS's tag characters."""
+"""AWS tags: at most 45 (50 less the component's own), no reserved aws: prefix, AWS's tag characters."""
 
 class EksLogType(StrEnum):
     """Control plane log types sent to CloudWatch."""
@@ -273,7 +275,9 @@ class EksClusterArgs(BaseModel):
     deletion_protection: bool = True
     """Protect the cluster from deletion (EKS deletion protection and Pulumi protect). Default: true."""
     tags: AwsTagMap = Field(default_factory=dict)
-    """AWS tags on every resource that takes them: at most 46 (AWS allows 50 and the component adds up to 4), no key under aws:. Default: {}."""
+    """AWS tags on every resource that takes them: at most 45 (AWS allows 50 and the component adds up to 5), no key under aws:. Default: {}."""
+    environment: Environment | None = None
+    """What the cluster is for, set as the gpu-platform-environment tag; the policy pack's production rules read it (the program sets it from gpu-platform:environment). Default: none (the rules fall back to the stack name)."""
 
     @model_validator(mode="after")
     def _ebs_csi_once(self) -> EksClusterArgs:
@@ -530,7 +534,7 @@ class EksCluster(pulumi.ComponentResource):
 
         super().__init__("gpu-platform:eks_cluster:EksCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        tags = dict(args.tags)
+        tags = {**args.tags, **({ENVIRONMENT_LABEL: args.environment.value} if args.environment else {})}
 
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",

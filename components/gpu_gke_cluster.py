@@ -29,6 +29,8 @@ from components.gpu_catalog import (
     disk_types_for,
 )
 from components.pools import (
+    ENVIRONMENT_LABEL,
+    Environment,
     ARGS_CONFIG,
     GPU_TAINT,
     AutoscalingBounds,
@@ -95,8 +97,13 @@ GCP_MAX_LABELS = 64
 
 
 def _check_gcp_labels(value: dict[str, str]) -> dict[str, str]:
-    if len(value) > GCP_MAX_LABELS:
-        raise ValueError(f"{len(value)} labels: GCP allows at most {GCP_MAX_LABELS} per resource")
+    if len(value) > GCP_MAX_LABELS - 1:
+        raise ValueError(
+            f"{len(value)} labels: GCP allows at most {GCP_MAX_LABELS} per resource and the component adds "
+            f"{ENVIRONMENT_LABEL}; use at most {GCP_MAX_LABELS - 1}"
+        )
+    if ENVIRONMENT_LABEL in value:
+        raise ValueError(f"label {ENVIRONMENT_LABEL} is the component's own (set environment instead)")
     for key, label in value.items():
         if not _GCP_LABEL_KEY.match(key):
             raise ValueError(
@@ -566,7 +573,9 @@ class GpuGkeClusterArgs(BaseModel):
     enable_apis: bool = True
     """Enable container.googleapis.com (and containerfilesystem.googleapis.com for image streaming); never disabled on destroy. Default: true."""
     resource_labels: GcpLabelMap = Field(default_factory=dict)
-    """GCP labels on the cluster (billing breakdown): lowercase letters, digits, '_' and '-'. Default: {}."""
+    """GCP labels on the cluster (billing breakdown): lowercase letters, digits, '_' and '-'; at most 63 (the component adds gpu-platform-environment). Default: {}."""
+    environment: Environment | None = None
+    """What the cluster is for, set as its gpu-platform-environment label; the policy pack's production rules read it (the program sets it from gpu-platform:environment). Default: none (the rules fall back to the stack name)."""
     system_pool: SystemPoolArgs = Field(default_factory=SystemPoolArgs)
     """The untainted pool for controllers. Default: e2-standard-4, 1..3 per zone."""
     scheduler_pool: SchedulerPoolArgs | None = None
@@ -1017,7 +1026,10 @@ class GpuGkeCluster(pulumi.ComponentResource):
                 private_cluster_config=private,
                 master_authorized_networks_config=authorized,
                 enable_shielded_nodes=True,
-                resource_labels=dict(args.resource_labels) or None,
+                resource_labels=(
+                    {**args.resource_labels, **({ENVIRONMENT_LABEL: args.environment.value} if args.environment else {})}
+                    or None
+                ),
                 monitoring_config=(
                     gcp.container.ClusterMonitoringConfigArgs(
                         enable_components=["SYSTEM_COMPONENTS", "DCGM"],

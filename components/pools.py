@@ -25,6 +25,8 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from components.numbers import Int
 
 __all__ = [
+    "ENVIRONMENT_LABEL",
+    "Environment",
     "ARGS_CONFIG",
     "AutoscalingBounds",
     "BoundsScope",
@@ -38,6 +40,19 @@ __all__ = [
     "TaintEffect",
     "field_error",
 ]
+
+
+class Environment(StrEnum):
+    """What a stack is for; production stacks get the stricter guardrails."""
+
+    DEV = "dev"
+    STAGING = "staging"
+    PROD = "prod"
+
+
+ENVIRONMENT_LABEL = "gpu-platform-environment"
+"""The GCP label and AWS tag that carry the cluster's Environment onto its cloud resources, where
+the policy pack's production rules read it (a valid GCP label key and AWS tag key)."""
 
 ARGS_CONFIG = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, defer_build=True)
 """The pydantic configuration every Args model uses (see DESIGN.md, component contract).

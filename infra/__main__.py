@@ -17,7 +17,8 @@ pulumi.export("environment", config.environment.value)
 
 if config.cloud is Cloud.GCP:
     assert config.gke is not None  # the config model requires it for gcp
-    cluster = GpuGkeCluster(stack, config.gke)
+    # The production guardrails read the environment off the cluster (a label, a tag).
+    cluster = GpuGkeCluster(stack, config.gke.model_copy(update={"environment": config.environment}))
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("endpoint", cluster.endpoint)
     pulumi.export("kubeconfig", cluster.kubeconfig)
@@ -26,7 +27,7 @@ if config.cloud is Cloud.GCP:
     target = ClusterTarget(cluster.provider, list(cluster.node_pools.values()), config.pool_shapes())
 else:
     assert config.eks is not None and config.eks_node_groups is not None  # required for aws
-    eks = EksCluster(stack, config.eks, gpu_instance_types=config.eks_node_groups.instance_types())
+    eks = EksCluster(stack, config.eks.model_copy(update={"environment": config.environment}), gpu_instance_types=config.eks_node_groups.instance_types())
     gpu = SpotFailoverEksNodeGroups(
         f"{stack}-gpu", config.eks_node_groups, eks.ref, opts=pulumi.ResourceOptions(providers=[eks.provider])
     )

@@ -31,7 +31,7 @@ from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
 from components.kube import kubernetes_owns
 from components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
 from components.prometheus_stack import PrometheusStackArgs
-from components.pools import ARGS_CONFIG, NodePoolShape, field_error
+from components.pools import ARGS_CONFIG, Environment, NodePoolShape, field_error
 from components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
 
 __all__ = [
@@ -56,14 +56,6 @@ class Cloud(StrEnum):
 
     GCP = "gcp"
     AWS = "aws"
-
-
-class Environment(StrEnum):
-    """What a stack is for; production stacks get the stricter guardrails."""
-
-    DEV = "dev"
-    STAGING = "staging"
-    PROD = "prod"
 
 
 _K8S_MINOR = re.compile(r"^1\.[0-9]{2}$")
@@ -180,6 +172,20 @@ class StackConfig(BaseModel):
         if not isinstance(name, str):
             return data
         return {**data, "eks_node_groups": {**groups, "other_node_groups": [name]}}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_environment(cls, data: Any) -> Any:
+        """The program sets gke/eks.environment from gpu-platform:environment: one place to say it."""
+        if isinstance(data, dict):
+            for section in ("gke", "eks"):
+                if isinstance(data.get(section), dict) and "environment" in data[section]:
+                    raise field_error(
+                        "StackConfig", (section, "environment"),
+                        f"set gpu-platform:environment instead; the program sets {section}.environment from it",
+                        data[section]["environment"],
+                    )
+        return data
 
     @field_validator("kubernetes_version")
     @classmethod

@@ -55,17 +55,17 @@ def test_fails_when_chart_repository_is_not_a_url(value: str) -> None:
         TypeAdapter(ChartRepository).validate_python(value)
 
 
-def test_gcp_labels_take_64() -> None:
-    assert len(TypeAdapter(GcpLabelMap).validate_python({f"k{i}": "v" for i in range(64)})) == 64
+def test_gcp_labels_take_63_beside_the_components_own() -> None:
+    assert len(TypeAdapter(GcpLabelMap).validate_python({f"k{i}": "v" for i in range(63)})) == 63
 
 
-def test_fails_when_gcp_labels_are_more_than_64() -> None:
-    with pytest.raises(ValidationError, match="65 labels: GCP allows at most 64"):
-        TypeAdapter(GcpLabelMap).validate_python({f"k{i}": "v" for i in range(65)})
+def test_fails_when_gcp_labels_leave_no_room_for_the_components_own() -> None:
+    with pytest.raises(ValidationError, match="64 labels: GCP allows at most 64 per resource and the component adds"):
+        TypeAdapter(GcpLabelMap).validate_python({f"k{i}": "v" for i in range(64)})
 
 
-def test_aws_tags_take_46_plain_tags() -> None:
-    tags = {f"team:{i}": "data science/ml" for i in range(46)}
+def test_aws_tags_take_45_plain_tags() -> None:
+    tags = {f"team:{i}": "data science/ml" for i in range(45)}
     assert TypeAdapter(AwsTagMap).validate_python(tags) == tags
 
 
@@ -74,7 +74,7 @@ def test_aws_tags_take_46_plain_tags() -> None:
     [
         ({"aws:team": "x"}, "aws: prefix is reserved"),
         ({"AWS:team": "x"}, "aws: prefix is reserved"),
-        ({f"k{i}": "v" for i in range(47)}, "use at most 46"),
+        ({f"k{i}": "v" for i in range(46)}, "use at most 45"),
         ({"k" * 129: "v"}, "1 to 128"),
         ({"k": "v" * 257}, "at most 256"),
         ({"k": "bad;value"}, "at most 256"),
