@@ -27,6 +27,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 from components.kube import DnsSubdomain
+from components.zones import zone_problem
 from components.numbers import Int
 
 from components.gpu_catalog import aws_instance_type, check_one_shape
@@ -360,6 +361,8 @@ class EksClusterArgs(BaseModel):
                         "EksClusterArgs", ("zones", i),
                         f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone,
                     )
+                if problem := zone_problem("aws", self.region, zone):
+                    raise field_error("EksClusterArgs", ("zones", i), problem, zone)
         return self
 
 

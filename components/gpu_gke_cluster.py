@@ -19,6 +19,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
+from components.zones import zone_problem
 from components.numbers import Int
 
 from components.gpu_catalog import (
@@ -634,10 +635,14 @@ class GpuGkeClusterArgs(BaseModel):
     def _cluster_rules(self) -> GpuGkeClusterArgs:
         model = "GpuGkeClusterArgs"
         region = self.region
+        if not self.regional and (problem := zone_problem("gcp", region, self.location)):
+            raise field_error(model, "location", problem, self.location)
         for i, zone in enumerate(self.node_locations):
             m = _ZONE.match(zone)
             if not m:
                 raise field_error(model, ("node_locations", i), f"{zone!r} is not a zone (e.g. us-central1-b)", zone)
+            if m.group(1) == region and (problem := zone_problem("gcp", region, zone)):
+                raise field_error(model, ("node_locations", i), problem, zone)
             if m.group(1) != region:
                 raise field_error(
                     model,
@@ -710,6 +715,8 @@ class GpuGkeClusterArgs(BaseModel):
                             f"zone {zone} is outside the cluster's region {region}",
                             zone,
                         )
+                    if problem := zone_problem("gcp", region, zone):
+                        raise field_error(model, (*loc, "node_locations", i), problem, zone)
             if isinstance(pool, GpuNodePoolArgs) and pool.compact_placement:
                 zones = pool.node_locations or cluster_zones
                 if zones is None or len(zones) != 1:

@@ -31,6 +31,7 @@ from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
 from components.kube import kubernetes_owns
 from components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
 from components.prometheus_stack import PrometheusStackArgs
+from components.zones import unchecked_region, zone_problem
 from components.pools import ARGS_CONFIG, Environment, NodePoolShape, field_error
 from components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
 
@@ -380,6 +381,19 @@ class StackConfig(BaseModel):
             )
 
 
+    def notices(self) -> list[str]:
+        """Checks of this config that could not be made offline (a region the zone data does not list)."""
+        if self.cloud is Cloud.GCP and self.gke is not None:
+            notice = unchecked_region("gcp", self.gke.region)
+        elif self.cloud is Cloud.AWS and self.eks is not None:
+            import pulumi_aws
+
+            region = self.eks.region or pulumi_aws.config.region
+            notice = unchecked_region("aws", str(region)) if region else None
+        else:
+            notice = None
+        return [notice] if notice else []
+
     def reserve_formula(self) -> str:
         """The kubelet reserve formula of the stack's cloud (infra.capacity.ReserveFormula): gke or eks."""
         return "eks" if self.cloud is Cloud.AWS else "gke"
@@ -475,6 +489,8 @@ def load_stack_config() -> StackConfig:
             for i, zone in enumerate(config.eks.zones):
                 if not zone.startswith(str(region)) or len(zone) != len(str(region)) + 1:
                     problems.append(f"{PROJECT}:eks.zones[{i}]: zone {zone} is not in region {region} (got {json.dumps(zone)})")
+                elif problem := zone_problem("aws", str(region), zone):
+                    problems.append(f"{PROJECT}:eks.zones[{i}]: {problem} (got {json.dumps(zone)})")
     problems += _secret_problems(
         "grafana_admin_password", config.grafana_admin_password, config.monitoring.enabled,
         "monitoring is enabled", "<password>",

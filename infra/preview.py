@@ -514,5 +514,12 @@ def run_program(
         sys.argv = argv
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
     notices = list(getattr(monitor.mocks, "notices", []))
+    from infra.config import load_stack_config
+
+    # Checks the config could not make offline (e.g. zones of a region the shipped data lacks).
+    try:
+        notices += [n for n in load_stack_config().notices() if n not in notices]
+    except ConfigError:
+        pass  # a program of its own config (tests, examples): nothing of ours to check
     return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices)
 

@@ -94,3 +94,46 @@ def test_fails_when_system_pool_machine_is_gpu_or_unknown(machine: str, why: str
     with pytest.raises(ValidationError, match=why) as info:
         SystemPoolArgs(machine_type=machine)
     assert info.value.errors()[0]["loc"] == ("machine_type",)
+
+
+# --- zones per region (components/data/zones.json) ---------------------------------------------
+
+from components.zones import unchecked_region, zone_problem  # noqa: E402
+
+
+def test_zones_of_a_listed_region_pass() -> None:
+    assert zone_problem("gcp", "us-central1", "us-central1-f") is None
+    assert zone_problem("aws", "us-west-2", "us-west-2d") is None
+    assert unchecked_region("gcp", "us-central1") is None
+
+
+def test_fails_when_a_zone_is_not_in_the_listed_region() -> None:
+    assert "not a zone of us-central1" in str(zone_problem("gcp", "us-central1", "us-central1-z"))
+    assert "not a zone of us-west-2" in str(zone_problem("aws", "us-west-2", "us-west-2z"))
+
+
+def test_a_region_missing_from_the_data_is_reported_as_unchecked() -> None:
+    assert zone_problem("gcp", "europe-west99", "europe-west99-a") is None
+    assert "were not checked offline" in str(unchecked_region("gcp", "europe-west99"))
+
+
+def test_preview_says_when_zones_were_not_checked(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    import yaml
+
+    from infra.cli import main
+    from tests.conftest import PROJECT_DIR
+
+    shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    (tmp_path / "infra").symlink_to(PROJECT_DIR / "infra", target_is_directory=True)
+    (tmp_path / "stacks").mkdir()
+    doc = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.dev-gke.yaml").read_text())
+    gke = doc["config"]["gpu-platform:gke"]
+    gke["location"] = "europe-west99"
+    gke["node_locations"] = ["europe-west99-b", "europe-west99-c"]
+    doc["config"]["gcp:region"] = "europe-west99"
+    (tmp_path / "stacks" / "Pulumi.dev-gke.yaml").write_text(yaml.safe_dump(doc))
+    main(["preview", "dev-gke", "--project-dir", str(tmp_path), "--quiet"])
+    out = capsys.readouterr().out
+    assert "notice: offline: the zones of gcp region europe-west99 were not checked offline" in out
