@@ -9,6 +9,11 @@ per-pod GPU metrics rely on.
 
 from __future__ import annotations
 
+import difflib
+import functools
+import json
+from pathlib import Path
+
 from enum import StrEnum
 from typing import Any
 
@@ -39,13 +44,30 @@ class GpuNodeSelection(StrEnum):
 _SELECTION_LABEL = {GpuNodeSelection.GKE: "cloud.google.com/gke-accelerator", GpuNodeSelection.EKS: "k8s.amazonaws.com/accelerator"}
 
 
+@functools.cache
+def dcgm_field_names() -> frozenset[str]:
+    """DCGM's field names, shipped with their source and date (components/data/dcgm_fields.json)."""
+    data = json.loads((Path(__file__).parent / "data" / "dcgm_fields.json").read_text(encoding="utf-8"))
+    return frozenset(data["fields"])
+
+
 class DcgmMetric(BaseModel):
     """One DCGM field the exporter publishes."""
 
     model_config = ARGS_CONFIG
 
     field: str = Field(pattern=r"^DCGM_FI_[A-Z0-9_]+$")
-    """DCGM field name, e.g. DCGM_FI_DEV_GPU_UTIL. Required."""
+    """DCGM field name DCGM has (dcgm_fields.h), e.g. DCGM_FI_DEV_GPU_UTIL. Required."""
+
+    @field_validator("field")
+    @classmethod
+    def _known_field(cls, value: str) -> str:
+        known = dcgm_field_names()
+        if value not in known:
+            hint = difflib.get_close_matches(value, sorted(known), n=1)
+            mean = f"; did you mean {hint[0]}?" if hint else ""
+            raise ValueError(f"DCGM has no field {value}{mean} (names from DCGM's dcgm_fields.h)")
+        return value
     type: str = Field(pattern=r"^(gauge|counter|label)$")
     """Prometheus type: gauge, counter or label. Required."""
     help: str = Field(min_length=1)

@@ -290,6 +290,10 @@ HAND: list[Case] = [
          set_("gpu-platform:gke", "node_locations", 0, value="us-central1-e")),
     Case("eks-zone-not-in-region-data", "prod-eks", "gpu-platform:eks.zones[2]: zone us-west-2z is not a zone of us-west-2",
          set_("gpu-platform:eks", "zones", 2, value="us-west-2z")),
+    Case("dcgm-field-dcgm-lacks", "dev-gke", "gpu-platform:monitoring.dcgm_exporter.metrics[1].field: DCGM has no field DCGM_FI_DEV_GPU_UTILS",
+         set_("gpu-platform:monitoring", "dcgm_exporter", "metrics", value=[
+             {"field": "DCGM_FI_DEV_GPU_UTIL", "type": "gauge", "help": "GPU utilisation"},
+             {"field": "DCGM_FI_DEV_GPU_UTILS", "type": "gauge", "help": "typo"}])),
     Case("eks-zones-missing-offline", "dev-eks", "gpu-platform:eks.zones: required by the offline preview",
          delete("gpu-platform:eks", "zones")),
     Case("gke-missing-section", "dev-gke", "gpu-platform:gke", delete("gpu-platform:gke")),

@@ -137,3 +137,18 @@ def test_preview_says_when_zones_were_not_checked(tmp_path, capsys) -> None:  # 
     main(["preview", "dev-gke", "--project-dir", str(tmp_path), "--quiet"])
     out = capsys.readouterr().out
     assert "notice: offline: the zones of gcp region europe-west99 were not checked offline" in out
+
+
+# --- DCGM field names (components/data/dcgm_fields.json) ----------------------------------------
+
+from components.dcgm_exporter import DcgmMetric  # noqa: E402
+
+
+@pytest.mark.parametrize("field", ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED"])
+def test_dcgm_metric_takes_a_field_dcgm_has(field: str) -> None:
+    assert DcgmMetric(field=field, type="gauge", help="x").field == field
+
+
+def test_fails_when_dcgm_has_no_such_field() -> None:
+    with pytest.raises(ValidationError, match="DCGM has no field DCGM_FI_DEV_GPU_UTILS; did you mean DCGM_FI_DEV_GPU_UTIL"):
+        DcgmMetric(field="DCGM_FI_DEV_GPU_UTILS", type="gauge", help="x")
