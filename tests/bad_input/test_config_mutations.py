@@ -317,8 +317,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_bad_input_is_refused_with_one_line(case: Case, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _write(case: Case, project: Path) -> str:
+    """Write the case's mutated stack file (and Pulumi.yaml) into the project; the stack to name."""
     for old in (project / "stacks").iterdir():
         old.unlink()
     shutil.copy(PROJECT_DIR / "Pulumi.yaml", project / "Pulumi.yaml")
@@ -333,8 +333,12 @@ def test_bad_input_is_refused_with_one_line(case: Case, project: Path, capsys: p
         path.write_bytes(written)
     else:
         path.write_text(written)
+    return case.stack if case.stack_arg is None else case.stack_arg
 
-    stack = case.stack if case.stack_arg is None else case.stack_arg
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input_is_refused_with_one_line(case: Case, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stack = _write(case, project)
     code = main(["preview", stack, "--project-dir", str(project), "--quiet"])
     out, err = capsys.readouterr()
     both = out + err
@@ -343,3 +347,29 @@ def test_bad_input_is_refused_with_one_line(case: Case, project: Path, capsys: p
     assert "Traceback" not in both
     assert SECRET not in both and CIPHER not in both
     assert all(line.strip() for line in err.splitlines()), err
+
+
+# --- the other commands that read a stack: the same reader, the same refusals -----------------
+
+PREVIEW_ONLY = {"eks-zones-missing-offline"}
+"""Refused by the offline engine while the program runs (a lookup only the preview answers)."""
+COMMANDS = {
+    "plan-capacity": ["plan-capacity", "{stack}", "--pool", "t4", "--cpu", "1", "--memory", "1Gi"],
+    "preflight": ["preflight", "eks", "{stack}"],
+}
+OTHER = [(command, case) for command in COMMANDS for case in HAND if case.id not in PREVIEW_ONLY]
+
+
+@pytest.mark.parametrize(("command", "case"), OTHER, ids=[f"{c}:{case.id}" for c, case in OTHER])
+def test_every_command_refuses_bad_input_with_one_line(
+    command: str, case: Case, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stack = _write(case, project)
+    argv = [a.replace("{stack}", stack) for a in COMMANDS[command]] + ["--project-dir", str(project)]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    both = out + err
+    assert code == 2, both
+    assert case.expect in err, err
+    assert "Traceback" not in both
+    assert SECRET not in both and CIPHER not in both
