@@ -538,7 +538,8 @@ def _misplaced_secrets(raw: dict[str, Any], secret: set[str]) -> list[str]:
     naming the key path and never the value. Only SecretStr keys carry secrets into the cloud."""
     allowed = ", ".join(sorted(SECRET_FIELDS))
     lines = []
-    for key in sorted(secret - SECRET_FIELDS):
+    # An unknown key is the model's to refuse (unknown key, did-you-mean), its value hidden.
+    for key in sorted((secret - SECRET_FIELDS) & set(StackConfig.model_fields)):
         paths = _secret_paths(raw[key], f"{PROJECT}:{key}") or [f"{PROJECT}:{key}"]
         for path in paths:
             lines.append(

@@ -423,8 +423,10 @@ def read_stack_file(project_dir: Path, stack: str) -> tuple[dict[str, Any], set[
     document = _load_yaml(path)
     if not isinstance(document, dict):
         raise PreviewError([f"{path.name}: expected a mapping with a config: section (got {type(document).__name__})"])
-    if "config" not in document or document["config"] is None:
+    if "config" not in document:
         raise PreviewError([f"{path.name}: no config: section; stack settings go under config: (got {', '.join(map(str, document)) or 'an empty file'})"])
+    if document["config"] is None:
+        raise PreviewError([f"{path.name}: the config: section is empty; it needs at least gpu-platform:cloud (got nothing)"])
     raw = document["config"]
     if not isinstance(raw, dict):
         raise PreviewError([f"{path.name}: config: must be a mapping of keys to values (got {type(raw).__name__})"])
