@@ -32,9 +32,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
-from components.numbers import Int
 
 from components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release, kubernetes_owns
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [

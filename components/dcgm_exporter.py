@@ -12,17 +12,16 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from pathlib import Path
-
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, field_validator
-from components.numbers import Int
 
 from components.kube import ChartVersion, DnsLabel, Duration, PinnedImage, helm_release
+from components.numbers import Int
 from components.pools import ARGS_CONFIG
 
 __all__ = ["DEFAULT_METRICS", "DcgmExporter", "DcgmExporterArgs", "DcgmMetric", "GpuNodeSelection", "dcgm_values", "metrics_csv"]

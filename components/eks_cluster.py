@@ -26,12 +26,12 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
-from components.kube import DnsSubdomain
-from components.zones import zone_problem
-from components.numbers import Int
 
 from components.gpu_catalog import aws_instance_type, check_one_shape
+from components.kube import DnsSubdomain
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, ENVIRONMENT_LABEL, CapacityStrategy, Environment, LabelMap, NodePoolShape, PoolPlacement, field_error
+from components.zones import zone_problem
 
 __all__ = [
     "EbsStorageArgs",

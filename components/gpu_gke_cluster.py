@@ -19,8 +19,6 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
-from components.zones import zone_problem
-from components.numbers import Int
 
 from components.gpu_catalog import (
     GCP_ACCELERATORS,
@@ -29,6 +27,7 @@ from components.gpu_catalog import (
     check_gcp_gpu,
     disk_types_for,
 )
+from components.numbers import Int
 from components.pools import (
     ENVIRONMENT_LABEL,
     Environment,
@@ -45,6 +44,7 @@ from components.pools import (
     TaintEffect,
     field_error,
 )
+from components.zones import zone_problem
 
 __all__ = [
     "AuthorizedNetwork",

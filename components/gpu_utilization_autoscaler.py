@@ -7,9 +7,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, field_validator, model_validator
-from components.numbers import Int
 
 from components.kube import DnsLabel
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, field_error
 from components.prometheus_stack import GPU_CUSTOM_METRICS
 

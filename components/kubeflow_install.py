@@ -44,9 +44,9 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, model_validator
-from components.numbers import Int
 
 from components.kube import DnsLabel, DnsSubdomain
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [

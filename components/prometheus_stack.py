@@ -16,9 +16,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, model_validator
-from components.numbers import Int
 
 from components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, Duration, helm_release
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, field_error
 
 __all__ = [

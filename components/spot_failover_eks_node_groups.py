@@ -29,11 +29,11 @@ import pulumi_kubernetes as k8s
 import re2
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
-from components.numbers import Int
 
 from components.eks_cluster import NODEGROUP_LABEL, POOL_ROLE_LABEL, EksClusterRef, irsa_trust_policy
 from components.gpu_catalog import AwsInstanceType, aws_instance_type, check_one_shape
 from components.kube import ChartVersion, GoDuration, PinnedImage, helm_release
+from components.numbers import Int
 from components.pools import (
     ARGS_CONFIG,
     GPU_TAINT,

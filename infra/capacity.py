@@ -31,8 +31,8 @@ from fractions import Fraction
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, model_validator
-from components.numbers import Int
 
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, NodePoolShape, field_error
 
 __all__ = [

@@ -22,7 +22,6 @@ from typing import Any
 import pulumi
 import pulumi.runtime
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
-from components.numbers import Int
 
 from components.dask_operator import DaskOperatorArgs
 from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
@@ -30,10 +29,11 @@ from components.eks_cluster import EksClusterArgs, SystemNodeGroupArgs, valid_ek
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
 from components.kube import kubernetes_owns
 from components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
-from components.prometheus_stack import PrometheusStackArgs
-from components.zones import unchecked_region, zone_problem
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, Environment, NodePoolShape, field_error
+from components.prometheus_stack import PrometheusStackArgs
 from components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
+from components.zones import unchecked_region, zone_problem
 
 __all__ = [
     "PROJECT",

@@ -60,8 +60,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, Field, field_validator, model_validator
-from components.numbers import Int
 
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, field_error
 from infra.capacity import Seconds
 
