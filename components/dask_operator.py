@@ -34,6 +34,7 @@ import yaml
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release, kubernetes_owns
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [
@@ -171,21 +172,21 @@ class RapidsDaskClusterSpec(BaseModel):
     """DaskCluster name. Required."""
     image: PinnedImage = RAPIDS_BASE
     """RAPIDS image of the scheduler and workers (pinned). Default: nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13."""
-    n_workers: int = Field(default=2, ge=0, le=1000)
+    n_workers: Int = Field(default=2, ge=0, le=1000)
     """Workers in the default worker group. Default: 2."""
-    gpus_per_worker: int = Field(default=1, ge=1)
+    gpus_per_worker: Int = Field(default=1, ge=1)
     """GPUs each worker pod gets; only 1, since dask-cuda-worker starts one Dask worker per GPU and the DaskAutoscaler counts Dask workers. Default: 1."""
     worker_cpu: str = Field(default="1", pattern=CPU_PATTERN)
     """CPU request and limit of each worker (fits two workers on an n1-standard-4 with two T4s). Default: 1."""
     worker_memory: str = Field(default="5Gi", pattern=MEMORY_PATTERN)
     """Memory request and limit of each worker; dask-cuda-worker sizes its host memory limit from it. Default: 5Gi."""
-    scheduler_gpus: int = Field(default=1, ge=0, le=1)
+    scheduler_gpus: Int = Field(default=1, ge=0, le=1)
     """GPUs of the scheduler (the seed's scheduler guide gives it one, to deserialise GPU objects). Default: 1."""
     scheduler_cpu: str = Field(default="1", pattern=CPU_PATTERN)
     """CPU request and limit of the scheduler. Default: 1."""
     scheduler_memory: str = Field(default="2Gi", pattern=MEMORY_PATTERN)
     """Memory request and limit of the scheduler. Default: 2Gi."""
-    idle_timeout_seconds: int = Field(default=0, ge=0)
+    idle_timeout_seconds: Int = Field(default=0, ge=0)
     """Seconds without activity after which the operator deletes the cluster (0: never). Default: 0."""
     scheduler_node_labels: dict[str, str] = Field(default_factory=lambda: {"dedicated": "scheduler"})
     """Node labels the scheduler prefers (weight 100). Default: {dedicated: scheduler}."""
@@ -293,7 +294,7 @@ class DaskNotebookArgs(BaseModel):
 
     image: PinnedImage = RAPIDS_NOTEBOOKS
     """Notebook image (pinned; never latest). Default: nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13."""
-    gpus: int = Field(default=1, ge=0, le=8)
+    gpus: Int = Field(default=1, ge=0, le=8)
     """GPUs of the notebook. Default: 1."""
     cpu: str = Field(default="2", pattern=CPU_PATTERN)
     """CPU request and limit; must fit one node of the pool the notebook runs on. Default: 2."""
@@ -308,9 +309,9 @@ class SharedDaskClusterArgs(BaseModel):
 
     name: DnsLabel = "shared"
     """DaskCluster name. Default: shared."""
-    min_workers: int = Field(default=0, ge=0, le=1000)
+    min_workers: Int = Field(default=0, ge=0, le=1000)
     """Fewest workers the autoscaler keeps. Default: 0."""
-    max_workers: int = Field(default=4, ge=1, le=1000)
+    max_workers: Int = Field(default=4, ge=1, le=1000)
     """Most workers the autoscaler starts. Default: 4."""
 
     @model_validator(mode="after")
@@ -331,7 +332,7 @@ class DaskTenantArgs(BaseModel):
 
     name: DnsLabel
     """The tenant's namespace. Required."""
-    gpu_quota: int = Field(ge=1, le=10000)
+    gpu_quota: Int = Field(ge=1, le=10000)
     """Most GPUs the tenant's pods may request at once (ResourceQuota requests.nvidia.com/gpu). Required."""
     cpu_quota: str | None = Field(default=None, pattern=r"^[0-9]+(\.[0-9]+)?m?$")
     """Most CPU requested at once. Default: none (unlimited)."""
@@ -362,7 +363,7 @@ class DaskOperatorArgs(BaseModel):
     """Namespace of the cluster-wide operator and the prepuller. Default: dask-operator."""
     chart_version: ChartVersion = "2026.3.0"
     """dask-kubernetes-operator chart (helm.dask.org); its operator image has the same tag. Default: 2026.3.0."""
-    worker_gpus: int = Field(default=1, ge=1)
+    worker_gpus: Int = Field(default=1, ge=1)
     """GPUs of one Dask worker pod (the spec the tenants' clusters use); only 1, since dask-cuda-worker starts one Dask worker per GPU and the DaskAutoscaler counts Dask workers. Default: 1."""
     worker_cpu: str = Field(default="1", pattern=CPU_PATTERN)
     """CPU request and limit of one Dask worker; must fit one node of the GPU pool (fits two workers on an n1-standard-4 with two T4s). Default: 1."""

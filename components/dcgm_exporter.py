@@ -9,7 +9,11 @@ per-pod GPU metrics rely on.
 
 from __future__ import annotations
 
+import difflib
+import functools
+import json
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -17,6 +21,7 @@ import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, field_validator
 
 from components.kube import ChartVersion, DnsLabel, Duration, PinnedImage, helm_release
+from components.numbers import Int
 from components.pools import ARGS_CONFIG
 
 __all__ = ["DEFAULT_METRICS", "DcgmExporter", "DcgmExporterArgs", "DcgmMetric", "GpuNodeSelection", "dcgm_values", "metrics_csv"]
@@ -38,13 +43,30 @@ class GpuNodeSelection(StrEnum):
 _SELECTION_LABEL = {GpuNodeSelection.GKE: "cloud.google.com/gke-accelerator", GpuNodeSelection.EKS: "k8s.amazonaws.com/accelerator"}
 
 
+@functools.cache
+def dcgm_field_names() -> frozenset[str]:
+    """DCGM's field names, shipped with their source and date (components/data/dcgm_fields.json)."""
+    data = json.loads((Path(__file__).parent / "data" / "dcgm_fields.json").read_text(encoding="utf-8"))
+    return frozenset(data["fields"])
+
+
 class DcgmMetric(BaseModel):
     """One DCGM field the exporter publishes."""
 
     model_config = ARGS_CONFIG
 
     field: str = Field(pattern=r"^DCGM_FI_[A-Z0-9_]+$")
-    """DCGM field name, e.g. DCGM_FI_DEV_GPU_UTIL. Required."""
+    """DCGM field name DCGM has (dcgm_fields.h), e.g. DCGM_FI_DEV_GPU_UTIL. Required."""
+
+    @field_validator("field")
+    @classmethod
+    def _known_field(cls, value: str) -> str:
+        known = dcgm_field_names()
+        if value not in known:
+            hint = difflib.get_close_matches(value, sorted(known), n=1)
+            mean = f"; did you mean {hint[0]}?" if hint else ""
+            raise ValueError(f"DCGM has no field {value}{mean} (names from DCGM's dcgm_fields.h)")
+        return value
     type: str = Field(pattern=r"^(gauge|counter|label)$")
     """Prometheus type: gauge, counter or label. Required."""
     help: str = Field(min_length=1)
@@ -83,7 +105,7 @@ class DcgmExporterArgs(BaseModel):
     """dcgm-exporter chart release. Default: 4.8.2."""
     image: PinnedImage = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
     """Exporter image, pinned. Default: nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless."""
-    probe_initial_delay_seconds: int = Field(default=45, ge=MIN_PROBE_DELAY, le=600)
+    probe_initial_delay_seconds: Int = Field(default=45, ge=MIN_PROBE_DELAY, le=600)
     """Initial delay of the liveness and readiness probes (at least 20 s). Default: 45."""
     scrape_interval: Duration = "15s"
     """ServiceMonitor scrape interval. Default: 15s."""

@@ -19,16 +19,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 import yaml
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
 from components.gpu_catalog import aws_instance_type, check_one_shape
-from components.pools import ARGS_CONFIG, CapacityStrategy, LabelMap, NodePoolShape, PoolPlacement, field_error
+from components.kube import DnsSubdomain
+from components.numbers import Int
+from components.pools import ARGS_CONFIG, ENVIRONMENT_LABEL, CapacityStrategy, Environment, LabelMap, NodePoolShape, PoolPlacement, field_error
+from components.zones import zone_problem
 
 __all__ = [
     "EbsStorageArgs",
@@ -63,6 +66,33 @@ def valid_eks_cluster_name(name: str) -> bool:
     """EKS cluster names: letters, digits, '-' and '_', starting alphanumeric, at most 100."""
     return bool(_CLUSTER_NAME.match(name)) and len(name) <= 100
 
+
+
+AWS_MAX_TAGS = 50
+"""User-defined tags per AWS resource (docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html)."""
+OWN_TAGS = 5
+"""Tags the component adds itself at most (Name, the cluster and ELB role tags on subnets, gpu-platform-environment)."""
+_AWS_TAG_TEXT = re.compile(r"^[\w\s.:/=+@-]*$", re.UNICODE)
+
+
+def _check_aws_tags(value: dict[str, str]) -> dict[str, str]:
+    room = AWS_MAX_TAGS - OWN_TAGS
+    if len(value) > room:
+        raise ValueError(f"{len(value)} tags: AWS allows {AWS_MAX_TAGS} per resource and the component adds up to {OWN_TAGS}; use at most {room}")
+    for key, tag in value.items():
+        if key == ENVIRONMENT_LABEL:
+            raise ValueError(f"tag key {key!r} is the component's own (set environment instead)")
+        if key.lower().startswith("aws:"):
+            raise ValueError(f"tag key {key!r}: the aws: prefix is reserved for AWS's own tags")
+        if not 1 <= len(key) <= 128 or not _AWS_TAG_TEXT.match(key):
+            raise ValueError(f"tag key {key!r}: 1 to 128 letters, digits, spaces and _ . : / = + - @")
+        if len(tag) > 256 or not _AWS_TAG_TEXT.match(tag):
+            raise ValueError(f"tag value {tag!r} (key {key}): at most 256 letters, digits, spaces and _ . : / = + - @")
+    return value
+
+
+AwsTagMap = Annotated[dict[str, str], AfterValidator(_check_aws_tags)]
+"""AWS tags: at most 45 (50 less the component's own), no reserved aws: prefix, AWS's tag characters."""
 
 class EksLogType(StrEnum):
     """Control plane log types sent to CloudWatch."""
@@ -157,7 +187,7 @@ class EbsStorageArgs(BaseModel):
     """Install the aws-ebs-csi-driver add-on and the StorageClass; without a CSI driver no claim binds. Default: true."""
     version: str | None = None
     """Add-on version, e.g. v1.48.0-eksbuild.1. Default: none (the default version for the cluster's Kubernetes version)."""
-    storage_class: str = Field(default="gp3", pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)
+    storage_class: DnsSubdomain = "gp3"
     """Name of the gp3 StorageClass (volumes bound where their pod lands, expandable). Default: gp3."""
     default_class: bool = True
     """Mark the StorageClass the cluster's default, for claims that name none (EKS marks none since 1.30). Default: true."""
@@ -174,11 +204,11 @@ class SystemNodeGroupArgs(BaseModel):
     """Node group name. Default: system."""
     instance_types: list[str] = Field(default_factory=lambda: ["m6i.large"], min_length=1)
     """CPU instance types, all of one shape. Default: [m6i.large]."""
-    min_nodes: int = Field(default=2, ge=1, le=100)
+    min_nodes: Int = Field(default=2, ge=1, le=100)
     """Fewest nodes (controllers need somewhere to run). Default: 2."""
-    max_nodes: int = Field(default=4, ge=1, le=100)
+    max_nodes: Int = Field(default=4, ge=1, le=100)
     """Most nodes. Default: 4."""
-    disk_size_gib: int = Field(default=50, ge=20, le=16384)
+    disk_size_gib: Int = Field(default=50, ge=20, le=16384)
     """Root volume size in GiB. Default: 50."""
     labels: LabelMap = Field(default_factory=dict)
     """Extra Kubernetes labels on the nodes. Default: {}."""
@@ -223,7 +253,7 @@ class EksClusterArgs(BaseModel):
     """Kubernetes minor version of the control plane; quote it in YAML ("1.34"). Default: "1.34"."""
     zones: list[str] | None = None
     """Availability zones for the subnets (two to six, all offering every GPU instance type of the stack). Default: none (looked up: the zones that offer them)."""
-    zone_count: int = Field(default=3, ge=2, le=MAX_ZONES)
+    zone_count: Int = Field(default=3, ge=2, le=MAX_ZONES)
     """How many zones to use when they are looked up. Default: 3."""
     vpc_cidr: str = "10.0.0.0/16"
     """The VPC's IPv4 range, /16 to /20; each zone gets a public and a private subnet carved from it. Default: 10.0.0.0/16."""
@@ -245,8 +275,10 @@ class EksClusterArgs(BaseModel):
     """Control plane logs sent to CloudWatch. Default: [api, audit, authenticator]."""
     deletion_protection: bool = True
     """Protect the cluster from deletion (EKS deletion protection and Pulumi protect). Default: true."""
-    tags: dict[str, str] = Field(default_factory=dict)
-    """AWS tags on every resource that takes them. Default: {}."""
+    tags: AwsTagMap = Field(default_factory=dict)
+    """AWS tags on every resource that takes them: at most 45 (AWS allows 50 and the component adds up to 5), no key under aws:. Default: {}."""
+    environment: Environment | None = None
+    """What the cluster is for, set as the gpu-platform-environment tag; the policy pack's production rules read it (the program sets it from gpu-platform:environment). Default: none (the rules fall back to the stack name)."""
 
     @model_validator(mode="after")
     def _ebs_csi_once(self) -> EksClusterArgs:
@@ -329,6 +361,8 @@ class EksClusterArgs(BaseModel):
                         "EksClusterArgs", ("zones", i),
                         f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone,
                     )
+                if problem := zone_problem("aws", self.region, zone):
+                    raise field_error("EksClusterArgs", ("zones", i), problem, zone)
         return self
 
 
@@ -503,7 +537,7 @@ class EksCluster(pulumi.ComponentResource):
 
         super().__init__("gpu-platform:eks_cluster:EksCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        tags = dict(args.tags)
+        tags = {**args.tags, **({ENVIRONMENT_LABEL: args.environment.value} if args.environment else {})}
 
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",

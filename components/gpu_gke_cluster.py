@@ -27,7 +27,10 @@ from components.gpu_catalog import (
     check_gcp_gpu,
     disk_types_for,
 )
+from components.numbers import Int
 from components.pools import (
+    ENVIRONMENT_LABEL,
+    Environment,
     ARGS_CONFIG,
     GPU_TAINT,
     AutoscalingBounds,
@@ -41,6 +44,7 @@ from components.pools import (
     TaintEffect,
     field_error,
 )
+from components.zones import zone_problem
 
 __all__ = [
     "AuthorizedNetwork",
@@ -89,7 +93,18 @@ def valid_cluster_name(name: str) -> bool:
     return bool(_RESOURCE_NAME.match(name)) and len(name) <= 40
 
 
+GCP_MAX_LABELS = 64
+"""GCP allows at most 64 labels per resource (cloud.google.com/resource-manager/docs/labels-overview)."""
+
+
 def _check_gcp_labels(value: dict[str, str]) -> dict[str, str]:
+    if len(value) > GCP_MAX_LABELS - 1:
+        raise ValueError(
+            f"{len(value)} labels: GCP allows at most {GCP_MAX_LABELS} per resource and the component adds "
+            f"{ENVIRONMENT_LABEL}; use at most {GCP_MAX_LABELS - 1}"
+        )
+    if ENVIRONMENT_LABEL in value:
+        raise ValueError(f"label {ENVIRONMENT_LABEL} is the component's own (set environment instead)")
     for key, label in value.items():
         if not _GCP_LABEL_KEY.match(key):
             raise ValueError(
@@ -240,7 +255,7 @@ class GpuSharing(BaseModel):
 
     strategy: GpuSharingStrategy
     """TIME_SHARING or MPS. Required."""
-    max_shared_clients_per_gpu: int = Field(ge=2, le=48)
+    max_shared_clients_per_gpu: Int = Field(ge=2, le=48)
     """Containers that may share one GPU. Required (2..48)."""
 
 
@@ -272,7 +287,7 @@ class _PoolBase(BaseModel):
     """Node image. Default: COS_CONTAINERD."""
     image_streaming: bool = True
     """Stream container images (GKE image streaming; large RAPIDS images start in seconds). Needs COS_CONTAINERD. Default: true."""
-    disk_size_gb: int = Field(default=100, ge=10, le=65536)
+    disk_size_gb: Int = Field(default=100, ge=10, le=65536)
     """Boot disk size in GB. Default: 100."""
     disk_type: DiskType = DiskType.PD_BALANCED
     """Boot disk type. Default: pd-balanced."""
@@ -352,13 +367,27 @@ class SystemPoolArgs(_PoolBase):
     name: str = Field(default="system", min_length=1, max_length=30)
     """Node pool name. Default: system."""
     machine_type: str = "e2-standard-4"
-    """Machine type. Default: e2-standard-4."""
+    """A CPU machine type of the catalog (no GPU machine types: controllers do not need one). Default: e2-standard-4."""
     autoscaling: AutoscalingBounds = AutoscalingBounds(
         scope=BoundsScope.PER_ZONE, min_nodes=1, max_nodes=3
     )
     """Node-count bounds. Default: 1..3 per zone."""
-    disk_size_gb: int = Field(default=50, ge=10, le=65536)
+    disk_size_gb: Int = Field(default=50, ge=10, le=65536)
     """Boot disk size in GB. Default: 50."""
+
+    @field_validator("machine_type")
+    @classmethod
+    def _cpu_machine(cls, value: str) -> str:
+        shape = GCP_MACHINE_SHAPES.get(value)
+        cpu = sorted(n for n, m in GCP_MACHINE_SHAPES.items() if m.accelerator is None and n.startswith("e2-"))
+        if shape is None:
+            raise ValueError(f"machine type {value!r} is not in the catalog; use a CPU machine type such as {', '.join(cpu[:6])}")
+        if shape.accelerator is not None:
+            raise ValueError(
+                f"{value} is a GPU machine type ({shape.accelerator}); the system pool runs controllers: use a CPU "
+                f"machine type such as {', '.join(cpu[:6])}"
+            )
+        return value
 
 
 class GpuNodePoolArgs(_PoolBase):
@@ -366,13 +395,13 @@ class GpuNodePoolArgs(_PoolBase):
 
     accelerator_type: str
     """GKE accelerator type, e.g. nvidia-tesla-t4, nvidia-l4, nvidia-tesla-a100. Required."""
-    accelerator_count: int | None = Field(default=None, ge=1, le=16)
+    accelerator_count: Int | None = Field(default=None, ge=1, le=16)
     """GPUs per node. Required on N1; on A2/A3/G2 the machine type fixes it. Default: from the machine type."""
     driver_version: GpuDriverVersion = GpuDriverVersion.DEFAULT
     """NVIDIA driver GKE installs (LATEST needs COS). Default: DEFAULT."""
     capacity: CapacityStrategy = CapacityStrategy.ON_DEMAND
     """on_demand, spot, or spot_then_on_demand (a spot pool first, an on-demand twin as fallback). Default: on_demand."""
-    fallback_max_nodes: int | None = Field(default=None, ge=1, le=1000)
+    fallback_max_nodes: Int | None = Field(default=None, ge=1, le=1000)
     """spot_then_on_demand only: most on-demand fallback nodes (the fallback pool keeps no minimum; autoscaling.min_nodes applies to the spot pool). Default: none (autoscaling.max_nodes)."""
     migrate_back_to_spot: bool = False
     """spot_then_on_demand only: let GKE move pods back to spot nodes when spot capacity returns (it evicts them). Default: false."""
@@ -493,7 +522,7 @@ class SchedulerPoolArgs(GpuNodePoolArgs):
     """Machine type. Default: n1-standard-2."""
     accelerator_type: str = "nvidia-tesla-t4"
     """GPU model (schedulers need a GPU to deserialise CUDA objects). Default: nvidia-tesla-t4."""
-    accelerator_count: int | None = Field(default=1, ge=1, le=16)
+    accelerator_count: Int | None = Field(default=1, ge=1, le=16)
     """GPUs per node. Default: 1."""
     autoscaling: AutoscalingBounds = AutoscalingBounds(
         scope=BoundsScope.TOTAL, min_nodes=0, max_nodes=4
@@ -545,7 +574,9 @@ class GpuGkeClusterArgs(BaseModel):
     enable_apis: bool = True
     """Enable container.googleapis.com (and containerfilesystem.googleapis.com for image streaming); never disabled on destroy. Default: true."""
     resource_labels: GcpLabelMap = Field(default_factory=dict)
-    """GCP labels on the cluster (billing breakdown): lowercase letters, digits, '_' and '-'. Default: {}."""
+    """GCP labels on the cluster (billing breakdown): lowercase letters, digits, '_' and '-'; at most 63 (the component adds gpu-platform-environment). Default: {}."""
+    environment: Environment | None = None
+    """What the cluster is for, set as its gpu-platform-environment label; the policy pack's production rules read it (the program sets it from gpu-platform:environment). Default: none (the rules fall back to the stack name)."""
     system_pool: SystemPoolArgs = Field(default_factory=SystemPoolArgs)
     """The untainted pool for controllers. Default: e2-standard-4, 1..3 per zone."""
     scheduler_pool: SchedulerPoolArgs | None = None
@@ -604,10 +635,14 @@ class GpuGkeClusterArgs(BaseModel):
     def _cluster_rules(self) -> GpuGkeClusterArgs:
         model = "GpuGkeClusterArgs"
         region = self.region
+        if not self.regional and (problem := zone_problem("gcp", region, self.location)):
+            raise field_error(model, "location", problem, self.location)
         for i, zone in enumerate(self.node_locations):
             m = _ZONE.match(zone)
             if not m:
                 raise field_error(model, ("node_locations", i), f"{zone!r} is not a zone (e.g. us-central1-b)", zone)
+            if m.group(1) == region and (problem := zone_problem("gcp", region, zone)):
+                raise field_error(model, ("node_locations", i), problem, zone)
             if m.group(1) != region:
                 raise field_error(
                     model,
@@ -680,6 +715,8 @@ class GpuGkeClusterArgs(BaseModel):
                             f"zone {zone} is outside the cluster's region {region}",
                             zone,
                         )
+                    if problem := zone_problem("gcp", region, zone):
+                        raise field_error(model, (*loc, "node_locations", i), problem, zone)
             if isinstance(pool, GpuNodePoolArgs) and pool.compact_placement:
                 zones = pool.node_locations or cluster_zones
                 if zones is None or len(zones) != 1:
@@ -996,7 +1033,10 @@ class GpuGkeCluster(pulumi.ComponentResource):
                 private_cluster_config=private,
                 master_authorized_networks_config=authorized,
                 enable_shielded_nodes=True,
-                resource_labels=dict(args.resource_labels) or None,
+                resource_labels=(
+                    {**args.resource_labels, **({ENVIRONMENT_LABEL: args.environment.value} if args.environment else {})}
+                    or None
+                ),
                 monitoring_config=(
                     gcp.container.ClusterMonitoringConfigArgs(
                         enable_components=["SYSTEM_COMPONENTS", "DCGM"],

@@ -9,6 +9,7 @@ import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from components.kube import DnsLabel
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, field_error
 from components.prometheus_stack import GPU_CUSTOM_METRICS
 
@@ -24,11 +25,11 @@ class GpuUtilizationAutoscalerArgs(BaseModel):
     """Name of the Deployment to scale. Required."""
     namespace: DnsLabel
     """Its namespace. Required."""
-    min_replicas: int = Field(default=1, ge=1, le=1000)
+    min_replicas: Int = Field(default=1, ge=1, le=1000)
     """Fewest replicas. Default: 1."""
-    max_replicas: int = Field(ge=1, le=1000)
+    max_replicas: Int = Field(ge=1, le=1000)
     """Most replicas (each holds GPUs: this bounds the GPU spend). Required."""
-    target_utilization_percent: int = Field(default=70, ge=1, le=100)
+    target_utilization_percent: Int = Field(default=70, ge=1, le=100)
     """Average GPU utilisation per pod to hold. Default: 70."""
     metric: str = "DCGM_FI_DEV_GPU_UTIL_AVG"
     """Custom metric to scale on; one the adapter exposes. Default: DCGM_FI_DEV_GPU_UTIL_AVG."""

@@ -11,8 +11,10 @@ import pulumi_kubernetes as k8s
 from pydantic import AfterValidator
 
 __all__ = [
+    "ChartRepository",
     "ChartVersion",
     "DnsLabel",
+    "DnsSubdomain",
     "Duration",
     "GoDuration",
     "PinnedImage",
@@ -33,15 +35,57 @@ def _dns_label(value: str) -> str:
     return value
 
 
+_GO_UNITS = {"h": 3600e9, "m": 60e9, "s": 1e9, "ms": 1e6, "us": 1e3, "µs": 1e3, "ns": 1.0}
+_GO_MAX_NS = 2**63 - 1
+"""Go's time.Duration is an int64 of nanoseconds: at most 2562047h47m16.854775807s."""
+_PROM_MAX_MS = 2**63 - 1
+"""Prometheus keeps a duration as an int64 of milliseconds."""
+
+
+def _in_order(value: str, parts: list[tuple[str, str]], order: list[str], kind: str) -> None:
+    """Each unit at most once and in decreasing order (12h7d is refused, 7d12h is not)."""
+    ranks = [order.index(unit) for _, unit in parts]
+    if any(b <= a for a, b in zip(ranks, ranks[1:], strict=False)):
+        units = " ".join(order)
+        raise ValueError(f"{value!r}: a {kind} writes each unit once, largest first ({units}), e.g. 1h30m")
+
+
 def _duration(value: str) -> str:
     if not _DURATION.match(value):
         raise ValueError(f"{value!r} is not a Prometheus duration such as 30s, 5m, 15d or 1h30m")
+    parts = re.findall(r"([0-9]+)(ms|s|m|h|d|w|y)", value)
+    _in_order(value, parts, ["y", "w", "d", "h", "m", "s", "ms"], "Prometheus duration")
+    if sum(int(n) * _UNITS[u] * 1000 for n, u in parts) > _PROM_MAX_MS:
+        raise ValueError(f"{value!r} is longer than a Prometheus duration can hold")
     return value
 
 
 def _go_duration(value: str) -> str:
     if not _GO_DURATION.match(value):
         raise ValueError(f"{value!r} is not a Go duration such as 90s, 7m or 1h30m (units ns, us, ms, s, m, h; no d)")
+    parts = re.findall(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)", value)
+    _in_order(value, [(n, "us" if u == "µs" else u) for n, u in parts], ["h", "m", "s", "ms", "us", "ns"], "Go duration")
+    if sum(float(n) * _GO_UNITS[u] for n, u in parts) > _GO_MAX_NS:
+        raise ValueError(f"{value!r} is longer than Go's maximum duration, 2562047h47m16s")
+    return value
+
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_CHART_REPOSITORY = re.compile(r"^(https?|oci)://[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[^\s]*)?$")
+
+
+def _dns_subdomain(value: str) -> str:
+    if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
+        raise ValueError(
+            f"{value!r} is not a DNS subdomain: lowercase letters, digits, '-' and '.', "
+            "starting and ending with a letter or digit, at most 253 characters"
+        )
+    return value
+
+
+def _chart_repository(value: str) -> str:
+    if not _CHART_REPOSITORY.match(value):
+        raise ValueError(f"chart repository {value!r} is not an http(s):// or oci:// URL, e.g. https://prometheus-community.github.io/helm-charts")
     return value
 
 
@@ -72,6 +116,10 @@ Duration = Annotated[str, AfterValidator(_duration)]
 """A Prometheus duration: 30s, 5m, 15d, 1h30m."""
 GoDuration = Annotated[str, AfterValidator(_go_duration)]
 """A duration as Go's time.ParseDuration reads it (the cluster autoscaler's flags): 90s, 7m, 1h30m."""
+DnsSubdomain = Annotated[str, AfterValidator(_dns_subdomain)]
+"""A Kubernetes name that must be a DNS subdomain (StorageClasses and most other objects)."""
+ChartRepository = Annotated[str, AfterValidator(_chart_repository)]
+"""Where Helm fetches a chart: an http(s) chart repository or an oci:// registry."""
 ChartVersion = Annotated[str, AfterValidator(_chart_version)]
 """An exact chart release."""
 PinnedImage = Annotated[str, AfterValidator(_pinned_image)]

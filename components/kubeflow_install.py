@@ -48,7 +48,8 @@ import pulumi_random as random
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
-from components.kube import DnsLabel
+from components.kube import DnsLabel, DnsSubdomain
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [
@@ -219,11 +220,11 @@ class TenantProfile(BaseModel):
     """Profile and namespace name. Required."""
     owner: Email
     """Email of the team's owner (the Profile owner on the platform edition). Required."""
-    gpus: int = Field(ge=0, le=4096)
+    gpus: Int = Field(ge=0, le=4096)
     """Most GPUs (requests.nvidia.com/gpu) the team's pods may hold at once. Required."""
-    cpus: int | None = Field(default=None, ge=1, le=100000)
+    cpus: Int | None = Field(default=None, ge=1, le=100000)
     """Most CPUs the team's pods may request. Default: none (unlimited)."""
-    memory_gib: int | None = Field(default=None, ge=1, le=1048576)
+    memory_gib: Int | None = Field(default=None, ge=1, le=1048576)
     """Most memory (GiB) the team's pods may request. Default: none (unlimited)."""
 
 
@@ -282,11 +283,11 @@ class KubeflowInstallArgs(BaseModel):
     """pipelines (Kubeflow Pipelines standalone) or platform (the full kubeflow/manifests example). Default: pipelines."""
     release: ReleaseRef | None = None
     """Release of kubeflow/pipelines (pipelines: 2.14.4, 2.15.0, 2.16.1 or 2.17.0) or kubeflow/manifests (platform: v1.10.2), or a full commit; never a branch or a tag the component is not checked against. Default: none (2.17.0 for pipelines, v1.10.2 for platform)."""
-    artifact_storage_gib: int = Field(default=500, ge=20, le=65536)
+    artifact_storage_gib: Int = Field(default=500, ge=20, le=65536)
     """Size of the pipeline artifact store's volume (upstream: 10-20 Gi, which hundreds of parallel runs fill). Default: 500."""
-    database_storage_gib: int = Field(default=100, ge=20, le=65536)
+    database_storage_gib: Int = Field(default=100, ge=20, le=65536)
     """Size of the MySQL volume of pipeline runs and ML metadata (upstream: 20 Gi). Default: 100."""
-    storage_class: str | None = None
+    storage_class: DnsSubdomain | None = None
     """StorageClass of both volumes. Default: none (the cluster's default class)."""
     keep_volumes_on_delete: bool = True
     """The artifact and database claims are protected (Pulumi protect) and stay in the cluster when deleted from the stack (retainOnDelete). Default: true."""
@@ -296,7 +297,7 @@ class KubeflowInstallArgs(BaseModel):
     """The pool pipeline steps run on; a node pool or GPU class must carry its label and taint. Default: see TrainingPoolSelector."""
     tenants: list[TenantProfile] = Field(default_factory=list)
     """Teams, each with a GPU quota. platform: a Profile (namespace, owner RBAC, quota), where the team's notebooks and pipeline runs are bounded by it. pipelines: a namespace with a ResourceQuota that bounds only what the team runs there itself; KFP standalone runs every pipeline step in the kubeflow namespace, outside it (see pipelines_gpu_quota). Default: []."""
-    pipelines_gpu_quota: int | None = Field(default=None, ge=0, le=65536)
+    pipelines_gpu_quota: Int | None = Field(default=None, ge=0, le=65536)
     """pipelines only: most GPUs (requests.nvidia.com/gpu) all pipeline steps together may hold at once, as a ResourceQuota on the kubeflow namespace where KFP standalone runs them. Default: none (no bound)."""
     oidc: OidcIssuer | None = None
     """platform only: also sign in through an OIDC issuer (Dex connector; client secret from a Pulumi secret). Default: none."""

@@ -22,7 +22,11 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from components.numbers import Int
+
 __all__ = [
+    "ENVIRONMENT_LABEL",
+    "Environment",
     "ARGS_CONFIG",
     "AutoscalingBounds",
     "BoundsScope",
@@ -36,6 +40,19 @@ __all__ = [
     "TaintEffect",
     "field_error",
 ]
+
+
+class Environment(StrEnum):
+    """What a stack is for; production stacks get the stricter guardrails."""
+
+    DEV = "dev"
+    STAGING = "staging"
+    PROD = "prod"
+
+
+ENVIRONMENT_LABEL = "gpu-platform-environment"
+"""The GCP label and AWS tag that carry the cluster's Environment onto its cloud resources, where
+the policy pack's production rules read it (a valid GCP label key and AWS tag key)."""
 
 ARGS_CONFIG = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, defer_build=True)
 """The pydantic configuration every Args model uses (see DESIGN.md, component contract).
@@ -175,9 +192,9 @@ class AutoscalingBounds(BaseModel):
 
     scope: BoundsScope
     """per_zone (counts per zone, like gcloud --min-nodes) or total (across the pool's zones). Required."""
-    min_nodes: int = Field(default=0, ge=0, le=1000)
+    min_nodes: Int = Field(default=0, ge=0, le=1000)
     """Fewest nodes (0 lets the pool scale to zero and cost nothing when idle). Default: 0."""
-    max_nodes: int = Field(ge=1, le=1000)
+    max_nodes: Int = Field(ge=1, le=1000)
     """Most nodes; bounds the spend. Required."""
 
     @model_validator(mode="after")

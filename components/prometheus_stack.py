@@ -19,7 +19,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, model_validator
 
-from components.kube import ChartVersion, DnsLabel, Duration, helm_release
+from components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, Duration, helm_release
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, field_error
 
 __all__ = [
@@ -184,7 +185,7 @@ class AlertSettings(BaseModel):
 
     gpu_idle_for: Duration = "30m"
     """How long a GPU may be allocated to a pod yet (almost) unused before GpuAllocatedButIdle fires. Default: 30m."""
-    gpu_idle_below_percent: int = Field(default=5, ge=1, le=100)
+    gpu_idle_below_percent: Int = Field(default=5, ge=1, le=100)
     """Utilisation (percent) under which an allocated GPU counts as idle. Default: 5."""
     gpu_pod_pending_for: Duration = "15m"
     """How long a pod asking for GPUs may stay Pending before GpuPodPending fires. Default: 15m."""
@@ -207,7 +208,7 @@ class PrometheusStackArgs(BaseModel):
     """kube-prometheus-stack chart release. Default: 88.5.3."""
     adapter_chart_version: ChartVersion = "5.3.0"
     """prometheus-adapter chart release. Default: 5.3.0."""
-    repository: str = PROMETHEUS_COMMUNITY
+    repository: ChartRepository = PROMETHEUS_COMMUNITY
     """Helm repository of both charts. Default: https://prometheus-community.github.io/helm-charts."""
     preset: MetricsPreset = MetricsPreset.PRODUCTION
     """production (30 s scrape and evaluation) or analysis (1 s, as the seed's analysis). Default: production."""
@@ -217,11 +218,11 @@ class PrometheusStackArgs(BaseModel):
     """Overrides the preset's rule evaluation interval. Default: none (the preset's)."""
     retention: Duration = "15d"
     """How long samples are kept. Default: 15d."""
-    storage_size_gib: int = Field(default=50, ge=1, le=65536)
+    storage_size_gib: Int = Field(default=50, ge=1, le=65536)
     """Size of Prometheus's persistent volume. Default: 50."""
-    retention_size_gib: int = Field(default=45, ge=1, le=65536)
+    retention_size_gib: Int = Field(default=45, ge=1, le=65536)
     """Samples are dropped oldest first above this size; below the volume size. Default: 45."""
-    storage_class: str | None = None
+    storage_class: DnsSubdomain | None = None
     """StorageClass of the volume. Default: none (the cluster's default class)."""
     keep_volume_on_delete: bool = True
     """The metrics volume outlives the release and the StatefulSet (PVC retention Retain). Default: true."""

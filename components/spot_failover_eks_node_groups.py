@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from components.eks_cluster import NODEGROUP_LABEL, POOL_ROLE_LABEL, EksClusterRef, irsa_trust_policy
 from components.gpu_catalog import AwsInstanceType, aws_instance_type, check_one_shape
 from components.kube import ChartVersion, GoDuration, PinnedImage, helm_release
+from components.numbers import Int
 from components.pools import (
     ARGS_CONFIG,
     GPU_TAINT,
@@ -128,11 +129,11 @@ class GpuClassArgs(BaseModel):
     """Class name; node groups are <name>-spot and <name>-on-demand. Required."""
     instance_types: list[str] = Field(min_length=1, max_length=20)
     """GPU instance types, all of one shape (vCPUs, memory, GPU model and count). Required."""
-    max_nodes: int = Field(ge=1, le=1000)
+    max_nodes: Int = Field(ge=1, le=1000)
     """Most nodes of each node group of the class; bounds the spend. Required."""
-    min_nodes: int = Field(default=0, ge=0, le=1000)
+    min_nodes: Int = Field(default=0, ge=0, le=1000)
     """Fewest nodes of the first node group (0 scales to zero when idle; the on-demand fallback always keeps 0). Default: 0."""
-    fallback_max_nodes: int | None = Field(default=None, ge=1, le=1000)
+    fallback_max_nodes: Int | None = Field(default=None, ge=1, le=1000)
     """spot_then_on_demand only: most on-demand fallback nodes. Default: none (max_nodes)."""
     capacity: CapacityStrategy = CapacityStrategy.SPOT_THEN_ON_DEMAND
     """on_demand, spot, or spot_then_on_demand (a spot group first, an on-demand twin as fallback). Default: spot_then_on_demand."""
@@ -140,7 +141,7 @@ class GpuClassArgs(BaseModel):
     """gpu, or scheduler (labelled dedicated=scheduler for Dask schedulers). Default: gpu."""
     ami_type: AmiType = AmiType.AL2023_x86_64_NVIDIA
     """Node AMI. Default: AL2023_x86_64_NVIDIA."""
-    disk_size_gib: int = Field(default=100, ge=20, le=16384)
+    disk_size_gib: Int = Field(default=100, ge=20, le=16384)
     """Root volume in GiB (RAPIDS images are large); also the ephemeral-storage the autoscaler assumes. Default: 100."""
     labels: LabelMap = Field(default_factory=dict)
     """Extra Kubernetes labels on the nodes. Default: {}."""
@@ -230,7 +231,7 @@ class PriorityTier(BaseModel):
 
     model_config = ARGS_CONFIG
 
-    priority: int = Field(ge=1, le=100000)
+    priority: Int = Field(ge=1, le=100000)
     """Higher wins. Required."""
     patterns: list[str] = Field(min_length=1)
     """Regexes matched (unanchored, Go RE2 syntax) against ASG names, which are eks-<nodegroup>-<uuid> for managed node groups. Required."""

@@ -17,7 +17,8 @@ pulumi.export("environment", config.environment.value)
 
 if config.cloud is Cloud.GCP:
     assert config.gke is not None  # the config model requires it for gcp
-    cluster = GpuGkeCluster(stack, config.gke)
+    # The production guardrails read the environment off the cluster (a label, a tag).
+    cluster = GpuGkeCluster(stack, config.gke.model_copy(update={"environment": config.environment}))
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("endpoint", cluster.endpoint)
     pulumi.export("kubeconfig", cluster.kubeconfig)
@@ -27,7 +28,7 @@ if config.cloud is Cloud.GCP:
     monitoring = compose_monitoring(stack, config, target)
 else:
     assert config.eks is not None and config.eks_node_groups is not None  # required for aws
-    eks = EksCluster(stack, config.eks, gpu_instance_types=config.eks_node_groups.instance_types())
+    eks = EksCluster(stack, config.eks.model_copy(update={"environment": config.environment}), gpu_instance_types=config.eks_node_groups.instance_types())
     # Monitoring first, on the system nodes: the autoscaler's ServiceMonitor needs its CRD.
     system = [*eks.ref.controllers_ready, *([eks.storage_class] if eks.storage_class else [])]
     monitoring = compose_monitoring(stack, config, ClusterTarget(eks.provider, system, config.pool_shapes()))

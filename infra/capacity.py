@@ -32,6 +32,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, model_validator
 
+from components.numbers import Int
 from components.pools import ARGS_CONFIG, NodePoolShape, field_error
 
 __all__ = [
@@ -110,9 +111,9 @@ def _seconds(value: Any) -> Any:
 
 # Stored as millicores; a bare number means cores, as in Kubernetes, so it serializes as "<n>m"
 # and a dumped model validates back to itself.
-Millicores = Annotated[int, BeforeValidator(_millicores), Field(ge=0), PlainSerializer(lambda v: f"{v}m", return_type=str)]
-MiB = Annotated[int, BeforeValidator(_mib), Field(ge=0)]
-Seconds = Annotated[int, BeforeValidator(_seconds), Field(ge=1)]
+Millicores = Annotated[Int, BeforeValidator(_millicores), Field(ge=0), PlainSerializer(lambda v: f"{v}m", return_type=str)]
+MiB = Annotated[Int, BeforeValidator(_mib), Field(ge=0)]
+Seconds = Annotated[Int, BeforeValidator(_seconds), Field(ge=1)]
 
 
 def format_duration(seconds: int) -> str:
@@ -144,7 +145,7 @@ class NodeReserves(BaseModel):
 
     formula: ReserveFormula | None = None
     """kube-reserved + system-reserved by GKE's or the EKS AMIs' formula, or none. Default: the stack's cloud's (gke on GCP, eks on AWS)."""
-    max_pods: int | None = Field(default=None, ge=1, le=5000)
+    max_pods: Int | None = Field(default=None, ge=1, le=5000)
     """Pods per node the kubelet allows, for the eks formula. Default: the instance type's, as the EKS AMIs set it: ENIs x (IPv4 addresses per ENI - 1) + 2 from the catalog (g4dn.xlarge 29, p3.8xlarge 234); 110 (the kubelet's default) for a type the catalog lacks."""
     eviction_memory: MiB = 100
     """Hard eviction threshold (memory.available); GKE and EKS both use 100Mi. Default: 100 (MiB)."""
@@ -176,7 +177,7 @@ class StepRequests(BaseModel):
     """CPU request: cores ("2", "1.5") or millicores ("1500m"). Required."""
     memory: MiB
     """Memory request: MiB (4096) or a quantity ("4Gi"). Required."""
-    gpus: int = Field(default=0, ge=0, le=16)
+    gpus: Int = Field(default=0, ge=0, le=16)
     """nvidia.com/gpu request. Default: 0."""
 
     @model_validator(mode="after")
@@ -195,11 +196,11 @@ class CapacityInputs(BaseModel):
     """The pipeline's steps and their requests. Required (at least one)."""
     run_duration: Seconds
     """Wall time of one run, measured: seconds (2160) or "36m", "3h", "1h30m". Required."""
-    runs: int | None = Field(default=None, ge=1)
+    runs: Int | None = Field(default=None, ge=1)
     """N, the number of parallel runs to plan for. Default: none."""
     window: Seconds | None = None
     """T, the time the runs must finish in ("3h"). Default: none."""
-    nodes: int | None = Field(default=None, ge=1)
+    nodes: Int | None = Field(default=None, ge=1)
     """K, a node count to evaluate. Default: none."""
     reserves: NodeReserves = Field(default_factory=NodeReserves)
     """kubelet reserves. Default: the stack's cloud's formula and a 100 MiB eviction threshold."""

@@ -29,9 +29,11 @@ from components.eks_cluster import EksClusterArgs, SystemNodeGroupArgs, valid_ek
 from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
 from components.kube import kubernetes_owns
 from components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
+from components.numbers import Int
+from components.pools import ARGS_CONFIG, Environment, NodePoolShape, field_error
 from components.prometheus_stack import PrometheusStackArgs
-from components.pools import ARGS_CONFIG, NodePoolShape, field_error
 from components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
+from components.zones import unchecked_region, zone_problem
 
 __all__ = [
     "PROJECT",
@@ -55,14 +57,6 @@ class Cloud(StrEnum):
 
     GCP = "gcp"
     AWS = "aws"
-
-
-class Environment(StrEnum):
-    """What a stack is for; production stacks get the stricter guardrails."""
-
-    DEV = "dev"
-    STAGING = "staging"
-    PROD = "prod"
 
 
 _K8S_MINOR = re.compile(r"^1\.[0-9]{2}$")
@@ -109,7 +103,7 @@ class KubeflowConfig(BaseModel):
     """Edition, release, storage, tenants, training pool and exposure. Default: see KubeflowInstallArgs."""
     capacity_check: CapacityCheck = CapacityCheck.REFUSE
     """refuse or warn when the system pool at its maximum cannot hold the edition's footprint. Default: refuse."""
-    system_reserve_percent: int = Field(default=30, ge=0, le=90)
+    system_reserve_percent: Int = Field(default=30, ge=0, le=90)
     """Share of the system pool kept for the kubelet, system pods and the other add-ons. Default: 30."""
 
     def capacity_problem(self, pools: list[NodePoolShape]) -> str | None:
@@ -179,6 +173,20 @@ class StackConfig(BaseModel):
         if not isinstance(name, str):
             return data
         return {**data, "eks_node_groups": {**groups, "other_node_groups": [name]}}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_environment(cls, data: Any) -> Any:
+        """The program sets gke/eks.environment from gpu-platform:environment: one place to say it."""
+        if isinstance(data, dict):
+            for section in ("gke", "eks"):
+                if isinstance(data.get(section), dict) and "environment" in data[section]:
+                    raise field_error(
+                        "StackConfig", (section, "environment"),
+                        f"set gpu-platform:environment instead; the program sets {section}.environment from it",
+                        data[section]["environment"],
+                    )
+        return data
 
     @field_validator("kubernetes_version")
     @classmethod
@@ -373,6 +381,19 @@ class StackConfig(BaseModel):
             )
 
 
+    def notices(self) -> list[str]:
+        """Checks of this config that could not be made offline (a region the zone data does not list)."""
+        if self.cloud is Cloud.GCP and self.gke is not None:
+            notice = unchecked_region("gcp", self.gke.region)
+        elif self.cloud is Cloud.AWS and self.eks is not None:
+            import pulumi_aws
+
+            region = self.eks.region or pulumi_aws.config.region
+            notice = unchecked_region("aws", str(region)) if region else None
+        else:
+            notice = None
+        return [notice] if notice else []
+
     def reserve_formula(self) -> str:
         """The kubelet reserve formula of the stack's cloud (infra.capacity.ReserveFormula): gke or eks."""
         return "eks" if self.cloud is Cloud.AWS else "gke"
@@ -425,10 +446,17 @@ def read_namespace(namespace: str = PROJECT) -> dict[str, Any]:
 def load_stack_config() -> StackConfig:
     """Build the StackConfig from the running program's Pulumi config, or raise ConfigError."""
     raw = read_namespace(PROJECT)
+    secret = {key for key in raw if pulumi.runtime.is_config_secret(f"{PROJECT}:{key}")}
+    if misplaced := _misplaced_secrets(raw, secret):
+        raise ConfigError(misplaced)
     try:
         config = StackConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, StackConfig, PROJECT)) from None
+        renames = {}
+        if isinstance(raw.get("eks_node_groups"), dict) and "other_node_groups" not in raw["eks_node_groups"]:
+            # Injected from eks.system_node_group (see StackConfig): name what the user wrote.
+            renames[("eks_node_groups", "other_node_groups")] = ("eks", "system_node_group", "name")
+        raise ConfigError(format_validation_error(exc, StackConfig, PROJECT, secret=secret, renames=renames)) from None
     problems: list[str] = []
     if config.cloud is Cloud.GCP and config.gke is not None:
         import pulumi_gcp
@@ -461,6 +489,8 @@ def load_stack_config() -> StackConfig:
             for i, zone in enumerate(config.eks.zones):
                 if not zone.startswith(str(region)) or len(zone) != len(str(region)) + 1:
                     problems.append(f"{PROJECT}:eks.zones[{i}]: zone {zone} is not in region {region} (got {json.dumps(zone)})")
+                elif problem := zone_problem("aws", str(region), zone):
+                    problems.append(f"{PROJECT}:eks.zones[{i}]: {problem} (got {json.dumps(zone)})")
     problems += _secret_problems(
         "grafana_admin_password", config.grafana_admin_password, config.monitoring.enabled,
         "monitoring is enabled", "<password>",
@@ -482,6 +512,41 @@ def load_stack_config() -> StackConfig:
     if problems:
         raise ConfigError(problems)
     return config
+
+
+SECRET_FIELDS = frozenset(
+    name for name, field in StackConfig.model_fields.items() if SecretStr in typing.get_args(field.annotation)
+)
+"""The top-level keys that hold a secret (SecretStr fields); a secret anywhere else is refused."""
+
+
+def _secret_paths(value: Any, path: str) -> list[str]:
+    """Where the offline reader put a secure value's placeholder inside ``value``."""
+    from infra.preview import SECRET_PLACEHOLDER
+
+    if isinstance(value, str):
+        return [path] if value.startswith(SECRET_PLACEHOLDER) else []
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _secret_paths(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _secret_paths(v, f"{path}[{i}]")]
+    return []
+
+
+def _misplaced_secrets(raw: dict[str, Any], secret: set[str]) -> list[str]:
+    """A secret where the program needs a plain value (names, namespaces, emails, sizes): refused,
+    naming the key path and never the value. Only SecretStr keys carry secrets into the cloud."""
+    allowed = ", ".join(sorted(SECRET_FIELDS))
+    lines = []
+    # An unknown key is the model's to refuse (unknown key, did-you-mean), its value hidden.
+    for key in sorted((secret - SECRET_FIELDS) & set(StackConfig.model_fields)):
+        paths = _secret_paths(raw[key], f"{PROJECT}:{key}") or [f"{PROJECT}:{key}"]
+        for path in paths:
+            lines.append(
+                f"{path}: a secret where a plain value is required (it would name or size resources and "
+                f"show in plaintext in the state); only {allowed} may be secret (got a secret value)"
+            )
+    return lines
 
 
 def _secret_problems(key: str, value: SecretStr | None, needed: bool, when: str, example: str) -> list[str]:
@@ -546,10 +611,40 @@ def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | 
     return current
 
 
-def _message(error: dict[str, Any], root: type[BaseModel]) -> str:
+SECRET_SHOWN = "a secret value"
+"""What an error shows in place of a secret's value."""
+
+
+def _texts(value: Any) -> list[str]:
+    """Every text (and number) inside a value, longest first, to cut out of a message."""
+    if isinstance(value, dict):
+        found = [t for k, v in value.items() for t in (*_texts(k), *_texts(v))]
+    elif isinstance(value, (list, tuple)):
+        found = [t for v in value for t in _texts(v)]
+    elif isinstance(value, SecretStr):
+        found = [value.get_secret_value()]
+    elif value is None or isinstance(value, bool):
+        found = []
+    else:
+        found = [str(value)]
+    return sorted({t for t in found if len(t) >= 3}, key=len, reverse=True)
+
+
+def _message(error: dict[str, Any], root: type[BaseModel], secret: bool = False) -> str:
     kind = error["type"]
     msg: str = error["msg"]
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+    shown = SECRET_SHOWN if secret else _show(error.get("input"))
+    if secret:
+        # A validator's own message may quote the value: cut out every text the value holds.
+        for text in _texts(error.get("input")):
+            msg = msg.replace(text, "<secret>")
+    if kind == "string_type" and isinstance(error.get("input"), float):
+        number = error["input"]
+        return (
+            f"text expected, but YAML read an unquoted number ({number}; 1.30 becomes 1.3): "
+            f'quote it as you mean it, e.g. "{number}" (got {shown})'
+        )
     if kind == "missing":
         return "required (got nothing)"
     if kind == "extra_forbidden":
@@ -561,27 +656,58 @@ def _message(error: dict[str, Any], root: type[BaseModel]) -> str:
             text += f"; did you mean {hint[0]}?"
         if allowed:
             text += f" allowed: {', '.join(allowed)}"
-        return f"{text} (got {_show(error['input'])})"
+        return f"{text} (got {shown})"
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, "):]
     if msg.startswith("Assertion failed, "):
         msg = msg[len("Assertion failed, "):]
-    return f"{msg} (got {_show(error.get('input'))})"
+    return f"{msg} (got {shown})"
 
 
 def format_validation_error(
-    exc: ValidationError, root: type[BaseModel], namespace: str | None = None
+    exc: ValidationError,
+    root: type[BaseModel],
+    namespace: str | None = None,
+    *,
+    secret: set[str] | frozenset[str] = frozenset(),
+    renames: dict[tuple[str, ...], tuple[str, ...]] | None = None,
 ) -> list[str]:
-    """One line per problem: ``<namespace>:<key path>: <what is wrong> (got <value>)``."""
+    """One line per problem: ``<namespace>:<key path>: <what is wrong> (got <value>)``.
+
+    The one error formatter: a value under a key in ``secret`` (top-level keys Pulumi marks
+    secret), of a SecretStr field, or holding a secure placeholder is never shown. ``renames``
+    maps a key the program derived to the key the user wrote.
+    """
+    from infra.preview import SECRET_PLACEHOLDER
+
     lines = []
     for error in exc.errors():
         # Drop pydantic's union/tagged-union markers so the path is the user's key path.
         loc = tuple(
             p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))
         )
+        for derived, written in (renames or {}).items():
+            if loc[: len(derived)] == derived:
+                loc = written
+                break
+        hidden = (
+            (bool(loc) and str(loc[0]) in secret)
+            or SECRET_PLACEHOLDER in json.dumps(error.get("input"), default=str)
+            or _is_secret_field(root, loc)
+        )
         path = _key_path(loc)
         prefix = f"{namespace}:{path}" if namespace else path
-        line = f"{prefix}: {_message(error, root)}"
+        line = f"{prefix}: {_message(error, root, hidden)}"
         if line not in lines:
             lines.append(line)
     return lines
+
+
+def _is_secret_field(root: type[BaseModel], loc: tuple[Any, ...]) -> bool:
+    """Whether ``loc`` is (inside) a SecretStr field of ``root``."""
+    for end in range(1, len(loc) + 1):
+        parent = _model_at(root, loc[: end - 1])
+        field = parent.model_fields.get(loc[end - 1]) if parent and isinstance(loc[end - 1], str) else None
+        if field is not None and (field.annotation is SecretStr or SecretStr in typing.get_args(field.annotation)):
+            return True
+    return False

@@ -60,6 +60,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
+from components.numbers import Float, Int
 from components.pools import ARGS_CONFIG, field_error
 from infra.capacity import Seconds
 
@@ -85,7 +86,7 @@ MAX_POINTS = 11_000
 MAX_STEPS = 1_000_000
 """Most evaluation steps one report holds in memory (about 11.5 days at 1 s, 1.9 years at 60 s)."""
 DAY = 86_400
-FiniteTime = Annotated[float, Field(allow_inf_nan=False, ge=0)]
+FiniteTime = Annotated[Float, Field(allow_inf_nan=False, ge=0)]
 """A sample's Unix time as Prometheus answers it."""
 EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
 LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
@@ -141,9 +142,9 @@ class ReportInputs(BaseModel):
     """Sampling step, at most a day: pending time and GPU-hours are counted at this resolution; the seed used 1 s. Default: 1 (s)."""
     timeout: Annotated[Seconds, Field(le=DAY)] = 30
     """Seconds to wait for each HTTP request, at most a day. Default: 30."""
-    max_points: int = Field(default=MAX_POINTS, ge=2, le=MAX_POINTS)
+    max_points: Int = Field(default=MAX_POINTS, ge=2, le=MAX_POINTS)
     """Points per series per query_range request; longer ranges are queried in chunks. Default: 11000."""
-    max_steps: int = Field(default=MAX_STEPS, ge=1, le=MAX_STEPS)
+    max_steps: Int = Field(default=MAX_STEPS, ge=1, le=MAX_STEPS)
     """Most evaluation steps of one report: the report keeps every step's GPU counts in memory (for the
     GPU-hours and the plots), so a longer range needs a larger step. Default: 1000000 (11.5 days at 1 s)."""
 
@@ -322,12 +323,12 @@ class _Answer(BaseModel):
 
 class _RangeSeries(_Answer):
     metric: dict[str, str]
-    values: list[tuple[FiniteTime, float]]
+    values: list[tuple[FiniteTime, Float]]
 
 
 class _InstantSeries(_Answer):
     metric: dict[str, str]
-    value: tuple[FiniteTime, float]
+    value: tuple[FiniteTime, Float]
 
 
 class _Matrix(_Answer):

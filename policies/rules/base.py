@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from components.pools import ENVIRONMENT_LABEL, Environment
+
 __all__ = [
     "Enforcement",
     "Resource",
@@ -24,6 +26,7 @@ __all__ = [
     "Violation",
     "gpu_pool_gpus",
     "is_gpu_node_pool",
+    "environment_of",
     "is_production",
     "stack_of",
 ]
@@ -100,8 +103,23 @@ def stack_of(urn: str) -> str:
     return urn.split("::", 1)[0].removeprefix("urn:pulumi:")
 
 
-def is_production(urn: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatchcase(stack_of(urn), p) for p in patterns)
+def environment_of(r: Resource) -> str | None:
+    """The environment a cluster declares by the components' gpu-platform-environment label (GKE
+    resourceLabels) or tag (EKS tags), or None when it declares none."""
+    for key in ("resourceLabels", "tags"):
+        labels = r.props.get(key)
+        if isinstance(labels, Mapping) and isinstance(labels.get(ENVIRONMENT_LABEL), str):
+            return str(labels[ENVIRONMENT_LABEL])
+    return None
+
+
+def is_production(r: Resource, patterns: Iterable[str]) -> bool:
+    """Production by the typed environment the resource carries; only where it carries none, by
+    the stack-name patterns (productionStacks)."""
+    declared = environment_of(r)
+    if declared is not None:
+        return declared == Environment.PROD.value
+    return any(fnmatch.fnmatchcase(stack_of(r.urn), p) for p in patterns)
 
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"

@@ -13,7 +13,7 @@ from policies.rules.base import EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, Resourc
 
 class ProductionConfig(RuleConfig):
     productionStacks: list[str] = Field(default_factory=lambda: ["prod*", "production*"])  # noqa: N815
-    """Stack-name patterns (fnmatch) that mark production stacks. Default: prod*, production*."""
+    """Stack-name patterns (fnmatch) that mark production stacks whose clusters declare no environment (the gpu-platform-environment label or tag decides where present). Default: prod*, production*."""
 
 
 class AllowedRegionsConfig(RuleConfig):
@@ -25,7 +25,7 @@ _DEFAULT_COMPUTE_SA = re.compile(r"^[0-9]+-compute@developer\.gserviceaccount\.c
 
 
 def check_prod_deletion_protection(r: Resource, config: ProductionConfig) -> Iterator[str]:
-    if r.type not in (GKE_CLUSTER, EKS_CLUSTER) or not is_production(r.urn, config.productionStacks):
+    if r.type not in (GKE_CLUSTER, EKS_CLUSTER) or not is_production(r, config.productionStacks):
         return
     if r.props.get("deletionProtection") is False:
         yield "production cluster has deletionProtection false"
@@ -34,7 +34,7 @@ def check_prod_deletion_protection(r: Resource, config: ProductionConfig) -> Ite
 
 
 def check_prod_control_plane(r: Resource, config: ProductionConfig) -> Iterator[str]:
-    if r.type == EKS_CLUSTER and is_production(r.urn, config.productionStacks):
+    if r.type == EKS_CLUSTER and is_production(r, config.productionStacks):
         vpc = r.props.get("vpcConfig") or {}
         cidrs = list(vpc.get("publicAccessCidrs") or [])
         if vpc.get("endpointPublicAccess", True) is not False:  # EKS's default is a public endpoint
@@ -43,7 +43,7 @@ def check_prod_control_plane(r: Resource, config: ProductionConfig) -> Iterator[
             elif not cidrs:
                 yield "production EKS endpoint is public and unrestricted: no publicAccessCidrs"
         return
-    if r.type != GKE_CLUSTER or not is_production(r.urn, config.productionStacks):
+    if r.type != GKE_CLUSTER or not is_production(r, config.productionStacks):
         return
     private = bool((r.props.get("privateClusterConfig") or {}).get("enablePrivateEndpoint"))
     blocks = [b.get("cidrBlock") for b in (r.props.get("masterAuthorizedNetworksConfig") or {}).get("cidrBlocks") or []]

@@ -66,7 +66,7 @@ BAD = [
     ("eks.zones", ["ap-northeast-2a", "ap-northeast-2a"], "eks.zones", "lists a zone twice"),
     ("eks.zones", ["apne2-az1", "apne2-az3"], "eks.zones", "is not an availability zone"),
     ("eks.addons", [{"name": "vpc-cni"}, {"name": "aws-ebs-csi-driver"}], "eks.addons[1].name", "aws-ebs-csi-driver comes with block_storage"),
-    ("eks.block_storage.storage_class", "GP3", "eks.block_storage.storage_class", "String should match pattern"),
+    ("eks.block_storage.storage_class", "GP3", "eks.block_storage.storage_class", "is not a DNS subdomain"),
     ("eks_node_groups.autoscaler.image", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0", "eks_node_groups.autoscaler.image", "image registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0 is the autoscaler of Kubernetes 1.35, the cluster runs 1.34: use the release of the cluster's minor version"),
     ("eks_node_groups.classes.0.ami_type", "AL2_x86_64_GPU", "eks_node_groups.classes[0].ami_type", "EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.34 (the last is 1.32)"),
     ("monitoring.prometheus.storage_class", "standard-rwo", "monitoring.prometheus.storage_class", "no StorageClass standard-rwo in this stack: the EKS cluster provides gp3 (eks.block_storage.storage_class) and gp2"),

@@ -197,3 +197,60 @@ def test_stack_config_is_frozen() -> None:
     config = StackConfig.model_validate({"cloud": "gcp", "gke": gke()})
     with pytest.raises(ValidationError, match="frozen"):
         config.cloud = "gcp"  # type: ignore[assignment]
+
+
+# --- the one reader: encodings, duplicate keys, stack names, namespaces, nested secrets --------
+
+
+def _project(tmp_path: Path, text: str | bytes) -> Path:
+    (tmp_path / "Pulumi.yaml").write_text("name: gpu-platform\nstackConfigDir: stacks\n")
+    (tmp_path / "stacks").mkdir(exist_ok=True)
+    path = tmp_path / "stacks" / "Pulumi.s.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return tmp_path
+
+
+def test_reader_takes_a_utf8_file_with_a_byte_order_mark(tmp_path: Path) -> None:
+    config, _ = read_stack_file(_project(tmp_path, "\ufeffconfig:\n  gpu-platform:cloud: gcp\n".encode()), "s")
+    assert config["gpu-platform:cloud"] == "gcp"
+
+
+def test_fails_when_stack_file_is_utf16(tmp_path: Path) -> None:
+    with pytest.raises(PreviewError) as info:
+        read_stack_file(_project(tmp_path, "config:\n  gpu-platform:cloud: gcp\n".encode("utf-16")), "s")
+    assert info.value.lines == ["Pulumi.s.yaml: not UTF-8 text (UTF-16, UTF-32 or binary); save it as UTF-8"]
+
+
+def test_fails_when_a_key_is_written_twice_at_depth(tmp_path: Path) -> None:
+    text = "config:\n  gpu-platform:gke:\n    location: a\n    location: b\n"
+    with pytest.raises(PreviewError) as info:
+        read_stack_file(_project(tmp_path, text), "s")
+    (line,) = info.value.lines
+    assert line.startswith("Pulumi.s.yaml: duplicate key config.gpu-platform:gke.location at line 4 (first at line 3)")
+
+
+@pytest.mark.parametrize("stack", ["../x", "team/dev", "dev gke", "x" * 101, ""])
+def test_fails_when_the_stack_name_is_not_a_pulumi_stack_name(stack: str) -> None:
+    with pytest.raises(PreviewError, match="not a Pulumi stack name"):
+        read_stack_file(PROJECT_DIR, stack)
+
+
+@pytest.mark.parametrize("stack", ["dev-gke", "a.b_c-1", "x" * 100])
+def test_pulumi_stack_names_pass_the_name_check(stack: str) -> None:
+    from infra.preview import check_stack_name
+
+    check_stack_name(stack)
+
+
+def test_fails_when_a_namespace_is_misspelt(tmp_path: Path) -> None:
+    with pytest.raises(PreviewError) as info:
+        read_stack_file(_project(tmp_path, "config:\n  gpu-platform:cloud: gcp\n  gpu-platfrom:dask: {}\n"), "s")
+    (line,) = info.value.lines
+    assert line.startswith("gpu-platfrom:dask: unknown config namespace 'gpu-platfrom'; did you mean gpu-platform:dask?")
+
+
+def test_nested_secure_values_are_placeholders_and_mark_their_key_secret(tmp_path: Path) -> None:
+    text = "config:\n  gpu-platform:dask:\n    tenants:\n      - name:\n          secure: v1:abc\n"
+    config, secret = read_stack_file(_project(tmp_path, text), "s")
+    assert secret == {"gpu-platform:dask"}
+    assert "v1:abc" not in json.dumps(config)

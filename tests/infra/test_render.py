@@ -256,6 +256,9 @@ if case in ("default-credentials", "duplicate"):
 
 def raw_project(tmp_path: Path, case: str) -> Path:
     shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    # The program reads the test: namespace; Pulumi.yaml declares it, as a project would.
+    with (tmp_path / "Pulumi.yaml").open("a") as f:
+        f.write("  test:case: none\n")
     (tmp_path / "infra").mkdir()
     (tmp_path / "infra" / "__main__.py").write_text(textwrap.dedent(RAW))
     (tmp_path / "stacks").mkdir()

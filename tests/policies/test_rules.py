@@ -295,3 +295,39 @@ def test_eks_fallback_must_be_the_same_instance_types() -> None:
     other = node_group("small-on-demand", capacity="ON_DEMAND", types=("p3.2xlarge",))
     findings = evaluate([node_group(), other, priorities(RANKED)], load_policy_config({}))
     assert [f.rule for f in findings] == ["spot-has-on-demand-fallback"]
+
+
+# --- production follows the typed environment --------------------------------------------------
+
+ACME = "urn:pulumi:acme-gke::gpu-platform::"
+
+
+def _labelled(prefix: str, environment: str | None, **kwargs: Any) -> Resource:
+    r = cluster(prefix, **kwargs)
+    if environment is not None:
+        r = Resource(r.type, r.name, r.urn, {**r.props, "resourceLabels": {"gpu-platform-environment": environment}}, r.protect)
+    return r
+
+
+def _deletion_findings(resources: list[Resource]) -> list[str]:
+    return [f.message for f in evaluate(resources, load_policy_config({})) if f.rule == "prod-cluster-deletion-protected"]
+
+
+def test_fails_when_a_prod_environment_cluster_on_any_stack_name_is_unprotected() -> None:
+    assert _deletion_findings([_labelled(ACME, "prod", protect=False)])
+
+
+def test_a_dev_environment_cluster_on_a_prod_named_stack_gets_no_production_rules() -> None:
+    assert _deletion_findings([_labelled(PROD, "dev", protect=False)]) == []
+
+
+def test_stack_name_patterns_decide_only_where_no_environment_is_declared() -> None:
+    assert _deletion_findings([_labelled(PROD, None, protect=False)])
+    assert _deletion_findings([_labelled(ACME, None, protect=False)]) == []
+
+
+def test_eks_tag_carries_the_environment() -> None:
+    r = eks_cluster(STACK, deletion=False)
+    tagged = Resource(r.type, r.name, r.urn, {**r.props, "tags": {"gpu-platform-environment": "prod"}}, r.protect)
+    assert _deletion_findings([tagged])
+    assert _deletion_findings([r]) == []

@@ -30,6 +30,9 @@ def project(tmp_path: Path, name: str, base: str, mutate: Callable[[dict[str, An
         (tmp_path / "infra").symlink_to(PROJECT_DIR / "infra")
     else:
         (tmp_path / "infra").mkdir()
+        # The raw program reads the bad: namespace; Pulumi.yaml declares it, as a project would.
+        with (tmp_path / "Pulumi.yaml").open("a") as f:
+            f.write("  bad:rule: none\n")
         (tmp_path / "infra" / "__main__.py").write_text(textwrap.dedent(program))
     (tmp_path / "stacks").mkdir()
     document = yaml.safe_load((PROJECT_DIR / "stacks" / f"Pulumi.{base}.yaml").read_text())

@@ -1,0 +1,29 @@
+"""The one integer and the one float type every Args and config model uses.
+
+pydantic's lax ``int`` takes ``true`` as 1 (``max_nodes: true`` would mean one node) and its
+``float`` takes ``true`` as 1.0. These types refuse booleans and otherwise keep pydantic's
+lax reading, so strings of digits from Pulumi's string config still read as numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
+
+__all__ = ["Float", "Int"]
+
+
+def _no_bool(kind: str):  # noqa: ANN202 - a validator factory
+    def check(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"{kind} expected, not a boolean ({str(value).lower()})")
+        return value
+
+    return check
+
+
+Int = Annotated[int, BeforeValidator(_no_bool("a whole number"))]
+"""An integer that refuses booleans."""
+Float = Annotated[float, BeforeValidator(_no_bool("a number"))]
+"""A float that refuses booleans."""
