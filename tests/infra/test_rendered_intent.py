@@ -116,3 +116,191 @@ def test_no_upstream_default_credential_survives(rendered: tuple[str, Any, Any, 
     findings = list(check_default_credentials(collect_objects(plan, [], rendering)))
     assert not findings, f"{stack}: {[f.message for f in findings]}"
     assert DEFAULT_CREDENTIALS, "the check's list of upstream defaults is empty"
+
+
+# --- more of what the rendered objects must do ----------------------------------------------------
+
+
+def _objects(plan: Any, rendering: Rendering) -> list[Any]:
+    from infra.manifests import kubernetes_objects
+
+    return collect_objects(plan, kubernetes_objects(plan), rendering)
+
+
+def test_prometheus_selects_the_monitors_and_rules_the_plan_declares_too(rendered: tuple[str, Any, Any, Rendering]) -> None:
+    stack, _, plan, rendering = rendered
+    (prometheus,) = _bodies(rendering, "Prometheus") or [None]
+    assert prometheus is not None, f"{stack} renders no Prometheus"
+    spec = prometheus["spec"]
+    namespaces = {o.name: (o.body["metadata"].get("labels") or {}) for o in _objects(plan, rendering) if o.kind == "Namespace"}
+    declared = [o for o in _objects(plan, rendering) if o.kind in MONITOR_KINDS and not o.rendered]
+    assert declared, f"{stack}: the plan declares no monitor or rule (the GPU alerts are one)"
+    for o in declared:
+        prefix = MONITOR_KINDS[o.kind]
+        ns_labels = {"kubernetes.io/metadata.name": o.namespace or "", **namespaces.get(o.namespace or "", {})}
+        assert _matches(spec.get(f"{prefix}Selector"), o.body["metadata"].get("labels") or {}), o.label
+        assert _matches(spec.get(f"{prefix}NamespaceSelector"), ns_labels), o.label
+
+
+def test_grafana_reads_its_admin_from_the_secret_the_component_creates(rendered: tuple[str, Any, Any, Rendering]) -> None:
+    stack, _, plan, rendering = rendered
+    (grafana,) = [b for b in _bodies(rendering, "Deployment") if b["metadata"]["name"].endswith("grafana")]
+    namespace = grafana["metadata"]["namespace"]
+    secrets = {o.name for o in _objects(plan, rendering) if o.kind == "Secret" and not o.rendered and o.namespace == namespace}
+    env = {e["name"]: e for c in grafana["spec"]["template"]["spec"]["containers"] for e in c.get("env") or []}
+    for name in ("GF_SECURITY_ADMIN_USER", "GF_SECURITY_ADMIN_PASSWORD"):
+        assert env[name]["valueFrom"]["secretKeyRef"]["name"] in secrets, f"{stack}: {name} reads no Secret of the plan ({secrets})"
+    for o in rendering.objects:
+        for c in (((o.body.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers") or []:
+            for e in c.get("env") or []:
+                assert not (e["name"] == "GF_SECURITY_ADMIN_PASSWORD" and "value" in e), f"{stack}: {o.label} has a plaintext admin password"
+
+
+def _tolerates(tolerations: list[dict[str, Any]], taint: Any) -> bool:
+    for t in tolerations:
+        if t.get("operator") == "Exists" and not t.get("key"):
+            return True
+        if t.get("key") != taint.key or (t.get("effect") and t["effect"] != str(taint.effect.value if hasattr(taint.effect, "value") else taint.effect)):
+            continue
+        if t.get("operator") == "Exists" or t.get("value") == taint.value:
+            return True
+    return False
+
+
+def test_dcgm_tolerates_every_gpu_pool_taint_and_selects_the_clouds_accelerator_label(rendered: tuple[str, Any, Any, Rendering]) -> None:
+    stack, config, _, rendering = rendered
+    (dcgm,) = [b for b in _bodies(rendering, "DaemonSet") if "dcgm" in b["metadata"]["name"]] or [None]
+    if dcgm is None:
+        pytest.skip(f"{stack} collects GPU metrics without the exporter")
+    pod = dcgm["spec"]["template"]["spec"]
+    label = "cloud.google.com/gke-accelerator" if config.cloud.value == "gcp" else "k8s.amazonaws.com/accelerator"
+    terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert all(any(e["key"] == label and e["operator"] == "Exists" for e in t["matchExpressions"]) for t in terms), terms
+    gpu_pools = [p for p in config.pool_shapes() if p.gpus_per_node]
+    assert gpu_pools
+    for pool in gpu_pools:
+        for taint in pool.taints:
+            assert _tolerates(pod.get("tolerations") or [], taint), f"{stack}: DCGM does not tolerate {pool.name}'s taint {taint}"
+
+
+def test_the_adapter_serves_each_gpu_metric_with_exactly_one_rule(rendered: tuple[str, Any, Any, Rendering]) -> None:
+    import re
+
+    import yaml
+
+    from components.prometheus_stack import GPU_CUSTOM_METRICS
+
+    stack, _, plan, rendering = rendered
+    adapter = [o for o in rendering.objects if o.kind == "ConfigMap" and "adapter" in o.name and "config.yaml" in (o.body.get("data") or {})]
+    assert len(adapter) == 1, f"{stack}: {[o.label for o in adapter]}"
+    rules = yaml.safe_load(adapter[0].body["data"]["config.yaml"]).get("rules") or []
+    asked = set(GPU_CUSTOM_METRICS) | {
+        m["pods"]["metric"]["name"] for o in _objects(plan, rendering) if o.kind == "HorizontalPodAutoscaler"
+        for m in (o.body.get("spec") or {}).get("metrics") or [] if m.get("type") == "Pods"
+    }
+
+    def served(rule: dict[str, Any]) -> set[str]:
+        series = re.findall(r"^([A-Za-z_:][A-Za-z0-9_:]*)", rule.get("seriesQuery", ""))
+        name = rule.get("name") or {}
+        return {re.sub(name.get("matches", "^(.*)$"), name.get("as", r"\1").replace("$1", r"\1"), s) for s in series}
+
+    for metric in sorted(asked):
+        serving = [r for r in rules if metric in served(r)]
+        assert len(serving) == 1, f"{stack}: {metric} is served by {len(serving)} adapter rules"
+    (service,) = [o for o in rendering.objects if o.kind == "APIService"]
+    assert service.api_version == "apiregistration.k8s.io/v1" and service.name == "v1beta1.custom.metrics.k8s.io"
+
+
+def test_the_autoscaler_runs_with_the_typed_flags_and_its_irsa_role(rendered: tuple[str, Any, Any, Rendering]) -> None:
+    stack, config, plan, rendering = rendered
+    if config.cloud.value != "aws":
+        pytest.skip("GKE runs its autoscaler outside the cluster")
+    settings = config.eks_node_groups.autoscaler
+    (deployment,) = [o for o in rendering.objects if o.kind == "Deployment" and "cluster-autoscaler" in o.name]
+    (container,) = deployment.body["spec"]["template"]["spec"]["containers"]
+    flags = set(container.get("command", []) + container.get("args", []))
+    expected = {
+        f"--expander={','.join(e.value for e in settings.expanders)}",
+        f"--max-node-provision-time={settings.max_node_provision_time}",
+        f"--scale-down-unneeded-time={settings.scale_down_unneeded_time}",
+        f"--scale-down-delay-after-add={settings.scale_down_delay_after_add}",
+        f"--balance-similar-node-groups={str(settings.balance_similar_node_groups).lower()}",
+        f"--skip-nodes-with-system-pods={str(settings.skip_nodes_with_system_pods).lower()}",
+        f"--skip-nodes-with-local-storage={str(settings.skip_nodes_with_local_storage).lower()}",
+    }
+    assert expected <= flags, f"{stack}: missing {expected - flags}"
+    assert deployment.namespace == settings.namespace
+    account = deployment.body["spec"]["template"]["spec"]["serviceAccountName"]
+    (sa,) = [o for o in rendering.objects if o.kind == "ServiceAccount" and o.name == account]
+    role_arn = sa.body["metadata"]["annotations"]["eks.amazonaws.com/role-arn"]
+    roles = {f"arn:aws:iam::123456789012:role/{r.name}" for r in plan.resources if r.type == "aws:iam/role:Role"}
+    assert role_arn in roles, f"{stack}: {role_arn} is not a role of the plan"
+    priorities = [o for o in _objects(plan, rendering) if o.kind == "ConfigMap" and o.name == "cluster-autoscaler-priority-expander"]
+    assert [o.namespace for o in priorities] == [settings.namespace]
+
+
+def test_every_rule_of_the_stack_reads_only_scraped_metrics(rendered: tuple[str, Any, Any, Rendering]) -> None:
+    from infra.cluster_checks import check_alert_metrics
+
+    stack, _, plan, rendering = rendered
+    assert not [f.message for f in check_alert_metrics(_objects(plan, rendering))], stack
+
+
+# --- Kubeflow: every transform changes what it targets; no default survives, both editions --------
+
+
+@lru_cache(maxsize=None)
+def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
+    """(stack config, plan, rendering with the transforms, rendering without them)."""
+    import dataclasses
+    import tempfile
+    from pathlib import Path
+
+    from infra.preview import Plan, read_stack_file, run_program
+    from tests.infra.test_render import platform_variant
+
+    if edition == "pipelines":
+        root, stack = PROJECT_DIR, "prod-eks"
+        plan = shipped_plan(stack)
+    else:
+        root, stack = platform_variant(Path(tempfile.mkdtemp(prefix="gpu-platform-platform-"))), "prod-eks-platform"
+        config_values, secret_keys = read_stack_file(root, stack)
+        plan = run_program(root, stack, config_values, secret_keys)
+    config = load_stack(root, stack)
+    lock = load_lock()
+    sources = Sources(lock, upstream_dir=UPSTREAM_DIR)
+    directories = [r for r in plan.resources if r.type == "kubernetes:kustomize/v2:Directory"]
+    bare = Plan(plan.stack, [dataclasses.replace(r, transforms=[]) for r in directories], {})
+    return config, plan, render_plan(plan, config.kubernetes_version, sources, lock), render_plan(bare, config.kubernetes_version, sources, lock)
+
+
+@pytest.mark.parametrize("edition", ["pipelines", "platform"])
+def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -> None:
+    from components.kubeflow_install import edition_credentials, rendered_object_transforms
+
+    upstream_or_skip()
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not installed")
+    config, _, _, bare = _kubeflow(edition)
+    args = config.kubeflow.install
+    assert args.edition.value == edition
+    steps = rendered_object_transforms(
+        args, dex_password_hash="$2b$12$" + "a" * 53, oidc_client_secret="secret",
+        credentials={c: "generated" for c in edition_credentials(args.edition)},
+    )
+    raw = [o.body for o in bare.objects]
+    assert raw, "nothing rendered"
+    for i, step in enumerate(steps):
+        assert any(step(body) is not None for body in raw), f"{edition}: transform {i} matches no rendered object"
+
+
+@pytest.mark.parametrize("edition", ["pipelines", "platform"])
+def test_no_upstream_default_credential_survives_either_edition(edition: str) -> None:
+    upstream_or_skip()
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not installed")
+    _, plan, rendering, bare = _kubeflow(edition)
+    assert list(check_default_credentials(collect_objects(plan, [], bare))), "the check finds nothing upstream ships"
+    assert not [f.message for f in check_default_credentials(collect_objects(plan, [], rendering))]
+    claims = [o for o in rendering.objects if o.kind == "PersistentVolumeClaim" and o.protect]
+    assert claims, f"{edition}: no pipeline claim is protected"
