@@ -289,20 +289,6 @@ def _is_test_hook(body: dict[str, Any]) -> bool:
     return any(h.strip() in ("test", "test-success", "test-failure") for h in hooks.split(","))
 
 
-class _Helm:
-    """Charts loaded once per process (loading kube-prometheus-stack takes a moment)."""
-
-    charts: dict[Path, Any] = {}
-
-    @classmethod
-    def load(cls, path: Path) -> Any:
-        if path not in cls.charts:
-            import helm_python
-
-            cls.charts[path] = helm_python.Chart.load(str(path))
-        return cls.charts[path]
-
-
 def _helm_available() -> str | None:
     try:
         import helm_python  # noqa: F401
@@ -342,7 +328,12 @@ def _prepare_helm(source: RenderedSource, lock: Lock, sources: Sources | None) -
         else:
             source.error = str(exc)
         return None
-    return _Helm.load(archive)
+    import helm_python
+
+    # Loaded afresh for every release: Helm's render drops disabled subcharts from the loaded
+    # chart in place, so a chart object rendered once with grafana.enabled=false renders no
+    # Grafana the next time, whatever the values say.
+    return helm_python.Chart.load(str(archive))
 
 
 def _render_helm(source: RenderedSource, chart: Any, kubernetes_version: str, api_versions: list[str]) -> None:

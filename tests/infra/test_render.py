@@ -370,3 +370,20 @@ def test_a_missing_tag_is_fetched_into_the_cache_and_its_commit_checked(tmp_path
     missing = GitPin(repository=pin.repository, tag="2.14.5", commit="0" * 40)
     with pytest.raises(SourceError, match="tag 2.14.5 could not be fetched"):
         Sources(Lock(git=[missing]), cache_dir=tmp_path / "cache", fetch=True).check_tag(missing)
+
+
+def test_a_chart_renders_from_its_values_whatever_an_earlier_release_disabled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Helm drops disabled subcharts from a loaded chart in place: one chart object must never
+    serve two releases (a release without Grafana left the next one without it)."""
+    upstream = upstream_or_skip()
+    (tmp_path / "a").mkdir()
+    code, out = raw_preview("scraped-alert", tmp_path / "a", capsys, "--upstream", str(upstream))  # Grafana disabled
+    assert code == 0, out
+    code, out = preview(PROJECT_DIR, "dev-gke", capsys, "--upstream", str(upstream), "--json", str(tmp_path / "plan.json"))
+    assert code == 0, out
+    import json
+
+    rendered = {s["name"]: s for s in json.loads((tmp_path / "plan.json").read_text())["rendered"]}
+    grafana = [o for o in rendered["dev-gke-monitoring-release"]["objects"]
+               if o["body"]["kind"] == "Deployment" and o["body"]["metadata"]["name"].endswith("grafana")]
+    assert len(grafana) == 1

@@ -144,7 +144,12 @@ def test_prometheus_selects_the_monitors_and_rules_the_plan_declares_too(rendere
 
 def test_grafana_reads_its_admin_from_the_secret_the_component_creates(rendered: tuple[str, Any, Any, Rendering]) -> None:
     stack, _, plan, rendering = rendered
-    (grafana,) = [b for b in _bodies(rendering, "Deployment") if b["metadata"]["name"].endswith("grafana")]
+    grafana_deployments = [
+        b for b in _bodies(rendering, "Deployment")
+        if any(c.get("name") == "grafana" for c in b["spec"]["template"]["spec"]["containers"])
+    ]
+    assert len(grafana_deployments) == 1, f"{stack}: {[b['metadata']['name'] for b in _bodies(rendering, 'Deployment')]}"
+    (grafana,) = grafana_deployments
     namespace = grafana["metadata"]["namespace"]
     secrets = {o.name for o in _objects(plan, rendering) if o.kind == "Secret" and not o.rendered and o.namespace == namespace}
     env = {e["name"]: e for c in grafana["spec"]["template"]["spec"]["containers"] for e in c.get("env") or []}
