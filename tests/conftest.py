@@ -39,6 +39,14 @@ def upstream_or_skip() -> Path:
     return UPSTREAM_DIR
 
 
+def kubectl_or_skip() -> None:
+    """Skip without kubectl: its kustomize builds the Kustomize directories."""
+    import shutil
+
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not installed: its kustomize builds the Kustomize directories")
+
+
 class Engine(RecordingMonitor):
     """The recording monitor with lookups for assertions."""
 

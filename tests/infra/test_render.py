@@ -20,14 +20,9 @@ import yaml
 from infra.cli import main
 from infra.render import HELM_RELEASE, KUSTOMIZE_DIRECTORY
 from infra.upstream import GitPin, Lock, SourceError, Sources, chart_digest, load_lock, parse_kustomize_url
-from tests.conftest import PROJECT_DIR, shipped_plan, upstream_or_skip
+from tests.conftest import PROJECT_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
-
-
-def kubectl_or_skip() -> None:
-    if shutil.which("kubectl") is None:
-        pytest.skip("kubectl is not installed: its kustomize builds the Kustomize directories")
 
 
 def platform_variant(root: Path) -> Path:

@@ -6,7 +6,6 @@ once per session from ../shared/reference/upstream; without it (or kubectl) the 
 
 from __future__ import annotations
 
-import shutil
 from functools import lru_cache
 from typing import Any
 
@@ -16,7 +15,7 @@ from infra.cluster_checks import DEFAULT_CREDENTIALS, check_default_credentials,
 from infra.preview import load_stack
 from infra.render import Rendering, render_plan
 from infra.upstream import Sources, load_lock
-from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, shipped_plan, upstream_or_skip
+from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 MONITOR_KINDS = {"ServiceMonitor": "serviceMonitor", "PodMonitor": "podMonitor", "PrometheusRule": "rule"}
@@ -33,8 +32,7 @@ def _rendered(stack: str) -> tuple[Any, Any, Rendering]:
 @pytest.fixture(params=STACKS)
 def rendered(request: pytest.FixtureRequest) -> tuple[str, Any, Any, Rendering]:
     upstream_or_skip()
-    if shutil.which("kubectl") is None:
-        pytest.skip("kubectl is not installed: its kustomize builds the Kustomize directories")
+    kubectl_or_skip()
     return (request.param, *_rendered(request.param))
 
 
@@ -284,8 +282,7 @@ def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -
     from components.kubeflow_install import edition_credentials, rendered_object_transforms
 
     upstream_or_skip()
-    if shutil.which("kubectl") is None:
-        pytest.skip("kubectl is not installed")
+    kubectl_or_skip()
     config, _, _, bare = _kubeflow(edition)
     args = config.kubeflow.install
     assert args.edition.value == edition
@@ -302,8 +299,7 @@ def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -
 @pytest.mark.parametrize("edition", ["pipelines", "platform"])
 def test_no_upstream_default_credential_survives_either_edition(edition: str) -> None:
     upstream_or_skip()
-    if shutil.which("kubectl") is None:
-        pytest.skip("kubectl is not installed")
+    kubectl_or_skip()
     _, plan, rendering, bare = _kubeflow(edition)
     assert list(check_default_credentials(collect_objects(plan, [], bare))), "the check finds nothing upstream ships"
     assert not [f.message for f in check_default_credentials(collect_objects(plan, [], rendering))]
