@@ -9,8 +9,7 @@ utilisation per pod (and its 1-minute average) as custom metrics for autoscaling
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from enum import StrEnum
 from importlib import resources
 from typing import Any

@@ -227,7 +227,6 @@ def validate_objects(
     extra = crd_schemas_of(crds or [])
     # Imported here: the schema libraries take a noticeable share of a preview's start-up.
     import jsonschema
-    import kubernetes_validate
     from kubernetes_validate.utils import SchemaNotFoundError
 
     findings = []
