@@ -4,7 +4,7 @@ Import a component and its Args from here; nothing in this package creates a res
 at import time.
 """
 
-from components.dask_operator import (
+from gpu_platform.components.dask_operator import (
     DaskNotebookArgs,
     DaskOperator,
     DaskOperatorArgs,
@@ -13,8 +13,8 @@ from components.dask_operator import (
     RapidsDaskClusterSpec,
     SharedDaskClusterArgs,
 )
-from components.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
-from components.eks_cluster import (
+from gpu_platform.components.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
+from gpu_platform.components.eks_cluster import (
     EbsStorageArgs,
     EksAddon,
     EksCluster,
@@ -25,8 +25,8 @@ from components.eks_cluster import (
     NatGateways,
     SystemNodeGroupArgs,
 )
-from components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
-from components.gpu_gke_cluster import (
+from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
+from gpu_platform.components.gpu_gke_cluster import (
     AuthorizedNetwork,
     AutoscalingProfile,
     ControlPlaneAccess,
@@ -43,8 +43,8 @@ from components.gpu_gke_cluster import (
     SchedulerPoolArgs,
     SystemPoolArgs,
 )
-from components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
-from components.spot_failover_eks_node_groups import (
+from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
+from gpu_platform.components.spot_failover_eks_node_groups import (
     AmiType,
     ClassRole,
     ClusterAutoscalerSettings,
@@ -55,7 +55,7 @@ from components.spot_failover_eks_node_groups import (
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
 )
-from components.kubeflow_install import (
+from gpu_platform.components.kubeflow_install import (
     AlbCognitoIngress,
     Edition,
     KubeflowInstall,
@@ -64,7 +64,7 @@ from components.kubeflow_install import (
     TenantProfile,
     TrainingPoolSelector,
 )
-from components.prometheus_stack import (
+from gpu_platform.components.prometheus_stack import (
     AlertSettings,
     ClusterKind,
     MetricSource,
@@ -73,7 +73,7 @@ from components.prometheus_stack import (
     PrometheusStack,
     PrometheusStackArgs,
 )
-from components.pools import (
+from gpu_platform.components.pools import (
     AutoscalingBounds,
     BoundsScope,
     CapacityStrategy,

@@ -33,9 +33,9 @@ import pulumi_kubernetes as k8s
 import yaml
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
-from components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release, kubernetes_owns
-from components.numbers import Int
-from components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
+from gpu_platform.components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release, kubernetes_owns
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [
     "CLUSTER_SPEC_CONFIG_MAP",
@@ -122,7 +122,7 @@ def node_room(pool: NodePoolShape, reserve_formula: str = "gke") -> tuple[int, i
     """(millicores, MiB) a pod may request on one node of ``pool``: capacity minus the kubelet's
     reserves (infra.capacity's GKE or EKS formula, default NodeReserves) and the DaemonSets' requests."""
     # Imported here: infra.capacity imports components.pools, so a module-level import would be circular.
-    from infra.capacity import DaemonSetOverhead, NodeReserves, ReserveFormula, allocatable
+    from gpu_platform.infra.capacity import DaemonSetOverhead, NodeReserves, ReserveFormula, allocatable
 
     node = allocatable(pool, NodeReserves(), DaemonSetOverhead(), ReserveFormula(reserve_formula))
     return node.cpu, node.memory_mib
@@ -134,7 +134,7 @@ def fit_problems(
     """(field, message, value) for each of ``cpu``/``memory`` ((field, quantity)) above a node of ``pool``."""
     from pydantic import TypeAdapter
 
-    from infra.capacity import MiB, Millicores
+    from gpu_platform.infra.capacity import MiB, Millicores
 
     room_cpu, room_mib = node_room(pool, reserve_formula)
     where = (
@@ -395,7 +395,7 @@ class DaskOperatorArgs(BaseModel):
         Beyond them a pod is refused by the quota and never runs."""
         from pydantic import TypeAdapter
 
-        from infra.capacity import MiB, Millicores
+        from gpu_platform.infra.capacity import MiB, Millicores
 
         shared = tenant.shared_cluster
         scheduler = RapidsDaskClusterSpec.model_fields

@@ -20,9 +20,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, field_validator
 
-from components.kube import ChartVersion, DnsLabel, Duration, PinnedImage, helm_release
-from components.numbers import Int
-from components.pools import ARGS_CONFIG
+from gpu_platform.components.kube import ChartVersion, DnsLabel, Duration, PinnedImage, helm_release
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import ARGS_CONFIG
 
 __all__ = ["DEFAULT_METRICS", "DcgmExporter", "DcgmExporterArgs", "DcgmMetric", "GpuNodeSelection", "dcgm_values", "metrics_csv"]
 

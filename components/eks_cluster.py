@@ -27,11 +27,11 @@ import pulumi_kubernetes as k8s
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
-from components.gpu_catalog import aws_instance_type, check_one_shape
-from components.kube import DnsSubdomain
-from components.numbers import Int
-from components.pools import ARGS_CONFIG, ENVIRONMENT_LABEL, CapacityStrategy, Environment, LabelMap, NodePoolShape, PoolPlacement, field_error
-from components.zones import zone_problem
+from gpu_platform.components.gpu_catalog import aws_instance_type, check_one_shape
+from gpu_platform.components.kube import DnsSubdomain
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import ARGS_CONFIG, ENVIRONMENT_LABEL, CapacityStrategy, Environment, LabelMap, NodePoolShape, PoolPlacement, field_error
+from gpu_platform.components.zones import zone_problem
 
 __all__ = [
     "EbsStorageArgs",

@@ -20,15 +20,15 @@ import pulumi_kubernetes as k8s
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
-from components.gpu_catalog import (
+from gpu_platform.components.gpu_catalog import (
     GCP_ACCELERATORS,
     GCP_MACHINE_SHAPES,
     GpuCombinationError,
     check_gcp_gpu,
     disk_types_for,
 )
-from components.numbers import Int
-from components.pools import (
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import (
     ENVIRONMENT_LABEL,
     Environment,
     ARGS_CONFIG,
@@ -44,7 +44,7 @@ from components.pools import (
     TaintEffect,
     field_error,
 )
-from components.zones import zone_problem
+from gpu_platform.components.zones import zone_problem
 
 __all__ = [
     "AuthorizedNetwork",

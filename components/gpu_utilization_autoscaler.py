@@ -8,10 +8,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from components.kube import DnsLabel
-from components.numbers import Int
-from components.pools import ARGS_CONFIG, field_error
-from components.prometheus_stack import GPU_CUSTOM_METRICS
+from gpu_platform.components.kube import DnsLabel
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import ARGS_CONFIG, field_error
+from gpu_platform.components.prometheus_stack import GPU_CUSTOM_METRICS
 
 __all__ = ["GpuUtilizationAutoscaler", "GpuUtilizationAutoscalerArgs"]
 

@@ -48,9 +48,9 @@ import pulumi_random as random
 import yaml
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
-from components.kube import DnsLabel, DnsSubdomain
-from components.numbers import Int
-from components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, PoolPlacement, Taint, field_error
+from gpu_platform.components.kube import DnsLabel, DnsSubdomain
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [
     "ALB_INGRESS_CLASS",

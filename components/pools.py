@@ -22,7 +22,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from components.numbers import Int
+from gpu_platform.components.numbers import Int
 
 __all__ = [
     "ENVIRONMENT_LABEL",

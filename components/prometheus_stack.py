@@ -18,9 +18,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, model_validator
 
-from components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, Duration, helm_release
-from components.numbers import Int
-from components.pools import ARGS_CONFIG, field_error
+from gpu_platform.components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, Duration, helm_release
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import ARGS_CONFIG, field_error
 
 __all__ = [
     "ALWAYS_SCRAPED",
@@ -388,7 +388,7 @@ def _gpu_alert_candidates(alerts: AlertSettings) -> list[dict[str, Any]]:
 
 def platform_dashboard() -> str:
     """The gpu-platform Grafana dashboard shipped in the package."""
-    return resources.files("components").joinpath("dashboards/gpu-platform.json").read_text()
+    return resources.files(__package__).joinpath("dashboards/gpu-platform.json").read_text()
 
 
 class PrometheusStack(pulumi.ComponentResource):

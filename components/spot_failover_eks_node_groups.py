@@ -30,11 +30,11 @@ import re2
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from components.eks_cluster import NODEGROUP_LABEL, POOL_ROLE_LABEL, EksClusterRef, irsa_trust_policy
-from components.gpu_catalog import AwsInstanceType, aws_instance_type, check_one_shape
-from components.kube import ChartVersion, GoDuration, PinnedImage, helm_release
-from components.numbers import Int
-from components.pools import (
+from gpu_platform.components.eks_cluster import NODEGROUP_LABEL, POOL_ROLE_LABEL, EksClusterRef, irsa_trust_policy
+from gpu_platform.components.gpu_catalog import AwsInstanceType, aws_instance_type, check_one_shape
+from gpu_platform.components.kube import ChartVersion, GoDuration, PinnedImage, helm_release
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import (
     ARGS_CONFIG,
     GPU_TAINT,
     CapacityStrategy,

@@ -6,9 +6,9 @@ recording mock engine, unchanged.
 
 import pulumi
 
-from components import EksCluster, GpuGkeCluster, SpotFailoverEksNodeGroups
-from infra.config import Cloud, load_stack_config
-from infra.platform import ClusterTarget, compose_addons, compose_monitoring
+from gpu_platform.components import EksCluster, GpuGkeCluster, SpotFailoverEksNodeGroups
+from gpu_platform.infra.config import Cloud, load_stack_config
+from gpu_platform.infra.platform import ClusterTarget, compose_addons, compose_monitoring
 
 config = load_stack_config()  # raises ConfigError before any resource is registered
 stack = pulumi.get_stack()

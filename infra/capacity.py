@@ -32,8 +32,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, model_validator
 
-from components.numbers import Int
-from components.pools import ARGS_CONFIG, NodePoolShape, field_error
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import ARGS_CONFIG, NodePoolShape, field_error
 
 __all__ = [
     "CapacityInputs",
@@ -263,7 +263,7 @@ KUBELET_DEFAULT_MAX_PODS = 110
 def eks_default_max_pods(instance_type: str) -> int:
     """The max pods the EKS AMIs give ``instance_type``: its ENI-based limit from the catalog
     (components.gpu_catalog.AwsInstanceType.eks_max_pods), else the kubelet's default 110."""
-    from components.gpu_catalog import AWS_INSTANCE_TYPES
+    from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES
 
     row = AWS_INSTANCE_TYPES.get(instance_type)
     return row.eks_max_pods if row is not None else KUBELET_DEFAULT_MAX_PODS

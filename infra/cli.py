@@ -41,7 +41,7 @@ from typing import Any
 
 import yaml
 
-from infra.errors import (
+from gpu_platform.infra.errors import (
     EXIT_CONFIG,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -66,7 +66,7 @@ def _err(line: str) -> None:
 
 
 def _secret(value: Any) -> bool:
-    from infra.preview import SECRET_SIG
+    from gpu_platform.infra.preview import SECRET_SIG
 
     return isinstance(value, dict) and SECRET_SIG.items() <= value.items()
 
@@ -206,19 +206,19 @@ def render_tree(plan: Any, rendered: dict[str, str] | None = None) -> str:
 
 
 def _project_dir(args: argparse.Namespace) -> Path:
-    from infra.preview import find_project_dir
+    from gpu_platform.infra.preview import find_project_dir
 
     return find_project_dir(Path(args.project_dir) if args.project_dir else None)
 
 
 def cmd_preview(args: argparse.Namespace) -> int:
     with deferred_interrupts(second_raises=True):  # the SDKs' imports: see _read_stack
-        from infra.config import ConfigError, load_stack_config
-        from infra.manifests import MANIFEST_FILES, kubernetes_objects, manifest_files, plain, rendered_json, validate_objects
-        from infra.output import check_distinct, file_target, folder_target, write_outputs
-        from infra.preview import read_stack_file, run_program
-        from policies.evaluate import evaluate, read_policy_config
-        from policies.rules import Enforcement, Resource
+        from gpu_platform.infra.config import ConfigError, load_stack_config
+        from gpu_platform.infra.manifests import MANIFEST_FILES, kubernetes_objects, manifest_files, plain, rendered_json, validate_objects
+        from gpu_platform.infra.output import check_distinct, file_target, folder_target, write_outputs
+        from gpu_platform.infra.preview import read_stack_file, run_program
+        from gpu_platform.policies.evaluate import evaluate, read_policy_config
+        from gpu_platform.policies.rules import Enforcement, Resource
 
     # Every output path is checked before the program runs and before anything is written.
     json_target = file_target("--json", args.json) if args.json is not None else None
@@ -324,7 +324,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
 def _sources(args: argparse.Namespace) -> Any:
     """Where rendering takes its sources (--upstream, $GPU_PLATFORM_UPSTREAM, else the cache),
     checked before the program runs; CommandError (exit 2) when they cannot be used."""
-    from infra.upstream import SourceError, Sources, load_lock
+    from gpu_platform.infra.upstream import SourceError, Sources, load_lock
 
     try:
         lock = load_lock()
@@ -343,7 +343,7 @@ def _sources(args: argparse.Namespace) -> Any:
 
 def _render(args: argparse.Namespace, plan: Any, objects: list[Any], stack_config: Any, policy_config: Any) -> Any:
     """Render the plan's releases and directories and check what the cluster gets."""
-    from infra.render import check_rendered
+    from gpu_platform.infra.render import check_rendered
 
     sources = args.sources
     return check_rendered(plan, objects, stack_config, sources, sources.lock, policy_config)
@@ -400,14 +400,14 @@ def _read_stack(args: argparse.Namespace) -> Any:
     SDK is not a safe place for a KeyboardInterrupt.
     """
     with deferred_interrupts(second_raises=True):
-        from infra.preview import load_stack
+        from gpu_platform.infra.preview import load_stack
 
         return load_stack(_project_dir(args), args.stack)
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from infra.config import Cloud
-    from infra.preflight import CloudError, preflight_eks
+    from gpu_platform.infra.config import Cloud
+    from gpu_platform.infra.preflight import CloudError, preflight_eks
 
     config = _read_stack(args)
     if config.cloud is not Cloud.AWS:
@@ -434,7 +434,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    from infra.docs import sync_docs
+    from gpu_platform.infra.docs import sync_docs
 
     project_dir = _project_dir(args)
     stale = sync_docs(project_dir, write=args.write)
@@ -446,7 +446,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
         for path in stale:
             _err(f"{path} is out of date with the models; run: gpu-platform docs --write")
         return EXIT_VIOLATIONS if stale else EXIT_OK
-    from infra.docs import config_reference
+    from gpu_platform.infra.docs import config_reference
 
     print(config_reference())
     return EXIT_OK
@@ -504,9 +504,9 @@ def _as_written(line: str, args: argparse.Namespace) -> str:
 def cmd_plan_capacity(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from infra.capacity import CapacityInputs, PlanError, ReserveFormula, plan, render
-    from infra.config import format_validation_error
-    from infra.output import file_target, write_outputs
+    from gpu_platform.infra.capacity import CapacityInputs, PlanError, ReserveFormula, plan, render
+    from gpu_platform.infra.config import format_validation_error
+    from gpu_platform.infra.output import file_target, write_outputs
 
     json_target = file_target("--json", args.json) if args.json is not None else None
     stack_config = _read_stack(args)
@@ -543,9 +543,9 @@ def _url_password(url: str) -> str | None:
 def cmd_report(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from infra.config import format_validation_error
-    from infra.output import folder_target, write_outputs
-    from infra.report import REPORT_FILES, ReportError, ReportInputs, collect, report_files, table_rows
+    from gpu_platform.infra.config import format_validation_error
+    from gpu_platform.infra.output import folder_target, write_outputs
+    from gpu_platform.infra.report import REPORT_FILES, ReportError, ReportInputs, collect, report_files, table_rows
 
     try:
         inputs = ReportInputs(
@@ -588,9 +588,9 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     """`upstream check`: every locked source is in the sources and matches the lock.
     `upstream lock`: the lock rewritten to cover exactly what the stacks and the components
     declare (`--check`: exit 1 when it would change, write nothing)."""
-    from infra.output import file_target, write_outputs
-    from infra.preview import read_stack_file, run_program
-    from infra.upstream import LOCK_PATH, SourceError, check_lock, dump_lock
+    from gpu_platform.infra.output import file_target, write_outputs
+    from gpu_platform.infra.preview import read_stack_file, run_program
+    from gpu_platform.infra.upstream import LOCK_PATH, SourceError, check_lock, dump_lock
 
     sources = _sources(args)
     if args.action == "check":
@@ -600,7 +600,7 @@ def cmd_upstream(args: argparse.Namespace) -> int:
         print(f"{len(sources.lock.charts)} charts and {len(sources.lock.git)} git refs locked; "
               f"{len(problems)} problems in {sources.describe()}")
         return EXIT_VIOLATIONS if problems else EXIT_OK
-    from infra.render import declared_sources, lock_for, supported_sources
+    from gpu_platform.infra.render import declared_sources, lock_for, supported_sources
 
     target = None if args.check else file_target("lock", str(LOCK_PATH))
     project_dir = _project_dir(args)
@@ -741,10 +741,10 @@ def build_parser() -> argparse.ArgumentParser:
 # The one-line error types of the modules commands call, by module (looked up only when that
 # module is loaded, so the preview never imports the report's dependencies): lines, exit code.
 _ERRORS = (
-    ("infra.config", "ConfigError", EXIT_CONFIG),
-    ("infra.preview", "PreviewError", EXIT_CONFIG),
-    ("policies.evaluate", "PolicyConfigError", EXIT_CONFIG),
-    ("infra.report", "ReportError", EXIT_SERVICE),
+    ("gpu_platform.infra.config", "ConfigError", EXIT_CONFIG),
+    ("gpu_platform.infra.preview", "PreviewError", EXIT_CONFIG),
+    ("gpu_platform.policies.evaluate", "PolicyConfigError", EXIT_CONFIG),
+    ("gpu_platform.infra.report", "ReportError", EXIT_SERVICE),
 )
 
 

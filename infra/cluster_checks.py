@@ -21,8 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from infra.manifests import ObjectView
-from infra.preview import Plan, RecordedResource
+from gpu_platform.infra.manifests import ObjectView
+from gpu_platform.infra.preview import Plan, RecordedResource
 
 __all__ = [
     "DEFAULT_CREDENTIALS",
@@ -196,7 +196,7 @@ SYNTHETIC = ("up", "scrape_", "ALERTS", "ALERTS_FOR_STATE")
 
 def promql_metrics(expr: str) -> set[str]:
     """The metric names an expression reads (components.prometheus_stack.expression_metrics)."""
-    from components.prometheus_stack import expression_metrics
+    from gpu_platform.components.prometheus_stack import expression_metrics
 
     return expression_metrics(expr)
 

@@ -23,17 +23,17 @@ import pulumi
 import pulumi.runtime
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 
-from components.dask_operator import DaskOperatorArgs
-from components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
-from components.eks_cluster import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
-from components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
-from components.kube import kubernetes_owns
-from components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
-from components.numbers import Int
-from components.pools import ARGS_CONFIG, Environment, NodePoolShape, field_error
-from components.prometheus_stack import PrometheusStackArgs
-from components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
-from components.zones import unchecked_region, zone_problem
+from gpu_platform.components.dask_operator import DaskOperatorArgs
+from gpu_platform.components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
+from gpu_platform.components.eks_cluster import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
+from gpu_platform.components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
+from gpu_platform.components.kube import kubernetes_owns
+from gpu_platform.components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import ARGS_CONFIG, Environment, NodePoolShape, field_error
+from gpu_platform.components.prometheus_stack import PrometheusStackArgs
+from gpu_platform.components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
+from gpu_platform.components.zones import unchecked_region, zone_problem
 
 __all__ = [
     "PROJECT",
@@ -522,7 +522,7 @@ SECRET_FIELDS = frozenset(
 
 def _secret_paths(value: Any, path: str) -> list[str]:
     """Where the offline reader put a secure value's placeholder inside ``value``."""
-    from infra.preview import SECRET_PLACEHOLDER
+    from gpu_platform.infra.preview import SECRET_PLACEHOLDER
 
     if isinstance(value, str):
         return [path] if value.startswith(SECRET_PLACEHOLDER) else []
@@ -678,7 +678,7 @@ def format_validation_error(
     secret), of a SecretStr field, or holding a secure placeholder is never shown. ``renames``
     maps a key the program derived to the key the user wrote.
     """
-    from infra.preview import SECRET_PLACEHOLDER
+    from gpu_platform.infra.preview import SECRET_PLACEHOLDER
 
     lines = []
     for error in exc.errors():

@@ -13,14 +13,14 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from infra.errors import CommandError
+from gpu_platform.infra.errors import CommandError
 
 import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from infra.config import StackConfig
+from gpu_platform.infra.config import StackConfig
 
 __all__ = ["config_reference", "pulumi_config_section", "sync_docs"]
 
@@ -151,7 +151,7 @@ def _render_readme(current: str) -> str:
 
 def sync_docs(project_dir: Path, write: bool = False) -> list[Path]:
     """The generated files that are out of date (rewritten when ``write``)."""
-    from infra.output import file_target, write_outputs
+    from gpu_platform.infra.output import file_target, write_outputs
 
     stale = []
     outputs: list[Any] = []

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from infra.preview import SECRET_SIG, Plan, RecordedResource
+from gpu_platform.infra.preview import SECRET_SIG, Plan, RecordedResource
 
 __all__ = [
     "KubernetesObject",
@@ -164,7 +164,7 @@ def crd_schema(
     """The CRD schema of one kind available offline: from the CRDs the stack installs
     (``extra``), from ``crd_dir``, or the DaskCluster, DaskAutoscaler, ... CRDs the
     dask-kubernetes wheel ships (one file per kind, read on demand)."""
-    from components.dask_operator import operator_chart_dir
+    from gpu_platform.components.dask_operator import operator_chart_dir
 
     if extra and (api_version, kind) in extra:
         return extra[(api_version, kind)]
@@ -220,7 +220,7 @@ def validate_objects(
     """
     if not objects:
         return []
-    from infra.render import builtin_api_versions
+    from gpu_platform.infra.render import builtin_api_versions
 
     served = builtin_api_versions(kubernetes_version)
     builtin = {api.rpartition("/")[0] for api in served}
@@ -333,7 +333,7 @@ def manifest_files(objects: list[KubernetesObject], rendering: Any = None) -> di
 
 def write_manifests(objects: list[KubernetesObject], directory: Path, rendering: Any = None) -> list[Path]:
     """Replace ``directory`` with one YAML file per object (the atomic folder writer)."""
-    from infra.output import folder_target, write_outputs
+    from gpu_platform.infra.output import folder_target, write_outputs
 
     files = manifest_files(objects, rendering)
     write_outputs([(folder_target("--manifests", str(directory), MANIFEST_FILES), files)])

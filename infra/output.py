@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infra.errors import EXIT_CONFIG, CommandError, check_interrupt, deferred_interrupts
+from gpu_platform.infra.errors import EXIT_CONFIG, CommandError, check_interrupt, deferred_interrupts
 
 __all__ = ["FileTarget", "FolderTarget", "OutputError", "check_distinct", "file_target", "folder_target", "write_outputs"]
 

@@ -20,9 +20,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from components.gpu_catalog import aws_instance_type
-from components.pools import CapacityType
-from infra.config import StackConfig
+from gpu_platform.components.gpu_catalog import aws_instance_type
+from gpu_platform.components.pools import CapacityType
+from gpu_platform.infra.config import StackConfig
 
 __all__ = ["QUOTAS", "CloudError", "Finding", "preflight_eks"]
 

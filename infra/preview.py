@@ -28,7 +28,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
-from infra.config import PROJECT, ConfigError
+from gpu_platform.infra.config import PROJECT, ConfigError
 
 __all__ = [
     "Plan",
@@ -145,7 +145,7 @@ def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
         }
     if args.typ == "aws:eks/nodeGroup:NodeGroup":
         # EKS names a managed node group's ASG eks-<nodegroup>-<uuid>.
-        from components.spot_failover_eks_node_groups import example_asg_name
+        from gpu_platform.components.spot_failover_eks_node_groups import example_asg_name
 
         return {"resources": [{"autoscalingGroups": [{"name": example_asg_name(inputs["nodeGroupName"])}]}]}
     if args.typ == "random:index/randomPassword:RandomPassword":
@@ -496,7 +496,7 @@ def load_stack(project_dir: Path, stack: str) -> Any:
     """The stack's typed config, read from its stack file as the program would read it (for
     commands that plan or check a stack without running the program). Raises PreviewError
     or ConfigError."""
-    from infra.config import load_stack_config
+    from gpu_platform.infra.config import load_stack_config
 
     config, secret_keys = read_stack_file(project_dir, stack)  # checks the stack name too
     pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys))
@@ -537,7 +537,7 @@ def run_program(
         sys.argv = argv
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
     notices = list(getattr(monitor.mocks, "notices", []))
-    from infra.config import load_stack_config
+    from gpu_platform.infra.config import load_stack_config
 
     # Checks the config could not make offline (e.g. zones of a region the shipped data lacks).
     try:

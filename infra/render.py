@@ -35,9 +35,9 @@ from typing import Any
 
 import yaml
 
-from infra.manifests import ObjectView
-from infra.preview import SECRET_SIG, Plan, RecordedResource
-from infra.upstream import Lock, SourceError, Sources, parse_kustomize_url
+from gpu_platform.infra.manifests import ObjectView
+from gpu_platform.infra.preview import SECRET_SIG, Plan, RecordedResource
+from gpu_platform.infra.upstream import Lock, SourceError, Sources, parse_kustomize_url
 
 __all__ = [
     "HELM_RELEASE",
@@ -140,7 +140,7 @@ class RenderedObject(ObjectView):
     def plain_body(self) -> dict[str, Any]:
         """The object with secret values unwrapped, as kubectl would see it (read after the
         transforms ran)."""
-        from infra.manifests import plain
+        from gpu_platform.infra.manifests import plain
 
         return plain(self.body)
 
@@ -239,7 +239,7 @@ def _documents(text: str) -> list[dict[str, Any]]:
     """
     cache = None
     if len(text) > 65536:
-        from infra.upstream import default_cache_dir
+        from gpu_platform.infra.upstream import default_cache_dir
 
         key = hashlib.sha256(text.encode()).hexdigest()
         cache = default_cache_dir() / "parsed" / f"{key}.json"
@@ -450,7 +450,7 @@ def _kustomize_build(kubectl: str, url: str, commit: str, sources: Sources, work
     The output of one URL at one locked commit with one kubectl is the same every time: it is
     kept in the user cache, so a warm preview does not build again.
     """
-    from infra.upstream import default_cache_dir
+    from gpu_platform.infra.upstream import default_cache_dir
 
     key = hashlib.sha256(f"{url}\0{commit}\0{_kubectl_version(kubectl)}".encode()).hexdigest()
     cache = default_cache_dir() / "kustomize" / f"{key}.json"
@@ -507,7 +507,7 @@ def _apply_transforms(source: RenderedSource) -> None:
     from pulumi.runtime.proto import resource_pb2
     from pulumi.runtime.sync_await import _sync_await
 
-    from infra.preview import _jsonable
+    from gpu_platform.infra.preview import _jsonable
 
     for obj in source.objects:
         # A rendered object is plain JSON: its wire form is the Struct of it (what
@@ -591,7 +591,7 @@ class RenderReport:
 
 def rendered_resources(rendering: Rendering) -> list[Any]:
     """The rendered objects as the policy pack sees children of a release or directory."""
-    from policies.rules import Resource
+    from gpu_platform.policies.rules import Resource
 
     return [
         Resource(o.type, f"{o.source.resource.name}: {o.label}", o.urn, o.plain_body, o.protect)
@@ -603,11 +603,11 @@ def check_rendered(plan: Plan, plan_objects: list[Any], stack_config: Any, sourc
                    lock: Lock, policy_config: Any) -> RenderReport:
     """Render the plan's releases and directories, then apply the plan's checks (schema,
     policy) and the cluster checks to what the cluster gets."""
-    from infra.cluster_checks import (
+    from gpu_platform.infra.cluster_checks import (
         check_alert_metrics, check_crd_order, check_default_credentials, check_duplicates, collect_objects,
     )
-    from infra.manifests import validate_objects
-    from policies.evaluate import evaluate
+    from gpu_platform.infra.manifests import validate_objects
+    from gpu_platform.policies.evaluate import evaluate
 
     version = stack_config.kubernetes_version
     rendering = render_plan(plan, version, sources, lock)
@@ -640,11 +640,11 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
     """What the components install by default, and every Kubeflow release they accept
     (components.kubeflow_install.KNOWN_RELEASES): the lock covers all of it, so a stack may
     pick any supported release without re-locking."""
-    from components import DcgmExporterArgs, PrometheusStackArgs
-    from components.dask_operator import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
-    from components.dcgm_exporter import DCGM_REPOSITORY
-    from components.kubeflow_install import KNOWN_RELEASES, KubeflowInstallArgs, manifest_sources
-    from components.spot_failover_eks_node_groups import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
+    from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
+    from gpu_platform.components.dask_operator import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
+    from gpu_platform.components.dcgm_exporter import DCGM_REPOSITORY
+    from gpu_platform.components.kubeflow_install import KNOWN_RELEASES, KubeflowInstallArgs, manifest_sources
+    from gpu_platform.components.spot_failover_eks_node_groups import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
 
     prometheus = PrometheusStackArgs()
     charts = [
@@ -667,7 +667,7 @@ def lock_for(declared: list[tuple[list[tuple[str, str, str | None]], list[str]]]
     """The lock that covers exactly the declared charts and kustomize URLs (nested remote
     resources included), keeping the entries already locked; new digests and commits are read
     from ``sources``."""
-    from infra.upstream import ChartPin, GitPin, lock_entries, mirror_git_config
+    from gpu_platform.infra.upstream import ChartPin, GitPin, lock_entries, mirror_git_config
 
     charts: list[tuple[str, str, str | None]] = []
     refs: list[tuple[str, str]] = []

@@ -2,6 +2,6 @@
 
 from pulumi_policy import EnforcementLevel, PolicyPack
 
-from policies.pack import build_policies
+from gpu_platform.policies.pack import build_policies
 
 PolicyPack(name="gpu-platform", enforcement_level=EnforcementLevel.MANDATORY, policies=build_policies())

@@ -14,7 +14,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from policies.rules import RULES, Resource, ResourceRule, RuleConfig, StackRule
+from gpu_platform.policies.rules import RULES, Resource, ResourceRule, RuleConfig, StackRule
 
 __all__ = ["build_policies"]
 

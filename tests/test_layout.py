@@ -9,7 +9,7 @@ import tomllib
 
 import yaml
 
-from infra.docs import pulumi_config_section
+from gpu_platform.infra.docs import pulumi_config_section
 from tests.conftest import PROJECT_DIR
 
 TOP_LEVEL = {
@@ -44,12 +44,20 @@ def test_pyproject() -> None:
     meta = tomllib.loads((PROJECT_DIR / "pyproject.toml").read_text())
     project = meta["project"]
     assert project["name"] == "gpu-platform"
-    assert project["scripts"] == {"gpu-platform": "infra.cli:run"}
+    assert project["scripts"] == {"gpu-platform": "gpu_platform.infra.cli:run"}
     pins = {d.split("~=")[0]: d for d in project["dependencies"]}
     for package in ("pulumi", "pulumi-gcp", "pulumi-aws", "pulumi-kubernetes", "pydantic"):
         assert "~=" in pins[package], f"{package} must be pinned compatibly"
     assert "dev" in project["optional-dependencies"]
-    assert set(meta["tool"]["setuptools"]["packages"]) == {"components", "infra", "policies"}
+    # One namespace, the project's folders mapped into it, and every subpackage in the wheel.
+    setuptools = meta["tool"]["setuptools"]
+    assert setuptools["package-dir"] == {f"gpu_platform.{top}": top for top in ("components", "infra", "policies")}
+    on_disk = {
+        "gpu_platform." + ".".join(init.parent.relative_to(PROJECT_DIR).parts)
+        for top in ("components", "infra", "policies")
+        for init in (PROJECT_DIR / top).rglob("__init__.py")
+    }
+    assert set(setuptools["packages"]) == on_disk
     assert (PROJECT_DIR / "components" / "py.typed").is_file()
 
 
@@ -64,10 +72,10 @@ def test_importing_the_components_registers_nothing() -> None:
     # A fresh interpreter, so that the import really runs (reloading here would split classes).
     probe = """
 import pulumi
-from infra.preview import RecordingMocks, RecordingMonitor
+from gpu_platform.infra.preview import RecordingMocks, RecordingMonitor
 monitor = RecordingMonitor(RecordingMocks())
 pulumi.runtime.set_mocks(monitor.mocks, monitor=monitor)
-import components, components.gpu_gke_cluster, components.gpu_catalog, components.pools
+import gpu_platform.components, gpu_platform.components.gpu_gke_cluster, gpu_platform.components.gpu_catalog, gpu_platform.components.pools
 print(len(monitor.recorded))
 """
     result = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT_DIR, capture_output=True, text=True, check=True)
@@ -75,7 +83,7 @@ print(len(monitor.recorded))
 
 
 def test_components_reexports_its_public_api() -> None:
-    import components
+    from gpu_platform import components
 
     for name in components.__all__:
         assert getattr(components, name) is not None

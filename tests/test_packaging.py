@@ -18,8 +18,8 @@ RUNNER = """
 import json, runpy, sys
 import pulumi
 from pulumi.runtime.sync_await import _sync_await
-from infra.preview import RecordingMocks, RecordingMonitor
-import components
+from gpu_platform.infra.preview import RecordingMocks, RecordingMonitor
+from gpu_platform import components
 
 monitor = RecordingMonitor(RecordingMocks())
 pulumi.runtime.set_mocks(monitor.mocks, project="gpu-platform-consumer", stack="dev", preview=True, monitor=monitor)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
-from infra.docs import sync_docs
-from infra.preview import RecordingMocks, RecordingMonitor
+from gpu_platform.infra.docs import sync_docs
+from gpu_platform.infra.preview import RecordingMocks, RecordingMonitor
 from tests.conftest import PROJECT_DIR
 
 README = (PROJECT_DIR / "README.md").read_text()

@@ -5,7 +5,7 @@ README.md shows this file; tests/test_packaging.py runs it from a freshly built 
 
 import pulumi
 
-from components import (
+from gpu_platform.components import (
     AutoscalingBounds,
     BoundsScope,
     CapacityStrategy,

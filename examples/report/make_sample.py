@@ -18,7 +18,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from infra.cli import main  # noqa: E402
+from gpu_platform.infra.cli import main  # noqa: E402
 from tests.infra.report_workload import serve, simulate  # noqa: E402
 
 

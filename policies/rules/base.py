@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from components.pools import ENVIRONMENT_LABEL, Environment
+from gpu_platform.components.pools import ENVIRONMENT_LABEL, Environment
 
 __all__ = [
     "Enforcement",
@@ -133,7 +133,7 @@ EKS_CLUSTER = "aws:eks/cluster:Cluster"
 
 def eks_gpus_per_node(props: Mapping[str, Any]) -> int:
     """GPUs per node of an EKS node group, from the catalog's instance types (0: CPU or unknown)."""
-    from components.gpu_catalog import AWS_INSTANCE_TYPES
+    from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES
 
     rows = [AWS_INSTANCE_TYPES.get(t) for t in props.get("instanceTypes") or []]
     return max((r.gpu_count for r in rows if r is not None), default=0)

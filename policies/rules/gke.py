@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
-from policies.rules.base import EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, Resource, ResourceRule, RuleConfig, is_production
+from gpu_platform.policies.rules.base import EKS_CLUSTER, GKE_CLUSTER, GKE_NODE_POOL, Resource, ResourceRule, RuleConfig, is_production
 
 
 class ProductionConfig(RuleConfig):

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from policies.rules.base import Resource, ResourceRule, RuleConfig
+from gpu_platform.policies.rules.base import Resource, ResourceRule, RuleConfig
 
 AWS_POLICY_TYPES = {
     "aws:iam/policy:Policy",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from components.kubeflow_install import ARTIFACT_CLAIMS, DATABASE_CLAIMS, PIPELINE_STORAGE_TYPE
-from policies.rules.base import Resource, ResourceRule, RuleConfig
+from gpu_platform.components.kubeflow_install import ARTIFACT_CLAIMS, DATABASE_CLAIMS, PIPELINE_STORAGE_TYPE
+from gpu_platform.policies.rules.base import Resource, ResourceRule, RuleConfig
 
 
 def check_pipeline_storage_retained(r: Resource, config: RuleConfig) -> Iterator[str]:

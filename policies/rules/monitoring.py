@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from policies.rules.base import Resource, ResourceRule, RuleConfig
-from policies.rules.supply_chain import HELM_CHART, HELM_RELEASE, _containers
+from gpu_platform.policies.rules.base import Resource, ResourceRule, RuleConfig
+from gpu_platform.policies.rules.supply_chain import HELM_CHART, HELM_RELEASE, _containers
 
 MIN_DCGM_PROBE_DELAY = 20
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from policies.rules.base import Resource, ResourceRule, RuleConfig
+from gpu_platform.policies.rules.base import Resource, ResourceRule, RuleConfig
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 HELM_CHART = "kubernetes:helm.sh/v4:Chart"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from policies.rules.base import Resource, RuleConfig, StackRule
+from gpu_platform.policies.rules.base import Resource, RuleConfig, StackRule
 
 TENANT_LABEL = "gpu-platform.io/tenant"
 NAMESPACE = "kubernetes:core/v1:Namespace"

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from infra import errors, output
-from infra.cli import main
+from gpu_platform.infra import errors, output
+from gpu_platform.infra.cli import main
 from tests.conftest import PROJECT_DIR
 
 PD = ["--project-dir", str(PROJECT_DIR)]
@@ -221,7 +221,8 @@ def _boom(args: Any) -> int:
 
 
 def test_an_unexpected_failure_is_one_line_exit_3(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import infra.cli
+    import gpu_platform.infra.cli
+    from gpu_platform import infra
 
     monkeypatch.delenv("GPU_PLATFORM_DEBUG", raising=False)
     monkeypatch.setattr(infra.cli, "cmd_docs", _boom)
@@ -232,7 +233,8 @@ def test_an_unexpected_failure_is_one_line_exit_3(monkeypatch: pytest.MonkeyPatc
 
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_debug_prints_the_traceback(how: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import infra.cli
+    import gpu_platform.infra.cli
+    from gpu_platform import infra
 
     monkeypatch.setattr(infra.cli, "cmd_docs", _boom)
     argv = ["docs", *PD]
@@ -247,7 +249,8 @@ def test_debug_prints_the_traceback(how: str, monkeypatch: pytest.MonkeyPatch, c
 
 
 def test_the_program_failing_is_exit_3(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import infra.preview
+    import gpu_platform.infra.preview
+    from gpu_platform import infra
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise KeyError("n1-standard-99")
@@ -337,7 +340,8 @@ def test_ctrl_c_while_writing_leaves_the_previous_state(
 def test_an_interrupt_swallowed_during_the_program_is_not_exit_0(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import infra.manifests
+    import gpu_platform.infra.manifests
+    from gpu_platform import infra
 
     real = infra.manifests.kubernetes_objects
 
@@ -382,7 +386,7 @@ def test_plan_capacity_json_uses_the_writer(tmp_path: Path, capsys: pytest.Captu
 
 def _sigint_preview(tmp_path: Path, delay: float) -> subprocess.CompletedProcess[str]:
     script = Path(sys.executable).with_name("gpu-platform")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "infra.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "gpu_platform.infra.cli"]
     process = subprocess.Popen(
         [*command, "preview", "prod-eks", *PD, "--quiet", "--json", str(tmp_path / "plan.json"), "--manifests", str(tmp_path / "m")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"},

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.cli import main
+from gpu_platform.infra.cli import main
 from tests.conftest import PROJECT_DIR
 
 SECRET = "hunter2-Sup3rS3cret"

@@ -31,7 +31,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--stack", default="dev-gke")
     args = parser.parse_args()
-    preview = [sys.executable, "-m", "infra.cli", "preview", args.stack, "--quiet"]
+    preview = [sys.executable, "-m", "gpu_platform.infra.cli", "preview", args.stack, "--quiet"]
 
     _time(BARE_IMPORT)  # warm the bytecode caches once
     _time(preview)

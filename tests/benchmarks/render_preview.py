@@ -48,7 +48,7 @@ def main() -> int:
         env = {**os.environ, "GPU_PLATFORM_CACHE": cache, "GPU_PLATFORM_OFFLINE": "1"}
         print(f"{'stack':<12} {'unrendered median/min':>22} {'rendered median/min':>22}   ({args.runs} runs each, warm cache, {os.cpu_count()} cores)")
         for stack in stacks:
-            base = [sys.executable, "-m", "infra.cli", "preview", stack, "--quiet"]
+            base = [sys.executable, "-m", "gpu_platform.infra.cli", "preview", stack, "--quiet"]
             plain, rendered = base + ["--no-render"], base + ["--upstream", args.upstream]
             _time(plain, env)
             _time(rendered, env)  # warm: the render cache is filled here

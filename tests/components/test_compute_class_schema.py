@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from components.gpu_gke_cluster import compute_class_spec
-from infra.manifests import kubernetes_objects
+from gpu_platform.components.gpu_gke_cluster import compute_class_spec
+from gpu_platform.infra.manifests import kubernetes_objects
 
 from tests.conftest import PROJECT_DIR, shipped_plan
 

@@ -14,10 +14,10 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from components import DaskOperator, DaskOperatorArgs, RapidsDaskClusterSpec
-from components.dask_operator import DaskNotebookArgs, GPU_NODE_LABELS, node_room, operator_chart_dir, operator_values
-from components.pools import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
-from infra.config import StackConfig, format_validation_error
+from gpu_platform.components import DaskOperator, DaskOperatorArgs, RapidsDaskClusterSpec
+from gpu_platform.components.dask_operator import DaskNotebookArgs, GPU_NODE_LABELS, node_room, operator_chart_dir, operator_values
+from gpu_platform.components.pools import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
+from gpu_platform.infra.config import StackConfig, format_validation_error
 from tests.components.test_upstream_schemas import unknown_keys
 from tests.conftest import Engine, settled, settled_tree
 from tests.factories import eks_stack, gpu_class, prod_eks_raw, stack

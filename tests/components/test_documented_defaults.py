@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from components import (
+from gpu_platform.components import (
     AutoscalingBounds,
     BoundsScope,
     ControlPlaneAccess,
@@ -27,8 +27,8 @@ from components import (
     SchedulerPoolArgs,
     SystemPoolArgs,
 )
-from infra.config import StackConfig
-from infra.docs import _models
+from gpu_platform.infra.config import StackConfig
+from gpu_platform.infra.docs import _models
 from tests.factories import gke, t4_pool
 
 MODELS = _models(StackConfig)
@@ -202,8 +202,8 @@ def test_described_defaults_point_at_real_tests() -> None:
 
 
 def test_monitoring_defaults() -> None:
-    from components import AlertSettings, PrometheusStackArgs
-    from infra.config import MonitoringConfig
+    from gpu_platform.components import AlertSettings, PrometheusStackArgs
+    from gpu_platform.infra.config import MonitoringConfig
 
     config = StackConfig.model_validate({"cloud": "gcp", "gke": gke()})
     assert config.monitoring == MonitoringConfig()
@@ -213,8 +213,8 @@ def test_monitoring_defaults() -> None:
 
 
 def test_kubeflow_config_defaults() -> None:
-    from components import KubeflowInstallArgs
-    from infra.config import CapacityCheck, KubeflowConfig
+    from gpu_platform.components import KubeflowInstallArgs
+    from gpu_platform.infra.config import CapacityCheck, KubeflowConfig
 
     config = KubeflowConfig()
     assert config.install == KubeflowInstallArgs()

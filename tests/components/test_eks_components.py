@@ -13,9 +13,9 @@ import pulumi
 import pytest
 import yaml
 
-from components import EksCluster, EksClusterArgs, SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs
-from components.spot_failover_eks_node_groups import MUTATING_ACTIONS, READ_ACTIONS
-from infra.preview import RecordingMocks
+from gpu_platform.components import EksCluster, EksClusterArgs, SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs
+from gpu_platform.components.spot_failover_eks_node_groups import MUTATING_ACTIONS, READ_ACTIONS
+from gpu_platform.infra.preview import RecordingMocks
 from tests.conftest import Engine, settled_tree
 from tests.factories import eks, eks_node_groups, gpu_class
 

@@ -9,8 +9,8 @@ import pulumi
 import pytest
 import yaml
 
-from components import GpuGkeCluster, GpuGkeClusterArgs
-from components.gpu_gke_cluster import compute_class_spec
+from gpu_platform.components import GpuGkeCluster, GpuGkeClusterArgs
+from gpu_platform.components.gpu_gke_cluster import compute_class_spec
 from tests.conftest import Engine, settled
 from tests.factories import a100_pool, gke, t4_pool
 

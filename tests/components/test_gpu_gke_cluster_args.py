@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from components import GpuGkeClusterArgs
-from infra.config import StackConfig, format_validation_error
+from gpu_platform.components import GpuGkeClusterArgs
+from gpu_platform.infra.config import StackConfig, format_validation_error
 from tests.factories import a100_pool, gke, stack, t4_pool
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from components.eks_cluster import AwsTagMap
-from components.gpu_gke_cluster import GcpLabelMap, SystemPoolArgs
-from components.kube import ChartRepository, DnsSubdomain, Duration, GoDuration
+from gpu_platform.components.eks_cluster import AwsTagMap
+from gpu_platform.components.gpu_gke_cluster import GcpLabelMap, SystemPoolArgs
+from gpu_platform.components.kube import ChartRepository, DnsSubdomain, Duration, GoDuration
 
 
 @pytest.mark.parametrize("value", ["90s", "7m", "1h30m", "2562047h", "1.5h", "300ms"])
@@ -98,7 +98,7 @@ def test_fails_when_system_pool_machine_is_gpu_or_unknown(machine: str, why: str
 
 # --- zones per region (components/data/zones.json) ---------------------------------------------
 
-from components.zones import unchecked_region, zone_problem  # noqa: E402
+from gpu_platform.components.zones import unchecked_region, zone_problem  # noqa: E402
 
 
 def test_zones_of_a_listed_region_pass() -> None:
@@ -122,7 +122,7 @@ def test_preview_says_when_zones_were_not_checked(tmp_path, capsys) -> None:  # 
 
     import yaml
 
-    from infra.cli import main
+    from gpu_platform.infra.cli import main
     from tests.conftest import PROJECT_DIR
 
     shutil.copy(PROJECT_DIR / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
@@ -141,7 +141,7 @@ def test_preview_says_when_zones_were_not_checked(tmp_path, capsys) -> None:  # 
 
 # --- DCGM field names (components/data/dcgm_fields.json) ----------------------------------------
 
-from components.dcgm_exporter import DcgmMetric  # noqa: E402
+from gpu_platform.components.dcgm_exporter import DcgmMetric  # noqa: E402
 
 
 @pytest.mark.parametrize("field", ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED"])

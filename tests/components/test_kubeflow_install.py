@@ -15,8 +15,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from components import KubeflowInstall, KubeflowInstallArgs, NodePoolShape, PoolPlacement, Taint, TrainingPoolSelector
-from components.kubeflow_install import (
+from gpu_platform.components import KubeflowInstall, KubeflowInstallArgs, NodePoolShape, PoolPlacement, Taint, TrainingPoolSelector
+from gpu_platform.components.kubeflow_install import (
     EDITION_FOOTPRINT,
     Edition,
     KNOWN_RELEASES,
@@ -35,8 +35,8 @@ from components.kubeflow_install import (
     tenant_quota_hard,
     training_placement,
 )
-from components.pools import CapacityStrategy
-from infra.config import format_validation_error
+from gpu_platform.components.pools import CapacityStrategy
+from gpu_platform.infra.config import format_validation_error
 from tests.conftest import Engine, settled, settled_tree
 
 TRAINING = Taint(key="gpu-platform.io/workload", value="training")
@@ -280,7 +280,7 @@ def test_dex_transform_replaces_the_default_login() -> pulumi.Output[Any]:
 
 
 def test_tenant_quota_includes_gpus() -> None:
-    from components import TenantProfile
+    from gpu_platform.components import TenantProfile
 
     assert tenant_quota_hard(TenantProfile(name="nlp", owner="a@corp.example", gpus=8)) == {"requests.nvidia.com/gpu": "8"}
     assert tenant_quota_hard(TenantProfile(name="nlp", owner="a@corp.example", gpus=8, cpus=64, memory_gib=512)) == {
@@ -325,8 +325,8 @@ from pathlib import Path
 import yaml
 from kfp import compiler, dsl
 
-from components.kubeflow_install import place_on_training_pool
-from components.pools import PoolPlacement, Taint
+from gpu_platform.components.kubeflow_install import place_on_training_pool
+from gpu_platform.components.pools import PoolPlacement, Taint
 
 placement = PoolPlacement(
     {"cloud.google.com/gke-nodepool": "train"},

@@ -10,7 +10,7 @@ import pulumi
 import pytest
 from pydantic import ValidationError
 
-from components import (
+from gpu_platform.components import (
     DcgmExporter,
     DcgmExporterArgs,
     GpuUtilizationAutoscaler,
@@ -18,8 +18,8 @@ from components import (
     PrometheusStack,
     PrometheusStackArgs,
 )
-from components.dcgm_exporter import DEFAULT_METRICS, dcgm_values, metrics_csv
-from components.prometheus_stack import (
+from gpu_platform.components.dcgm_exporter import DEFAULT_METRICS, dcgm_values, metrics_csv
+from gpu_platform.components.prometheus_stack import (
     ALWAYS_SCRAPED,
     GPU_CUSTOM_METRICS,
     MANAGED_CONTROL_PLANE,
@@ -34,7 +34,7 @@ from components.prometheus_stack import (
     metric_source,
     stack_values,
 )
-from infra.config import format_validation_error
+from gpu_platform.infra.config import format_validation_error
 from tests.conftest import Engine, settled
 
 
@@ -103,7 +103,7 @@ def test_adapter_rules_expose_the_two_gpu_metrics() -> None:
 
 
 def test_alerts_follow_their_thresholds() -> None:
-    from components import AlertSettings
+    from gpu_platform.components import AlertSettings
 
     (group,) = gpu_alert_groups(AlertSettings(gpu_idle_for="1h", gpu_idle_below_percent=10, gpu_pod_pending_for="5m"), EKS.scraped)
     alerts = {r["alert"]: r for r in group["rules"]}
@@ -118,7 +118,7 @@ def test_alerts_follow_their_thresholds() -> None:
     ({MetricSource.CLUSTER_AUTOSCALER}, {"GpuPodPending", "NodeGroupScaleUpFailing"}),
 ])
 def test_alerts_ship_only_when_what_they_read_is_scraped(sources: set[MetricSource], expected: set[str]) -> None:
-    from components import AlertSettings
+    from gpu_platform.components import AlertSettings
 
     (group,) = gpu_alert_groups(AlertSettings(), sources)
     assert {r["alert"] for r in group["rules"]} == expected
@@ -127,8 +127,8 @@ def test_alerts_ship_only_when_what_they_read_is_scraped(sources: set[MetricSour
 
 
 def test_fails_when_an_alert_reads_a_metric_nothing_scrapes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from components import AlertSettings
-    from components import prometheus_stack
+    from gpu_platform.components import AlertSettings
+    from gpu_platform.components import prometheus_stack
 
     candidates = prometheus_stack._gpu_alert_candidates
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
-import components
-import infra
-from components.numbers import Float, Int
-from components.pools import AutoscalingBounds
+from gpu_platform import components
+from gpu_platform import infra
+from gpu_platform.components.numbers import Float, Int
+from gpu_platform.components.pools import AutoscalingBounds
 
 
 def _models() -> list[type[BaseModel]]:

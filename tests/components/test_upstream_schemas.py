@@ -16,9 +16,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components import DcgmExporterArgs, PrometheusStackArgs
-from components.dcgm_exporter import dcgm_values
-from components.prometheus_stack import (
+from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
+from gpu_platform.components.dcgm_exporter import dcgm_values
+from gpu_platform.components.prometheus_stack import (
     AlertSettings,
     ClusterKind,
     MetricSource,
@@ -159,7 +159,7 @@ AUTOSCALER_FLAGS_BEYOND_CHART_COMMENTS = {
 
 
 def test_autoscaler_values_exist_upstream(shared_dir: Path) -> None:
-    from components.spot_failover_eks_node_groups import ClusterAutoscalerSettings, autoscaler_values
+    from gpu_platform.components.spot_failover_eks_node_groups import ClusterAutoscalerSettings, autoscaler_values
 
     path = shared_dir / "reference" / "charts" / "cluster-autoscaler-9.59.0.values.yaml"
     reference = yaml.safe_load(path.read_text())

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from components.pools import CapacityStrategy, NodePoolShape
-from infra.capacity import (
+from gpu_platform.components.pools import CapacityStrategy, NodePoolShape
+from gpu_platform.infra.capacity import (
     CapacityInputs,
     DaemonSetOverhead,
     NodeReserves,
@@ -23,9 +23,9 @@ from infra.capacity import (
     plan,
     render,
 )
-from infra.cli import main
-from infra.preview import load_stack
-from infra.config import StackConfig, format_validation_error
+from gpu_platform.infra.cli import main
+from gpu_platform.infra.preview import load_stack
+from gpu_platform.infra.config import StackConfig, format_validation_error
 from tests.conftest import PROJECT_DIR
 from tests.factories import gke, t4_pool
 from tests.infra.test_cli import cli

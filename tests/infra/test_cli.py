@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infra.cli import main
+from gpu_platform.infra.cli import main
 from tests.conftest import PROJECT_DIR
 
 
 def cli(*args: str, cwd: Path = PROJECT_DIR) -> subprocess.CompletedProcess[str]:
     """The installed console script when there is one (as a user runs it), else the module."""
     script = Path(sys.executable).with_name("gpu-platform")
-    command = [str(script)] if script.exists() else [sys.executable, "-m", "infra.cli"]
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "gpu_platform.infra.cli"]
     return subprocess.run([*command, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"})
 
 
@@ -140,7 +140,7 @@ def test_quiet_prints_the_summary_only(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_schema_violation_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import infra.manifests as manifests
+    import gpu_platform.infra.manifests as manifests
 
     def broken(plan):  # type: ignore[no-untyped-def]
         objects = original(plan)

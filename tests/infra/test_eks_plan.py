@@ -10,7 +10,7 @@ import re
 import pytest
 import yaml
 
-from infra.preview import Plan
+from gpu_platform.infra.preview import Plan
 from tests.conftest import shipped_plan as plan
 
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
@@ -30,7 +30,7 @@ def priorities(p: Plan) -> dict[int, list[str]]:
 
 
 def rank(p: Plan, group: str) -> int:
-    from components.spot_failover_eks_node_groups import example_asg_name
+    from gpu_platform.components.spot_failover_eks_node_groups import example_asg_name
 
     asg = example_asg_name(group)
     return max(prio for prio, patterns in priorities(p).items() if any(re.search(x, asg) for x in patterns))

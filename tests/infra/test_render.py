@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.cli import main
-from infra.render import HELM_RELEASE, KUSTOMIZE_DIRECTORY
-from infra.upstream import GitPin, Lock, SourceError, Sources, chart_digest, load_lock, parse_kustomize_url
+from gpu_platform.infra.cli import main
+from gpu_platform.infra.render import HELM_RELEASE, KUSTOMIZE_DIRECTORY
+from gpu_platform.infra.upstream import GitPin, Lock, SourceError, Sources, chart_digest, load_lock, parse_kustomize_url
 from tests.conftest import PROJECT_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
@@ -73,10 +73,10 @@ def test_the_lock_covers_every_release_and_directory_of_the_stack(stack: str) ->
 
 
 def test_the_component_defaults_are_locked() -> None:
-    from components import DcgmExporterArgs, PrometheusStackArgs
-    from components.dask_operator import DASK_OPERATOR_CHART, DaskOperatorArgs
-    from components.kubeflow_install import DEFAULT_RELEASE, Edition
-    from components.spot_failover_eks_node_groups import AUTOSCALER_CHART, ClusterAutoscalerSettings
+    from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
+    from gpu_platform.components.dask_operator import DASK_OPERATOR_CHART, DaskOperatorArgs
+    from gpu_platform.components.kubeflow_install import DEFAULT_RELEASE, Edition
+    from gpu_platform.components.spot_failover_eks_node_groups import AUTOSCALER_CHART, ClusterAutoscalerSettings
 
     lock = load_lock()
     prometheus = PrometheusStackArgs()
@@ -128,7 +128,7 @@ def test_the_lock_holds_no_chart_or_release_nothing_declares() -> None:
     """Charts and top-level refs: exactly the stacks' and the components' supported sources.
     (Nested refs are checked by rendering: a build that reads an unlocked ref fails; the full
     `gpu-platform upstream lock --check` also re-learns them with kubectl.)"""
-    from infra.render import declared_sources, supported_sources
+    from gpu_platform.infra.render import declared_sources, supported_sources
 
     lock = load_lock()
     charts, urls = supported_sources()
@@ -208,7 +208,7 @@ def test_the_stack_renders_fully_and_clean(stack: str, tmp_path: Path, capsys: p
 RAW = '''
 import pulumi
 import pulumi_kubernetes as k8s
-from infra.config import load_stack_config
+from gpu_platform.infra.config import load_stack_config
 
 load_stack_config()
 case = pulumi.Config("test").require("case")

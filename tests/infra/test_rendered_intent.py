@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from infra.cluster_checks import DEFAULT_CREDENTIALS, check_default_credentials, collect_objects
-from infra.preview import load_stack
-from infra.render import Rendering, render_plan
-from infra.upstream import Sources, load_lock
+from gpu_platform.infra.cluster_checks import DEFAULT_CREDENTIALS, check_default_credentials, collect_objects
+from gpu_platform.infra.preview import load_stack
+from gpu_platform.infra.render import Rendering, render_plan
+from gpu_platform.infra.upstream import Sources, load_lock
 from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
@@ -120,7 +120,7 @@ def test_no_upstream_default_credential_survives(rendered: tuple[str, Any, Any, 
 
 
 def _objects(plan: Any, rendering: Rendering) -> list[Any]:
-    from infra.manifests import kubernetes_objects
+    from gpu_platform.infra.manifests import kubernetes_objects
 
     return collect_objects(plan, kubernetes_objects(plan), rendering)
 
@@ -191,7 +191,7 @@ def test_the_adapter_serves_each_gpu_metric_with_exactly_one_rule(rendered: tupl
 
     import yaml
 
-    from components.prometheus_stack import GPU_CUSTOM_METRICS
+    from gpu_platform.components.prometheus_stack import GPU_CUSTOM_METRICS
 
     stack, _, plan, rendering = rendered
     adapter = [o for o in rendering.objects if o.kind == "ConfigMap" and "adapter" in o.name and "config.yaml" in (o.body.get("data") or {})]
@@ -243,7 +243,7 @@ def test_the_autoscaler_runs_with_the_typed_flags_and_its_irsa_role(rendered: tu
 
 
 def test_every_rule_of_the_stack_reads_only_scraped_metrics(rendered: tuple[str, Any, Any, Rendering]) -> None:
-    from infra.cluster_checks import check_alert_metrics
+    from gpu_platform.infra.cluster_checks import check_alert_metrics
 
     stack, _, plan, rendering = rendered
     assert not [f.message for f in check_alert_metrics(_objects(plan, rendering))], stack
@@ -259,7 +259,7 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
     import tempfile
     from pathlib import Path
 
-    from infra.preview import Plan, read_stack_file, run_program
+    from gpu_platform.infra.preview import Plan, read_stack_file, run_program
     from tests.infra.test_render import platform_variant
 
     if edition == "pipelines":
@@ -279,7 +279,7 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
 
 @pytest.mark.parametrize("edition", ["pipelines", "platform"])
 def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -> None:
-    from components.kubeflow_install import edition_credentials, rendered_object_transforms
+    from gpu_platform.components.kubeflow_install import edition_credentials, rendered_object_transforms
 
     upstream_or_skip()
     kubectl_or_skip()

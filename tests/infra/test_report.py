@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from infra.cli import main
-from infra.config import format_validation_error
-from infra.report import Report, ReportInputs, _iso, collect, nearest_rank, table_rows
+from gpu_platform.infra.cli import main
+from gpu_platform.infra.config import format_validation_error
+from gpu_platform.infra.report import Report, ReportInputs, _iso, collect, nearest_rank, table_rows
 from tests.conftest import PROJECT_DIR
 from tests.infra.report_workload import Node, Pod, Workload, serve, simulate
 

@@ -9,7 +9,7 @@ import grpc
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import analyzer_pb2_grpc
 
-from policies.rules import RULES
+from gpu_platform.policies.rules import RULES
 from tests.conftest import PROJECT_DIR
 
 

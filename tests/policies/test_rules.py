@@ -14,9 +14,9 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
-from policies.evaluate import PolicyConfigError, evaluate, load_policy_config
-from policies.pack import build_policies
-from policies.rules import RULES, Resource
+from gpu_platform.policies.evaluate import PolicyConfigError, evaluate, load_policy_config
+from gpu_platform.policies.pack import build_policies
+from gpu_platform.policies.rules import RULES, Resource
 
 STACK = "urn:pulumi:dev::gpu-platform::"
 PROD = "urn:pulumi:prod-gke::gpu-platform::"

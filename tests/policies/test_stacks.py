@@ -17,8 +17,8 @@ from typing import Any, Callable
 import pytest
 import yaml
 
-from infra.cli import main
-from policies.rules import RULES
+from gpu_platform.infra.cli import main
+from gpu_platform.policies.rules import RULES
 from tests.conftest import PROJECT_DIR
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
