@@ -157,3 +157,13 @@ __all__ = [
     "Taint",
     "TaintEffect",
 ]
+
+# help(<Component>) lists its outputs: appended from the annotated, docstring'd attributes.
+import pulumi as _pulumi  # noqa: E402
+
+from gpu_platform.components.outputs import document_outputs as _document_outputs  # noqa: E402
+
+for _exported in __all__:
+    _value = globals()[_exported]
+    if isinstance(_value, type) and issubclass(_value, _pulumi.ComponentResource):
+        _document_outputs(_value)

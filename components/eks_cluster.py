@@ -500,6 +500,8 @@ class EksCluster(pulumi.ComponentResource):
     """The on-demand node group for controllers."""
     ref: EksClusterRef
     """What SpotFailoverEksNodeGroups needs of this cluster."""
+    storage_class: k8s.storage.v1.StorageClass | None
+    """The gp3 StorageClass of the EBS CSI driver (the cluster default when ebs_storage.default_class), or None without EBS storage."""
 
     def __init__(
         self,
@@ -740,7 +742,7 @@ class EksCluster(pulumi.ComponentResource):
             )
         )
         self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=self.kubeconfig), opts=child)
-        self.storage_class: k8s.storage.v1.StorageClass | None = None
+        self.storage_class = None
         if ebs_csi is not None:
             self.storage_class = k8s.storage.v1.StorageClass(
                 f"{name}-{storage.storage_class}-storage-class",

@@ -1,0 +1,87 @@
+"""A component's outputs, read from its annotated, docstring'd class attributes.
+
+Every component declares its outputs the same way (DESIGN.md): an annotated class attribute
+followed by its docstring. Python keeps such docstrings nowhere at run time, so they are read
+from the class's source once. The same list feeds ``help()`` (appended to the class
+docstring by `document_outputs`) and the outputs reference in the README
+(``gpu-platform docs --write``), so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass
+from functools import cache
+
+import pulumi
+
+__all__ = ["ComponentOutput", "component_outputs", "document_outputs"]
+
+_HEADING = "Outputs:"
+
+
+@dataclass(frozen=True)
+class ComponentOutput:
+    """One output of a component: the attribute, its annotation as written, and its docstring."""
+
+    name: str
+    type: str
+    description: str
+
+
+def _declared(cls: type) -> list[ComponentOutput]:
+    """The outputs declared in ``cls``'s own body, in source order."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):  # no source (a frozen or generated class): nothing to read
+        return []
+    (node,) = ast.parse(source).body
+    assert isinstance(node, ast.ClassDef)
+    found: list[ComponentOutput] = []
+    body = node.body
+    for statement, following in zip(body, [*body[1:], None]):
+        if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
+            continue
+        name = statement.target.id
+        if name.startswith("_"):
+            continue
+        description = ""
+        if (
+            isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        ):
+            description = " ".join(inspect.cleandoc(following.value.value).split())
+        found.append(ComponentOutput(name, ast.unparse(statement.annotation), description))
+    return found
+
+
+@cache
+def component_outputs(cls: type[pulumi.ComponentResource]) -> tuple[ComponentOutput, ...]:
+    """Every output of a component class, its bases' first (a subclass's declaration wins)."""
+    merged: dict[str, ComponentOutput] = {}
+    for klass in reversed(cls.__mro__):
+        if not issubclass(klass, pulumi.ComponentResource) or klass.__module__.startswith("pulumi"):
+            continue
+        for output in _declared(klass):
+            merged.pop(output.name, None)
+            merged[output.name] = output
+    return tuple(merged.values())
+
+
+def document_outputs(cls: type[pulumi.ComponentResource]) -> type[pulumi.ComponentResource]:
+    """Append the outputs to ``cls.__doc__`` so ``help(cls)`` lists them. Idempotent."""
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    if f"\n{_HEADING}\n" in f"\n{doc}\n":
+        return cls
+    outputs = component_outputs(cls)
+    if not outputs:
+        return cls
+    lines = [doc, "", _HEADING]
+    for output in outputs:
+        lines.append(f"    {output.name} ({output.type}):")
+        lines += [f"        {line}" for line in textwrap.wrap(output.description or "(undocumented)", 88)]
+    cls.__doc__ = "\n".join(lines).strip() + "\n"
+    return cls
