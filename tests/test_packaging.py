@@ -1,5 +1,6 @@
-"""The package as other teams use it: a built wheel, installed into a fresh virtualenv,
-runs the example consumer program under mocks."""
+"""The package as other teams use it: a built wheel, installed into a fresh virtualenv, imports
+every public name, runs the CLI's offline preview of a shipped stack, and runs the example
+consumer program under mocks."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import sys
 import sysconfig
 import textwrap
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import PROJECT_DIR
 
@@ -33,7 +37,17 @@ print(json.dumps({
 """
 
 
-def test_example_consumer_runs_from_a_built_wheel(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class Installed:
+    venv: Path
+    python: Path
+    purelib: Path
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """The wheel built from this checkout, installed alone into a fresh virtualenv."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     dist = tmp_path / "dist"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist), str(PROJECT_DIR)],
@@ -50,7 +64,72 @@ def test_example_consumer_runs_from_a_built_wheel(tmp_path: Path) -> None:
     # its .pth files (this checkout's editable install among them) are not processed.
     (purelib / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)], check=True, capture_output=True, timeout=300)
+    return Installed(venv, python, purelib)
 
+
+IMPORT_EVERYTHING = """
+import importlib, json, pkgutil, sys
+from importlib import resources
+import gpu_platform
+modules, names = [], 0
+for info in pkgutil.walk_packages(gpu_platform.__path__, "gpu_platform."):
+    if info.name.endswith(".__main__"):
+        continue  # the Pulumi program and the policy pack's entry point run, not import
+    module = importlib.import_module(info.name)
+    modules.append((info.name, module.__file__))
+    for name in getattr(module, "__all__", ()):
+        getattr(module, name)
+        names += 1
+data = [
+    resources.files("gpu_platform.components").joinpath("dashboards/gpu-platform.json").is_file(),
+    resources.files("gpu_platform.components").joinpath("data/zones.json").is_file(),
+    resources.files("gpu_platform.components").joinpath("data/dcgm_fields.json").is_file(),
+    resources.files("gpu_platform.components").joinpath("py.typed").is_file(),
+    resources.files("gpu_platform.infra").joinpath("upstream.lock.yaml").is_file(),
+    resources.files("gpu_platform.policies").joinpath("PulumiPolicy.yaml").is_file(),
+]
+print(json.dumps({"modules": modules, "names": names, "data": data, "bare": [m for m in ("components", "infra", "policies") if importlib.util.find_spec(m)]}))
+"""
+
+
+def test_every_module_and_public_name_imports_from_the_wheel(installed: Installed) -> None:
+    result = subprocess.run([str(installed.python), "-c", IMPORT_EVERYTHING], cwd=installed.venv, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    modules = dict(report["modules"])
+    # Every module of the checkout is in the wheel, and comes from it.
+    in_checkout = {
+        "gpu_platform." + ".".join(p.relative_to(PROJECT_DIR).with_suffix("").parts).removesuffix(".__init__")
+        for top in ("components", "infra", "policies")
+        for p in (PROJECT_DIR / top).rglob("*.py")
+        if p.name != "__main__.py"
+    }
+    assert in_checkout <= set(modules), sorted(in_checkout - set(modules))
+    assert all(path.startswith(str(installed.purelib)) for path in modules.values())
+    assert report["names"] > 100 and all(report["data"])
+    assert report["bare"] == [], "the wheel must install nothing but gpu_platform"
+
+
+def test_the_cli_previews_a_shipped_stack_from_the_wheel(installed: Installed, tmp_path: Path) -> None:
+    cli = installed.venv / "bin" / "gpu-platform"
+    plan = tmp_path / "plan.json"
+    result = subprocess.run(
+        [str(cli), "preview", "dev-gke", "--project-dir", str(PROJECT_DIR), "--no-render", "--quiet", "--json", str(plan)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads(plan.read_text())
+    types = {r["type"] for r in document["resources"]}
+    assert "gpu-platform:gpu_gke_cluster:GpuGkeCluster" in types and "gcp:container/cluster:Cluster" in types
+    where = subprocess.run([str(installed.python), "-c", "import gpu_platform.infra.cli as c; print(c.__file__)"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert where.stdout.strip().startswith(str(installed.purelib))
+
+
+def test_example_consumer_runs_from_a_built_wheel(installed: Installed, tmp_path: Path) -> None:
+    python, purelib = installed.python, installed.purelib
     runner = tmp_path / "run.py"
     runner.write_text(textwrap.dedent(RUNNER))
     result = subprocess.run(
