@@ -1,5 +1,6 @@
 """Documentation generated from the models, so it is never written twice.
 
+- README.md: the table of contents, from its own headings.
 - stacks/README.md: the stack config reference (every key a stack file may set).
 - components/README.md: the component reference (constructor, type token, live inputs and
   outputs of every component), read from the classes the same way ``help()`` shows them.
@@ -17,6 +18,7 @@ from typing import Any
 
 import ast
 import inspect
+import re
 
 import pulumi
 import yaml
@@ -155,6 +157,38 @@ def _render_pulumi_yaml(current: str) -> str:
     return f"{head}\n{note}{body}"
 
 
+TOC_START = "<!-- toc:start -->"
+TOC_END = "<!-- toc:end -->"
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lowercase, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def table_of_contents(readme: str) -> str:
+    """The README's ``##`` and ``###`` headings as a nested list of links (code blocks skipped)."""
+    lines, fenced = [], False
+    for line in readme.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced:
+            continue
+        m = re.match(r"^(##|###) (.+)$", line)
+        if m:
+            indent = "  " if m.group(1) == "###" else ""
+            lines.append(f"{indent}- [{m.group(2).strip()}](#{_anchor(m.group(2))})")
+    return "\n".join(lines) + "\n"
+
+
+def _render_readme(current: str) -> str:
+    if TOC_START not in current or TOC_END not in current:
+        raise CommandError(f"README.md lacks the table-of-contents markers ({TOC_START} and {TOC_END}); restore them")
+    before, rest = current.split(TOC_START, 1)
+    after = rest.split(TOC_END, 1)[1]
+    return f"{before}{TOC_START}\n**Contents**\n\n{table_of_contents(current)}{TOC_END}{after}"
+
+
 def _components() -> list[type[pulumi.ComponentResource]]:
     """The exported components, in the package's order."""
     exported = (getattr(components, name) for name in components.__all__)
@@ -232,6 +266,7 @@ def sync_docs(project_dir: Path, write: bool = False) -> list[Path]:
     stale = []
     outputs: list[Any] = []
     renderers = (
+        (project_dir / "README.md", _render_readme),
         (project_dir / "stacks" / "README.md", lambda _: config_reference()),
         (project_dir / "components" / "README.md", lambda _: component_reference()),
         (project_dir / "Pulumi.yaml", _render_pulumi_yaml),

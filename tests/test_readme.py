@@ -60,3 +60,40 @@ def test_consumer_example_runs_under_mocks(tmp_path: Path) -> None:
 
 def test_config_reference_and_pulumi_yaml_are_generated_from_the_models() -> None:
     assert sync_docs(PROJECT_DIR) == [], "run: gpu-platform docs --write"
+
+
+def test_the_readme_opens_with_a_table_of_contents_that_reaches_every_section() -> None:
+    toc = README.split("<!-- toc:start -->", 1)[1].split("<!-- toc:end -->", 1)[0]
+    assert README.index("<!-- toc:start -->") < README.index("## ")  # before the first section
+    headings = re.findall(r"^## (.+)$", re.sub(r"```.*?```", "", README, flags=re.S), re.M)
+    for heading in headings:
+        assert f"[{heading}](#" in toc, heading
+    for wanted in ("Quick start", "Consumer quick start", "Create your own stack", "Teardown", "Reference"):
+        assert any(h.startswith(wanted) for h in headings), wanted
+
+
+def test_the_reference_pages_are_linked_and_cover_every_component() -> None:
+    from gpu_platform import components
+
+    assert "(stacks/README.md)" in README and "(components/README.md)" in README
+    reference = (PROJECT_DIR / "components" / "README.md").read_text()
+    for name in components.__all__:
+        value = getattr(components, name)
+        if isinstance(value, type) and issubclass(value, pulumi.ComponentResource):
+            assert f"\n## {name}\n" in reference, name
+    assert "#### StackConfig" in (PROJECT_DIR / "stacks" / "README.md").read_text()
+
+
+def test_the_report_port_forward_reaches_the_prometheus_the_stack_deploys() -> None:
+    from gpu_platform.components import PrometheusStackArgs
+
+    command = next(line for line in README.splitlines() if "port-forward" in line and line.startswith("kubectl"))
+    namespace = PrometheusStackArgs.model_fields["namespace"].default
+    assert f"kubectl -n {namespace} port-forward" in command
+    assert "pulumi stack output prometheusUrl" in command  # the service the output names
+
+
+def test_teardown_says_how_to_lift_every_protection() -> None:
+    teardown = README.split("## Teardown\n", 1)[1].split("\n## ", 1)[0]
+    for flag in ("deletion_protection", "keep_volumes_on_delete", "keep_volume_on_delete", "pulumi destroy", "pulumi state unprotect"):
+        assert flag in teardown, flag
