@@ -84,6 +84,16 @@ def test_the_reference_pages_are_linked_and_cover_every_component() -> None:
     assert "#### StackConfig" in (PROJECT_DIR / "stacks" / "README.md").read_text()
 
 
+def test_the_machine_catalog_is_listed_from_the_data() -> None:
+    from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
+
+    reference = (PROJECT_DIR / "components" / "README.md").read_text()
+    catalog = reference.split("## Machine catalog\n", 1)[1]
+    for name in [*GCP_ACCELERATORS, *GCP_MACHINE_SHAPES, *AWS_INSTANCE_TYPES]:
+        assert f"| `{name}` |" in catalog, name
+    assert "(components/README.md#machine-catalog)" in README
+
+
 def test_the_report_port_forward_reaches_the_prometheus_the_stack_deploys() -> None:
     from gpu_platform.components import PrometheusStackArgs
 
