@@ -31,10 +31,14 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
-from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator, model_validator
 
 from gpu_platform.components.kube import ChartVersion, DnsLabel, PinnedImage, helm_release, kubernetes_owns
+from gpu_platform.components.labels import MANAGED_LABELS, SCHEDULER_LABEL, TENANT_LABEL, PoolRole
+from gpu_platform.components.models import check_min_max, check_unique, input_error, input_errors
 from gpu_platform.components.numbers import Int
+from gpu_platform.components.quantities import MiB, Millicores
+from gpu_platform.components.reserves import allocatable
 from gpu_platform.components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [
@@ -60,7 +64,6 @@ __all__ = [
 DASK_OPERATOR_CHART = "dask-kubernetes-operator"
 DASK_REPO = "https://helm.dask.org"
 SERVICE_ACCOUNT = "rapids-dask"
-TENANT_LABEL = "gpu-platform.io/tenant"
 # CUDA 12 builds: CUDA 13 images need an R580 driver, newer than GKE's DEFAULT driver on T4 pools.
 RAPIDS_BASE = "nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13"
 RAPIDS_NOTEBOOKS = "nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13"
@@ -118,28 +121,21 @@ class OperatorScope(StrEnum):
     """One operator per tenant namespace, each with a Role in its own namespace only."""
 
 
-def node_room(pool: NodePoolShape, reserve_formula: str = "gke") -> tuple[int, int]:
+def node_room(pool: NodePoolShape) -> tuple[int, int]:
     """(millicores, MiB) a pod may request on one node of ``pool``: capacity minus the kubelet's
-    reserves (infra.capacity's GKE or EKS formula, default NodeReserves) and the DaemonSets' requests."""
-    # Imported here: infra.capacity imports components.pools, so a module-level import would be circular.
-    from gpu_platform.infra.capacity import DaemonSetOverhead, NodeReserves, ReserveFormula, allocatable
-
-    node = allocatable(pool, NodeReserves(), DaemonSetOverhead(), ReserveFormula(reserve_formula))
+    reserves (the pool's cloud's formula, default NodeReserves) and the DaemonSets' requests."""
+    node = allocatable(pool)
     return node.cpu, node.memory_mib
 
 
 def fit_problems(
-    who: str, cpu: tuple[str, str], memory: tuple[str, str], pool: NodePoolShape, reserve_formula: str = "gke"
+    who: str, cpu: tuple[str, str], memory: tuple[str, str], pool: NodePoolShape
 ) -> list[tuple[str, str, str]]:
     """(field, message, value) for each of ``cpu``/``memory`` ((field, quantity)) above a node of ``pool``."""
-    from pydantic import TypeAdapter
-
-    from gpu_platform.infra.capacity import MiB, Millicores
-
-    room_cpu, room_mib = node_room(pool, reserve_formula)
+    room_cpu, room_mib = node_room(pool)
     where = (
         f"pool {pool.name} ({pool.machine_type}), whose nodes leave {{}} to pods after the kubelet's reserves "
-        f"({reserve_formula}) and the DaemonSets"
+        f"({pool.reserve_formula}) and the DaemonSets"
     )
     problems = []
     (cpu_field, cpu_value), (mem_field, mem_value) = cpu, memory
@@ -206,12 +202,13 @@ class RapidsDaskClusterSpec(BaseModel):
 
     @classmethod
     def for_pools(
-        cls, name: str, pools: Sequence[NodePoolShape], *, reserve_formula: str = "gke", **fields: Any
+        cls, name: str, pools: Sequence[NodePoolShape], **fields: Any
     ) -> RapidsDaskClusterSpec:
         """A spec placed on a stack's pools: the scheduler on the scheduler pool, workers on the first GPU pool.
 
-        Raises ValueError when the workers' or the scheduler's CPU or memory fits no node of the
-        pool they are placed on (allocatable by ``reserve_formula``, gke or eks)."""
+        Raises ValidationError (a ValueError) at ``worker_cpu``/``scheduler_memory``/... when the workers' or
+        the scheduler's CPU or memory fits no node of the pool they are placed on (allocatable by the
+        pool's cloud's kubelet reserve formula)."""
         scheduler = next((p for p in pools if p.role == "scheduler"), None)
         gpu = next((p for p in pools if p.role == "gpu"), None)
         if scheduler is not None:
@@ -227,15 +224,16 @@ class RapidsDaskClusterSpec(BaseModel):
         problems = []
         if gpu is not None:
             problems += fit_problems(
-                "the Dask workers", ("worker_cpu", spec.worker_cpu), ("worker_memory", spec.worker_memory), gpu, reserve_formula
+                "the Dask workers", ("worker_cpu", spec.worker_cpu), ("worker_memory", spec.worker_memory), gpu
             )
         if (home := scheduler or gpu) is not None:
             problems += fit_problems(
                 "the Dask scheduler", ("scheduler_cpu", spec.scheduler_cpu), ("scheduler_memory", spec.scheduler_memory),
-                home, reserve_formula,
+                home,
             )
         if problems:
-            raise ValueError("; ".join(message for _, message, _ in problems))
+            where, _, value = problems[0]
+            raise field_error("RapidsDaskClusterSpec", where, "; ".join(message for _, message, _ in problems), value)
         return spec
 
     def to_dict(self) -> dict[str, Any]:
@@ -316,12 +314,7 @@ class SharedDaskClusterArgs(BaseModel):
 
     @model_validator(mode="after")
     def _bounds(self) -> SharedDaskClusterArgs:
-        if self.min_workers > self.max_workers:
-            raise field_error(
-                "SharedDaskClusterArgs", "min_workers",
-                f"min_workers {self.min_workers} is above max_workers {self.max_workers}; use at most {self.max_workers}",
-                self.min_workers,
-            )
+        check_min_max(self, "min_workers", "max_workers")
         return self
 
 
@@ -384,19 +377,13 @@ class DaskOperatorArgs(BaseModel):
     @field_validator("tenants")
     @classmethod
     def _distinct(cls, value: list[DaskTenantArgs]) -> list[DaskTenantArgs]:
-        names = [t.name for t in value]
-        if len(set(names)) != len(names):
-            raise ValueError(f"tenants repeat a name ({', '.join(names)}); each tenant is one namespace")
+        check_unique([t.name for t in value], "tenants", "a name", "each tenant is one namespace")
         return value
 
     def _quota_holds_the_pods(self, i: int, tenant: DaskTenantArgs) -> None:
         """The CPU and memory quotas hold what the tenant runs at its largest: the notebook, the
         shared cluster at max_workers with its scheduler and, in namespaced scope, the operator.
         Beyond them a pod is refused by the quota and never runs."""
-        from pydantic import TypeAdapter
-
-        from gpu_platform.infra.capacity import MiB, Millicores
-
         shared = tenant.shared_cluster
         scheduler = RapidsDaskClusterSpec.model_fields
         parts: list[tuple[str, str, str, int]] = []
@@ -469,22 +456,22 @@ class DaskOperatorArgs(BaseModel):
         return self
 
     def placement_problems(
-        self, pools: Sequence[NodePoolShape], reserve_formula: str = "gke"
+        self, pools: Sequence[NodePoolShape]
     ) -> list[tuple[tuple[str | int, ...], str, str]]:
         """(location, message, value) for each notebook and worker whose CPU or memory fits no node of
-        the pool it is placed on; ``reserve_formula`` (gke or eks) is the cloud's kubelet reserve formula."""
+        the pool it is placed on, after the kubelet reserves of the pool's cloud."""
         problems: list[tuple[tuple[str | int, ...], str, str]] = []
         gpu = next((p for p in pools if p.role == "gpu"), None)
         if gpu is not None:
             worker = fit_problems(
-                "the Dask workers", ("worker_cpu", self.worker_cpu), ("worker_memory", self.worker_memory), gpu, reserve_formula
+                "the Dask workers", ("worker_cpu", self.worker_cpu), ("worker_memory", self.worker_memory), gpu
             )
             problems += [((f,), m, v) for f, m, v in worker]
         for i, tenant in enumerate(self.tenants):
             nb = tenant.notebook
             if nb is None or (pool := _notebook_pool(pools, nb.gpus)) is None:
                 continue
-            found = fit_problems(f"tenant {tenant.name}'s notebook", ("cpu", nb.cpu), ("memory", nb.memory), pool, reserve_formula)
+            found = fit_problems(f"tenant {tenant.name}'s notebook", ("cpu", nb.cpu), ("memory", nb.memory), pool)
             problems += [(("tenants", i, "notebook", f), m, v) for f, m, v in found]
             if nb.gpus > (pool.gpus_per_node or 0):
                 problems.append((
@@ -526,21 +513,23 @@ class DaskOperator(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         pools: Sequence[NodePoolShape] = (),
-        reserve_formula: str = "gke",
     ) -> None:
-        """``pools``: the cluster's pools (StackConfig.pool_shapes()), for the scheduler's and workers' placement.
-        ``reserve_formula``: the cloud's kubelet reserve formula (gke or eks), for what a node leaves to pods.
+        """``pools``: the cluster's pools (StackConfig.pool_shapes(), or a cluster component's
+        ``pool_shapes``), for the scheduler's and workers' placement and what a node leaves to pods.
 
-        Raises ValidationError (notebook or worker too big for its pool) or ValueError (scheduler too big)
-        before anything is registered."""
+        Raises pulumi.InputPropertyError (or InputPropertiesError) at ``args.<key>`` when a notebook or the
+        workers fit no node of their pool, or at ``pools`` when the scheduler's does not, before anything
+        is registered."""
         # Checked before the component registers: bad input changes nothing.
-        if problems := args.placement_problems(pools, reserve_formula):
-            loc, message, value = problems[0]
-            raise field_error("DaskOperatorArgs", loc, message, value)
-        spec = RapidsDaskClusterSpec.for_pools(
-            "rapids", pools, reserve_formula=reserve_formula, image=args.rapids_image, gpus_per_worker=args.worker_gpus,
-            worker_cpu=args.worker_cpu, worker_memory=args.worker_memory,
-        )
+        if problems := args.placement_problems(pools):
+            raise input_errors([(("args", *loc), message) for loc, message, _ in problems])
+        try:
+            spec = RapidsDaskClusterSpec.for_pools(
+                "rapids", pools, image=args.rapids_image, gpus_per_worker=args.worker_gpus,
+                worker_cpu=args.worker_cpu, worker_memory=args.worker_memory,
+            )
+        except ValidationError as exc:
+            raise input_error("pools", exc.errors()[0]["msg"]) from None
         super().__init__("gpu-platform:dask_operator:DaskOperator", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.cluster_spec = spec.to_dict()
@@ -851,4 +840,4 @@ def _resources(cpu: str, memory: str, gpus: int) -> dict[str, dict[str, str]]:
 
 
 def _labels() -> dict[str, str]:
-    return {"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "gpu-platform"}
+    return dict(MANAGED_LABELS)

@@ -21,6 +21,8 @@ import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, field_validator
 
 from gpu_platform.components.kube import ChartVersion, DnsLabel, Duration, PinnedImage, helm_release
+from gpu_platform.components.labels import PART_OF_LABEL
+from gpu_platform.components.models import check_unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import ARGS_CONFIG
 
@@ -120,8 +122,7 @@ class DcgmExporterArgs(BaseModel):
             raise ValueError(
                 "metrics must include DCGM_FI_DEV_GPU_UTIL: the GPU custom metrics and alerts are built on it"
             )
-        if len(set(fields)) != len(fields):
-            raise ValueError(f"metrics list a field twice ({', '.join(fields)})")
+        check_unique(fields, "metrics", "a field")
         return value
 
 
@@ -204,7 +205,7 @@ class DcgmExporter(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels={"app.kubernetes.io/part-of": "gpu-platform"}),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=dict(PART_OF_LABEL)),
             opts=child,
         )
         ns = namespace.metadata.name

@@ -29,7 +29,10 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 
 from gpu_platform.components.gpu_catalog import aws_instance_type, check_one_shape
 from gpu_platform.components.kube import DnsSubdomain
+from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
+from gpu_platform.components.models import check_min_max, check_unique
 from gpu_platform.components.numbers import Int
+from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import ARGS_CONFIG, ENVIRONMENT_LABEL, CapacityStrategy, Environment, LabelMap, NodePoolShape, PoolPlacement, field_error
 from gpu_platform.components.zones import zone_problem
 
@@ -49,7 +52,6 @@ __all__ = [
 ]
 
 NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
-POOL_ROLE_LABEL = "gpu-platform.io/pool-role"
 AWS_MANAGED_POLICY = "arn:aws:iam::aws:policy/"
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
@@ -221,22 +223,17 @@ class SystemNodeGroupArgs(BaseModel):
 
     @model_validator(mode="after")
     def _bounds(self) -> SystemNodeGroupArgs:
-        if self.min_nodes > self.max_nodes:
-            raise field_error(
-                "SystemNodeGroupArgs", "min_nodes",
-                f"min_nodes {self.min_nodes} is above max_nodes {self.max_nodes}; use at most {self.max_nodes}",
-                self.min_nodes,
-            )
+        check_min_max(self, "min_nodes", "max_nodes")
         return self
 
     def shape(self) -> NodePoolShape:
         machine = aws_instance_type(self.instance_types[0])
         return NodePoolShape(
-            name=self.name, role="system", machine_type=machine.name, vcpus=machine.vcpus,
+            name=self.name, role=PoolRole.SYSTEM, machine_type=machine.name, vcpus=machine.vcpus,
             memory_mib=machine.memory_mib, gpus_per_node=0, accelerator=None,
             capacity=CapacityStrategy.ON_DEMAND, min_nodes=self.min_nodes, max_nodes=self.max_nodes,
-            labels={POOL_ROLE_LABEL: "system", **self.labels}, taints=(),
-            placement=PoolPlacement({NODEGROUP_LABEL: self.name}, ()),
+            labels={POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **self.labels}, taints=(),
+            placement=PoolPlacement({NODEGROUP_LABEL: self.name}, ()), reserve_formula=ReserveFormula.EKS,
         )
 
 
@@ -324,8 +321,7 @@ class EksClusterArgs(BaseModel):
         for zone in value:
             if not _ZONE.match(zone):
                 raise ValueError(f"{zone!r} is not an availability zone (e.g. ap-northeast-2a)")
-        if len(set(value)) != len(value):
-            raise ValueError(f"zones lists a zone twice ({', '.join(value)})")
+        check_unique(value, "zones", "a zone")
         if len(value) < 2:
             raise ValueError(f"EKS needs subnets in at least two zones (got {len(value)})")
         if len(value) > MAX_ZONES:
@@ -346,9 +342,7 @@ class EksClusterArgs(BaseModel):
     @field_validator("addons")
     @classmethod
     def _addons(cls, value: list[EksAddon]) -> list[EksAddon]:
-        names = [a.name for a in value]
-        if len(set(names)) != len(names):
-            raise ValueError(f"addons lists an add-on twice ({', '.join(names)})")
+        check_unique([a.name for a in value], "addons", "an add-on")
         return value
 
     @model_validator(mode="after")
@@ -699,7 +693,7 @@ class EksCluster(pulumi.ComponentResource):
                     min_size=system.min_nodes, max_size=system.max_nodes, desired_size=system.min_nodes
                 ),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-                labels={POOL_ROLE_LABEL: "system", **system.labels},
+                labels={POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **system.labels},
                 tags=tags,
             ),
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"], depends_on=nodeless),

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpu_platform.components.models import check_unique
+
 __all__ = [
     "GcpAccelerator",
     "GcpMachineShape",
@@ -537,8 +539,7 @@ def aws_instance_type(name: str, *, gpu: bool | None = None) -> AwsInstanceType:
 def check_one_shape(names: list[str], *, gpu: bool) -> None:
     """Refuse instance types that repeat, are unknown (or of the wrong kind), or differ in shape:
     the cluster autoscaler builds one node template per group. Raises ValueError."""
-    if len(set(names)) != len(names):
-        raise ValueError(f"instance_types lists a type twice ({', '.join(names)})")
+    check_unique(names, "instance_types", "a type")
     shapes = [aws_instance_type(n, gpu=gpu) for n in names]
     for other in shapes[1:]:
         if not other.same_shape(shapes[0]):

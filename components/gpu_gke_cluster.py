@@ -27,7 +27,10 @@ from gpu_platform.components.gpu_catalog import (
     check_gcp_gpu,
     disk_types_for,
 )
+from gpu_platform.components.labels import MANAGED_LABELS, POOL_ROLE_LABEL, SCHEDULER_LABEL, PoolRole
+from gpu_platform.components.models import key_path
 from gpu_platform.components.numbers import Int
+from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import (
     ENVIRONMENT_LABEL,
     Environment,
@@ -70,8 +73,6 @@ __all__ = [
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
-SCHEDULER_LABEL = ("dedicated", "scheduler")
-POOL_ROLE_LABEL = "gpu-platform.io/pool-role"
 
 # Roles of the dedicated node service account. roles/container.defaultNodeServiceAccount
 # is GKE's least-privilege node role (logging, monitoring, metadata, autoscaling metrics).
@@ -682,7 +683,7 @@ class GpuGkeClusterArgs(BaseModel):
                     f"pool name {pool.name} is already used by {configured[pool.name]}; give every pool its own name",
                     pool.name,
                 )
-            configured[pool.name] = _loc_str(loc)
+            configured[pool.name] = key_path(loc)
             names = (
                 [pool.gke_pool_name(c) for c in pool.capacity_types()]
                 if isinstance(pool, GpuNodePoolArgs)
@@ -697,7 +698,7 @@ class GpuGkeClusterArgs(BaseModel):
                         "give every pool its own name",
                         pool.name,
                     )
-                seen[gke_name] = _loc_str(loc)
+                seen[gke_name] = key_path(loc)
             if pool.node_locations is not None:
                 for i, zone in enumerate(pool.node_locations):
                     if cluster_zones is not None and zone not in cluster_zones:
@@ -776,12 +777,12 @@ class GpuGkeClusterArgs(BaseModel):
         low, high = system.autoscaling.node_range(self.pool_zone_count(system))
         shapes.append(
             NodePoolShape(
-                name=system.name, role="system", machine_type=system.machine_type, vcpus=machine.vcpus,
+                name=system.name, role=PoolRole.SYSTEM, machine_type=system.machine_type, vcpus=machine.vcpus,
                 memory_mib=machine.memory_mib, gpus_per_node=0, accelerator=None,
                 capacity=CapacityStrategy.ON_DEMAND, min_nodes=low, max_nodes=high,
                 labels={POOL_ROLE_LABEL: "system", **system.labels}, taints=tuple(system.taints),
                 placement=PoolPlacement({NODE_POOL_LABEL: system.name}, tuple(system.taints)),
-                per_zone_over=self._per_zone_over(system),
+                per_zone_over=self._per_zone_over(system), reserve_formula=ReserveFormula.GKE,
             )
         )
         gpu_pools: list[tuple[GpuNodePoolArgs, str, dict[str, str]]] = [(p, "gpu", {}) for p in self.gpu_pools]
@@ -807,6 +808,7 @@ class GpuGkeClusterArgs(BaseModel):
                     accelerator=pool.accelerator_type, capacity=pool.capacity,
                     min_nodes=sum(r[0] for r in ranges), max_nodes=sum(r[1] for r in ranges),
                     labels=labels, taints=taints, placement=placement, per_zone_over=self._per_zone_over(pool),
+                    reserve_formula=ReserveFormula.GKE,
                 )
             )
         return shapes
@@ -814,13 +816,6 @@ class GpuGkeClusterArgs(BaseModel):
     def _per_zone_over(self, pool: _PoolBase) -> int | None:
         """The zone count a per_zone pool's bounds multiply over; None for total bounds."""
         return self.pool_zone_count(pool) if pool.autoscaling.scope is BoundsScope.PER_ZONE else None
-
-
-def _loc_str(loc: tuple[str | int, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def compute_class_spec(spot_pool: str, on_demand_pool: str, migrate_back_to_spot: bool) -> dict[str, Any]:
@@ -1137,7 +1132,7 @@ class GpuGkeCluster(pulumi.ComponentResource):
                 kind="ComputeClass",
                 metadata=k8s.meta.v1.ObjectMetaArgs(
                     name=self.compute_classes[pool.name],
-                    labels={"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "gpu-platform"},
+                    labels=dict(MANAGED_LABELS),
                 ),
                 spec=compute_class_spec(spot_name, od_name, pool.migrate_back_to_spot),
                 opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=created),

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from gpu_platform.components.kube import DnsLabel
 from gpu_platform.components.numbers import Int
-from gpu_platform.components.pools import ARGS_CONFIG, field_error
+from gpu_platform.components.models import ARGS_CONFIG, check_min_max
 from gpu_platform.components.prometheus_stack import GPU_CUSTOM_METRICS
 
 __all__ = ["GpuUtilizationAutoscaler", "GpuUtilizationAutoscalerArgs"]
@@ -43,13 +43,7 @@ class GpuUtilizationAutoscalerArgs(BaseModel):
 
     @model_validator(mode="after")
     def _bounds(self) -> GpuUtilizationAutoscalerArgs:
-        if self.min_replicas > self.max_replicas:
-            raise field_error(
-                "GpuUtilizationAutoscalerArgs",
-                "min_replicas",
-                f"min_replicas {self.min_replicas} is above max_replicas {self.max_replicas}",
-                self.min_replicas,
-            )
+        check_min_max(self, "min_replicas", "max_replicas")
         return self
 
 

@@ -49,6 +49,8 @@ import yaml
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from gpu_platform.components.kube import DnsLabel, DnsSubdomain
+from gpu_platform.components.labels import PART_OF_LABEL, TENANT_LABEL
+from gpu_platform.components.models import first_repeat
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, PoolPlacement, Taint, field_error
 
@@ -345,19 +347,18 @@ class KubeflowInstallArgs(BaseModel):
                 "dex_user_email user@example.com is the upstream default login; use your own address",
                 self.dex_user_email,
             )
-        seen: set[str] = set()
+        if (i := first_repeat([t.name for t in self.tenants])) is not None:
+            tenant = self.tenants[i]
+            raise field_error(
+                "KubeflowInstallArgs", ("tenants", i, "name"),
+                f"tenant {tenant.name} is listed twice; names must be unique", tenant.name,
+            )
         for i, tenant in enumerate(self.tenants):
-            if tenant.name in seen:
-                raise field_error(
-                    "KubeflowInstallArgs", ("tenants", i, "name"),
-                    f"tenant {tenant.name} is listed twice; names must be unique", tenant.name,
-                )
             if tenant.name in ("kubeflow", "kube-system", "default", "auth", "istio-system"):
                 raise field_error(
                     "KubeflowInstallArgs", ("tenants", i, "name"),
                     f"tenant {tenant.name} is a namespace the platform uses; choose another name", tenant.name,
                 )
-            seen.add(tenant.name)
         return self
 
     @property
@@ -908,7 +909,7 @@ class KubeflowInstall(pulumi.ComponentResource):
             f"{name}-tenant-{tenant.name}",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=tenant.name,
-                labels={"app.kubernetes.io/part-of": "gpu-platform", "gpu-platform.io/tenant": tenant.name},
+                labels={**PART_OF_LABEL, TENANT_LABEL: tenant.name},
                 annotations={"gpu-platform.io/owner": tenant.owner},
             ),
             opts=opts,

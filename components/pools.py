@@ -12,17 +12,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    model_validator,
-)
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 
+from gpu_platform.components.labels import PoolRole
+from gpu_platform.components.models import ARGS_CONFIG, check_min_max, check_unique, field_error
 from gpu_platform.components.numbers import Int
+from gpu_platform.components.reserves import ReserveFormula
 
 __all__ = [
     "ENVIRONMENT_LABEL",
@@ -53,36 +48,6 @@ class Environment(StrEnum):
 ENVIRONMENT_LABEL = "gpu-platform-environment"
 """The GCP label and AWS tag that carry the cluster's Environment onto its cloud resources, where
 the policy pack's production rules read it (a valid GCP label key and AWS tag key)."""
-
-ARGS_CONFIG = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, defer_build=True)
-"""The pydantic configuration every Args model uses (see DESIGN.md, component contract).
-
-``defer_build`` builds a model's validator on first use rather than at import, so a
-program pays only for the models it validates.
-"""
-
-
-def field_error(
-    model: str, field: str | tuple[str | int, ...], message: str, value: Any
-) -> ValidationError:
-    """A ValidationError located at ``field`` of the model being validated.
-
-    Raised from a model validator, pydantic prefixes the enclosing location, so a
-    cross-field rule reports the exact key (``gke.gpu_pools[0].accelerator_count``).
-    ``field`` is a dotted name or a location tuple (with list indexes as ints).
-    """
-    loc = tuple(field.split(".")) if isinstance(field, str) else field
-    return ValidationError.from_exception_data(
-        model,
-        [
-            InitErrorDetails(
-                type=PydanticCustomError("invalid_combination", message),
-                loc=loc,
-                input=value,
-            )
-        ],
-    )
-
 
 # --- Kubernetes label and taint syntax -------------------------------------------------
 
@@ -199,14 +164,7 @@ class AutoscalingBounds(BaseModel):
 
     @model_validator(mode="after")
     def _min_not_above_max(self) -> AutoscalingBounds:
-        if self.min_nodes > self.max_nodes:
-            raise field_error(
-                "AutoscalingBounds",
-                "min_nodes",
-                f"min_nodes {self.min_nodes} is above max_nodes {self.max_nodes}; "
-                f"use at most {self.max_nodes}",
-                self.min_nodes,
-            )
+        check_min_max(self, "min_nodes", "max_nodes")
         return self
 
     def node_range(self, zones: int) -> tuple[int, int]:
@@ -276,8 +234,8 @@ class NodePoolShape:
 
     name: str
     """The pool (GKE) or GPU class (EKS) name as configured."""
-    role: str
-    """system, gpu or scheduler."""
+    role: PoolRole
+    """What the pool is for: system, gpu or scheduler."""
     machine_type: str
     """The machine type (GKE) or the first instance type (EKS; all of a class share one shape)."""
     vcpus: int
@@ -300,6 +258,8 @@ class NodePoolShape:
     """Taints every node of the pool carries."""
     placement: PoolPlacement = PoolPlacement({}, ())
     """How a pod lands on this pool."""
+    reserve_formula: ReserveFormula = field(kw_only=True)
+    """How the kubelet's reserves are computed on the pool's nodes: its cloud's formula (gke or eks)."""
     per_zone_over: int | None = None
     """When the pool's autoscaling bounds count per zone (GKE scope per_zone): the number of zones they
     multiply over, so a total node count N needs max_nodes ceil(N / zones) in the stack file. None when

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 from pydantic import BaseModel, Field, model_validator
 
 from gpu_platform.components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, Duration, helm_release
+from gpu_platform.components.labels import PART_OF_LABEL
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import ARGS_CONFIG, field_error
 
@@ -423,7 +424,7 @@ class PrometheusStack(pulumi.ComponentResource):
 
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels={"app.kubernetes.io/part-of": "gpu-platform"}),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=dict(PART_OF_LABEL)),
             opts=child,
         )
         ns = namespace.metadata.name

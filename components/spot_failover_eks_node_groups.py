@@ -30,10 +30,22 @@ import re2
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from gpu_platform.components.eks_cluster import NODEGROUP_LABEL, POOL_ROLE_LABEL, EksClusterRef, irsa_trust_policy
+from gpu_platform.components.eks_cluster import NODEGROUP_LABEL, EksClusterRef, irsa_trust_policy
 from gpu_platform.components.gpu_catalog import AwsInstanceType, aws_instance_type, check_one_shape
 from gpu_platform.components.kube import ChartVersion, GoDuration, PinnedImage, helm_release
+from gpu_platform.components.labels import (
+    CAPACITY_LABEL,
+    CLASS_LABEL,
+    MANAGED_LABELS,
+    PART_OF_LABEL,
+    POOL_ROLE_LABEL,
+    PRIORITY_CONFIGMAP,
+    SCHEDULER_LABEL,
+    PoolRole,
+)
+from gpu_platform.components.models import check_min_max, check_unique
 from gpu_platform.components.numbers import Int
+from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import (
     ARGS_CONFIG,
     GPU_TAINT,
@@ -65,12 +77,8 @@ __all__ = [
 
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 """The cluster autoscaler's GPU label on AWS: it waits for the device plugin instead of scaling up again."""
-CLASS_LABEL = "gpu-platform.io/gpu-class"
-CAPACITY_LABEL = "gpu-platform.io/capacity"
 EKS_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
-SCHEDULER_LABEL = ("dedicated", "scheduler")
 NODE_TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
-PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 AUTOSCALER_SERVICE_ACCOUNT = "cluster-autoscaler"
 AUTOSCALER_CHART = "cluster-autoscaler"
 AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
@@ -173,11 +181,7 @@ class GpuClassArgs(BaseModel):
 
     @model_validator(mode="after")
     def _bounds(self) -> GpuClassArgs:
-        if self.min_nodes > self.max_nodes:
-            raise field_error(
-                "GpuClassArgs", "min_nodes",
-                f"min_nodes {self.min_nodes} is above max_nodes {self.max_nodes}; use at most {self.max_nodes}", self.min_nodes,
-            )
+        check_min_max(self, "min_nodes", "max_nodes")
         if self.fallback_max_nodes is not None and self.capacity is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
             raise field_error(
                 "GpuClassArgs", "fallback_max_nodes",
@@ -362,9 +366,7 @@ class ClusterAutoscalerSettings(BaseModel):
     @field_validator("expanders")
     @classmethod
     def _distinct(cls, value: list[Expander]) -> list[Expander]:
-        names = [e.value for e in value]
-        if len(set(names)) != len(names):
-            raise ValueError(f"expanders lists an expander twice ({','.join(names)})")
+        check_unique([e.value for e in value], "expanders", "an expander")
         return value
 
     def extra_args(self) -> dict[str, Any]:
@@ -403,9 +405,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
     @field_validator("classes")
     @classmethod
     def _distinct(cls, value: list[GpuClassArgs]) -> list[GpuClassArgs]:
-        names = [c.name for c in value]
-        if len(set(names)) != len(names):
-            raise ValueError(f"classes repeat a name ({', '.join(names)})")
+        check_unique([c.name for c in value], "classes", "a name")
         return value
 
     @model_validator(mode="after")
@@ -510,10 +510,11 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
             labels = {k: v for k, v in cls.node_labels(groups[0][1]).items() if k != CAPACITY_LABEL}
             shapes.append(
                 NodePoolShape(
-                    name=cls.name, role=cls.role.value, machine_type=shape.name, vcpus=shape.vcpus,
+                    name=cls.name, role=PoolRole(cls.role.value), machine_type=shape.name, vcpus=shape.vcpus,
                     memory_mib=shape.memory_mib, gpus_per_node=shape.gpu_count, accelerator=shape.accelerator_label,
                     capacity=cls.capacity, min_nodes=sum(g[2] for g in groups), max_nodes=sum(g[3] for g in groups),
                     labels=labels, taints=taints, placement=PoolPlacement({CLASS_LABEL: cls.name}, taints),
+                    reserve_formula=ReserveFormula.EKS,
                 )
             )
         return shapes
@@ -615,7 +616,7 @@ def autoscaler_values(
             "interval": AUTOSCALER_SCRAPE_INTERVAL,
             # Our label; Helm merges it with the chart's default (release: prometheus-operator), and the
             # stack's Prometheus selects every ServiceMonitor whatever its labels.
-            "selector": {"app.kubernetes.io/part-of": "gpu-platform"},
+            "selector": dict(PART_OF_LABEL),
         },
     }
     image = autoscaler_image(settings, kubernetes_version)
@@ -687,7 +688,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
                             aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.effect.gke)
                             for t in cls.node_taints()
                         ],
-                        tags={"gpu-platform.io/gpu-class": cls.name},
+                        tags={CLASS_LABEL: cls.name},
                     ),
                     # The autoscaler owns the size; a deploy must not reset it.
                     opts=pulumi.ResourceOptions(
@@ -735,7 +736,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
                     metadata=k8s.meta.v1.ObjectMetaArgs(
                         name=PRIORITY_CONFIGMAP,
                         namespace=settings.namespace,
-                        labels={"app.kubernetes.io/managed-by": "pulumi", "app.kubernetes.io/part-of": "gpu-platform"},
+                        labels=dict(MANAGED_LABELS),
                     ),
                     data={"priorities": self.expander.configmap_text()},
                 ),
@@ -779,7 +780,7 @@ def device_plugin_daemonset(
     name: str, image: str, node_groups: list[str], opts: pulumi.ResourceOptions
 ) -> k8s.apps.v1.DaemonSet:
     """The NVIDIA device plugin on the given node groups only, tolerating every taint (it must run on each GPU node)."""
-    labels = {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/part-of": "gpu-platform"}
+    labels = {"app.kubernetes.io/name": "nvidia-device-plugin", **PART_OF_LABEL}
     return k8s.apps.v1.DaemonSet(
         name,
         k8s.apps.v1.DaemonSetInitArgs(

@@ -24,16 +24,26 @@ The planner is pure: no I/O, no cloud; `plan()` takes a NodePoolShape (from
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
-from enum import StrEnum
-from fractions import Fraction
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, model_validator
+from pydantic import BaseModel, Field, model_validator
 
+from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.numbers import Int
-from gpu_platform.components.pools import ARGS_CONFIG, NodePoolShape, field_error
+from gpu_platform.components.pools import NodePoolShape
+from gpu_platform.components.quantities import MiB, Millicores, Seconds, format_duration
+from gpu_platform.components.reserves import (
+    DaemonSetOverhead,
+    NodeAllocatable,
+    NodeReserves,
+    ReserveFormula,
+    allocatable,
+    eks_default_max_pods,
+    eks_reserved_memory_mib,
+    gke_reserved_cpu_millicores,
+    gke_reserved_memory_mib,
+)
 
 __all__ = [
     "CapacityInputs",
@@ -59,111 +69,7 @@ class PlanError(Exception):
     """Inputs the pool cannot serve (a step that fits no node, a run longer than the window)."""
 
 
-# --- typed quantities: Kubernetes spellings in, exact integers out ---------------------------
-
-_CPU = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m?)$")
-_MEMORY_UNITS = {"Ki": Fraction(1, 1024), "Mi": Fraction(1), "Gi": Fraction(1024), "Ti": Fraction(1024 * 1024)}
-_MEMORY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti)?$")
-_DURATION = re.compile(r"^(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
-
-
-def _millicores(value: Any) -> Any:
-    """1.5, "1.5", "1500m" -> 1500; a fraction of a millicore is refused, as Kubernetes does."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip()
-    m = _CPU.match(text)
-    if not m:
-        raise ValueError('CPU must be cores ("1.5") or millicores ("1500m")')
-    amount = Fraction(m.group(1)) * (1 if m.group(2) else 1000)
-    if amount.denominator != 1:
-        raise ValueError("CPU finer than one millicore is not a Kubernetes quantity")
-    return int(amount)
-
-
-def _mib(value: Any) -> Any:
-    """4096, "4096Mi", "4Gi" -> MiB; a bare number is MiB. Rounded up to a whole MiB."""
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip()
-    m = _MEMORY.match(text)
-    if not m:
-        raise ValueError('memory must be MiB (4096) or a quantity with Ki, Mi, Gi or Ti ("4Gi")')
-    amount = Fraction(m.group(1)) * _MEMORY_UNITS[m.group(2) or "Mi"]
-    return -(-amount.numerator // amount.denominator)
-
-
-def _seconds(value: Any) -> Any:
-    """90, "90s", "36m", "3h", "1h30m" -> seconds; a bare number is seconds."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return value
-    text = str(value).strip()
-    if text.isdigit():
-        return int(text)
-    m = _DURATION.match(text)
-    if not text or not m:
-        raise ValueError('a duration is seconds (90) or h/m/s ("36m", "3h", "1h30m")')
-    h, mi, s = (int(g or 0) for g in m.groups())
-    return h * 3600 + mi * 60 + s
-
-
-# Stored as millicores; a bare number means cores, as in Kubernetes, so it serializes as "<n>m"
-# and a dumped model validates back to itself.
-Millicores = Annotated[Int, BeforeValidator(_millicores), Field(ge=0), PlainSerializer(lambda v: f"{v}m", return_type=str)]
-MiB = Annotated[Int, BeforeValidator(_mib), Field(ge=0)]
-Seconds = Annotated[Int, BeforeValidator(_seconds), Field(ge=1)]
-
-
-def format_duration(seconds: int) -> str:
-    """3 h 0 min style: 10800 -> "3h", 2160 -> "36m", 5430 -> "1h30m30s"."""
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    out = (f"{h}h" if h else "") + (f"{m}m" if m else "") + (f"{s}s" if s else "")
-    return out or "0s"
-
-
 # --- inputs ---------------------------------------------------------------------------------------
-
-
-class ReserveFormula(StrEnum):
-    """How the kubelet's kube-reserved and system-reserved resources are computed."""
-
-    GKE = "gke"
-    """GKE's documented node allocatable formula (see gke_reserved_cpu_millicores/gke_reserved_memory_mib)."""
-    EKS = "eks"
-    """The EKS AMIs' formula: CPU as GKE's, memory 255 MiB + 11 MiB per pod the kubelet allows (max_pods, by default the instance type's ENI-based limit)."""
-    NONE = "none"
-    """No formula: only extra_cpu/extra_memory and the eviction threshold are reserved."""
-
-
-class NodeReserves(BaseModel):
-    """What the kubelet keeps from a node's capacity before pods get any of it."""
-
-    model_config = ARGS_CONFIG
-
-    formula: ReserveFormula | None = None
-    """kube-reserved + system-reserved by GKE's or the EKS AMIs' formula, or none. Default: the stack's cloud's (gke on GCP, eks on AWS)."""
-    max_pods: Int | None = Field(default=None, ge=1, le=5000)
-    """Pods per node the kubelet allows, for the eks formula. Default: the instance type's, as the EKS AMIs set it: ENIs x (IPv4 addresses per ENI - 1) + 2 from the catalog (g4dn.xlarge 29, p3.8xlarge 234); 110 (the kubelet's default) for a type the catalog lacks."""
-    eviction_memory: MiB = 100
-    """Hard eviction threshold (memory.available); GKE and EKS both use 100Mi. Default: 100 (MiB)."""
-    extra_cpu: Millicores = 0
-    """CPU reserved on top of the formula (e.g. your own system daemons). Default: 0."""
-    extra_memory: MiB = 0
-    """Memory reserved on top of the formula. Default: 0."""
-
-
-class DaemonSetOverhead(BaseModel):
-    """Requests of the DaemonSet pods every node of the pool runs, summed."""
-
-    model_config = ARGS_CONFIG
-
-    cpu: Millicores = 300
-    """Summed CPU requests of the node's DaemonSets (kube-proxy 100m, logging and metrics agents, node-exporter, dcgm-exporter). Default: 300m."""
-    memory: MiB = 512
-    """Summed memory requests of the node's DaemonSets. Default: 512 (MiB)."""
 
 
 class StepRequests(BaseModel):
@@ -221,121 +127,6 @@ class CapacityInputs(BaseModel):
         return self
 
 
-# --- allocatable ---------------------------------------------------------------------------------
-
-# GKE, "Standard cluster architecture: node allocatable resources" (cloud.google.com/kubernetes-engine
-# /docs/concepts/plan-node-sizes): memory 25% of the first 4 GiB, 20% of the next 4 GiB, 10% of the next
-# 8 GiB, 6% of the next 112 GiB, 2% above 128 GiB (255 MiB on machines under 1 GiB); CPU 6% of the
-# first core, 1% of the next, 0.5% of the next 2, 0.25% of every core above 4. Eviction: 100 MiB.
-_GKE_MEMORY_TIERS = ((4 * 1024, Fraction(25, 100)), (4 * 1024, Fraction(20, 100)), (8 * 1024, Fraction(10, 100)),
-                     (112 * 1024, Fraction(6, 100)), (None, Fraction(2, 100)))
-_GKE_CPU_TIERS = ((1000, Fraction(6, 100)), (1000, Fraction(1, 100)), (2000, Fraction(5, 1000)), (None, Fraction(25, 10000)))
-
-
-def _tiered(total: int, tiers: tuple[tuple[int | None, Fraction], ...]) -> int:
-    reserved = Fraction(0)
-    left = total
-    for size, rate in tiers:
-        chunk = left if size is None else min(left, size)
-        reserved += chunk * rate
-        left -= chunk
-        if left <= 0:
-            break
-    return -(-reserved.numerator // reserved.denominator)  # round up: allocatable rounds down
-
-
-def gke_reserved_memory_mib(memory_mib: int) -> int:
-    """GKE's kube-reserved memory for a node of ``memory_mib`` (no eviction threshold), rounded up."""
-    if memory_mib < 1024:
-        return 255
-    return _tiered(memory_mib, _GKE_MEMORY_TIERS)
-
-
-def eks_reserved_memory_mib(max_pods: int) -> int:
-    """The EKS AMIs' kube-reserved memory: 255 MiB + 11 MiB per pod (amazon-eks-ami, nodeadm)."""
-    return 255 + 11 * max_pods
-
-
-KUBELET_DEFAULT_MAX_PODS = 110
-"""The kubelet's own default --max-pods, used for an instance type the catalog does not know."""
-
-
-def eks_default_max_pods(instance_type: str) -> int:
-    """The max pods the EKS AMIs give ``instance_type``: its ENI-based limit from the catalog
-    (components.gpu_catalog.AwsInstanceType.eks_max_pods), else the kubelet's default 110."""
-    from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES
-
-    row = AWS_INSTANCE_TYPES.get(instance_type)
-    return row.eks_max_pods if row is not None else KUBELET_DEFAULT_MAX_PODS
-
-
-def gke_reserved_cpu_millicores(vcpus: int) -> int:
-    """GKE's kube-reserved CPU for a node of ``vcpus`` cores, in millicores, rounded up."""
-    return _tiered(vcpus * 1000, _GKE_CPU_TIERS)
-
-
-@dataclass(frozen=True)
-class NodeAllocatable:
-    """One node of a pool: capacity, what the kubelet and DaemonSets take, and what is left for jobs."""
-
-    formula: str
-    """The reserve formula applied (gke, eks or none)."""
-    max_pods: int | None
-    """The pods per node the eks formula counted; None for the other formulas."""
-    capacity_cpu: int
-    capacity_memory_mib: int
-    reserved_cpu: int
-    reserved_memory_mib: int
-    daemonset_cpu: int
-    daemonset_memory_mib: int
-    gpus: int
-
-    @property
-    def cpu(self) -> int:
-        """Millicores left for jobs: capacity - reserves - DaemonSets (never below 0)."""
-        return max(0, self.capacity_cpu - self.reserved_cpu - self.daemonset_cpu)
-
-    @property
-    def memory_mib(self) -> int:
-        """MiB left for jobs."""
-        return max(0, self.capacity_memory_mib - self.reserved_memory_mib - self.daemonset_memory_mib)
-
-
-def allocatable(
-    shape: NodePoolShape,
-    reserves: NodeReserves,
-    daemonsets: DaemonSetOverhead,
-    default_formula: ReserveFormula = ReserveFormula.GKE,
-) -> NodeAllocatable:
-    """A node of ``shape`` as the scheduler sees it, minus the DaemonSets' requests.
-
-    ``default_formula`` applies when ``reserves.formula`` is unset (the stack's cloud's).
-    """
-    cpu = shape.vcpus * 1000
-    formula = reserves.formula or default_formula
-    max_pods = None
-    if formula is ReserveFormula.GKE:
-        reserved_cpu = gke_reserved_cpu_millicores(shape.vcpus)
-        reserved_mem = gke_reserved_memory_mib(shape.memory_mib)
-    elif formula is ReserveFormula.EKS:
-        reserved_cpu = gke_reserved_cpu_millicores(shape.vcpus)  # the EKS AMIs use the same CPU tiers
-        max_pods = reserves.max_pods or eks_default_max_pods(shape.machine_type)
-        reserved_mem = eks_reserved_memory_mib(max_pods)
-    else:
-        reserved_cpu = reserved_mem = 0
-    return NodeAllocatable(
-        formula=formula.value,
-        max_pods=max_pods,
-        capacity_cpu=cpu,
-        capacity_memory_mib=shape.memory_mib,
-        reserved_cpu=reserved_cpu + reserves.extra_cpu,
-        reserved_memory_mib=reserved_mem + reserves.eviction_memory + reserves.extra_memory,
-        daemonset_cpu=daemonsets.cpu,
-        daemonset_memory_mib=daemonsets.memory,
-        gpus=shape.gpus_per_node,
-    )
-
-
 # --- the plan ------------------------------------------------------------------------------------
 
 
@@ -385,13 +176,13 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def plan(shape: NodePoolShape, inputs: CapacityInputs, default_formula: ReserveFormula = ReserveFormula.GKE) -> CapacityPlan:
+def plan(shape: NodePoolShape, inputs: CapacityInputs) -> CapacityPlan:
     """Jobs per node, the three answers and the autoscaling maximum for ``shape``; PlanError when it cannot.
 
-    ``default_formula``: the kubelet reserve formula of the stack's cloud, used unless the
+    The kubelet reserves are the pool's cloud's formula (``shape.reserve_formula``) unless the
     inputs name one.
     """
-    node = allocatable(shape, inputs.reserves, inputs.daemonsets, default_formula)
+    node = allocatable(shape, inputs.reserves, inputs.daemonsets)
     where = f"a node of pool {shape.name} ({shape.machine_type})"
     fits: list[tuple[int, str]] = []
     for step in inputs.steps:

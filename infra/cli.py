@@ -91,6 +91,8 @@ def _taints_and_labels(node: dict[str, Any]) -> list[str]:
 
 def summarize(type_: str, inputs: dict[str, Any]) -> str:
     """The key settings of one resource, for the tree."""
+    from gpu_platform.components.labels import PRIORITY_CONFIGMAP  # the package imports the provider SDKs
+
     parts: list[str] = []
     if type_ == "gcp:container/cluster:Cluster":
         parts.append(f"location={inputs.get('location')}")
@@ -168,7 +170,7 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
     elif type_.startswith("kubernetes:") and "kind" in inputs:
         meta = inputs.get("metadata") or {}
         parts.append(f"{inputs.get('apiVersion')} {inputs.get('kind')} {meta.get('namespace', '') and meta['namespace'] + '/'}{meta.get('name', '')}")
-        if inputs.get("kind") == "ConfigMap" and meta.get("name") == "cluster-autoscaler-priority-expander":
+        if inputs.get("kind") == "ConfigMap" and meta.get("name") == PRIORITY_CONFIGMAP:
             tiers = yaml.safe_load((inputs.get("data") or {}).get("priorities") or "") or {}
             parts.append("priorities=" + " > ".join(f"{p}:{'|'.join(v)}" for p, v in tiers.items()))
         if inputs.get("kind") == "ComputeClass":
@@ -237,7 +239,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     except (ConfigError, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - the program's own failure: one line, exit 3
-        raise CommandError([f"the program failed: {type(exc).__name__}: {_first_line(exc)}"], EXIT_PROGRAM) from exc
+        raise _program_failure(exc) from exc
 
     objects = kubernetes_objects(plan)
     report = None
@@ -388,6 +390,21 @@ def _json_bytes(document: Any) -> bytes:
     return (json.dumps(document, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
+def _program_failure(exc: Exception) -> CommandError:
+    """A program's exception as the command's error: a component's refused input (Pulumi's
+    InputPropertyError/InputPropertiesError) is bad input, one line per property, exit 2;
+    anything else is the program failing, one line, exit 3."""
+    import pulumi
+
+    if isinstance(exc, pulumi.InputPropertyError):
+        return CommandError([f"invalid input {exc.property_path}: {exc.reason}"], EXIT_CONFIG)
+    if isinstance(exc, pulumi.InputPropertiesError):
+        details = exc.errors or []
+        lines = [f"invalid input {d['property_path']}: {d['reason']}" for d in details] or [f"invalid inputs: {exc.message}"]
+        return CommandError(lines, EXIT_CONFIG)
+    return CommandError([f"the program failed: {type(exc).__name__}: {_first_line(exc)}"], EXIT_PROGRAM)
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else "(no message)"
@@ -504,7 +521,7 @@ def _as_written(line: str, args: argparse.Namespace) -> str:
 def cmd_plan_capacity(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from gpu_platform.infra.capacity import CapacityInputs, PlanError, ReserveFormula, plan, render
+    from gpu_platform.infra.capacity import CapacityInputs, PlanError, plan, render
     from gpu_platform.infra.config import format_validation_error
     from gpu_platform.infra.output import file_target, write_outputs
 
@@ -518,10 +535,9 @@ def cmd_plan_capacity(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         raise CommandError([_as_written(line, args) for line in format_validation_error(exc, CapacityInputs)]) from None
     shape = shapes[args.pool]
-    # The kubelet reserves of the stack's cloud, unless the inputs name a formula.
-    formula = ReserveFormula.EKS if stack_config.cloud.value == "aws" else ReserveFormula.GKE
     try:
-        result = plan(shape, inputs, formula)
+        # The kubelet reserves of the pool's cloud, unless the inputs name a formula.
+        result = plan(shape, inputs)
     except PlanError as exc:
         raise CommandError(str(exc)) from None
     if json_target is not None:

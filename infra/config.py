@@ -30,7 +30,8 @@ from gpu_platform.components.gpu_gke_cluster import GpuGkeClusterArgs, valid_clu
 from gpu_platform.components.kube import kubernetes_owns
 from gpu_platform.components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
 from gpu_platform.components.numbers import Int
-from gpu_platform.components.pools import ARGS_CONFIG, Environment, NodePoolShape, field_error
+from gpu_platform.components.models import ARGS_CONFIG, field_error, key_path
+from gpu_platform.components.pools import Environment, NodePoolShape
 from gpu_platform.components.prometheus_stack import PrometheusStackArgs
 from gpu_platform.components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
 from gpu_platform.components.zones import unchecked_region, zone_problem
@@ -258,7 +259,7 @@ class StackConfig(BaseModel):
             self._check_kubeflow(self.kubeflow)
         if self.dask is not None:
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
-            for loc, message, value in self.dask.placement_problems(self.pool_shapes(), self.reserve_formula()):
+            for loc, message, value in self.dask.placement_problems(self.pool_shapes()):
                 raise field_error("StackConfig", ("dask", *loc), message, value)
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
@@ -393,10 +394,6 @@ class StackConfig(BaseModel):
         else:
             notice = None
         return [notice] if notice else []
-
-    def reserve_formula(self) -> str:
-        """The kubelet reserve formula of the stack's cloud (infra.capacity.ReserveFormula): gke or eks."""
-        return "eks" if self.cloud is Cloud.AWS else "gke"
 
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every pool of the stack's cluster as workloads see it (see NodePoolShape)."""
@@ -563,16 +560,6 @@ def _secret_problems(key: str, value: SecretStr | None, needed: bool, when: str,
 # --- error formatting -------------------------------------------------------------------------
 
 
-def _key_path(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 def _show(value: Any) -> str:
     try:
         text = json.dumps(value, default=str)
@@ -695,7 +682,7 @@ def format_validation_error(
             or SECRET_PLACEHOLDER in json.dumps(error.get("input"), default=str)
             or _is_secret_field(root, loc)
         )
-        path = _key_path(loc)
+        path = key_path(loc)
         prefix = f"{namespace}:{path}" if namespace else path
         line = f"{prefix}: {_message(error, root, hidden)}"
         if line not in lines:

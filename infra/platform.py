@@ -102,7 +102,7 @@ def compose_addons(stack: str, config: StackConfig, target: ClusterTarget, monit
         pulumi.export("kubeflowStorage", install.storage)
     if config.dask is not None:
         dask = DaskOperator(
-            f"{stack}-dask", config.dask, opts=target.options(), pools=target.pools, reserve_formula=config.reserve_formula()
+            f"{stack}-dask", config.dask, opts=target.options(), pools=target.pools
         )
         pulumi.export("daskTenants", list(dask.namespaces))
         pulumi.export("daskNotebooks", dask.notebook_services)

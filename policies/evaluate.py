@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
 
+from gpu_platform.components.models import key_path
 from gpu_platform.policies.rules import RULES, Enforcement, Resource, ResourceRule, RuleConfig
 
 __all__ = ["Finding", "PolicyConfigError", "PolicyConfigFile", "evaluate", "load_policy_config", "read_policy_config"]
@@ -86,7 +87,7 @@ def _lines(exc: ValidationError) -> list[str]:
     lines = []
     for error in exc.errors():
         loc = error["loc"]
-        path = "".join(f"[{p}]" if isinstance(p, int) else (f".{p}" if i else str(p)) for i, p in enumerate(loc))
+        path = key_path(loc)
         if error["type"] == "extra_forbidden":
             if len(loc) == 1:
                 known = ["all", *(rule.name for rule in RULES)]

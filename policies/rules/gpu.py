@@ -11,6 +11,7 @@ from pydantic import Field
 import yaml
 
 from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS
+from gpu_platform.components.labels import PRIORITY_CONFIGMAP
 from gpu_platform.policies.rules.base import (
     EKS_NODE_GROUP,
     GKE_CLUSTER,
@@ -25,7 +26,6 @@ from gpu_platform.policies.rules.base import (
 
 COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"
 PRIORITY_CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
-PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 
 
 class PoolBoundConfig(RuleConfig):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gpu_platform.components.labels import TENANT_LABEL
 from gpu_platform.policies.rules.base import Resource, RuleConfig, StackRule
 
-TENANT_LABEL = "gpu-platform.io/tenant"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
 # Kubernetes quotas an extended resource by requests only (it allows no overcommit).

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from gpu_platform.components.models import input_error, input_errors
 from gpu_platform.infra import errors, output
 from gpu_platform.infra.cli import main
 from tests.conftest import PROJECT_DIR
@@ -258,6 +259,30 @@ def test_the_program_failing_is_exit_3(monkeypatch: pytest.MonkeyPatch, capsys: 
     monkeypatch.setattr(infra.preview, "run_program", broken)
     assert main(["preview", "dev-gke", *PD]) == 3
     assert capsys.readouterr().err == "gpu-platform: the program failed: KeyError: 'n1-standard-99'\n"
+
+
+@pytest.mark.parametrize(
+    ("raised", "lines"),
+    [
+        (lambda: input_error("args.project", "no GCP project; set project"), ["invalid input args.project: no GCP project; set project"]),
+        (
+            lambda: input_errors([(("args", "tenants", 0, "notebook", "cpu"), "too big"), ("pools", "no scheduler pool")]),
+            ["invalid input args.tenants[0].notebook.cpu: too big", "invalid input pools: no scheduler pool"],
+        ),
+    ],
+)
+def test_a_refused_component_input_is_exit_2_one_line_per_property(
+    raised: Any, lines: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gpu_platform.infra.preview
+    from gpu_platform import infra
+
+    def refuses(*args: Any, **kwargs: Any) -> Any:
+        raise raised()
+
+    monkeypatch.setattr(infra.preview, "run_program", refuses)
+    assert main(["preview", "dev-gke", *PD]) == 2
+    assert capsys.readouterr().err == "".join(f"gpu-platform: {line}\n" for line in lines)
 
 
 # --- output files ---------------------------------------------------------------------------

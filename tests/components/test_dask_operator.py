@@ -3,6 +3,8 @@ and the DaskCluster spec checked against the CRD the dask-kubernetes wheel ships
 
 from __future__ import annotations
 
+import re
+
 import copy
 from functools import cache
 from typing import Any
@@ -14,6 +16,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components import DaskOperator, DaskOperatorArgs, RapidsDaskClusterSpec
 from gpu_platform.components.dask_operator import DaskNotebookArgs, GPU_NODE_LABELS, node_room, operator_chart_dir, operator_values
 from gpu_platform.components.pools import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
@@ -25,11 +28,13 @@ from tests.factories import eks_stack, gpu_class, prod_eks_raw, stack
 SCHEDULER_POOL = NodePoolShape(
     "scheduler", "scheduler", "n1-standard-2", 2, 7680, 1, "nvidia-tesla-t4", CapacityStrategy.ON_DEMAND, 0, 4,
     {"dedicated": "scheduler"}, (GPU_TAINT,), PoolPlacement({"cloud.google.com/gke-nodepool": "scheduler"}, (GPU_TAINT,)),
+    reserve_formula=ReserveFormula.GKE,
 )
 TRAINING = Taint(key="gpu-platform.io/workload", value="training")
 GPU_POOL = NodePoolShape(
     "t4", "gpu", "n1-standard-4", 4, 15360, 2, "nvidia-tesla-t4", CapacityStrategy.ON_DEMAND, 2, 40,
     {}, (GPU_TAINT, TRAINING), PoolPlacement({"cloud.google.com/gke-nodepool": "t4"}, (GPU_TAINT, TRAINING)),
+    reserve_formula=ReserveFormula.GKE,
 )
 TENANTS = [
     {"name": "team-a", "gpu_quota": 8, "notebook": {"gpus": 1}},
@@ -59,7 +64,7 @@ def refusal(dask: dict[str, Any]) -> list[str]:
         ({"tenants": [{"name": "Team_A", "gpu_quota": 4}]},
          "gpu-platform:dask.tenants[0].name: 'Team_A' is not a DNS label: lowercase letters, digits and '-', at most 63 characters (got \"Team_A\")"),
         ({"tenants": [{"name": "a", "gpu_quota": 4}, {"name": "a", "gpu_quota": 4}]},
-         "gpu-platform:dask.tenants: tenants repeat a name (a, a); each tenant is one namespace (got [{\"name\": \"a\", \"gpu_quota\": 4}, {\"name\": \"a\", \"gpu_quota\": 4}])"),
+         "gpu-platform:dask.tenants: tenants lists a name twice (a, a); each tenant is one namespace (got [{\"name\": \"a\", \"gpu_quota\": 4}, {\"name\": \"a\", \"gpu_quota\": 4}])"),
         ({"worker_gpus": 2, "tenants": [{"name": "a", "gpu_quota": 4}]},
          "gpu-platform:dask.worker_gpus: worker_gpus 2 is not supported: dask-cuda-worker starts one Dask worker per GPU of its pod while the DaskAutoscaler counts Dask workers, so a pod with more GPUs makes the autoscaler start and stop the wrong number of pods; use 1 (got 2)"),
         ({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"memory": "16Gi"}}]},
@@ -142,15 +147,21 @@ def test_the_default_notebook_and_workers_fit_the_dev_gpu_nodes() -> None:
     # dev-gke's n1-standard-4 with two T4s (two workers per node) and dev-eks's g4dn.xlarge.
     for config in (stack(), eks_stack(classes=[gpu_class(instance_types=["g4dn.xlarge"])])):
         parsed = StackConfig.model_validate({**config, "dask": {"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {}}]}})
-        assert parsed.dask is not None and parsed.dask.placement_problems(parsed.pool_shapes(), parsed.reserve_formula()) == []
+        assert parsed.dask is not None and parsed.dask.placement_problems(parsed.pool_shapes()) == []
     assert 2 * 1000 <= node_room(GPU_POOL)[0] and 2 * 5 * 1024 <= node_room(GPU_POOL)[1]
 
 
 def test_fails_when_the_spec_is_bigger_than_its_pools() -> None:
-    with pytest.raises(ValueError, match=r"^worker_memory 16Gi of the Dask workers fits no node of pool t4 .*; use at most 12188Mi$"):
+    with pytest.raises(ValidationError) as error:
         RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL], worker_memory="16Gi")
-    with pytest.raises(ValueError, match=r"^scheduler_cpu 2 of the Dask scheduler fits no node of pool scheduler \(n1-standard-2\).*; use at most 1630m$"):
+    (problem,) = error.value.errors()
+    assert problem["loc"] == ("worker_memory",)
+    assert re.fullmatch(r"worker_memory 16Gi of the Dask workers fits no node of pool t4 .*; use at most 12188Mi", problem["msg"])
+    with pytest.raises(ValidationError) as error:
         RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL], scheduler_cpu="2")
+    (problem,) = error.value.errors()
+    assert problem["loc"] == ("scheduler_cpu",)
+    assert re.fullmatch(r"scheduler_cpu 2 of the Dask scheduler fits no node of pool scheduler \(n1-standard-2\).*; use at most 1630m", problem["msg"])
     with pytest.raises(ValidationError, match="gpus_per_worker 2 is not supported: dask-cuda-worker starts one Dask worker per GPU"):
         RapidsDaskClusterSpec(name="x", gpus_per_worker=2)
 
@@ -158,8 +169,10 @@ def test_fails_when_the_spec_is_bigger_than_its_pools() -> None:
 @pulumi.runtime.test
 def test_fails_when_the_component_gets_a_notebook_its_pool_cannot_hold(engine: Engine) -> pulumi.Output[Any]:
     args = DaskOperatorArgs.model_validate({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"memory": "16Gi"}}]})
-    with pytest.raises(ValidationError, match=r"memory 16Gi of tenant a's notebook fits no node of pool t4"):
+    with pytest.raises(pulumi.InputPropertyError) as error:
         DaskOperator("d", args, pools=[SCHEDULER_POOL, GPU_POOL])
+    assert error.value.property_path == "args.tenants[0].notebook.memory"
+    assert error.value.reason.startswith("memory 16Gi of tenant a's notebook fits no node of pool t4")
     # Registered after the refusal: once it is recorded, anything the refused component declared would be too.
     sentinel = pulumi.ComponentResource("test:index:Sentinel", "sentinel")
     return settled(sentinel).apply(lambda _: assert_only(engine.names(), {"sentinel"}))

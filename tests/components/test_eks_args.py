@@ -94,7 +94,7 @@ BAD = [
     ("eks_node_groups.classes.0.instance_types", ["p9.huge"], "eks_node_groups.classes[0].instance_types", "not a known GPU instance type"),
     ("eks_node_groups.classes.0.instance_types", ["p3.2xlarge", "p3.2xlarge"], "eks_node_groups.classes[0].instance_types", "lists a type twice"),
     ("eks_node_groups.classes.0.name", "Small", "eks_node_groups.classes[0].name", "not a valid class name"),
-    ("eks_node_groups.classes.1.name", "small", "eks_node_groups.classes", "repeat a name"),
+    ("eks_node_groups.classes.1.name", "small", "eks_node_groups.classes", "lists a name twice"),
     ("eks_node_groups.classes.0.min_nodes", 9, "eks_node_groups.classes[0].min_nodes", "above max_nodes 4"),
     ("eks_node_groups.classes.0.max_nodes", 0, "eks_node_groups.classes[0].max_nodes", "greater than or equal to 1"),
     ("eks_node_groups.classes.0", gpu_class(capacity="spot", fallback_max_nodes=2), "eks_node_groups.classes[0].fallback_max_nodes", "spot_then_on_demand only"),

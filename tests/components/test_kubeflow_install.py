@@ -15,6 +15,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components import KubeflowInstall, KubeflowInstallArgs, NodePoolShape, PoolPlacement, Taint, TrainingPoolSelector
 from gpu_platform.components.kubeflow_install import (
     EDITION_FOOTPRINT,
@@ -59,7 +60,7 @@ def shape(name: str, role: str = "gpu", labels: dict[str, str] | None = None, ta
     defaults.update(kw)
     return NodePoolShape(
         name=name, role=role, labels=labels or {}, taints=taints,
-        placement=PoolPlacement(selector, taints), **defaults,
+        placement=PoolPlacement(selector, taints), reserve_formula=ReserveFormula.GKE, **defaults,
     )
 
 

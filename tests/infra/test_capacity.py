@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import CapacityStrategy, NodePoolShape
 from gpu_platform.infra.capacity import (
     CapacityInputs,
@@ -31,11 +32,14 @@ from tests.factories import gke, t4_pool
 from tests.infra.test_cli import cli
 
 
-def shape(vcpus: int = 16, memory_mib: int = 61440, gpus: int = 0, max_nodes: int = 40, name: str = "train") -> NodePoolShape:
+def shape(
+    vcpus: int = 16, memory_mib: int = 61440, gpus: int = 0, max_nodes: int = 40, name: str = "train",
+    formula: ReserveFormula = ReserveFormula.GKE,
+) -> NodePoolShape:
     return NodePoolShape(
         name=name, role="gpu", machine_type=f"synthetic-{vcpus}", vcpus=vcpus, memory_mib=memory_mib,
         gpus_per_node=gpus, accelerator="nvidia-tesla-t4" if gpus else None,
-        capacity=CapacityStrategy.ON_DEMAND, min_nodes=0, max_nodes=max_nodes,
+        capacity=CapacityStrategy.ON_DEMAND, min_nodes=0, max_nodes=max_nodes, reserve_formula=formula,
     )
 
 
@@ -86,11 +90,13 @@ def test_allocatable_is_capacity_minus_reserves_eviction_and_daemonsets() -> Non
 
 def test_eks_formula_reserves_memory_per_pod() -> None:
     # The EKS AMIs: CPU by GKE's tiers, memory 255 MiB + 11 MiB x max pods, plus the eviction threshold.
-    node = allocatable(shape(vcpus=8, memory_mib=62464, gpus=1), NodeReserves(max_pods=58), DaemonSetOverhead(), ReserveFormula.EKS)
+    eks = ReserveFormula.EKS
+    node = allocatable(shape(vcpus=8, memory_mib=62464, gpus=1, formula=eks), NodeReserves(max_pods=58), DaemonSetOverhead())
     assert (node.formula, node.reserved_cpu, node.reserved_memory_mib) == ("eks", 90, 255 + 11 * 58 + 100)
-    explicit = allocatable(shape(), NodeReserves(formula=ReserveFormula.GKE), DaemonSetOverhead(), ReserveFormula.EKS)
-    assert explicit.formula == "gke", "a formula in the inputs wins over the cloud's"
-    assert plan(shape(), inputs(runs=1, nodes=1)).node.formula == "gke", "gke without a cloud"
+    explicit = allocatable(shape(formula=eks), NodeReserves(formula=ReserveFormula.GKE), DaemonSetOverhead())
+    assert explicit.formula == "gke", "a formula in the inputs wins over the pool's cloud's"
+    assert plan(shape(formula=eks), inputs(runs=1, nodes=1)).node.formula == "eks", "the pool's cloud's by default"
+    assert allocatable(shape()) == allocatable(shape(), NodeReserves(), DaemonSetOverhead()), "documented defaults"
 
 
 @pytest.mark.parametrize(
@@ -99,12 +105,12 @@ def test_eks_formula_reserves_memory_per_pod() -> None:
     [("g4dn.xlarge", 29), ("p3.8xlarge", 234), ("p3.2xlarge", 58), ("m6i.2xlarge", 58), ("synthetic-16", 110)],
 )
 def test_eks_formula_counts_the_instance_types_max_pods(machine_type: str, max_pods: int) -> None:
-    pool = dataclasses.replace(shape(), machine_type=machine_type)
-    node = allocatable(pool, NodeReserves(), DaemonSetOverhead(), ReserveFormula.EKS)
+    pool = dataclasses.replace(shape(formula=ReserveFormula.EKS), machine_type=machine_type)
+    node = allocatable(pool, NodeReserves(), DaemonSetOverhead())
     assert (node.max_pods, node.reserved_memory_mib) == (max_pods, 255 + 11 * max_pods + 100)
-    explicit = allocatable(pool, NodeReserves(max_pods=110), DaemonSetOverhead(), ReserveFormula.EKS)
+    explicit = allocatable(pool, NodeReserves(max_pods=110), DaemonSetOverhead())
     assert (explicit.max_pods, explicit.reserved_memory_mib) == (110, 255 + 11 * 110 + 100), "max_pods in the inputs wins"
-    assert allocatable(pool, NodeReserves(), DaemonSetOverhead(), ReserveFormula.GKE).max_pods is None
+    assert allocatable(dataclasses.replace(pool, reserve_formula=ReserveFormula.GKE)).max_pods is None
 
 
 def test_the_stack_cloud_picks_the_formula(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,50 @@
+"""Well-known label keys and object names, defined once.
+
+The components put them on nodes and objects; the policy pack and the CLI read them back.
+Changing one changes what is deployed (and what the rules look for): they are public API.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = [
+    "CAPACITY_LABEL",
+    "CLASS_LABEL",
+    "MANAGED_LABELS",
+    "PART_OF_LABEL",
+    "POOL_ROLE_LABEL",
+    "PRIORITY_CONFIGMAP",
+    "PoolRole",
+    "SCHEDULER_LABEL",
+    "TENANT_LABEL",
+]
+
+
+class PoolRole(StrEnum):
+    """What a node pool (GKE) or GPU class (EKS) is for; nodes carry it as POOL_ROLE_LABEL."""
+
+    SYSTEM = "system"
+    """Controllers and add-ons; no GPUs."""
+    GPU = "gpu"
+    """GPU workloads: Dask workers, notebooks, training steps."""
+    SCHEDULER = "scheduler"
+    """The cheap pool Dask schedulers prefer (label dedicated=scheduler; the RAPIDS Dask-scheduler-on-T4 guide)."""
+
+
+POOL_ROLE_LABEL = "gpu-platform.io/pool-role"
+"""Node label carrying the pool's PoolRole."""
+SCHEDULER_LABEL = ("dedicated", "scheduler")
+"""The node label (key, value) of the scheduler pool, which Dask schedulers select."""
+CLASS_LABEL = "gpu-platform.io/gpu-class"
+"""Node label (and ASG tag) carrying an EKS node group's GPU class name."""
+CAPACITY_LABEL = "gpu-platform.io/capacity"
+"""Node label carrying an EKS node group's capacity type (spot or on-demand)."""
+TENANT_LABEL = "gpu-platform.io/tenant"
+"""Namespace label naming the tenant a namespace belongs to (the policy pack checks its quota)."""
+PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
+"""The ConfigMap the cluster autoscaler's priority expander reads (its name is fixed upstream)."""
+PART_OF_LABEL = {"app.kubernetes.io/part-of": "gpu-platform"}
+"""The label every object the components create carries."""
+MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", **PART_OF_LABEL}
+"""The labels of objects the components manage directly (not through a chart)."""
