@@ -2,12 +2,12 @@
 
 The dask-kubernetes operator (Helm chart, pinned; cluster-wide, or one namespaced
 operator per tenant), and per tenant: a namespace, the ``rapids-dask`` ServiceAccount
-with exactly the permissions ``KubeCluster`` needs (the seed's Role), a GPU quota so no
+with exactly the permissions ``KubeCluster`` needs (the RAPIDS deep-dive's Role), a GPU quota so no
 tenant takes the whole pool, a LimitRange, optionally a RAPIDS notebook and a shared
 DaskCluster with a DaskAutoscaler. An image prepuller DaemonSet puts the RAPIDS image on
 every GPU node as it joins, so workers start in seconds.
 
-``RapidsDaskClusterSpec`` builds the DaskCluster the seed shows (``dask-cuda-worker``
+``RapidsDaskClusterSpec`` builds the DaskCluster the RAPIDS deep-dive shows (``dask-cuda-worker``
 workers with one GPU each, the scheduler preferring the cheap ``dedicated=scheduler``
 pool) with ``dask_kubernetes.operator.make_cluster_spec``. The placed spec goes into every
 tenant namespace as the ConfigMap ``dask-cluster-spec`` (key ``cluster.yaml``), mounted
@@ -45,9 +45,6 @@ __all__ = [
     "CLUSTER_SPEC_CONFIG_MAP",
     "CLUSTER_SPEC_DIR",
     "CLUSTER_SPEC_KEY",
-    "DASK_OPERATOR_CHART",
-    "GPU_NODE_LABELS",
-    "SEED_ROLE_RULES",
     "DaskNotebookArgs",
     "DaskOperator",
     "DaskOperatorArgs",
@@ -55,10 +52,6 @@ __all__ = [
     "OperatorScope",
     "RapidsDaskClusterSpec",
     "SharedDaskClusterArgs",
-    "fit_problems",
-    "node_room",
-    "operator_chart_dir",
-    "operator_values",
 ]
 
 DASK_OPERATOR_CHART = "dask-kubernetes-operator"
@@ -70,13 +63,13 @@ RAPIDS_NOTEBOOKS = "nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13"
 GPU_NODE_LABELS = ("cloud.google.com/gke-accelerator", "k8s.amazonaws.com/accelerator")
 """The label every GPU node carries: GKE sets the first, the EKS node groups the second."""
 
-SEED_ROLE_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+TENANT_ROLE_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
     (("",), ("events",), ("get", "list", "watch")),
     (("",), ("pods", "services"), ("get", "list", "watch", "create", "delete")),
     (("",), ("pods/log",), ("get", "list")),
     (("kubernetes.dask.org",), ("*",), ("*",)),
 )
-"""(apiGroups, resources, verbs) of the seed's rapids-dask Role: what KubeCluster needs, nothing more."""
+"""(apiGroups, resources, verbs) of the RAPIDS deep-dive's rapids-dask Role: what KubeCluster needs, nothing more."""
 
 CLUSTER_SPEC_CONFIG_MAP = "dask-cluster-spec"
 CLUSTER_SPEC_KEY = "cluster.yaml"
@@ -159,7 +152,7 @@ def _toleration(t: Taint) -> k8s.core.v1.TolerationArgs:
 
 
 class RapidsDaskClusterSpec(BaseModel):
-    """A RAPIDS DaskCluster as the seed runs it: dask-cuda-worker workers with GPUs, the scheduler
+    """A RAPIDS DaskCluster as the RAPIDS deep-dive runs it: dask-cuda-worker workers with GPUs, the scheduler
     on the cheap scheduler pool. ``to_dict()`` gives the spec for ``KubeCluster(custom_cluster_spec=...)``."""
 
     model_config = ARGS_CONFIG
@@ -177,7 +170,7 @@ class RapidsDaskClusterSpec(BaseModel):
     worker_memory: str = Field(default="5Gi", pattern=MEMORY_PATTERN)
     """Memory request and limit of each worker; dask-cuda-worker sizes its host memory limit from it. Default: 5Gi."""
     scheduler_gpus: Int = Field(default=1, ge=0, le=1)
-    """GPUs of the scheduler (the seed's scheduler guide gives it one, to deserialise GPU objects). Default: 1."""
+    """GPUs of the scheduler (the RAPIDS Dask-scheduler-on-T4 guide gives it one, to deserialise GPU objects). Default: 1."""
     scheduler_cpu: str = Field(default="1", pattern=CPU_PATTERN)
     """CPU request and limit of the scheduler. Default: 1."""
     scheduler_memory: str = Field(default="2Gi", pattern=MEMORY_PATTERN)
@@ -319,7 +312,7 @@ class SharedDaskClusterArgs(BaseModel):
 
 
 class DaskTenantArgs(BaseModel):
-    """One team: a namespace with the seed's RBAC, a GPU quota and defaults."""
+    """One team: a namespace with the RAPIDS deep-dive's RBAC, a GPU quota and defaults."""
 
     model_config = ARGS_CONFIG
 
@@ -616,7 +609,7 @@ class DaskOperator(pulumi.ComponentResource):
             f"{prefix}-role",
             metadata=meta(SERVICE_ACCOUNT),
             rules=[
-                k8s.rbac.v1.PolicyRuleArgs(api_groups=list(g), resources=list(r), verbs=list(v)) for g, r, v in SEED_ROLE_RULES
+                k8s.rbac.v1.PolicyRuleArgs(api_groups=list(g), resources=list(r), verbs=list(v)) for g, r, v in TENANT_ROLE_RULES
             ],
             opts=in_ns,
         )

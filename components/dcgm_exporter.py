@@ -26,11 +26,17 @@ from gpu_platform.components.models import check_unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import ARGS_CONFIG
 
-__all__ = ["DEFAULT_METRICS", "DcgmExporter", "DcgmExporterArgs", "DcgmMetric", "GpuNodeSelection", "dcgm_values", "metrics_csv"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "DcgmExporter",
+    "DcgmExporterArgs",
+    "DcgmMetric",
+    "GpuNodeSelection",
+]
 
 DCGM_REPOSITORY = "https://nvidia.github.io/dcgm-exporter/helm-charts"
 METRICS_PATH = "/etc/dcgm-exporter/gpu-platform-metrics.csv"
-MIN_PROBE_DELAY = 20  # below this the exporter restarts in a loop before DCGM is up (the seed's finding)
+MIN_PROBE_DELAY = 20  # below this the exporter restarts in a loop before DCGM is up (the EKS DCGM + GPU HPA guide's finding)
 
 
 class GpuNodeSelection(StrEnum):

@@ -2,7 +2,7 @@
 
 A VPC with a public and a private subnet in each availability zone (zones typed, or
 looked up as those that offer every GPU instance type the stack uses; a zone that offers
-none of them is refused, as the seed's ap-northeast-2b), NAT for the private subnets, the
+none of them is refused, as the Kubeflow-on-EKS guide's ap-northeast-2b), NAT for the private subnets, the
 EKS control plane with a typed version and endpoint access, the OIDC provider that IAM
 roles for service accounts (IRSA) need, the core add-ons, a small on-demand system node
 group for controllers, a secret kubeconfig and a Kubernetes provider.
@@ -30,7 +30,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 from gpu_platform.components.gpu_catalog import aws_instance_type, check_one_shape
 from gpu_platform.components.kube import DnsSubdomain
 from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
-from gpu_platform.components.models import check_min_max, check_unique
+from gpu_platform.components.models import check_min_max, check_unique, input_error
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import ARGS_CONFIG, ENVIRONMENT_LABEL, CapacityStrategy, Environment, LabelMap, NodePoolShape, PoolPlacement, field_error
@@ -46,9 +46,6 @@ __all__ = [
     "EksLogType",
     "NatGateways",
     "SystemNodeGroupArgs",
-    "eks_kubeconfig",
-    "irsa_trust_policy",
-    "zones_offering",
 ]
 
 NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
@@ -381,9 +378,7 @@ def zones_offering(
             problems.append(f"zone {zone} does not offer {', '.join(missing)}")
     if problems:
         good = sorted(z for z, types in offered.items() if wanted <= types)
-        raise ValueError(
-            "zones: " + "; ".join(problems) + f"; zones that offer every GPU instance type: {', '.join(good) or 'none'}"
-        )
+        raise ValueError("; ".join(problems) + f"; zones that offer every GPU instance type: {', '.join(good) or 'none'}")
     return list(zones)
 
 
@@ -508,10 +503,10 @@ class EksCluster(pulumi.ComponentResource):
         """``gpu_instance_types``: every GPU instance type the node groups will use; each zone must offer them all."""
         region = args.region or aws.config.region
         if not region:
-            raise ValueError("region: no AWS region; set EksClusterArgs.region or the aws:region config")
+            raise input_error("args.region", "no AWS region; set EksClusterArgs.region or the aws:region config")
         cluster_name = args.cluster_name or name
         if not valid_eks_cluster_name(cluster_name):
-            raise ValueError(f"cluster_name: the default (the component name {name!r}) is not a valid EKS cluster name; set cluster_name")
+            raise input_error("args.cluster_name", f"the default (the component name {name!r}) is not a valid EKS cluster name; set cluster_name")
         # Before anything is registered: a zone without the GPUs would leave node groups that never scale.
         types = sorted(set(gpu_instance_types))
         if types or args.zones is None:
@@ -520,11 +515,14 @@ class EksCluster(pulumi.ComponentResource):
                 filters.append(aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="location", values=list(args.zones)))
             found = aws.ec2.get_instance_type_offerings(filters=filters, location_type="availability-zone", region=region)
             pairs = list(zip(found.locations, found.instance_types))
-            zones = zones_offering(pairs, types, args.zones)
+            try:
+                zones = zones_offering(pairs, types, args.zones)
+            except ValueError as exc:
+                raise input_error("args.zones", str(exc)) from None
             if args.zones is None:
                 if len(zones) < 2:
-                    raise ValueError(
-                        f"zones: fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(zones) or 'none'})"
+                    raise input_error(
+                        "args.zones", f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(zones) or 'none'})"
                     )
                 zones = zones[: args.zone_count]
         else:

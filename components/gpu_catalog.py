@@ -23,22 +23,15 @@ __all__ = [
     "GcpMachineShape",
     "GCP_ACCELERATORS",
     "GCP_MACHINE_SHAPES",
-    "N1_GPU_LIMITS",
-    "N1Limit",
-    "DISK_TYPES",
-    "disk_types_for",
     "gcp_accelerator",
     "gcp_machine_shape",
     "allowed_accelerator_counts",
-    "check_gcp_gpu",
     "GpuCombinationError",
     "AwsGpu",
     "AwsInstanceType",
     "AWS_GPUS",
     "AWS_INSTANCE_TYPES",
-    "AWS_ENI_LIMITS",
     "aws_instance_type",
-    "check_one_shape",
 ]
 
 GIB = 1024  # MiB per GiB
@@ -486,7 +479,7 @@ AWS_INSTANCE_TYPES: dict[str, AwsInstanceType] = {
         *_g_family("g5", "A10G", 22888, 4),
         *_g_family("g6", "L4", 22888, 4),
         *_g_family("g6e", "L40S", 45776, 8),
-        # p3: V100 16 GB (the seed's GPU groups); p3dn: V100 32 GB.
+        # p3: V100 16 GB (the Kubeflow-on-EKS guide's GPU groups); p3dn: V100 32 GB.
         *_aws_family("V100", 16 * GIB, (("p3.2xlarge", 8, 61, 1), ("p3.8xlarge", 32, 244, 4), ("p3.16xlarge", 64, 488, 8))),
         *_aws_family("V100", 32 * GIB, (("p3dn.24xlarge", 96, 768, 8),)),
         *_aws_family("A100", 40 * GIB, (("p4d.24xlarge", 96, 1152, 8),)),

@@ -28,7 +28,7 @@ from gpu_platform.components.gpu_catalog import (
     disk_types_for,
 )
 from gpu_platform.components.labels import MANAGED_LABELS, POOL_ROLE_LABEL, SCHEDULER_LABEL, PoolRole
-from gpu_platform.components.models import key_path
+from gpu_platform.components.models import input_error, key_path
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import (
@@ -62,12 +62,9 @@ __all__ = [
     "GpuSharingStrategy",
     "ImageType",
     "LocationPolicy",
-    "PoolPlacement",
     "ReleaseChannel",
     "SchedulerPoolArgs",
     "SystemPoolArgs",
-    "COMPUTE_CLASS_LABEL",
-    "SCHEDULER_LABEL",
 ]
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -515,7 +512,7 @@ class GpuNodePoolArgs(_PoolBase):
 
 
 class SchedulerPoolArgs(GpuNodePoolArgs):
-    """The seed's cheap pool for Dask schedulers: one small GPU per node, label dedicated=scheduler."""
+    """The RAPIDS Dask-scheduler-on-T4 guide's cheap pool for Dask schedulers: one small GPU per node, label dedicated=scheduler."""
 
     name: str = Field(default="scheduler", min_length=1, max_length=30)
     """Node pool name. Default: scheduler."""
@@ -898,14 +895,12 @@ class GpuGkeCluster(pulumi.ComponentResource):
     ) -> None:
         project = args.project or gcp.config.project
         if not project:
-            raise ValueError(
-                "project: no GCP project; set GpuGkeClusterArgs.project or the gcp:project config"
-            )
+            raise input_error("args.project", "no GCP project; set GpuGkeClusterArgs.project or the gcp:project config")
         cluster_name = args.cluster_name or name
         if not valid_cluster_name(cluster_name):
-            raise ValueError(
-                f"cluster_name: the default (the component name {name!r}) is not a valid GKE "
-                "cluster name; set cluster_name"
+            raise input_error(
+                "args.cluster_name",
+                f"the default (the component name {name!r}) is not a valid GKE cluster name; set cluster_name",
             )
         super().__init__("gpu-platform:gpu_gke_cluster:GpuGkeCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

@@ -1,5 +1,5 @@
 """GpuUtilizationAutoscaler: an autoscaling/v2 HPA that scales a Deployment on per-pod GPU
-utilisation, the custom metric PrometheusStack's adapter exposes (the seed's HPA on
+utilisation, the custom metric PrometheusStack's adapter exposes (the EKS DCGM + GPU HPA guide's HPA on
 DCGM_FI_DEV_GPU_UTIL_AVG, as a Pods metric with an AverageValue target)."""
 
 from __future__ import annotations

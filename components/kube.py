@@ -18,8 +18,6 @@ __all__ = [
     "Duration",
     "GoDuration",
     "PinnedImage",
-    "duration_seconds",
-    "helm_release",
 ]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -50,16 +50,11 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from gpu_platform.components.kube import DnsLabel, DnsSubdomain
 from gpu_platform.components.labels import PART_OF_LABEL, TENANT_LABEL
-from gpu_platform.components.models import first_repeat
+from gpu_platform.components.models import first_repeat, input_error
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, PoolPlacement, Taint, field_error
 
 __all__ = [
-    "ALB_INGRESS_CLASS",
-    "ARTIFACT_CLAIMS",
-    "DATABASE_CLAIMS",
-    "PIPELINE_STORAGE_TYPE",
-    "DEFAULT_DEX_PASSWORD",
     "EDITION_FOOTPRINT",
     "AlbCognitoIngress",
     "OidcIssuer",
@@ -69,24 +64,8 @@ __all__ = [
     "KubeflowInstallArgs",
     "TenantProfile",
     "TrainingPoolSelector",
-    "Credential",
     "KNOWN_RELEASES",
-    "UPSTREAM_EMPTY_ROOT_PASSWORDS",
-    "UPSTREAM_SECRETS",
-    "capacity_problem",
-    "apply_transforms",
-    "default_profile_transform",
-    "edition_credentials",
-    "dex_password_transform",
-    "manifest_sources",
     "place_on_training_pool",
-    "pipeline_volume_transform",
-    "rendered_object_transforms",
-    "upstream_credentials_transform",
-    "pipelines_gpu_quota_hard",
-    "storage_summary",
-    "tenant_quota_hard",
-    "training_placement",
 ]
 
 DEFAULT_DEX_PASSWORD = "12341234"
@@ -231,7 +210,7 @@ class TenantProfile(BaseModel):
 
 
 class AlbCognitoIngress(BaseModel):
-    """Expose the UI on an AWS ALB behind Amazon Cognito, as the seed did.
+    """Expose the UI on an AWS ALB behind Amazon Cognito, as the Kubeflow-on-EKS guide does.
 
     The Ingress (class alb) is acted on by the AWS Load Balancer Controller, a prerequisite this
     component does not install: without it the Ingress stays without an address.
@@ -824,17 +803,21 @@ class KubeflowInstall(pulumi.ComponentResource):
         self,
         name: str,
         args: KubeflowInstallArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
         training_pools: Sequence[NodePoolShape],
         dex_password_hash: pulumi.Input[str] | None = None,
-        opts: pulumi.ResourceOptions | None = None,
         oidc_client_secret: pulumi.Input[str] | None = None,
     ) -> None:
         """``dex_password_hash`` and ``oidc_client_secret``: Pulumi secrets (the platform edition's Dex)."""
         if args.edition is Edition.PLATFORM and dex_password_hash is None:
-            raise ValueError("the platform edition needs dex_password_hash (a bcrypt hash, as a Pulumi secret)")
+            raise input_error("dex_password_hash", "the platform edition needs dex_password_hash (a bcrypt hash, as a Pulumi secret)")
         if args.oidc is not None and oidc_client_secret is None:
-            raise ValueError("oidc needs oidc_client_secret (the client's secret at the issuer, as a Pulumi secret)")
-        placement = training_placement(args.training_pool, training_pools)
+            raise input_error("oidc_client_secret", "oidc needs oidc_client_secret (the client's secret at the issuer, as a Pulumi secret)")
+        try:
+            placement = training_placement(args.training_pool, training_pools)
+        except ValueError as exc:
+            raise input_error("training_pools", str(exc)) from None
         super().__init__("gpu-platform:kubeflow_install:KubeflowInstall", name, None, opts)
 
         credentials = self._credentials(name, args.edition)

@@ -22,18 +22,15 @@ from gpu_platform.components.reserves import ReserveFormula
 __all__ = [
     "ENVIRONMENT_LABEL",
     "Environment",
-    "ARGS_CONFIG",
     "AutoscalingBounds",
     "BoundsScope",
     "CapacityStrategy",
     "CapacityType",
     "GPU_TAINT",
-    "LabelMap",
     "NodePoolShape",
     "PoolPlacement",
     "Taint",
     "TaintEffect",
-    "field_error",
 ]
 
 

@@ -24,20 +24,14 @@ from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import ARGS_CONFIG, field_error
 
 __all__ = [
-    "ALWAYS_SCRAPED",
     "AlertSettings",
     "ClusterKind",
-    "MANAGED_CONTROL_PLANE",
     "MetricSource",
     "MonitoredCluster",
     "GPU_CUSTOM_METRICS",
     "MetricsPreset",
     "PrometheusStack",
     "PrometheusStackArgs",
-    "adapter_rules",
-    "expression_metrics",
-    "gpu_alert_groups",
-    "metric_source",
 ]
 
 PROMETHEUS_COMMUNITY = "https://prometheus-community.github.io/helm-charts"
@@ -52,7 +46,7 @@ class MetricsPreset(StrEnum):
     PRODUCTION = "production"
     """30 s: what a production cluster can afford to keep."""
     ANALYSIS = "analysis"
-    """1 s, as the seed's wait-time analysis used: short-lived pending states show up."""
+    """1 s, as the RAPIDS deep-dive's wait-time analysis used: short-lived pending states show up."""
 
 
 _PRESET_INTERVALS = {MetricsPreset.PRODUCTION: "30s", MetricsPreset.ANALYSIS: "1s"}
@@ -211,7 +205,7 @@ class PrometheusStackArgs(BaseModel):
     repository: ChartRepository = PROMETHEUS_COMMUNITY
     """Helm repository of both charts. Default: https://prometheus-community.github.io/helm-charts."""
     preset: MetricsPreset = MetricsPreset.PRODUCTION
-    """production (30 s scrape and evaluation) or analysis (1 s, as the seed's analysis). Default: production."""
+    """production (30 s scrape and evaluation) or analysis (1 s, as the RAPIDS deep-dive's analysis). Default: production."""
     scrape_interval: Duration | None = None
     """Overrides the preset's scrape interval. Default: none (the preset's)."""
     evaluation_interval: Duration | None = None
@@ -413,10 +407,10 @@ class PrometheusStack(pulumi.ComponentResource):
         self,
         name: str,
         args: PrometheusStackArgs,
-        grafana_admin_password: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
         *,
         cluster: MonitoredCluster,
+        grafana_admin_password: pulumi.Input[str],
     ) -> None:
         """``cluster``: the cluster under the stack and what it scrapes (decides the scrape targets and alerts)."""
         super().__init__("gpu-platform:prometheus_stack:PrometheusStack", name, None, opts)

@@ -43,7 +43,7 @@ from gpu_platform.components.labels import (
     SCHEDULER_LABEL,
     PoolRole,
 )
-from gpu_platform.components.models import check_min_max, check_unique
+from gpu_platform.components.models import check_min_max, check_unique, input_error, input_errors
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import (
@@ -70,9 +70,6 @@ __all__ = [
     "SpotFailoverEksNodeGroups",
     "SpotFailoverEksNodeGroupsArgs",
     "asg_name_pattern",
-    "autoscaler_iam_policy",
-    "autoscaler_values",
-    "example_asg_name",
 ]
 
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
@@ -343,7 +340,7 @@ class ClusterAutoscalerSettings(BaseModel):
     expanders: list[Expander] = Field(default_factory=lambda: [Expander.PRIORITY, Expander.LEAST_WASTE], min_length=1)
     """Expander chain; later ones break ties of earlier ones. Default: [priority, least-waste]."""
     max_node_provision_time: GoDuration = "7m"
-    """How long a node group may take to bring up a node before the autoscaler tries the next tier (the seed's 7m; upstream 15m). Default: 7m."""
+    """How long a node group may take to bring up a node before the autoscaler tries the next tier (the Kubeflow-on-EKS guide's 7m; upstream 15m). Default: 7m."""
     scale_down_unneeded_time: GoDuration = "10m"
     """How long a node must be unneeded before it is removed. Default: 10m."""
     scale_down_delay_after_add: GoDuration = "10m"
@@ -480,7 +477,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         return self
 
     def effective_expander(self) -> PriorityExpander:
-        """The tiers in force: the given ones, or the derived order (as the seed: spot-small 50 >
+        """The tiers in force: the given ones, or the derived order (as the Kubeflow-on-EKS guide: spot-small 50 >
         on-demand-small 40 > spot-large 30 > on-demand-large 20) with every other group at 1."""
         if self.priority_expander is not None:
             return self.priority_expander
@@ -644,9 +641,9 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
         self,
         name: str,
         args: SpotFailoverEksNodeGroupsArgs,
-        cluster: EksClusterRef,
         opts: pulumi.ResourceOptions | None = None,
         *,
+        cluster: EksClusterRef,
         service_monitor_crd: pulumi.Resource | None = None,
     ) -> None:
         """``cluster``: the EKS cluster (EksCluster.ref); ``opts.providers`` must hold its Kubernetes provider.
@@ -654,10 +651,16 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
         autoscaler's chart ships its ServiceMonitor and waits for it, so its metrics (cluster_autoscaler_*) are
         scraped. Default: none (no ServiceMonitor)."""
         # Refused before anything is registered.
-        autoscaler_image(args.autoscaler, cluster.version)
-        for cls in args.classes:
-            if problem := ami_problem(cls, cluster.version):
-                raise ValueError(f"class {cls.name}: {problem}")
+        try:
+            autoscaler_image(args.autoscaler, cluster.version)
+        except ValueError as exc:
+            raise input_error("args.autoscaler.image", str(exc)) from None
+        if problems := [
+            (("args", "classes", i, "ami_type"), f"class {cls.name}: {problem}")
+            for i, cls in enumerate(args.classes)
+            if (problem := ami_problem(cls, cluster.version))
+        ]:
+            raise input_errors(problems)
         super().__init__("gpu-platform:spot_failover_eks_node_groups:SpotFailoverEksNodeGroups", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         settings = args.autoscaler

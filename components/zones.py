@@ -9,7 +9,10 @@ import json
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["ZONES_DATE", "unchecked_region", "zone_problem", "zones_of"]
+__all__ = [
+    "ZONES_DATE",
+    "zones_of",
+]
 
 Cloud = Literal["gcp", "aws"]
 

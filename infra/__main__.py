@@ -35,8 +35,8 @@ else:
     gpu = SpotFailoverEksNodeGroups(
         f"{stack}-gpu",
         config.eks_node_groups,
-        eks.ref,
         opts=pulumi.ResourceOptions(providers=[eks.provider]),
+        cluster=eks.ref,
         service_monitor_crd=None if monitoring is None else monitoring.release,
     )
     pulumi.export("clusterName", eks.cluster_name)

@@ -1,6 +1,6 @@
-"""Capacity planning for parallel pipeline runs on one pool: the seed's Kubeflow method.
+"""Capacity planning for parallel pipeline runs on one pool: the Kubeflow Pipelines scalability guide's method.
 
-The seed measured every step of a pipeline (requests = limits, taken from a real run),
+The guide measures every step of a pipeline (requests = limits, taken from a real run),
 derived how many runs fit on one node from the node's allocatable resources, and scaled
 linearly: N parallel runs need ceil(N / jobs per node) nodes, until a shared dependency
 (the artifact store) becomes the bottleneck. This module does that arithmetic for a pool

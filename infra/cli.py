@@ -742,7 +742,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--prometheus", required=True, metavar="URL", help="the Prometheus base URL (http://host:9090)")
     report.add_argument("--start", required=True, help="start: RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds")
     report.add_argument("--end", required=True, help="end: RFC 3339 or Unix seconds")
-    report.add_argument("--step", default="1s", help="sampling step, at most 1d; at most 1,000,000 steps per report (default 1s, the seed's)")
+    report.add_argument("--step", default="1s", help="sampling step, at most 1d; at most 1,000,000 steps per report (default 1s, the RAPIDS deep-dive's)")
     report.add_argument(
         "--out", metavar="DIR", default="report",
         help="where report.json and the PNG plots go, replaced whole when the report is made (default ./report)",

@@ -1,4 +1,4 @@
-"""The seed's multi-tenant deep-dive as a command: GPU pod wait times and GPU utilisation.
+"""The RAPIDS multi-tenant deep-dive's analysis as a command: GPU pod wait times and GPU utilisation.
 
 Everything comes from the cluster's Prometheus over the HTTP API (``query_range`` at a
 fixed step, chunked under Prometheus's 11,000 points per series; instant queries over the
@@ -11,7 +11,7 @@ series the platform's PrometheusStack scrapes:
   ``max by (namespace, pod) (last_over_time(kube_pod_created[<chunk>s]))`` at the end of
   each chunk of the range, restricted to GPU pods.
 - Pending time of a pod: the number of evaluation steps in the range at which
-  ``kube_pod_status_phase{phase="Pending"}`` is 1, times the step (the seed sampled at
+  ``kube_pod_status_phase{phase="Pending"}`` is 1, times the step (the deep-dive sampled at
   1 s). A pod that was never seen Pending waited 0 s.
 - The wait statistics cover the GPU pods created inside [start, end): a range that
   starts mid-workload does not count the pods created and scheduled before it as 0 s
@@ -30,7 +30,7 @@ series the platform's PrometheusStack scrapes:
 - GPUs available at t: ``sum(kube_node_status_capacity{resource="nvidia_com_gpu"})``, the
   nodes' own GPU capacity (not node count x a constant).
 - GPUs utilised at t: the GPUs requested by GPU pods whose phase is Running at t (the
-  seed's "utilised from running GPU pods": a GPU is utilised while a running pod holds
+  deep-dive's "utilised from running GPU pods": a GPU is utilised while a running pod holds
   it, whatever its SM load).
 - GPU-hours: the sum over the steps in [start, end) of the value times the step;
   overhead = 1 - utilised / available GPU-hours.
@@ -139,7 +139,7 @@ class ReportInputs(BaseModel):
     end: AwareDatetime
     """End of the range (excluded), after start. Required."""
     step: Annotated[Seconds, Field(le=DAY)] = 1
-    """Sampling step, at most a day: pending time and GPU-hours are counted at this resolution; the seed used 1 s. Default: 1 (s)."""
+    """Sampling step, at most a day: pending time and GPU-hours are counted at this resolution; the RAPIDS deep-dive used 1 s. Default: 1 (s)."""
     timeout: Annotated[Seconds, Field(le=DAY)] = 30
     """Seconds to wait for each HTTP request, at most a day. Default: 30."""
     max_points: Int = Field(default=MAX_POINTS, ge=2, le=MAX_POINTS)

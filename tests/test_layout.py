@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import ast
 import subprocess
 import sys
@@ -90,3 +91,16 @@ def test_components_reexports_its_public_api() -> None:
     tree = ast.parse((PROJECT_DIR / "components" / "gpu_gke_cluster.py").read_text())
     public = {n.name for n in tree.body if isinstance(n, ast.ClassDef) and not n.name.startswith("_") and n.name[0].isupper()}
     assert public <= set(components.__all__), sorted(public - set(components.__all__))
+
+
+def test_docs_name_the_guides_never_the_seed() -> None:
+    # Users never saw "the seed": docstrings, messages and docs name the guide they come from.
+    found = []
+    for path in [*PROJECT_DIR.glob("*.md"), *(PROJECT_DIR / "stacks").iterdir()]:
+        found += [f"{path.name}:{i}" for i, line in enumerate(path.read_text().splitlines(), 1) if re.search(r"\bthe seed\b|\bseed's\b", line, re.I)]
+    for top in ("components", "infra", "policies"):
+        for path in (PROJECT_DIR / top).rglob("*"):
+            if path.suffix in (".py", ".md", ".yaml"):
+                text = path.read_text()
+                found += [f"{path.relative_to(PROJECT_DIR)}:{i}" for i, line in enumerate(text.splitlines(), 1) if re.search(r"\bthe seed\b|\bseed's\b", line, re.I)]
+    assert not found, found

@@ -31,7 +31,7 @@ def build(
         "c", EksClusterArgs.model_validate(eks(**(cluster_overrides or {}))), gpu_instance_types=args.instance_types()
     )
     gpu = SpotFailoverEksNodeGroups(
-        "c-gpu", args, cluster.ref, opts=pulumi.ResourceOptions(providers=[cluster.provider]), service_monitor_crd=service_monitor_crd
+        "c-gpu", args, opts=pulumi.ResourceOptions(providers=[cluster.provider]), cluster=cluster.ref, service_monitor_crd=service_monitor_crd
     )
     return cluster, gpu
 
@@ -386,15 +386,15 @@ def offerings() -> Engine:
 
 
 def test_fails_when_a_zone_offers_no_gpu_instances(offerings: Engine) -> None:
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(pulumi.InputPropertyError) as info:
         EksCluster(
             "c",
             EksClusterArgs.model_validate(eks(zones=["ap-northeast-2a", "ap-northeast-2b"])),
             gpu_instance_types=["g4dn.xlarge"],
         )
-    assert str(info.value) == (
-        "zones: zone ap-northeast-2b does not offer g4dn.xlarge; zones that offer every GPU instance type: "
-        "ap-northeast-2a"
+    assert info.value.property_path == "args.zones"
+    assert info.value.reason == (
+        "zone ap-northeast-2b does not offer g4dn.xlarge; zones that offer every GPU instance type: ap-northeast-2a"
     )
     assert offerings.recorded == []  # refused before anything was registered
 
@@ -415,8 +415,10 @@ def test_zones_are_looked_up_when_not_given(offerings: Engine) -> pulumi.Output[
 @pulumi.runtime.test
 def test_node_groups_refuse_an_autoscaler_of_another_minor_before_registering(engine: Engine) -> pulumi.Output[Any]:
     cluster = EksCluster("c", EksClusterArgs.model_validate(eks(version="1.33")), gpu_instance_types=["p3.2xlarge", "p3.8xlarge"])
-    with pytest.raises(ValueError, match="no autoscaler release is pinned for Kubernetes 1.33"):
-        SpotFailoverEksNodeGroups("c-gpu", SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()), cluster.ref)
+    with pytest.raises(pulumi.InputPropertyError) as error:
+        SpotFailoverEksNodeGroups("c-gpu", SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()), cluster=cluster.ref)
+    assert error.value.property_path == "args.autoscaler.image"
+    assert error.value.reason.startswith("no autoscaler release is pinned for Kubernetes 1.33")
 
     def check(_: Any) -> None:
         assert engine.recorded and not [r for r in engine.recorded if r.name.startswith("c-gpu")]
@@ -428,8 +430,10 @@ def test_node_groups_refuse_an_autoscaler_of_another_minor_before_registering(en
 def test_node_groups_refuse_amazon_linux_2_past_1_32_before_registering(engine: Engine) -> pulumi.Output[Any]:
     cluster = EksCluster("c", EksClusterArgs.model_validate(eks()), gpu_instance_types=["p3.2xlarge", "p3.8xlarge"])
     args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(classes=[gpu_class(ami_type="AL2_x86_64_GPU")]))
-    with pytest.raises(ValueError, match="class small: EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.34"):
-        SpotFailoverEksNodeGroups("c-gpu", args, cluster.ref)
+    with pytest.raises(pulumi.InputPropertyError) as error:
+        SpotFailoverEksNodeGroups("c-gpu", args, cluster=cluster.ref)
+    assert error.value.property_path == "args.classes[0].ami_type"
+    assert error.value.reason.startswith("class small: EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.34")
 
     def check(_: Any) -> None:
         assert engine.recorded and not [r for r in engine.recorded if r.name.startswith("c-gpu")]

@@ -385,14 +385,16 @@ def test_project_defaults_to_the_provider_project(engine: Engine) -> pulumi.Outp
 
 def test_fails_when_no_project_is_known(engine: Engine) -> None:
     pulumi.runtime.set_all_config({}, [])
-    with pytest.raises(ValueError, match="project: no GCP project"):
+    with pytest.raises(pulumi.InputPropertyError) as error:
         build()
+    assert error.value.property_path == "args.project" and error.value.reason.startswith("no GCP project")
     assert not engine.recorded  # refused before anything was registered
 
 
 def test_fails_when_the_component_name_is_no_cluster_name(engine: Engine) -> None:
-    with pytest.raises(ValueError, match="cluster_name: the default"):
+    with pytest.raises(pulumi.InputPropertyError) as error:
         build("My_Cluster")
+    assert error.value.property_path == "args.cluster_name" and error.value.reason.startswith("the default")
     assert not engine.recorded
 
 

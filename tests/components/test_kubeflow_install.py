@@ -457,13 +457,16 @@ def test_platform_edition_resources(engine: Engine) -> pulumi.Output[Any]:
 
 
 def test_component_refuses_platform_without_a_password_hash() -> None:
-    with pytest.raises(ValueError, match="the platform edition needs dex_password_hash"):
+    with pytest.raises(pulumi.InputPropertyError) as error:
         KubeflowInstall("kf", KubeflowInstallArgs.model_validate(PLATFORM), training_pools=[TRAINING_POOL])
+    assert error.value.property_path == "dex_password_hash"
+    assert error.value.reason.startswith("the platform edition needs dex_password_hash")
 
 
 def test_component_refuses_a_missing_training_pool() -> None:
-    with pytest.raises(ValueError, match="no pool carries label"):
+    with pytest.raises(pulumi.InputPropertyError) as error:
         KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[shape("t4", taints=(GPU,))])
+    assert error.value.property_path == "training_pools" and error.value.reason.startswith("no pool carries label")
 
 
 # --- an OIDC issuer in Dex ------------------------------------------------------------------------
@@ -552,8 +555,9 @@ def test_oidc_adds_no_secret_beside_upstreams(engine: Engine) -> pulumi.Output[A
 
 def test_component_refuses_oidc_without_its_secret() -> None:
     args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
-    with pytest.raises(ValueError, match="oidc needs oidc_client_secret"):
+    with pytest.raises(pulumi.InputPropertyError) as error:
         KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h")
+    assert error.value.property_path == "oidc_client_secret"
 
 
 # --- generated Pipelines credentials (no minio/minio123, no empty MySQL root password) -------------
