@@ -23,7 +23,7 @@ into the tenant's notebook, whose image has no gpu-platform::
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from gpu_platform.components.models import check_min_max, check_unique, input_er
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.quantities import MiB, Millicores
 from gpu_platform.components.reserves import allocatable
-from gpu_platform.components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error
+from gpu_platform.components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, PoolPlacement, Taint, field_error, tolerations
 
 __all__ = [
     "CLUSTER_SPEC_CONFIG_MAP",
@@ -147,8 +147,8 @@ def fit_problems(
     return problems
 
 
-def _toleration(t: Taint) -> k8s.core.v1.TolerationArgs:
-    return k8s.core.v1.TolerationArgs(key=t.key, operator="Equal", value=t.value, effect=t.effect.value)
+def _toleration_args(taints: Iterable[Taint]) -> list[k8s.core.v1.TolerationArgs]:
+    return [k8s.core.v1.TolerationArgs(**t) for t in tolerations(taints)]
 
 
 class RapidsDaskClusterSpec(BaseModel):
@@ -244,9 +244,6 @@ class RapidsDaskClusterSpec(BaseModel):
         )
         worker = spec["spec"]["worker"]["spec"]
         scheduler = spec["spec"]["scheduler"]["spec"]
-        tolerations = lambda taints: [  # noqa: E731 - pod spec form of a taint list
-            {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value} for t in taints
-        ]
         worker["tolerations"] = tolerations(self.worker_tolerations)
         if self.worker_node_selector:
             worker["nodeSelector"] = dict(self.worker_node_selector)
@@ -704,7 +701,7 @@ class DaskOperator(pulumi.ComponentResource):
                     spec=k8s.core.v1.PodSpecArgs(
                         service_account_name=SERVICE_ACCOUNT,
                         node_selector=dict(placement.node_selector) or None,
-                        tolerations=[_toleration(t) for t in placement.tolerations] or None,
+                        tolerations=_toleration_args(placement.tolerations) or None,
                         containers=[
                             k8s.core.v1.ContainerArgs(
                                 name="notebook",
@@ -783,7 +780,7 @@ class DaskOperator(pulumi.ComponentResource):
                                 )
                             )
                         ),
-                        tolerations=[_toleration(t) for t in sorted(taints.values(), key=str)],
+                        tolerations=_toleration_args(sorted(taints.values(), key=str)),
                         init_containers=[
                             k8s.core.v1.ContainerArgs(
                                 name=f"pull-{i}",

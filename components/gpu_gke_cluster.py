@@ -46,6 +46,7 @@ from gpu_platform.components.pools import (
     Taint,
     TaintEffect,
     field_error,
+    pool_taints,
 )
 from gpu_platform.components.zones import zone_problem
 
@@ -266,6 +267,10 @@ def _check_pool_name(value: str) -> str:
     return value
 
 
+GkePoolTaints = pool_taints(GPU_TAINT.key, COMPUTE_CLASS_LABEL)
+"""A GKE pool's own taints: not the GPU taint nor the compute-class taint, which the component adds."""
+
+
 class _PoolBase(BaseModel):
     """Settings every node pool shares."""
 
@@ -291,7 +296,7 @@ class _PoolBase(BaseModel):
     """Boot disk type. Default: pd-balanced."""
     labels: LabelMap = Field(default_factory=dict)
     """Extra Kubernetes labels on the nodes. Default: {}."""
-    taints: list[Taint] = Field(default_factory=list)
+    taints: GkePoolTaints = Field(default_factory=list)
     """Extra taints on the nodes (the GPU taint is always added to GPU pools). Default: []."""
 
     @field_validator("name")
@@ -311,19 +316,6 @@ class _PoolBase(BaseModel):
                 raise ValueError(f"{zone!r} is not a zone (e.g. us-central1-b)")
         if len(set(value)) != len(value):
             raise ValueError(f"node_locations lists a zone twice ({', '.join(value)})")
-        return value
-
-    @field_validator("taints")
-    @classmethod
-    def _managed_taints(cls, value: list[Taint]) -> list[Taint]:
-        keys = [t.key for t in value]
-        for managed in (GPU_TAINT.key, COMPUTE_CLASS_LABEL):
-            if managed in keys:
-                raise ValueError(
-                    f"taint {managed} is managed by the component; remove it from taints"
-                )
-        if len(set(keys)) != len(keys):
-            raise ValueError(f"taints repeat a key ({', '.join(keys)})")
         return value
 
     @model_validator(mode="after")

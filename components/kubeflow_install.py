@@ -52,7 +52,7 @@ from gpu_platform.components.kube import DnsLabel, DnsSubdomain
 from gpu_platform.components.labels import PART_OF_LABEL, TENANT_LABEL
 from gpu_platform.components.models import first_repeat, input_error
 from gpu_platform.components.numbers import Int
-from gpu_platform.components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, PoolPlacement, Taint, field_error
+from gpu_platform.components.pools import ARGS_CONFIG, LabelKey, LabelValue, NodePoolShape, PoolPlacement, Taint, field_error, tolerations
 
 __all__ = [
     "EDITION_FOOTPRINT",
@@ -422,8 +422,8 @@ def place_on_training_pool(task: Any, placement: PoolPlacement) -> Any:
 
     for key, value in placement.node_selector.items():
         kubernetes.add_node_selector(task, label_key=key, label_value=value)
-    for taint in placement.tolerations:
-        kubernetes.add_toleration(task, key=taint.key, operator="Equal", value=taint.value, effect=taint.effect.value)
+    for toleration in tolerations(placement.tolerations):
+        kubernetes.add_toleration(task, **toleration)
     return task
 
 

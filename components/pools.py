@@ -7,7 +7,9 @@ bad value is refused before any cloud call.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any
@@ -129,6 +131,21 @@ class Taint(BaseModel):
         return f"{self.key}={self.value}:{self.effect.value}"
 
 
+def _check_pool_taints(managed: tuple[str, ...], value: list[Taint]) -> list[Taint]:
+    keys = [t.key for t in value]
+    for key in managed:
+        if key in keys:
+            raise ValueError(f"taint {key} is managed by the component; remove it from taints")
+    check_unique(keys, "taints", "a key")
+    return value
+
+
+def pool_taints(*managed: str) -> Any:
+    """The taints a pool or class may declare: each key once, and none of the ``managed`` keys
+    (the taints the component adds itself: the GPU taint, GKE's compute-class taint)."""
+    return Annotated[list[Taint], AfterValidator(functools.partial(_check_pool_taints, managed))]
+
+
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect=TaintEffect.NO_SCHEDULE)
 """The taint every GPU node carries, so only pods that ask for GPUs land there."""
 
@@ -201,6 +218,12 @@ class CapacityType(StrEnum):
 # --- What a declared pool offers to the workloads placed on it ---------------------------
 
 
+def tolerations(taints: Iterable[Taint]) -> list[dict[str, str]]:
+    """The one rendering of tolerations: pod-spec form, each taint tolerated exactly (key, value
+    and effect; operator Equal). ``k8s.core.v1.TolerationArgs(**t)`` takes each entry as it is."""
+    return [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value} for t in taints]
+
+
 @dataclass(frozen=True)
 class PoolPlacement:
     """What a pod spec needs to run on a pool: a node selector and tolerations."""
@@ -212,10 +235,7 @@ class PoolPlacement:
         """nodeSelector and tolerations in Kubernetes pod spec form."""
         return {
             "nodeSelector": dict(self.node_selector),
-            "tolerations": [
-                {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value}
-                for t in self.tolerations
-            ],
+            "tolerations": tolerations(self.tolerations),
         }
 
 

@@ -21,7 +21,7 @@ import json
 import re
 import uuid
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import pulumi
 import pulumi_aws as aws
@@ -56,6 +56,7 @@ from gpu_platform.components.pools import (
     PoolPlacement,
     Taint,
     field_error,
+    pool_taints,
 )
 
 __all__ = [
@@ -125,6 +126,23 @@ class ClassRole(StrEnum):
     """The cheap pool Dask schedulers prefer (label dedicated=scheduler)."""
 
 
+EksClassTaints = pool_taints(GPU_TAINT.key)
+"""A GPU class's own taints: not the GPU taint, which the component adds."""
+
+
+class NodeGroupPlan(NamedTuple):
+    """One EKS managed node group a GPU class becomes."""
+
+    name: str
+    """The node group's name: <class>-spot or <class>-on-demand."""
+    capacity: CapacityType
+    """Spot or on-demand."""
+    min_nodes: int
+    """Fewest nodes (the fallback group always 0)."""
+    max_nodes: int
+    """Most nodes."""
+
+
 class GpuClassArgs(BaseModel):
     """A GPU class: instance types of one shape, bought as spot, on-demand or spot then on-demand."""
 
@@ -150,7 +168,7 @@ class GpuClassArgs(BaseModel):
     """Root volume in GiB (RAPIDS images are large); also the ephemeral-storage the autoscaler assumes. Default: 100."""
     labels: LabelMap = Field(default_factory=dict)
     """Extra Kubernetes labels on the nodes. Default: {}."""
-    taints: list[Taint] = Field(default_factory=list)
+    taints: EksClassTaints = Field(default_factory=list)
     """Extra taints (the GPU taint is always added). Default: []."""
 
     @field_validator("name")
@@ -164,16 +182,6 @@ class GpuClassArgs(BaseModel):
     @classmethod
     def _one_shape(cls, value: list[str]) -> list[str]:
         check_one_shape(value, gpu=True)
-        return value
-
-    @field_validator("taints")
-    @classmethod
-    def _managed_taints(cls, value: list[Taint]) -> list[Taint]:
-        keys = [t.key for t in value]
-        if GPU_TAINT.key in keys:
-            raise ValueError(f"taint {GPU_TAINT.key} is managed by the component; remove it from taints")
-        if len(set(keys)) != len(keys):
-            raise ValueError(f"taints repeat a key ({', '.join(keys)})")
         return value
 
     @model_validator(mode="after")
@@ -191,13 +199,13 @@ class GpuClassArgs(BaseModel):
     def shape(self) -> AwsInstanceType:
         return aws_instance_type(self.instance_types[0])
 
-    def node_groups(self) -> list[tuple[str, CapacityType, int, int]]:
-        """(node group name, capacity type, min, max) in the order the autoscaler should try them."""
+    def node_groups(self) -> list[NodeGroupPlan]:
+        """The class's node groups in the order the autoscaler should try them."""
         groups = []
         for i, capacity in enumerate(CapacityType.for_strategy(self.capacity)):
             fallback = i > 0
             maximum = (self.fallback_max_nodes or self.max_nodes) if fallback else self.max_nodes
-            groups.append((f"{self.name}-{capacity.value}", capacity, 0 if fallback else self.min_nodes, maximum))
+            groups.append(NodeGroupPlan(f"{self.name}-{capacity.value}", capacity, 0 if fallback else self.min_nodes, maximum))
         return groups
 
     def node_labels(self, capacity: CapacityType) -> dict[str, str]:
@@ -421,7 +429,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
                 "priority must come first in the expander chain, or spot would not be tried first",
                 ",".join(e.value for e in self.autoscaler.expanders),
             )
-        own = [g for c in self.classes for g, _, _, _ in c.node_groups()]
+        own = [g.name for c in self.classes for g in c.node_groups()]
         clash = sorted(set(own) & set(self.other_node_groups))
         if clash:
             raise field_error(
@@ -451,21 +459,21 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
             for cls in self.classes:
                 groups = cls.node_groups()
                 if len(groups) == 2:
-                    spot, od = (expander.priority_of(example_asg_name(g[0])) or 0 for g in groups)
+                    spot, od = (expander.priority_of(example_asg_name(g.name)) or 0 for g in groups)
                     if od >= spot:
                         raise field_error(
                             model, ("priority_expander", "tiers"),
-                            f"on-demand group {groups[1][0]} has priority {od}, not below its spot twin {groups[0][0]} "
+                            f"on-demand group {groups[1].name} has priority {od}, not below its spot twin {groups[0].name} "
                             f"({spot}); rank spot higher or set allow_on_demand_above_spot",
                             od,
                         )
         # Spot groups sharing a priority: the autoscaler picks among them and, when spot runs out
         # in each, can cycle between them without ever reaching on-demand (FACTS: give each its own).
         spot_by_priority: dict[int, list[str]] = {}
-        for group, capacity, _, _ in (g for c in self.classes for g in c.node_groups()):
-            if capacity is CapacityType.SPOT:
-                priority = expander.priority_of(example_asg_name(group))
-                spot_by_priority.setdefault(priority or 0, []).append(group)
+        for group in (g for c in self.classes for g in c.node_groups()):
+            if group.capacity is CapacityType.SPOT:
+                priority = expander.priority_of(example_asg_name(group.name))
+                spot_by_priority.setdefault(priority or 0, []).append(group.name)
         for priority, groups in sorted(spot_by_priority.items(), reverse=True):
             if len(groups) > 1:
                 raise field_error(
@@ -486,7 +494,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         # autoscaler ignores preferences when it picks a group to grow: ranked first, the
         # scheduler group is the one grown for them, not a GPU spot group a reclaim would empty.
         ordered = sorted(self.classes, key=lambda c: (c.role is not ClassRole.SCHEDULER, c.shape.gpu_count, c.shape.vcpus))
-        groups = [g for c in ordered for g, _, _, _ in c.node_groups()]
+        groups = [g.name for c in ordered for g in c.node_groups()]
         tiers = [
             PriorityTier(priority=10 * (len(groups) + 1 - i), patterns=[asg_name_pattern(g)]) for i, g in enumerate(groups)
         ]
@@ -504,12 +512,12 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
             shape = cls.shape
             groups = cls.node_groups()
             taints = tuple(cls.node_taints())
-            labels = {k: v for k, v in cls.node_labels(groups[0][1]).items() if k != CAPACITY_LABEL}
+            labels = {k: v for k, v in cls.node_labels(groups[0].capacity).items() if k != CAPACITY_LABEL}
             shapes.append(
                 NodePoolShape(
                     name=cls.name, role=PoolRole(cls.role.value), machine_type=shape.name, vcpus=shape.vcpus,
                     memory_mib=shape.memory_mib, gpus_per_node=shape.gpu_count, accelerator=shape.accelerator_label,
-                    capacity=cls.capacity, min_nodes=sum(g[2] for g in groups), max_nodes=sum(g[3] for g in groups),
+                    capacity=cls.capacity, min_nodes=sum(g.min_nodes for g in groups), max_nodes=sum(g.max_nodes for g in groups),
                     labels=labels, taints=taints, placement=PoolPlacement({CLASS_LABEL: cls.name}, taints),
                     reserve_formula=ReserveFormula.EKS,
                 )
@@ -764,7 +772,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
         )
 
         plugin_groups = sorted(
-            g for c in args.classes if not c.ami_type.ships_device_plugin for g, _, _, _ in c.node_groups()
+            g.name for c in args.classes if not c.ami_type.ships_device_plugin for g in c.node_groups()
         )
         if plugin_groups:
             device_plugin_daemonset(f"{name}-device-plugin", args.device_plugin_image, plugin_groups, child)

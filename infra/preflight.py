@@ -173,8 +173,10 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
     for cls in groups.classes:
         shape = cls.shape
         assert shape.quota_family is not None  # GPU classes only
-        for group, capacity, _, maximum in cls.node_groups():
-            need[(shape.quota_family, capacity)].append((f"{group} {maximum}x{shape.vcpus}", maximum * shape.vcpus))
+        for group in cls.node_groups():
+            need[(shape.quota_family, group.capacity)].append(
+                (f"{group.name} {group.max_nodes}x{shape.vcpus}", group.max_nodes * shape.vcpus)
+            )
     for key in sorted(need, key=lambda k: (k[0], k[1].value)):
         code, name = QUOTAS[key]
         total = sum(v for _, v in need[key])
