@@ -11,6 +11,8 @@ from enum import StrEnum
 __all__ = [
     "CAPACITY_LABEL",
     "CLASS_LABEL",
+    "COMPUTE_CLASS_LABEL",
+    "NODE_POOL_LABEL",
     "MANAGED_LABELS",
     "PART_OF_LABEL",
     "POOL_ROLE_LABEL",
@@ -48,3 +50,7 @@ PART_OF_LABEL = {"app.kubernetes.io/part-of": "gpu-platform"}
 """The label every object the components create carries."""
 MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", **PART_OF_LABEL}
 """The labels of objects the components manage directly (not through a chart)."""
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+"""GKE: the node label (and taint key) of a custom ComputeClass; workloads select the class by it."""
+NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+"""GKE: the node label naming the node pool."""

@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validat
 from gpu_platform.components.dask_operator import DaskOperatorArgs
 from gpu_platform.components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
 from gpu_platform.components.eks_cluster import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
-from gpu_platform.components.gpu_gke_cluster import GpuGkeClusterArgs, valid_cluster_name
+from gpu_platform.components.gke_args import GpuGkeClusterArgs, valid_cluster_name
 from gpu_platform.components.kube import kubernetes_owns
 from gpu_platform.components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
 from gpu_platform.components.numbers import Int

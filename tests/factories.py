@@ -31,7 +31,7 @@ def a100_pool(**overrides: Any) -> dict[str, Any]:
 
 
 def gke(**overrides: Any) -> dict[str, Any]:
-    """The seed cluster: regional us-central1, zones b and c, one 2x T4 pool."""
+    """The RAPIDS deep-dive cluster: regional us-central1, zones b and c, one 2x T4 pool."""
     args: dict[str, Any] = {
         "location": "us-central1",
         "node_locations": ["us-central1-b", "us-central1-c"],

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gpu_platform.components import GpuGkeCluster, GpuGkeClusterArgs
-from gpu_platform.components.gpu_gke_cluster import compute_class_spec
+from gpu_platform.components.gke_resources import compute_class_spec
 from tests.conftest import Engine, settled
 from tests.factories import a100_pool, gke, t4_pool
 

@@ -7,7 +7,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from gpu_platform.components.eks_cluster import AwsTagMap
-from gpu_platform.components.gpu_gke_cluster import GcpLabelMap, SystemPoolArgs
+from gpu_platform.components.gke_args import GcpLabelMap, SystemPoolArgs
 from gpu_platform.components.kube import ChartRepository, DnsSubdomain, Duration, GoDuration
 
 
