@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validat
 
 from gpu_platform.components.dask_operator import DaskOperatorArgs
 from gpu_platform.components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
-from gpu_platform.components.eks_cluster import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
+from gpu_platform.components.eks_args import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
 from gpu_platform.components.gke_args import GpuGkeClusterArgs, valid_cluster_name
 from gpu_platform.components.kube import kubernetes_owns
 from gpu_platform.components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
@@ -33,7 +33,7 @@ from gpu_platform.components.numbers import Int
 from gpu_platform.components.models import ARGS_CONFIG, field_error, key_path
 from gpu_platform.components.pools import Environment, NodePoolShape
 from gpu_platform.components.prometheus_stack import PrometheusStackArgs
-from gpu_platform.components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
+from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
 from gpu_platform.components.zones import unchecked_region, zone_problem
 
 __all__ = [

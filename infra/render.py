@@ -644,7 +644,7 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
     from gpu_platform.components.dask_operator import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
     from gpu_platform.components.dcgm_exporter import DCGM_REPOSITORY
     from gpu_platform.components.kubeflow_install import KNOWN_RELEASES, KubeflowInstallArgs, manifest_sources
-    from gpu_platform.components.spot_failover_eks_node_groups import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
+    from gpu_platform.components.eks_node_group_args import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
 
     prometheus = PrometheusStackArgs()
     charts = [

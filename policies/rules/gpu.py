@@ -127,7 +127,7 @@ def _eks_priorities(resources: list[Resource]) -> list[dict[int, list[str]]]:
 
 def _eks_priority(priorities: dict[int, list[str]], node_group: str) -> int | None:
     """The priority the autoscaler gives a managed node group's ASG (eks-<nodegroup>-<uuid>)."""
-    from gpu_platform.components.spot_failover_eks_node_groups import example_asg_name
+    from gpu_platform.components.eks_node_group_args import example_asg_name
 
     asg = example_asg_name(node_group)
     matching = [p for p, patterns in priorities.items() if any(_search(x, asg) for x in patterns)]
@@ -136,7 +136,7 @@ def _eks_priority(priorities: dict[int, list[str]], node_group: str) -> int | No
 
 def _search(pattern: str, text: str) -> bool:
     """Whether the autoscaler's RE2 finds ``pattern`` in ``text``; a pattern RE2 refuses matches nothing."""
-    from gpu_platform.components.spot_failover_eks_node_groups import re2_pattern
+    from gpu_platform.components.eks_node_group_args import re2_pattern
 
     try:
         return re2_pattern(pattern).search(text) is not None

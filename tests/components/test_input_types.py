@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from gpu_platform.components.eks_cluster import AwsTagMap
+from gpu_platform.components.eks_args import AwsTagMap
 from gpu_platform.components.gke_args import GcpLabelMap, SystemPoolArgs
 from gpu_platform.components.kube import ChartRepository, DnsSubdomain, Duration, GoDuration
 

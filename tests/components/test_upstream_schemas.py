@@ -159,7 +159,8 @@ AUTOSCALER_FLAGS_BEYOND_CHART_COMMENTS = {
 
 
 def test_autoscaler_values_exist_upstream(shared_dir: Path) -> None:
-    from gpu_platform.components.spot_failover_eks_node_groups import ClusterAutoscalerSettings, autoscaler_values
+    from gpu_platform.components.eks_node_group_args import ClusterAutoscalerSettings
+    from gpu_platform.components.eks_node_group_resources import autoscaler_values
 
     path = shared_dir / "reference" / "charts" / "cluster-autoscaler-9.59.0.values.yaml"
     reference = yaml.safe_load(path.read_text())

@@ -30,7 +30,7 @@ def priorities(p: Plan) -> dict[int, list[str]]:
 
 
 def rank(p: Plan, group: str) -> int:
-    from gpu_platform.components.spot_failover_eks_node_groups import example_asg_name
+    from gpu_platform.components.eks_node_group_args import example_asg_name
 
     asg = example_asg_name(group)
     return max(prio for prio, patterns in priorities(p).items() if any(re.search(x, asg) for x in patterns))

@@ -76,7 +76,7 @@ def test_the_component_defaults_are_locked() -> None:
     from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
     from gpu_platform.components.dask_operator import DASK_OPERATOR_CHART, DaskOperatorArgs
     from gpu_platform.components.kubeflow_install import DEFAULT_RELEASE, Edition
-    from gpu_platform.components.spot_failover_eks_node_groups import AUTOSCALER_CHART, ClusterAutoscalerSettings
+    from gpu_platform.components.eks_node_group_args import AUTOSCALER_CHART, ClusterAutoscalerSettings
 
     lock = load_lock()
     prometheus = PrometheusStackArgs()

@@ -1,0 +1,339 @@
+"""EksClusterArgs and its parts: the typed, validated inputs of EksCluster (endpoint access, add-ons, the system node group, EBS storage, zones and tags)."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
+
+from gpu_platform.components.gpu_catalog import aws_instance_type, check_one_shape
+from gpu_platform.components.kube import DnsSubdomain
+from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
+from gpu_platform.components.models import check_min_max, check_unique
+from gpu_platform.components.numbers import Int
+from gpu_platform.components.reserves import ReserveFormula
+from gpu_platform.components.pools import ARGS_CONFIG, ENVIRONMENT_LABEL, CapacityStrategy, Environment, LabelMap, NodePoolShape, PoolPlacement, field_error
+from gpu_platform.components.zones import zone_problem
+
+
+
+__all__ = [
+    "EbsStorageArgs",
+    "EksAddon",
+    "EksClusterArgs",
+    "EksEndpointAccess",
+    "EksLogType",
+    "NatGateways",
+    "SystemNodeGroupArgs",
+]
+
+NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
+AWS_MANAGED_POLICY = "arn:aws:iam::aws:policy/"
+NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
+CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
+
+_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$")
+_ZONE = re.compile(r"^([a-z]{2}(-gov)?-[a-z]+-[0-9])[a-z]$")
+MAX_ZONES = 6
+"""The most zones of a cluster: no region has more, and the VPC range's 16 blocks hold a public and a private subnet for up to 8."""
+_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]*$")
+_EKS_VERSION = re.compile(r"^1\.(2[89]|3[0-9])$")
+
+
+def valid_eks_cluster_name(name: str) -> bool:
+    """EKS cluster names: letters, digits, '-' and '_', starting alphanumeric, at most 100."""
+    return bool(_CLUSTER_NAME.match(name)) and len(name) <= 100
+
+
+
+AWS_MAX_TAGS = 50
+"""User-defined tags per AWS resource (docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html)."""
+OWN_TAGS = 5
+"""Tags the component adds itself at most (Name, the cluster and ELB role tags on subnets, gpu-platform-environment)."""
+_AWS_TAG_TEXT = re.compile(r"^[\w\s.:/=+@-]*$", re.UNICODE)
+
+
+def _check_aws_tags(value: dict[str, str]) -> dict[str, str]:
+    room = AWS_MAX_TAGS - OWN_TAGS
+    if len(value) > room:
+        raise ValueError(f"{len(value)} tags: AWS allows {AWS_MAX_TAGS} per resource and the component adds up to {OWN_TAGS}; use at most {room}")
+    for key, tag in value.items():
+        if key == ENVIRONMENT_LABEL:
+            raise ValueError(f"tag key {key!r} is the component's own (set environment instead)")
+        if key.lower().startswith("aws:"):
+            raise ValueError(f"tag key {key!r}: the aws: prefix is reserved for AWS's own tags")
+        if not 1 <= len(key) <= 128 or not _AWS_TAG_TEXT.match(key):
+            raise ValueError(f"tag key {key!r}: 1 to 128 letters, digits, spaces and _ . : / = + - @")
+        if len(tag) > 256 or not _AWS_TAG_TEXT.match(tag):
+            raise ValueError(f"tag value {tag!r} (key {key}): at most 256 letters, digits, spaces and _ . : / = + - @")
+    return value
+
+
+AwsTagMap = Annotated[dict[str, str], AfterValidator(_check_aws_tags)]
+"""AWS tags: at most 45 (50 less the component's own), no reserved aws: prefix, AWS's tag characters."""
+
+class EksLogType(StrEnum):
+    """Control plane log types sent to CloudWatch."""
+
+    API = "api"
+    AUDIT = "audit"
+    AUTHENTICATOR = "authenticator"
+    CONTROLLER_MANAGER = "controllerManager"
+    SCHEDULER = "scheduler"
+
+
+class NatGateways(StrEnum):
+    """How many NAT gateways the private subnets share: one (cheap) or one per zone (zone-redundant)."""
+
+    SINGLE = "single"
+    PER_ZONE = "per_zone"
+
+
+class EksEndpointAccess(BaseModel):
+    """Who reaches the Kubernetes API."""
+
+    model_config = ARGS_CONFIG
+
+    public: bool = True
+    """The API has a public endpoint. Default: true."""
+    private: bool = True
+    """The API is reachable from inside the VPC (nodes use it). Default: true."""
+    public_access_cidrs: list[str] = Field(default_factory=list, max_length=40)
+    """CIDR blocks allowed to reach the public endpoint; empty allows any address. Default: []."""
+
+    @field_validator("public_access_cidrs")
+    @classmethod
+    def _cidrs(cls, value: list[str]) -> list[str]:
+        for cidr in value:
+            try:
+                ipaddress.IPv4Network(cidr, strict=True)
+            except ValueError as exc:
+                raise ValueError(f"{cidr!r} is not an IPv4 network in CIDR notation ({exc})") from None
+        return value
+
+    @model_validator(mode="after")
+    def _reachable(self) -> EksEndpointAccess:
+        if not self.public and not self.private:
+            raise field_error(
+                "EksEndpointAccess", "public", "public and private are both false: nothing could reach the API; enable one", False
+            )
+        if self.public_access_cidrs and not self.public:
+            raise field_error(
+                "EksEndpointAccess",
+                "public_access_cidrs",
+                "public_access_cidrs applies to the public endpoint only; set public: true or remove them",
+                self.public_access_cidrs,
+            )
+        return self
+
+    @property
+    def restricted(self) -> bool:
+        """True when the API is private or its public endpoint is limited to given networks."""
+        return not self.public or bool(self.public_access_cidrs)
+
+
+class EksAddon(BaseModel):
+    """An EKS add-on AWS manages (vpc-cni, coredns, kube-proxy, ...)."""
+
+    model_config = ARGS_CONFIG
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=63)
+    """Add-on name as `aws eks describe-addon-versions` lists it. Required."""
+    version: str | None = None
+    """Add-on version, e.g. v1.19.2-eksbuild.1. Default: none (the default version for the cluster's Kubernetes version)."""
+
+
+DEFAULT_ADDONS = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
+NODELESS_ADDONS = frozenset({"vpc-cni", "kube-proxy", "eks-pod-identity-agent"})
+"""Add-ons that run as DaemonSets nodes need before they are Ready; the others need nodes to run on."""
+VPC_CNI_NETWORK_POLICY = {"enableNetworkPolicy": "true"}
+"""vpc-cni add-on configuration that starts its network policy agent (VPC CNI 1.14+)."""
+EBS_CSI_ADDON = "aws-ebs-csi-driver"
+EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
+"""The add-on's controller service account in kube-system (the IRSA role's subject)."""
+EBS_CSI_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
+DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+
+
+class EbsStorageArgs(BaseModel):
+    """Block storage for claims: the EBS CSI driver add-on (EKS has no in-tree EBS provisioner
+    any more) with its IRSA role, and a gp3 StorageClass."""
+
+    model_config = ARGS_CONFIG
+
+    enabled: bool = True
+    """Install the aws-ebs-csi-driver add-on and the StorageClass; without a CSI driver no claim binds. Default: true."""
+    version: str | None = None
+    """Add-on version, e.g. v1.48.0-eksbuild.1. Default: none (the default version for the cluster's Kubernetes version)."""
+    storage_class: DnsSubdomain = "gp3"
+    """Name of the gp3 StorageClass (volumes bound where their pod lands, expandable). Default: gp3."""
+    default_class: bool = True
+    """Mark the StorageClass the cluster's default, for claims that name none (EKS marks none since 1.30). Default: true."""
+    encrypted: bool = True
+    """Encrypt the volumes (the account's default EBS key). Default: true."""
+
+
+class SystemNodeGroupArgs(BaseModel):
+    """The small on-demand node group for controllers (CoreDNS, the autoscaler, operators). Not tainted."""
+
+    model_config = ARGS_CONFIG
+
+    name: str = Field(default="system", pattern=r"^[a-z][a-z0-9-]*$", max_length=40)
+    """Node group name. Default: system."""
+    instance_types: list[str] = Field(default_factory=lambda: ["m6i.large"], min_length=1)
+    """CPU instance types, all of one shape. Default: [m6i.large]."""
+    min_nodes: Int = Field(default=2, ge=1, le=100)
+    """Fewest nodes (controllers need somewhere to run). Default: 2."""
+    max_nodes: Int = Field(default=4, ge=1, le=100)
+    """Most nodes. Default: 4."""
+    disk_size_gib: Int = Field(default=50, ge=20, le=16384)
+    """Root volume size in GiB. Default: 50."""
+    labels: LabelMap = Field(default_factory=dict)
+    """Extra Kubernetes labels on the nodes. Default: {}."""
+
+    @field_validator("instance_types")
+    @classmethod
+    def _cpu_types(cls, value: list[str]) -> list[str]:
+        check_one_shape(value, gpu=False)
+        return value
+
+    @model_validator(mode="after")
+    def _bounds(self) -> SystemNodeGroupArgs:
+        check_min_max(self, "min_nodes", "max_nodes")
+        return self
+
+    def shape(self) -> NodePoolShape:
+        machine = aws_instance_type(self.instance_types[0])
+        return NodePoolShape(
+            name=self.name, role=PoolRole.SYSTEM, machine_type=machine.name, vcpus=machine.vcpus,
+            memory_mib=machine.memory_mib, gpus_per_node=0, accelerator=None,
+            capacity=CapacityStrategy.ON_DEMAND, min_nodes=self.min_nodes, max_nodes=self.max_nodes,
+            labels={POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **self.labels}, taints=(),
+            placement=PoolPlacement({NODEGROUP_LABEL: self.name}, ()), reserve_formula=ReserveFormula.EKS,
+        )
+
+
+class EksClusterArgs(BaseModel):
+    """Inputs of EksCluster."""
+
+    model_config = ARGS_CONFIG
+
+    cluster_name: str | None = Field(default=None, max_length=100)
+    """EKS cluster name. Default: the component's name."""
+    region: str | None = None
+    """AWS region, e.g. ap-northeast-2. Default: the aws provider's region (aws:region)."""
+    version: str = "1.34"
+    """Kubernetes minor version of the control plane; quote it in YAML ("1.34"). Default: "1.34"."""
+    zones: list[str] | None = None
+    """Availability zones for the subnets (two to six, all offering every GPU instance type of the stack). Default: none (looked up: the zones that offer them)."""
+    zone_count: Int = Field(default=3, ge=2, le=MAX_ZONES)
+    """How many zones to use when they are looked up. Default: 3."""
+    vpc_cidr: str = "10.0.0.0/16"
+    """The VPC's IPv4 range, /16 to /20; each zone gets a public and a private subnet carved from it. Default: 10.0.0.0/16."""
+    nat_gateways: NatGateways = NatGateways.SINGLE
+    """single (one NAT gateway, cheapest) or per_zone (survives a zone outage). Default: single."""
+    endpoint: EksEndpointAccess = Field(default_factory=EksEndpointAccess)
+    """Who reaches the Kubernetes API. Default: public and private endpoints, any address."""
+    addons: list[EksAddon] = Field(default_factory=lambda: [EksAddon(name=n) for n in DEFAULT_ADDONS])
+    """EKS add-ons. Default: vpc-cni, kube-proxy, coredns, eks-pod-identity-agent at their default versions."""
+    system_node_group: SystemNodeGroupArgs = Field(default_factory=SystemNodeGroupArgs)
+    """The on-demand node group for controllers. Default: see SystemNodeGroupArgs."""
+    block_storage: EbsStorageArgs = Field(default_factory=EbsStorageArgs)
+    """The EBS CSI driver and a gp3 StorageClass. Default: see EbsStorageArgs."""
+    network_policy: bool = True
+    """Turn on the VPC CNI's network policy agent (vpc-cni add-on enableNetworkPolicy), which enforces NetworkPolicy (tenant isolation). Default: true."""
+    log_types: list[EksLogType] = Field(
+        default_factory=lambda: [EksLogType.API, EksLogType.AUDIT, EksLogType.AUTHENTICATOR]
+    )
+    """Control plane logs sent to CloudWatch. Default: [api, audit, authenticator]."""
+    deletion_protection: bool = True
+    """Protect the cluster from deletion (EKS deletion protection and Pulumi protect). Default: true."""
+    tags: AwsTagMap = Field(default_factory=dict)
+    """AWS tags on every resource that takes them: at most 45 (AWS allows 50 and the component adds up to 5), no key under aws:. Default: {}."""
+    environment: Environment | None = None
+    """What the cluster is for, set as the gpu-platform-environment tag; the policy pack's production rules read it (the program sets it from gpu-platform:environment). Default: none (the rules fall back to the stack name)."""
+
+    @model_validator(mode="after")
+    def _ebs_csi_once(self) -> EksClusterArgs:
+        for i, addon in enumerate(self.addons):
+            if addon.name == EBS_CSI_ADDON and self.block_storage.enabled:
+                raise field_error(
+                    "EksClusterArgs", ("addons", i, "name"),
+                    f"{EBS_CSI_ADDON} comes with block_storage (with its IAM role and StorageClass); "
+                    "remove it here, or set block_storage.enabled: false",
+                    addon.name,
+                )
+        return self
+
+    @field_validator("cluster_name")
+    @classmethod
+    def _cluster_name(cls, value: str | None) -> str | None:
+        if value is not None and not valid_eks_cluster_name(value):
+            raise ValueError(
+                f"{value!r} is not a valid EKS cluster name: letters, digits, '-' and '_', starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, value: str | None) -> str | None:
+        if value is not None and not _REGION.match(value):
+            raise ValueError(f"{value!r} is not an AWS region (e.g. ap-northeast-2)")
+        return value
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        if not _EKS_VERSION.match(value):
+            hint = "; YAML reads an unquoted 1.30 as 1.3: quote it" if re.fullmatch(r"1\.[0-9]", value) else ""
+            raise ValueError(f"version must be an EKS Kubernetes minor version from 1.28 to 1.39 such as \"1.34\"{hint}")
+        return value
+
+    @field_validator("zones")
+    @classmethod
+    def _zones(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
+        for zone in value:
+            if not _ZONE.match(zone):
+                raise ValueError(f"{zone!r} is not an availability zone (e.g. ap-northeast-2a)")
+        check_unique(value, "zones", "a zone")
+        if len(value) < 2:
+            raise ValueError(f"EKS needs subnets in at least two zones (got {len(value)})")
+        if len(value) > MAX_ZONES:
+            raise ValueError(f"at most {MAX_ZONES} zones, as zone_count (got {len(value)})")
+        return value
+
+    @field_validator("vpc_cidr")
+    @classmethod
+    def _vpc_cidr(cls, value: str) -> str:
+        try:
+            net = ipaddress.IPv4Network(value, strict=True)
+        except ValueError as exc:
+            raise ValueError(f"{value!r} is not an IPv4 network in CIDR notation ({exc})") from None
+        if not 16 <= net.prefixlen <= 20:
+            raise ValueError(f"vpc_cidr must be a /16 to /20 (got /{net.prefixlen})")
+        return value
+
+    @field_validator("addons")
+    @classmethod
+    def _addons(cls, value: list[EksAddon]) -> list[EksAddon]:
+        check_unique([a.name for a in value], "addons", "an add-on")
+        return value
+
+    @model_validator(mode="after")
+    def _zones_in_region(self) -> EksClusterArgs:
+        if self.zones and self.region:
+            for i, zone in enumerate(self.zones):
+                m = _ZONE.match(zone)
+                if m and m.group(1) != self.region:
+                    raise field_error(
+                        "EksClusterArgs", ("zones", i),
+                        f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone,
+                    )
+                if problem := zone_problem("aws", self.region, zone):
+                    raise field_error("EksClusterArgs", ("zones", i), problem, zone)
+        return self

@@ -1,0 +1,198 @@
+"""SpotFailoverEksNodeGroups' mapping to provider resources: ASG tags for the autoscaler's node templates, its IAM policies, its chart values and the NVIDIA device plugin DaemonSet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpu_platform.components.eks_args import NODEGROUP_LABEL
+from gpu_platform.components.eks_resources import irsa_trust_policy
+from gpu_platform.components.labels import (
+    PART_OF_LABEL,
+)
+from gpu_platform.components.pools import (
+    CapacityType,
+)
+
+
+from gpu_platform.components.eks_node_group_args import (
+    AUTOSCALER_SERVICE_ACCOUNT,
+    EKS_CAPACITY_LABEL,
+    NODE_TEMPLATE,
+    ClusterAutoscalerSettings,
+    GpuClassArgs,
+    autoscaler_image,
+)
+
+__all__ = ["asg_tags", "autoscaler_iam_policy", "autoscaler_trust_policy", "autoscaler_values", "device_plugin_daemonset"]
+
+
+def asg_tags(cls: GpuClassArgs, capacity: CapacityType, node_group: str, cluster_name: str) -> dict[str, str]:
+    """The ASG tags the autoscaler needs to discover a group and build its node template while it has no nodes."""
+    tags = {
+        "k8s.io/cluster-autoscaler/enabled": "true",
+        f"k8s.io/cluster-autoscaler/{cluster_name}": "owned",
+    }
+    labels = {
+        **cls.node_labels(capacity),
+        EKS_CAPACITY_LABEL: "SPOT" if capacity is CapacityType.SPOT else "ON_DEMAND",
+        NODEGROUP_LABEL: node_group,
+    }
+    for key, value in labels.items():
+        tags[f"{NODE_TEMPLATE}/label/{key}"] = value
+    for taint in cls.node_taints():
+        tags[f"{NODE_TEMPLATE}/taint/{taint.key}"] = f"{taint.value}:{taint.effect.value}"
+    tags[f"{NODE_TEMPLATE}/resources/nvidia.com/gpu"] = str(cls.shape.gpu_count)
+    tags[f"{NODE_TEMPLATE}/resources/ephemeral-storage"] = f"{cls.disk_size_gib}Gi"
+    return tags
+
+
+READ_ACTIONS = (
+    "autoscaling:DescribeAutoScalingGroups",
+    "autoscaling:DescribeAutoScalingInstances",
+    "autoscaling:DescribeLaunchConfigurations",
+    "autoscaling:DescribeScalingActivities",
+    "autoscaling:DescribeTags",
+    "ec2:DescribeImages",
+    "ec2:DescribeInstanceTypes",
+    "ec2:DescribeLaunchTemplateVersions",
+    "ec2:GetInstanceTypesFromInstanceRequirements",
+    "eks:DescribeNodegroup",
+)
+MUTATING_ACTIONS = ("autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup")
+
+
+def autoscaler_iam_policy(cluster_name: str) -> dict[str, Any]:
+    """Least privilege: reads on every resource (they take no resource scoping), writes only on
+    ASGs tagged as this cluster's (EKS tags its managed node groups' ASGs so)."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "Read", "Effect": "Allow", "Action": list(READ_ACTIONS), "Resource": "*"},
+            {
+                "Sid": "ScaleOwnGroups",
+                "Effect": "Allow",
+                "Action": list(MUTATING_ACTIONS),
+                "Resource": "*",
+                "Condition": {"StringEquals": {f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster_name}": "owned"}},
+            },
+        ],
+    }
+
+
+def autoscaler_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str) -> dict[str, Any]:
+    """IRSA: only the autoscaler's service account may assume the role."""
+    return irsa_trust_policy(oidc_provider_arn, issuer, namespace, AUTOSCALER_SERVICE_ACCOUNT)
+
+
+AUTOSCALER_SCRAPE_INTERVAL = "30s"
+"""How often Prometheus scrapes the autoscaler (its counters feed NodeGroupScaleUpFailing's 15-minute window)."""
+
+
+def autoscaler_values(
+    settings: ClusterAutoscalerSettings,
+    cluster_name: str,
+    region: str,
+    role_arn: Any,
+    kubernetes_version: str | None = None,
+    *,
+    service_monitor: bool = False,
+) -> dict[str, Any]:
+    """Helm values of the cluster-autoscaler chart (its image that of ``kubernetes_version``; see autoscaler_image);
+    ``service_monitor``: the chart's ServiceMonitor, in the autoscaler's namespace (the stack's Prometheus selects
+    every ServiceMonitor in every namespace)."""
+    values: dict[str, Any] = {
+        "cloudProvider": "aws",
+        "awsRegion": region,
+        "autoDiscovery": {"clusterName": cluster_name},
+        "fullnameOverride": "cluster-autoscaler",
+        "rbac": {
+            "serviceAccount": {
+                "create": True,
+                "name": AUTOSCALER_SERVICE_ACCOUNT,
+                "annotations": {"eks.amazonaws.com/role-arn": role_arn},
+            }
+        },
+        "extraArgs": settings.extra_args(),
+        # The autoscaler must not evict itself while it removes the node it runs on.
+        "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+        "resources": {"requests": {"cpu": "100m", "memory": "300Mi"}, "limits": {"memory": "600Mi"}},
+        "serviceMonitor": {
+            "enabled": service_monitor,
+            "namespace": settings.namespace,
+            "interval": AUTOSCALER_SCRAPE_INTERVAL,
+            # Our label; Helm merges it with the chart's default (release: prometheus-operator), and the
+            # stack's Prometheus selects every ServiceMonitor whatever its labels.
+            "selector": dict(PART_OF_LABEL),
+        },
+    }
+    image = autoscaler_image(settings, kubernetes_version)
+    if image is not None:
+        repository, _, tag = image.rpartition(":")
+        values["image"] = {"repository": repository, "tag": tag}
+    return values
+
+
+def device_plugin_daemonset(
+    name: str, image: str, node_groups: list[str], opts: pulumi.ResourceOptions
+) -> k8s.apps.v1.DaemonSet:
+    """The NVIDIA device plugin on the given node groups only, tolerating every taint (it must run on each GPU node)."""
+    labels = {"app.kubernetes.io/name": "nvidia-device-plugin", **PART_OF_LABEL}
+    return k8s.apps.v1.DaemonSet(
+        name,
+        k8s.apps.v1.DaemonSetInitArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="nvidia-device-plugin", namespace="kube-system", labels=labels),
+            spec=k8s.apps.v1.DaemonSetSpecArgs(
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                update_strategy=k8s.apps.v1.DaemonSetUpdateStrategyArgs(type="RollingUpdate"),
+                template=k8s.core.v1.PodTemplateSpecArgs(
+                    metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+                    spec=k8s.core.v1.PodSpecArgs(
+                        priority_class_name="system-node-critical",
+                        tolerations=[k8s.core.v1.TolerationArgs(operator="Exists")],
+                        affinity=k8s.core.v1.AffinityArgs(
+                            node_affinity=k8s.core.v1.NodeAffinityArgs(
+                                required_during_scheduling_ignored_during_execution=k8s.core.v1.NodeSelectorArgs(
+                                    node_selector_terms=[
+                                        k8s.core.v1.NodeSelectorTermArgs(
+                                            match_expressions=[
+                                                k8s.core.v1.NodeSelectorRequirementArgs(
+                                                    key=NODEGROUP_LABEL, operator="In", values=node_groups
+                                                )
+                                            ]
+                                        )
+                                    ]
+                                )
+                            )
+                        ),
+                        containers=[
+                            k8s.core.v1.ContainerArgs(
+                                name="nvidia-device-plugin",
+                                image=image,
+                                env=[k8s.core.v1.EnvVarArgs(name="FAIL_ON_INIT_ERROR", value="false")],
+                                resources=k8s.core.v1.ResourceRequirementsArgs(
+                                    requests={"cpu": "50m", "memory": "64Mi"}, limits={"memory": "256Mi"}
+                                ),
+                                security_context=k8s.core.v1.SecurityContextArgs(
+                                    allow_privilege_escalation=False,
+                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+                                ),
+                                volume_mounts=[
+                                    k8s.core.v1.VolumeMountArgs(name="device-plugin", mount_path="/var/lib/kubelet/device-plugins")
+                                ],
+                            )
+                        ],
+                        volumes=[
+                            k8s.core.v1.VolumeArgs(
+                                name="device-plugin",
+                                host_path=k8s.core.v1.HostPathVolumeSourceArgs(path="/var/lib/kubelet/device-plugins"),
+                            )
+                        ],
+                    ),
+                ),
+            ),
+        ),
+        opts=opts,
+    )
