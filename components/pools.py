@@ -281,3 +281,7 @@ class NodePoolShape:
     """When the pool's autoscaling bounds count per zone (GKE scope per_zone): the number of zones they
     multiply over, so a total node count N needs max_nodes ceil(N / zones) in the stack file. None when
     the bounds are totals (GKE scope total, EKS node groups)."""
+
+    def __post_init__(self) -> None:
+        # A role given as its value ("gpu") is the enum member, so `shape.role is PoolRole.GPU` holds.
+        object.__setattr__(self, "role", PoolRole(self.role))

@@ -23,13 +23,14 @@ import pulumi
 import pulumi.runtime
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 
-from gpu_platform.components.dask_operator import DaskOperatorArgs
+from gpu_platform.components.dask_args import DaskOperatorArgs
 from gpu_platform.components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
 from gpu_platform.components.eks_args import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
 from gpu_platform.components.gke_args import GpuGkeClusterArgs, valid_cluster_name
 from gpu_platform.components.kube import kubernetes_owns
 from gpu_platform.components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
 from gpu_platform.components.numbers import Int
+from gpu_platform.components.labels import PoolRole
 from gpu_platform.components.models import ARGS_CONFIG, field_error, key_path
 from gpu_platform.components.pools import Environment, NodePoolShape
 from gpu_platform.components.prometheus_stack import PrometheusStackArgs
@@ -109,7 +110,7 @@ class KubeflowConfig(BaseModel):
 
     def capacity_problem(self, pools: list[NodePoolShape]) -> str | None:
         """Why the stack's system pool cannot hold this Kubeflow, or None."""
-        system = [p for p in pools if p.role == "system"]
+        system = [p for p in pools if p.role is PoolRole.SYSTEM]
         return capacity_problem(self.install.edition, system, self.system_reserve_percent)
 
 

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 
 from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components import DaskOperator, DaskOperatorArgs, RapidsDaskClusterSpec
-from gpu_platform.components.dask_operator import DaskNotebookArgs, GPU_NODE_LABELS, node_room, operator_chart_dir, operator_values
+from gpu_platform.components.dask_args import GPU_NODE_LABELS, DaskNotebookArgs, node_room, operator_chart_dir
+from gpu_platform.components.dask_resources import operator_values
 from gpu_platform.components.pools import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
 from gpu_platform.infra.config import StackConfig, format_validation_error
 from tests.components.test_upstream_schemas import unknown_keys
