@@ -9,22 +9,15 @@ per-pod GPU metrics rely on.
 
 from __future__ import annotations
 
-import difflib
-import functools
-import json
-from enum import StrEnum
-from pathlib import Path
-from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic import BaseModel, Field, field_validator
 
-from gpu_platform.components.kube import ChartVersion, DnsLabel, Duration, PinnedImage, helm_release
+from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import PART_OF_LABEL
-from gpu_platform.components.models import check_unique
-from gpu_platform.components.numbers import Int
-from gpu_platform.components.pools import ARGS_CONFIG
+
+from gpu_platform.components.dcgm_args import DCGM_REPOSITORY, DEFAULT_METRICS, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
+from gpu_platform.components.dcgm_values import dcgm_values, metrics_csv
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -33,160 +26,6 @@ __all__ = [
     "DcgmMetric",
     "GpuNodeSelection",
 ]
-
-DCGM_REPOSITORY = "https://nvidia.github.io/dcgm-exporter/helm-charts"
-METRICS_PATH = "/etc/dcgm-exporter/gpu-platform-metrics.csv"
-MIN_PROBE_DELAY = 20  # below this the exporter restarts in a loop before DCGM is up (the EKS DCGM + GPU HPA guide's finding)
-
-
-class GpuNodeSelection(StrEnum):
-    """How the exporter finds GPU nodes."""
-
-    GKE = "gke"
-    """Nodes with cloud.google.com/gke-accelerator (set by GKE on every GPU node)."""
-    EKS = "eks"
-    """Nodes with k8s.amazonaws.com/accelerator (set by the EKS node groups)."""
-
-
-_SELECTION_LABEL = {GpuNodeSelection.GKE: "cloud.google.com/gke-accelerator", GpuNodeSelection.EKS: "k8s.amazonaws.com/accelerator"}
-
-
-@functools.cache
-def dcgm_field_names() -> frozenset[str]:
-    """DCGM's field names, shipped with their source and date (components/data/dcgm_fields.json)."""
-    data = json.loads((Path(__file__).parent / "data" / "dcgm_fields.json").read_text(encoding="utf-8"))
-    return frozenset(data["fields"])
-
-
-class DcgmMetric(BaseModel):
-    """One DCGM field the exporter publishes."""
-
-    model_config = ARGS_CONFIG
-
-    field: str = Field(pattern=r"^DCGM_FI_[A-Z0-9_]+$")
-    """DCGM field name DCGM has (dcgm_fields.h), e.g. DCGM_FI_DEV_GPU_UTIL. Required."""
-
-    @field_validator("field")
-    @classmethod
-    def _known_field(cls, value: str) -> str:
-        known = dcgm_field_names()
-        if value not in known:
-            hint = difflib.get_close_matches(value, sorted(known), n=1)
-            mean = f"; did you mean {hint[0]}?" if hint else ""
-            raise ValueError(f"DCGM has no field {value}{mean} (names from DCGM's dcgm_fields.h)")
-        return value
-    type: str = Field(pattern=r"^(gauge|counter|label)$")
-    """Prometheus type: gauge, counter or label. Required."""
-    help: str = Field(min_length=1)
-    """Help text. Required."""
-
-
-DEFAULT_METRICS: tuple[DcgmMetric, ...] = tuple(
-    DcgmMetric(field=f, type=t, help=h)
-    for f, t, h in (
-        ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
-        ("DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz)."),
-        ("DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C)."),
-        ("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W)."),
-        ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy consumption since boot (in mJ)."),
-        ("DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %)."),
-        ("DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %)."),
-        ("DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB)."),
-        ("DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB)."),
-        ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
-        ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."),
-    )
-)
-"""Default counters plus utilisation, memory, power and XID errors."""
-
-
-class DcgmExporterArgs(BaseModel):
-    """Inputs of DcgmExporter."""
-
-    model_config = ARGS_CONFIG
-
-    node_selection: GpuNodeSelection
-    """gke or eks: which node label marks GPU nodes (and on GKE, GKE's driver paths). Required."""
-    namespace: DnsLabel = "dcgm-exporter"
-    """Namespace of the exporter (created). Default: dcgm-exporter."""
-    chart_version: ChartVersion = "4.8.2"
-    """dcgm-exporter chart release. Default: 4.8.2."""
-    image: PinnedImage = "nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless"
-    """Exporter image, pinned. Default: nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless."""
-    probe_initial_delay_seconds: Int = Field(default=45, ge=MIN_PROBE_DELAY, le=600)
-    """Initial delay of the liveness and readiness probes (at least 20 s). Default: 45."""
-    scrape_interval: Duration = "15s"
-    """ServiceMonitor scrape interval. Default: 15s."""
-    metrics: list[DcgmMetric] = Field(default_factory=lambda: list(DEFAULT_METRICS), min_length=1)
-    """The DCGM fields published. Default: SM/memory clocks, temperature, power, energy, GPU and memory utilisation, framebuffer, XID errors, PCIe replays."""
-
-    @field_validator("metrics")
-    @classmethod
-    def _needs_utilisation(cls, value: list[DcgmMetric]) -> list[DcgmMetric]:
-        fields = [m.field for m in value]
-        if "DCGM_FI_DEV_GPU_UTIL" not in fields:
-            raise ValueError(
-                "metrics must include DCGM_FI_DEV_GPU_UTIL: the GPU custom metrics and alerts are built on it"
-            )
-        check_unique(fields, "metrics", "a field")
-        return value
-
-
-def metrics_csv(metrics: list[DcgmMetric]) -> str:
-    """The exporter's counters file: "field, type, help" per line."""
-    return "".join(f"{m.field}, {m.type}, {m.help}\n" for m in metrics)
-
-
-def dcgm_values(args: DcgmExporterArgs, metrics_config_map: str) -> dict[str, Any]:
-    """dcgm-exporter chart values."""
-    repository, tag = args.image.rsplit(":", 1) if "@" not in args.image else (args.image, "")
-    values: dict[str, Any] = {
-        "image": {"repository": repository, "tag": tag},
-        "arguments": ["-f", METRICS_PATH],
-        "affinity": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": _SELECTION_LABEL[args.node_selection], "operator": "Exists"}]}
-                    ]
-                }
-            }
-        },
-        # GPU nodes carry the GPU taint and may carry pool taints (compute classes,
-        # training pools): a node agent tolerates them all.
-        "tolerations": [
-            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
-            {"operator": "Exists"},
-        ],
-        "serviceMonitor": {"enabled": True, "interval": args.scrape_interval, "honorLabels": True},
-        "livenessProbe": {"initialDelaySeconds": args.probe_initial_delay_seconds},
-        "readinessProbe": {"initialDelaySeconds": args.probe_initial_delay_seconds},
-        "extraConfigMapVolumes": [
-            {
-                "name": "gpu-platform-metrics",
-                "configMap": {"name": metrics_config_map, "items": [{"key": "metrics", "path": "metrics.csv"}]},
-            }
-        ],
-        "extraVolumeMounts": [{"name": "gpu-platform-metrics", "mountPath": METRICS_PATH, "subPath": "metrics.csv"}],
-    }
-    if args.node_selection is GpuNodeSelection.GKE:
-        # GKE installs the driver on the host; the exporter reads NVML from there.
-        values["extraHostVolumes"] = [
-            {"name": "nvidia-install-dir-host", "hostPath": "/home/kubernetes/bin/nvidia"},
-            {"name": "vulkan-icd-mount", "hostPath": "/home/kubernetes/bin/nvidia/vulkan/icd.d"},
-        ]
-        values["extraVolumeMounts"] += [
-            {"name": "nvidia-install-dir-host", "mountPath": "/usr/local/nvidia", "readOnly": True},
-            {"name": "vulkan-icd-mount", "mountPath": "/etc/vulkan/icd.d", "readOnly": True},
-        ]
-        values["extraEnv"] = [
-            {"name": "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", "value": "device-name"},
-            {"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"},
-        ]
-        # The exporter requests no GPU, so it sees the devices only when privileged; the
-        # chart's default allowPrivilegeEscalation false would make the API server refuse that.
-        values["securityContext"] = {"privileged": True, "allowPrivilegeEscalation": True}
-    return values
 
 
 class DcgmExporter(pulumi.ComponentResource):

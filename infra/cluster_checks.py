@@ -195,8 +195,8 @@ SYNTHETIC = ("up", "scrape_", "ALERTS", "ALERTS_FOR_STATE")
 
 
 def promql_metrics(expr: str) -> set[str]:
-    """The metric names an expression reads (components.prometheus_stack.expression_metrics)."""
-    from gpu_platform.components.prometheus_stack import expression_metrics
+    """The metric names an expression reads (components.prometheus_args.expression_metrics)."""
+    from gpu_platform.components.prometheus_args import expression_metrics
 
     return expression_metrics(expr)
 

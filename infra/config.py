@@ -24,7 +24,7 @@ import pulumi.runtime
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from gpu_platform.components.dask_args import DaskOperatorArgs
-from gpu_platform.components.dcgm_exporter import DcgmExporterArgs, GpuNodeSelection
+from gpu_platform.components.dcgm_args import DcgmExporterArgs, GpuNodeSelection
 from gpu_platform.components.eks_args import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
 from gpu_platform.components.gke_args import GpuGkeClusterArgs, valid_cluster_name
 from gpu_platform.components.kube import kubernetes_owns
@@ -33,7 +33,7 @@ from gpu_platform.components.numbers import Int
 from gpu_platform.components.labels import PoolRole
 from gpu_platform.components.models import ARGS_CONFIG, field_error, key_path
 from gpu_platform.components.pools import Environment, NodePoolShape
-from gpu_platform.components.prometheus_stack import PrometheusStackArgs
+from gpu_platform.components.prometheus_args import PrometheusStackArgs
 from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
 from gpu_platform.components.zones import unchecked_region, zone_problem
 

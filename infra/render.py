@@ -642,7 +642,7 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
     pick any supported release without re-locking."""
     from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
     from gpu_platform.components.dask_args import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
-    from gpu_platform.components.dcgm_exporter import DCGM_REPOSITORY
+    from gpu_platform.components.dcgm_args import DCGM_REPOSITORY
     from gpu_platform.components.kubeflow_install import KNOWN_RELEASES, KubeflowInstallArgs, manifest_sources
     from gpu_platform.components.eks_node_group_args import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
 

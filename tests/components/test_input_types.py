@@ -141,7 +141,7 @@ def test_preview_says_when_zones_were_not_checked(tmp_path, capsys) -> None:  # 
 
 # --- DCGM field names (components/data/dcgm_fields.json) ----------------------------------------
 
-from gpu_platform.components.dcgm_exporter import DcgmMetric  # noqa: E402
+from gpu_platform.components.dcgm_args import DcgmMetric  # noqa: E402
 
 
 @pytest.mark.parametrize("field", ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED"])

@@ -18,22 +18,19 @@ from gpu_platform.components import (
     PrometheusStack,
     PrometheusStackArgs,
 )
-from gpu_platform.components.dcgm_exporter import DEFAULT_METRICS, dcgm_values, metrics_csv
-from gpu_platform.components.prometheus_stack import (
+from gpu_platform.components.dcgm_args import DEFAULT_METRICS
+from gpu_platform.components.dcgm_values import dcgm_values, metrics_csv
+from gpu_platform.components.prometheus_args import (
     ALWAYS_SCRAPED,
     GPU_CUSTOM_METRICS,
     MANAGED_CONTROL_PLANE,
     ClusterKind,
     MetricSource,
     MonitoredCluster,
-    adapter_rules,
-    adapter_values,
-    dashboard_json,
     expression_metrics,
-    gpu_alert_groups,
     metric_source,
-    stack_values,
 )
+from gpu_platform.components.prometheus_values import adapter_rules, adapter_values, dashboard_json, gpu_alert_groups, stack_values
 from gpu_platform.infra.config import format_validation_error
 from tests.conftest import Engine, settled
 
@@ -128,16 +125,16 @@ def test_alerts_ship_only_when_what_they_read_is_scraped(sources: set[MetricSour
 
 def test_fails_when_an_alert_reads_a_metric_nothing_scrapes(monkeypatch: pytest.MonkeyPatch) -> None:
     from gpu_platform.components import AlertSettings
-    from gpu_platform.components import prometheus_stack
+    from gpu_platform.components import prometheus_values
 
-    candidates = prometheus_stack._gpu_alert_candidates
+    candidates = prometheus_values._gpu_alert_candidates
 
     def with_unscraped(alerts: AlertSettings) -> list[dict[str, Any]]:
         groups = candidates(alerts)
         groups[0]["rules"].append({"alert": "Nvml", "expr": "nvml_gpu_temperature_celsius > 90"})
         return groups
 
-    monkeypatch.setattr(prometheus_stack, "_gpu_alert_candidates", with_unscraped)
+    monkeypatch.setattr(prometheus_values, "_gpu_alert_candidates", with_unscraped)
     with pytest.raises(ValueError, match="alert Nvml reads nvml_gpu_temperature_celsius, which no source of the stack scrapes"):
         gpu_alert_groups(AlertSettings(), set(MetricSource))
 

@@ -17,17 +17,9 @@ import pytest
 import yaml
 
 from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
-from gpu_platform.components.dcgm_exporter import dcgm_values
-from gpu_platform.components.prometheus_stack import (
-    AlertSettings,
-    ClusterKind,
-    MetricSource,
-    MonitoredCluster,
-    adapter_rules,
-    adapter_values,
-    gpu_alert_groups,
-    stack_values,
-)
+from gpu_platform.components.dcgm_values import dcgm_values
+from gpu_platform.components.prometheus_args import AlertSettings, ClusterKind, MetricSource, MonitoredCluster
+from gpu_platform.components.prometheus_values import adapter_rules, adapter_values, gpu_alert_groups, stack_values
 
 # Keys of subcharts whose own values.yaml is not among the references: the
 # kube-state-metrics chart (prometheus-community) documents metricLabelsAllowlist.

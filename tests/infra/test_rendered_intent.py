@@ -191,7 +191,7 @@ def test_the_adapter_serves_each_gpu_metric_with_exactly_one_rule(rendered: tupl
 
     import yaml
 
-    from gpu_platform.components.prometheus_stack import GPU_CUSTOM_METRICS
+    from gpu_platform.components.prometheus_args import GPU_CUSTOM_METRICS
 
     stack, _, plan, rendering = rendered
     adapter = [o for o in rendering.objects if o.kind == "ConfigMap" and "adapter" in o.name and "config.yaml" in (o.body.get("data") or {})]
