@@ -16,7 +16,8 @@ from gpu_platform.components.models import check_min_max, check_unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.quantities import MiB, Millicores
 from gpu_platform.components.reserves import allocatable
-from gpu_platform.components.pools import ARGS_CONFIG, GPU_TAINT, NodePoolShape, Taint, field_error, tolerations
+from gpu_platform.components.pools import GPU_TAINT, NodePoolShape, Taint, tolerations
+from gpu_platform.components.models import ARGS_CONFIG, field_error
 
 
 

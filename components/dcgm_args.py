@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 from gpu_platform.components.kube import ChartVersion, DnsLabel, Duration, PinnedImage
 from gpu_platform.components.models import check_unique
 from gpu_platform.components.numbers import Int
-from gpu_platform.components.pools import ARGS_CONFIG
+from gpu_platform.components.models import ARGS_CONFIG
 
 
 

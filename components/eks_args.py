@@ -15,7 +15,15 @@ from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
 from gpu_platform.components.models import check_min_max, check_unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.reserves import ReserveFormula
-from gpu_platform.components.pools import ARGS_CONFIG, ENVIRONMENT_LABEL, CapacityStrategy, Environment, LabelMap, NodePoolShape, PoolPlacement, field_error
+from gpu_platform.components.pools import (
+    ENVIRONMENT_LABEL,
+    CapacityStrategy,
+    Environment,
+    LabelMap,
+    NodePoolShape,
+    PoolPlacement,
+)
+from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.zones import zone_problem
 
 

@@ -25,7 +25,6 @@ from gpu_platform.components.models import check_min_max, check_unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import (
-    ARGS_CONFIG,
     GPU_TAINT,
     CapacityStrategy,
     CapacityType,
@@ -33,9 +32,9 @@ from gpu_platform.components.pools import (
     NodePoolShape,
     PoolPlacement,
     Taint,
-    field_error,
     pool_taints,
 )
+from gpu_platform.components.models import ARGS_CONFIG, field_error
 
 
 

@@ -28,7 +28,6 @@ from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import (
     ENVIRONMENT_LABEL,
     Environment,
-    ARGS_CONFIG,
     GPU_TAINT,
     AutoscalingBounds,
     BoundsScope,
@@ -36,9 +35,9 @@ from gpu_platform.components.pools import (
     CapacityType,
     LabelMap,
     NodePoolShape,
-    field_error,
     pool_taints,
 )
+from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.gke_plan import plan_pools
 from gpu_platform.components.zones import zone_problem
 

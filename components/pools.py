@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from gpu_platform.components.labels import PoolRole
-from gpu_platform.components.models import ARGS_CONFIG, check_min_max, check_unique, field_error
+from gpu_platform.components.models import ARGS_CONFIG, check_min_max, check_unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.reserves import ReserveFormula
 

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from gpu_platform.components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, Duration
 from gpu_platform.components.numbers import Int
-from gpu_platform.components.pools import ARGS_CONFIG, field_error
+from gpu_platform.components.models import ARGS_CONFIG, field_error
 
 
 

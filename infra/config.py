@@ -28,7 +28,8 @@ from gpu_platform.components.dcgm_args import DcgmExporterArgs, GpuNodeSelection
 from gpu_platform.components.eks_args import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
 from gpu_platform.components.gke_args import GpuGkeClusterArgs, valid_cluster_name
 from gpu_platform.components.kube import kubernetes_owns
-from gpu_platform.components.kubeflow_install import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs, capacity_problem
+from gpu_platform.components.kubeflow_args import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs
+from gpu_platform.components.kubeflow_plan import capacity_problem
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.labels import PoolRole
 from gpu_platform.components.models import ARGS_CONFIG, field_error, key_path

@@ -643,7 +643,8 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
     from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
     from gpu_platform.components.dask_args import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
     from gpu_platform.components.dcgm_args import DCGM_REPOSITORY
-    from gpu_platform.components.kubeflow_install import KNOWN_RELEASES, KubeflowInstallArgs, manifest_sources
+    from gpu_platform.components.kubeflow_args import KNOWN_RELEASES, KubeflowInstallArgs
+    from gpu_platform.components.kubeflow_plan import manifest_sources
     from gpu_platform.components.eks_node_group_args import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
 
     prometheus = PrometheusStackArgs()

@@ -17,24 +17,20 @@ from pydantic import ValidationError
 
 from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components import KubeflowInstall, KubeflowInstallArgs, NodePoolShape, PoolPlacement, Taint, TrainingPoolSelector
-from gpu_platform.components.kubeflow_install import (
-    EDITION_FOOTPRINT,
-    Edition,
-    KNOWN_RELEASES,
+from gpu_platform.components.kubeflow_args import EDITION_FOOTPRINT, KNOWN_RELEASES, Edition
+from gpu_platform.components.kubeflow_plan import capacity_problem, manifest_sources, training_placement
+from gpu_platform.components.kubeflow_transforms import (
     Credential,
-    _as_pulumi_transform,
     apply_transforms,
-    capacity_problem,
+    as_pulumi_transform,
     default_profile_transform,
-    edition_credentials,
     dex_oidc_transform,
     dex_password_transform,
-    manifest_sources,
+    edition_credentials,
     pipeline_volume_transform,
     rendered_object_transforms,
-    upstream_credentials_transform,
     tenant_quota_hard,
-    training_placement,
+    upstream_credentials_transform,
 )
 from gpu_platform.components.pools import CapacityStrategy
 from gpu_platform.infra.config import format_validation_error
@@ -236,7 +232,7 @@ def test_volume_transform_keeps_the_default_class_and_other_objects() -> None:
 
 @pytest.mark.parametrize("keep", [True, False])
 def test_pulumi_transform_retains_the_volumes(keep: bool) -> None:
-    transform = _as_pulumi_transform(KubeflowInstallArgs(keep_volumes_on_delete=keep), None)
+    transform = as_pulumi_transform(KubeflowInstallArgs(keep_volumes_on_delete=keep), None)
     result = transform(
         pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"), pulumi.ResourceOptions())
     )
@@ -326,7 +322,7 @@ from pathlib import Path
 import yaml
 from kfp import compiler, dsl
 
-from gpu_platform.components.kubeflow_install import place_on_training_pool
+from gpu_platform.components.kubeflow_plan import place_on_training_pool
 from gpu_platform.components.pools import PoolPlacement, Taint
 
 placement = PoolPlacement(
@@ -523,7 +519,7 @@ def test_oidc_transform_adds_the_connector_and_its_secret_env() -> pulumi.Output
     assert dex_oidc_transform({**UPSTREAM_DEX_SECRET}, oidc, "s") is None  # dex-passwords is not ours to touch here
     # Through the Pulumi transform, after the static user's own change.
     args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
-    transform = _as_pulumi_transform(args, "$2b$12$hash", "s3cret")
+    transform = as_pulumi_transform(args, "$2b$12$hash", "s3cret")
     result = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:ConfigMap", "kf:auth/dex", UPSTREAM_DEX_CONFIG, pulumi.ResourceOptions()))
     assert result is not None
     both = yaml.safe_load(result.props["data"]["config.yaml"])
@@ -633,7 +629,7 @@ def test_credentials_transform_fails_when_mysql_has_no_mysql_container() -> None
 
 
 def test_pulumi_transform_applies_the_credentials_on_pipelines_only() -> None:
-    transform = _as_pulumi_transform(KubeflowInstallArgs(), None, None, CREDENTIALS)
+    transform = as_pulumi_transform(KubeflowInstallArgs(), None, None, CREDENTIALS)
     secret = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET, pulumi.ResourceOptions()))
     mysql = transform(pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/mysql", UPSTREAM_MYSQL, pulumi.ResourceOptions()))
     assert secret is not None and mysql is not None
@@ -641,7 +637,7 @@ def test_pulumi_transform_applies_the_credentials_on_pipelines_only() -> None:
     assert [e["name"] for e in mysql.props["spec"]["template"]["spec"]["containers"][0]["env"]] == ["MYSQL_ROOT_PASSWORD"]  # type: ignore[index]
     api = transform(pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", UPSTREAM_API_SERVER, pulumi.ResourceOptions()))
     assert api is None
-    without = _as_pulumi_transform(KubeflowInstallArgs(), None)
+    without = as_pulumi_transform(KubeflowInstallArgs(), None)
     assert without(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET, pulumi.ResourceOptions())) is None
 
 
@@ -820,7 +816,7 @@ def test_default_profile_transform_gives_the_profile_our_owner() -> None:
     ours = {**UPSTREAM_PROFILE, "spec": {"owner": {"kind": "User", "name": "nlp@corp.example"}}}
     assert default_profile_transform(ours, "ml-admin@corp.example") is None  # a tenant's Profile stays its own
     assert default_profile_transform({**UPSTREAM_PROFILE, "apiVersion": "other.io/v1"}, "a@b.c") is None
-    transform = _as_pulumi_transform(KubeflowInstallArgs.model_validate(PLATFORM), "$2b$12$h")
+    transform = as_pulumi_transform(KubeflowInstallArgs.model_validate(PLATFORM), "$2b$12$h")
     result = transform(pulumi.ResourceTransformArgs(
         True, "kubernetes:kubeflow.org/v1beta1:Profile", "kf:kubeflow-user-example-com", UPSTREAM_PROFILE, pulumi.ResourceOptions()
     ))

@@ -279,7 +279,7 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
 
 @pytest.mark.parametrize("edition", ["pipelines", "platform"])
 def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -> None:
-    from gpu_platform.components.kubeflow_install import edition_credentials, rendered_object_transforms
+    from gpu_platform.components.kubeflow_transforms import edition_credentials, rendered_object_transforms
 
     upstream_or_skip()
     kubectl_or_skip()
