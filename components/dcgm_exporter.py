@@ -13,8 +13,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_platform.components.kube import helm_release
-from gpu_platform.components.labels import PART_OF_LABEL
+from gpu_platform.components.kube import component_namespace, helm_release
 
 from gpu_platform.components.dcgm_args import DCGM_REPOSITORY, DEFAULT_METRICS, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
 from gpu_platform.components.dcgm_values import dcgm_values, metrics_csv
@@ -48,11 +47,7 @@ class DcgmExporter(pulumi.ComponentResource):
         (PrometheusStack.release); the release waits for it. None only when the CRD is already on the cluster."""
         super().__init__("gpu-platform:dcgm_exporter:DcgmExporter", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=dict(PART_OF_LABEL)),
-            opts=child,
-        )
+        namespace = component_namespace(name, args.namespace, child)
         ns = namespace.metadata.name
         metrics = k8s.core.v1.ConfigMap(
             f"{name}-metrics",

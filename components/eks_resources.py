@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
+from gpu_platform.components.kube import exec_kubeconfig
 
 
 
@@ -41,28 +41,11 @@ def zones_offering(
 
 def eks_kubeconfig(cluster_name: str, region: str, endpoint: str, ca_data: str) -> str:
     """A kubeconfig whose user runs `aws eks get-token` (the AWS CLI's exec credential plugin)."""
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": cluster_name, "cluster": {"certificate-authority-data": ca_data, "server": endpoint}}],
-        "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
-        "current-context": cluster_name,
-        "preferences": {},
-        "users": [
-            {
-                "name": cluster_name,
-                "user": {
-                    "exec": {
-                        "apiVersion": "client.authentication.k8s.io/v1beta1",
-                        "command": "aws",
-                        "args": ["--region", region, "eks", "get-token", "--cluster-name", cluster_name, "--output", "json"],
-                        "interactiveMode": "Never",
-                    }
-                },
-            }
-        ],
-    }
-    return yaml.safe_dump(config, sort_keys=False)
+    return exec_kubeconfig(cluster_name, endpoint, ca_data, {
+        "command": "aws",
+        "args": ["--region", region, "eks", "get-token", "--cluster-name", cluster_name, "--output", "json"],
+        "interactiveMode": "Never",
+    })
 
 
 def irsa_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str, service_account: str) -> dict[str, Any]:

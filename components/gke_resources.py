@@ -7,8 +7,8 @@ from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
-import yaml
 
+from gpu_platform.components.kube import exec_kubeconfig
 from gpu_platform.components.pools import (
     ENVIRONMENT_LABEL,
     AutoscalingBounds,
@@ -45,37 +45,11 @@ def compute_class_spec(spot_pool: str, on_demand_pool: str, migrate_back_to_spot
 
 def gke_kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
     """A kubeconfig in the exec form with gke-gcloud-auth-plugin."""
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": cluster_name,
-                "cluster": {
-                    "certificate-authority-data": ca_certificate,
-                    "server": f"https://{endpoint}",
-                },
-            }
-        ],
-        "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
-        "current-context": cluster_name,
-        "preferences": {},
-        "users": [
-            {
-                "name": cluster_name,
-                "user": {
-                    "exec": {
-                        "apiVersion": "client.authentication.k8s.io/v1beta1",
-                        "command": "gke-gcloud-auth-plugin",
-                        "installHint": "Install gke-gcloud-auth-plugin: "
-                        "gcloud components install gke-gcloud-auth-plugin",
-                        "provideClusterInfo": True,
-                    }
-                },
-            }
-        ],
-    }
-    return yaml.safe_dump(config, sort_keys=False)
+    return exec_kubeconfig(cluster_name, f"https://{endpoint}", ca_certificate, {
+        "command": "gke-gcloud-auth-plugin",
+        "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin",
+        "provideClusterInfo": True,
+    })
 
 
 def cluster_args(

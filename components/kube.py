@@ -8,7 +8,10 @@ from typing import Annotated, Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 from pydantic import AfterValidator
+
+from gpu_platform.components.labels import PART_OF_LABEL
 
 __all__ = [
     "ChartRepository",
@@ -152,5 +155,31 @@ def helm_release(
             values=values,
             max_history=10,
         ),
+        opts=opts,
+    )
+
+
+def exec_kubeconfig(cluster_name: str, server: str, ca_data: str, credential: dict[str, Any]) -> str:
+    """A kubeconfig for one cluster whose user runs an exec credential plugin (``credential``:
+    command, args and the plugin's options), as EKS and GKE both hand them out."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": cluster_name, "cluster": {"certificate-authority-data": ca_data, "server": server}}],
+        "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
+        "current-context": cluster_name,
+        "preferences": {},
+        "users": [
+            {"name": cluster_name, "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", **credential}}}
+        ],
+    }
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def component_namespace(name: str, namespace: str, opts: pulumi.ResourceOptions) -> k8s.core.v1.Namespace:
+    """The namespace a component installs into, labelled as the platform's (child ``<name>-namespace``)."""
+    return k8s.core.v1.Namespace(
+        f"{name}-namespace",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=namespace, labels=dict(PART_OF_LABEL)),
         opts=opts,
     )

@@ -12,8 +12,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_platform.components.kube import helm_release
-from gpu_platform.components.labels import PART_OF_LABEL
+from gpu_platform.components.kube import component_namespace, helm_release
 
 from gpu_platform.components.prometheus_args import (
     GPU_CUSTOM_METRICS,
@@ -68,11 +67,7 @@ class PrometheusStack(pulumi.ComponentResource):
         super().__init__("gpu-platform:prometheus_stack:PrometheusStack", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-namespace",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=dict(PART_OF_LABEL)),
-            opts=child,
-        )
+        namespace = component_namespace(name, args.namespace, child)
         ns = namespace.metadata.name
         admin = k8s.core.v1.Secret(
             f"{name}-grafana-admin",
