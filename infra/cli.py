@@ -29,6 +29,7 @@ an unexpected failure; `--version` prints the version.
 from __future__ import annotations
 
 import argparse
+import re
 import atexit
 import contextlib
 import gc
@@ -218,7 +219,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
         from gpu_platform.infra.config import ConfigError, load_stack_config
         from gpu_platform.infra.manifests import MANIFEST_FILES, kubernetes_objects, manifest_files, plain, rendered_json, validate_objects
         from gpu_platform.infra.output import check_distinct, file_target, folder_target, write_outputs
-        from gpu_platform.infra.preview import read_stack_file, run_program
+        from gpu_platform.infra.preview import load_program, read_stack_file, run_program
         from gpu_platform.policies.evaluate import evaluate, read_policy_config
         from gpu_platform.policies.rules import Enforcement, Resource
 
@@ -226,16 +227,18 @@ def cmd_preview(args: argparse.Namespace) -> int:
     json_target = file_target("--json", args.json) if args.json is not None else None
     manifests_target = folder_target("--manifests", args.manifests, MANIFEST_FILES) if args.manifests is not None else None
     check_distinct(json_target, manifests_target)
+    args.stack = _preview_stack(args)
     args.sources = None if args.no_render else _sources(args)
-    project_dir = _project_dir(args)
-    config, secret_keys = read_stack_file(project_dir, args.stack)
+    program = load_program(Path(args.program)) if args.program is not None else None
+    project_dir = program.project_dir if program is not None else _project_dir(args)
+    config, secret_keys = read_stack_file(project_dir, args.stack, required=program is None)
     policy_config = read_policy_config(Path(args.policy_config) if args.policy_config is not None else None)
     try:
         # Ctrl-C takes effect when the run ends (seconds; a second Ctrl-C at once): an
         # interrupt inside the SDK's event loop or a provider SDK's import is not safe.
         with deferred_interrupts(second_raises=True):
-            plan = run_program(project_dir, args.stack, config, secret_keys)
-        stack_config = load_stack_config()
+            plan = run_program(project_dir, args.stack, config, secret_keys, program=program)
+        stack_config = load_stack_config() if program is None else program_target(plan, args.kubernetes_version)
     except (ConfigError, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - the program's own failure: one line, exit 3
@@ -388,6 +391,35 @@ def _rendered_details(report: Any) -> dict[str, str]:
 
 def _json_bytes(document: Any) -> bytes:
     return (json.dumps(document, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _preview_stack(args: argparse.Namespace) -> str:
+    """The stack to preview: positional or --stack (not two different ones); dev for --program."""
+    if args.stack is not None and args.stack_option is not None and args.stack != args.stack_option:
+        raise CommandError(f"--stack {args.stack_option}: the positional stack is {args.stack}; give one")
+    stack = args.stack if args.stack is not None else args.stack_option
+    if stack is None and args.program is None:
+        raise CommandError("preview needs a stack (gpu-platform preview <stack>) or --program DIR")
+    if args.program is None and args.kubernetes_version is not None:
+        raise CommandError("--kubernetes-version applies to --program; a stack sets gpu-platform:kubernetes_version")
+    if args.program is not None and args.project_dir is not None:
+        raise CommandError("--project-dir and --program both name a project: give one")
+    if args.kubernetes_version is not None and not re.fullmatch(r"1\.[0-9]{2}", args.kubernetes_version):
+        raise CommandError(f"--kubernetes-version {args.kubernetes_version}: a Kubernetes minor version such as 1.34")
+    return "dev" if stack is None else stack
+
+
+def program_target(plan: Any, kubernetes_version: str | None) -> Any:
+    """What the checks need of a program of one's own, which has no gpu-platform stack config:
+    the Kubernetes version (--kubernetes-version, else the stack config's default) and the cloud
+    its cluster runs on (from the plan's resources; gcp when it declares no cluster)."""
+    from types import SimpleNamespace
+
+    from gpu_platform.infra.config import Cloud, StackConfig
+
+    version = kubernetes_version or StackConfig.model_fields["kubernetes_version"].default
+    cloud = Cloud.AWS if any(r.type.startswith("aws:eks/") for r in plan.resources) else Cloud.GCP
+    return SimpleNamespace(kubernetes_version=version, cloud=cloud)
 
 
 def _program_failure(exc: Exception) -> CommandError:
@@ -676,7 +708,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     preview = sub.add_parser("preview", parents=[common], help="offline preview of a stack: resource tree, plan JSON, manifests")
-    preview.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    preview.add_argument("stack", nargs="?", help="stack name: stacks/Pulumi.<stack>.yaml (with --program: default dev)")
+    preview.add_argument(
+        "--program", metavar="DIR",
+        help="preview your own Python Pulumi program (the folder of its Pulumi.yaml) with the same checks; "
+        "its stack file Pulumi.<stack>.yaml is read when there is one",
+    )
+    preview.add_argument("--stack", dest="stack_option", metavar="NAME", help="the stack (the same as the positional name)")
+    preview.add_argument(
+        "--kubernetes-version", metavar="X.Y",
+        help="with --program: the Kubernetes minor whose schemas the objects are checked against (default: 1.34)",
+    )
     preview.add_argument("--json", metavar="PLAN", help="write the plan as JSON to PLAN")
     preview.add_argument(
         "--manifests", metavar="DIR",

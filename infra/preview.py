@@ -422,13 +422,14 @@ def _namespace_problem(key: str, project: str, file: str, declared: tuple[str, .
     )
 
 
-def read_stack_file(project_dir: Path, stack: str) -> tuple[dict[str, Any], set[str]]:
+def read_stack_file(project_dir: Path, stack: str, *, required: bool = True) -> tuple[dict[str, Any], set[str]]:
     """The stack's config as ``namespace:key -> value``, with the project's config defaults.
 
     The one reader of Pulumi.yaml and stack files: it refuses a stack name Pulumi would refuse,
     text that is not UTF-8, duplicate keys, a file without a ``config:`` mapping and namespaces
     the program does not read. Secure values (at any depth) become placeholders and their
-    top-level keys are returned as secret keys, as Pulumi marks them.
+    top-level keys are returned as secret keys, as Pulumi marks them. Without ``required``, a
+    missing stack file means the project's config defaults only (a program of one's own).
     """
     check_stack_name(stack)
     project = _load_yaml(project_dir / "Pulumi.yaml")
@@ -436,16 +437,21 @@ def read_stack_file(project_dir: Path, stack: str) -> tuple[dict[str, Any], set[
         raise PreviewError([f"Pulumi.yaml: expected a mapping with name:, runtime: and main: (got {type(project).__name__})"])
     stack_dir = project_dir / str(project.get("stackConfigDir", "."))
     path = stack_dir / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
+    if not path.is_file() and not required:
+        document: Any = {"config": {}}
+    elif not path.is_file():
         known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stack_dir.glob("Pulumi.*.yaml"))
         raise PreviewError(
             [f"stack {stack!r}: no {path.relative_to(project_dir)} (stacks: {', '.join(known) or 'none'})"]
         )
-    document = _load_yaml(path)
+    else:
+        document = _load_yaml(path)
     if not isinstance(document, dict):
         raise PreviewError([f"{path.name}: expected a mapping with a config: section (got {type(document).__name__})"])
     if "config" not in document:
         raise PreviewError([f"{path.name}: no config: section; stack settings go under config: (got {', '.join(map(str, document)) or 'an empty file'})"])
+    if document["config"] is None and not required:
+        document["config"] = {}
     if document["config"] is None:
         raise PreviewError([f"{path.name}: the config: section is empty; it needs at least gpu-platform:cloud (got nothing)"])
     raw = document["config"]
@@ -508,35 +514,80 @@ def load_stack(project_dir: Path, stack: str) -> Any:
 # --- running the program ----------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Program:
+    """A Pulumi program to run offline: its project folder, its main and its project name."""
+
+    project_dir: Path
+    """The folder holding Pulumi.yaml."""
+    main: Path
+    """What the language host runs: a folder with __main__.py, or a .py file."""
+    project: str
+    """The project's name (its config namespace)."""
+
+
+def shipped_program(project_dir: Path) -> Program:
+    """This repository's program: infra/, project gpu-platform."""
+    return Program(project_dir, project_dir / "infra", PROJECT)
+
+
+def load_program(program_dir: Path) -> Program:
+    """Any Python Pulumi program: the folder holding its Pulumi.yaml. One line per problem."""
+    where = f"--program {program_dir}"
+    if not program_dir.is_dir():
+        raise PreviewError([f"{where}: no such folder"])
+    if not (program_dir / "Pulumi.yaml").is_file():
+        raise PreviewError([f"{where}: no Pulumi.yaml (the folder of a Pulumi program holds one)"])
+    project = _load_yaml(program_dir / "Pulumi.yaml")
+    if not isinstance(project, dict) or not isinstance(project.get("name"), str):
+        raise PreviewError([f"{where}: Pulumi.yaml needs a mapping with name: and runtime:"])
+    runtime = project.get("runtime")
+    language = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if language != "python":
+        raise PreviewError([f"{where}: runtime {language!r}: the offline preview runs Python programs (runtime: python)"])
+    main = (program_dir / str(project.get("main", "."))).resolve()
+    if not (main / "__main__.py").is_file() and not (main.is_file() and main.suffix == ".py"):
+        raise PreviewError([f"{where}: main {project.get('main', '.')!r} has no __main__.py to run"])
+    return Program(program_dir.resolve(), main, project["name"])
+
+
 def run_program(
     project_dir: Path,
     stack: str,
     config: dict[str, Any],
     secret_keys: set[str] | None = None,
     monitor: RecordingMonitor | None = None,
+    *,
+    program: Program | None = None,
 ) -> Plan:
-    """Run infra/ as `pulumi preview` would, under the recording engine.
+    """Run a program as `pulumi preview` would, under the recording engine: ``program``, or
+    this repository's infra/ (whose stack config is then checked for what it could not check
+    offline).
 
     Raises ConfigError (the program refused its config) before any resource is recorded.
     """
+    shipped = program is None
+    program = program or shipped_program(project_dir)
     pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys or ()))
     monitor = monitor or RecordingMonitor(RecordingMocks())
-    pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT, stack=stack, preview=True, monitor=monitor)
+    pulumi.runtime.set_mocks(monitor.mocks, project=program.project, stack=stack, preview=True, monitor=monitor)
     # set_mocks opens a root stack for unit tests; run_in_stack opens its own, as the CLI does.
     pulumi.runtime.settings.ROOT.set(None)
-    program_dir = project_dir / "infra"
+    program_dir = program.main if program.main.is_dir() else program.main.parent
     cwd = os.getcwd()
     argv = sys.argv
     try:
         # The language host runs the program from its own folder, like this.
         os.chdir(program_dir)
-        sys.argv = [str(program_dir)]
-        _sync_await(pulumi.runtime.run_in_stack(lambda: runpy.run_path(str(program_dir), run_name="__main__")))
+        sys.argv = [str(program.main)]
+        _sync_await(pulumi.runtime.run_in_stack(lambda: runpy.run_path(str(program.main), run_name="__main__")))
     finally:
         os.chdir(cwd)
         sys.argv = argv
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
     notices = list(getattr(monitor.mocks, "notices", []))
+    if not shipped:
+        return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices)
     from gpu_platform.infra.config import load_stack_config
 
     # Checks the config could not make offline (e.g. zones of a region the shipped data lacks).

@@ -128,6 +128,25 @@ def test_the_cli_previews_a_shipped_stack_from_the_wheel(installed: Installed, t
     assert where.stdout.strip().startswith(str(installed.purelib))
 
 
+def test_the_consumer_program_previews_from_the_wheel_through_the_cli_and_the_testing_module(installed: Installed, tmp_path: Path) -> None:
+    program = tmp_path / "consumer"
+    program.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py"):
+        (program / name).write_text((PROJECT_DIR / "examples" / "consumer" / name).read_text())
+    cli = installed.venv / "bin" / "gpu-platform"
+    result = subprocess.run([str(cli), "preview", "--program", str(program), "--no-render", "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "13 resources" in result.stdout
+    probe = (
+        "from gpu_platform.infra.testing import preview_program; import gpu_platform.infra.testing as t; "
+        f"p = preview_program({str(program)!r}); p.assert_no_violations(); print(t.__file__, len(p.resources))"
+    )
+    result = subprocess.run([str(installed.python), "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    where, count = result.stdout.split()
+    assert where.startswith(str(installed.purelib)) and count == "13"
+
+
 def test_example_consumer_runs_from_a_built_wheel(installed: Installed, tmp_path: Path) -> None:
     python, purelib = installed.python, installed.purelib
     runner = tmp_path / "run.py"
