@@ -112,6 +112,19 @@ class EksCluster(pulumi.ComponentResource):
     """The on-demand node group for controllers."""
     ref: EksClusterRef
     """What SpotFailoverEksNodeGroups needs of this cluster."""
+    cluster: aws.eks.Cluster
+    """The EKS cluster resource itself (for depends_on, or any attribute not exported here)."""
+    cluster_arn: pulumi.Output[str]
+    """The cluster's ARN."""
+    certificate_authority_data: pulumi.Output[str]
+    """The cluster's CA certificate, base64 (what a kubeconfig's certificate-authority-data holds)."""
+    oidc_issuer_url: pulumi.Output[str]
+    """The cluster's OIDC issuer URL (https://oidc.eks.<region>.amazonaws.com/id/<id>), for IRSA trust policies."""
+    cluster_security_group_id: pulumi.Output[str]
+    """The security group EKS creates for the control plane and the managed node groups (every node
+    group of this component runs in it; there is no separate node security group)."""
+    public_subnet_ids: pulumi.Output[list[str]]
+    """The public subnets, one per zone (load balancers and the NAT gateways)."""
     storage_class: k8s.storage.v1.StorageClass | None
     """The gp3 StorageClass of the EBS CSI driver (the cluster default when ebs_storage.default_class), or None without EBS storage."""
 
@@ -345,7 +358,13 @@ class EksCluster(pulumi.ComponentResource):
             )
             ebs_csi = addon(EBS_CSI_ADDON, storage.version, [self.system_node_group, ebs_policy], ebs_role.arn)
 
+        self.cluster = cluster
         self.cluster_name = cluster.name
+        self.cluster_arn = cluster.arn
+        self.certificate_authority_data = cluster.certificate_authority.data
+        self.oidc_issuer_url = issuer
+        self.cluster_security_group_id = cluster.vpc_config.cluster_security_group_id
+        self.public_subnet_ids = pulumi.Output.all(*[s.id for s in public_subnets])
         self.endpoint = cluster.endpoint
         self.vpc_id = vpc.id
         self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private_subnets])
@@ -395,5 +414,10 @@ class EksCluster(pulumi.ComponentResource):
                 "zones": self.zones,
                 "oidcProviderArn": self.oidc_provider_arn,
                 "nodeRoleArn": self.node_role_arn,
+                "clusterArn": self.cluster_arn,
+                "certificateAuthorityData": self.certificate_authority_data,
+                "oidcIssuerUrl": self.oidc_issuer_url,
+                "clusterSecurityGroupId": self.cluster_security_group_id,
+                "publicSubnetIds": self.public_subnet_ids,
             }
         )

@@ -81,6 +81,14 @@ class GpuGkeCluster(pulumi.ComponentResource):
     """ComputeClass name of each spot_then_on_demand GPU pool, by pool name."""
     placements: dict[str, PoolPlacement]
     """How a pod lands on each declared pool (by pool name as configured)."""
+    cluster: gcp.container.Cluster
+    """The GKE cluster resource itself (for depends_on, or any attribute not exported here)."""
+    cluster_id: pulumi.Output[str]
+    """The cluster's id (projects/<project>/locations/<location>/clusters/<name>)."""
+    ca_certificate: pulumi.Output[str]
+    """The cluster's CA certificate, base64 (what a kubeconfig's certificate-authority-data holds)."""
+    workload_identity_pool: pulumi.Output[str]
+    """The Workload Identity pool (<project>.svc.id.goog) Kubernetes service accounts map into."""
     compute_class_resources: dict[str, k8s.apiextensions.CustomResource]
     """The ComputeClass objects, by pool name (depend on them before scheduling onto a class)."""
 
@@ -212,6 +220,10 @@ class GpuGkeCluster(pulumi.ComponentResource):
             if pool.compute_class is not None:
                 self.compute_classes[pool.args.name] = pool.compute_class
 
+        self.cluster = cluster
+        self.cluster_id = cluster.id
+        self.ca_certificate = cluster.master_auth.cluster_ca_certificate
+        self.workload_identity_pool = cluster.workload_identity_config.workload_pool
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
         self.node_service_account_email = account.email
@@ -249,5 +261,8 @@ class GpuGkeCluster(pulumi.ComponentResource):
                 "nodeServiceAccountEmail": self.node_service_account_email,
                 "nodePools": list(self.node_pools),
                 "computeClasses": self.compute_classes,
+                "clusterId": self.cluster_id,
+                "caCertificate": self.ca_certificate,
+                "workloadIdentityPool": self.workload_identity_pool,
             }
         )

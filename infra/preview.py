@@ -50,6 +50,7 @@ SECRET_SIG = {rpc._special_sig_key: rpc._special_secret_sig}
 PLACEHOLDER_CA = base64.b64encode(b"offline-preview-placeholder-ca").decode()
 PLACEHOLDER_ENDPOINT = "203.0.113.10"  # TEST-NET-3: never a real address
 PLACEHOLDER_ACCOUNT = "123456789012"  # AWS's documentation account id
+PLACEHOLDER_SECURITY_GROUP = "sg-00000000000000000"
 PLACEHOLDER_OIDC_ID = "0FFL1NE0000000000000000000000000"
 PLACEHOLDER_PASSWORD = "0ff1ineP1aceh01derNeverDep10yed0ff1ineP1aceh01der"
 
@@ -139,6 +140,8 @@ def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
     if args.typ == "aws:eks/cluster:Cluster":
         region = inputs.get("region") or "us-east-1"
         return {
+            "arn": f"arn:aws:eks:{region}:{PLACEHOLDER_ACCOUNT}:cluster/{inputs.get('name') or args.name}",
+            "vpcConfig": {**(inputs.get("vpcConfig") or {}), "clusterSecurityGroupId": PLACEHOLDER_SECURITY_GROUP},
             "endpoint": f"https://{PLACEHOLDER_ENDPOINT}",
             "certificateAuthority": {"data": PLACEHOLDER_CA},
             "identities": [{"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{PLACEHOLDER_OIDC_ID}"}]}],

@@ -439,3 +439,24 @@ def test_node_groups_refuse_amazon_linux_2_past_1_32_before_registering(engine: 
         assert engine.recorded and not [r for r in engine.recorded if r.name.startswith("c-gpu")]
 
     return settled_tree(cluster).apply(check)
+
+
+@pulumi.runtime.test
+def test_the_cluster_resource_and_its_identifiers_are_outputs(engine: Engine) -> pulumi.Output[Any]:
+    cluster, gpu = build()
+
+    def check(values: list[Any]) -> None:
+        arn, ca, issuer, security_group, public = values
+        (eks_cluster,) = engine.of_type("aws:eks/cluster:Cluster")
+        assert eks_cluster.name == "c-cluster"
+        assert arn.startswith("arn:aws:eks:ap-northeast-2:") and arn.endswith(":cluster/c")
+        assert ca and issuer.startswith("https://oidc.eks.ap-northeast-2.amazonaws.com/id/")
+        assert security_group.startswith("sg-")
+        public_subnets = sorted(s.name for s in engine.of_type("aws:ec2/subnet:Subnet") if "public" in s.name)
+        assert sorted(p.removesuffix("-id") for p in public) == public_subnets
+
+    outputs = pulumi.Output.all(
+        cluster.cluster_arn, cluster.certificate_authority_data, cluster.oidc_issuer_url,
+        cluster.cluster_security_group_id, cluster.public_subnet_ids,
+    )
+    return pulumi.Output.all(done(cluster, gpu, lambda: None), outputs).apply(lambda v: check(v[1]))

@@ -430,3 +430,20 @@ def test_managed_dcgm_metrics(engine: Engine) -> pulumi.Output[Any]:
         assert "monitoringConfig" not in engine.resource("plain-cluster").inputs
 
     return pulumi.Output.all(wait(cluster), wait(plain)).apply(check)
+
+
+@pulumi.runtime.test
+def test_the_cluster_resource_and_its_identifiers_are_outputs(engine: Engine) -> pulumi.Output[Any]:
+    cluster = build()
+
+    def check(values: list[Any]) -> None:
+        cluster_id, ca, pool = values
+        (gke,) = engine.of_type("gcp:container/cluster:Cluster")
+        assert cluster.cluster.urn is not None and gke.name == "ml-cluster"
+        assert cluster_id == "ml-cluster-id"
+        assert ca == gke.inputs.get("masterAuth", {}).get("clusterCaCertificate", ca)
+        assert pool == gke.inputs["workloadIdentityConfig"]["workloadPool"] == "test-project.svc.id.goog"
+
+    return pulumi.Output.all(wait(cluster), cluster.cluster_id, cluster.ca_certificate, cluster.workload_identity_pool).apply(
+        lambda v: check(v[1:])
+    )
