@@ -14,6 +14,7 @@ from gpu_platform.components.dask_operator import (
     SharedDaskClusterArgs,
 )
 from gpu_platform.components.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
+from gpu_platform.components.eks_args import AccessScope, EksAccessEntryArgs, EksAccessPolicy, SecretsEncryption
 from gpu_platform.components.eks_cluster import (
     EbsStorageArgs,
     EksAddon,
@@ -97,12 +98,16 @@ __all__ = [
     "ClassRole",
     "ClusterAutoscalerSettings",
     "EbsStorageArgs",
+    "AccessScope",
+    "EksAccessEntryArgs",
+    "EksAccessPolicy",
     "EksAddon",
     "EksCluster",
     "EksClusterArgs",
     "EksClusterRef",
     "EksEndpointAccess",
     "EksLogType",
+    "SecretsEncryption",
     "Expander",
     "GpuClassArgs",
     "NatGateways",

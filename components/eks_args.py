@@ -29,12 +29,16 @@ from gpu_platform.components.zones import zone_problem
 
 
 __all__ = [
+    "AccessScope",
     "EbsStorageArgs",
+    "EksAccessEntryArgs",
+    "EksAccessPolicy",
     "EksAddon",
     "EksClusterArgs",
     "EksEndpointAccess",
     "EksLogType",
     "NatGateways",
+    "SecretsEncryption",
     "SystemNodeGroupArgs",
 ]
 
@@ -224,6 +228,106 @@ class SystemNodeGroupArgs(BaseModel):
         )
 
 
+_PRINCIPAL_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}$")
+_KMS_KEY_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:kms:[a-z0-9-]+:[0-9]{12}:(key/[0-9a-f-]{36}|alias/[\w/-]+)$")
+
+
+class EksAccessPolicy(StrEnum):
+    """The EKS access policies a principal may be granted (AWS-managed; like cluster-admin, admin, edit and view)."""
+
+    CLUSTER_ADMIN = "AmazonEKSClusterAdminPolicy"
+    """Everything, cluster-wide (cluster-admin)."""
+    ADMIN = "AmazonEKSAdminPolicy"
+    """Most things within a namespace, including RBAC (admin)."""
+    EDIT = "AmazonEKSEditPolicy"
+    """Create and change most objects, not RBAC (edit)."""
+    VIEW = "AmazonEKSViewPolicy"
+    """Read most objects, not Secrets (view)."""
+    ADMIN_VIEW = "AmazonEKSAdminViewPolicy"
+    """Read every object, Secrets included."""
+
+    @property
+    def arn(self) -> str:
+        return f"arn:aws:eks::aws:cluster-access-policy/{self.value}"
+
+
+class AccessScope(StrEnum):
+    """Where an access entry's policies apply."""
+
+    CLUSTER = "cluster"
+    """Every namespace and the cluster-scoped objects."""
+    NAMESPACE = "namespace"
+    """Only the listed namespaces."""
+
+
+class EksAccessEntryArgs(BaseModel):
+    """One IAM principal's access to the cluster: an EKS access entry and its policy associations."""
+
+    model_config = ARGS_CONFIG
+
+    principal_arn: str
+    """The IAM role or user (arn:aws:iam::<account>:role/<name>). Required."""
+    policies: list[EksAccessPolicy] = Field(min_length=1)
+    """The access policies granted, each once. Required."""
+    scope: AccessScope = AccessScope.CLUSTER
+    """cluster, or namespace (only the listed namespaces). Default: cluster."""
+    namespaces: list[str] = Field(default_factory=list)
+    """The namespaces of a namespace-scoped entry (required then, refused otherwise). Default: []."""
+    kubernetes_groups: list[str] = Field(default_factory=list)
+    """Kubernetes groups the principal is a member of, for your own RBAC bindings. Default: []."""
+
+    @field_validator("principal_arn")
+    @classmethod
+    def _principal(cls, value: str) -> str:
+        if not _PRINCIPAL_ARN.match(value):
+            raise ValueError(f"principal_arn {value!r} is not an IAM role or user ARN (arn:aws:iam::<12-digit account>:role/<name>)")
+        return value
+
+    @field_validator("policies")
+    @classmethod
+    def _policies_once(cls, value: list[EksAccessPolicy]) -> list[EksAccessPolicy]:
+        check_unique([p.value for p in value], "policies", "a policy")
+        return value
+
+    @model_validator(mode="after")
+    def _scope(self) -> EksAccessEntryArgs:
+        if self.scope is AccessScope.NAMESPACE and not self.namespaces:
+            raise field_error("EksAccessEntryArgs", "namespaces", "a namespace-scoped entry needs namespaces", self.namespaces)
+        if self.scope is AccessScope.CLUSTER and self.namespaces:
+            raise field_error(
+                "EksAccessEntryArgs", "namespaces", "namespaces apply to scope namespace only; set scope: namespace", self.namespaces
+            )
+        if self.scope is AccessScope.NAMESPACE and EksAccessPolicy.CLUSTER_ADMIN in self.policies:
+            raise field_error(
+                "EksAccessEntryArgs", "policies",
+                "AmazonEKSClusterAdminPolicy applies to the whole cluster; use scope cluster or AmazonEKSAdminPolicy", "AmazonEKSClusterAdminPolicy",
+            )
+        return self
+
+    @property
+    def slug(self) -> str:
+        """The principal's name as a child resource name: its last path segment, lowercase."""
+        return re.sub(r"[^a-z0-9]+", "-", self.principal_arn.rsplit("/", 1)[1].lower()).strip("-")[:40] or "principal"
+
+
+class SecretsEncryption(BaseModel):
+    """Envelope encryption of Kubernetes Secrets with a KMS key."""
+
+    model_config = ARGS_CONFIG
+
+    enabled: bool = True
+    """Encrypt Secrets in etcd with a KMS key (EKS cannot turn it off once on). Default: true."""
+    kms_key_arn: str | None = None
+    """The key to use. Default: none (the component creates a key with yearly rotation)."""
+
+    @field_validator("kms_key_arn")
+    @classmethod
+    def _key(cls, value: str | None) -> str | None:
+        if value is not None and not _KMS_KEY_ARN.match(value):
+            raise ValueError(f"kms_key_arn {value!r} is not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)")
+        return value
+
+
 class EksClusterArgs(BaseModel):
     """Inputs of EksCluster."""
 
@@ -257,6 +361,12 @@ class EksClusterArgs(BaseModel):
         default_factory=lambda: [EksLogType.API, EksLogType.AUDIT, EksLogType.AUTHENTICATOR]
     )
     """Control plane logs sent to CloudWatch. Default: [api, audit, authenticator]."""
+    access_entries: list[EksAccessEntryArgs] = Field(default_factory=list)
+    """IAM principals given access to the cluster, each once. Default: [] (only the bootstrap admin)."""
+    bootstrap_creator_admin: bool = True
+    """Make the identity that creates the cluster a cluster admin (EKS's bootstrap admin). Set false once access_entries grant someone AmazonEKSClusterAdminPolicy. Default: true."""
+    secrets_encryption: SecretsEncryption = Field(default_factory=SecretsEncryption)
+    """Envelope encryption of Secrets with KMS. Default: on, with a key the component creates."""
     deletion_protection: bool = True
     """Protect the cluster from deletion (EKS deletion protection and Pulumi protect). Default: true."""
     tags: AwsTagMap = Field(default_factory=dict)
@@ -325,6 +435,24 @@ class EksClusterArgs(BaseModel):
         if not 16 <= net.prefixlen <= 20:
             raise ValueError(f"vpc_cidr must be a /16 to /20 (got /{net.prefixlen})")
         return value
+
+    @field_validator("access_entries")
+    @classmethod
+    def _entries_once(cls, value: list[EksAccessEntryArgs]) -> list[EksAccessEntryArgs]:
+        check_unique([e.principal_arn for e in value], "access_entries", "a principal")
+        check_unique([e.slug for e in value], "access_entries", "a principal name", "entries are named by the ARN's last segment")
+        return value
+
+    @model_validator(mode="after")
+    def _someone_administers(self) -> EksClusterArgs:
+        admins = [e for e in self.access_entries if EksAccessPolicy.CLUSTER_ADMIN in e.policies]
+        if not self.bootstrap_creator_admin and not admins:
+            raise field_error(
+                "EksClusterArgs", "bootstrap_creator_admin",
+                "bootstrap_creator_admin false leaves the cluster without an admin: grant AmazonEKSClusterAdminPolicy in access_entries",
+                False,
+            )
+        return self
 
     @field_validator("addons")
     @classmethod

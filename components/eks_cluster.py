@@ -46,7 +46,13 @@ from gpu_platform.components.eks_args import (
     SystemNodeGroupArgs,
     valid_eks_cluster_name,
 )
-from gpu_platform.components.eks_resources import assume_role_policy, eks_kubeconfig, irsa_trust_policy, zones_offering
+from gpu_platform.components.eks_resources import (
+    assume_role_policy,
+    eks_kubeconfig,
+    irsa_trust_policy,
+    secrets_key_policy,
+    zones_offering,
+)
 
 __all__ = [
     "EbsStorageArgs",
@@ -125,6 +131,10 @@ class EksCluster(pulumi.ComponentResource):
     group of this component runs in it; there is no separate node security group)."""
     public_subnet_ids: pulumi.Output[list[str]]
     """The public subnets, one per zone (load balancers and the NAT gateways)."""
+    secrets_key_arn: pulumi.Output[str] | None
+    """The KMS key that encrypts the cluster's Secrets (created, or the one given); None with secrets_encryption off."""
+    access_entries: dict[str, aws.eks.AccessEntry]
+    """The access entries, by principal ARN."""
     storage_class: k8s.storage.v1.StorageClass | None
     """The gp3 StorageClass of the EBS CSI driver (the cluster default when ebs_storage.default_class), or None without EBS storage."""
 
@@ -251,6 +261,35 @@ class EksCluster(pulumi.ComponentResource):
         cluster_role = role("cluster-role", "eks.amazonaws.com", CLUSTER_POLICIES)
         node_role = role("node-role", "ec2.amazonaws.com", NODE_POLICIES)
 
+        encryption = None
+        key_grant = None
+        self.secrets_key_arn = None
+        if args.secrets_encryption.enabled:
+            if args.secrets_encryption.kms_key_arn is not None:
+                self.secrets_key_arn = pulumi.Output.from_input(args.secrets_encryption.kms_key_arn)
+            else:
+                key = aws.kms.Key(
+                    f"{name}-secrets-key",
+                    aws.kms.KeyArgs(
+                        description=f"Envelope encryption of the Kubernetes Secrets of EKS cluster {cluster_name}",
+                        enable_key_rotation=True,
+                        deletion_window_in_days=30,
+                        region=region,
+                        tags=tags,
+                    ),
+                    opts=pulumi.ResourceOptions(parent=self, protect=args.deletion_protection),
+                )
+                self.secrets_key_arn = key.arn
+            encryption = aws.eks.ClusterEncryptionConfigArgs(
+                provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=self.secrets_key_arn), resources=["secrets"]
+            )
+            # EKS checks at creation that the cluster role can use the key.
+            key_grant = aws.iam.RolePolicy(
+                f"{name}-cluster-role-secrets-key",
+                aws.iam.RolePolicyArgs(role=cluster_role.name, policy=self.secrets_key_arn.apply(secrets_key_policy)),
+                opts=child,
+            )
+
         cluster = aws.eks.Cluster(
             f"{name}-cluster",
             aws.eks.ClusterArgs(
@@ -265,16 +304,42 @@ class EksCluster(pulumi.ComponentResource):
                     public_access_cidrs=list(args.endpoint.public_access_cidrs) or None,
                 ),
                 access_config=aws.eks.ClusterAccessConfigArgs(
-                    authentication_mode="API", bootstrap_cluster_creator_admin_permissions=True
+                    authentication_mode="API", bootstrap_cluster_creator_admin_permissions=args.bootstrap_creator_admin
                 ),
+                encryption_config=encryption,
                 # Add-ons are declared below, at versions this stack controls.
                 bootstrap_self_managed_addons=False,
                 enabled_cluster_log_types=[t.value for t in args.log_types],
                 deletion_protection=args.deletion_protection,
                 tags=tags,
             ),
-            opts=pulumi.ResourceOptions(parent=self, protect=args.deletion_protection),
+            opts=pulumi.ResourceOptions(
+                parent=self, protect=args.deletion_protection, depends_on=[key_grant] if key_grant else None
+            ),
         )
+
+        self.access_entries = {}
+        for entry in args.access_entries:
+            access = aws.eks.AccessEntry(
+                f"{name}-access-{entry.slug}",
+                aws.eks.AccessEntryArgs(
+                    cluster_name=cluster.name, region=region, principal_arn=entry.principal_arn,
+                    kubernetes_groups=list(entry.kubernetes_groups) or None, type="STANDARD", tags=tags,
+                ),
+                opts=child,
+            )
+            self.access_entries[entry.principal_arn] = access
+            for policy in entry.policies:
+                aws.eks.AccessPolicyAssociation(
+                    f"{name}-access-{entry.slug}-{policy.name.lower().replace('_', '-')}",
+                    aws.eks.AccessPolicyAssociationArgs(
+                        cluster_name=cluster.name, region=region, principal_arn=access.principal_arn, policy_arn=policy.arn,
+                        access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
+                            type=entry.scope.value, namespaces=list(entry.namespaces) or None
+                        ),
+                    ),
+                    opts=child,
+                )
 
         issuer = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
         oidc = aws.iam.OpenIdConnectProvider(

@@ -69,6 +69,17 @@ def irsa_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str, servi
     }
 
 
+SECRETS_KEY_ACTIONS = ("kms:Encrypt", "kms:Decrypt", "kms:ListGrants", "kms:DescribeKey")
+"""What the cluster role needs on the key that envelope-encrypts Secrets (as terraform-aws-eks grants)."""
+
+
+def secrets_key_policy(key_arn: str) -> str:
+    """The cluster role's inline policy on the Secrets key."""
+    return json.dumps(
+        {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": list(SECRETS_KEY_ACTIONS), "Resource": key_arn}]}
+    )
+
+
 def assume_role_policy(service: str) -> str:
     return json.dumps(
         {

@@ -157,6 +157,9 @@ def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
     if args.typ in ("aws:iam/role:Role", "aws:iam/openIdConnectProvider:OpenIdConnectProvider"):
         kind = "role" if args.typ.endswith("Role") else "oidc-provider"
         return {"arn": f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:{kind}/{args.name}"}
+    if args.typ == "aws:kms/key:Key":
+        region = inputs.get("region") or "us-east-1"
+        return {"arn": f"arn:aws:kms:{region}:{PLACEHOLDER_ACCOUNT}:key/{args.name}", "keyId": args.name}
     return {}
 
 

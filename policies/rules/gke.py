@@ -33,6 +33,14 @@ def check_prod_deletion_protection(r: Resource, config: ProductionConfig) -> Ite
         yield "production cluster is not protected in Pulumi (protect: true), so pulumi destroy would delete it"
 
 
+def check_prod_secrets_encryption(r: Resource, config: ProductionConfig) -> Iterator[str]:
+    if r.type != EKS_CLUSTER or not is_production(r, config.productionStacks):
+        return
+    encryption = r.props.get("encryptionConfig") or {}
+    if "secrets" not in (encryption.get("resources") or []) or not (encryption.get("provider") or {}).get("keyArn"):
+        yield "production EKS cluster does not encrypt Secrets with a KMS key (no encryptionConfig for secrets)"
+
+
 def check_prod_control_plane(r: Resource, config: ProductionConfig) -> Iterator[str]:
     if r.type == EKS_CLUSTER and is_production(r, config.productionStacks):
         vpc = r.props.get("vpcConfig") or {}
@@ -91,6 +99,13 @@ RULES = [
         "Production clusters cannot be deleted by accident (GKE/EKS deletion protection and Pulumi protect).",
         "Set gke.deletion_protection or eks.deletion_protection: true in the production stack.",
         check_prod_deletion_protection,
+        ProductionConfig,
+    ),
+    ResourceRule(
+        "prod-secrets-encrypted",
+        "Production EKS clusters encrypt Kubernetes Secrets with a KMS key (envelope encryption).",
+        "Leave eks.secrets_encryption.enabled true (the component creates a key) or give eks.secrets_encryption.kms_key_arn.",
+        check_prod_secrets_encryption,
         ProductionConfig,
     ),
     ResourceRule(

@@ -97,6 +97,16 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
         "spot GPU pool a-spot has no on-demand GPU pool ranked below it",
     ),
     "prod-cluster-deletion-protected": ([cluster(PROD, protect=False)], [cluster(PROD), cluster(STACK, protect=False, deletion=False)], {}, "not protected in Pulumi"),
+    "prod-secrets-encrypted": (
+        [res("aws:eks/cluster:Cluster", "c-cluster", {"name": "c"}, prefix=PROD)],
+        [
+            res("aws:eks/cluster:Cluster", "c-cluster", {"name": "c", "encryptionConfig": {"provider": {"keyArn": "arn:aws:kms:ap-northeast-2:123456789012:key/k"}, "resources": ["secrets"]}}, prefix=PROD),
+            res("aws:eks/cluster:Cluster", "c-cluster", {"name": "c"}),
+            cluster(PROD),
+        ],
+        {},
+        "does not encrypt Secrets with a KMS key",
+    ),
     "prod-control-plane-restricted": (
         [cluster(PROD, private=False)],
         [cluster(PROD), cluster(PROD, private=False, networks=["10.0.0.0/8"]), cluster(STACK, private=False)],
@@ -240,11 +250,14 @@ def priorities(text: str) -> Resource:
 
 
 def eks_cluster(prefix: str = PROD_EKS, *, protect: bool = True, deletion: bool = True, public: bool = True,
-                cidrs: list[str] | None = None) -> Resource:
+                cidrs: list[str] | None = None, encrypted: bool = True) -> Resource:
     vpc: dict[str, Any] = {"endpointPublicAccess": public, "endpointPrivateAccess": True}
     if cidrs:
         vpc["publicAccessCidrs"] = cidrs
-    return res("aws:eks/cluster:Cluster", "c-cluster", {"name": "c", "deletionProtection": deletion, "vpcConfig": vpc}, prefix=prefix, protect=protect)
+    props: dict[str, Any] = {"name": "c", "deletionProtection": deletion, "vpcConfig": vpc}
+    if encrypted:
+        props["encryptionConfig"] = {"provider": {"keyArn": "arn:aws:kms:ap-northeast-2:123456789012:key/k"}, "resources": ["secrets"]}
+    return res("aws:eks/cluster:Cluster", "c-cluster", props, prefix=prefix, protect=protect)
 
 
 RANKED = "50:\n- ^eks-small-spot-\n40:\n- ^eks-small-on-demand-\n"
@@ -264,6 +277,9 @@ EKS_CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]]
         "spot GPU node group small-spot has no on-demand node group of the same instance types ranked below it",
     ),
     "prod-cluster-deletion-protected": ([eks_cluster(deletion=False)], [eks_cluster(), eks_cluster(STACK, protect=False, deletion=False)], {}, "deletionProtection false"),
+    "prod-secrets-encrypted": (
+        [eks_cluster(encrypted=False)], [eks_cluster(), eks_cluster(STACK, encrypted=False)], {}, "does not encrypt Secrets with a KMS key",
+    ),
     "prod-control-plane-restricted": (
         [eks_cluster(), eks_cluster(cidrs=["0.0.0.0/0"])],
         [eks_cluster(cidrs=["198.51.100.0/24"]), eks_cluster(public=False), eks_cluster(STACK)],

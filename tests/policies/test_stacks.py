@@ -68,6 +68,7 @@ CONFIG_CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None], dict[str, A
     "gpu-type-allowed": ("dev-gke", lambda c: None, {"gpu-type-allowed": {"allowedGpuTypes": ["nvidia-l4"]}}),
     "spot-has-on-demand-fallback": ("dev-gke", lambda c: gke(c)["gpu_pools"][0].update(capacity="spot"), None),
     "prod-cluster-deletion-protected": ("prod-gke", lambda c: gke(c).update(deletion_protection=False), None),
+    "prod-secrets-encrypted": ("prod-eks", lambda c: c["gpu-platform:eks"].update(secrets_encryption={"enabled": False}), None),
     "prod-control-plane-restricted": ("prod-gke", lambda c: gke(c).update(control_plane={}, cloud_nat=False), None),
     "region-allowed": ("dev-gke", lambda c: None, {"region-allowed": {"allowedRegions": ["europe-west4"]}}),
     "metrics-storage-retained": ("dev-gke", lambda c: c["gpu-platform:monitoring"]["prometheus"].update(keep_volume_on_delete=False), None),
