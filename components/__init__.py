@@ -14,7 +14,7 @@ from gpu_platform.components.dask_operator import (
     SharedDaskClusterArgs,
 )
 from gpu_platform.components.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
-from gpu_platform.components.eks_args import AccessScope, EksAccessEntryArgs, EksAccessPolicy, SecretsEncryption
+from gpu_platform.components.eks_args import AccessScope, EksAccessEntryArgs, EksAccessPolicy, ExistingVpcArgs, SecretsEncryption
 from gpu_platform.components.eks_cluster import (
     EbsStorageArgs,
     EksAddon,
@@ -107,6 +107,7 @@ __all__ = [
     "EksClusterRef",
     "EksEndpointAccess",
     "EksLogType",
+    "ExistingVpcArgs",
     "SecretsEncryption",
     "Expander",
     "GpuClassArgs",

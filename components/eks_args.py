@@ -5,7 +5,9 @@ from __future__ import annotations
 import ipaddress
 import re
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
+
+import pulumi
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
@@ -23,12 +25,13 @@ from gpu_platform.components.pools import (
     NodePoolShape,
     PoolPlacement,
 )
-from gpu_platform.components.models import ARGS_CONFIG, field_error
+from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
 from gpu_platform.components.zones import zone_problem
 
 
 
 __all__ = [
+    "ExistingVpcArgs",
     "AccessScope",
     "EbsStorageArgs",
     "EksAccessEntryArgs",
@@ -51,6 +54,9 @@ _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$")
 _ZONE = re.compile(r"^([a-z]{2}(-gov)?-[a-z]+-[0-9])[a-z]$")
 MAX_ZONES = 6
 """The most zones of a cluster: no region has more, and the VPC range's 16 blocks hold a public and a private subnet for up to 8."""
+_VPC_ID = re.compile(r"^vpc-([0-9a-f]{8}|[0-9a-f]{17})$")
+_SUBNET_ID = re.compile(r"^subnet-([0-9a-f]{8}|[0-9a-f]{17})$")
+_SECURITY_GROUP_ID = re.compile(r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$")
 _CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9\-_]*$")
 _EKS_VERSION = re.compile(r"^1\.(2[89]|3[0-9])$")
 
@@ -310,6 +316,57 @@ class EksAccessEntryArgs(BaseModel):
         return re.sub(r"[^a-z0-9]+", "-", self.principal_arn.rsplit("/", 1)[1].lower()).strip("-")[:40] or "principal"
 
 
+def _known_id(pattern: re.Pattern[str], what: str, example: str) -> AfterValidator:
+    def check(value: str | pulumi.Output[str]) -> str | pulumi.Output[str]:
+        if isinstance(value, str) and not pattern.match(value):
+            raise ValueError(f"{value!r} is not {what} ({example})")
+        return value
+
+    return AfterValidator(check)
+
+
+VpcId = Annotated[StrInput, _known_id(_VPC_ID, "a VPC id", "vpc- and 8 or 17 hex digits")]
+SubnetId = Annotated[StrInput, _known_id(_SUBNET_ID, "a subnet id", "subnet- and 8 or 17 hex digits")]
+SecurityGroupId = Annotated[StrInput, _known_id(_SECURITY_GROUP_ID, "a security group id", "sg- and 8 or 17 hex digits")]
+
+class ExistingVpcArgs(BaseModel):
+    """An existing VPC the cluster runs in, instead of one the component creates: its id and its
+    subnets by availability zone. The subnets need the tags the AWS load balancer controller looks
+    for (kubernetes.io/role/internal-elb on private, kubernetes.io/role/elb on public subnets) and
+    NAT or endpoints that let the private subnets reach ECR, EKS and S3."""
+
+    model_config = ARGS_CONFIG
+
+    vpc_id: Annotated[VpcId, CheckedWhenKnown("its form (vpc-...)")]
+    """The VPC's id; in a program also an Output (a VPC made in the same program). Required."""
+    private_subnet_ids: Annotated[
+        dict[str, SubnetId], CheckedWhenKnown("its form (subnet-...)"), Field(min_length=2, max_length=8)
+    ]
+    """Private subnets by zone, e.g. {us-west-2a: subnet-0123...}: the node groups and the control plane's network interfaces run in them, and their zones are the cluster's zones (two to eight; each must offer the stack's GPU instance types). Values may be Outputs. Required."""
+    public_subnet_ids: Annotated[dict[str, SubnetId], CheckedWhenKnown("its form (subnet-...)")] = Field(default_factory=dict)
+    """Public subnets by zone, for internet-facing load balancers; values may be Outputs. Default: {} (none: internal load balancers only)."""
+
+    @field_validator("private_subnet_ids", "public_subnet_ids")
+    @classmethod
+    def _zones(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for zone in value:
+            if not _ZONE.match(zone):
+                raise ValueError(f"{zone!r} is not an availability zone (e.g. us-west-2a); key the subnets by their zone")
+        return value
+
+    @model_validator(mode="after")
+    def _subnets_once(self) -> ExistingVpcArgs:
+        known = [(f, z, v) for f in ("private_subnet_ids", "public_subnet_ids") for z, v in getattr(self, f).items() if isinstance(v, str)]
+        seen: dict[str, str] = {}
+        for field, zone, subnet in known:
+            if subnet in seen:
+                raise field_error(
+                    "ExistingVpcArgs", (field, zone), f"subnet {subnet} is already listed as {seen[subnet]}; give each zone and role its own subnet", subnet
+                )
+            seen[subnet] = f"{field}[{zone}]"
+        return self
+
+
 class SecretsEncryption(BaseModel):
     """Envelope encryption of Kubernetes Secrets with a KMS key."""
 
@@ -347,6 +404,12 @@ class EksClusterArgs(BaseModel):
     """The VPC's IPv4 range, /16 to /20; each zone gets a public and a private subnet carved from it. Default: 10.0.0.0/16."""
     nat_gateways: NatGateways = NatGateways.SINGLE
     """single (one NAT gateway, cheapest) or per_zone (survives a zone outage). Default: single."""
+    vpc: ExistingVpcArgs | None = None
+    """An existing VPC to run in (its id and subnets by zone) instead of creating one; then zones come from its private subnets, and vpc_cidr, nat_gateways and zone_count do not apply. Default: none (the component creates the VPC, subnets and NAT)."""
+    security_group_ids: Annotated[list[SecurityGroupId], CheckedWhenKnown("its form (sg-...)"), Field(max_length=5)] = Field(
+        default_factory=list
+    )
+    """Further security groups for the control plane's network interfaces (EKS allows five), e.g. one that admits a bastion or a VPN to the API; values may be Outputs. Default: [] (the cluster security group EKS creates)."""
     endpoint: EksEndpointAccess = Field(default_factory=EksEndpointAccess)
     """Who reaches the Kubernetes API. Default: public and private endpoints, any address."""
     addons: list[EksAddon] = Field(default_factory=lambda: [EksAddon(name=n) for n in DEFAULT_ADDONS])
@@ -459,6 +522,42 @@ class EksClusterArgs(BaseModel):
     def _addons(cls, value: list[EksAddon]) -> list[EksAddon]:
         check_unique([a.name for a in value], "addons", "an add-on")
         return value
+
+    @model_validator(mode="after")
+    def _existing_vpc(self) -> EksClusterArgs:
+        if self.vpc is None:
+            return self
+        for key in ("vpc_cidr", "nat_gateways", "zone_count"):
+            if key in self.model_fields_set:
+                raise field_error(
+                    "EksClusterArgs", key, f"{key} applies to a VPC the component creates; remove it, or remove vpc", getattr(self, key)
+                )
+        subnet_zones = list(self.vpc.private_subnet_ids)
+        if self.zones is not None and sorted(self.zones) != sorted(subnet_zones):
+            raise field_error(
+                "EksClusterArgs", "zones",
+                f"zones {', '.join(self.zones)} differ from the zones of vpc.private_subnet_ids ({', '.join(subnet_zones)}); "
+                "remove zones (the subnets' zones are used)",
+                self.zones,
+            )
+        if self.region:
+            for field in ("private_subnet_ids", "public_subnet_ids"):
+                for zone in getattr(self.vpc, field):
+                    m = _ZONE.match(zone)
+                    if m and m.group(1) != self.region:
+                        raise field_error(
+                            "EksClusterArgs", ("vpc", field, zone), f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone
+                        )
+                    if problem := zone_problem("aws", self.region, zone):
+                        raise field_error("EksClusterArgs", ("vpc", field, zone), problem, zone)
+        return self
+
+    @property
+    def configured_zones(self) -> list[str] | None:
+        """The zones the stack names: ``zones``, or those of an existing VPC's private subnets; None: looked up."""
+        if self.vpc is not None:
+            return list(self.vpc.private_subnet_ids)
+        return self.zones
 
     @model_validator(mode="after")
     def _zones_in_region(self) -> EksClusterArgs:

@@ -24,7 +24,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
-from gpu_platform.components.models import input_error
+from gpu_platform.components.models import input_error, report_checks_not_made
 from gpu_platform.components.pools import ENVIRONMENT_LABEL
 
 from gpu_platform.components.eks_args import (
@@ -155,94 +155,39 @@ class EksCluster(pulumi.ComponentResource):
             raise input_error("args.cluster_name", f"the default (the component name {name!r}) is not a valid EKS cluster name; set cluster_name")
         # Before anything is registered: a zone without the GPUs would leave node groups that never scale.
         types = sorted(set(gpu_instance_types))
-        if types or args.zones is None:
+        configured = args.configured_zones
+        if types or configured is None:
             filters = [aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="instance-type", values=types or ["*"])]
-            if args.zones:
-                filters.append(aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="location", values=list(args.zones)))
+            if configured:
+                filters.append(aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="location", values=list(configured)))
             found = aws.ec2.get_instance_type_offerings(filters=filters, location_type="availability-zone", region=region)
             pairs = list(zip(found.locations, found.instance_types))
             try:
-                zones = zones_offering(pairs, types, args.zones)
+                zones = zones_offering(pairs, types, configured)
             except ValueError as exc:
-                raise input_error("args.zones", str(exc)) from None
-            if args.zones is None:
+                where = "args.vpc.private_subnet_ids" if args.vpc is not None else "args.zones"
+                raise input_error(where, str(exc)) from None
+            if configured is None:
                 if len(zones) < 2:
                     raise input_error(
                         "args.zones", f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(zones) or 'none'})"
                     )
                 zones = zones[: args.zone_count]
         else:
-            zones = list(args.zones)
+            zones = list(configured)
         self.zones = zones
 
         super().__init__("gpu-platform:eks_cluster:EksCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        report_checks_not_made(self, name, args)
         tags = {**args.tags, **({ENVIRONMENT_LABEL: args.environment.value} if args.environment else {})}
 
-        vpc = aws.ec2.Vpc(
-            f"{name}-vpc",
-            aws.ec2.VpcArgs(
-                cidr_block=args.vpc_cidr, enable_dns_hostnames=True, enable_dns_support=True,
-                tags={**tags, "Name": f"{cluster_name}-vpc"},
-            ),
-            opts=child,
-        )
-        igw = aws.ec2.InternetGateway(
-            f"{name}-igw", aws.ec2.InternetGatewayArgs(vpc_id=vpc.id, tags={**tags, "Name": cluster_name}), opts=child
-        )
-        # Sixteen equal blocks of the VPC range (/20s of a /16): a public one per zone, then a private one per zone.
-        network = ipaddress.IPv4Network(args.vpc_cidr)
-        blocks = list(network.subnets(new_prefix=network.prefixlen + 4))
-        cluster_tag = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
-        public_rt = aws.ec2.RouteTable(
-            f"{name}-public-rt",
-            aws.ec2.RouteTableArgs(
-                vpc_id=vpc.id,
-                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-                tags={**tags, "Name": f"{cluster_name}-public"},
-            ),
-            opts=child,
-        )
-
-        def subnet(kind: str, zone: str, block: ipaddress.IPv4Network, elb_role: str, route_table: aws.ec2.RouteTable) -> aws.ec2.Subnet:
-            made = aws.ec2.Subnet(
-                f"{name}-{kind}-{zone[-1]}",
-                aws.ec2.SubnetArgs(
-                    vpc_id=vpc.id, availability_zone=zone, cidr_block=str(block), map_public_ip_on_launch=kind == "public",
-                    tags={**tags, **cluster_tag, "Name": f"{cluster_name}-{kind}-{zone}", f"kubernetes.io/role/{elb_role}": "1"},
-                ),
-                opts=child,
-            )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-{kind}-{zone[-1]}-rta",
-                aws.ec2.RouteTableAssociationArgs(subnet_id=made.id, route_table_id=route_table.id),
-                opts=child,
-            )
-            return made
-
-        public_subnets, private_subnets, nats = [], [], []
-        for i, zone in enumerate(zones):
-            public = subnet("public", zone, blocks[i], "elb", public_rt)
-            public_subnets.append(public)
-            if args.nat_gateways is NatGateways.PER_ZONE or i == 0:
-                eip = aws.ec2.Eip(f"{name}-nat-{zone[-1]}-ip", aws.ec2.EipArgs(domain="vpc", tags=tags), opts=child)
-                nats.append(
-                    aws.ec2.NatGateway(
-                        f"{name}-nat-{zone[-1]}",
-                        aws.ec2.NatGatewayArgs(allocation_id=eip.id, subnet_id=public.id, tags={**tags, "Name": f"{cluster_name}-{zone}"}),
-                        opts=pulumi.ResourceOptions(parent=self, depends_on=[igw]),
-                    )
-                )
-            private_rt = aws.ec2.RouteTable(
-                f"{name}-private-{zone[-1]}-rt",
-                aws.ec2.RouteTableArgs(
-                    vpc_id=vpc.id,
-                    routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nats[-1].id)],
-                    tags={**tags, "Name": f"{cluster_name}-private-{zone}"},
-                ),
-                opts=child,
-            )
-            private_subnets.append(subnet("private", zone, blocks[len(zones) + i], "internal-elb", private_rt))
+        if args.vpc is None:
+            vpc_id, private_subnet_ids, public_subnet_ids = self._network(name, args, cluster_name, zones, tags)
+        else:
+            vpc_id = pulumi.Output.from_input(args.vpc.vpc_id)
+            private_subnet_ids = [args.vpc.private_subnet_ids[z] for z in zones]
+            public_subnet_ids = list(args.vpc.public_subnet_ids.values())
 
         def role(role_name: str, service: str, policies: Sequence[str]) -> aws.iam.Role:
             r = aws.iam.Role(
@@ -298,10 +243,11 @@ class EksCluster(pulumi.ComponentResource):
                 version=args.version,
                 role_arn=cluster_role.arn,
                 vpc_config=aws.eks.ClusterVpcConfigArgs(
-                    subnet_ids=[s.id for s in private_subnets + public_subnets],
+                    subnet_ids=[*private_subnet_ids, *public_subnet_ids],
                     endpoint_public_access=args.endpoint.public,
                     endpoint_private_access=args.endpoint.private,
                     public_access_cidrs=list(args.endpoint.public_access_cidrs) or None,
+                    security_group_ids=list(args.security_group_ids) or None,
                 ),
                 access_config=aws.eks.ClusterAccessConfigArgs(
                     authentication_mode="API", bootstrap_cluster_creator_admin_permissions=args.bootstrap_creator_admin
@@ -383,7 +329,7 @@ class EksCluster(pulumi.ComponentResource):
                 region=region,
                 node_group_name=system.name,
                 node_role_arn=node_role.arn,
-                subnet_ids=[s.id for s in private_subnets],
+                subnet_ids=private_subnet_ids,
                 instance_types=list(system.instance_types),
                 capacity_type="ON_DEMAND",
                 ami_type="AL2023_x86_64_STANDARD",
@@ -429,10 +375,10 @@ class EksCluster(pulumi.ComponentResource):
         self.certificate_authority_data = cluster.certificate_authority.data
         self.oidc_issuer_url = issuer
         self.cluster_security_group_id = cluster.vpc_config.cluster_security_group_id
-        self.public_subnet_ids = pulumi.Output.all(*[s.id for s in public_subnets])
+        self.public_subnet_ids = pulumi.Output.all(*public_subnet_ids)
         self.endpoint = cluster.endpoint
-        self.vpc_id = vpc.id
-        self.private_subnet_ids = pulumi.Output.all(*[s.id for s in private_subnets])
+        self.vpc_id = vpc_id
+        self.private_subnet_ids = pulumi.Output.all(*private_subnet_ids)
         self.oidc_provider_arn = oidc.arn
         self.node_role_arn = node_role.arn
         self.kubeconfig = pulumi.Output.secret(
@@ -486,3 +432,76 @@ class EksCluster(pulumi.ComponentResource):
                 "publicSubnetIds": self.public_subnet_ids,
             }
         )
+
+    def _network(
+        self, name: str, args: EksClusterArgs, cluster_name: str, zones: list[str], tags: dict[str, str]
+    ) -> tuple[pulumi.Output[str], list[pulumi.Output[str]], list[pulumi.Output[str]]]:
+        """The VPC the component creates: a public and a private subnet per zone, the internet
+        gateway, NAT (one, or one per zone) and the route tables. Returns the VPC id and the
+        private and public subnet ids, in zone order."""
+        child = pulumi.ResourceOptions(parent=self)
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            aws.ec2.VpcArgs(
+                cidr_block=args.vpc_cidr, enable_dns_hostnames=True, enable_dns_support=True,
+                tags={**tags, "Name": f"{cluster_name}-vpc"},
+            ),
+            opts=child,
+        )
+        igw = aws.ec2.InternetGateway(
+            f"{name}-igw", aws.ec2.InternetGatewayArgs(vpc_id=vpc.id, tags={**tags, "Name": cluster_name}), opts=child
+        )
+        # Sixteen equal blocks of the VPC range (/20s of a /16): a public one per zone, then a private one per zone.
+        network = ipaddress.IPv4Network(args.vpc_cidr)
+        blocks = list(network.subnets(new_prefix=network.prefixlen + 4))
+        cluster_tag = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
+        public_rt = aws.ec2.RouteTable(
+            f"{name}-public-rt",
+            aws.ec2.RouteTableArgs(
+                vpc_id=vpc.id,
+                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+                tags={**tags, "Name": f"{cluster_name}-public"},
+            ),
+            opts=child,
+        )
+
+        def subnet(kind: str, zone: str, block: ipaddress.IPv4Network, elb_role: str, route_table: aws.ec2.RouteTable) -> aws.ec2.Subnet:
+            made = aws.ec2.Subnet(
+                f"{name}-{kind}-{zone[-1]}",
+                aws.ec2.SubnetArgs(
+                    vpc_id=vpc.id, availability_zone=zone, cidr_block=str(block), map_public_ip_on_launch=kind == "public",
+                    tags={**tags, **cluster_tag, "Name": f"{cluster_name}-{kind}-{zone}", f"kubernetes.io/role/{elb_role}": "1"},
+                ),
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-{kind}-{zone[-1]}-rta",
+                aws.ec2.RouteTableAssociationArgs(subnet_id=made.id, route_table_id=route_table.id),
+                opts=child,
+            )
+            return made
+
+        public_subnets, private_subnets, nats = [], [], []
+        for i, zone in enumerate(zones):
+            public = subnet("public", zone, blocks[i], "elb", public_rt)
+            public_subnets.append(public)
+            if args.nat_gateways is NatGateways.PER_ZONE or i == 0:
+                eip = aws.ec2.Eip(f"{name}-nat-{zone[-1]}-ip", aws.ec2.EipArgs(domain="vpc", tags=tags), opts=child)
+                nats.append(
+                    aws.ec2.NatGateway(
+                        f"{name}-nat-{zone[-1]}",
+                        aws.ec2.NatGatewayArgs(allocation_id=eip.id, subnet_id=public.id, tags={**tags, "Name": f"{cluster_name}-{zone}"}),
+                        opts=pulumi.ResourceOptions(parent=self, depends_on=[igw]),
+                    )
+                )
+            private_rt = aws.ec2.RouteTable(
+                f"{name}-private-{zone[-1]}-rt",
+                aws.ec2.RouteTableArgs(
+                    vpc_id=vpc.id,
+                    routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nats[-1].id)],
+                    tags={**tags, "Name": f"{cluster_name}-private-{zone}"},
+                ),
+                opts=child,
+            )
+            private_subnets.append(subnet("private", zone, blocks[len(zones) + i], "internal-elb", private_rt))
+        return vpc.id, [s.id for s in private_subnets], [s.id for s in public_subnets]

@@ -13,6 +13,7 @@ import re
 from enum import StrEnum
 from typing import Annotated
 
+import pulumi
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
 from gpu_platform.components.gpu_catalog import (
@@ -37,7 +38,7 @@ from gpu_platform.components.pools import (
     NodePoolShape,
     pool_taints,
 )
-from gpu_platform.components.models import ARGS_CONFIG, field_error
+from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
 from gpu_platform.components.gke_plan import plan_pools
 from gpu_platform.components.zones import zone_problem
 
@@ -70,6 +71,13 @@ BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
 
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
 _ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
+_PROJECT_ID = re.compile(r"^([a-z0-9.-]+:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+"""A GCP project id (optionally domain-scoped, as example.com:my-project)."""
+_RESOURCE_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+"""A Compute Engine resource name (RFC 1035): networks and subnetworks."""
+_LINK_PREFIX = r"^(https://(www|compute)\.googleapis\.com/compute/(v1|beta)/)?projects/[^/]+/"
+_NETWORK_LINK = re.compile(_LINK_PREFIX + r"global/networks/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+_SUBNETWORK_LINK = re.compile(_LINK_PREFIX + r"regions/(?P<region>[a-z]+-[a-z]+[0-9]+)/subnetworks/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 _RESOURCE_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _VERSION = re.compile(r"^(latest|1\.[0-9]{2}(\.[0-9]+(-gke\.[0-9]+)?)?)$")
 _GCP_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
@@ -518,8 +526,8 @@ class GpuGkeClusterArgs(BaseModel):
     """Region (regional cluster, e.g. us-central1) or zone (zonal cluster, e.g. us-central1-a). Required."""
     gpu_pools: list[GpuNodePoolArgs] = Field(min_length=1)
     """GPU node pools. Required (at least one)."""
-    project: str | None = None
-    """GCP project. Default: the gcp provider's project (gcp:project)."""
+    project: Annotated[StrInput, CheckedWhenKnown("its form (a GCP project id)")] | None = None
+    """GCP project id; in a program also an Output (a project made in the same program). Default: the gcp provider's project (gcp:project)."""
     cluster_name: str | None = Field(default=None, max_length=40)
     """GKE cluster name. Default: the component's name."""
     node_locations: list[str] = Field(default_factory=list)
@@ -534,10 +542,12 @@ class GpuGkeClusterArgs(BaseModel):
     """Refuse to delete the cluster (GKE deletion_protection and Pulumi protect). Default: true."""
     dataplane_v2: bool = True
     """GKE Dataplane V2 (datapath ADVANCED_DATAPATH), which enforces NetworkPolicy (the Dask tenants' isolation); GKE sets it at creation only, so changing it replaces the cluster. Default: true."""
-    network: str = "default"
-    """VPC network name or self link. Default: default."""
-    subnetwork: str | None = None
-    """Subnetwork name or self link. Default: none (the network's subnet in the region)."""
+    network: Annotated[StrInput, CheckedWhenKnown("its form (a network name or self link)")] = "default"
+    """VPC network name or self link (projects/<p>/global/networks/<n>); in a program also an Output (a network made in the same program). Default: default."""
+    subnetwork: Annotated[
+        StrInput, CheckedWhenKnown("its form and region (a subnetwork name, or a self link in the cluster's region)")
+    ] | None = None
+    """Subnetwork name or self link (projects/<p>/regions/<region>/subnetworks/<n>, in the cluster's region); in a program also an Output. A custom-mode network needs it. Default: none (the network's subnet in the region)."""
     control_plane: ControlPlaneAccess = Field(default_factory=ControlPlaneAccess)
     """Control-plane access: private nodes/endpoint, authorized networks. Default: public endpoint, no restriction."""
     managed_dcgm_metrics: bool = False
@@ -597,6 +607,32 @@ class GpuGkeClusterArgs(BaseModel):
             )
         return value
 
+    @field_validator("project")
+    @classmethod
+    def _project(cls, value: str | pulumi.Output[str] | None) -> str | pulumi.Output[str] | None:
+        if isinstance(value, str) and not _PROJECT_ID.match(value):
+            raise ValueError(
+                f"{value!r} is not a GCP project id: 6 to 30 lowercase letters, digits and '-', starting with a letter "
+                "(the id, not the project's display name or number)"
+            )
+        return value
+
+    @field_validator("network")
+    @classmethod
+    def _network(cls, value: str | pulumi.Output[str]) -> str | pulumi.Output[str]:
+        if isinstance(value, str) and not (_RESOURCE_NAME.match(value) or _NETWORK_LINK.match(value)):
+            raise ValueError(f"{value!r} is not a VPC network name or self link (projects/<project>/global/networks/<name>)")
+        return value
+
+    @field_validator("subnetwork")
+    @classmethod
+    def _subnetwork(cls, value: str | pulumi.Output[str] | None) -> str | pulumi.Output[str] | None:
+        if isinstance(value, str) and not (_RESOURCE_NAME.match(value) or _SUBNETWORK_LINK.match(value)):
+            raise ValueError(
+                f"{value!r} is not a subnetwork name or self link (projects/<project>/regions/<region>/subnetworks/<name>)"
+            )
+        return value
+
     @field_validator("extra_node_roles")
     @classmethod
     def _roles(cls, value: list[str]) -> list[str]:
@@ -637,6 +673,14 @@ class GpuGkeClusterArgs(BaseModel):
                 ("node_locations", self.node_locations.index(self.location)),
                 f"zone {self.location} is the zonal cluster's own location; list only the additional zones",
                 self.location,
+            )
+        if isinstance(self.subnetwork, str) and (m := _SUBNETWORK_LINK.match(self.subnetwork)) and m.group("region") != region:
+            raise field_error(
+                model,
+                "subnetwork",
+                f"subnetwork {self.subnetwork} is in region {m.group('region')}, not the cluster's region {region}; "
+                f"use a subnetwork of {region}",
+                self.subnetwork,
             )
         if self.cloud_nat and not self.control_plane.private_nodes:
             raise field_error(

@@ -53,7 +53,7 @@ def gke_kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str
 
 
 def cluster_args(
-    args: GpuGkeClusterArgs, *, cluster_name: str, project: str, service_account: pulumi.Input[str]
+    args: GpuGkeClusterArgs, *, cluster_name: str, project: pulumi.Input[str], service_account: pulumi.Input[str]
 ) -> gcp.container.ClusterArgs:
     """The GKE cluster's settings from the Args: VPC-native, Workload Identity, shielded nodes, the
     release channel and autoscaling profile, private nodes and authorized networks as configured, and
@@ -98,7 +98,7 @@ def cluster_args(
             autoscaling_profile=args.autoscaling_profile.value
         ),
         workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-            workload_pool=f"{project}.svc.id.goog"
+            workload_pool=pulumi.Output.concat(project, ".svc.id.goog") if isinstance(project, pulumi.Output) else f"{project}.svc.id.goog"
         ),
         deletion_protection=args.deletion_protection,
         network=args.network,
@@ -130,7 +130,7 @@ def node_pool_args(
     pool: _PoolBase,
     gke_name: str,
     cluster: gcp.container.Cluster,
-    project: str,
+    project: pulumi.Input[str],
     location: str,
     service_account: pulumi.Input[str],
     spot: bool,

@@ -15,7 +15,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from gpu_platform.components.labels import MANAGED_LABELS
-from gpu_platform.components.models import input_error
+from gpu_platform.components.models import input_error, report_checks_not_made
 from gpu_platform.components.pools import (
     PoolPlacement,
 )
@@ -98,7 +98,7 @@ class GpuGkeCluster(pulumi.ComponentResource):
         args: GpuGkeClusterArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        project = args.project or gcp.config.project
+        project = args.project if args.project is not None else gcp.config.project
         if not project:
             raise input_error("args.project", "no GCP project; set GpuGkeClusterArgs.project or the gcp:project config")
         cluster_name = args.cluster_name or name
@@ -109,6 +109,7 @@ class GpuGkeCluster(pulumi.ComponentResource):
             )
         super().__init__("gpu-platform:gpu_gke_cluster:GpuGkeCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        report_checks_not_made(self, name, args)
 
         apis: list[pulumi.Resource] = []
         if args.enable_apis:

@@ -6,22 +6,31 @@ pack's config all format a location the same way, ``gke.gpu_pools[0].accelerator
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from typing import Any
+import types
+import typing
+from collections.abc import Hashable, Iterator, Sequence
+from typing import Annotated, Any
 
 import pulumi
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
 __all__ = [
     "ARGS_CONFIG",
+    "CheckedWhenKnown",
+    "StrInput",
     "check_min_max",
     "check_unique",
+    "checks_not_made",
     "field_error",
     "first_repeat",
     "input_error",
     "input_errors",
+    "is_output",
     "key_path",
+    "report_checks_not_made",
 ]
 
 ARGS_CONFIG = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True, defer_build=True)
@@ -107,3 +116,117 @@ def check_min_max(model: BaseModel, low: str, high: str) -> None:
     lo, hi = getattr(model, low), getattr(model, high)
     if lo is not None and hi is not None and lo > hi:
         raise field_error(type(model).__name__, low, f"{low} {lo} is above {high} {hi}; use at most {hi}", lo)
+
+
+_WORDS = {str: "string", int: "integer", bool: "boolean"}
+
+
+class _InputSchema:
+    """Pydantic's schema for a value or a ``pulumi.Output`` of it: a known value is validated as
+    ``inner``; an Output is taken as it is (its value is known only when the engine resolves it).
+    A wrong type is one error, not one per union member."""
+
+    def __init__(self, inner: type) -> None:
+        self.inner = inner
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        known = handler.generate_schema(self.inner)
+        return core_schema.union_schema(
+            [known, core_schema.is_instance_schema(pulumi.Output)],
+            custom_error_type=f"{self.inner.__name__}_type",
+            custom_error_message=f"Input should be a valid {_WORDS.get(self.inner, self.inner.__name__)} (or a Pulumi Output of one)",
+        )
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return handler(schema["choices"][0])  # what a stack file can hold: the known value
+
+
+StrInput = Annotated[str | pulumi.Output[str], _InputSchema(str)]
+"""A string, or an Output of one: a cloud identifier (a project, a network, a VPC or subnet id)
+that may come from a resource made in the same program. Checks on its value are made when it
+is a string and reported as not made when it is an Output (``checks_not_made``)."""
+
+
+def is_output(value: Any) -> bool:
+    """True for a value not known until deploy (a ``pulumi.Output``)."""
+    return isinstance(value, pulumi.Output)
+
+
+class CheckedWhenKnown:
+    """Field metadata: the check a known value gets, named so that an Output in its place is
+    reported as a check not made (``Annotated[StrInput, CheckedWhenKnown("...")]``)."""
+
+    def __init__(self, check: str) -> None:
+        self.check = check
+
+    def __repr__(self) -> str:
+        return f"CheckedWhenKnown({self.check!r})"
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    """A location with map keys in brackets: ``args.vpc.private_subnet_ids[us-west-2a]``."""
+    out = ""
+    for part in path:
+        if isinstance(part, int) or (isinstance(part, tuple) and part):
+            out += f"[{part[0] if isinstance(part, tuple) else part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _declared_checks(field: FieldInfo) -> list[str]:
+    """The CheckedWhenKnown checks of a field: on the field, or on a member of its (optional) type."""
+    found = [m.check for m in field.metadata if isinstance(m, CheckedWhenKnown)]
+
+    def visit(annotation: Any) -> None:
+        if typing.get_origin(annotation) is Annotated:
+            found.extend(m.check for m in typing.get_args(annotation)[1:] if isinstance(m, CheckedWhenKnown))
+            visit(typing.get_args(annotation)[0])
+        elif typing.get_origin(annotation) in (typing.Union, types.UnionType):
+            for member in typing.get_args(annotation):
+                visit(member)
+
+    visit(field.annotation)
+    return list(dict.fromkeys(found))
+
+
+def _parts(value: Any, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every value inside lists and maps, with its location (map keys as 1-tuples)."""
+    yield path, value
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _parts(item, (*path, i))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _parts(item, (*path, (key,)))
+
+
+def checks_not_made(args: BaseModel, prefix: str = "args") -> list[str]:
+    """One line per Output that stands where a check needs a known value, naming the key and the
+    check: ``args.network: an Output, so that it is a network name ... is not checked before deploy``.
+
+    Walks nested Args models; the checks are those the fields declare with ``CheckedWhenKnown``.
+    """
+    lines: list[str] = []
+
+    def walk(model: BaseModel, path: tuple[Any, ...]) -> None:
+        for name, field in type(model).model_fields.items():
+            checks = _declared_checks(field)
+            for where, item in _parts(getattr(model, name), (*path, name)):
+                if is_output(item) and checks:
+                    lines.append(f"{_where(where)}: an Output, so {'; '.join(checks)} is not checked before deploy")
+                elif isinstance(item, BaseModel):
+                    walk(item, where)
+
+    walk(args, (prefix,) if prefix else ())
+    return lines
+
+
+def report_checks_not_made(resource: pulumi.Resource, name: str, args: BaseModel) -> list[str]:
+    """Warn, against the component, of every check an Output kept from being made (``pulumi
+    preview`` shows the warnings; the offline preview prints them). Returns the lines, each
+    naming the component: ``GpuGkeCluster team: args.network: an Output, so ...``."""
+    lines = [f"{type(resource).__name__} {name}: {line}" for line in checks_not_made(args)]
+    for line in lines:
+        pulumi.log.warn(line, resource=resource)
+    return lines

@@ -280,6 +280,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
             + [f.to_json() for f in policy_findings],
             notices=[{"resource": n.resource, "message": n.message} for n in notices]
             + [{"resource": None, "message": f"offline: {m}"} for m in plan.notices]
+            + [{"resource": None, "message": f"warning: {m}"} for m in plan.warnings]
             + [{"resource": None, "message": m} for m in (report.notices if report is not None else [])],
         )
         if report is not None:
@@ -313,6 +314,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
         print(f"notice: {notice.message}")
     for message in plan.notices:
         print(f"notice: offline: {message}")
+    for message in plan.warnings:
+        print(f"warning: {message}")
     for violation in violations:
         print(f"violation: schema: {violation.message}")
     for finding in policy_findings:

@@ -484,12 +484,17 @@ def load_stack_config() -> StackConfig:
             )
         # With eks.region set, EksClusterArgs checks the zones itself.
         region = pulumi_aws.config.region
-        if config.eks.zones and not config.eks.region and region:
-            for i, zone in enumerate(config.eks.zones):
+        named: list[tuple[str, str]] = []
+        if config.eks.vpc is not None:
+            named = [(f"eks.vpc.{f}[{z}]", z) for f in ("private_subnet_ids", "public_subnet_ids") for z in getattr(config.eks.vpc, f)]
+        elif config.eks.zones:
+            named = [(f"eks.zones[{i}]", z) for i, z in enumerate(config.eks.zones)]
+        if named and not config.eks.region and region:
+            for key, zone in named:
                 if not zone.startswith(str(region)) or len(zone) != len(str(region)) + 1:
-                    problems.append(f"{PROJECT}:eks.zones[{i}]: zone {zone} is not in region {region} (got {json.dumps(zone)})")
+                    problems.append(f"{PROJECT}:{key}: zone {zone} is not in region {region} (got {json.dumps(zone)})")
                 elif problem := zone_problem("aws", str(region), zone):
-                    problems.append(f"{PROJECT}:eks.zones[{i}]: {problem} (got {json.dumps(zone)})")
+                    problems.append(f"{PROJECT}:{key}: {problem} (got {json.dumps(zone)})")
     problems += _secret_problems(
         "grafana_admin_password", config.grafana_admin_password, config.monitoring.enabled,
         "monitoring is enabled", "<password>",

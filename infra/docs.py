@@ -61,11 +61,17 @@ def _nested(annotation: Any) -> list[type[BaseModel]]:
     return []
 
 
+def _is_output_type(annotation: Any) -> bool:
+    return annotation is pulumi.Output or typing.get_origin(annotation) is pulumi.Output
+
+
 def _type_name(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in (typing.Union, types.UnionType):
-        names = [_type_name(a) for a in args if a is not type(None)]
+        names = [_type_name(a) for a in args if a is not type(None) and not _is_output_type(a)]
+        if any(_is_output_type(a) for a in args):
+            names[-1] += " (in a program, also an Output)"
         text = " or ".join(names)
         return text + " or null" if type(None) in args else text
     if origin is typing.Annotated:

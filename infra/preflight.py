@@ -20,6 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_platform.components.eks_args import ExistingVpcArgs
 from gpu_platform.components.gpu_catalog import aws_instance_type
 from gpu_platform.components.pools import CapacityType
 from gpu_platform.infra.config import StackConfig
@@ -107,6 +108,30 @@ def preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> li
         ) from None
 
 
+def _existing_vpc(vpc: ExistingVpcArgs, ec2: Any) -> list[Finding]:
+    """An existing VPC as EC2 sees it: each subnet there, in the VPC, in the zone it is listed under."""
+    findings: list[Finding] = []
+    listed = [(f"eks.vpc.{field}[{zone}]", zone, str(subnet)) for field in ("private_subnet_ids", "public_subnet_ids")
+              for zone, subnet in getattr(vpc, field).items()]
+    found = {
+        s["SubnetId"]: s
+        for page in ec2.get_paginator("describe_subnets").paginate(Filters=[{"Name": "subnet-id", "Values": [s for _, _, s in listed]}])
+        for s in page["Subnets"]
+    }
+    for key, zone, subnet in listed:
+        seen = found.get(subnet)
+        if seen is None:
+            findings.append(Finding(True, f"{key}: subnet {subnet} does not exist in this account and region"))
+        elif seen["VpcId"] != vpc.vpc_id:
+            findings.append(Finding(True, f"{key}: subnet {subnet} is in {seen['VpcId']}, not eks.vpc.vpc_id {vpc.vpc_id}"))
+        elif seen["AvailabilityZone"] != zone:
+            findings.append(Finding(True, f"{key}: subnet {subnet} is in zone {seen['AvailabilityZone']}, not {zone}; key it by its own zone"))
+        else:
+            free = seen.get("AvailableIpAddressCount")
+            findings.append(Finding(False, f"{key}: subnet {subnet} is in {vpc.vpc_id}, zone {zone}" + (f", {free} free addresses" if free is not None else "")))
+    return findings
+
+
 def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> list[Finding]:
     assert config.eks is not None and config.eks_node_groups is not None
     groups = config.eks_node_groups
@@ -121,14 +146,16 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
         else:
             findings.append(Finding(True, f"{itype} is offered in no zone of {region}; choose another type or region"))
     everywhere = sorted(set.intersection(*(offered.get(t, set()) for t in types))) if types else []
-    if config.eks.zones is not None:
-        for zone in config.eks.zones:
+    configured = config.eks.configured_zones
+    source = "eks.vpc.private_subnet_ids" if config.eks.vpc is not None else "eks.zones"
+    if configured is not None:
+        for zone in configured:
             missing = [t for t in types if zone not in offered.get(t, set())]
             if missing:
                 findings.append(
                     Finding(
                         True,
-                        f"zone {zone} of eks.zones does not offer {', '.join(missing)}: its node groups could never get "
+                        f"zone {zone} of {source} does not offer {', '.join(missing)}: its node groups could never get "
                         f"those nodes; use zones that offer every GPU type: {', '.join(everywhere) or 'none'}",
                     )
                 )
@@ -141,6 +168,9 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
     else:
         picked = everywhere[: config.eks.zone_count]
         findings.append(Finding(False, f"zones looked up at deploy: {', '.join(picked)} offer {', '.join(types)}"))
+
+    if config.eks.vpc is not None:
+        findings += _existing_vpc(config.eks.vpc, ec2)
 
     # Only types the region offers: DescribeInstanceTypes refuses the whole call
     # (InvalidInstanceType) when one type is unknown there, and those are reported above.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import difflib
 import json
+import logging
 import os
 import re
 import runpy
@@ -283,6 +284,9 @@ class Plan:
     outputs: dict[str, Any]
     notices: list[str] = field(default_factory=list)
     """What the offline engine answered without the cloud (data sources), for the user to check."""
+    warnings: list[str] = field(default_factory=list)
+    """What the program logged as warnings (``pulumi.log.warn``), as ``pulumi preview`` shows them:
+    e.g. the checks an Output kept a component from making."""
 
     def by_urn(self) -> dict[str, RecordedResource]:
         return {r.urn: r for r in self.resources}
@@ -557,6 +561,26 @@ def load_program(program_dir: Path) -> Program:
     return Program(program_dir.resolve(), main, project["name"])
 
 
+class _Collect(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message not in self.into:
+            self.into.append(message)
+
+
+def engine_log(into: list[str]) -> logging.Logger:
+    """The mock engine's log: the program's warnings and errors collected, in order, once each
+    (the engine shows them in `pulumi preview`; the offline preview prints them)."""
+    logger = logging.Logger("gpu_platform.preview.engine", logging.WARNING)
+    logger.propagate = False
+    logger.addHandler(_Collect(into))
+    return logger
+
+
 def run_program(
     project_dir: Path,
     stack: str,
@@ -576,7 +600,10 @@ def run_program(
     program = program or shipped_program(project_dir)
     pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys or ()))
     monitor = monitor or RecordingMonitor(RecordingMocks())
-    pulumi.runtime.set_mocks(monitor.mocks, project=program.project, stack=stack, preview=True, monitor=monitor)
+    warnings: list[str] = []
+    pulumi.runtime.set_mocks(
+        monitor.mocks, project=program.project, stack=stack, preview=True, monitor=monitor, logger=engine_log(warnings)
+    )
     # set_mocks opens a root stack for unit tests; run_in_stack opens its own, as the CLI does.
     pulumi.runtime.settings.ROOT.set(None)
     program_dir = program.main if program.main.is_dir() else program.main.parent
@@ -593,7 +620,7 @@ def run_program(
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
     notices = list(getattr(monitor.mocks, "notices", []))
     if not shipped:
-        return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices)
+        return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings)
     from gpu_platform.infra.config import load_stack_config
 
     # Checks the config could not make offline (e.g. zones of a region the shipped data lacks).
@@ -601,5 +628,5 @@ def run_program(
         notices += [n for n in load_stack_config().notices() if n not in notices]
     except ConfigError:
         pass  # a program of its own config (tests, examples): nothing of ours to check
-    return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices)
+    return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings)
 

@@ -35,6 +35,7 @@ from gpu_platform.infra.preview import (
     RecordingMocks,
     RecordingMonitor,
     config_for_engine,
+    engine_log,
     load_program,
     read_stack_file,
     run_program,
@@ -70,6 +71,12 @@ class ProgramPlan:
     def outputs(self) -> dict[str, Any]:
         """The stack outputs the program exported."""
         return dict(self.plan.outputs)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the program warned of, as ``pulumi preview`` would show it: e.g. each check an
+        Output kept a component from making (``GpuGkeCluster ml: args.network: an Output, ...``)."""
+        return list(self.plan.warnings)
 
     def resource(self, name: str) -> RecordedResource:
         """The resource of this name; KeyError naming the ones there are when there is none."""
@@ -150,7 +157,8 @@ def run_components(
     as the body of a program under the recording engine, and check what it registers."""
     pulumi.runtime.set_all_config(config_for_engine(dict(config or {})), [])
     monitor = RecordingMonitor(RecordingMocks())
-    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
+    warnings: list[str] = []
+    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor, logger=engine_log(warnings))
     pulumi.runtime.settings.ROOT.set(None)
     _sync_await(pulumi.runtime.run_in_stack(build))
     plan = Plan(
@@ -158,5 +166,6 @@ def run_components(
         resources=sorted(monitor.recorded, key=lambda r: r.urn),
         outputs=monitor.stack_outputs,
         notices=list(getattr(monitor.mocks, "notices", [])),
+        warnings=warnings,
     )
     return _checked(plan, kubernetes_version, policy_config)

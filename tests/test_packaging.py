@@ -147,6 +147,35 @@ def test_the_consumer_program_previews_from_the_wheel_through_the_cli_and_the_te
     assert where.startswith(str(installed.purelib)) and count == "13"
 
 
+def test_the_byo_network_example_previews_from_the_wheel_outside_the_repository(installed: Installed, tmp_path: Path) -> None:
+    """A program outside the repository makes a GCP network and an AWS VPC and puts a cluster on
+    each: it previews from the installed wheel through the CLI and through the testing module."""
+    program = tmp_path / "byo-network"
+    program.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py"):
+        (program / name).write_text((PROJECT_DIR / "examples" / "byo-network" / name).read_text())
+    cli = installed.venv / "bin" / "gpu-platform"
+    plan = tmp_path / "plan.json"
+    result = subprocess.run(
+        [str(cli), "preview", "--program", str(program), "--no-render", "--quiet", "--json", str(plan)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads(plan.read_text())
+    by_name = {r["name"]: r for r in document["resources"]}
+    assert by_name["ml-gke-cluster"]["inputs"]["network"] == "ml-net"
+    assert by_name["ml-eks-cluster"]["inputs"]["vpcConfig"]["subnetIds"][0] == "ml-private-a-id"
+    assert "warning: EksCluster ml-eks: args.vpc.vpc_id: an Output, so its form (vpc-...) is not checked before deploy" in result.stdout
+    probe = (
+        "from gpu_platform.infra.testing import preview_program; "
+        f"p = preview_program({str(program)!r}); p.assert_no_violations(); "
+        "print(p.resource('ml-eks-cluster').inputs['vpcConfig']['securityGroupIds'][0], len(p.warnings))"
+    )
+    result = subprocess.run([str(installed.python), "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["ml-api-from-vpn-id", "8"]
+
+
 def test_example_consumer_runs_from_a_built_wheel(installed: Installed, tmp_path: Path) -> None:
     python, purelib = installed.python, installed.purelib
     runner = tmp_path / "run.py"

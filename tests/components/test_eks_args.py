@@ -301,6 +301,17 @@ def test_fails_when_zones_are_outside_the_provider_region() -> None:
     ]
 
 
+def test_fails_when_an_existing_vpcs_zones_are_outside_the_provider_region() -> None:
+    cluster = eks(vpc={
+        "vpc_id": "vpc-0a1b2c3d",
+        "private_subnet_ids": {"ap-northeast-2a": "subnet-0a1b2c3d", "us-west-2b": "subnet-0a1b2c3e"},
+    })
+    del cluster["region"], cluster["zones"]
+    assert lines_for(
+        {"aws:region": "us-west-2", "gpu-platform:cloud": "aws", "gpu-platform:eks": cluster, "gpu-platform:eks_node_groups": eks_node_groups()}
+    ) == ['gpu-platform:eks.vpc.private_subnet_ids[ap-northeast-2a]: zone ap-northeast-2a is not in region us-west-2 (got "ap-northeast-2a")']
+
+
 def test_fails_when_the_stack_name_cannot_name_the_cluster() -> None:
     assert lines_for(
         {"gpu-platform:cloud": "aws", "gpu-platform:eks": eks(), "gpu-platform:eks_node_groups": eks_node_groups()},

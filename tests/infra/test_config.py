@@ -58,8 +58,8 @@ def test_fails_when_gcp_project_is_missing() -> None:
 
 
 def test_explicit_gke_project_needs_no_provider_project() -> None:
-    set_config({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(project="p")})
-    assert load_stack_config().gke.project == "p"  # type: ignore[union-attr]
+    set_config({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(project="ml-platform")})
+    assert load_stack_config().gke.project == "ml-platform"  # type: ignore[union-attr]
 
 
 def test_fails_when_cloud_is_not_offered() -> None:

@@ -141,3 +141,38 @@ def test_fails_when_the_catalog_disagrees_with_ec2(ec2: Any, monkeypatch: pytest
         "error: class t4: EC2 reports g4dn.xlarge as (4, 16384, 'T4', 1) (vCPUs, MiB, GPU, GPUs), the catalog as "
         "(4, 8192, 'T4', 1): fix components/gpu_catalog.py"
     ) in out
+
+
+def test_an_existing_vpc_is_checked_subnet_by_subnet(ec2: Any) -> None:
+    """Each listed subnet must exist, be in eks.vpc.vpc_id and in the zone it is keyed by: a
+    subnet of another zone or VPC is an error naming its key."""
+    vpc = ec2.create_vpc(CidrBlock="10.30.0.0/16")["Vpc"]["VpcId"]
+    other = ec2.create_vpc(CidrBlock="10.40.0.0/16")["Vpc"]["VpcId"]
+
+    def subnet(vpc_id: str, cidr: str, zone: str) -> str:
+        return ec2.create_subnet(VpcId=vpc_id, CidrBlock=cidr, AvailabilityZone=zone)["Subnet"]["SubnetId"]
+
+    a = subnet(vpc, "10.30.0.0/20", "ap-northeast-2a")
+    c = subnet(vpc, "10.30.16.0/20", "ap-northeast-2c")
+    elsewhere = subnet(other, "10.40.0.0/20", "ap-northeast-2a")
+    wrong_zone = subnet(vpc, "10.30.32.0/20", "ap-northeast-2b")
+    cluster = {**eks(), "vpc": {
+        "vpc_id": vpc,
+        "private_subnet_ids": {"ap-northeast-2a": a, "ap-northeast-2c": c},
+        "public_subnet_ids": {"ap-northeast-2a": elsewhere, "ap-northeast-2c": wrong_zone, "ap-northeast-2d": "subnet-0000000000000000d"},
+    }}
+    cluster.pop("zones")
+    config = StackConfig.model_validate({
+        "cloud": "aws", "eks": cluster, "monitoring": {"enabled": False},
+        "eks_node_groups": eks_node_groups(classes=[gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=4)]),
+    })
+    out = lines(preflight_eks(config, REGION, ec2, quotas({G_ON_DEMAND: 64, G_SPOT: 64})))
+    assert "ok: zone ap-northeast-2a offers g4dn.xlarge" in out  # the zones are the private subnets'
+    assert f"ok: eks.vpc.private_subnet_ids[ap-northeast-2a]: subnet {a} is in {vpc}, zone ap-northeast-2a, 4091 free addresses" in out
+    assert f"ok: eks.vpc.private_subnet_ids[ap-northeast-2c]: subnet {c} is in {vpc}, zone ap-northeast-2c, 4091 free addresses" in out
+    assert f"error: eks.vpc.public_subnet_ids[ap-northeast-2a]: subnet {elsewhere} is in {other}, not eks.vpc.vpc_id {vpc}" in out
+    assert (
+        f"error: eks.vpc.public_subnet_ids[ap-northeast-2c]: subnet {wrong_zone} is in zone ap-northeast-2b, not ap-northeast-2c; "
+        "key it by its own zone"
+    ) in out
+    assert "error: eks.vpc.public_subnet_ids[ap-northeast-2d]: subnet subnet-0000000000000000d does not exist in this account and region" in out

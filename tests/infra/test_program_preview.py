@@ -76,7 +76,7 @@ def test_schema_violations_are_reported_and_asserted(tmp_path: Path, capsys: pyt
 
 def test_run_components_builds_one_component() -> None:
     args = GpuGkeClusterArgs(
-        project="p", location="us-central1-b",
+        project="ml-platform", location="us-central1-b",
         gpu_pools=[GpuNodePoolArgs(name="t4", machine_type="n1-standard-4", accelerator_type="nvidia-tesla-t4",
                                    accelerator_count=1, autoscaling=AutoscalingBounds(scope=BoundsScope.TOTAL, max_nodes=2))],
     )
