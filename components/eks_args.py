@@ -11,7 +11,7 @@ import pulumi
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
-from gpu_platform.components.gpu_catalog import aws_instance_type, check_one_shape
+from gpu_platform.components.gpu_catalog import GpuCombinationError, aws_shape
 from gpu_platform.components.kube import DnsSubdomain
 from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
 from gpu_platform.components.models import check_min_max, check_unique
@@ -22,10 +22,11 @@ from gpu_platform.components.pools import (
     CapacityStrategy,
     Environment,
     LabelMap,
+    MachineShapeArgs,
     NodePoolShape,
     PoolPlacement,
 )
-from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
+from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, dotted_value, field_error
 from gpu_platform.components.zones import zone_problem
 
 
@@ -203,6 +204,8 @@ class SystemNodeGroupArgs(BaseModel):
     """Node group name. Default: system."""
     instance_types: list[str] = Field(default_factory=lambda: ["m6i.large"], min_length=1)
     """CPU instance types, all of one shape. Default: [m6i.large]."""
+    shape: MachineShapeArgs | None = None
+    """The instance types' one shape (vcpus, memory_gib), stated for CPU types the catalog does not know (m7a, c7i): every type the catalog knows must match it. Default: none (the catalog's)."""
     min_nodes: Int = Field(default=2, ge=1, le=100)
     """Fewest nodes (controllers need somewhere to run). Default: 2."""
     max_nodes: Int = Field(default=4, ge=1, le=100)
@@ -212,19 +215,22 @@ class SystemNodeGroupArgs(BaseModel):
     labels: LabelMap = Field(default_factory=dict)
     """Extra Kubernetes labels on the nodes. Default: {}."""
 
-    @field_validator("instance_types")
-    @classmethod
-    def _cpu_types(cls, value: list[str]) -> list[str]:
-        check_one_shape(value, gpu=False)
-        return value
+    @model_validator(mode="after")
+    def _cpu_types(self) -> SystemNodeGroupArgs:
+        try:
+            aws_shape(self.instance_types, self.shape, gpu=False)
+        except GpuCombinationError as exc:
+            raise field_error("SystemNodeGroupArgs", exc.field, exc.message, dotted_value(self, exc.field)) from None
+        return self
 
     @model_validator(mode="after")
     def _bounds(self) -> SystemNodeGroupArgs:
         check_min_max(self, "min_nodes", "max_nodes")
         return self
 
-    def shape(self) -> NodePoolShape:
-        machine = aws_instance_type(self.instance_types[0])
+    def pool_shape(self) -> NodePoolShape:
+        """The system node group as workloads see it."""
+        machine = aws_shape(self.instance_types, self.shape, gpu=False)
         return NodePoolShape(
             name=self.name, role=PoolRole.SYSTEM, machine_type=machine.name, vcpus=machine.vcpus,
             memory_mib=machine.memory_mib, gpus_per_node=0, accelerator=None,

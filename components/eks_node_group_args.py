@@ -12,7 +12,7 @@ import re2
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from gpu_platform.components.gpu_catalog import AwsInstanceType, aws_instance_type, check_one_shape
+from gpu_platform.components.gpu_catalog import AwsInstanceType, GpuCombinationError, aws_shape
 from gpu_platform.components.kube import ChartVersion, GoDuration, PinnedImage
 from gpu_platform.components.labels import (
     CAPACITY_LABEL,
@@ -29,12 +29,13 @@ from gpu_platform.components.pools import (
     CapacityStrategy,
     CapacityType,
     LabelMap,
+    MachineShapeArgs,
     NodePoolShape,
     PoolPlacement,
     Taint,
     pool_taints,
 )
-from gpu_platform.components.models import ARGS_CONFIG, field_error
+from gpu_platform.components.models import ARGS_CONFIG, dotted_value, field_error
 
 
 
@@ -131,6 +132,8 @@ class GpuClassArgs(BaseModel):
     """Class name; node groups are <name>-spot and <name>-on-demand. Required."""
     instance_types: list[str] = Field(min_length=1, max_length=20)
     """GPU instance types, all of one shape (vCPUs, memory, GPU model and count). Required."""
+    shape: MachineShapeArgs | None = None
+    """The instance types' one shape (vcpus, memory_gib, gpus, gpu_type as EC2 names the GPU), stated for types the catalog does not know (p5en, p6-b200): every type the catalog knows must match it. Default: none (the catalog's)."""
     max_nodes: Int = Field(ge=1, le=1000)
     """Most nodes of each node group of the class; bounds the spend. Required."""
     min_nodes: Int = Field(default=0, ge=0, le=1000)
@@ -157,11 +160,13 @@ class GpuClassArgs(BaseModel):
             raise ValueError(f"{value!r} is not a valid class name: lowercase letters, digits and '-', starting with a letter")
         return value
 
-    @field_validator("instance_types")
-    @classmethod
-    def _one_shape(cls, value: list[str]) -> list[str]:
-        check_one_shape(value, gpu=True)
-        return value
+    @model_validator(mode="after")
+    def _one_shape(self) -> GpuClassArgs:
+        try:
+            aws_shape(self.instance_types, self.shape, gpu=True)
+        except GpuCombinationError as exc:
+            raise field_error("GpuClassArgs", exc.field, exc.message, dotted_value(self, exc.field)) from None
+        return self
 
     @model_validator(mode="after")
     def _bounds(self) -> GpuClassArgs:
@@ -175,8 +180,9 @@ class GpuClassArgs(BaseModel):
         return self
 
     @property
-    def shape(self) -> AwsInstanceType:
-        return aws_instance_type(self.instance_types[0])
+    def instance_shape(self) -> AwsInstanceType:
+        """The class's one shape: the catalog's, or the one stated."""
+        return aws_shape(self.instance_types, self.shape, gpu=True)
 
     def node_groups(self) -> list[NodeGroupPlan]:
         """The class's node groups in the order the autoscaler should try them."""
@@ -193,7 +199,7 @@ class GpuClassArgs(BaseModel):
             POOL_ROLE_LABEL: self.role.value,
             CLASS_LABEL: self.name,
             CAPACITY_LABEL: capacity.value,
-            ACCELERATOR_LABEL: self.shape.accelerator_label or "",
+            ACCELERATOR_LABEL: self.instance_shape.accelerator_label or "",
             **self.labels,
         }
         if self.role is ClassRole.SCHEDULER:
@@ -472,7 +478,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         # GPU pools when it is full rather than capping how many Dask clusters can run), and the
         # autoscaler ignores preferences when it picks a group to grow: ranked first, the
         # scheduler group is the one grown for them, not a GPU spot group a reclaim would empty.
-        ordered = sorted(self.classes, key=lambda c: (c.role is not ClassRole.SCHEDULER, c.shape.gpu_count, c.shape.vcpus))
+        ordered = sorted(self.classes, key=lambda c: (c.role is not ClassRole.SCHEDULER, c.instance_shape.gpu_count, c.instance_shape.vcpus))
         groups = [g.name for c in ordered for g in c.node_groups()]
         tiers = [
             PriorityTier(priority=10 * (len(groups) + 1 - i), patterns=[asg_name_pattern(g)]) for i, g in enumerate(groups)
@@ -488,7 +494,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         """Every class as workloads see it (total node bounds over its spot and on-demand groups)."""
         shapes = []
         for cls in self.classes:
-            shape = cls.shape
+            shape = cls.instance_shape
             groups = cls.node_groups()
             taints = tuple(cls.node_taints())
             labels = {k: v for k, v in cls.node_labels(groups[0].capacity).items() if k != CAPACITY_LABEL}

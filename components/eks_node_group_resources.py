@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 from gpu_platform.components.eks_args import NODEGROUP_LABEL
 from gpu_platform.components.eks_resources import irsa_trust_policy
 from gpu_platform.components.labels import (
+    GPU_TEMPLATE_TAG,
     PART_OF_LABEL,
 )
 from gpu_platform.components.pools import (
@@ -44,7 +45,7 @@ def asg_tags(cls: GpuClassArgs, capacity: CapacityType, node_group: str, cluster
         tags[f"{NODE_TEMPLATE}/label/{key}"] = value
     for taint in cls.node_taints():
         tags[f"{NODE_TEMPLATE}/taint/{taint.key}"] = f"{taint.value}:{taint.effect.value}"
-    tags[f"{NODE_TEMPLATE}/resources/nvidia.com/gpu"] = str(cls.shape.gpu_count)
+    tags[GPU_TEMPLATE_TAG] = str(cls.instance_shape.gpu_count)
     tags[f"{NODE_TEMPLATE}/resources/ephemeral-storage"] = f"{cls.disk_size_gib}Gi"
     return tags
 

@@ -18,10 +18,12 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 
 from gpu_platform.components.gpu_catalog import (
     GCP_ACCELERATORS,
-    GCP_MACHINE_SHAPES,
+    GcpMachineShape,
     GpuCombinationError,
-    check_gcp_gpu,
     disk_types_for,
+    gcp_cpu_shape,
+    gcp_family,
+    gcp_gpu_shape,
 )
 from gpu_platform.components.labels import COMPUTE_CLASS_LABEL
 from gpu_platform.components.models import key_path
@@ -35,10 +37,11 @@ from gpu_platform.components.pools import (
     CapacityStrategy,
     CapacityType,
     LabelMap,
+    MachineShapeArgs,
     NodePoolShape,
     pool_taints,
 )
-from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
+from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, dotted_value, field_error
 from gpu_platform.components.gke_plan import plan_pools
 from gpu_platform.components.zones import zone_problem
 
@@ -255,6 +258,9 @@ class GpuSharing(BaseModel):
     """Containers that may share one GPU. Required (2..48)."""
 
 
+_MIG_PARTITION = re.compile(r"^[1-8]g\.[0-9]+gb$")
+
+
 def _check_pool_name(value: str) -> str:
     if not _RESOURCE_NAME.match(value):
         raise ValueError(
@@ -277,6 +283,8 @@ class _PoolBase(BaseModel):
     """Node pool name; spot_then_on_demand pools add -spot and -on-demand. Required."""
     machine_type: str
     """Compute Engine machine type. Required."""
+    shape: MachineShapeArgs | None = None
+    """The machine type's shape (vcpus, memory_gib; GPUs come from accelerator_type and accelerator_count), stated for a type the catalog does not know (c3, a3-ultragpu, a4): refused only where it contradicts itself, the type's name or the catalog. Default: none (the catalog's)."""
     autoscaling: AutoscalingBounds
     """Node-count bounds, per zone or total (scope is required). Required."""
     location_policy: LocationPolicy | None = None
@@ -317,17 +325,15 @@ class _PoolBase(BaseModel):
 
     @model_validator(mode="after")
     def _disk_type_offered(self) -> _PoolBase:
-        shape = GCP_MACHINE_SHAPES.get(self.machine_type)
-        if shape is not None:
-            offered = disk_types_for(shape.family)
-            if self.disk_type.value not in offered:
-                raise field_error(
-                    type(self).__name__,
-                    "disk_type",
-                    f"disk_type {self.disk_type.value} is not offered on {self.machine_type}; "
-                    f"use {', '.join(offered)}",
-                    self.disk_type.value,
-                )
+        offered = disk_types_for(gcp_family(self.machine_type))
+        if self.disk_type.value not in offered:
+            raise field_error(
+                type(self).__name__,
+                "disk_type",
+                f"disk_type {self.disk_type.value} is not offered on {self.machine_type}; "
+                f"use {', '.join(offered)}",
+                self.disk_type.value,
+            )
         return self
 
     @model_validator(mode="after")
@@ -362,19 +368,18 @@ class SystemPoolArgs(_PoolBase):
     disk_size_gb: Int = Field(default=50, ge=10, le=65536)
     """Boot disk size in GB. Default: 50."""
 
-    @field_validator("machine_type")
-    @classmethod
-    def _cpu_machine(cls, value: str) -> str:
-        shape = GCP_MACHINE_SHAPES.get(value)
-        cpu = sorted(n for n, m in GCP_MACHINE_SHAPES.items() if m.accelerator is None and n.startswith("e2-"))
-        if shape is None:
-            raise ValueError(f"machine type {value!r} is not in the catalog; use a CPU machine type such as {', '.join(cpu[:6])}")
-        if shape.accelerator is not None:
-            raise ValueError(
-                f"{value} is a GPU machine type ({shape.accelerator}); the system pool runs controllers: use a CPU "
-                f"machine type such as {', '.join(cpu[:6])}"
-            )
-        return value
+    @model_validator(mode="after")
+    def _cpu_machine(self) -> SystemPoolArgs:
+        try:
+            gcp_cpu_shape(self.machine_type, self.shape)
+        except GpuCombinationError as exc:
+            raise field_error("SystemPoolArgs", exc.field, exc.message, dotted_value(self, exc.field)) from None
+        return self
+
+    @property
+    def machine(self) -> GcpMachineShape:
+        """The machine type's shape: the catalog's, or the one stated."""
+        return gcp_cpu_shape(self.machine_type, self.shape)
 
 
 class GpuNodePoolArgs(_PoolBase):
@@ -405,10 +410,9 @@ class GpuNodePoolArgs(_PoolBase):
     def _gpu_rules(self) -> GpuNodePoolArgs:
         model = "GpuNodePoolArgs"
         try:
-            check_gcp_gpu(self.machine_type, self.accelerator_type, self.accelerator_count)
+            gcp_gpu_shape(self.machine_type, self.accelerator_type, self.accelerator_count, self.shape)
         except GpuCombinationError as exc:
-            value = getattr(self, exc.field)
-            raise field_error(model, exc.field, exc.message, value) from None
+            raise field_error(model, exc.field, exc.message, dotted_value(self, exc.field)) from None
         if self.driver_version is GpuDriverVersion.LATEST and self.image_type is not ImageType.COS_CONTAINERD:
             raise field_error(
                 model,
@@ -417,8 +421,18 @@ class GpuNodePoolArgs(_PoolBase):
                 "use DEFAULT or image_type COS_CONTAINERD",
                 self.driver_version.value,
             )
-        if self.gpu_partition_size is not None:
-            partitions = GCP_ACCELERATORS[self.accelerator_type].mig_partitions
+        known = GCP_ACCELERATORS.get(self.accelerator_type)
+        if self.gpu_partition_size is not None and known is None:
+            # A GPU the catalog does not know (stated shape): only the partition's form is known.
+            if not _MIG_PARTITION.match(self.gpu_partition_size):
+                raise field_error(
+                    model,
+                    "gpu_partition_size",
+                    f"gpu_partition_size {self.gpu_partition_size} is not a MIG partition size (<n>g.<memory>gb, e.g. 1g.10gb)",
+                    self.gpu_partition_size,
+                )
+        elif self.gpu_partition_size is not None:
+            partitions = known.mig_partitions
             if self.gpu_partition_size not in partitions:
                 allowed = ", ".join(partitions) if partitions else "none (MIG needs A100 or H100)"
                 raise field_error(
@@ -428,7 +442,8 @@ class GpuNodePoolArgs(_PoolBase):
                     f"{self.accelerator_type}; allowed: {allowed}",
                     self.gpu_partition_size,
                 )
-        if self.compact_placement and not GCP_ACCELERATORS[self.accelerator_type].compact_placement:
+        placeable = known.compact_placement if known else gcp_family(self.machine_type) != "n1"
+        if self.compact_placement and not placeable:
             raise field_error(
                 model,
                 "compact_placement",
@@ -482,7 +497,13 @@ class GpuNodePoolArgs(_PoolBase):
 
     @property
     def gpus_per_node(self) -> int:
-        return check_gcp_gpu(self.machine_type, self.accelerator_type, self.accelerator_count)
+        """GPUs on every node: accelerator_count, or the count the machine type (or its stated shape) fixes."""
+        return gcp_gpu_shape(self.machine_type, self.accelerator_type, self.accelerator_count, self.shape)[1]
+
+    @property
+    def machine(self) -> GcpMachineShape:
+        """The machine type's shape: the catalog's, or the one stated."""
+        return gcp_gpu_shape(self.machine_type, self.accelerator_type, self.accelerator_count, self.shape)[0]
 
     def capacity_types(self) -> list[CapacityType]:
         return CapacityType.for_strategy(self.capacity)

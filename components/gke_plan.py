@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpu_platform.components.gpu_catalog import GCP_MACHINE_SHAPES
 from gpu_platform.components.labels import COMPUTE_CLASS_LABEL, NODE_POOL_LABEL, POOL_ROLE_LABEL, SCHEDULER_LABEL, PoolRole
 from gpu_platform.components.pools import (
     GPU_TAINT,
@@ -73,7 +72,7 @@ def _shape(args: GpuGkeClusterArgs, pool: SystemPoolArgs | GpuNodePoolArgs, role
            taints: tuple[Taint, ...], placement: PoolPlacement, node_pools: tuple[PlannedNodePool, ...]) -> NodePoolShape:
     zones = args.pool_zone_count(pool)
     ranges = [p.bounds.node_range(zones) for p in node_pools]
-    machine = GCP_MACHINE_SHAPES[pool.machine_type]
+    machine = pool.machine
     gpu = None if role is PoolRole.SYSTEM else pool
     return NodePoolShape(
         name=pool.name, role=role, machine_type=pool.machine_type, vcpus=machine.vcpus, memory_mib=machine.memory_mib,

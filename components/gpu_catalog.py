@@ -14,9 +14,14 @@ every row with the instance-type data that moto ships, recorded from that API.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpu_platform.components.models import check_unique
+
+if TYPE_CHECKING:
+    from gpu_platform.components.pools import MachineShapeArgs
 
 __all__ = [
     "GcpAccelerator",
@@ -27,6 +32,9 @@ __all__ = [
     "gcp_machine_shape",
     "allowed_accelerator_counts",
     "GpuCombinationError",
+    "gcp_cpu_shape",
+    "gcp_gpu_shape",
+    "aws_shape",
     "AwsGpu",
     "AwsInstanceType",
     "AWS_GPUS",
@@ -316,13 +324,15 @@ def check_gcp_gpu(machine_type: str, accelerator: str, count: int | None) -> int
         raise GpuCombinationError(
             "accelerator_type",
             f"accelerator_type {accelerator!r} is not a known GKE accelerator; "
-            f"use one of {', '.join(sorted(GCP_ACCELERATORS))}",
+            f"use one of {', '.join(sorted(GCP_ACCELERATORS))}, or state the machine's shape "
+            "(shape: vcpus, memory_gib) for a GPU the catalog does not know yet",
         )
     if machine_type not in GCP_MACHINE_SHAPES:
         raise GpuCombinationError(
             "machine_type",
             f"machine_type {machine_type!r} is not a known GPU host for {accelerator}; "
-            f"use one of {', '.join(machine_types_for(accelerator))}",
+            f"use one of {', '.join(machine_types_for(accelerator))}, or state its shape "
+            "(shape: vcpus, memory_gib) if the catalog does not know it yet",
         )
     shape = GCP_MACHINE_SHAPES[machine_type]
     acc = GCP_ACCELERATORS[accelerator]
@@ -370,6 +380,211 @@ def check_gcp_gpu(machine_type: str, accelerator: str, count: int | None) -> int
             f"{limit.max_memory_mib // GIB} GB); use more GPUs or a smaller N1 type",
         )
     return count
+
+
+# --- Shapes stated for types the catalog does not know (MachineShapeArgs) ---------------
+
+_GCP_MACHINE_TYPE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)+$")
+_GCP_CUSTOM = re.compile(r"^(?:(?P<family>[a-z][a-z0-9]*)-)?custom-(?P<vcpus>\d+)-(?P<mib>\d+)(?:-ext)?$")
+_GCP_SIZED = re.compile(r"^(?P<family>[a-z][a-z0-9]*)-[a-z0-9]+-(?P<n>\d+)(?P<gpus>g)?(?:-lssd|-metal|-nolssd)?$")
+_GKE_GPU = re.compile(r"^nvidia-[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def gcp_family(machine_type: str) -> str:
+    """The machine family of a Compute Engine machine type (custom-4-8192 is N1's)."""
+    custom = _GCP_CUSTOM.match(machine_type)
+    if custom:
+        return custom["family"] or "n1"
+    return machine_type.split("-", 1)[0]
+
+
+def gcp_name_states(machine_type: str) -> dict[str, int]:
+    """What a Compute Engine machine type's name states by the documented naming: custom types
+    <family>-custom-<vCPUs>-<MiB>, GPU types <family>-<kind>-<GPUs>g (a3-ultragpu-8g), others
+    <family>-<kind>-<vCPUs> (c3-standard-8). Empty where the name states no size (e2-medium)."""
+    custom = _GCP_CUSTOM.match(machine_type)
+    if custom:
+        return {"vcpus": int(custom["vcpus"]), "memory_mib": int(custom["mib"])}
+    sized = _GCP_SIZED.match(machine_type)
+    if sized:
+        return {"gpus" if sized["gpus"] else "vcpus": int(sized["n"])}
+    return {}
+
+
+def max_gpus_per_machine(accelerator: str) -> int:
+    """Most GPUs of a catalog accelerator one machine carries (attached to N1, or built in)."""
+    if accelerator in N1_GPU_LIMITS:
+        return max(N1_GPU_LIMITS[accelerator])
+    return max(s.gpu_count for s in GCP_MACHINE_SHAPES.values() if s.accelerator == accelerator)
+
+
+def _gib(mib: int) -> str:
+    return f"{mib / GIB:g}"
+
+
+def _agrees_with_catalog(name: str, vcpus: int, memory_mib: int, stated: MachineShapeArgs) -> None:
+    forget = f"correct it, or remove shape: the catalog knows {name}"
+    if stated.vcpus != vcpus:
+        raise GpuCombinationError(
+            "shape.vcpus", f"shape.vcpus {stated.vcpus} contradicts the catalog: {name} has {vcpus} vCPUs; {forget}"
+        )
+    if stated.memory_mib != memory_mib:
+        raise GpuCombinationError(
+            "shape.memory_gib",
+            f"shape.memory_gib {stated.memory_gib:g} contradicts the catalog: {name} has {_gib(memory_mib)} GiB; {forget}",
+        )
+
+
+def _agrees_with_name(machine_type: str, stated: MachineShapeArgs, gpus: int, gpus_key: str) -> None:
+    said = gcp_name_states(machine_type)
+    if "vcpus" in said and stated.vcpus != said["vcpus"]:
+        raise GpuCombinationError(
+            "shape.vcpus", f"shape.vcpus {stated.vcpus} contradicts the machine type's name: {machine_type} has {said['vcpus']} vCPUs"
+        )
+    if "memory_mib" in said and stated.memory_mib != said["memory_mib"]:
+        raise GpuCombinationError(
+            "shape.memory_gib",
+            f"shape.memory_gib {stated.memory_gib:g} contradicts the machine type's name: {machine_type} has "
+            f"{said['memory_mib']} MiB ({_gib(said['memory_mib'])} GiB)",
+        )
+    if "gpus" in said and gpus != said["gpus"]:
+        raise GpuCombinationError(
+            gpus_key, f"{gpus_key} {gpus} contradicts the machine type's name: {machine_type} carries {said['gpus']} GPUs"
+        )
+
+
+def _check_gcp_name(machine_type: str) -> None:
+    if not _GCP_MACHINE_TYPE.match(machine_type):
+        raise GpuCombinationError(
+            "machine_type",
+            f"machine_type {machine_type!r} is not a Compute Engine machine type name "
+            "(<family>-<kind>-<size>, e.g. c3-standard-8 or a3-ultragpu-8g)",
+        )
+
+
+def gcp_gpu_shape(
+    machine_type: str, accelerator: str, count: int | None, stated: MachineShapeArgs | None
+) -> tuple[GcpMachineShape, int]:
+    """The machine of a GKE GPU pool and its GPUs per node: the catalog's, or the shape stated for
+    a type it does not know. Raises GpuCombinationError naming the key (``shape.vcpus``, ...)
+    when the shape contradicts itself, the pool's accelerator fields or the catalog."""
+    if stated is None:
+        gpus = check_gcp_gpu(machine_type, accelerator, count)
+        return GCP_MACHINE_SHAPES[machine_type], gpus
+    if stated.gpu_type is not None and stated.gpu_type != accelerator:
+        raise GpuCombinationError(
+            "shape.gpu_type",
+            f"shape.gpu_type {stated.gpu_type} contradicts accelerator_type {accelerator}; "
+            "leave shape.gpu_type unset (the pool's accelerator_type is its GPU)",
+        )
+    if stated.gpus is not None and count is not None and stated.gpus != count:
+        raise GpuCombinationError(
+            "shape.gpus", f"shape.gpus {stated.gpus} contradicts accelerator_count {count}; state GPUs per machine once"
+        )
+    gpus_key = "accelerator_count" if count is not None or stated.gpus is None else "shape.gpus"
+    gpus = count if count is not None else stated.gpus
+    known = GCP_MACHINE_SHAPES.get(machine_type)
+    if known is not None:
+        _agrees_with_catalog(machine_type, known.vcpus, known.memory_mib, stated)
+        try:
+            return known, check_gcp_gpu(machine_type, accelerator, gpus)
+        except GpuCombinationError as exc:
+            if exc.field == "accelerator_count" and gpus_key != exc.field:
+                raise GpuCombinationError(gpus_key, exc.message.replace("accelerator_count", gpus_key)) from None
+            raise
+    _check_gcp_name(machine_type)
+    if gpus is None:
+        gpus = gcp_name_states(machine_type).get("gpus")  # a3-ultragpu-8g carries 8
+    if not gpus:
+        raise GpuCombinationError(
+            gpus_key,
+            f"a GPU pool needs GPUs on every machine: set accelerator_count (or shape.gpus) for {machine_type}, "
+            "which the catalog does not know",
+        )
+    _agrees_with_name(machine_type, stated, gpus, gpus_key)
+    family = gcp_family(machine_type)
+    acc = GCP_ACCELERATORS.get(accelerator)
+    if acc is None:
+        if not _GKE_GPU.match(accelerator):
+            raise GpuCombinationError(
+                "accelerator_type",
+                f"accelerator_type {accelerator!r} is not a GKE GPU accelerator type (nvidia-<model>, e.g. nvidia-b200)",
+            )
+        if family == "n1":
+            raise GpuCombinationError(
+                "accelerator_type",
+                f"accelerator_type {accelerator} does not attach to N1 machines, which carry only "
+                f"{_or_list(sorted(N1_GPU_LIMITS))}",
+            )
+    else:
+        if family != acc.machine_family:
+            raise GpuCombinationError(
+                "machine_type",
+                f"machine_type {machine_type} (family {family}) cannot carry {accelerator}, which runs on "
+                f"{acc.machine_family} machines such as {', '.join(machine_types_for(accelerator)[:4])}",
+            )
+        most = max_gpus_per_machine(accelerator)
+        if gpus > most:
+            raise GpuCombinationError(
+                gpus_key, f"{gpus_key} {gpus} is more GPUs than one machine carries of {accelerator} (at most {most})"
+            )
+        if acc.machine_family == "n1":
+            limits = N1_GPU_LIMITS[accelerator]
+            if gpus not in limits:
+                raise GpuCombinationError(
+                    gpus_key, f"{gpus_key} {gpus} is not offered for {accelerator}; use {_or_list(sorted(limits))}"
+                )
+            limit = limits[gpus]
+            if stated.vcpus > limit.max_vcpus:
+                raise GpuCombinationError(
+                    "shape.vcpus",
+                    f"shape.vcpus {stated.vcpus} is more than N1 allows with {gpus}x {accelerator} (at most {limit.max_vcpus})",
+                )
+            if stated.memory_mib > limit.max_memory_mib:
+                raise GpuCombinationError(
+                    "shape.memory_gib",
+                    f"shape.memory_gib {stated.memory_gib:g} is more than N1 allows with {gpus}x {accelerator} "
+                    f"(at most {_gib(limit.max_memory_mib)} GiB)",
+                )
+    built_in = family != "n1"
+    shape = GcpMachineShape(
+        machine_type, stated.vcpus, stated.memory_mib, accelerator if built_in else None, gpus if built_in else 0
+    )
+    return shape, gpus
+
+
+def gcp_cpu_shape(machine_type: str, stated: MachineShapeArgs | None) -> GcpMachineShape:
+    """The machine of a GKE CPU pool (the system pool): a CPU type of the catalog, or the shape
+    stated for a type it does not know. Raises GpuCombinationError naming the key."""
+    known = GCP_MACHINE_SHAPES.get(machine_type)
+    examples = ", ".join(sorted(n for n, m in GCP_MACHINE_SHAPES.items() if m.accelerator is None and n.startswith("e2-"))[:6])
+    if known is not None and known.accelerator is not None:
+        raise GpuCombinationError(
+            "machine_type",
+            f"{machine_type} is a GPU machine type ({known.accelerator}); the system pool runs controllers: use a CPU "
+            f"machine type such as {examples}",
+        )
+    if stated is not None and stated.gpus:
+        raise GpuCombinationError(
+            "shape.gpus", f"shape.gpus {stated.gpus} contradicts a CPU pool (it runs controllers); leave it unset or 0"
+        )
+    if stated is not None and stated.gpu_type is not None:
+        raise GpuCombinationError(
+            "shape.gpu_type", f"shape.gpu_type {stated.gpu_type} contradicts a CPU pool (it runs controllers); leave it unset"
+        )
+    if known is not None:
+        if stated is not None:
+            _agrees_with_catalog(machine_type, known.vcpus, known.memory_mib, stated)
+        return known
+    if stated is None:
+        raise GpuCombinationError(
+            "machine_type",
+            f"machine type {machine_type!r} is not in the catalog; use a CPU machine type such as {examples}, "
+            "or state its shape (shape: vcpus, memory_gib)",
+        )
+    _check_gcp_name(machine_type)
+    _agrees_with_name(machine_type, stated, 0, "shape.gpus")
+    return GcpMachineShape(machine_type, stated.vcpus, stated.memory_mib)
 
 
 # --- AWS ----------------------------------------------------------------------------------
@@ -425,7 +640,11 @@ class AwsInstanceType:
 
     @property
     def accelerator_label(self) -> str | None:
-        return AWS_GPUS[self.gpu].accelerator_label if self.gpu else None
+        """The ``k8s.amazonaws.com/accelerator`` value: the catalog's, else nvidia-<model> (H200: nvidia-h200)."""
+        if self.gpu is None:
+            return None
+        known = AWS_GPUS.get(self.gpu)
+        return known.accelerator_label if known else "nvidia-" + re.sub(r"[^a-z0-9]+", "-", self.gpu.lower()).strip("-")
 
     def same_shape(self, other: AwsInstanceType) -> bool:
         """The cluster autoscaler treats a node group as one shape: vCPUs, memory and GPUs must agree."""
@@ -525,7 +744,10 @@ def aws_instance_type(name: str, *, gpu: bool | None = None) -> AwsInstanceType:
     if row is None or (gpu is not None and (row.gpu is not None) != gpu):
         kind = {True: "GPU ", False: "CPU ", None: ""}[gpu]
         known = sorted(t.name for t in AWS_INSTANCE_TYPES.values() if gpu is None or (t.gpu is not None) == gpu)
-        raise ValueError(f"{name!r} is not a known {kind}instance type; use one of {', '.join(known)}")
+        raise ValueError(
+            f"{name!r} is not a known {kind}instance type; use one of {', '.join(known)}, or state the "
+            "shape (shape: vcpus, memory_gib, gpus, gpu_type) of a type the catalog does not know yet"
+        )
     return row
 
 
@@ -540,3 +762,75 @@ def check_one_shape(names: list[str], *, gpu: bool) -> None:
                 "instance types of one node group must share one shape, or the autoscaler's node template is "
                 f"wrong; {other.describe()} differs from {shapes[0].describe()}"
             )
+
+
+_AWS_INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
+_AWS_GPU_MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 .-]{0,31}$")
+
+
+def aws_shape(names: list[str], stated: MachineShapeArgs | None, *, gpu: bool) -> AwsInstanceType:
+    """The one shape of a node group's instance types: the catalog's (check_one_shape), or the
+    shape stated for types it does not know, which every type the catalog knows must match.
+    Raises GpuCombinationError naming the key (``instance_types``, ``shape.gpus``, ...)."""
+    if stated is None:
+        try:
+            check_one_shape(names, gpu=gpu)
+        except ValueError as exc:
+            raise GpuCombinationError("instance_types", str(exc)) from None
+        return aws_instance_type(names[0])
+    try:
+        check_unique(names, "instance_types", "a type")
+    except ValueError as exc:
+        raise GpuCombinationError("instance_types", str(exc)) from None
+    if gpu:
+        if not stated.gpus:
+            raise GpuCombinationError(
+                "shape.gpus", f"a GPU class needs shape.gpus, the GPUs per instance (got {stated.gpus if stated.gpus is not None else 'none'})"
+            )
+        if stated.gpu_type is None:
+            raise GpuCombinationError(
+                "shape.gpu_type", "a GPU class needs shape.gpu_type, the GPU model as EC2 names it (e.g. H200)"
+            )
+        if not _AWS_GPU_MODEL.match(stated.gpu_type):
+            raise GpuCombinationError(
+                "shape.gpu_type", f"shape.gpu_type {stated.gpu_type!r} is not a GPU model name as EC2 gives it (e.g. H200, L40S)"
+            )
+        offered = [t.gpu_count for t in AWS_INSTANCE_TYPES.values() if t.gpu == stated.gpu_type]
+        if offered and stated.gpus > max(offered):
+            raise GpuCombinationError(
+                "shape.gpus",
+                f"shape.gpus {stated.gpus} is more GPUs than one instance carries of {stated.gpu_type} (at most {max(offered)})",
+            )
+    elif stated.gpus:
+        raise GpuCombinationError("shape.gpus", f"shape.gpus {stated.gpus} contradicts a CPU node group; leave it unset or 0")
+    elif stated.gpu_type is not None:
+        raise GpuCombinationError("shape.gpu_type", f"shape.gpu_type {stated.gpu_type} contradicts a CPU node group; leave it unset")
+    shape = AwsInstanceType(names[0], stated.vcpus, stated.memory_mib, stated.gpu_type if gpu else None, stated.gpus or 0)
+    for name in names:
+        row = AWS_INSTANCE_TYPES.get(name)
+        if row is None:
+            if not _AWS_INSTANCE_TYPE.match(name):
+                raise GpuCombinationError(
+                    "instance_types", f"{name!r} is not an EC2 instance type name (<family>.<size>, e.g. p5en.48xlarge)"
+                )
+            continue
+        if (row.gpu is not None) != gpu:
+            kind = "a GPU" if row.gpu else "a CPU"
+            raise GpuCombinationError("instance_types", f"{name} is {kind} instance type; this node group takes {'GPU' if gpu else 'CPU'} types")
+        for key, mine, theirs in (
+            ("shape.vcpus", stated.vcpus, row.vcpus),
+            ("shape.memory_gib", stated.memory_mib, row.memory_mib),
+            ("shape.gpu_type", stated.gpu_type if gpu else None, row.gpu),
+            ("shape.gpus", stated.gpus or 0, row.gpu_count),
+        ):
+            if mine != theirs:
+                value = stated.memory_gib if key == "shape.memory_gib" else mine
+                raise GpuCombinationError(
+                    key,
+                    f"{key} {value:g} contradicts the catalog: {row.describe()}; a node group's types share one shape"
+                    if isinstance(value, (int, float)) else
+                    f"{key} {value} contradicts the catalog: {row.describe()}; a node group's types share one shape",
+                )
+        if name == names[0]:
+            shape = row
+    return shape

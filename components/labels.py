@@ -54,3 +54,8 @@ COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 """GKE: the node label (and taint key) of a custom ComputeClass; workloads select the class by it."""
 NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
 """GKE: the node label naming the node pool."""
+
+GPU_TEMPLATE_TAG = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
+"""The tag that tells the cluster autoscaler how many GPUs a node of an empty EKS node group will
+have. The component sets it on each GPU node group (and its ASG), so the policy pack reads the GPUs
+per node of an instance type the catalog does not know from the node group itself."""

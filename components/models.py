@@ -24,6 +24,7 @@ __all__ = [
     "check_min_max",
     "check_unique",
     "checks_not_made",
+    "dotted_value",
     "field_error",
     "first_repeat",
     "input_error",
@@ -72,6 +73,14 @@ def field_error(
             )
         ],
     )
+
+
+def dotted_value(model: Any, dotted: str) -> Any:
+    """The value at a dotted key of ``model`` (``shape.vcpus``), for an error that names it."""
+    value = model
+    for part in dotted.split("."):
+        value = getattr(value, part, None)
+    return value
 
 
 def input_error(path: str | tuple[Any, ...], reason: str) -> pulumi.InputPropertyError:

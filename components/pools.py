@@ -17,8 +17,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from gpu_platform.components.labels import PoolRole
-from gpu_platform.components.models import ARGS_CONFIG, check_min_max, check_unique
-from gpu_platform.components.numbers import Int
+from gpu_platform.components.models import ARGS_CONFIG, check_min_max, check_unique, field_error
+from gpu_platform.components.numbers import Float, Int
 from gpu_platform.components.reserves import ReserveFormula
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "CapacityStrategy",
     "CapacityType",
     "GPU_TAINT",
+    "MachineShapeArgs",
     "NodePoolShape",
     "PoolPlacement",
     "Taint",
@@ -213,6 +214,43 @@ class CapacityType(StrEnum):
             CapacityStrategy.SPOT: [cls.SPOT],
             CapacityStrategy.SPOT_THEN_ON_DEMAND: [cls.SPOT, cls.ON_DEMAND],
         }[strategy]
+
+
+# --- A machine's shape, stated where the catalog does not know the type -------------------
+
+
+class MachineShapeArgs(BaseModel):
+    """The shape of a machine or instance type, stated for a type the catalog does not know
+    (GCP c3, a3-ultragpu or a4; AWS p5en or m7a): everything that reads shapes uses it (fit
+    checks, plan-capacity, the autoscaler's node templates, simulation). It is refused only
+    where it contradicts itself or the catalog: for a type the catalog knows every stated
+    value must equal the catalog's, and for a GPU the catalog knows the count must fit one
+    machine. The catalog is listed in the component reference."""
+
+    model_config = ARGS_CONFIG
+
+    vcpus: Int = Field(ge=1, le=2048)
+    """vCPUs per machine. Required."""
+    memory_gib: Float = Field(gt=0, le=65536)
+    """Memory per machine in GiB, as the cloud lists it (n1-standard-1: 3.75). Required."""
+    gpus: Int | None = Field(default=None, ge=0, le=16)
+    """GPUs per machine. On a GKE GPU pool it may be left to accelerator_count; an EKS GPU class needs it; CPU pools leave it unset or 0. Default: none."""
+    gpu_type: str | None = Field(default=None, min_length=1, max_length=64)
+    """The GPU model: on GKE the accelerator type (it must equal the pool's accelerator_type, so it may be left unset); on EKS the model as ec2:DescribeInstanceTypes names it (H200, B200). Default: none."""
+
+    @property
+    def memory_mib(self) -> int:
+        """Memory per machine in MiB (the unit capacity arithmetic uses)."""
+        return round(self.memory_gib * 1024)
+
+    @model_validator(mode="after")
+    def _gpus_and_type(self) -> MachineShapeArgs:
+        if self.gpu_type is not None and self.gpus == 0:
+            raise field_error(
+                "MachineShapeArgs", "gpus",
+                f"gpus 0 contradicts gpu_type {self.gpu_type}; state the GPUs per machine or remove gpu_type", self.gpus,
+            )
+        return self
 
 
 # --- What a declared pool offers to the workloads placed on it ---------------------------

@@ -27,6 +27,7 @@ from gpu_platform.components.eks_cluster import EksClusterRef
 from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import (
     CLASS_LABEL,
+    GPU_TEMPLATE_TAG,
     MANAGED_LABELS,
     PRIORITY_CONFIGMAP,
 )
@@ -142,7 +143,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
                             aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.effect.gke)
                             for t in cls.node_taints()
                         ],
-                        tags={CLASS_LABEL: cls.name},
+                        tags={CLASS_LABEL: cls.name, GPU_TEMPLATE_TAG: str(cls.instance_shape.gpu_count)},
                     ),
                     # The autoscaler owns the size; a deploy must not reset it.
                     opts=pulumi.ResourceOptions(

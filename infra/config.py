@@ -402,7 +402,7 @@ class StackConfig(BaseModel):
         if self.cloud is Cloud.GCP and self.gke is not None:
             return self.gke.pool_shapes()
         if self.cloud is Cloud.AWS and self.eks is not None and self.eks_node_groups is not None:
-            return [self.eks.system_node_group.shape(), *self.eks_node_groups.pool_shapes()]
+            return [self.eks.system_node_group.pool_shape(), *self.eks_node_groups.pool_shapes()]
         return []
 
 

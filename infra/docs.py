@@ -279,6 +279,37 @@ def catalog_reference() -> str:
         "The shapes the components know (`gpu_platform.components.gpu_catalog`): pools are checked against them "
         "and `plan-capacity` computes allocatable from them.",
         "",
+        "### A type the catalog does not know",
+        "",
+        "State its shape on the pool or class (`shape`, a `MachineShapeArgs`): the type is then used as stated, "
+        "by the validators, the fit checks, `plan-capacity`, the autoscaler's node templates and the policy pack. "
+        "A stated shape is refused only where it contradicts itself or the catalog, in one line naming the key:",
+        "",
+        "- for a type the catalog knows, every stated value must equal the catalog's;",
+        "- a GCP name states a size (`c3-standard-8`: 8 vCPUs, `a4-highgpu-8g`: 8 GPUs, `n2-custom-8-32768`: "
+        "8 vCPUs and 32768 MiB), and the shape must agree with it (GPUs default to the name's);",
+        "- a GPU the catalog knows fits its machines (at most the GPUs one machine carries, N1's vCPU and "
+        "memory limits, and its machine family: `nvidia-l4` runs on g2 only);",
+        "- on EKS every type of a class shares the shape, and a GPU class states `gpus` and `gpu_type` (the model "
+        "as EC2 names it); `gpu-platform preflight` compares the stated shape with what EC2 reports.",
+        "",
+        "```yaml",
+        "gpu_pools:",
+        "  - name: b200",
+        "    machine_type: a4-highgpu-8g",
+        "    accelerator_type: nvidia-b200",
+        "    shape: {vcpus: 224, memory_gib: 3968}",
+        "    autoscaling: {scope: total, max_nodes: 2}",
+        "```",
+        "",
+        "```yaml",
+        "classes:",
+        "  - name: h200",
+        "    instance_types: [p5en.48xlarge]",
+        "    shape: {vcpus: 192, memory_gib: 2048, gpus: 8, gpu_type: H200}",
+        "    max_nodes: 2",
+        "```",
+        "",
         "### GCP accelerators",
         "",
         "| accelerator | GPU | memory (GiB) | machine family | MIG partitions |",

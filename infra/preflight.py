@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_platform.components.eks_args import ExistingVpcArgs
-from gpu_platform.components.gpu_catalog import aws_instance_type
+from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES
 from gpu_platform.components.pools import CapacityType
 from gpu_platform.infra.config import StackConfig
 
@@ -180,16 +180,21 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
         for page in (ec2.get_paginator("describe_instance_types").paginate(InstanceTypes=known) if known else ())
         for item in page["InstanceTypes"]
     }
-    for cls in groups.classes:
+    for index, cls in enumerate(groups.classes):
         shapes = {t: _shape(reported[t]) for t in cls.instance_types if t in reported}
         for itype in cls.instance_types:
             if itype not in reported:
                 continue
-            row = aws_instance_type(itype)
+            row = cls.instance_shape
             if shapes[itype] != (row.vcpus, row.memory_mib, row.gpu, row.gpu_count):
+                source, fix = (
+                    ("the class's shape", f"correct eks_node_groups.classes[{index}].shape")
+                    if cls.shape is not None and itype not in AWS_INSTANCE_TYPES
+                    else ("the catalog", "fix components/gpu_catalog.py")
+                )
                 findings.append(
                     Finding(True, f"class {cls.name}: EC2 reports {itype} as {shapes[itype]} (vCPUs, MiB, GPU, GPUs), "
-                                  f"the catalog as {(row.vcpus, row.memory_mib, row.gpu, row.gpu_count)}: fix components/gpu_catalog.py")
+                                  f"{source} as {(row.vcpus, row.memory_mib, row.gpu, row.gpu_count)}: {fix}")
                 )
         if len(set(shapes.values())) > 1:
             findings.append(Finding(True, f"class {cls.name}: instance types differ in shape: {shapes}"))
@@ -201,7 +206,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
 
     need: dict[tuple[str, CapacityType], list[tuple[str, int]]] = defaultdict(list)
     for cls in groups.classes:
-        shape = cls.shape
+        shape = cls.instance_shape
         assert shape.quota_family is not None  # GPU classes only
         for group in cls.node_groups():
             need[(shape.quota_family, group.capacity)].append(

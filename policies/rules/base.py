@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from gpu_platform.components.labels import GPU_TEMPLATE_TAG
 from gpu_platform.components.pools import ENVIRONMENT_LABEL, Environment
 
 __all__ = [
@@ -132,11 +133,15 @@ EKS_CLUSTER = "aws:eks/cluster:Cluster"
 
 
 def eks_gpus_per_node(props: Mapping[str, Any]) -> int:
-    """GPUs per node of an EKS node group, from the catalog's instance types (0: CPU or unknown)."""
+    """GPUs per node of an EKS node group: the most of its instance types' in the catalog, or,
+    for types the catalog does not know (a class with a stated shape), the node group's
+    autoscaler GPU tag (0: a CPU group)."""
     from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES
 
     rows = [AWS_INSTANCE_TYPES.get(t) for t in props.get("instanceTypes") or []]
-    return max((r.gpu_count for r in rows if r is not None), default=0)
+    known = max((r.gpu_count for r in rows if r is not None), default=0)
+    tagged = str((props.get("tags") or {}).get(GPU_TEMPLATE_TAG) or "0")
+    return max(known, int(tagged) if tagged.isdigit() else 0)
 
 
 def accelerators(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:

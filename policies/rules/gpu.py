@@ -10,7 +10,6 @@ from pydantic import Field
 
 import yaml
 
-from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS
 from gpu_platform.components.labels import PRIORITY_CONFIGMAP
 from gpu_platform.policies.rules.base import (
     EKS_NODE_GROUP,
@@ -39,10 +38,8 @@ class StackBudgetConfig(RuleConfig):
 
 
 class AllowedGpuConfig(RuleConfig):
-    allowedGpuTypes: list[str] = Field(  # noqa: N815
-        default_factory=lambda: sorted(GCP_ACCELERATORS) + sorted(t.name for t in AWS_INSTANCE_TYPES.values() if t.gpu)
-    )
-    """GPU types pools may use: GKE accelerator types and EC2 GPU instance types. Default: every GPU in the catalog."""
+    allowedGpuTypes: list[str] = Field(default_factory=list)  # noqa: N815
+    """GPU types pools may use: GKE accelerator types and EC2 GPU instance types (the catalog's are listed in the component reference). Default: [] (any type, including one stated with an explicit shape)."""
 
 
 def _cluster_zones(resources: list[Resource]) -> dict[str, int]:
@@ -92,7 +89,7 @@ def check_pool_tainted(r: Resource, config: RuleConfig) -> Iterator[str]:
 
 
 def check_gpu_type(r: Resource, config: AllowedGpuConfig) -> Iterator[str]:
-    if not is_gpu_node_pool(r):
+    if not is_gpu_node_pool(r) or not config.allowedGpuTypes:
         return
     for itype in r.props.get("instanceTypes") or [] if r.type == EKS_NODE_GROUP else []:
         if itype not in config.allowedGpuTypes:

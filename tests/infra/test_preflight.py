@@ -176,3 +176,24 @@ def test_an_existing_vpc_is_checked_subnet_by_subnet(ec2: Any) -> None:
         "key it by its own zone"
     ) in out
     assert "error: eks.vpc.public_subnet_ids[ap-northeast-2d]: subnet subnet-0000000000000000d does not exist in this account and region" in out
+
+
+P5EN_SHAPE = {"vcpus": 192, "memory_gib": 2048, "gpus": 8, "gpu_type": "H200"}
+
+
+@pytest.mark.parametrize(("shape", "expected"), [
+    (P5EN_SHAPE, "ok: class h200: p5en.48xlarge share one shape (192 vCPUs, 2048 GiB, 8x H200)"),
+    ({**P5EN_SHAPE, "memory_gib": 1024},
+     "error: class h200: EC2 reports p5en.48xlarge as (192, 2097152, 'H200', 8) (vCPUs, MiB, GPU, GPUs), the class's shape as "
+     "(192, 1048576, 'H200', 8): correct eks_node_groups.classes[0].shape"),
+])
+def test_a_stated_shape_is_checked_against_what_ec2_reports(ec2: Any, shape: dict[str, Any], expected: str) -> None:
+    """A type the catalog does not know (p5en.48xlarge) is checked against EC2 as its stated shape; its
+    P-family vCPU quota counts the stated vCPUs."""
+    assert "p5en.48xlarge" not in AWS_INSTANCE_TYPES
+    config = stack([gpu_class(name="h200", instance_types=["p5en.48xlarge"], max_nodes=1, shape=shape)])
+    p_on_demand, p_spot = QUOTAS[("P", "on-demand")][0], QUOTAS[("P", "spot")][0]
+    out = lines(preflight_eks(config, REGION, ec2, quotas({p_on_demand: 384, p_spot: 96})))
+    assert expected in out
+    assert "error: All P Spot Instance Requests (L-7212CCBC) in ap-northeast-2 is 96 vCPUs; the node groups may need 192 " \
+           "(h200-spot 1x192): request an increase" in out
