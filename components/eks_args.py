@@ -98,17 +98,24 @@ class EksLogType(StrEnum):
     """Control plane log types sent to CloudWatch."""
 
     API = "api"
+    """The Kubernetes API server's logs."""
     AUDIT = "audit"
+    """Kubernetes audit logs: who did what to which object."""
     AUTHENTICATOR = "authenticator"
+    """The IAM authenticator's logs: which IAM principal became which Kubernetes user."""
     CONTROLLER_MANAGER = "controllerManager"
+    """The controller manager's logs."""
     SCHEDULER = "scheduler"
+    """The scheduler's logs."""
 
 
 class NatGateways(StrEnum):
     """How many NAT gateways the private subnets share: one (cheap) or one per zone (zone-redundant)."""
 
     SINGLE = "single"
+    """One NAT gateway in the first zone: cheapest; a zone outage cuts the other zones' egress."""
     PER_ZONE = "per_zone"
+    """A NAT gateway in every zone: each zone's egress survives another zone's outage."""
 
 
 class EksEndpointAccess(BaseModel):

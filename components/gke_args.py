@@ -126,54 +126,73 @@ class ReleaseChannel(StrEnum):
     """GKE release channels."""
 
     RAPID = "RAPID"
+    """The newest Kubernetes versions, weeks after their release."""
     REGULAR = "REGULAR"
+    """Versions a few months after RAPID: a balance of features and stability."""
     STABLE = "STABLE"
+    """Versions after REGULAR, proven in production: the slowest standard channel."""
     EXTENDED = "EXTENDED"
+    """STABLE's versions, kept for up to 24 months (extra cost)."""
 
 
 class AutoscalingProfile(StrEnum):
     """How eagerly the cluster autoscaler removes underused nodes."""
 
     BALANCED = "BALANCED"
+    """The autoscaler's default profile: keeps spare capacity longer."""
     OPTIMIZE_UTILIZATION = "OPTIMIZE_UTILIZATION"
+    """Removes underused nodes sooner and prefers filling nodes: idle GPU nodes cost less."""
 
 
 class LocationPolicy(StrEnum):
     """How the autoscaler spreads a pool's nodes over zones (ANY suits spot capacity)."""
 
     BALANCED = "BALANCED"
+    """Spread nodes evenly over the pool's zones."""
     ANY = "ANY"
+    """Take capacity in whichever zone has it (best for spot and scarce GPUs)."""
 
 
 class ImageType(StrEnum):
     """Node OS images GKE offers with containerd."""
 
     COS_CONTAINERD = "COS_CONTAINERD"
+    """Container-Optimized OS with containerd: GKE's default; needed for image streaming and LATEST drivers."""
     UBUNTU_CONTAINERD = "UBUNTU_CONTAINERD"
+    """Ubuntu with containerd, for node software that needs Ubuntu."""
 
 
 class DiskType(StrEnum):
     """Boot disk types."""
 
     PD_STANDARD = "pd-standard"
+    """Standard persistent disk (HDD)."""
     PD_BALANCED = "pd-balanced"
+    """Balanced persistent disk (SSD): GKE's default."""
     PD_SSD = "pd-ssd"
+    """Performance persistent disk (SSD)."""
     HYPERDISK_BALANCED = "hyperdisk-balanced"
+    """Hyperdisk Balanced, for newer machine series (A3 and later)."""
 
 
 class GpuDriverVersion(StrEnum):
     """Which NVIDIA driver GKE installs. Set explicitly: unset drifts, and a change replaces the pool."""
 
     DEFAULT = "DEFAULT"
+    """The driver version GKE chooses as default for the node's GKE version."""
     LATEST = "LATEST"
+    """The newest driver GKE offers for the node's GKE version (COS only)."""
     INSTALLATION_DISABLED = "INSTALLATION_DISABLED"
+    """GKE installs no driver (the NVIDIA GPU operator or a DaemonSet of your own does)."""
 
 
 class GpuSharingStrategy(StrEnum):
     """How several containers share one GPU."""
 
     TIME_SHARING = "TIME_SHARING"
+    """Containers take turns on the whole GPU."""
     MPS = "MPS"
+    """NVIDIA Multi-Process Service: containers run on the GPU at once."""
 
 
 class AuthorizedNetwork(BaseModel):

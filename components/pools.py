@@ -41,8 +41,11 @@ class Environment(StrEnum):
     """What a stack is for; production stacks get the stricter guardrails."""
 
     DEV = "dev"
+    """Development: the base guardrails."""
     STAGING = "staging"
+    """Staging: the base guardrails."""
     PROD = "prod"
+    """Production: the production guardrails of the policy pack apply as well."""
 
 
 ENVIRONMENT_LABEL = "gpu-platform-environment"
@@ -105,8 +108,11 @@ class TaintEffect(StrEnum):
     """Kubernetes taint effects."""
 
     NO_SCHEDULE = "NoSchedule"
+    """New pods that do not tolerate the taint are not scheduled on the node."""
     PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    """The scheduler avoids the node for pods that do not tolerate the taint."""
     NO_EXECUTE = "NoExecute"
+    """Pods that do not tolerate the taint are evicted and not scheduled."""
 
     @property
     def gke(self) -> str:
@@ -158,7 +164,9 @@ class BoundsScope(StrEnum):
     """Whether autoscaling bounds count nodes per zone or across all of a pool's zones."""
 
     PER_ZONE = "per_zone"
+    """Bounds count nodes in each zone (like gcloud --min-nodes/--max-nodes)."""
     TOTAL = "total"
+    """Bounds count nodes across all of the pool's zones."""
 
 
 class AutoscalingBounds(BaseModel):

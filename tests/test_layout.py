@@ -18,6 +18,8 @@ TOP_LEVEL = {
     ".ci", ".github", ".gitignore", ".git",
     # Asked for by the packaging issue: the consumer example and the release notes.
     "examples", "CHANGELOG.md",
+    # Asked for by the any-language issue: the manifest of the source-based component package.
+    "PulumiPlugin.yaml",
 }
 # Made by the quick start or a preview run, ignored by git.
 # Made on the machine, never committed (.gitignore): virtualenvs (.ci/run makes .venv-kfp), build output.

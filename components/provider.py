@@ -1,0 +1,435 @@
+"""The components for every Pulumi language: a source-based component package.
+
+TypeScript, Go, .NET, Java and YAML programs use the components through
+``pulumi package add <this repository>`` (``PulumiPlugin.yaml``, runtime python): Pulumi runs
+this package as a provider, reads its schema, generates an SDK in the program's language and
+calls ``construct`` for each component the program declares.
+
+The Python SDK (``pulumi.provider.experimental``) infers that schema from type annotations,
+with limits this layer handles so that users of other languages never meet them:
+
+- The Args models are pydantic models with validators, ``Annotated`` types, unions for
+  ``str | Output[str]`` and label maps keyed by a validated string; the analyzer takes none
+  of these. Each model gets a plain annotated twin here (same fields, same docstrings, one
+  type name per model), and ``construct`` validates what arrives with the real model, so
+  every check of the Python API holds, its errors reported against camelCase keys.
+- Integers arrive as floats (3.272 converts them at some depths only): every integral float
+  where the model wants an integer is made an int, in lists and maps too.
+- A nested object that depends on another resource arrives as one Output, which the SDK
+  would replace by an empty object: it is opened here (its value is known when the
+  component is constructed), and the fields that take Outputs get Outputs that keep its
+  dependencies and secrecy; a field that needs a known value and has none is one error
+  naming it.
+- Every non-underscore annotation of a component class becomes an output, so the exposed
+  classes declare exactly the outputs of the Python components that other languages can
+  hold (strings, lists and maps of them, and resources), documented from the same
+  docstrings.
+
+The exposed components register as ``gpu-platform:index:<Class>`` (the schema's only
+module) around the Python component of the same name, which keeps its own type token, so
+the resources of a Python program and their URNs do not change; the resources under an
+exposed component are the Python component's, resource for resource.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
+
+import pulumi
+from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.provider.experimental.component import ComponentProvider
+from pulumi.provider.experimental.schema import generate_schema
+from pulumi.provider.provider import Provider
+from pydantic import BaseModel, ValidationError
+
+from gpu_platform.components.eks_args import EksClusterArgs
+from gpu_platform.components.eks_cluster import EksCluster
+from gpu_platform.components.gke_args import GpuGkeClusterArgs
+from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
+from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
+from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
+from gpu_platform.components.models import _InputSchema
+from gpu_platform.components.outputs import component_outputs
+
+__all__ = ["EXPOSED", "PACKAGE", "GpuPlatformProvider", "camel_case", "exposed_component", "main"]
+
+PACKAGE = "gpu-platform"
+"""The package name other languages add (``pulumi package add``) and the tokens' first part."""
+
+_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+"""pulumi.runtime.rpc.UNKNOWN: an unknown value inside a known object during a preview."""
+
+
+def camel_case(name: str) -> str:
+    """The schema's spelling of a Python name (gpu_pools: gpuPools), as the SDK makes it."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+# --- Plain twins of the Args models ----------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Field:
+    """How one field of a twin is read from what construct receives."""
+
+    kind: str
+    """"plain" (a known value), "output" (a str that may be an Output), "model" (a nested twin),
+    "int", "list" or "map"."""
+    inner: Any = None
+    """The item's _Field for list and map, the model for model."""
+
+
+_TWINS: dict[type[BaseModel], type] = {}
+_FIELDS: dict[type[BaseModel], dict[str, _Field]] = {}
+
+
+def _unwrap(annotation: Any) -> tuple[Any, bool, bool]:
+    """(type, optional, takes an Output) of a model field's annotation."""
+    optional = takes_output = False
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            base, *metadata = typing.get_args(annotation)
+            takes_output = takes_output or any(isinstance(m, _InputSchema) for m in metadata)
+            annotation = base
+        elif origin in (typing.Union, types.UnionType):
+            members = [a for a in typing.get_args(annotation) if a is not type(None)]
+            optional = optional or len(members) < len(typing.get_args(annotation))
+            outputs = [a for a in members if typing.get_origin(a) is pulumi.Output or a is pulumi.Output]
+            if outputs:
+                takes_output = True
+                members = [a for a in members if a not in outputs]
+            if len(members) != 1:
+                raise TypeError(f"no schema type for the union {annotation}")
+            annotation = members[0]
+        else:
+            return annotation, optional, takes_output
+
+
+def _schema_type(annotation: Any) -> tuple[Any, _Field]:
+    """The analyzer-friendly type of a model's annotation, and how to read its values."""
+    annotation, _, takes_output = _unwrap(annotation)
+    origin = typing.get_origin(annotation)
+    if takes_output:
+        return pulumi.Input[annotation], _Field("output")
+    if origin is typing.Literal:
+        values = typing.get_args(annotation)
+        return type(values[0]), _Field("plain")
+    if origin in (list, tuple, Sequence) or annotation in (list, tuple):
+        (item,) = typing.get_args(annotation)[:1] or (Any,)
+        item_type, item_field = _schema_type(item)
+        return list[item_type], _Field("list", item_field)  # type: ignore[valid-type]
+    if origin in (dict, Mapping):
+        _, value = typing.get_args(annotation)
+        value_type, value_field = _schema_type(value)
+        return dict[str, value_type], _Field("map", value_field)  # type: ignore[valid-type]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return twin(annotation), _Field("model", annotation)
+    if annotation is int:
+        return int, _Field("int")
+    if isinstance(annotation, type) and (issubclass(annotation, enum.Enum) or annotation in (str, float, bool)):
+        return annotation, _Field("plain")
+    if annotation is Any:
+        return Any, _Field("plain")
+    raise TypeError(f"no schema type for {annotation}")
+
+
+def twin(model: type[BaseModel]) -> type:
+    """The plain annotated class the analyzer reads for ``model``: its fields (optional where
+    they have a default), its docstring and each field's docstring (``__field_docs__``)."""
+    if model in _TWINS:
+        return _TWINS[model]
+    cls = type(model.__name__, (), {"__doc__": (model.__doc__ or "").strip(), "__module__": __name__})
+    _TWINS[model] = cls  # before the fields: a model may refer to itself
+    annotations: dict[str, Any] = {}
+    fields: dict[str, _Field] = {}
+    for name, info in model.model_fields.items():
+        schema_type, field = _schema_type(info.rebuild_annotation())
+        annotations[name] = schema_type if info.is_required() else Optional[schema_type]
+        fields[name] = field
+    cls.__annotations__ = annotations
+    cls.__field_docs__ = {name: info.description for name, info in model.model_fields.items() if info.description}  # type: ignore[attr-defined]
+    _FIELDS[model] = fields
+    return cls
+
+
+# --- Reading what construct receives ---------------------------------------------------------
+
+
+def _settled(value: pulumi.Output[Any]) -> Any:
+    """The data of an Output the provider built from a construct input (already resolved), or None."""
+    data = getattr(value, "_data", None)
+    if data is None or not data.done() or data.cancelled() or data.exception() is not None:
+        return None
+    return data.result()
+
+
+def _path(parts: Sequence[str | int]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _Reader:
+    """Turns construct's inputs into what the Args model validates (see the module docstring)."""
+
+    def __init__(self, component: str) -> None:
+        self.component = component
+
+    def model(self, value: Any, model: type[BaseModel], path: list[str | int], source: pulumi.Output[Any] | None) -> Any:
+        if isinstance(value, pulumi.Output):
+            data = _settled(value)
+            if data is None or not data.is_known:
+                raise pulumi.InputPropertyError(_path(path), f"{_path(path)} must be known when {self.component} is constructed (got an unknown Output)")
+            source, value = value, data.value
+        if not isinstance(value, Mapping):
+            return value  # the model reports the wrong type against the key
+        fields = _FIELDS[model]
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            name = next((n for n in fields if camel_case(n) == key), None)
+            if name is None:
+                out[key] = item  # an unknown key: the model refuses it by name
+                continue
+            out[name] = self.value(item, fields[name], [*path, key], source, [key])
+        return out
+
+    def value(self, value: Any, field: _Field, path: list[str | int], source: pulumi.Output[Any] | None, within: list[str | int]) -> Any:
+        if field.kind == "output":
+            if source is not None and not isinstance(value, pulumi.Output):
+                # A leaf of an object that arrived as one Output: keep its dependencies and secrecy.
+                return source.apply(lambda whole, keys=tuple(within): _get(whole, keys))
+            return value
+        if field.kind == "model":
+            return self.model(value, field.inner, path, source)
+        if isinstance(value, pulumi.Output):
+            data = _settled(value)
+            if data is None or not data.is_known:
+                raise pulumi.InputPropertyError(_path(path), f"{_path(path)} must be known when {self.component} is constructed (got an unknown Output)")
+            value = data.value
+        if value == _UNKNOWN:
+            raise pulumi.InputPropertyError(_path(path), f"{_path(path)} must be known when {self.component} is constructed (got an unknown value)")
+        if field.kind == "int" and isinstance(value, float) and value.is_integer():
+            return int(value)
+        if field.kind == "list" and isinstance(value, list):
+            return [self.value(v, field.inner, [*path, i], source, [*within, i]) for i, v in enumerate(value)]
+        if field.kind == "map" and isinstance(value, Mapping):
+            return {k: self.value(v, field.inner, [*path, k], source, [*within, k]) for k, v in value.items()}
+        return value
+
+
+def _get(whole: Any, keys: Sequence[str | int]) -> Any:
+    for key in keys:
+        whole = whole[key]
+    return whole
+
+
+def _error_path(loc: Sequence[str | int], model: type[BaseModel]) -> str:
+    """A pydantic location in the schema's spelling: gpu_pools.0.machine_type -> gpuPools[0].machineType."""
+    parts: list[str | int] = []
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            parts.append(part)
+            continue
+        fields = _FIELDS.get(current, {})
+        if part in fields:
+            parts.append(camel_case(part))
+            field = fields[part]
+            while field.kind in ("list", "map"):
+                field = field.inner
+            current = field.inner if field.kind == "model" else None
+        else:
+            parts.append(part)  # a map key (a zone) or a key the model refused
+    return _path(parts)
+
+
+def validated(model: type[BaseModel], args: Mapping[str, Any], component: str) -> BaseModel:
+    """``args`` (construct's, snake_case after the reader) validated by the real model; every
+    problem one InputPropertyError naming its camelCase key."""
+    try:
+        return model.model_validate(dict(args))
+    except ValidationError as exc:
+        errors = [(_error_path(e["loc"], model), e["msg"]) for e in exc.errors()]
+        if len(errors) == 1:
+            raise pulumi.InputPropertyError(*errors[0]) from None
+        raise pulumi.InputPropertiesError(
+            f"{component}: {len(errors)} inputs are invalid",
+            [{"property_path": p, "reason": r} for p, r in errors],
+        ) from None
+
+
+# --- The exposed components -------------------------------------------------------------------
+
+
+_RESOURCE_OUTPUTS = (pulumi.Resource,)
+
+
+def _output_type(annotation: Any) -> tuple[Any, bool] | None:
+    """The schema type of a Python component's output, and whether its value needs converting
+    (None: an output other languages cannot hold, such as a Python-only plan object)."""
+    origin = typing.get_origin(annotation)
+    if origin is pulumi.Output:
+        return annotation, False
+    if annotation in (str, int, float, bool):
+        return pulumi.Output[annotation], False
+    if isinstance(annotation, type) and issubclass(annotation, pulumi.Resource) and getattr(annotation, "pulumi_type", None):
+        return annotation, False
+    if origin is dict:
+        _, value = typing.get_args(annotation)
+        if value in (str, int, float, bool):
+            return pulumi.Output[dict[str, value]], False  # type: ignore[valid-type]
+        if isinstance(value, type) and issubclass(value, pulumi.Resource) and getattr(value, "pulumi_type", None):
+            return annotation, False
+        if dataclasses.is_dataclass(value):
+            return pulumi.Output[dict[str, Any]], True
+    if origin is list and typing.get_args(annotation)[0] in (str, int, float, bool):
+        return pulumi.Output[annotation], False
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """A Python plan object (a dataclass, a pydantic model, an enum) as JSON-like data."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {camel_case(f.name): _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, BaseModel):
+        return {camel_case(k): _plain(v) for k, v in value.model_dump(mode="json").items()}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def exposed_component(
+    real: type[pulumi.ComponentResource],
+    model: type[BaseModel],
+    *,
+    live: Mapping[str, tuple[Any, str]] | None = None,
+) -> type[pulumi.ComponentResource]:
+    """The ``gpu-platform:index:<Class>`` component that builds ``real`` from a twin of ``model``.
+
+    ``live``: the Python component's keyword-only live inputs other languages can give, as
+    ``name -> (schema type, docstring)``; each becomes a top-level input beside the model's fields.
+    """
+    live = dict(live or {})
+    args_twin = twin(model)
+    if live:
+        args_twin = type(f"{real.__name__}Inputs", (args_twin,), {"__doc__": args_twin.__doc__, "__module__": __name__})
+        args_twin.__annotations__ = {name: t for name, (t, _) in live.items()}
+        args_twin.__field_docs__ = {**twin(model).__field_docs__, **{n: d for n, (_, d) in live.items()}}  # type: ignore[attr-defined]
+    module = __import__(real.__module__, fromlist=["_"])
+    namespace = {**vars(typing), **vars(module)}
+    outputs: dict[str, tuple[Any, bool, str]] = {}
+    for output in component_outputs(real):
+        resolved = _output_type(eval(output.type, namespace))  # noqa: S307 - the component's own annotation
+        if resolved is not None:
+            outputs[output.name] = (*resolved, output.description)
+    token = f"{PACKAGE}:index:{real.__name__}"
+
+    def __init__(self: pulumi.ComponentResource, name: str, args: Any, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        reader = _Reader(real.__name__)
+        given = dict(args or {})
+        live_values = {k: v for k in list(given) if k in live and (v := given.pop(k)) is not None}
+        settled = reader.model({camel_case(k): v for k, v in given.items()}, model, [], None)
+        checked = validated(model, settled, real.__name__)
+        pulumi.ComponentResource.__init__(self, token, name, None, opts)
+        built = real(name, checked, pulumi.ResourceOptions(parent=self), **live_values)  # type: ignore[call-arg]
+        registered: dict[str, Any] = {}
+        for attr, (_, convert, _) in outputs.items():
+            value = getattr(built, attr, None)
+            if value is None:
+                continue
+            value = _plain(value) if convert else value
+            setattr(self, attr, value)
+            registered[attr] = value
+        self.built = built  # type: ignore[attr-defined]
+        self.register_outputs(registered)
+
+    __init__.__annotations__ = {"name": str, "args": args_twin, "opts": Optional[pulumi.ResourceOptions], "return": None}
+    first = (real.__doc__ or "").strip().split("\n\n")[0]
+    cls = type(real.__name__, (pulumi.ComponentResource,), {
+        "__init__": __init__,
+        "__module__": __name__,
+        "__doc__": first,
+        "__annotations__": {k: t for k, (t, _, _) in outputs.items()},
+        "__field_docs__": {k: d for k, (_, _, d) in outputs.items()},
+        "pulumi_type": token,
+    })
+    return cls
+
+
+EXPOSED: list[type[pulumi.ComponentResource]] = [
+    exposed_component(GpuGkeCluster, GpuGkeClusterArgs),
+    exposed_component(EksCluster, EksClusterArgs, live={
+        "gpu_instance_types": (Optional[list[str]], "The GPU instance types the node groups will use: the zones are looked up among those that offer them all. Default: [] (no lookup needed when zones are given)."),
+    }),
+    exposed_component(GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs),
+]
+"""The components other languages use, by their Python names."""
+
+
+# --- The provider --------------------------------------------------------------------------
+
+
+class _DocumentedAnalyzer(Analyzer):
+    """The SDK's analyzer, reading the docstrings of generated classes from ``__field_docs__``
+    (it reads docstrings from source, which generated classes have none of)."""
+
+    def get_docstring(self, typ: type, name: str) -> Optional[str]:
+        docs = typ.__dict__.get("__field_docs__")
+        if docs is not None:
+            return docs.get(name)
+        return super().get_docstring(typ, name)
+
+
+class GpuPlatformProvider(ComponentProvider):
+    """The SDK's ComponentProvider for the exposed components, with documented generated types."""
+
+    def __init__(self, components: Sequence[type[pulumi.ComponentResource]] = EXPOSED, version: str = "0.0.0") -> None:
+        # ComponentProvider.__init__ with an analyzer that reads the generated classes' docstrings.
+        self._name = PACKAGE
+        self.analyzer = _DocumentedAnalyzer(PACKAGE)
+        result = self.analyzer.analyze(list(components))
+        self._components = {c.__name__: c for c in components}
+        self._component_defs = result["component_definitions"]
+        self._type_defs = result["type_definitions"]
+        self._external_enum_types = result["external_enum_types"]
+        self._dependencies = sorted(result["dependencies"], key=lambda d: f"{d.name}{d.version}")
+        self.schema_spec = generate_schema(PACKAGE, version, None, self._component_defs, self._type_defs, self._dependencies).to_json()
+        Provider.__init__(self, version, json.dumps(self.schema_spec))
+
+    def map_inputs(self, inputs: pulumi.Inputs, component_def: Any) -> pulumi.Inputs:
+        """Only rename the top-level keys: the exposed component reads nested values itself
+        (the SDK would empty a nested object that arrives as an Output)."""
+        mapping = component_def.inputs_mapping
+        for key, prop in component_def.inputs.items():
+            if not prop.optional and inputs.get(key) is None:
+                raise pulumi.InputPropertyError(key, f"Missing required input '{key}' on '{component_def.name}'")
+        return {mapping.get(k, k): v for k, v in inputs.items()}
+
+
+def main(version: str | None = None) -> None:
+    """Serve the components to the Pulumi engine (PulumiPlugin.yaml's entry point)."""
+    import sys
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    from pulumi.provider import main as serve
+
+    if version is None:
+        try:
+            version = installed("gpu-platform")
+        except PackageNotFoundError:
+            version = "0.0.0"
+    serve(GpuPlatformProvider(EXPOSED, version), sys.argv[1:])

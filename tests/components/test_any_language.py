@@ -1,0 +1,223 @@
+"""The components for every Pulumi language (components/provider.py, PulumiPlugin.yaml): the
+schema the SDK's analyzer infers from the exposed layer, and ``construct`` as the engine calls
+it for a TypeScript, Go or YAML program (camelCase keys, integers as floats, nested objects
+that arrive as Outputs), under the recording engine and with no Pulumi CLI."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+from pulumi.output import _OutputData
+from pulumi.provider.server import ComponentInitError
+from pulumi.runtime.rpc import UNKNOWN
+
+from gpu_platform.components import EksCluster, EksClusterArgs, GpuGkeCluster, GpuGkeClusterArgs
+from gpu_platform.components.outputs import component_outputs
+from gpu_platform.components.provider import EXPOSED, PACKAGE, GpuPlatformProvider, camel_case
+from gpu_platform.infra.testing import ProgramPlan, preview_program, run_components
+from tests.conftest import PROJECT_DIR
+from tests.factories import eks, gke
+
+PROVIDER = GpuPlatformProvider()
+SCHEMA = PROVIDER.schema_spec
+
+
+def as_other_languages_send(value: Any, *, keep: frozenset[str] = frozenset()) -> Any:
+    """A Python-API value as construct receives it: camelCase keys (not map keys such as zones)
+    and every number a float."""
+    if isinstance(value, dict):
+        return {(k if k in keep else camel_case(k)): as_other_languages_send(v, keep=keep) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_other_languages_send(v, keep=keep) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def custom_resources(plan: ProgramPlan) -> list[tuple[str, str, str]]:
+    """The plan's cloud and Kubernetes resources, by type, name and inputs (not the component levels)."""
+    return sorted((r.type, r.name, repr(r.inputs)) for r in plan.resources if r.custom)
+
+
+def as_the_provider_server_sends(value: Any, *, depends_on: pulumi.Resource) -> pulumi.Output[Any]:
+    """An input with dependencies as ProviderServicer._select_value hands it to construct: one
+    Output, already resolved, carrying the dependency (and the value's unknowns)."""
+    future: asyncio.Future[_OutputData[Any]] = asyncio.get_event_loop().create_future()
+    future.set_result(_OutputData(resources={depends_on}, value=value, is_known=True, is_secret=False))
+    return pulumi.Output._from_data(future)
+
+
+def construct(component: str, inputs: dict[str, Any], name: str = "c") -> Any:
+    return PROVIDER.construct(name, f"{PACKAGE}:index:{component}", inputs, None)
+
+
+# --- the schema ---------------------------------------------------------------------------------
+
+
+def test_the_schema_has_every_exposed_component_under_the_index_module() -> None:
+    assert sorted(SCHEMA["resources"]) == sorted(f"{PACKAGE}:index:{c.__name__}" for c in EXPOSED)
+    assert {c.__name__ for c in EXPOSED} == {"GpuGkeCluster", "EksCluster", "GpuUtilizationAutoscaler"}
+    assert all(r["isComponent"] for r in SCHEMA["resources"].values())
+
+
+@pytest.mark.parametrize(("component", "model"), [("GpuGkeCluster", GpuGkeClusterArgs), ("EksCluster", EksClusterArgs)])
+def test_every_input_of_the_python_args_is_in_the_schema_with_its_docstring(component: str, model: Any) -> None:
+    resource = SCHEMA["resources"][f"{PACKAGE}:index:{component}"]
+    inputs = resource["inputProperties"]
+    for name, info in model.model_fields.items():
+        prop = inputs[camel_case(name)]
+        assert prop["description"] == info.description, name
+        assert (camel_case(name) in resource.get("requiredInputs", [])) == info.is_required(), name
+
+
+def test_every_input_output_type_and_enum_value_is_described() -> None:
+    undescribed = [token for token, r in SCHEMA["resources"].items() if not r.get("description")]
+    for token, resource in SCHEMA["resources"].items():
+        for section in ("inputProperties", "properties"):
+            undescribed += [f"{token}.{k}" for k, p in resource.get(section, {}).items() if not p.get("description")]
+    for token, typ in SCHEMA["types"].items():
+        undescribed += [token] if not typ.get("description") else []
+        undescribed += [f"{token}.{k}" for k, p in typ.get("properties", {}).items() if not p.get("description")]
+        undescribed += [f"{token}={e['value']}" for e in typ.get("enum", []) if not e.get("description")]
+    assert undescribed == []
+
+
+def test_outputs_are_the_python_components_outputs_other_languages_can_hold() -> None:
+    outputs = SCHEMA["resources"][f"{PACKAGE}:index:GpuGkeCluster"]["properties"]
+    python = {camel_case(o.name): o.description for o in component_outputs(GpuGkeCluster)}
+    assert {"kubeconfig", "clusterName", "endpoint", "clusterId", "caCertificate", "workloadIdentityPool",
+            "cluster", "nodePools", "placements"} <= set(outputs)
+    for key, prop in outputs.items():
+        assert prop["description"] == python[key], key
+    assert outputs["cluster"]["$ref"].endswith("#/resources/gcp:container%2Fcluster:Cluster")
+    assert outputs["kubeconfig"]["type"] == "string"
+
+
+def test_type_names_are_unique_and_typed_without_unions() -> None:
+    types = SCHEMA["types"]
+    assert len({t.rsplit(":", 1)[1] for t in types}) == len(types)
+    pool = types[f"{PACKAGE}:index:GpuNodePoolArgs"]["properties"]
+    assert pool["acceleratorCount"]["type"] == "integer"
+    assert pool["capacity"]["$ref"] == f"#/types/{PACKAGE}:index:CapacityStrategy"
+    assert pool["shape"]["$ref"] == f"#/types/{PACKAGE}:index:MachineShapeArgs"
+    network = SCHEMA["resources"][f"{PACKAGE}:index:GpuGkeCluster"]["inputProperties"]["network"]
+    assert network["type"] == "string" and not network.get("plain"), "an Output of another resource may be passed"
+
+
+def test_the_repository_is_a_source_based_package() -> None:
+    manifest = yaml.safe_load((PROJECT_DIR / "PulumiPlugin.yaml").read_text())
+    assert manifest == {"runtime": "python", "main": "infra/plugin/"}
+    entry = PROJECT_DIR / "infra" / "plugin"
+    assert "from gpu_platform.components.provider import main" in (entry / "__main__.py").read_text()
+    assert "-e ../.." in (entry / "requirements.txt").read_text().splitlines()
+
+
+# --- construct ----------------------------------------------------------------------------------
+
+
+def test_construct_with_camel_case_and_float_inputs_builds_what_the_python_api_builds() -> None:
+    args = gke(project="ml-platform", gpu_pools=[
+        {"name": "t4", "machine_type": "n1-standard-4", "accelerator_type": "nvidia-tesla-t4", "accelerator_count": 2,
+         "autoscaling": {"scope": "per_zone", "min_nodes": 1, "max_nodes": 20}, "labels": {"example.com/team": "ml"}},
+        {"name": "a100", "machine_type": "a2-highgpu-1g", "accelerator_type": "nvidia-tesla-a100",
+         "capacity": "spot_then_on_demand", "autoscaling": {"scope": "total", "max_nodes": 8}},
+    ])
+    python = run_components(lambda: GpuGkeCluster("c", GpuGkeClusterArgs.model_validate(args)))
+    other = run_components(lambda: construct("GpuGkeCluster", as_other_languages_send(args, keep=frozenset({"example.com/team"}))))
+    other.assert_no_violations()
+    assert custom_resources(other) == custom_resources(python)
+    assert len(custom_resources(python)) > 10
+    assert [r.type for r in other.resources if not r.custom] == [
+        "gpu-platform:gpu_gke_cluster:GpuGkeCluster", f"{PACKAGE}:index:GpuGkeCluster"]
+
+
+def test_an_eks_vpc_made_in_the_program_arrives_as_one_output_and_keeps_its_dependencies() -> None:
+    """A YAML or TypeScript program passes ``vpc: {vpcId: ${vpc.id}, ...}``: the engine sends the whole
+    object as one Output (it depends on the VPC), which the SDK alone would empty."""
+    zones = {"ap-northeast-2a": "subnet-0a1b2c3d", "ap-northeast-2c": "subnet-0c1b2c3d"}
+    vpc = {"vpc_id": "vpc-0123456789abcdef0", "private_subnet_ids": zones}
+    args = {**eks(), "vpc": vpc}
+    python = run_components(lambda: EksCluster("c", EksClusterArgs.model_validate(args), gpu_instance_types=["g4dn.xlarge"]))
+
+    def program() -> Any:
+        network = pulumi.CustomResource("aws:ec2/vpc:Vpc", "vpc", {"cidrBlock": "10.0.0.0/16"})
+        wire = as_other_languages_send(args, keep=frozenset(zones))
+        wire["vpc"] = as_the_provider_server_sends(wire["vpc"], depends_on=network)
+        return construct("EksCluster", {**wire, "gpuInstanceTypes": ["g4dn.xlarge"]})
+
+    other = run_components(program)
+    assert [r for r in custom_resources(other) if r[0] != "aws:ec2/vpc:Vpc"] == custom_resources(python)
+    (cluster,) = other.of_type("aws:eks/cluster:Cluster")
+    assert cluster.inputs["vpcConfig"]["subnetIds"] == ["subnet-0a1b2c3d", "subnet-0c1b2c3d"]
+    assert any(urn.endswith("aws:ec2/vpc:Vpc::vpc") for urn in cluster.depends_on), "the subnets keep the VPC's dependency"
+
+
+@pytest.mark.parametrize(("inputs", "path", "reason"), [
+    ({"gpuPools": [{"name": "t4", "machineType": "n1-standard-4", "acceleratorType": "nvidia-tesla-t4",
+                    "acceleratorCount": 3.0, "autoscaling": {"scope": "total", "maxNodes": 2.0}}]},
+     "gpuPools[0].acceleratorCount", "accelerator_count 3 is not offered"),
+    ({"gpuPools": [{"name": "t4", "machineType": "n1-standard-4", "acceleratorType": "nvidia-tesla-t4",
+                    "acceleratorCount": 1.0, "autoscaling": {"scope": "total", "maxNodes": 2.5}}]},
+     "gpuPools[0].autoscaling.maxNodes", "valid integer"),
+    ({"gpuPools": [{"name": "t4", "machineType": "n1-standard-4", "acceleratorType": "nvidia-tesla-t4",
+                    "acceleratorCount": 1.0, "autoscaling": {"scope": "total", "maxNodes": UNKNOWN}}]},
+     "gpuPools[0].autoscaling.maxNodes", "must be known when GpuGkeCluster is constructed"),
+    ({"gpuPools": [{"name": "t4", "machineType": "n1-standard-4", "acceleratorType": "nvidia-tesla-t4",
+                    "acceleratorCount": 1.0, "autoscalng": {"scope": "total", "maxNodes": 2.0}}]},
+     "gpuPools[0].autoscalng", "Extra inputs are not permitted"),
+    ({"gpuPools": [{"name": "t4", "machineType": "n1-standard-4", "acceleratorType": "nvidia-tesla-t4",
+                    "acceleratorCount": 1.0, "autoscalng": {"scope": "total", "maxNodes": 2.0}}]},
+     "gpuPools[0].autoscaling", "Field required"),
+])
+def test_bad_input_from_another_language_names_the_camel_case_key(inputs: dict[str, Any], path: str, reason: str) -> None:
+    raised: list[BaseException] = []
+
+    def program() -> None:
+        try:
+            construct("GpuGkeCluster", {"location": "us-central1", "project": "ml-platform", **inputs})
+        except ComponentInitError as exc:
+            raised.append(exc.__context__)  # the SDK raises it while handling the component's error
+
+    plan = run_components(program)
+    (error,) = raised
+    if isinstance(error, pulumi.InputPropertiesError):
+        problems = {e["property_path"]: e["reason"] for e in error.errors or []}
+    else:
+        assert isinstance(error, pulumi.InputPropertyError), error
+        problems = {error.property_path: error.reason}
+    assert reason in problems[path], problems
+    assert [r for r in plan.resources if r.custom] == [], "bad input registers nothing"
+
+
+# --- the YAML example -------------------------------------------------------------------------
+
+
+def _yaml_program(path: Path) -> Any:
+    """Run a Pulumi YAML program's resources of this package through ``construct``, as the YAML
+    runtime does (its numbers are floats). Literal properties only: what the example uses."""
+    document = yaml.safe_load(path.read_text())
+    assert document["runtime"] == "yaml" and document["packages"] == {PACKAGE: "../.."}
+
+    def program() -> None:
+        for name, resource in document["resources"].items():
+            package, _, kind = resource["type"].partition(":")
+            assert package == PACKAGE, resource["type"]
+            properties = as_other_languages_send(resource.get("properties", {}), keep=frozenset())
+            assert "${" not in repr(properties), "the example's properties are literal"
+            result = construct(kind.removeprefix("index:"), properties, name)
+            pulumi.export(name, result.urn)
+
+    return program
+
+
+def test_the_yaml_example_plans_what_the_python_consumer_example_plans() -> None:
+    python = preview_program(PROJECT_DIR / "examples" / "consumer")
+    other = run_components(_yaml_program(PROJECT_DIR / "examples" / "yaml" / "Pulumi.yaml"))
+    other.assert_no_violations()
+    assert custom_resources(other) == custom_resources(python)
+    assert len(custom_resources(python)) >= 10
