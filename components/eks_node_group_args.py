@@ -273,10 +273,15 @@ class Expander(StrEnum):
     """Cluster autoscaler expanders (how it picks the node group to grow)."""
 
     PRIORITY = "priority"
+    """The group of the highest tier of the priority expander's ConfigMap (spot before on-demand)."""
     LEAST_WASTE = "least-waste"
+    """The group that leaves the least CPU and memory idle after the scale-up."""
     LEAST_NODES = "least-nodes"
+    """The group that needs the fewest nodes for the pending pods."""
     MOST_PODS = "most-pods"
+    """The group that schedules the most pending pods."""
     RANDOM = "random"
+    """Any group that fits, at random."""
 
 
 AUTOSCALER_REPOSITORY = "registry.k8s.io/autoscaling/cluster-autoscaler"

@@ -31,14 +31,13 @@ the resources of a Python program and their URNs do not change; the resources un
 exposed component are the Python component's, resource for resource.
 """
 
-from __future__ import annotations
 
 import dataclasses
 import enum
 import json
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
 import pulumi
@@ -49,13 +48,15 @@ from pulumi.provider.provider import Provider
 from pydantic import BaseModel, ValidationError
 
 from gpu_platform.components.eks_args import EksClusterArgs
-from gpu_platform.components.eks_cluster import EksCluster
+from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
+from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs
 from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
 from gpu_platform.components.models import _InputSchema
 from gpu_platform.components.outputs import component_outputs
+from gpu_platform.components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroups
 
 __all__ = ["EXPOSED", "PACKAGE", "GpuPlatformProvider", "camel_case", "exposed_component", "main"]
 
@@ -311,43 +312,75 @@ def _plain(value: Any) -> Any:
     return value
 
 
+@dataclasses.dataclass(frozen=True)
+class Live:
+    """A keyword-only live input of a Python component, offered to other languages as an input."""
+
+    schema_type: Any
+    """Its type in the schema (a twin, or a hand-written plain class)."""
+    description: str
+    read: Callable[[Any, _Reader, list[str | int]], Any] | None = None
+    """Turns what construct received into the Python value; None: passed as it came."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Extra:
+    """An output of an exposed component that the Python component holds in another form."""
+
+    schema_type: Any
+    description: str
+    get: Callable[[Any], Any]
+    """Reads it from the built Python component."""
+
+
 def exposed_component(
     real: type[pulumi.ComponentResource],
     model: type[BaseModel],
     *,
-    live: Mapping[str, tuple[Any, str]] | None = None,
+    live: Mapping[str, Live] | None = None,
+    extra: Mapping[str, Extra] | None = None,
 ) -> type[pulumi.ComponentResource]:
     """The ``gpu-platform:index:<Class>`` component that builds ``real`` from a twin of ``model``.
 
-    ``live``: the Python component's keyword-only live inputs other languages can give, as
-    ``name -> (schema type, docstring)``; each becomes a top-level input beside the model's fields.
+    ``live``: the Python component's keyword-only live inputs other languages can give; each
+    becomes a top-level input beside the model's fields. ``extra``: outputs the Python component
+    holds in a form other languages cannot (a dataclass of Outputs), offered as plain objects.
     """
     live = dict(live or {})
+    extra = dict(extra or {})
     args_twin = twin(model)
     if live:
         args_twin = type(f"{real.__name__}Inputs", (args_twin,), {"__doc__": args_twin.__doc__, "__module__": __name__})
-        args_twin.__annotations__ = {name: t for name, (t, _) in live.items()}
-        args_twin.__field_docs__ = {**twin(model).__field_docs__, **{n: d for n, (_, d) in live.items()}}  # type: ignore[attr-defined]
+        args_twin.__annotations__ = {name: item.schema_type for name, item in live.items()}
+        args_twin.__field_docs__ = {**twin(model).__field_docs__, **{n: item.description for n, item in live.items()}}  # type: ignore[attr-defined]
     module = __import__(real.__module__, fromlist=["_"])
     namespace = {**vars(typing), **vars(module)}
     outputs: dict[str, tuple[Any, bool, str]] = {}
     for output in component_outputs(real):
         resolved = _output_type(eval(output.type, namespace))  # noqa: S307 - the component's own annotation
-        if resolved is not None:
+        if resolved is not None and output.name not in extra:
             outputs[output.name] = (*resolved, output.description)
+    for attr, item in extra.items():
+        outputs[attr] = (item.schema_type, False, item.description)
     token = f"{PACKAGE}:index:{real.__name__}"
 
     def __init__(self: pulumi.ComponentResource, name: str, args: Any, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         reader = _Reader(real.__name__)
         given = dict(args or {})
-        live_values = {k: v for k in list(given) if k in live and (v := given.pop(k)) is not None}
+        live_values = {}
+        for key in [k for k in given if k in live]:
+            value = given.pop(key)
+            if value is None:
+                continue
+            read = live[key].read
+            live_values[key] = read(value, reader, [camel_case(key)]) if read else value
         settled = reader.model({camel_case(k): v for k, v in given.items()}, model, [], None)
         checked = validated(model, settled, real.__name__)
         pulumi.ComponentResource.__init__(self, token, name, None, opts)
         built = real(name, checked, pulumi.ResourceOptions(parent=self), **live_values)  # type: ignore[call-arg]
         registered: dict[str, Any] = {}
         for attr, (_, convert, _) in outputs.items():
-            value = getattr(built, attr, None)
+            value = extra[attr].get(built) if attr in extra else getattr(built, attr, None)
             if value is None:
                 continue
             value = _plain(value) if convert else value
@@ -369,11 +402,80 @@ def exposed_component(
     return cls
 
 
+class EksClusterTarget:
+    """What SpotFailoverEksNodeGroups needs of an EKS cluster: EksCluster's ``ref`` output, passed whole.
+    Its values carry the cluster's readiness: node groups wait for the CNI add-on, controllers for the
+    system node group and CoreDNS."""
+
+    cluster_name: pulumi.Input[str]
+    """The EKS cluster's name (known when the node groups are planned)."""
+    region: pulumi.Input[str]
+    """Its region."""
+    node_role_arn: pulumi.Input[str]
+    """The IAM role nodes run as."""
+    subnet_ids: pulumi.Input[list[str]]
+    """The private subnets node groups run in."""
+    oidc_provider_arn: pulumi.Input[str]
+    """The cluster's IAM OIDC provider (IRSA)."""
+    oidc_issuer: pulumi.Input[str]
+    """The cluster's OIDC issuer without https:// (the prefix of IRSA condition keys)."""
+    version: Optional[pulumi.Input[str]]
+    """The cluster's Kubernetes minor version ("1.34"); picks the autoscaler release."""
+
+
+_FIELDS[EksClusterTarget] = {  # type: ignore[index]
+    "cluster_name": _Field("plain"), "region": _Field("plain"), "version": _Field("plain"),
+    "node_role_arn": _Field("output"), "subnet_ids": _Field("output"),
+    "oidc_provider_arn": _Field("output"), "oidc_issuer": _Field("output"),
+}
+
+
+def _after(value: pulumi.Input[Any], resources: Sequence[pulumi.Resource]) -> pulumi.Output[Any]:
+    """``value``, depending on ``resources`` as well: how a dependency travels through an output."""
+    return pulumi.Output.all(value, *(r.urn for r in resources)).apply(lambda v: v[0])
+
+
+def _cluster_target(built: EksCluster) -> dict[str, Any]:
+    ref = built.ref
+    return {
+        "cluster_name": ref.name, "region": ref.region, "version": ref.version, "subnet_ids": ref.subnet_ids,
+        "node_role_arn": _after(ref.node_role_arn, [r for r in (ref.cluster_resource, *ref.node_prerequisites) if r]),
+        "oidc_provider_arn": _after(ref.oidc_provider_arn, list(ref.controllers_ready)),
+        "oidc_issuer": ref.oidc_issuer,
+    }
+
+
+def _read_cluster_target(value: Any, reader: _Reader, path: list[str | int]) -> EksClusterRef:
+    fields = reader.model(value, EksClusterTarget, path, None)  # type: ignore[arg-type]
+    missing = [camel_case(k) for k in ("cluster_name", "region", "node_role_arn", "subnet_ids", "oidc_provider_arn", "oidc_issuer")
+               if fields.get(k) is None]
+    if missing:
+        raise pulumi.InputPropertyError(_path([*path, missing[0]]), f"{_path([*path, missing[0]])} is required (pass EksCluster's ref output)")
+    for key in ("cluster_name", "region"):
+        if not isinstance(fields[key], str):
+            raise pulumi.InputPropertyError(_path([*path, camel_case(key)]), f"{_path([*path, camel_case(key)])} must be a known string")
+    return EksClusterRef(
+        name=fields["cluster_name"], region=fields["region"], node_role_arn=fields["node_role_arn"],
+        subnet_ids=fields["subnet_ids"], oidc_provider_arn=fields["oidc_provider_arn"], oidc_issuer=fields["oidc_issuer"],
+        version=fields.get("version"),
+    )
+
+
 EXPOSED: list[type[pulumi.ComponentResource]] = [
     exposed_component(GpuGkeCluster, GpuGkeClusterArgs),
-    exposed_component(EksCluster, EksClusterArgs, live={
-        "gpu_instance_types": (Optional[list[str]], "The GPU instance types the node groups will use: the zones are looked up among those that offer them all. Default: [] (no lookup needed when zones are given)."),
-    }),
+    exposed_component(
+        EksCluster, EksClusterArgs,
+        live={"gpu_instance_types": Live(
+            Optional[list[str]],
+            "The GPU instance types the node groups will use: the zones are looked up among those that offer them all. "
+            "Default: [] (no lookup needed when zones are given).",
+        )},
+        extra={"ref": Extra(pulumi.Output[EksClusterTarget], "What SpotFailoverEksNodeGroups needs of this cluster: pass it as its cluster input.", _cluster_target)},
+    ),
+    exposed_component(
+        SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs,
+        live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the node groups join: EksCluster's ref output. Required.", _read_cluster_target)},
+    ),
     exposed_component(GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs),
 ]
 """The components other languages use, by their Python names."""

@@ -16,12 +16,19 @@ from pulumi.output import _OutputData
 from pulumi.provider.server import ComponentInitError
 from pulumi.runtime.rpc import UNKNOWN
 
-from gpu_platform.components import EksCluster, EksClusterArgs, GpuGkeCluster, GpuGkeClusterArgs
+from gpu_platform.components import (
+    EksCluster,
+    EksClusterArgs,
+    GpuGkeCluster,
+    GpuGkeClusterArgs,
+    SpotFailoverEksNodeGroups,
+    SpotFailoverEksNodeGroupsArgs,
+)
 from gpu_platform.components.outputs import component_outputs
 from gpu_platform.components.provider import EXPOSED, PACKAGE, GpuPlatformProvider, camel_case
 from gpu_platform.infra.testing import ProgramPlan, preview_program, run_components
 from tests.conftest import PROJECT_DIR
-from tests.factories import eks, gke
+from tests.factories import eks, eks_node_groups, gke
 
 PROVIDER = GpuPlatformProvider()
 SCHEMA = PROVIDER.schema_spec
@@ -52,8 +59,8 @@ def as_the_provider_server_sends(value: Any, *, depends_on: pulumi.Resource) -> 
     return pulumi.Output._from_data(future)
 
 
-def construct(component: str, inputs: dict[str, Any], name: str = "c") -> Any:
-    return PROVIDER.construct(name, f"{PACKAGE}:index:{component}", inputs, None)
+def construct(component: str, inputs: dict[str, Any], name: str = "c", options: pulumi.ResourceOptions | None = None) -> Any:
+    return PROVIDER.construct(name, f"{PACKAGE}:index:{component}", inputs, options)
 
 
 # --- the schema ---------------------------------------------------------------------------------
@@ -61,7 +68,7 @@ def construct(component: str, inputs: dict[str, Any], name: str = "c") -> Any:
 
 def test_the_schema_has_every_exposed_component_under_the_index_module() -> None:
     assert sorted(SCHEMA["resources"]) == sorted(f"{PACKAGE}:index:{c.__name__}" for c in EXPOSED)
-    assert {c.__name__ for c in EXPOSED} == {"GpuGkeCluster", "EksCluster", "GpuUtilizationAutoscaler"}
+    assert {c.__name__ for c in EXPOSED} == {"GpuGkeCluster", "EksCluster", "SpotFailoverEksNodeGroups", "GpuUtilizationAutoscaler"}
     assert all(r["isComponent"] for r in SCHEMA["resources"].values())
 
 
@@ -155,6 +162,51 @@ def test_an_eks_vpc_made_in_the_program_arrives_as_one_output_and_keeps_its_depe
     (cluster,) = other.of_type("aws:eks/cluster:Cluster")
     assert cluster.inputs["vpcConfig"]["subnetIds"] == ["subnet-0a1b2c3d", "subnet-0c1b2c3d"]
     assert any(urn.endswith("aws:ec2/vpc:Vpc::vpc") for urn in cluster.depends_on), "the subnets keep the VPC's dependency"
+
+
+def test_eks_node_groups_join_the_cluster_through_its_ref_output_as_in_python() -> None:
+    """A TypeScript program: ``new SpotFailoverEksNodeGroups("c-gpu", {cluster: eks.ref, classes: [...]},
+    {providers: [eks.provider]})``. The node groups and the autoscaler are the Python API's, and they
+    wait for what they waited for in Python (the CNI add-on; the system node group), carried by ref."""
+    groups = eks_node_groups()
+
+    def python() -> None:
+        args = SpotFailoverEksNodeGroupsArgs.model_validate(groups)
+        cluster = EksCluster("c", EksClusterArgs.model_validate(eks()), gpu_instance_types=args.instance_types())
+        SpotFailoverEksNodeGroups("c-gpu", args, opts=pulumi.ResourceOptions(providers=[cluster.provider]), cluster=cluster.ref)
+
+    def other() -> None:
+        types = SpotFailoverEksNodeGroupsArgs.model_validate(groups).instance_types()
+        cluster = construct("EksCluster", {**as_other_languages_send(eks()), "gpuInstanceTypes": types})
+        assert set(cluster.state["ref"]) == {"clusterName", "region", "nodeRoleArn", "subnetIds", "oidcProviderArn", "oidcIssuer", "version"}
+        construct("SpotFailoverEksNodeGroups", {**as_other_languages_send(groups), "cluster": cluster.state["ref"]}, "c-gpu",
+                  pulumi.ResourceOptions(providers=[cluster.state["provider"]]))
+
+    expected, got = run_components(python), run_components(other)
+    got.assert_no_violations()
+    assert custom_resources(got) == custom_resources(expected)
+    assert any(r[0] == "aws:eks/nodeGroup:NodeGroup" and "small-spot" in r[1] for r in custom_resources(got))
+    for plan in (expected, got):
+        spot = next(r for r in plan.of_type("aws:eks/nodeGroup:NodeGroup") if r.name == "c-gpu-small-spot")
+        assert waits_for(plan, spot, "aws:eks/addon:Addon::c-vpc-cni")
+        (release,) = [r for r in plan.of_type("kubernetes:helm.sh/v3:Release") if "autoscaler" in r.name]
+        assert waits_for(plan, release, "aws:eks/nodeGroup:NodeGroup::c-system")
+
+
+def waits_for(plan: ProgramPlan, resource: Any, urn_suffix: str) -> bool:
+    """Whether ``resource`` is created after the resource whose URN ends with ``urn_suffix``
+    (directly or through what it depends on)."""
+    by_urn = {r.urn: r for r in plan.resources}
+    seen: set[str] = set()
+    todo = list(resource.depends_on)
+    while todo:
+        urn = todo.pop()
+        if urn.endswith(urn_suffix):
+            return True
+        if urn not in seen and urn in by_urn:
+            seen.add(urn)
+            todo += by_urn[urn].depends_on
+    return False
 
 
 @pytest.mark.parametrize(("inputs", "path", "reason"), [
