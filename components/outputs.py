@@ -17,7 +17,7 @@ from functools import cache
 
 import pulumi
 
-__all__ = ["ComponentOutput", "component_outputs", "document_outputs"]
+__all__ = ["ComponentOutput", "attribute_docs", "component_outputs", "document_outputs"]
 
 _HEADING = "Outputs:"
 
@@ -56,6 +56,11 @@ def _declared(cls: type) -> list[ComponentOutput]:
             description = " ".join(inspect.cleandoc(following.value.value).split())
         found.append(ComponentOutput(name, ast.unparse(statement.annotation), description))
     return found
+
+
+def attribute_docs(cls: type) -> dict[str, str]:
+    """The docstrings of a class's annotated attributes (a dataclass's fields), by name."""
+    return {o.name: o.description for o in _declared(cls) if o.description}
 
 
 @cache

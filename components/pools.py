@@ -275,7 +275,9 @@ class PoolPlacement:
     """What a pod spec needs to run on a pool: a node selector and tolerations."""
 
     node_selector: dict[str, str]
+    """The labels a pod selects the pool's nodes by (its node pool, compute class or GPU class)."""
     tolerations: tuple[Taint, ...]
+    """The taints of the pool's nodes a pod must tolerate (each tolerated exactly)."""
 
     def pod_spec_fields(self) -> dict[str, Any]:
         """nodeSelector and tolerations in Kubernetes pod spec form."""

@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
 import pulumi
+import pulumi_kubernetes as k8s
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
@@ -55,7 +56,16 @@ from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
 from gpu_platform.components.models import _InputSchema
-from gpu_platform.components.outputs import component_outputs
+from gpu_platform.components.outputs import attribute_docs, component_outputs
+from gpu_platform.components.dask_args import DaskOperatorArgs
+from gpu_platform.components.dask_operator import DaskOperator
+from gpu_platform.components.kubeflow_args import KubeflowInstallArgs
+from gpu_platform.components.kubeflow_install import KubeflowInstall
+from gpu_platform.components.pools import NodePoolShape
+from gpu_platform.components.dcgm_args import DcgmExporterArgs
+from gpu_platform.components.dcgm_exporter import DcgmExporter
+from gpu_platform.components.prometheus_args import MonitoredCluster, PrometheusStackArgs
+from gpu_platform.components.prometheus_stack import PrometheusStack
 from gpu_platform.components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroups
 
 __all__ = ["EXPOSED", "PACKAGE", "GpuPlatformProvider", "camel_case", "exposed_component", "main"]
@@ -87,8 +97,8 @@ class _Field:
     """The item's _Field for list and map, the model for model."""
 
 
-_TWINS: dict[type[BaseModel], type] = {}
-_FIELDS: dict[type[BaseModel], dict[str, _Field]] = {}
+_TWINS: dict[type, type] = {}
+_FIELDS: dict[type, dict[str, _Field]] = {}
 
 
 def _unwrap(annotation: Any) -> tuple[Any, bool, bool]:
@@ -123,7 +133,7 @@ def _schema_type(annotation: Any) -> tuple[Any, _Field]:
     if origin is typing.Literal:
         values = typing.get_args(annotation)
         return type(values[0]), _Field("plain")
-    if origin in (list, tuple, Sequence) or annotation in (list, tuple):
+    if origin in (list, tuple, Sequence, frozenset, set) or annotation in (list, tuple):
         (item,) = typing.get_args(annotation)[:1] or (Any,)
         item_type, item_field = _schema_type(item)
         return list[item_type], _Field("list", item_field)  # type: ignore[valid-type]
@@ -131,7 +141,7 @@ def _schema_type(annotation: Any) -> tuple[Any, _Field]:
         _, value = typing.get_args(annotation)
         value_type, value_field = _schema_type(value)
         return dict[str, value_type], _Field("map", value_field)  # type: ignore[valid-type]
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if isinstance(annotation, type) and (issubclass(annotation, BaseModel) or dataclasses.is_dataclass(annotation)):
         return twin(annotation), _Field("model", annotation)
     if annotation is int:
         return int, _Field("int")
@@ -142,7 +152,7 @@ def _schema_type(annotation: Any) -> tuple[Any, _Field]:
     raise TypeError(f"no schema type for {annotation}")
 
 
-def twin(model: type[BaseModel]) -> type:
+def twin(model: type) -> type:
     """The plain annotated class the analyzer reads for ``model``: its fields (optional where
     they have a default), its docstring and each field's docstring (``__field_docs__``)."""
     if model in _TWINS:
@@ -151,12 +161,22 @@ def twin(model: type[BaseModel]) -> type:
     _TWINS[model] = cls  # before the fields: a model may refer to itself
     annotations: dict[str, Any] = {}
     fields: dict[str, _Field] = {}
-    for name, info in model.model_fields.items():
-        schema_type, field = _schema_type(info.rebuild_annotation())
-        annotations[name] = schema_type if info.is_required() else Optional[schema_type]
-        fields[name] = field
+    if dataclasses.is_dataclass(model):
+        hints = typing.get_type_hints(model, include_extras=True)
+        for f in dataclasses.fields(model):
+            schema_type, field = _schema_type(hints[f.name])
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            annotations[f.name] = schema_type if required else Optional[schema_type]
+            fields[f.name] = field
+        docs = attribute_docs(model)
+    else:
+        for name, info in model.model_fields.items():
+            schema_type, field = _schema_type(info.rebuild_annotation())
+            annotations[name] = schema_type if info.is_required() else Optional[schema_type]
+            fields[name] = field
+        docs = {name: info.description for name, info in model.model_fields.items() if info.description}
     cls.__annotations__ = annotations
-    cls.__field_docs__ = {name: info.description for name, info in model.model_fields.items() if info.description}  # type: ignore[attr-defined]
+    cls.__field_docs__ = docs  # type: ignore[attr-defined]
     _FIELDS[model] = fields
     return cls
 
@@ -227,6 +247,32 @@ class _Reader:
         return value
 
 
+def rebuild(cls: Any, value: Any) -> Any:
+    """A value read by _Reader (snake_case dicts, enum values as strings) as the Python type ``cls``
+    (a dataclass such as NodePoolShape, with its nested dataclasses, models, enums and tuples)."""
+    if value is None:
+        return None
+    origin = typing.get_origin(cls)
+    if origin is typing.Annotated:
+        return rebuild(typing.get_args(cls)[0], value)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in typing.get_args(cls) if a is not type(None)]
+        return rebuild(members[0], value) if len(members) == 1 else value
+    if origin is tuple:
+        item = typing.get_args(cls)[0]
+        return tuple(rebuild(item, v) for v in value)
+    if origin in (list, Sequence):
+        return [rebuild(typing.get_args(cls)[0], v) for v in value]
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls):
+        hints = typing.get_type_hints(cls)
+        return cls(**{k: rebuild(hints[k], v) for k, v in value.items() if k in hints})
+    if isinstance(cls, type) and issubclass(cls, BaseModel):
+        return cls.model_validate(value)
+    if isinstance(cls, type) and issubclass(cls, enum.Enum):
+        return cls(value)
+    return value
+
+
 def _get(whole: Any, keys: Sequence[str | int]) -> Any:
     for key in keys:
         whole = whole[key]
@@ -253,13 +299,14 @@ def _error_path(loc: Sequence[str | int], model: type[BaseModel]) -> str:
     return _path(parts)
 
 
-def validated(model: type[BaseModel], args: Mapping[str, Any], component: str) -> BaseModel:
+def validated(model: type[BaseModel], args: Mapping[str, Any], component: str, prefix: Sequence[str | int] = ()) -> BaseModel:
     """``args`` (construct's, snake_case after the reader) validated by the real model; every
-    problem one InputPropertyError naming its camelCase key."""
+    problem one InputPropertyError naming its camelCase key (under ``prefix``, for a live input)."""
     try:
         return model.model_validate(dict(args))
     except ValidationError as exc:
-        errors = [(_error_path(e["loc"], model), e["msg"]) for e in exc.errors()]
+        errors = [(_path([*prefix, _error_path(e["loc"], model)]) if prefix else _error_path(e["loc"], model), e["msg"])
+                  for e in exc.errors()]
         if len(errors) == 1:
             raise pulumi.InputPropertyError(*errors[0]) from None
         raise pulumi.InputPropertiesError(
@@ -321,6 +368,9 @@ class Live:
     description: str
     read: Callable[[Any, _Reader, list[str | int]], Any] | None = None
     """Turns what construct received into the Python value; None: passed as it came."""
+    default: Any = None
+    """What the Python component gets when the input is not given, if ``pass_default`` (a keyword without a default of its own)."""
+    pass_default: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -329,8 +379,8 @@ class Extra:
 
     schema_type: Any
     description: str
-    get: Callable[[Any], Any]
-    """Reads it from the built Python component."""
+    get: Callable[[Any, Any], Any]
+    """Reads it from the built Python component and its validated args."""
 
 
 def exposed_component(
@@ -368,19 +418,20 @@ def exposed_component(
         reader = _Reader(real.__name__)
         given = dict(args or {})
         live_values = {}
-        for key in [k for k in given if k in live]:
-            value = given.pop(key)
+        for key, item in live.items():
+            value = given.pop(key, None)
             if value is None:
+                if item.pass_default:
+                    live_values[key] = item.default
                 continue
-            read = live[key].read
-            live_values[key] = read(value, reader, [camel_case(key)]) if read else value
+            live_values[key] = item.read(value, reader, [camel_case(key)]) if item.read else value
         settled = reader.model({camel_case(k): v for k, v in given.items()}, model, [], None)
         checked = validated(model, settled, real.__name__)
         pulumi.ComponentResource.__init__(self, token, name, None, opts)
         built = real(name, checked, pulumi.ResourceOptions(parent=self), **live_values)  # type: ignore[call-arg]
         registered: dict[str, Any] = {}
         for attr, (_, convert, _) in outputs.items():
-            value = extra[attr].get(built) if attr in extra else getattr(built, attr, None)
+            value = extra[attr].get(built, checked) if attr in extra else getattr(built, attr, None)
             if value is None:
                 continue
             value = _plain(value) if convert else value
@@ -461,8 +512,44 @@ def _read_cluster_target(value: Any, reader: _Reader, path: list[str | int]) -> 
     )
 
 
+_POOL_SHAPE = twin(NodePoolShape)
+
+
+def _POOL_SHAPES_OUTPUT(shapes: Callable[[Any, Any], list[NodePoolShape]], what: str) -> Extra:  # noqa: N802 - a factory of a constant's kind
+    return Extra(
+        pulumi.Output[list[_POOL_SHAPE]],  # type: ignore[valid-type]
+        f"The pools as workloads see them ({what}): pass them to DaskOperator's pools or KubeflowInstall's trainingPools.",
+        lambda built, args: [_plain(s) for s in shapes(built, args)],
+    )
+
+
+def _read_pools(value: Any, reader: _Reader, path: list[str | int]) -> list[NodePoolShape]:
+    if isinstance(value, pulumi.Output):
+        data = _settled(value)
+        if data is None or not data.is_known:
+            raise pulumi.InputPropertyError(_path(path), f"{_path(path)} must be known when {reader.component} is constructed (got an unknown Output)")
+        value = data.value
+    if not isinstance(value, list):
+        raise pulumi.InputPropertyError(_path(path), f"{_path(path)} must be a list of pool shapes (a cluster's poolShapes output)")
+    pools = []
+    for i, item in enumerate(value):
+        fields = reader.model(item, NodePoolShape, [*path, i], None)
+        try:
+            pools.append(rebuild(NodePoolShape, fields))
+        except (TypeError, ValueError, ValidationError) as exc:
+            raise pulumi.InputPropertyError(_path([*path, i]), f"{_path([*path, i])} is not a pool shape ({exc}); pass a cluster's poolShapes output") from None
+    return pools
+
+
+def _read_monitored_cluster(value: Any, reader: _Reader, path: list[str | int]) -> BaseModel:
+    fields = reader.model(value, MonitoredCluster, path, None)
+    return validated(MonitoredCluster, fields, reader.component, path)
+
+
 EXPOSED: list[type[pulumi.ComponentResource]] = [
-    exposed_component(GpuGkeCluster, GpuGkeClusterArgs),
+    exposed_component(GpuGkeCluster, GpuGkeClusterArgs, extra={
+        "pool_shapes": _POOL_SHAPES_OUTPUT(lambda _, args: args.pool_shapes(), "the system pool, the scheduler pool, the GPU pools"),
+    }),
     exposed_component(
         EksCluster, EksClusterArgs,
         live={"gpu_instance_types": Live(
@@ -470,11 +557,51 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
             "The GPU instance types the node groups will use: the zones are looked up among those that offer them all. "
             "Default: [] (no lookup needed when zones are given).",
         )},
-        extra={"ref": Extra(pulumi.Output[EksClusterTarget], "What SpotFailoverEksNodeGroups needs of this cluster: pass it as its cluster input.", _cluster_target)},
+        extra={
+            "ref": Extra(pulumi.Output[EksClusterTarget], "What SpotFailoverEksNodeGroups needs of this cluster: pass it as its cluster input.", lambda built, _: _cluster_target(built)),
+            "pool_shapes": _POOL_SHAPES_OUTPUT(lambda _, args: [args.system_node_group.pool_shape()], "the system node group"),
+        },
     ),
     exposed_component(
         SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs,
         live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the node groups join: EksCluster's ref output. Required.", _read_cluster_target)},
+        extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda _, args: args.pool_shapes(), "the GPU classes")},
+    ),
+    exposed_component(
+        PrometheusStack, PrometheusStackArgs,
+        live={
+            "cluster": Live(twin(MonitoredCluster), "The cluster under the stack (gke or eks) and what else it scrapes (dcgm-exporter, cluster-autoscaler): an alert ships only when every metric it reads is scraped. Required.", _read_monitored_cluster),
+            "grafana_admin_password": Live(pulumi.Input[str], "Grafana's admin password (pass a secret); stored in a Secret the chart reads. Required."),
+        },
+    ),
+    exposed_component(
+        DcgmExporter, DcgmExporterArgs,
+        live={"service_monitor_crd": Live(
+            Optional[pulumi.Input[k8s.helm.v3.Release]],
+            "What installs the ServiceMonitor CRD the exporter's ServiceMonitor needs (PrometheusStack's release); the release waits for it. Default: none (the CRD is already on the cluster).",
+            pass_default=True,
+        )},
+    ),
+    exposed_component(
+        DaskOperator, DaskOperatorArgs,
+        live={"pools": Live(
+            Optional[pulumi.Input[list[_POOL_SHAPE]]],  # type: ignore[valid-type]
+            "The cluster's pools (its poolShapes outputs; on EKS the cluster's and the node groups' together): workers, "
+            "schedulers and notebooks are placed on them and checked to fit. Default: [] (no placement, no fit checks).",
+            _read_pools,
+        )},
+    ),
+    exposed_component(
+        KubeflowInstall, KubeflowInstallArgs,
+        live={
+            "training_pools": Live(
+                pulumi.Input[list[_POOL_SHAPE]],  # type: ignore[valid-type]
+                "The pools training steps run on (a cluster's poolShapes output, the GPU pools). Required.",
+                _read_pools,
+            ),
+            "dex_password_hash": Live(Optional[pulumi.Input[str]], "platform edition: the bcrypt hash of the Dex static user's password (pass a secret). Default: none."),
+            "oidc_client_secret": Live(Optional[pulumi.Input[str]], "platform edition: the OIDC client secret shared by Dex and oauth2-proxy (pass a secret). Default: none."),
+        },
     ),
     exposed_component(GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs),
 ]

