@@ -11,7 +11,7 @@ import pulumi
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
-from gpu_platform.components.gpu_catalog import GpuCombinationError, aws_shape
+from gpu_platform.components.gpu_catalog import aws_shape, shape_checked
 from gpu_platform.components.kube import DnsSubdomain
 from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
 from gpu_platform.components.models import check_min_max, check_unique
@@ -26,7 +26,7 @@ from gpu_platform.components.pools import (
     NodePoolShape,
     PoolPlacement,
 )
-from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, dotted_value, field_error
+from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
 from gpu_platform.components.zones import zone_problem
 
 
@@ -224,10 +224,7 @@ class SystemNodeGroupArgs(BaseModel):
 
     @model_validator(mode="after")
     def _cpu_types(self) -> SystemNodeGroupArgs:
-        try:
-            aws_shape(self.instance_types, self.shape, gpu=False)
-        except GpuCombinationError as exc:
-            raise field_error("SystemNodeGroupArgs", exc.field, exc.message, dotted_value(self, exc.field)) from None
+        shape_checked(self, lambda: aws_shape(self.instance_types, self.shape, gpu=False))
         return self
 
     @model_validator(mode="after")

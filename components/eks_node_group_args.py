@@ -12,7 +12,7 @@ import re2
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from gpu_platform.components.gpu_catalog import AwsInstanceType, GpuCombinationError, aws_shape
+from gpu_platform.components.gpu_catalog import AwsInstanceType, aws_shape, shape_checked
 from gpu_platform.components.kube import ChartVersion, GoDuration, PinnedImage
 from gpu_platform.components.labels import (
     CAPACITY_LABEL,
@@ -35,7 +35,7 @@ from gpu_platform.components.pools import (
     Taint,
     pool_taints,
 )
-from gpu_platform.components.models import ARGS_CONFIG, dotted_value, field_error
+from gpu_platform.components.models import ARGS_CONFIG, field_error
 
 
 
@@ -162,10 +162,7 @@ class GpuClassArgs(BaseModel):
 
     @model_validator(mode="after")
     def _one_shape(self) -> GpuClassArgs:
-        try:
-            aws_shape(self.instance_types, self.shape, gpu=True)
-        except GpuCombinationError as exc:
-            raise field_error("GpuClassArgs", exc.field, exc.message, dotted_value(self, exc.field)) from None
+        shape_checked(self, lambda: aws_shape(self.instance_types, self.shape, gpu=True))
         return self
 
     @model_validator(mode="after")

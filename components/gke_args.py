@@ -19,11 +19,11 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 from gpu_platform.components.gpu_catalog import (
     GCP_ACCELERATORS,
     GcpMachineShape,
-    GpuCombinationError,
     disk_types_for,
     gcp_cpu_shape,
     gcp_family,
     gcp_gpu_shape,
+    shape_checked,
 )
 from gpu_platform.components.labels import COMPUTE_CLASS_LABEL
 from gpu_platform.components.models import key_path
@@ -41,7 +41,7 @@ from gpu_platform.components.pools import (
     NodePoolShape,
     pool_taints,
 )
-from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, dotted_value, field_error
+from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
 from gpu_platform.components.gke_plan import plan_pools
 from gpu_platform.components.zones import zone_problem
 
@@ -389,10 +389,7 @@ class SystemPoolArgs(_PoolBase):
 
     @model_validator(mode="after")
     def _cpu_machine(self) -> SystemPoolArgs:
-        try:
-            gcp_cpu_shape(self.machine_type, self.shape)
-        except GpuCombinationError as exc:
-            raise field_error("SystemPoolArgs", exc.field, exc.message, dotted_value(self, exc.field)) from None
+        shape_checked(self, lambda: gcp_cpu_shape(self.machine_type, self.shape))
         return self
 
     @property
@@ -428,10 +425,7 @@ class GpuNodePoolArgs(_PoolBase):
     @model_validator(mode="after")
     def _gpu_rules(self) -> GpuNodePoolArgs:
         model = "GpuNodePoolArgs"
-        try:
-            gcp_gpu_shape(self.machine_type, self.accelerator_type, self.accelerator_count, self.shape)
-        except GpuCombinationError as exc:
-            raise field_error(model, exc.field, exc.message, dotted_value(self, exc.field)) from None
+        shape_checked(self, lambda: gcp_gpu_shape(self.machine_type, self.accelerator_type, self.accelerator_count, self.shape))
         if self.driver_version is GpuDriverVersion.LATEST and self.image_type is not ImageType.COS_CONTAINERD:
             raise field_error(
                 model,

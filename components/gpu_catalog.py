@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from gpu_platform.components.models import check_unique
+from gpu_platform.components.models import check_unique, dotted_value, field_error
 
 if TYPE_CHECKING:
     from gpu_platform.components.pools import MachineShapeArgs
@@ -35,6 +35,7 @@ __all__ = [
     "gcp_cpu_shape",
     "gcp_gpu_shape",
     "aws_shape",
+    "shape_checked",
     "AwsGpu",
     "AwsInstanceType",
     "AWS_GPUS",
@@ -260,6 +261,18 @@ class GpuCombinationError(ValueError):
         super().__init__(message)
         self.field = field
         self.message = message
+
+
+_T = TypeVar("_T")
+
+
+def shape_checked(instance: Any, check: Callable[[], _T]) -> _T:
+    """``check()`` (a shape lookup of this module) from a model validator of ``instance``: a
+    GpuCombinationError becomes the ValidationError that names its key (``shape.gpus``) and value."""
+    try:
+        return check()
+    except GpuCombinationError as exc:
+        raise field_error(type(instance).__name__, exc.field, exc.message, dotted_value(instance, exc.field)) from None
 
 
 def gcp_accelerator(name: str) -> GcpAccelerator:
