@@ -361,3 +361,29 @@ def test_the_yaml_example_plans_what_the_python_consumer_example_plans() -> None
     other.assert_no_violations()
     assert custom_resources(other) == custom_resources(python)
     assert len(custom_resources(python)) >= 10
+
+
+def test_the_plugin_entry_point_serves_the_schema_over_grpc_as_pulumi_package_add_asks() -> None:
+    """`pulumi package add` runs PulumiPlugin.yaml's entry point and calls GetSchema on the port it
+    prints: done here with the SDK's own gRPC stubs, no CLI."""
+    import json
+    import subprocess
+    import sys
+
+    import grpc
+    from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
+
+    entry = PROJECT_DIR / "infra" / "plugin" / "__main__.py"
+    proc = subprocess.Popen([sys.executable, str(entry), "127.0.0.1:1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().strip())
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            reply = provider_pb2_grpc.ResourceProviderStub(channel).GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=30)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    served = json.loads(reply.schema)
+    assert served["name"] == PACKAGE
+    assert sorted(served["resources"]) == sorted(SCHEMA["resources"])
+    assert served["types"] == SCHEMA["types"]
