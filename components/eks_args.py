@@ -14,7 +14,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 from gpu_platform.components.gpu_catalog import aws_shape, shape_checked
 from gpu_platform.components.kube import DnsSubdomain
 from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
-from gpu_platform.components.models import check_min_max, check_unique
+from gpu_platform.components.models import check_min_max, check_unique, unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import (
@@ -283,7 +283,7 @@ class EksAccessEntryArgs(BaseModel):
 
     principal_arn: str
     """The IAM role or user (arn:aws:iam::<account>:role/<name>). Required."""
-    policies: list[EksAccessPolicy] = Field(min_length=1)
+    policies: Annotated[list[EksAccessPolicy], unique("policies", "a policy", lambda p: p.value)] = Field(min_length=1)
     """The access policies granted, each once. Required."""
     scope: AccessScope = AccessScope.CLUSTER
     """cluster, or namespace (only the listed namespaces). Default: cluster."""
@@ -297,12 +297,6 @@ class EksAccessEntryArgs(BaseModel):
     def _principal(cls, value: str) -> str:
         if not _PRINCIPAL_ARN.match(value):
             raise ValueError(f"principal_arn {value!r} is not an IAM role or user ARN (arn:aws:iam::<12-digit account>:role/<name>)")
-        return value
-
-    @field_validator("policies")
-    @classmethod
-    def _policies_once(cls, value: list[EksAccessPolicy]) -> list[EksAccessPolicy]:
-        check_unique([p.value for p in value], "policies", "a policy")
         return value
 
     @model_validator(mode="after")
@@ -422,7 +416,7 @@ class EksClusterArgs(BaseModel):
     """Further security groups for the control plane's network interfaces (EKS allows five), e.g. one that admits a bastion or a VPN to the API; values may be Outputs. Default: [] (the cluster security group EKS creates)."""
     endpoint: EksEndpointAccess = Field(default_factory=EksEndpointAccess)
     """Who reaches the Kubernetes API. Default: public and private endpoints, any address."""
-    addons: list[EksAddon] = Field(default_factory=lambda: [EksAddon(name=n) for n in DEFAULT_ADDONS])
+    addons: Annotated[list[EksAddon], unique("addons", "an add-on", lambda a: a.name)] = Field(default_factory=lambda: [EksAddon(name=n) for n in DEFAULT_ADDONS])
     """EKS add-ons. Default: vpc-cni, kube-proxy, coredns, eks-pod-identity-agent at their default versions."""
     system_node_group: SystemNodeGroupArgs = Field(default_factory=SystemNodeGroupArgs)
     """The on-demand node group for controllers. Default: see SystemNodeGroupArgs."""
@@ -526,12 +520,6 @@ class EksClusterArgs(BaseModel):
                 False,
             )
         return self
-
-    @field_validator("addons")
-    @classmethod
-    def _addons(cls, value: list[EksAddon]) -> list[EksAddon]:
-        check_unique([a.name for a in value], "addons", "an add-on")
-        return value
 
     @model_validator(mode="after")
     def _existing_vpc(self) -> EksClusterArgs:

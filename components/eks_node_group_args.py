@@ -21,7 +21,7 @@ from gpu_platform.components.labels import (
     SCHEDULER_LABEL,
     PoolRole,
 )
-from gpu_platform.components.models import check_min_max, check_unique
+from gpu_platform.components.models import check_min_max, unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import (
@@ -332,7 +332,7 @@ class ClusterAutoscalerSettings(BaseModel):
     """Autoscaler image; it must be the release of the cluster's Kubernetes minor. Default: none (that minor's pinned release: v1.34.5 for 1.34, v1.35.0 for 1.35; other minors must set it)."""
     namespace: str = Field(default="kube-system", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
     """Namespace of the autoscaler and its priority ConfigMap. Default: kube-system."""
-    expanders: list[Expander] = Field(default_factory=lambda: [Expander.PRIORITY, Expander.LEAST_WASTE], min_length=1)
+    expanders: Annotated[list[Expander], unique("expanders", "an expander", lambda e: e.value)] = Field(default_factory=lambda: [Expander.PRIORITY, Expander.LEAST_WASTE], min_length=1)
     """Expander chain; later ones break ties of earlier ones. Default: [priority, least-waste]."""
     max_node_provision_time: GoDuration = "7m"
     """How long a node group may take to bring up a node before the autoscaler tries the next tier (the Kubeflow-on-EKS guide's 7m; upstream 15m). Default: 7m."""
@@ -354,12 +354,6 @@ class ClusterAutoscalerSettings(BaseModel):
     """Longest back-off of a failing group. Default: 30m."""
     node_group_backoff_reset_timeout: GoDuration = "3h"
     """Time without failures after which a group's back-off resets. Default: 3h."""
-
-    @field_validator("expanders")
-    @classmethod
-    def _distinct(cls, value: list[Expander]) -> list[Expander]:
-        check_unique([e.value for e in value], "expanders", "an expander")
-        return value
 
     def extra_args(self) -> dict[str, Any]:
         """The chart's extraArgs (rendered as --key=value)."""
@@ -383,7 +377,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
 
     model_config = ARGS_CONFIG
 
-    classes: list[GpuClassArgs] = Field(min_length=1)
+    classes: Annotated[list[GpuClassArgs], unique("classes", "a name", lambda c: c.name)] = Field(min_length=1)
     """GPU classes. Required (at least one)."""
     autoscaler: ClusterAutoscalerSettings = Field(default_factory=ClusterAutoscalerSettings)
     """The cluster autoscaler. Default: see ClusterAutoscalerSettings."""
@@ -393,12 +387,6 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
     """NVIDIA device plugin, installed on groups whose AMI does not ship it. Default: nvcr.io/nvidia/k8s-device-plugin:v0.17.1."""
     other_node_groups: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=63)]] = Field(default_factory=list)
     """Managed node groups of the cluster outside this component (EksCluster's system group), which explicit tiers may name besides the classes' groups. Default: [] (a stack sets its system group)."""
-
-    @field_validator("classes")
-    @classmethod
-    def _distinct(cls, value: list[GpuClassArgs]) -> list[GpuClassArgs]:
-        check_unique([c.name for c in value], "classes", "a name")
-        return value
 
     @model_validator(mode="after")
     def _expander(self) -> SpotFailoverEksNodeGroupsArgs:

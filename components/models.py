@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Annotated, Any
 
 import pulumi
-from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
@@ -23,6 +23,7 @@ __all__ = [
     "StrInput",
     "check_min_max",
     "check_unique",
+    "unique",
     "checks_not_made",
     "dotted_value",
     "field_error",
@@ -118,6 +119,16 @@ def check_unique(values: Sequence[Hashable], field: str, item: str, why: str = "
     if first_repeat(values) is not None:
         listed = ", ".join(str(v) for v in values)
         raise ValueError(f"{field} lists {item} twice ({listed})" + (f"; {why}" if why else ""))
+
+
+def unique(field: str, item: str, key: Callable[[Any], Hashable] = lambda v: v, why: str = "") -> AfterValidator:
+    """check_unique as a field's Annotated validator: ``Annotated[list[X], unique("addons", "an add-on", key)]``."""
+
+    def check(values: list[Any]) -> list[Any]:
+        check_unique([key(v) for v in values], field, item, why)
+        return values
+
+    return AfterValidator(check)
 
 
 def check_min_max(model: BaseModel, low: str, high: str) -> None:
