@@ -358,11 +358,16 @@ class ExistingVpcArgs(BaseModel):
                 raise ValueError(f"{zone!r} is not an availability zone (e.g. us-west-2a); key the subnets by their zone")
         return value
 
+    def subnets(self) -> list[tuple[str, str, Any]]:
+        """Every listed subnet as (field, zone, subnet id or Output): the private ones, then the public ones."""
+        return [(f, zone, subnet) for f in ("private_subnet_ids", "public_subnet_ids") for zone, subnet in getattr(self, f).items()]
+
     @model_validator(mode="after")
     def _subnets_once(self) -> ExistingVpcArgs:
-        known = [(f, z, v) for f in ("private_subnet_ids", "public_subnet_ids") for z, v in getattr(self, f).items() if isinstance(v, str)]
         seen: dict[str, str] = {}
-        for field, zone, subnet in known:
+        for field, zone, subnet in self.subnets():
+            if not isinstance(subnet, str):
+                continue
             if subnet in seen:
                 raise field_error(
                     "ExistingVpcArgs", (field, zone), f"subnet {subnet} is already listed as {seen[subnet]}; give each zone and role its own subnet", subnet
@@ -539,15 +544,14 @@ class EksClusterArgs(BaseModel):
                 self.zones,
             )
         if self.region:
-            for field in ("private_subnet_ids", "public_subnet_ids"):
-                for zone in getattr(self.vpc, field):
-                    m = _ZONE.match(zone)
-                    if m and m.group(1) != self.region:
-                        raise field_error(
-                            "EksClusterArgs", ("vpc", field, zone), f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone
-                        )
-                    if problem := zone_problem("aws", self.region, zone):
-                        raise field_error("EksClusterArgs", ("vpc", field, zone), problem, zone)
+            for field, zone, _ in self.vpc.subnets():
+                m = _ZONE.match(zone)
+                if m and m.group(1) != self.region:
+                    raise field_error(
+                        "EksClusterArgs", ("vpc", field, zone), f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone
+                    )
+                if problem := zone_problem("aws", self.region, zone):
+                    raise field_error("EksClusterArgs", ("vpc", field, zone), problem, zone)
         return self
 
     @property

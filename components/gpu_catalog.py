@@ -837,12 +837,9 @@ def aws_shape(names: list[str], stated: MachineShapeArgs | None, *, gpu: bool) -
             ("shape.gpus", stated.gpus or 0, row.gpu_count),
         ):
             if mine != theirs:
-                value = stated.memory_gib if key == "shape.memory_gib" else mine
+                shown = f"{stated.memory_gib:g}" if key == "shape.memory_gib" else mine
                 raise GpuCombinationError(
-                    key,
-                    f"{key} {value:g} contradicts the catalog: {row.describe()}; a node group's types share one shape"
-                    if isinstance(value, (int, float)) else
-                    f"{key} {value} contradicts the catalog: {row.describe()}; a node group's types share one shape",
+                    key, f"{key} {shown} contradicts the catalog: {row.describe()}; a node group's types share one shape"
                 )
         if name == names[0]:
             shape = row

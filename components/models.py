@@ -44,11 +44,14 @@ program pays only for the models it validates.
 
 
 def key_path(loc: tuple[Any, ...] | list[Any]) -> str:
-    """A location as the user wrote it: ``("gpu_pools", 0, "name")`` -> ``gpu_pools[0].name``."""
+    """A location as the user wrote it: ``("gpu_pools", 0, "name")`` -> ``gpu_pools[0].name``; a map
+    key given as a 1-tuple goes in brackets too: ``("vpc", ("us-west-2a",))`` -> ``vpc[us-west-2a]``."""
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif isinstance(part, tuple) and part:
+            out += f"[{part[0]}]"
         else:
             out += f".{part}" if out else str(part)
     return out
@@ -183,17 +186,6 @@ class CheckedWhenKnown:
         return f"CheckedWhenKnown({self.check!r})"
 
 
-def _where(path: tuple[Any, ...]) -> str:
-    """A location with map keys in brackets: ``args.vpc.private_subnet_ids[us-west-2a]``."""
-    out = ""
-    for part in path:
-        if isinstance(part, int) or (isinstance(part, tuple) and part):
-            out += f"[{part[0] if isinstance(part, tuple) else part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 def _declared_checks(field: FieldInfo) -> list[str]:
     """The CheckedWhenKnown checks of a field: on the field, or on a member of its (optional) type."""
     found = [m.check for m in field.metadata if isinstance(m, CheckedWhenKnown)]
@@ -234,7 +226,7 @@ def checks_not_made(args: BaseModel, prefix: str = "args") -> list[str]:
             checks = _declared_checks(field)
             for where, item in _parts(getattr(model, name), (*path, name)):
                 if is_output(item) and checks:
-                    lines.append(f"{_where(where)}: an Output, so {'; '.join(checks)} is not checked before deploy")
+                    lines.append(f"{key_path(where)}: an Output, so {'; '.join(checks)} is not checked before deploy")
                 elif isinstance(item, BaseModel):
                     walk(item, where)
 

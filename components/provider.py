@@ -45,6 +45,7 @@ import pulumi_kubernetes as k8s
 from pulumi.provider.experimental.analyzer import Analyzer
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
+from pulumi.provider.experimental.util import camel_case  # the schema's spelling of a Python name (gpu_pools: gpuPools)
 from pulumi.provider.provider import Provider
 from pydantic import BaseModel, ValidationError
 
@@ -55,7 +56,7 @@ from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
-from gpu_platform.components.models import _InputSchema
+from gpu_platform.components.models import _InputSchema, key_path
 from gpu_platform.components.outputs import attribute_docs, component_outputs
 from gpu_platform.components.dask_args import DaskOperatorArgs
 from gpu_platform.components.dask_operator import DaskOperator
@@ -75,12 +76,6 @@ PACKAGE = "gpu-platform"
 
 _UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 """pulumi.runtime.rpc.UNKNOWN: an unknown value inside a known object during a preview."""
-
-
-def camel_case(name: str) -> str:
-    """The schema's spelling of a Python name (gpu_pools: gpuPools), as the SDK makes it."""
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 # --- Plain twins of the Args models ----------------------------------------------------------
@@ -192,25 +187,26 @@ def _settled(value: pulumi.Output[Any]) -> Any:
     return data.result()
 
 
-def _path(parts: Sequence[str | int]) -> str:
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 class _Reader:
     """Turns construct's inputs into what the Args model validates (see the module docstring)."""
 
     def __init__(self, component: str) -> None:
         self.component = component
 
-    def model(self, value: Any, model: type[BaseModel], path: list[str | int], source: pulumi.Output[Any] | None) -> Any:
+    def known(self, value: Any, path: list[str | int]) -> Any:
+        """The value of ``value`` (the value itself, or a settled Output's); an unknown one is an
+        error naming the key."""
         if isinstance(value, pulumi.Output):
             data = _settled(value)
-            if data is None or not data.is_known:
-                raise pulumi.InputPropertyError(_path(path), f"{_path(path)} must be known when {self.component} is constructed (got an unknown Output)")
-            source, value = value, data.value
+            value = _UNKNOWN if data is None or not data.is_known else data.value
+        if isinstance(value, str) and value == _UNKNOWN:
+            where = key_path(path)
+            raise pulumi.InputPropertyError(where, f"{where} must be known when {self.component} is constructed (got an unknown value)")
+        return value
+
+    def model(self, value: Any, model: type[BaseModel], path: list[str | int], source: pulumi.Output[Any] | None) -> Any:
+        if isinstance(value, pulumi.Output):
+            source, value = value, self.known(value, path)
         if not isinstance(value, Mapping):
             return value  # the model reports the wrong type against the key
         fields = _FIELDS[model]
@@ -231,13 +227,7 @@ class _Reader:
             return value
         if field.kind == "model":
             return self.model(value, field.inner, path, source)
-        if isinstance(value, pulumi.Output):
-            data = _settled(value)
-            if data is None or not data.is_known:
-                raise pulumi.InputPropertyError(_path(path), f"{_path(path)} must be known when {self.component} is constructed (got an unknown Output)")
-            value = data.value
-        if value == _UNKNOWN:
-            raise pulumi.InputPropertyError(_path(path), f"{_path(path)} must be known when {self.component} is constructed (got an unknown value)")
+        value = self.known(value, path)
         if field.kind == "int" and isinstance(value, float) and value.is_integer():
             return int(value)
         if field.kind == "list" and isinstance(value, list):
@@ -279,7 +269,7 @@ def _get(whole: Any, keys: Sequence[str | int]) -> Any:
     return whole
 
 
-def _error_path(loc: Sequence[str | int], model: type[BaseModel]) -> str:
+def _error_key(loc: Sequence[str | int], model: type[BaseModel]) -> str:
     """A pydantic location in the schema's spelling: gpu_pools.0.machine_type -> gpuPools[0].machineType."""
     parts: list[str | int] = []
     current: Any = model
@@ -296,7 +286,7 @@ def _error_path(loc: Sequence[str | int], model: type[BaseModel]) -> str:
             current = field.inner if field.kind == "model" else None
         else:
             parts.append(part)  # a map key (a zone) or a key the model refused
-    return _path(parts)
+    return key_path(parts)
 
 
 def validated(model: type[BaseModel], args: Mapping[str, Any], component: str, prefix: Sequence[str | int] = ()) -> BaseModel:
@@ -305,7 +295,7 @@ def validated(model: type[BaseModel], args: Mapping[str, Any], component: str, p
     try:
         return model.model_validate(dict(args))
     except ValidationError as exc:
-        errors = [(_path([*prefix, _error_path(e["loc"], model)]) if prefix else _error_path(e["loc"], model), e["msg"])
+        errors = [(key_path([*prefix, _error_key(e["loc"], model)]) if prefix else _error_key(e["loc"], model), e["msg"])
                   for e in exc.errors()]
         if len(errors) == 1:
             raise pulumi.InputPropertyError(*errors[0]) from None
@@ -403,6 +393,8 @@ def exposed_component(
         args_twin = type(f"{real.__name__}Inputs", (args_twin,), {"__doc__": args_twin.__doc__, "__module__": __name__})
         args_twin.__annotations__ = {name: item.schema_type for name, item in live.items()}
         args_twin.__field_docs__ = {**twin(model).__field_docs__, **{n: item.description for n, item in live.items()}}  # type: ignore[attr-defined]
+    # The outputs' annotations are strings (``from __future__ import annotations``); typing.get_type_hints
+    # would also evaluate pulumi.Resource's own, which name what the SDK module does not import.
     module = __import__(real.__module__, fromlist=["_"])
     namespace = {**vars(typing), **vars(module)}
     outputs: dict[str, tuple[Any, bool, str]] = {}
@@ -501,10 +493,10 @@ def _read_cluster_target(value: Any, reader: _Reader, path: list[str | int]) -> 
     missing = [camel_case(k) for k in ("cluster_name", "region", "node_role_arn", "subnet_ids", "oidc_provider_arn", "oidc_issuer")
                if fields.get(k) is None]
     if missing:
-        raise pulumi.InputPropertyError(_path([*path, missing[0]]), f"{_path([*path, missing[0]])} is required (pass EksCluster's ref output)")
+        raise pulumi.InputPropertyError(key_path([*path, missing[0]]), f"{key_path([*path, missing[0]])} is required (pass EksCluster's ref output)")
     for key in ("cluster_name", "region"):
         if not isinstance(fields[key], str):
-            raise pulumi.InputPropertyError(_path([*path, camel_case(key)]), f"{_path([*path, camel_case(key)])} must be a known string")
+            raise pulumi.InputPropertyError(key_path([*path, camel_case(key)]), f"{key_path([*path, camel_case(key)])} must be a known string")
     return EksClusterRef(
         name=fields["cluster_name"], region=fields["region"], node_role_arn=fields["node_role_arn"],
         subnet_ids=fields["subnet_ids"], oidc_provider_arn=fields["oidc_provider_arn"], oidc_issuer=fields["oidc_issuer"],
@@ -524,20 +516,16 @@ def _POOL_SHAPES_OUTPUT(shapes: Callable[[Any, Any], list[NodePoolShape]], what:
 
 
 def _read_pools(value: Any, reader: _Reader, path: list[str | int]) -> list[NodePoolShape]:
-    if isinstance(value, pulumi.Output):
-        data = _settled(value)
-        if data is None or not data.is_known:
-            raise pulumi.InputPropertyError(_path(path), f"{_path(path)} must be known when {reader.component} is constructed (got an unknown Output)")
-        value = data.value
+    value = reader.known(value, path)
     if not isinstance(value, list):
-        raise pulumi.InputPropertyError(_path(path), f"{_path(path)} must be a list of pool shapes (a cluster's poolShapes output)")
+        raise pulumi.InputPropertyError(key_path(path), f"{key_path(path)} must be a list of pool shapes (a cluster's poolShapes output)")
     pools = []
     for i, item in enumerate(value):
         fields = reader.model(item, NodePoolShape, [*path, i], None)
         try:
             pools.append(rebuild(NodePoolShape, fields))
         except (TypeError, ValueError, ValidationError) as exc:
-            raise pulumi.InputPropertyError(_path([*path, i]), f"{_path([*path, i])} is not a pool shape ({exc}); pass a cluster's poolShapes output") from None
+            raise pulumi.InputPropertyError(key_path([*path, i]), f"{key_path([*path, i])} is not a pool shape ({exc}); pass a cluster's poolShapes output") from None
     return pools
 
 

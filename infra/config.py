@@ -486,7 +486,7 @@ def load_stack_config() -> StackConfig:
         region = pulumi_aws.config.region
         named: list[tuple[str, str]] = []
         if config.eks.vpc is not None:
-            named = [(f"eks.vpc.{f}[{z}]", z) for f in ("private_subnet_ids", "public_subnet_ids") for z in getattr(config.eks.vpc, f)]
+            named = [(f"eks.vpc.{f}[{z}]", z) for f, z, _ in config.eks.vpc.subnets()]
         elif config.eks.zones:
             named = [(f"eks.zones[{i}]", z) for i, z in enumerate(config.eks.zones)]
         if named and not config.eks.region and region:

@@ -111,8 +111,7 @@ def preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> li
 def _existing_vpc(vpc: ExistingVpcArgs, ec2: Any) -> list[Finding]:
     """An existing VPC as EC2 sees it: each subnet there, in the VPC, in the zone it is listed under."""
     findings: list[Finding] = []
-    listed = [(f"eks.vpc.{field}[{zone}]", zone, str(subnet)) for field in ("private_subnet_ids", "public_subnet_ids")
-              for zone, subnet in getattr(vpc, field).items()]
+    listed = [(f"eks.vpc.{field}[{zone}]", zone, str(subnet)) for field, zone, subnet in vpc.subnets()]
     found = {
         s["SubnetId"]: s
         for page in ec2.get_paginator("describe_subnets").paginate(Filters=[{"Name": "subnet-id", "Values": [s for _, _, s in listed]}])
