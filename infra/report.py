@@ -73,6 +73,7 @@ __all__ = [
     "ReportError",
     "ReportInputs",
     "collect",
+    "figures",
     "nearest_rank",
     "REPORT_FILES",
     "plot_files",
@@ -506,17 +507,32 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
                 at_end.append(pod)
         elif created[pod] < start and first in seen:
             carried[pod] = len(seen) * step
-    without = sorted(pods - created.keys())
+    return figures(
+        prometheus=redact_url(inputs.prometheus), times=times, step=step, gpu_pods=len(pods), waits=waits,
+        carried=carried, at_end=at_end, without=sorted(pods - created.keys()), available=available,
+        utilised=utilised, nodes=nodes, dcgm_values=dcgm_values,
+    )
+
+
+def figures(
+    *, prometheus: str, times: range, step: int, gpu_pods: int, waits: dict[str, int], carried: dict[str, int],
+    at_end: list[str], without: list[str], available: list[float], utilised: list[float], nodes: list[float],
+    dcgm_values: list[float],
+) -> Report:
+    """The report's figures from what it measured on the grid ``times``: the pending seconds of the GPU
+    pods created in the range (``waits``), the carried-over pods, those pending at the end, those
+    without a creation time, and per step the GPUs available and utilised and the GPU nodes.
+    ``gpu-platform simulate`` computes its figures here too, from a simulated run."""
     ordered = sorted(waits.values())
     gpu_s_available = sum(available) * step
     gpu_s_utilised = sum(utilised) * step
-    utilisation = 100 * gpu_s_utilised / gpu_s_available
+    utilisation = 100 * gpu_s_utilised / gpu_s_available if gpu_s_available else 0.0
     return Report(
-        prometheus=redact_url(inputs.prometheus),
-        start=start,
-        end=end,
+        prometheus=prometheus,
+        start=times[0],
+        end=times[-1] + step,
         step=step,
-        gpu_pods=len(pods),
+        gpu_pods=gpu_pods,
         pods_created=len(ordered),
         carried_over=len(carried),
         pending_at_end=len(at_end),
@@ -530,8 +546,8 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
         gpu_hours_utilised=gpu_s_utilised / 3600,
         utilisation_percent=utilisation,
         overhead_percent=100 - utilisation,
-        gpu_nodes_max=int(max(nodes)),
-        gpu_nodes_mean=statistics.fmean(nodes),
+        gpu_nodes_max=int(max(nodes)) if nodes else 0,
+        gpu_nodes_mean=statistics.fmean(nodes) if nodes else 0.0,
         dcgm_gpu_util_mean_percent=statistics.fmean(dcgm_values) if dcgm_values else None,
         pending_by_pod=dict(sorted(waits.items())),
         carried_over_by_pod=dict(sorted(carried.items())),

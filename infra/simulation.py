@@ -1,177 +1,641 @@
-"""A discrete-event model of a GPU cluster under a workload (SimPy): pools of nodes, the
-cluster autoscaler's loop, node start-up, spot shortage and the scheduler binding pods.
+"""A discrete-event model of a GPU cluster under a workload, on SimPy: node groups, the
+scheduler binding pods, the cluster autoscaler's loop, node start-up, spot shortage and
+preemption, tenant quotas at admission. ``gpu-platform simulate`` builds it from a stack
+(infra/simulate.py); this module knows nothing of stacks or files.
 
-Work in progress for issue 17 (``gpu-platform simulate``): this module is the core model; the
-workloads, the cost, the command and the report's figures build on it.
+Time is in seconds from the start of the run. Every random draw comes from one
+``random.Random(seed)`` in the order the events happen, so a run is deterministic for a
+given seed.
 
-Time is in seconds. Every random draw comes from one ``random.Random(seed)``, so a run is
-deterministic for a given seed.
+The model, rule by rule (each rule names what it stands for):
+
+- A workload is jobs (a Dask cluster, a pipeline run, a replayed pod). A job is stages run
+  one after the other; a stage creates its pods together, its work starts when every pod
+  of it is Running (a Dask cluster computes once its scheduler and workers are up; a
+  pipeline step once its pod runs) and lasts the stage's ``work``; then its pods end.
+- Admission: a tenant's GPU quota (ResourceQuota requests.nvidia.com/gpu) is checked when a
+  stage's pods are created; a stage that would exceed it is refused whole (the job ends,
+  its pods are counted as refused and never wait).
+- The scheduler binds pending pods, oldest first, to ready nodes of the roles a pod may use
+  where its CPU, memory and GPUs fit: a preferred role first (the Dask scheduler's
+  preferred node affinity for the scheduler pool), then by score: most-allocated (bin
+  packing; GKE's optimize-utilization profile) or least-allocated (the default scheduler's
+  spreading). A bound pod is Pending until its containers run: the image pull still owed
+  on that node, then the container start.
+- A node joins ``provision`` after the scale-up; its GPUs become allocatable
+  ``gpu_ready`` later (driver installation and device plugin). Until then the autoscaler
+  counts it as upcoming capacity, as it does a GPU node whose GPUs are not yet advertised.
+  The image is pulled once per node: with the prepuller from the node's join, otherwise
+  when the first pod binds; image streaming makes the pull the shorter ``image_pull_streaming``.
+- The autoscaler runs every ``scan_interval``. Scale-up: pending pods that fit no upcoming
+  node pick one node group: the highest priority that can take them (a spot group above its
+  on-demand twin; EKS priority tiers; GKE ComputeClass priorities), ties broken by least
+  waste; it adds the nodes that group needs for them, within its bounds (total, or per
+  zone with nodes spread over the zones). A spot scale-up finds no capacity with probability
+  ``spot_shortage``; the autoscaler gives up after ``max_node_provision`` or, with early
+  abort, when the cloud reports the failure (``failure_report``), then backs the group off
+  (``initial_backoff``, doubling to ``max_backoff``) and the next scan tries the next
+  priority. Scale-down: no removal for ``scale_down_delay_after_add`` after a scale-up; a node
+  is unneeded while its GPU (or, without GPUs, CPU and memory) requests are below
+  ``scale_down_utilisation_threshold`` and it runs no workload pod (Dask and pipeline pods
+  belong to custom controllers, which the autoscaler's skip-nodes-with-custom-controller-pods
+  default never evicts); after ``scale_down_unneeded`` it is removed, down to the group's
+  minimum.
+- Spot nodes are preempted at ``preemption_per_node_hour`` (a Poisson process per node);
+  after ``preemption_notice`` the node is gone and its pods are recreated pending (the Dask
+  operator replaces a lost worker), the stage's work continuing.
+
+A node is paid from its scale-up request to its removal; its GPUs count as available (the
+report's kube_node_status_capacity) from ``gpu_ready`` to removal.
 """
 
 from __future__ import annotations
 
+import math
 import random
-from collections.abc import Callable, Sequence
+import re
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 import simpy
 
-__all__ = ["Binding", "ClusterModel", "Node", "Pod", "PoolSpec", "RunResult", "Timings"]
+__all__ = [
+    "Binding",
+    "ClusterModel",
+    "Dist",
+    "Fallback",
+    "Job",
+    "NodeGroup",
+    "NodeRecord",
+    "PodRecord",
+    "PodSpec",
+    "Resources",
+    "Stage",
+    "Timings",
+    "Trace",
+]
+
+
+# --- distributions ---------------------------------------------------------------------------------
+
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h)?\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_CALL = re.compile(r"^\s*(fixed|uniform|exponential|lognormal|normal)\s*\((.*)\)\s*$")
+
+
+def parse_seconds(text: str | float | int) -> float:
+    """``90``, ``"90s"``, ``"2.5m"``, ``"1h"``, ``"500ms"`` -> seconds; ValueError otherwise."""
+    if isinstance(text, bool):
+        raise ValueError(f"a duration is seconds or a number with ms, s, m or h, not {text}")
+    if isinstance(text, (int, float)):
+        if not math.isfinite(text) or text < 0:
+            raise ValueError(f"a duration must be a finite number of seconds >= 0, not {text}")
+        return float(text)
+    m = _DURATION.match(str(text))
+    if not m:
+        raise ValueError(f"a duration is seconds (90) or a number with ms, s, m or h (\"2m\"), not {text!r}")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration as written back: whole minutes as "5m", else seconds "90s" / "1.5s"."""
+    if seconds >= 60 and seconds % 60 == 0:
+        return f"{int(seconds // 60)}m"
+    return f"{seconds:g}s"
+
+
+@dataclass(frozen=True)
+class Dist:
+    """A distribution of durations, seconds.
+
+    Written as a duration (fixed: ``"90s"``) or a call: ``uniform(60s, 120s)``,
+    ``exponential(30s)`` (mean), ``normal(200s, 20s)`` (mean, standard deviation; clipped at
+    0), ``lognormal(150s, 0.3)`` (median, sigma of the log).
+    """
+
+    kind: str
+    a: float
+    b: float = 0.0
+
+    @classmethod
+    def parse(cls, value: Any) -> Dist:
+        if isinstance(value, Dist):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return cls("fixed", parse_seconds(value))
+        if not isinstance(value, str):
+            raise ValueError(f"a distribution is a duration (\"90s\") or uniform(a, b), exponential(mean), "
+                             f"normal(mean, sd), lognormal(median, sigma); not {value!r}")
+        call = _CALL.match(value)
+        if call is None:
+            return cls("fixed", parse_seconds(value))
+        kind, inner = call.group(1), [p.strip() for p in call.group(2).split(",")]
+        arity = {"fixed": 1, "exponential": 1, "uniform": 2, "normal": 2, "lognormal": 2}[kind]
+        if len(inner) != arity:
+            raise ValueError(f"{kind}() takes {arity} argument{'s' if arity > 1 else ''}, got {len(inner)} in {value!r}")
+        if kind == "lognormal":
+            median, sigma = parse_seconds(inner[0]), float(inner[1])
+            if median <= 0 or not 0 <= sigma <= 5:
+                raise ValueError(f"lognormal(median, sigma) needs median > 0 and sigma in [0, 5], got {value!r}")
+            return cls(kind, median, sigma)
+        numbers = [parse_seconds(p) for p in inner]
+        if kind == "uniform" and numbers[0] > numbers[1]:
+            raise ValueError(f"uniform(a, b) needs a <= b, got {value!r}")
+        if kind == "exponential" and numbers[0] <= 0:
+            raise ValueError(f"exponential(mean) needs a mean > 0, got {value!r}")
+        return cls(kind, numbers[0], numbers[1] if arity == 2 else 0.0)
+
+    def draw(self, rng: random.Random) -> float:
+        if self.kind == "fixed":
+            return self.a
+        if self.kind == "uniform":
+            return rng.uniform(self.a, self.b)
+        if self.kind == "exponential":
+            return rng.expovariate(1 / self.a)
+        if self.kind == "normal":
+            return max(0.0, rng.gauss(self.a, self.b))
+        return self.a * math.exp(rng.gauss(0.0, self.b))
+
+    @property
+    def mean(self) -> float:
+        if self.kind in ("fixed", "exponential", "normal"):
+            return self.a
+        if self.kind == "uniform":
+            return (self.a + self.b) / 2
+        return self.a * math.exp(self.b**2 / 2)
+
+    def __str__(self) -> str:
+        if self.kind == "fixed":
+            return format_seconds(self.a)
+        if self.kind == "exponential":
+            return f"exponential({format_seconds(self.a)})"
+        if self.kind == "lognormal":
+            return f"lognormal({format_seconds(self.a)}, {self.b:g})"
+        return f"{self.kind}({format_seconds(self.a)}, {format_seconds(self.b)})"
+
+
+def fixed(seconds: float) -> Dist:
+    return Dist("fixed", float(seconds))
+
+
+# --- what the model is given -----------------------------------------------------------------------
 
 
 class Binding(StrEnum):
-    """How the scheduler scores nodes for a pod."""
+    """How the scheduler scores the nodes a pod fits."""
 
-    LEAST_ALLOCATED = "least-allocated"
-    """Kubernetes' default: spread pods over the emptiest nodes (fewer nodes can be removed)."""
     MOST_ALLOCATED = "most-allocated"
-    """Bin-packing: fill the fullest node first (idle nodes empty out and scale down)."""
+    """Bin packing: the fullest node first, so idle nodes empty out and scale down (GKE's optimize-utilization)."""
+    LEAST_ALLOCATED = "least-allocated"
+    """The default scheduler's spreading: the emptiest node first (fewer nodes ever empty)."""
+
+
+@dataclass(frozen=True, order=True)
+class Resources:
+    """Requests or allocatable: CPU millicores, memory MiB, GPUs."""
+
+    cpu: int = 0
+    memory: int = 0
+    gpus: int = 0
+
+    def fits(self, request: Resources) -> bool:
+        return request.cpu <= self.cpu and request.memory <= self.memory and request.gpus <= self.gpus
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(self.cpu + other.cpu, self.memory + other.memory, self.gpus + other.gpus)
+
+    def __sub__(self, other: Resources) -> Resources:
+        return Resources(self.cpu - other.cpu, self.memory - other.memory, self.gpus - other.gpus)
+
+    def count(self, request: Resources) -> int:
+        """How many pods of ``request`` fit in these resources."""
+        counts = [have // need for have, need in ((self.cpu, request.cpu), (self.memory, request.memory), (self.gpus, request.gpus)) if need]
+        return min(counts) if counts else 10**9
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """One group the autoscaler grows: a GKE node pool or an EKS managed node group."""
+
+    name: str
+    pool: str
+    """The configured pool or GPU class it belongs to (a spot_then_on_demand pool has two groups)."""
+    role: str
+    """system, scheduler or gpu (NodePoolShape.role)."""
+    machine_type: str
+    allocatable: Resources
+    """What pods can request on one node (the capacity minus the kubelet's reserves and DaemonSets)."""
+    gpus_per_node: int
+    """The node's GPU capacity (kube_node_status_capacity)."""
+    accelerator: str | None = None
+    spot: bool = False
+    priority: int = 0
+    """Higher is tried first."""
+    zones: tuple[str, ...] = ("zone",)
+    min_nodes: int = 0
+    """Fewest nodes: in total, or in each zone when ``per_zone``."""
+    max_nodes: int = 1
+    """Most nodes: in total, or in each zone when ``per_zone``."""
+    per_zone: bool = False
+    image_streaming: bool = False
+
+    @property
+    def total_max(self) -> int:
+        return self.max_nodes * len(self.zones) if self.per_zone else self.max_nodes
+
+    @property
+    def total_min(self) -> int:
+        return self.min_nodes * len(self.zones) if self.per_zone else self.min_nodes
+
+
+@dataclass(frozen=True)
+class PodSpec:
+    """One pod of a stage."""
+
+    role: str
+    """worker, scheduler, step, ... (part of the pod's name)."""
+    requests: Resources
+    roles: tuple[str, ...] = ("gpu",)
+    """The pool roles whose nodes it may run on."""
+    prefers: str | None = None
+    """A pool role it prefers (preferred node affinity): bound there first when it fits."""
+    pools: tuple[str, ...] | None = None
+    """Only these pools (a node selector on the pool or class); None: any pool of its roles."""
+
+    def may_use(self, group: NodeGroup) -> bool:
+        return group.role in self.roles and (self.pools is None or group.pool in self.pools)
+
+
+@dataclass(frozen=True)
+class Stage:
+    pods: tuple[PodSpec, ...]
+    work: float
+    """Seconds of work once every pod of the stage runs."""
+
+
+@dataclass(frozen=True)
+class Job:
+    at: float
+    """Arrival, seconds from the start."""
+    namespace: str
+    name: str
+    stages: tuple[Stage, ...]
 
 
 @dataclass(frozen=True)
 class Timings:
-    """The autoscaler's and the nodes' timings, seconds. Defaults: the cluster autoscaler's own
-    (scan-interval 10 s, scale-down-unneeded-time 10 min, scale-down-delay-after-add 10 min,
-    max-node-provision-time 15 min) and the RAPIDS deep-dive's ~5 min from scale-up to a running
-    GPU pod (provisioning, driver install, image pull)."""
+    """The autoscaler's settings and the nodes' and pods' timings (see the module docstring)."""
 
     scan_interval: float = 10.0
-    node_provision: float = 150.0
-    gpu_ready: float = 90.0
-    image_pull: float = 60.0
+    provision: Dist = fixed(90)
+    gpu_ready: Dist = fixed(210)
+    image_pull: Dist = fixed(300)
+    image_pull_streaming: Dist = fixed(15)
+    prepuller: bool = True
+    pod_start: Dist = fixed(2)
     scale_down_unneeded: float = 600.0
     scale_down_delay_after_add: float = 600.0
+    scale_down_utilisation_threshold: float = 0.5
     max_node_provision: float = 900.0
+    early_abort: bool = False
+    failure_report: Dist = fixed(60)
     initial_backoff: float = 300.0
-    """How long the autoscaler leaves a node group alone after a failed scale-up (--initial-node-group-backoff-duration, 5 min)."""
-    failure_report: float = 60.0
-    """With early abort: how soon the cloud reports that spot capacity is short (the ASG's failed activity)."""
-
-
-@dataclass(frozen=True)
-class PoolSpec:
-    """One pool as the model sees it."""
-
-    name: str
-    gpus_per_node: int
-    min_nodes: int
-    max_nodes: int
-    spot: bool = False
-    priority: int = 0
-    """Higher is tried first (a spot pool above its on-demand twin)."""
+    max_backoff: float = 1800.0
     spot_shortage: float = 0.0
-    """Probability that a spot scale-up finds no capacity (then the autoscaler waits max_node_provision)."""
+    preemption_per_node_hour: float = 0.0
+    preemption_notice: float = 30.0
+
+
+# --- what the model records ----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class NodeRecord:
+    name: str
+    group: NodeGroup
+    zone: str
+    requested: float
+    """The scale-up that asked for it (billing starts)."""
+    joined: float | None = None
+    gpu_ready: float | None = None
+    """GPUs allocatable and advertised; None while not yet."""
+    removed: float | None = None
+    preempted: bool = False
+
+
+@dataclass(eq=False)
+class PodRecord:
+    namespace: str
+    name: str
+    requests: Resources
+    created: float
+    bound: float | None = None
+    running: float | None = None
+    """Containers running: the end of Pending."""
+    finished: float | None = None
+    node: str | None = None
+    lost: bool = False
+    """Killed with its node (spot preemption) and replaced."""
 
 
 @dataclass
-class Node:
-    pool: PoolSpec
-    ready_at: float
-    gpus_used: int = 0
-    idle_since: float | None = None
-    added_at: float = 0.0
+class Fallback:
+    """A spot scale-up that found no capacity."""
 
-
-@dataclass
-class Pod:
-    gpus: int
-    run_time: float
-    arrived: float
-    started: float | None = None
-    node: Node | None = None
-
-
-@dataclass
-class RunResult:
-    waits: list[float] = field(default_factory=list)
-    """Seconds each pod waited from arrival to start, in start order."""
-    gpu_seconds_used: float = 0.0
-    gpu_seconds_paid: float = 0.0
+    group: str
+    requested: float
+    gave_up: float
+    next_scale_up: float | None = None
+    """The autoscaler's next scale-up of another group (the fallback), None if none followed."""
 
     @property
-    def utilisation(self) -> float:
-        return self.gpu_seconds_used / self.gpu_seconds_paid if self.gpu_seconds_paid else 0.0
+    def seconds(self) -> float | None:
+        """From the failed request to the fallback's request."""
+        return None if self.next_scale_up is None else self.next_scale_up - self.requested
+
+
+@dataclass
+class Trace:
+    """Everything a run did, for the report's figures, the cost and an export to Prometheus."""
+
+    horizon: float
+    pods: list[PodRecord] = field(default_factory=list)
+    nodes: list[NodeRecord] = field(default_factory=list)
+    refused_pods: int = 0
+    refused_jobs: int = 0
+    jobs: int = 0
+    jobs_done: int = 0
+    fallbacks: list[Fallback] = field(default_factory=list)
+    preemptions: int = 0
+    events: int = 0
+
+
+# --- the model ----------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Node:
+    record: NodeRecord
+    group: NodeGroup
+    free: Resources
+    pods: set[_Pod] = field(default_factory=set)
+    image_at: float | None = None
+    """When the image is on the node (None: not pulled yet)."""
+    unneeded_since: float | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.record.gpu_ready is not None and self.record.removed is None
+
+
+@dataclass(eq=False)
+class _Pod:
+    spec: PodSpec
+    record: PodRecord
+    stage: _StageRun
+    node: _Node | None = None
+
+
+@dataclass(eq=False)
+class _StageRun:
+    job: Job
+    index: int
+    pods: list[_Pod] = field(default_factory=list)
+    working_since: float | None = None
+    done: bool = False
 
 
 class ClusterModel:
-    """Pools, nodes, pending pods, the scheduler and the autoscaler, on a SimPy environment."""
+    """Node groups, nodes, pending pods, the scheduler and the autoscaler, on a SimPy environment."""
 
-    def __init__(self, pools: Sequence[PoolSpec], *, timings: Timings = Timings(), binding: Binding = Binding.MOST_ALLOCATED,
-                 seed: int = 0, autoscale: bool = True, early_abort: bool = False) -> None:
+    def __init__(
+        self, groups: Sequence[NodeGroup], *, timings: Timings = Timings(), binding: Binding = Binding.MOST_ALLOCATED,
+        seed: int = 0, autoscale: bool = True, quotas: dict[str, int] | None = None,
+    ) -> None:
         self.env = simpy.Environment()
         self.random = random.Random(seed)
         self.timings = timings
         self.binding = binding
         self.autoscale = autoscale
-        self.pools = sorted(pools, key=lambda p: -p.priority)
-        self.nodes: list[Node] = []
-        self.provisioning: dict[str, int] = {p.name: 0 for p in pools}
-        self.backoff_until: dict[str, float] = {p.name: 0.0 for p in pools}
-        self.early_abort = early_abort
-        self.fallbacks: list[float] = []
-        """Seconds from a failed spot scale-up's start to the moment the autoscaler gave up on it."""
-        self.pending: list[Pod] = []
-        self.result = RunResult()
-        self._last_paid = 0.0
-        for pool in self.pools:
-            for _ in range(pool.min_nodes):
-                self.nodes.append(Node(pool, ready_at=0.0, idle_since=0.0))
+        self.groups = list(groups)
+        self.quotas = dict(quotas or {})
+        self.quota_used: dict[str, int] = {}
+        self.nodes: list[_Node] = []
+        self.upcoming: list[_Node] = []
+        """Nodes asked for whose GPUs are not allocatable yet (provisioning, or joined without GPUs)."""
+        self.pending: dict[tuple[PodSpec, str], deque[_Pod]] = {}
+        """Pending unbound pods by (spec, namespace), oldest first."""
+        self.trace = Trace(horizon=0.0)
+        self.backoff_until: dict[str, float] = {g.name: 0.0 for g in self.groups}
+        self.failures: dict[str, int] = {g.name: 0 for g in self.groups}
+        self.last_scale_up = -math.inf
+        self._open_fallbacks: list[Fallback] = []
+        self._counter = 0
+        for group in self.groups:
+            for zone in group.zones if group.per_zone else (None,):
+                for _ in range(group.min_nodes):
+                    node = self._new_node(group, zone)
+                    node.record.joined = node.record.gpu_ready = 0.0
+                    if timings.prepuller:
+                        node.image_at = 0.0
+                    self.nodes.append(node)
+                    self._watch_preemption(node)
         if autoscale:
             self.env.process(self._autoscaler())
 
-    # --- accounting -----------------------------------------------------------------------
+    # --- nodes ---------------------------------------------------------------------------
 
-    def _pay(self) -> None:
-        """GPU-seconds of every ready node since the last call."""
-        now = self.env.now
-        ready = sum(n.pool.gpus_per_node for n in self.nodes if n.ready_at <= now)
-        self.result.gpu_seconds_paid += ready * (now - self._last_paid)
-        self._last_paid = now
+    def _zone_for(self, group: NodeGroup) -> str | None:
+        """The zone a new node of ``group`` goes to: the one with fewest nodes below its per-zone maximum."""
+        counts = {z: 0 for z in group.zones}
+        for node in self.nodes + self.upcoming:
+            if node.group is group:
+                counts[node.record.zone] += 1
+        candidates = [z for z in group.zones if not group.per_zone or counts[z] < group.max_nodes]
+        return min(candidates, key=lambda z: counts[z]) if candidates else None
 
-    # --- the scheduler --------------------------------------------------------------------
+    def _new_node(self, group: NodeGroup, zone: str | None) -> _Node:
+        self._counter += 1
+        zone = zone or group.zones[self._counter % len(group.zones)]
+        record = NodeRecord(f"{group.name}-{self._counter:05d}", group, zone, requested=self.env.now)
+        self.trace.nodes.append(record)
+        return _Node(record, group, group.allocatable)
 
-    def _fits(self, node: Node, pod: Pod) -> bool:
-        return node.ready_at <= self.env.now and node.pool.gpus_per_node - node.gpus_used >= pod.gpus
+    def _size(self, group: NodeGroup) -> int:
+        return sum(1 for n in self.nodes if n.group is group) + sum(1 for n in self.upcoming if n.group is group)
+
+    def _provision(self, node: _Node, failed: bool, fallback: Fallback | None):  # noqa: ANN202 - a SimPy process
+        t, rng = self.timings, self.random
+        if failed:
+            waited = t.failure_report.draw(rng) if t.early_abort else t.max_node_provision
+            yield self.env.timeout(waited)
+            self.upcoming.remove(node)
+            node.record.removed = self.env.now
+            group = node.group.name
+            self.failures[group] += 1
+            backoff = min(t.max_backoff, t.initial_backoff * 2 ** (self.failures[group] - 1))
+            self.backoff_until[group] = self.env.now + backoff
+            if fallback is not None:
+                fallback.gave_up = self.env.now
+                self._open_fallbacks.append(fallback)
+            return
+        yield self.env.timeout(t.provision.draw(rng))
+        node.record.joined = self.env.now
+        if t.prepuller:
+            node.image_at = self.env.now + self._pull_time(node.group)
+        yield self.env.timeout(t.gpu_ready.draw(rng))
+        self.failures[node.group.name] = 0
+        node.record.gpu_ready = self.env.now
+        self.upcoming.remove(node)
+        self.nodes.append(node)
+        self._watch_preemption(node)
+        self._bind()
+
+    def _pull_time(self, group: NodeGroup) -> float:
+        dist = self.timings.image_pull_streaming if group.image_streaming else self.timings.image_pull
+        return dist.draw(self.random)
+
+    def _watch_preemption(self, node: _Node) -> None:
+        rate = self.timings.preemption_per_node_hour
+        if node.group.spot and rate > 0:
+            self.env.process(self._preemption(node, self.random.expovariate(rate / 3600)))
+
+    def _preemption(self, node: _Node, after: float):  # noqa: ANN202 - a SimPy process
+        yield self.env.timeout(after)
+        if node.record.removed is not None:
+            return
+        yield self.env.timeout(self.timings.preemption_notice)
+        if node.record.removed is not None:
+            return
+        self.trace.preemptions += 1
+        node.record.preempted = True
+        self._remove(node)
+        for pod in list(node.pods):
+            pod.record.finished = self.env.now
+            pod.record.lost = True
+            node.pods.discard(pod)
+            stage = pod.stage
+            stage.pods.remove(pod)
+            replacement = self._create(stage, pod.spec)
+            stage.pods.append(replacement)
+        self._bind()
+
+    def _remove(self, node: _Node) -> None:
+        node.record.removed = self.env.now
+        self.nodes.remove(node)
+
+    # --- pods and the scheduler ------------------------------------------------------------
+
+    def _create(self, stage: _StageRun, spec: PodSpec) -> _Pod:
+        self._counter += 1
+        job = stage.job
+        record = PodRecord(job.namespace, f"{job.name}-{spec.role}-{self._counter:06d}", spec.requests, self.env.now)
+        self.trace.pods.append(record)
+        pod = _Pod(spec, record, stage)
+        self.pending.setdefault((spec, job.namespace), deque()).append(pod)
+        return pod
 
     def _bind(self) -> None:
-        for pod in list(self.pending):
-            candidates = [n for n in self.nodes if self._fits(n, pod)]
-            if not candidates:
+        """Bind every pending pod that fits a ready node, oldest first within each kind of pod."""
+        for (spec, _), queue in self.pending.items():
+            while queue:
+                node = self._best_node(spec)
+                if node is None:
+                    break
+                self._start(queue.popleft(), node)
+
+    def _best_node(self, spec: PodSpec) -> _Node | None:
+        best, best_key = None, None
+        for node in self.nodes:
+            if not spec.may_use(node.group) or not node.free.fits(spec.requests):
                 continue
-            if self.binding is Binding.MOST_ALLOCATED:
-                node = max(candidates, key=lambda n: n.gpus_used / n.pool.gpus_per_node)
+            alloc = node.group.allocatable
+            used = (alloc.gpus - node.free.gpus) / alloc.gpus if alloc.gpus else (alloc.cpu - node.free.cpu) / max(1, alloc.cpu)
+            score = used if self.binding is Binding.MOST_ALLOCATED else -used
+            key = (spec.prefers is not None and node.group.role == spec.prefers, score)
+            if best_key is None or key > best_key:
+                best, best_key = node, key
+        return best
+
+    def _start(self, pod: _Pod, node: _Node) -> None:
+        now = self.env.now
+        node.free = node.free - pod.spec.requests
+        node.pods.add(pod)
+        node.unneeded_since = None
+        pod.node = node
+        pod.record.bound, pod.record.node = now, node.record.name
+        if node.image_at is None:
+            node.image_at = now + self._pull_time(node.group)
+        delay = max(0.0, node.image_at - now) + self.timings.pod_start.draw(self.random)
+        self.env.process(self._containers(pod, delay))
+
+    def _containers(self, pod: _Pod, delay: float):  # noqa: ANN202 - a SimPy process
+        yield self.env.timeout(delay)
+        if pod.record.lost or pod.record.finished is not None:
+            return
+        pod.record.running = self.env.now
+        stage = pod.stage
+        if stage.working_since is None and all(p.record.running is not None for p in stage.pods):
+            stage.working_since = self.env.now
+            self.env.process(self._work(stage))
+
+    def _work(self, stage: _StageRun):  # noqa: ANN202 - a SimPy process
+        yield self.env.timeout(stage.job.stages[stage.index].work)
+        # Replacements of preempted pods may still be pending: the stage's work is done.
+        now = self.env.now
+        for pod in stage.pods:
+            pod.record.finished = now
+            if pod.node is not None:
+                pod.node.free = pod.node.free + pod.spec.requests
+                pod.node.pods.discard(pod)
             else:
-                node = min(candidates, key=lambda n: n.gpus_used / n.pool.gpus_per_node)
-            self.pending.remove(pod)
-            self._start(pod, node)
-
-    def _start(self, pod: Pod, node: Node) -> None:
-        self._pay()
-        node.gpus_used += pod.gpus
-        node.idle_since = None
-        pod.node, pod.started = node, self.env.now
-        self.result.waits.append(pod.started - pod.arrived)
-        self.env.process(self._run(pod))
-
-    def _run(self, pod: Pod):  # noqa: ANN202 - a SimPy process
-        yield self.env.timeout(pod.run_time)
-        self._pay()
-        node = pod.node
-        assert node is not None
-        node.gpus_used -= pod.gpus
-        self.result.gpu_seconds_used += pod.gpus * pod.run_time
-        if node.gpus_used == 0:
-            node.idle_since = self.env.now
+                queue = self.pending[(pod.spec, stage.job.namespace)]
+                queue.remove(pod)
+        self.quota_used[stage.job.namespace] = self.quota_used.get(stage.job.namespace, 0) - sum(
+            p.requests.gpus for p in stage.job.stages[stage.index].pods
+        )
+        stage.done = True
+        self._next_stage(stage.job, stage.index + 1)
         self._bind()
 
-    def submit(self, pod: Pod) -> None:
-        """A pod arrives now."""
-        pod.arrived = self.env.now
-        self.pending.append(pod)
+    def _next_stage(self, job: Job, index: int) -> None:
+        if index >= len(job.stages):
+            self.trace.jobs_done += 1
+            return
+        stage = job.stages[index]
+        gpus = sum(p.requests.gpus for p in stage.pods)
+        quota = self.quotas.get(job.namespace)
+        used = self.quota_used.get(job.namespace, 0)
+        if quota is not None and used + gpus > quota:
+            self.trace.refused_jobs += 1
+            self.trace.refused_pods += len(stage.pods)
+            return
+        self.quota_used[job.namespace] = used + gpus
+        run = _StageRun(job, index)
+        run.pods = [self._create(run, spec) for spec in stage.pods]
+
+    def submit(self, job: Job) -> None:
+        """A job arrives now."""
+        self.trace.jobs += 1
+        self._next_stage(job, 0)
         self._bind()
 
-    # --- the autoscaler -------------------------------------------------------------------
+    def add_jobs(self, jobs: Iterable[Job]) -> None:
+        """Jobs arriving at their ``at`` (sorted by it)."""
+        ordered = sorted(jobs, key=lambda j: j.at)
+
+        def arrivals():  # noqa: ANN202 - a SimPy process
+            for job in ordered:
+                if job.at > self.env.now:
+                    yield self.env.timeout(job.at - self.env.now)
+                self.submit(job)
+
+        self.env.process(arrivals())
+
+    # --- the autoscaler ----------------------------------------------------------------------
 
     def _autoscaler(self):  # noqa: ANN202 - a SimPy process
         while True:
@@ -179,62 +643,126 @@ class ClusterModel:
             self._scale_up()
             self._scale_down()
 
-    def _scale_up(self) -> None:
-        unplaced = [p for p in self.pending]
-        coming = {name: count for name, count in self.provisioning.items()}
-        for pod in unplaced:
-            for pool in self.pools:
-                if pool.gpus_per_node < pod.gpus:
-                    continue
-                size = sum(1 for n in self.nodes if n.pool is pool) + self.provisioning[pool.name]
-                if coming.get(pool.name, 0) > 0:
-                    coming[pool.name] -= 1  # a node already on its way takes this pod
+    def _unplaced(self) -> list[tuple[PodSpec, int]]:
+        """Pending pods no upcoming node will take, by spec: (spec, count)."""
+        room = {id(n): n.group.allocatable for n in self.upcoming}
+        out: list[tuple[PodSpec, int]] = []
+        for (spec, _), queue in self.pending.items():
+            left = len(queue)
+            for node in self.upcoming:
+                if left == 0:
                     break
-                if size >= pool.max_nodes or self.backoff_until[pool.name] > self.env.now:
+                if not spec.may_use(node.group):
                     continue
-                self.provisioning[pool.name] += 1
-                self.env.process(self._provision(pool))
-                break
+                fit = min(left, room[id(node)].count(spec.requests))
+                if fit:
+                    room[id(node)] = Resources(*(
+                        have - fit * need for have, need in zip(
+                            (room[id(node)].cpu, room[id(node)].memory, room[id(node)].gpus),
+                            (spec.requests.cpu, spec.requests.memory, spec.requests.gpus),
+                        )
+                    ))
+                    left -= fit
+            if left:
+                out.append((spec, left))
+        return out
 
-    def _provision(self, pool: PoolSpec):  # noqa: ANN202 - a SimPy process
-        t = self.timings
-        if pool.spot and self.random.random() < pool.spot_shortage:
-            waited = t.failure_report if self.early_abort else t.max_node_provision
-            yield self.env.timeout(waited)
-            self.provisioning[pool.name] -= 1
-            self.backoff_until[pool.name] = self.env.now + t.initial_backoff
-            self.fallbacks.append(waited)
+    def _scale_up(self) -> None:
+        unplaced = self._unplaced()
+        if not unplaced:
             return
-        yield self.env.timeout(t.node_provision + t.gpu_ready + t.image_pull)
-        self._pay()
-        self.provisioning[pool.name] -= 1
-        self.nodes.append(Node(pool, ready_at=self.env.now, idle_since=self.env.now, added_at=self.env.now))
-        self._bind()
+        now = self.env.now
+        options: list[tuple[tuple[float, ...], NodeGroup, int]] = []
+        for group in self.groups:
+            if self.backoff_until[group.name] > now:
+                continue
+            room = group.total_max - self._size(group)
+            if room <= 0:
+                continue
+            need = 0
+            pods = 0
+            for spec, count in unplaced:
+                if not spec.may_use(group):
+                    continue
+                per_node = group.allocatable.count(spec.requests)
+                if per_node == 0:
+                    continue
+                need += math.ceil(count / per_node)
+                pods += count
+            if not pods:
+                continue
+            nodes = min(need, room)
+            # least-waste among equal priorities: the least idle GPU (then CPU) share of the new nodes.
+            used_gpus = sum(min(count, nodes * group.allocatable.count(spec.requests)) * spec.requests.gpus
+                            for spec, count in unplaced if spec.may_use(group))
+            total_gpus = nodes * group.allocatable.gpus
+            waste = (total_gpus - used_gpus) / total_gpus if total_gpus else 0.0
+            options.append(((group.priority, -waste), group, nodes))
+        if not options:
+            return
+        _, group, nodes = max(options, key=lambda o: (o[0], o[1].name))
+        self.last_scale_up = now
+        for fallback in self._open_fallbacks:
+            if fallback.group != group.name:
+                fallback.next_scale_up = now
+        self._open_fallbacks = [f for f in self._open_fallbacks if f.next_scale_up is None]
+        failed = group.spot and self.timings.spot_shortage > 0 and self.random.random() < self.timings.spot_shortage
+        fallback = Fallback(group.name, now, now) if failed else None
+        if fallback is not None:
+            self.trace.fallbacks.append(fallback)
+        for _ in range(nodes):
+            zone = self._zone_for(group)
+            if zone is None and group.per_zone:
+                break
+            node = self._new_node(group, zone)
+            self.upcoming.append(node)
+            self.env.process(self._provision(node, failed, fallback if _ == 0 else None))
 
     def _scale_down(self) -> None:
         now, t = self.env.now, self.timings
+        if now - self.last_scale_up < t.scale_down_delay_after_add:
+            for node in self.nodes:
+                node.unneeded_since = None
+            return
         for node in list(self.nodes):
-            count = sum(1 for n in self.nodes if n.pool is node.pool)
-            if (
-                node.gpus_used == 0 and node.idle_since is not None and count > node.pool.min_nodes
-                and now - node.idle_since >= t.scale_down_unneeded and now - node.added_at >= t.scale_down_delay_after_add
-            ):
-                self._pay()
-                self.nodes.remove(node)
+            alloc = node.group.allocatable
+            if alloc.gpus:
+                load = (alloc.gpus - node.free.gpus) / alloc.gpus
+            else:
+                load = max((alloc.cpu - node.free.cpu) / max(1, alloc.cpu), (alloc.memory - node.free.memory) / max(1, alloc.memory))
+            if node.pods or load >= t.scale_down_utilisation_threshold:
+                node.unneeded_since = None
+                continue
+            if node.unneeded_since is None:
+                node.unneeded_since = now
+                continue
+            if now - node.unneeded_since < t.scale_down_unneeded:
+                continue
+            group = node.group
+            if group.per_zone:
+                in_zone = sum(1 for n in self.nodes if n.group is group and n.record.zone == node.record.zone)
+                if in_zone <= group.min_nodes:
+                    continue
+            elif sum(1 for n in self.nodes if n.group is group) <= group.min_nodes:
+                continue
+            self._remove(node)
 
-    # --- running ----------------------------------------------------------------------------
+    # --- running --------------------------------------------------------------------------------
 
-    def poisson_arrivals(self, rate: float, count: int, run_time: Callable[[random.Random], float], gpus: int = 1) -> None:
-        """``count`` pods arriving as a Poisson process of ``rate`` per second."""
-
-        def arrivals():  # noqa: ANN202 - a SimPy process
-            for _ in range(count):
-                yield self.env.timeout(self.random.expovariate(rate))
-                self.submit(Pod(gpus=gpus, run_time=run_time(self.random), arrived=self.env.now))
-
-        self.env.process(arrivals())
-
-    def run(self, until: float | None = None) -> RunResult:
-        self.env.run(until=until)
-        self._pay()
-        return self.result
+    def run(self, until: float, progress: Callable[[float], None] | None = None) -> Trace:
+        """Run to ``until`` seconds; ``progress`` is called with the simulated time every simulated hour."""
+        if progress is None:
+            self.env.run(until=until)
+        else:
+            hour = 3600.0
+            at = hour
+            while at < until:
+                self.env.run(until=at)
+                progress(at)
+                at += hour
+            self.env.run(until=until)
+            progress(until)
+        self.trace.horizon = until
+        for fallback in self._open_fallbacks:
+            fallback.next_scale_up = None
+        return self.trace

@@ -1,0 +1,247 @@
+"""The workloads `gpu-platform simulate` runs: the RAPIDS deep-dive's generator, N parallel
+Kubeflow pipelines (plan-capacity's inputs), a workload file, and (infra/replay.py) the pods a
+real cluster ran.
+
+A workload is a pattern of jobs over ``pattern_s`` seconds; ``--hours H`` repeats it back to
+back. Jobs are drawn from their own ``random.Random(seed)``, apart from the model's, so every
+configuration of a sweep sees the same jobs.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, model_validator
+
+from gpu_platform.components.models import ARGS_CONFIG, field_error
+from gpu_platform.components.numbers import Float, Int
+from gpu_platform.infra.simulation import Dist, Job, PodSpec, Resources, Stage
+
+__all__ = ["DeepDive", "Pattern", "TenantLoad", "WorkloadFile", "deep_dive", "kfp_pipelines", "repeat"]
+
+HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """Jobs over [0, pattern_s): what --hours repeats."""
+
+    name: str
+    jobs: tuple[Job, ...]
+    pattern_s: float
+    described: dict[str, Any]
+    """What the JSON says about the workload."""
+
+
+def repeat(pattern: Pattern, hours: float | None) -> tuple[list[Job], float]:
+    """The pattern back to back over ``hours`` (default: once), and the horizon: the pattern's length
+    times the repeats, plus the time the last jobs need to finish (a pattern's own tail)."""
+    if hours is None:
+        copies, horizon = 1, pattern.pattern_s
+    else:
+        copies, horizon = max(1, math.ceil(hours * HOUR / pattern.pattern_s)), hours * HOUR
+    jobs: list[Job] = []
+    for k in range(copies):
+        offset = k * pattern.pattern_s
+        for job in pattern.jobs:
+            if job.at + offset < horizon:
+                jobs.append(Job(job.at + offset, job.namespace, f"{job.name}-r{k}" if copies > 1 else job.name, job.stages))
+    return jobs, horizon
+
+
+# --- Dask clusters ------------------------------------------------------------------------------
+
+SCHEDULER = PodSpec("scheduler", Resources(gpus=1), roles=("scheduler", "gpu"), prefers="scheduler")
+"""The deep-dive's Dask scheduler: one GPU (its KubeCluster gives every pod nvidia.com/gpu: 1), on the
+scheduler pool when there is room (the stack's preferred node affinity), else on a GPU pool."""
+WORKER = PodSpec("worker", Resources(gpus=1), roles=("gpu",))
+"""A dask-cuda-worker with one GPU, on a GPU pool."""
+
+
+def dask_cluster(at: float, namespace: str, name: str, workers: int, work: float, worker_gpus: int = 1,
+                 scheduler_gpus: int = 1) -> Job:
+    scheduler = SCHEDULER if scheduler_gpus == 1 else PodSpec(
+        "scheduler", Resources(gpus=scheduler_gpus), roles=("scheduler", "gpu") if scheduler_gpus else ("system",),
+        prefers="scheduler" if scheduler_gpus else None,
+    )
+    worker = WORKER if worker_gpus == 1 else PodSpec("worker", Resources(gpus=worker_gpus), roles=("gpu",))
+    return Job(at, namespace, name, (Stage((scheduler, *([worker] * workers)), work),))
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase of the deep-dive's run: ``users`` working at once, each running Dask clusters one
+    after another (a chain) for ``minutes``."""
+
+    users: int
+    minutes: float
+
+
+DEEP_DIVE_PHASES = (Phase(4, 10), Phase(10, 10), Phase(20, 10), Phase(6, 10), Phase(14, 10), Phase(2, 10))
+"""The deep-dive's six phases of demand over an hour: a quiet start, a ramp to a peak, a lull, a
+second burst and a tail."""
+
+
+class DeepDive(BaseModel):
+    """The RAPIDS multi-tenant deep-dive's workload generator (see ``deep_dive``)."""
+
+    model_config = ARGS_CONFIG
+
+    namespace: str = "default"
+    """Where the Dask clusters run (the deep-dive used the default namespace: no quota). Default: default."""
+    workers: Int = Field(default=2, ge=1, le=100)
+    """Workers per Dask cluster. Default: 2."""
+    work: Annotated[Dist, Field(description="distribution")] = Dist("uniform", 90.0, 270.0)
+    """How long each cluster computes once its scheduler and workers run. Default: uniform(90s, 270s)."""
+
+
+def deep_dive(settings: DeepDive, seed: int) -> Pattern:
+    """The RAPIDS multi-tenant deep-dive's generator: chained stages of concurrent Dask clusters, each a
+    scheduler and two one-GPU workers, in six phases of demand over about an hour (DEEP_DIVE_PHASES).
+    In each phase its users start together; each runs a chain of clusters, the next created when the
+    previous finishes, until the phase's time is used; about 200 clusters in all."""
+    rng = random.Random(seed)
+    jobs: list[Job] = []
+    at = 0.0
+    for p, phase in enumerate(DEEP_DIVE_PHASES):
+        length = phase.minutes * 60
+        for u in range(phase.users):
+            stages: list[Stage] = []
+            used = 0.0
+            while used < length:
+                work = max(1.0, settings.work.draw(rng))
+                stages.append(dask_cluster(0.0, settings.namespace, "", settings.workers, work).stages[0])
+                used += work
+            start = at + rng.uniform(0, 30)
+            jobs.append(Job(start, settings.namespace, f"rapids-dask-p{p + 1}-u{u + 1:02d}", tuple(stages)))
+        at += length
+    clusters = sum(len(j.stages) for j in jobs)
+    return Pattern(
+        "deep-dive", tuple(sorted(jobs, key=lambda j: j.at)), at,
+        {"name": "deep-dive", "phases": [{"users": ph.users, "minutes": ph.minutes} for ph in DEEP_DIVE_PHASES],
+         "clusters": clusters, "workers_per_cluster": settings.workers, "work": str(settings.work)},
+    )
+
+
+# --- Kubeflow pipelines --------------------------------------------------------------------------
+
+
+def kfp_pipelines(inputs: Any, pool: Any, seed: int) -> Pattern:
+    """N parallel pipeline runs (plan-capacity's inputs: ``runs`` of ``steps``, each run taking
+    ``run_duration``), started together on ``pool`` every ``window`` (default: the run's duration), as the
+    Kubeflow Pipelines scalability guide's method assumes: the runs go through the steps in lockstep, each
+    step taking an equal share of the run. A step pod requests its CPU, memory and GPUs; it runs only on
+    the pool named (a node selector on it)."""
+    steps = inputs.steps
+    share = inputs.run_duration / len(steps)
+    roles = (pool.role.value,)
+    specs = [
+        PodSpec(step.name, Resources(cpu=step.cpu, memory=step.memory, gpus=step.gpus), roles=roles, pools=(pool.name,))
+        for step in steps
+    ]
+    runs = inputs.runs
+    jobs = tuple(
+        Job(0.0, "kubeflow", f"run-{i + 1:04d}", tuple(Stage((spec,), share) for spec in specs)) for i in range(runs)
+    )
+    window = float(inputs.window) if inputs.window is not None else float(inputs.run_duration)
+    return Pattern(
+        "kfp", jobs, max(window, float(inputs.run_duration)),
+        {"name": "kfp", "runs": runs, "steps": len(steps), "run_duration_s": inputs.run_duration, "pool": pool.name,
+         "every_s": window},
+    )
+
+
+# --- a workload file -----------------------------------------------------------------------------
+
+
+class TenantLoad(BaseModel):
+    """One tenant's Dask clusters: how often they start, their size and how long they compute."""
+
+    model_config = ARGS_CONFIG
+
+    namespace: str = Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    """The tenant's namespace (its GPU quota applies when the stack's Dask operator has the tenant). Required."""
+    arrivals_per_hour: Annotated[Float, Field(ge=0, le=100_000)] | list[Annotated[Float, Field(ge=0, le=100_000)]]
+    """Clusters started per hour (a Poisson process): one rate, or one per hour of the pattern (24 for a day). Required."""
+    workers: Int = Field(default=2, ge=0, le=1000)
+    """Workers per cluster. Default: 2."""
+    worker_gpus: Int = Field(default=1, ge=0, le=16)
+    """GPUs per worker. Default: 1."""
+    scheduler_gpus: Int = Field(default=1, ge=0, le=16)
+    """GPUs of the scheduler (0: a CPU scheduler on the system pool). Default: 1."""
+    duration: Annotated[Dist, Field(description="distribution")]
+    """How long a cluster computes once its pods run: "20m", "uniform(5m, 30m)", "exponential(15m)". Required."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dist(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "duration" in data and not isinstance(data["duration"], Dist):
+            try:
+                data = {**data, "duration": Dist.parse(data["duration"])}
+            except ValueError as exc:
+                raise field_error("TenantLoad", "duration", str(exc), data["duration"]) from None
+        return data
+
+
+class WorkloadFile(BaseModel):
+    """--workload FILE: tenants and their arrival rates by hour."""
+
+    model_config = ARGS_CONFIG
+
+    hours: Int | None = Field(default=None, ge=1, le=24 * 31)
+    """The pattern's length in hours. Default: none (the longest list of hourly rates, else 1)."""
+    tenants: list[TenantLoad] = Field(min_length=1)
+    """Required (at least one)."""
+
+    @model_validator(mode="after")
+    def _rates(self) -> WorkloadFile:
+        hours = self.pattern_hours
+        for i, tenant in enumerate(self.tenants):
+            rates = tenant.arrivals_per_hour
+            if isinstance(rates, list) and len(rates) != hours:
+                raise field_error(
+                    "WorkloadFile", ("tenants", i, "arrivals_per_hour"),
+                    f"{len(rates)} hourly rates for a pattern of {hours} hours: give one rate or {hours}", len(rates),
+                )
+        if not any(sum(t.arrivals_per_hour) if isinstance(t.arrivals_per_hour, list) else t.arrivals_per_hour for t in self.tenants):
+            raise field_error("WorkloadFile", "tenants", "every arrival rate is 0: the workload is empty", 0)
+        if not any(t.workers * t.worker_gpus + t.scheduler_gpus for t in self.tenants):
+            raise field_error("WorkloadFile", "tenants", "no tenant's cluster requests a GPU: nothing to simulate", 0)
+        return self
+
+    @property
+    def pattern_hours(self) -> int:
+        if self.hours is not None:
+            return self.hours
+        lengths = [len(t.arrivals_per_hour) for t in self.tenants if isinstance(t.arrivals_per_hour, list)]
+        return max(lengths, default=1)
+
+
+def from_file(workload: WorkloadFile, seed: int, name: str) -> Pattern:
+    """Poisson arrivals per tenant at each hour's rate; cluster durations drawn from the tenant's distribution."""
+    rng = random.Random(seed)
+    hours = workload.pattern_hours
+    jobs: list[Job] = []
+    for tenant in workload.tenants:
+        rates = tenant.arrivals_per_hour if isinstance(tenant.arrivals_per_hour, list) else [tenant.arrivals_per_hour] * hours
+        for hour, rate in enumerate(rates):
+            t = hour * HOUR
+            while rate > 0:
+                t += rng.expovariate(rate / HOUR)
+                if t >= (hour + 1) * HOUR:
+                    break
+                jobs.append(dask_cluster(
+                    t, tenant.namespace, f"{tenant.namespace}-{len(jobs) + 1:05d}", tenant.workers,
+                    max(1.0, tenant.duration.draw(rng)), tenant.worker_gpus, tenant.scheduler_gpus,
+                ))
+    jobs.sort(key=lambda j: j.at)
+    return Pattern(name, tuple(jobs), hours * HOUR, {"name": name, "tenants": len(workload.tenants), "hours": hours,
+                                                        "clusters": len(jobs)})
+
+
+def all_jobs(patterns: Sequence[Pattern]) -> int:
+    return sum(len(p.jobs) for p in patterns)
