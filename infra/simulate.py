@@ -95,11 +95,11 @@ class AutoscalerModel(BaseModel):
     model_config = ARGS_CONFIG
 
     scan_interval: Annotated[Duration, Field(gt=0, le=600)] = 10.0
-    """Seconds between the autoscaler's scans (cluster-autoscaler --scan-interval default). Default: 10s."""
+    """Seconds between the autoscaler's scans (cluster-autoscaler --scan-interval default). Default: 10."""
     scale_down_unneeded_time: Duration | None = None
-    """How long a node is unneeded before removal. Default: none (EKS: the stack's autoscaler.scale_down_unneeded_time; GKE BALANCED: the autoscaler's 10m; GKE OPTIMIZE_UTILIZATION: 2m, calibrated on the RAPIDS deep-dive's run: GKE publishes no figure, only that the profile removes nodes sooner)."""
+    """How long a node is unneeded before removal. Default: none (EKS: the stack's autoscaler.scale_down_unneeded_time; GKE: the autoscaler's 10m, as GKE publishes no figure for either profile; with it the deep-dive workload on dev-gke lands in the guide's ballpark)."""
     scale_down_delay_after_add: Duration | None = None
-    """No scale-down for this long after a scale-up. Default: none (EKS: the stack's; GKE BALANCED: the autoscaler's 10m; GKE OPTIMIZE_UTILIZATION: 2m, with the unneeded time)."""
+    """No scale-down for this long after a scale-up. Default: none (EKS: the stack's; GKE: the autoscaler's 10m)."""
     scale_down_utilization_threshold: Annotated[Float, Field(gt=0, le=1)] = 0.5
     """A node below this share of requested GPUs (CPU and memory on nodes without GPUs) may be removed (the autoscaler's default). Default: 0.5."""
     max_node_provision_time: Duration | None = None
@@ -369,7 +369,7 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         gke = stack.gke
         groups = _gke_groups(gke)
         optimize = gke.autoscaling_profile is AutoscalingProfile.OPTIMIZE_UTILIZATION
-        unneeded = delay = 120.0 if optimize else 600.0
+        unneeded = delay = 600.0
         provision, backoff, max_backoff = 900.0, 300.0, 1800.0
         binding = Binding.MOST_ALLOCATED if optimize else Binding.LEAST_ALLOCATED
         notice = 30.0
@@ -414,21 +414,22 @@ class _Price(BaseModel):
     model_config = ARGS_CONFIG
 
     on_demand: Annotated[Float, Field(ge=0)]
-    """USD per hour."""
+    """Per hour, on-demand. Required."""
     spot: Annotated[Float, Field(ge=0)] | None = None
-    """USD per hour; none: the type has no spot price in the table."""
+    """Per hour, spot. Default: none (no spot price: a spot group of the type is refused)."""
 
 
 class _CloudPrices(BaseModel):
     model_config = ARGS_CONFIG
 
     region: str
+    """The region the prices are for. Required."""
     cluster_per_hour: Annotated[Float, Field(ge=0)] = 0.0
-    """The control plane's fee (GKE cluster management, EKS standard support)."""
+    """The control plane's fee per hour (GKE cluster management, EKS standard support). Default: 0."""
     machines: dict[str, _Price] = Field(default_factory=dict)
-    """Per machine or instance type (on AWS the GPUs are in it)."""
+    """Per machine or instance type (on AWS the GPUs are in it). Default: {}."""
     gpus: dict[str, _Price] = Field(default_factory=dict)
-    """Per attached GPU (GCP N1 machines: charged apart from the machine)."""
+    """Per attached GPU (GCP N1 machines: charged apart from the machine). Default: {}."""
 
 
 class PriceTable(BaseModel):
@@ -437,12 +438,15 @@ class PriceTable(BaseModel):
     model_config = ARGS_CONFIG
 
     date: str
-    """When the prices were read."""
+    """When the prices were read. Required."""
     currency: str = "USD"
+    """The prices' currency. Default: USD."""
     sources: list[str] = Field(min_length=1)
-    """Where they were read."""
+    """Where they were read. Required."""
     gcp: _CloudPrices | None = None
+    """Google Cloud prices. Default: none (a GKE stack is refused)."""
     aws: _CloudPrices | None = None
+    """AWS prices. Default: none (an EKS stack is refused)."""
 
     @classmethod
     def shipped(cls) -> PriceTable:

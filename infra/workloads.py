@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.numbers import Float, Int
+from gpu_platform.infra.simulate import DistField
 from gpu_platform.infra.simulation import Dist, Job, PodSpec, Resources, Stage
 
 __all__ = ["DeepDive", "Pattern", "TenantLoad", "WorkloadFile", "deep_dive", "kfp_pipelines", "repeat"]
@@ -81,7 +82,7 @@ class Phase:
     minutes: float
 
 
-DEEP_DIVE_PHASES = (Phase(4, 10), Phase(10, 10), Phase(20, 10), Phase(6, 10), Phase(14, 10), Phase(2, 10))
+DEEP_DIVE_PHASES = (Phase(6, 10), Phase(8, 10), Phase(12, 10), Phase(10, 10), Phase(12, 10), Phase(6, 10))
 """The deep-dive's six phases of demand over an hour: a quiet start, a ramp to a peak, a lull, a
 second burst and a tail."""
 
@@ -95,7 +96,7 @@ class DeepDive(BaseModel):
     """Where the Dask clusters run (the deep-dive used the default namespace: no quota). Default: default."""
     workers: Int = Field(default=2, ge=1, le=100)
     """Workers per Dask cluster. Default: 2."""
-    work: Annotated[Dist, Field(description="distribution")] = Dist("uniform", 90.0, 270.0)
+    work: DistField = Dist("uniform", 90.0, 270.0)
     """How long each cluster computes once its scheduler and workers run. Default: uniform(90s, 270s)."""
 
 
@@ -173,18 +174,8 @@ class TenantLoad(BaseModel):
     """GPUs per worker. Default: 1."""
     scheduler_gpus: Int = Field(default=1, ge=0, le=16)
     """GPUs of the scheduler (0: a CPU scheduler on the system pool). Default: 1."""
-    duration: Annotated[Dist, Field(description="distribution")]
+    duration: DistField
     """How long a cluster computes once its pods run: "20m", "uniform(5m, 30m)", "exponential(15m)". Required."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _dist(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "duration" in data and not isinstance(data["duration"], Dist):
-            try:
-                data = {**data, "duration": Dist.parse(data["duration"])}
-            except ValueError as exc:
-                raise field_error("TenantLoad", "duration", str(exc), data["duration"]) from None
-        return data
 
 
 class WorkloadFile(BaseModel):

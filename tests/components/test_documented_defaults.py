@@ -31,7 +31,10 @@ from gpu_platform.infra.config import StackConfig
 from gpu_platform.infra.docs import _models
 from tests.factories import gke, t4_pool
 
-MODELS = _models(StackConfig)
+from gpu_platform.infra.simulate import ModelSettings, PriceTable
+from gpu_platform.infra.workloads import DeepDive, WorkloadFile
+
+MODELS = [*_models(StackConfig), *(m for root in (ModelSettings, DeepDive, WorkloadFile, PriceTable) for m in _models(root))]
 
 # Defaults described in words, and the test that pins each.
 DESCRIBED = {
@@ -65,6 +68,24 @@ DESCRIBED = {
     ("KubeflowConfig", "install"): "test_kubeflow_config_defaults",
     ("KubeflowInstallArgs", "training_pool"): "tests/components/test_kubeflow_install.py::test_kubeflow_defaults",
     ("TrainingPoolSelector", "taint"): "tests/components/test_kubeflow_install.py::test_kubeflow_defaults",
+    ("AutoscalerModel", "scale_down_unneeded_time"): "tests/infra/test_simulate.py::test_the_stack_s_autoscaler_settings_fill_the_model",
+    ("AutoscalerModel", "scale_down_delay_after_add"): "tests/infra/test_simulate.py::test_the_stack_s_autoscaler_settings_fill_the_model",
+    ("AutoscalerModel", "max_node_provision_time"): "tests/infra/test_simulate.py::test_the_stack_s_autoscaler_settings_fill_the_model",
+    ("AutoscalerModel", "initial_backoff"): "tests/infra/test_simulate.py::test_the_stack_s_autoscaler_settings_fill_the_model",
+    ("AutoscalerModel", "max_backoff"): "tests/infra/test_simulate.py::test_the_stack_s_autoscaler_settings_fill_the_model",
+    ("AutoscalerModel", "failure_report"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("NodeModel", "provision"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("NodeModel", "gpu_ready"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("NodeModel", "image_pull"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("NodeModel", "image_pull_streaming"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("NodeModel", "pod_start"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("SpotModel", "notice"): "tests/infra/test_simulate.py::test_the_stack_s_autoscaler_settings_fill_the_model",
+    ("ModelSettings", "binding"): "tests/infra/test_simulate.py::test_the_stack_s_autoscaler_settings_fill_the_model",
+    ("ModelSettings", "autoscaler"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("ModelSettings", "node"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("ModelSettings", "spot"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("DeepDive", "work"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("WorkloadFile", "hours"): "tests/infra/test_simulate.py::test_a_workload_file_repeats_by_hour",
 }
 
 
