@@ -1,0 +1,273 @@
+"""`gpu-platform simulate`: the stack as the model sees it, the guide's run, the command's outputs and
+its refusals (infra/simulate.py, infra/workloads.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gpu_platform.infra.cli import main
+from gpu_platform.infra.preview import load_stack
+from gpu_platform.infra.simulate import (
+    AutoscalerModel,
+    ModelSettings,
+    NodeModel,
+    PriceTable,
+    SimulationError,
+    SpotModel,
+    configurations,
+    model_inputs,
+    run,
+)
+from gpu_platform.infra.simulation import Binding, Dist
+from gpu_platform.infra.workloads import DEEP_DIVE_PHASES, DeepDive, WorkloadFile, deep_dive, from_file, repeat
+from tests.conftest import PROJECT_DIR
+
+REPORT_KEYS = {
+    "pending_median_s", "pending_mean_s", "pending_p99_s", "pending_max_s", "scheduled_within", "utilisation_percent",
+    "overhead_percent", "gpu_hours_available", "gpu_hours_utilised", "gpu_nodes_max", "gpu_nodes_mean", "pods_created",
+    "pending_by_pod", "over_time",
+}
+
+
+@pytest.fixture(scope="module")
+def dev_gke():  # noqa: ANN201
+    return load_stack(PROJECT_DIR, "dev-gke")
+
+
+def test_model_defaults() -> None:
+    settings = ModelSettings()
+    assert (settings.seed, settings.binding) == (0, None)
+    assert settings.autoscaler == AutoscalerModel()
+    a = settings.autoscaler
+    assert (a.scan_interval, a.scale_down_utilization_threshold, a.early_abort) == (10.0, 0.5, True)
+    assert a.failure_report == Dist("uniform", 30, 90)
+    n = settings.node
+    assert n == NodeModel()
+    assert (n.provision, n.gpu_ready, n.image_pull, n.image_pull_streaming, n.pod_start) == (
+        Dist("uniform", 60, 120), Dist("uniform", 180, 240), Dist("uniform", 180, 420), Dist("uniform", 10, 20), Dist("uniform", 1, 3),
+    )
+    # The deep-dive's scale-up: about 5 minutes from the request to a running pod (node, GPUs, container).
+    assert 270 <= n.provision.mean + n.gpu_ready.mean + n.image_pull_streaming.mean <= 330
+    assert settings.spot == SpotModel() and (settings.spot.shortage, settings.spot.preemption_per_node_hour) == (0, 0)
+    assert DeepDive().work == Dist("uniform", 90, 270)
+
+
+def test_the_stack_s_autoscaler_settings_fill_the_model(dev_gke) -> None:  # noqa: ANN001
+    gke = model_inputs(dev_gke, ModelSettings())
+    t = gke.timings
+    # GKE: the upstream autoscaler's defaults; optimize-utilization packs pods (most-allocated).
+    assert (t.scale_down_unneeded, t.scale_down_delay_after_add, t.max_node_provision, t.initial_backoff, t.max_backoff) == (
+        600, 600, 900, 300, 1800,
+    )
+    assert (gke.binding, t.preemption_notice) == (Binding.MOST_ALLOCATED, 30)
+    eks = model_inputs(load_stack(PROJECT_DIR, "dev-eks"), ModelSettings())
+    # EKS: the stack's own cluster-autoscaler settings (dev-eks: 7m, 1m, 2m) and the default scheduler.
+    assert (eks.timings.max_node_provision, eks.timings.scale_down_unneeded, eks.timings.scale_down_delay_after_add) == (420, 60, 120)
+    assert (eks.timings.initial_backoff, eks.timings.max_backoff) == (300, 1800)
+    assert (eks.binding, eks.timings.preemption_notice) == (Binding.LEAST_ALLOCATED, 120)
+    # A model setting wins over the stack's.
+    set_ = model_inputs(dev_gke, ModelSettings(binding="least-allocated", autoscaler={"scale_down_unneeded_time": "2m"}))
+    assert (set_.binding, set_.timings.scale_down_unneeded) == (Binding.LEAST_ALLOCATED, 120)
+
+
+def test_dev_gke_is_the_guide_s_cluster_to_the_model(dev_gke) -> None:  # noqa: ANN001
+    groups = {g.name: g for g in model_inputs(dev_gke, ModelSettings()).groups}
+    t4 = groups["t4"]
+    # 1..20 nodes per zone over two zones; allocatable from GKE's reserve formula minus the DaemonSets.
+    assert (t4.per_zone, t4.min_nodes, t4.max_nodes, t4.total_min, t4.total_max) == (True, 1, 20, 2, 40)
+    assert t4.zones == ("us-central1-b", "us-central1-c")
+    assert (t4.gpus_per_node, t4.allocatable.gpus, t4.image_streaming, t4.spot) == (2, 2, True, False)
+    assert t4.allocatable.cpu < 4000 and t4.allocatable.memory < 15 * 1024
+    scheduler = groups["scheduler"]
+    assert (scheduler.role, scheduler.per_zone, scheduler.total_max, scheduler.gpus_per_node) == ("scheduler", False, 4, 1)
+    assert groups["system"].gpus_per_node == 0
+
+
+def test_spot_is_tried_before_on_demand() -> None:
+    prod_gke = {g.name: g for g in model_inputs(load_stack(PROJECT_DIR, "prod-gke"), ModelSettings()).groups}
+    spot = [g for g in prod_gke.values() if g.spot]
+    assert spot
+    for g in spot:
+        twin = prod_gke[g.name.removesuffix("-spot") + "-on-demand"]
+        assert g.priority > twin.priority  # the ComputeClass's order
+    eks = {g.name: g for g in model_inputs(load_stack(PROJECT_DIR, "dev-eks"), ModelSettings()).groups}
+    for g in (g for g in eks.values() if g.spot):
+        assert g.priority > eks[g.name.removesuffix("-spot") + "-on-demand"].priority  # the priority tiers
+
+
+def test_the_guide_s_run_lands_in_its_ballpark(dev_gke) -> None:  # noqa: ANN001
+    """The deep-dive workload on dev-gke with the defaults: the guide measured a 2 s median, ~75% of pods
+    within 5 s, >90% within 60 s and 64% GPU utilisation."""
+    settings = ModelSettings(seed=2)
+    pattern = deep_dive(DeepDive(), settings.seed)
+    assert len(DEEP_DIVE_PHASES) == 6 and pattern.pattern_s == 3600
+    assert 180 <= pattern.described["clusters"] <= 240
+    jobs, horizon = repeat(pattern, None)
+    outcome = run(model_inputs(dev_gke, settings), jobs, horizon, PriceTable.shipped())
+    r = outcome.report
+    assert r.pending_median_s <= 5
+    assert 0.60 <= r.scheduled_within["5s"] <= 0.90
+    assert r.scheduled_within["60s"] >= 0.85
+    assert 55 <= r.utilisation_percent <= 75
+    # Some pods did wait for a scale-up, about the guide's 5 minutes.
+    assert 240 <= r.pending_max_s <= 420
+
+
+def test_quotas_of_the_stack_s_tenants_refuse_at_admission(dev_gke) -> None:  # noqa: ANN001
+    workload = WorkloadFile.model_validate({"tenants": [{"namespace": "team-b", "arrivals_per_hour": 30, "duration": "20m"}]})
+    jobs, horizon = repeat(from_file(workload, 0, "file"), None)
+    outcome = run(model_inputs(dev_gke, ModelSettings()), jobs, horizon, PriceTable.shipped())
+    # team-b's quota is 4 GPUs: one 3-GPU cluster at a time; the others are refused whole.
+    assert outcome.trace.refused_jobs > 0 and outcome.trace.refused_pods == 3 * outcome.trace.refused_jobs
+    assert max(sum(1 for p in outcome.trace.pods if p.running is not None and p.running <= t < (p.finished or horizon))
+               for t in range(0, int(horizon), 30)) <= 3
+
+
+def test_a_workload_file_repeats_by_hour() -> None:
+    workload = WorkloadFile.model_validate(
+        {"tenants": [{"namespace": "a", "arrivals_per_hour": [0, 40], "duration": "uniform(1m, 2m)", "workers": 3}]}
+    )
+    assert workload.hours is None and workload.pattern_hours == 2
+    pattern = from_file(workload, 1, "w")
+    assert pattern.pattern_s == 7200
+    assert all(3600 <= j.at < 7200 for j in pattern.jobs) and 20 <= len(pattern.jobs) <= 60
+    assert all(len(j.stages[0].pods) == 4 for j in pattern.jobs)
+    jobs, horizon = repeat(pattern, 5)
+    assert horizon == 5 * 3600 and len(jobs) == 2 * len(pattern.jobs) + sum(1 for j in pattern.jobs if j.at + 14400 < horizon)
+
+
+def test_the_same_seed_the_same_figures(dev_gke) -> None:  # noqa: ANN001
+    def once(seed: int) -> dict:
+        jobs, horizon = repeat(deep_dive(DeepDive(), seed), None)
+        return run(model_inputs(dev_gke, ModelSettings(seed=seed)), jobs, horizon, PriceTable.shipped()).summary()
+
+    assert once(4) == once(4)
+    assert once(4) != once(5)
+
+
+def test_cost_is_node_hours_times_the_price_table(dev_gke) -> None:  # noqa: ANN001
+    jobs, horizon = repeat(deep_dive(DeepDive(), 0), None)
+    inputs = model_inputs(dev_gke, ModelSettings())
+    prices = PriceTable.shipped()
+    outcome = run(inputs, jobs, horizon, prices)
+    cost = outcome.cost
+    t4 = next(line for line in cost.lines if line.machine_type == "n1-standard-4")
+    # GCP charges the N1 machine and its two T4s apart.
+    assert t4.usd_per_hour == pytest.approx(prices.gcp.machines["n1-standard-4"].on_demand + 2 * prices.gcp.gpus["nvidia-tesla-t4"].on_demand)
+    hours = sum(((n.removed or horizon) - n.requested) / 3600 for n in outcome.trace.nodes if n.group.machine_type == "n1-standard-4")
+    assert t4.node_hours == pytest.approx(hours)
+    assert cost.total_usd == pytest.approx(sum(line.usd for line in cost.lines) + 0.10 * horizon / 3600)
+    assert cost.usd_per_day == pytest.approx(cost.total_usd * 24)
+    # Paid from the scale-up request, available from the GPUs' start: paid > available >= used.
+    assert cost.gpu_hours_paid > outcome.report.gpu_hours_available >= cost.gpu_hours_used > 0
+    assert cost.spot_share == 0
+
+
+def test_a_missing_price_names_the_type(dev_gke, tmp_path: Path) -> None:  # noqa: ANN001
+    table = tmp_path / "prices.yaml"
+    table.write_text("date: '2026-01-01'\nsources: [mine]\ngcp: {region: us-central1, machines: {e2-standard-4: {on_demand: 0.1}}}\n")
+    prices = PriceTable.load(table)
+    jobs, horizon = repeat(deep_dive(DeepDive(), 0), None)
+    with pytest.raises(SimulationError, match="no on-demand price for machine type n1-standard-2 .gcp.; add it with --prices FILE"):
+        run(model_inputs(dev_gke, ModelSettings()), jobs, horizon, prices)
+
+
+def test_set_and_sweep_reach_stack_and_model_keys() -> None:
+    configs = configurations(
+        PROJECT_DIR, "dev-gke", [("model.node.pod_start", "5s")],
+        [("gke.gpu_pools[t4].autoscaling.min_nodes", [1, 3]), ("model.autoscaler.scan_interval", ["5s", "20s"])], 64,
+    )
+    assert [c.label for c in configs] == [
+        "gke.gpu_pools[t4].autoscaling.min_nodes=1 model.autoscaler.scan_interval=5s",
+        "gke.gpu_pools[t4].autoscaling.min_nodes=1 model.autoscaler.scan_interval=20s",
+        "gke.gpu_pools[t4].autoscaling.min_nodes=3 model.autoscaler.scan_interval=5s",
+        "gke.gpu_pools[t4].autoscaling.min_nodes=3 model.autoscaler.scan_interval=20s",
+    ]
+    t4 = [next(g for g in c.inputs.groups if g.name == "t4") for c in configs]
+    assert [g.min_nodes for g in t4] == [1, 1, 3, 3]
+    assert [c.inputs.timings.scan_interval for c in configs] == [5, 20, 5, 20]
+    assert all(c.inputs.timings.pod_start == Dist("fixed", 5) for c in configs)
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["simulate", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_command_writes_the_report_s_json_and_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _cli(["dev-gke", "--json", str(tmp_path / "sim.json"), "--out", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    document = json.loads((tmp_path / "sim.json").read_text())
+    assert REPORT_KEYS <= document.keys()
+    assert {"pending_p90_s", "cost", "failover", "admission", "simulation"} <= document.keys()
+    assert document["simulation"]["workload"]["name"] == "deep-dive"
+    assert {"usd_per_day", "gpu_hours_paid", "gpu_hours_used", "spot_share", "lines", "prices_date", "region"} <= document["cost"].keys()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["gpus.png", "report.json", "wait_times.png"]
+    assert "pending median" in out and "cost total / per day" in out
+
+
+def test_a_sweep_prints_a_table_and_names_the_cheapest_meeting_the_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _cli(
+        ["dev-gke", "--sweep", "model.autoscaler.scale_down_unneeded_time=1m,10m", "--target-p90", "10m",
+         "--processes", "2", "--out", str(tmp_path / "out"), "--json", str(tmp_path / "sweep.json")], capsys,
+    )
+    assert code == 0, err
+    document = json.loads((tmp_path / "sweep.json").read_text())
+    rows = document["configurations"]
+    assert [r["simulation"]["overrides"] for r in rows] == [
+        {"model.autoscaler.scale_down_unneeded_time": "1m"}, {"model.autoscaler.scale_down_unneeded_time": "10m"},
+    ]
+    cheapest = min((r for r in rows if r["pending_p90_s"] <= 600), key=lambda r: r["cost"]["usd_per_day"])
+    assert document["cheapest_meeting_target"] == cheapest["simulation"]["label"]
+    assert "cheapest meeting p90 <= 600 s" in out
+    assert (tmp_path / "out" / "sweep.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--set", "model.autoscaler.scan_intervl=5s"],
+         "gpu-platform: model.autoscaler.scan_intervl: unknown key"),
+        (["--set", "gke.gpu_pools[t4].autoscaling.max_nodes=0"], "gpu-platform: gpu-platform:gke.gpu_pools[0].autoscaling.max_nodes"),
+        (["--set", "gke.gpu_pools[a100].autoscaling.max_nodes=3"], "gpu-platform: gke.gpu_pools[a100].autoscaling.max_nodes: no item named 'a100' in gke.gpu_pools (items: t4)"),
+        (["--set", "model.spot.shortage=1.5"], "gpu-platform: model.spot.shortage"),
+        (["--set", "nonsense"], "gpu-platform: --set 'nonsense': expected KEY=VALUE"),
+        (["--sweep", "model.seed=1"], "gpu-platform: --sweep model.seed: give at least two values (V1,V2,...); use --set for one"),
+        (["--sweep", "model.seed=1,2,3", "--sweep", "model.autoscaler.scan_interval=1,2,3", "--max-configs", "8"],
+         "gpu-platform: --sweep: 3 x 3 = 9 configurations, more than --max-configs 8; sweep fewer values or raise --max-configs"),
+        (["--hours", "0"], "gpu-platform: --hours 0: a number of hours above 0, at most 744 (31 days)"),
+        (["--target-p90", "60s"], "gpu-platform: --target-p90: names the cheapest configuration of a sweep; give --sweep KEY=V1,V2"),
+        (["--replay", "--prometheus", "http://x"], "gpu-platform: --replay needs --prometheus URL --start T --end T (and takes no --workload)"),
+        (["--workload", "kfp"], "gpu-platform: --workload kfp: give the pipelines with --inputs FILE (plan-capacity's inputs: steps, run_duration, runs)"),
+        (["--workload", "/nonexistent/w.yaml"], "gpu-platform: --workload /nonexistent/w.yaml: cannot read (No such file or directory)"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(argv: list[str], line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _cli(["dev-gke", *argv], capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith(line), lines[0]
+    assert "Traceback" not in err and not out
+
+
+def test_an_empty_workload_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text("tenants: [{namespace: a, arrivals_per_hour: 0, duration: 10m}]\n")
+    code, _, err = _cli(["dev-gke", "--workload", str(path)], capsys)
+    assert code == 2
+    assert err.strip() == f"gpu-platform: --workload {path}: tenants: every arrival rate is 0: the workload is empty (got 0)"
+
+
+def test_kfp_pipelines_run_on_the_named_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    inputs = tmp_path / "kfp.yaml"
+    inputs.write_text("steps: [{name: train, cpu: '1', memory: 4Gi, gpus: 1}, {name: eval, cpu: '1', memory: 2Gi, gpus: 1}]\n"
+                      "run_duration: 20m\nruns: 12\nwindow: 1h\n")
+    code, out, err = _cli(["dev-gke", "--workload", "kfp", "--inputs", str(inputs), "--pool", "t4", "--json", str(tmp_path / "k.json")], capsys)
+    assert code == 0, err
+    document = json.loads((tmp_path / "k.json").read_text())
+    assert document["simulation"]["workload"]["runs"] == 12
+    assert document["pods_created"] == 24 and document["admission"]["jobs_done"] == 12
