@@ -741,6 +741,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     configs = configurations(_project_dir(args), args.stack, sets, sweeps, args.max_configs)
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -801,20 +802,20 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         table.add_column("what")
         table.add_column("value")
         for what, value in table_rows(first):
-            table.add_row(what, value)
+            table.add_row(escape(what), escape(value))
     else:
         table = Table(title=f"simulate {args.stack}: {described['name']}, {len(outcomes)} configurations")
         for column in SWEEP_COLUMNS:
             table.add_column(column)
         for o in outcomes:
             row = sweep_row(o)
-            table.add_row(*row, style="bold green" if o is chosen else None)
+            table.add_row(*(escape(cell) for cell in row), style="bold green" if o is chosen else None)
     out.print(table)
     if target is not None:
         if chosen is None:
             out.print(f"no configuration meets p90 <= {target:g} s")
         else:
-            out.print(f"cheapest meeting p90 <= {target:g} s: {chosen.label} (${chosen.cost.usd_per_day:,.0f}/day, "
+            out.print(f"cheapest meeting p90 <= {target:g} s: {escape(chosen.label)} (${chosen.cost.usd_per_day:,.0f}/day, "
                       f"{chosen.report.utilisation_percent:.1f}% utilised, p90 {chosen.p90} s)")
     for target_, what in ((json_target, "JSON"), (out_target, "plots")):
         if target_ is not None:
