@@ -513,21 +513,7 @@ def _capacity_inputs(args: argparse.Namespace) -> dict[str, Any]:
 
     data: dict[str, Any] = {}
     if args.inputs is not None:
-        try:
-            loaded = yaml.safe_load(Path(args.inputs).read_bytes().decode("utf-8"))
-        except OSError as exc:
-            raise CommandError(f"--inputs {args.inputs}: cannot read ({exc.strerror or type(exc).__name__})") from None
-        except UnicodeDecodeError as exc:
-            raise CommandError(
-                f"--inputs {args.inputs}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
-                "save the inputs as UTF-8 YAML"
-            ) from None
-        except yaml.YAMLError as exc:
-            raise CommandError(f"--inputs {args.inputs}: invalid YAML: {str(exc).splitlines()[0]}") from None
-        except RecursionError:
-            raise CommandError(f"--inputs {args.inputs}: invalid YAML: nested too deeply") from None
-        if not isinstance(loaded, dict):
-            raise CommandError(f"--inputs {args.inputs}: expected a mapping (steps, run_duration, runs, window, nodes, ...)")
+        loaded = _yaml_file("--inputs", args.inputs, "a mapping (steps, run_duration, runs, window, nodes, ...)")
         data.update(loaded)
     step = {key: getattr(args, flag) for flag, key in _PLAN_FLAGS.items() if getattr(args, flag) is not None}
     if step:
@@ -676,21 +662,22 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
     return from_file(workload, seed, Path(name).name)
 
 
-def _yaml_file(flag: str, path: str) -> Any:
-    from gpu_platform.infra.simulate import SimulationError
-
+def _yaml_file(flag: str, path: str, expected: str = "a mapping") -> Any:
+    """A YAML mapping from a file a flag names; CommandError, one line naming the flag, otherwise."""
     try:
         data = yaml.safe_load(Path(path).read_bytes().decode("utf-8"))
     except OSError as exc:
-        raise SimulationError(f"{flag} {path}: cannot read ({exc.strerror or type(exc).__name__})") from None
-    except UnicodeDecodeError:
-        raise SimulationError(f"{flag} {path}: not UTF-8 text") from None
+        raise CommandError(f"{flag} {path}: cannot read ({exc.strerror or type(exc).__name__})") from None
+    except UnicodeDecodeError as exc:
+        raise CommandError(
+            f"{flag} {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); save it as UTF-8 YAML"
+        ) from None
     except yaml.YAMLError as exc:
-        raise SimulationError(f"{flag} {path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+        raise CommandError(f"{flag} {path}: invalid YAML: {str(exc).splitlines()[0]}") from None
     except RecursionError:
-        raise SimulationError(f"{flag} {path}: invalid YAML: nested too deeply") from None
+        raise CommandError(f"{flag} {path}: invalid YAML: nested too deeply") from None
     if not isinstance(data, dict):
-        raise SimulationError(f"{flag} {path}: expected a mapping")
+        raise CommandError(f"{flag} {path}: expected {expected}")
     return data
 
 

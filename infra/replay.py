@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_platform.infra.report import GPU_REQUESTS, Prometheus, ReportInputs, _iso, _pod, created_query, redact_url
+from gpu_platform.infra.report import GPU_REQUESTS, Prometheus, ReportInputs, _iso, _pod, creation_times, gpu_pods, redact_url
 from gpu_platform.infra.simulation import Job, PodSpec, Resources, Stage
 
 __all__ = ["REPLAY_QUERIES", "Replay", "ReplayError", "replay_jobs"]
@@ -47,15 +47,10 @@ def replay_jobs(inputs: ReportInputs, progress: Callable[[str], None] = lambda _
     prom = Prometheus(inputs.prometheus, inputs.timeout)
     times = inputs.grid()
     step = inputs.step
-    first, last = times[0], times[-1]
-    start, end = first, last + step
+    start, end = times[0], times[-1] + step
     progress("GPU pods")
-    pods = {_pod(s) for s in prom.series(GPU_REQUESTS, first, last) if s.get("pod")}
-    created: dict[str, float] = {}
-    for i in range(0, len(times), inputs.max_points):
-        chunk = times[i : i + inputs.max_points]
-        for labels, value in prom.instant(created_query(chunk[-1] - chunk[0] + step), chunk[-1]).items():
-            created[_pod(labels)] = value
+    pods = gpu_pods(prom, inputs)
+    created = creation_times(prom, inputs)
     inside = sorted(p for p in pods if p in created and start <= created[p] < end)
     if not inside:
         raise ReplayError(f"--start/--end: no GPU pods created between {_iso(start)} and {_iso(end)}: nothing to replay")

@@ -443,6 +443,24 @@ def _pod(labels: dict[str, str] | tuple[tuple[str, str], ...]) -> str:
     return f"{items.get('namespace', '')}/{items.get('pod', '')}"
 
 
+def gpu_pods(prom: Prometheus, inputs: ReportInputs) -> set[str]:
+    """namespace/pod of every GPU pod with a request series in the range."""
+    times = inputs.grid()
+    return {_pod(s) for s in prom.series(GPU_REQUESTS, times[0], times[-1]) if s.get("pod")}
+
+
+def creation_times(prom: Prometheus, inputs: ReportInputs) -> dict[str, float]:
+    """namespace/pod -> kube_pod_created of the GPU pods with samples in the range, queried in chunks."""
+    times, step = inputs.grid(), inputs.step
+    created: dict[str, float] = {}
+    for i in range(0, len(times), inputs.max_points):
+        chunk = times[i : i + inputs.max_points]
+        # The samples since the previous chunk's last step, up to this chunk's last: the chunks tile the range.
+        for labels, value in prom.instant(created_query(chunk[-1] - chunk[0] + step), chunk[-1]).items():
+            created[_pod(labels)] = value
+    return created
+
+
 def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: None) -> Report:
     """Query Prometheus and compute the report; ReportError with one line when it cannot."""
     prom = Prometheus(inputs.prometheus, inputs.timeout)
@@ -452,7 +470,7 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
     start, end = first, last + step
 
     progress("GPU pods (series)")
-    pods = {_pod(s) for s in prom.series(GPU_REQUESTS, first, last) if s.get("pod")}
+    pods = gpu_pods(prom, inputs)
     if not pods:
         for metric in ("kube_pod_container_resource_requests", PHASE, "kube_node_status_capacity"):
             if not prom.series(metric, first, last):
@@ -465,12 +483,7 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
         raise ReportError(f"no {PHASE} series between {_iso(first)} and {_iso(last)}: is kube-state-metrics scraped?")
 
     progress("pod creation times")
-    created: dict[str, float] = {}
-    for i in range(0, len(times), inputs.max_points):
-        chunk = times[i : i + inputs.max_points]
-        # The samples since the previous chunk's last step, up to this chunk's last: the chunks tile the range.
-        for labels, value in prom.instant(created_query(chunk[-1] - chunk[0] + step), chunk[-1]).items():
-            created[_pod(labels)] = value
+    created = creation_times(prom, inputs)
     if not created.keys() & pods:
         raise ReportError(
             f"no {CREATED} series for the {len(pods)} GPU pod{'' if len(pods) == 1 else 's'} between {_iso(first)} and {_iso(last)}: "

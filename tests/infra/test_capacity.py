@@ -333,7 +333,7 @@ def test_fails_when_the_inputs_file_is_not_utf8(tmp_path: Path, capsys: pytest.C
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
     assert captured.err.strip().splitlines() == [
-        f"gpu-platform: --inputs {path}: not UTF-8 text (byte 0xe9 at offset 18); save the inputs as UTF-8 YAML"
+        f"gpu-platform: --inputs {path}: not UTF-8 text (byte 0xe9 at offset 18); save it as UTF-8 YAML"
     ]
 
 
