@@ -756,10 +756,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             described = {**pattern.described, "hours": horizon / 3600}
             work.append((c.inputs, jobs, horizon, prices, c.label, c.overrides))
     console = Console(stderr=True)
-    with Progress(TextColumn("simulating {task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+    with Progress(TextColumn("simulating {task.description}"), BarColumn(), TextColumn("{task.completed:g}/{task.total:g}"),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task(f"{len(work)} configuration{'s' if len(work) > 1 else ''}", total=len(work))
-        outcomes = run_all(work, args.processes or os.cpu_count() or 1, done=lambda _: bar.advance(task))
+        if len(work) == 1:
+            # One configuration: progress in simulated hours.
+            task = bar.add_task("hours", total=work[0][2] / 3600)
+            outcomes = run_all(work, 1, simulated=lambda at: bar.update(task, completed=at / 3600))
+        else:
+            task = bar.add_task(f"{len(work)} configurations", total=len(work))
+            outcomes = run_all(work, args.processes or os.cpu_count() or 1, done=lambda _: bar.advance(task))
     chosen = cheapest_meeting(outcomes, target) if target is not None else None
     first = chosen or outcomes[0]
     document: Any

@@ -615,11 +615,18 @@ class Outcome:
         return nearest_rank(waits, 90) if waits else None
 
     def failover(self) -> dict[str, Any]:
-        done = [f.seconds for f in self.trace.fallbacks if f.seconds is not None]
+        """Spot scale-ups that found no capacity: how long the autoscaler took to give up on each, and
+        to the next scale-up of another group (the fallback; none when no other group could grow)."""
+        fallbacks = self.trace.fallbacks
+        gave_up = [f.gave_up - f.requested for f in fallbacks if f.gave_up > f.requested]
+        done = [f.seconds for f in fallbacks if f.seconds is not None]
         return {
-            "spot_scale_ups_short": len(self.trace.fallbacks),
+            "spot_scale_ups_short": len(fallbacks),
+            "give_up_seconds": gave_up,
+            "give_up_mean_s": sum(gave_up) / len(gave_up) if gave_up else None,
             "fallback_seconds": done,
             "fallback_mean_s": sum(done) / len(done) if done else None,
+            "without_fallback": len(fallbacks) - len(done),
             "preemptions": self.trace.preemptions,
         }
 
@@ -638,7 +645,7 @@ class Outcome:
             "usd_per_day": self.cost.usd_per_day,
             "total_usd": self.cost.total_usd,
             "refused_pods": self.trace.refused_pods,
-            **{k: v for k, v in self.failover().items() if k != "fallback_seconds"},
+            **{k: v for k, v in self.failover().items() if not k.endswith("_seconds")},
         }
 
     def json_document(self, workload: dict[str, Any], inputs: ModelInputs) -> dict[str, Any]:
@@ -752,20 +759,24 @@ def configurations(
     return out
 
 
-def _run_one(args: tuple[ModelInputs, list[Job], float, PriceTable, str, dict[str, Any]]) -> Outcome:
+def _run_one(
+    args: tuple[ModelInputs, list[Job], float, PriceTable, str, dict[str, Any]], progress: Callable[[float], None] | None = None,
+) -> Outcome:
     inputs, jobs, horizon, prices, label, overrides = args
-    return run(inputs, jobs, horizon, prices, label=label, overrides=overrides)
+    return run(inputs, jobs, horizon, prices, label=label, overrides=overrides, progress=progress)
 
 
 def run_all(
     work: list[tuple[ModelInputs, list[Job], float, PriceTable, str, dict[str, Any]]], processes: int,
-    done: Callable[[Outcome], None] = lambda _: None,
+    done: Callable[[Outcome], None] = lambda _: None, simulated: Callable[[float], None] | None = None,
 ) -> list[Outcome]:
-    """Run configurations, in parallel processes when there are several (results in the given order)."""
+    """Run configurations, in parallel processes when there are several (results in the given order).
+    ``simulated`` is told the simulated seconds reached, every simulated hour, when one configuration
+    runs in this process."""
     if len(work) == 1 or processes <= 1:
         results = []
         for item in work:
-            results.append(_run_one(item))
+            results.append(_run_one(item, simulated if len(work) == 1 else None))
             done(results[-1])
         return results
     import multiprocessing
@@ -835,8 +846,11 @@ def table_rows(outcome: Outcome) -> list[tuple[str, str]]:
     rows.append(("spot share of GPU node-hours", f"{100 * cost.spot_share:.1f}%"))
     failover = outcome.failover()
     mean = failover["fallback_mean_s"]
-    rows.append(("spot scale-ups short / fallback mean",
-                 f"{failover['spot_scale_ups_short']} / {'-' if mean is None else f'{mean:.0f} s'}"))
+    give_up = failover["give_up_mean_s"]
+    rows.append(("spot scale-ups short / gave up after (mean)",
+                 f"{failover['spot_scale_ups_short']} / {'-' if give_up is None else f'{give_up:.0f} s'}"))
+    rows.append(("fallback to another group after (mean)",
+                 f"{'-' if mean is None else f'{mean:.0f} s'} ({failover['without_fallback']} with no group left to grow)"))
     rows.append(("spot preemptions", str(failover["preemptions"])))
     rows.append(("refused at admission (quota)", f"{outcome.trace.refused_pods} pods of {outcome.trace.refused_jobs} jobs"))
     return rows

@@ -271,3 +271,50 @@ def test_kfp_pipelines_run_on_the_named_pool(tmp_path: Path, capsys: pytest.Capt
     document = json.loads((tmp_path / "k.json").read_text())
     assert document["simulation"]["workload"]["runs"] == 12
     assert document["pods_created"] == 24 and document["admission"]["jobs_done"] == 12
+
+
+@pytest.mark.parametrize("stack", ["dev-gke", "prod-gke", "dev-eks", "prod-eks"])
+def test_every_stack_simulates_with_the_shipped_prices(stack: str) -> None:
+    """Every machine and instance type of the shipped stacks is in the price table, in both capacity types it uses."""
+    inputs = model_inputs(load_stack(PROJECT_DIR, stack), ModelSettings())
+    jobs, horizon = repeat(deep_dive(DeepDive(), 0), 0.5)
+    outcome = run(inputs, jobs, horizon, PriceTable.shipped())
+    assert outcome.cost.total_usd > 0 and outcome.report.pods_created > 0
+
+
+def test_the_shipped_price_table_says_when_and_where() -> None:
+    prices = PriceTable.shipped()
+    assert prices.date and prices.currency == "USD" and prices.sources
+    assert (prices.gcp.region, prices.aws.region) == ("us-central1", "us-east-1")
+
+
+@pytest.mark.parametrize(("early_abort", "gives_up"), [("false", (420.0, 420.0)), ("true", (30.0, 90.0 + 10.0))])
+def test_the_command_reports_how_long_spot_failover_took(
+    early_abort: str, gives_up: tuple[float, float], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dev-eks with spot always short: the autoscaler gives up on the spot group after the stack's
+    max_node_provision_time (7m) without early abort, after the cloud's failure report with it."""
+    code, out, err = _cli(
+        ["dev-eks", "--workload", str(PROJECT_DIR / "examples/simulate/light.yaml"), "--set", "model.spot.shortage=1",
+         "--set", f"model.autoscaler.early_abort={early_abort}", "--json", str(tmp_path / "f.json")], capsys,
+    )
+    assert code == 0, err
+    failover = json.loads((tmp_path / "f.json").read_text())["failover"]
+    assert failover["spot_scale_ups_short"] > 0
+    assert all(gives_up[0] <= s <= gives_up[1] for s in failover["give_up_seconds"])
+    assert "gave up after" in out
+
+
+def test_a_price_table_of_one_s_own(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shipped = PriceTable.shipped().model_dump(mode="json")
+    shipped["gcp"]["gpus"]["nvidia-tesla-t4"]["on_demand"] = 0.0
+    shipped["gcp"]["machines"] = {k: {"on_demand": 0.0, "spot": 0.0} for k in shipped["gcp"]["machines"]}
+    shipped["gcp"]["cluster_per_hour"] = 0.0
+    table = tmp_path / "free.yaml"
+    table.write_text(json.dumps(shipped))
+    code, _, err = _cli(["dev-gke", "--prices", str(table), "--json", str(tmp_path / "c.json")], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "c.json").read_text())["cost"]["total_usd"] == 0
+    table.write_text("date: x\n")
+    code, _, err = _cli(["dev-gke", "--prices", str(table)], capsys)
+    assert code == 2 and err.strip() == f"gpu-platform: --prices {table}: sources: required (got nothing)"
