@@ -684,7 +684,7 @@ def _yaml_file(flag: str, path: str, expected: str = "a mapping") -> Any:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from gpu_platform.infra.output import file_target, folder_target, write_outputs
     from gpu_platform.infra.simulate import (
-        SWEEP_COLUMNS, PriceTable, SimulationError, cheapest_meeting, configurations, parse_assignment,
+        SWEEP_COLUMNS, PriceTable, SimulationError, Work, cheapest_meeting, configurations, parse_assignment,
         parse_value, run_all, sweep_plot, sweep_row, sweep_values, table_rows,
     )
     from gpu_platform.infra.simulation import parse_seconds
@@ -745,7 +745,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             raise SimulationError(["--" + line for line in format_validation_error(exc, ReportInputs)]) from None
         replayed = replay_jobs(report_inputs)
         described = {"name": "replay", "source": replayed.source, "start": replayed.start, "pods": replayed.pods}
-        work = [(c.inputs, replayed.jobs, replayed.horizon, prices, c.label, c.overrides) for c in configs]
+        work = [Work(c.inputs, replayed.jobs, replayed.horizon, 0.0, prices, c.label, c.overrides) for c in configs]
     else:
         work = []
         for c in configs:
@@ -753,14 +753,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             if not pattern.jobs:
                 raise SimulationError(f"--workload {args.workload}: the workload is empty: no job in its pattern")
             jobs, horizon = repeat(pattern, hours)
-            described = {**pattern.described, "hours": horizon / 3600}
-            work.append((c.inputs, jobs, horizon, prices, c.label, c.overrides))
+            described = {**pattern.described, "hours": None if horizon is None else horizon / 3600}
+            work.append(Work(c.inputs, jobs, horizon, pattern.tail_s, prices, c.label, c.overrides))
     console = Console(stderr=True)
-    with Progress(TextColumn("simulating {task.description}"), BarColumn(), TextColumn("{task.completed:g}/{task.total:g}"),
+    with Progress(TextColumn("simulating {task.description}"), BarColumn(), TextColumn("{task.completed:.0f}"),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         if len(work) == 1:
             # One configuration: progress in simulated hours.
-            task = bar.add_task("hours", total=work[0][2] / 3600)
+            task = bar.add_task("hours", total=None if work[0].horizon is None else work[0].horizon / 3600)
             outcomes = run_all(work, 1, simulated=lambda at: bar.update(task, completed=at / 3600))
         else:
             task = bar.add_task(f"{len(work)} configurations", total=len(work))

@@ -66,5 +66,5 @@ def replay_jobs(inputs: ReportInputs, progress: Callable[[str], None] = lambda _
     for pod in inside:
         namespace, _, name = pod.partition("/")
         spec = PodSpec("pod", Resources(gpus=max(1, gpus.get(pod, 1))), roles=("gpu", "scheduler"))
-        jobs.append(Job(created[pod] - start, namespace, name, (Stage((spec,), float(max(step, running.get(pod, 0)))),)))
+        jobs.append(Job(created[pod] - start, namespace, name, (Stage.of((spec,), float(max(step, running.get(pod, 0)))),)))
     return Replay(jobs, float(end - start), start, len(jobs), len(pods - created.keys()), redact_url(inputs.prometheus))

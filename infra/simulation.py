@@ -26,7 +26,8 @@ The model, rule by rule (each rule names what it stands for):
   ``gpu_ready`` later (driver installation and device plugin). Until then the autoscaler
   counts it as upcoming capacity, as it does a GPU node whose GPUs are not yet advertised.
   The image is pulled once per node: with the prepuller from the node's join, otherwise
-  when the first pod binds; image streaming makes the pull the shorter ``image_pull_streaming``.
+  when the first pod binds. With image streaming the image is fetched lazily by the first
+  container that starts on the node (``image_pull_streaming``), prepuller or not.
 - The autoscaler runs every ``scan_interval``. Scale-up: pending pods that fit no upcoming
   node pick one node group: the highest priority that can take them (a spot group above its
   on-demand twin; EKS priority tiers; GKE ComputeClass priorities), ties broken by least
@@ -73,6 +74,7 @@ __all__ = [
     "PodRecord",
     "PodSpec",
     "Resources",
+    "Gang",
     "Stage",
     "Timings",
     "Trace",
@@ -270,10 +272,25 @@ class PodSpec:
 
 
 @dataclass(frozen=True)
-class Stage:
+class Gang:
+    """Pods that work together: a Dask cluster (its scheduler and workers) or a pipeline step's pod."""
+
     pods: tuple[PodSpec, ...]
-    work: float
-    """Seconds of work once every pod of the stage runs."""
+    work: float | None
+    """Seconds of work once every pod of the gang runs; None: a session that holds its pods until every
+    other job is done (the deep-dive's mock Jupyter cluster that submits the work)."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Gangs created together; the next stage starts when every one of them is done."""
+
+    gangs: tuple[Gang, ...]
+
+    @classmethod
+    def of(cls, pods: Sequence[PodSpec], work: float | None) -> Stage:
+        """A stage of one gang."""
+        return cls((Gang(tuple(pods), work),))
 
 
 @dataclass(frozen=True)
@@ -365,9 +382,14 @@ class Trace:
     pods: list[PodRecord] = field(default_factory=list)
     nodes: list[NodeRecord] = field(default_factory=list)
     refused_pods: int = 0
+    refused_gangs: int = 0
+    """Gangs (Dask clusters, pipeline steps) refused at admission: their tenant's quota was full."""
     refused_jobs: int = 0
+    """Jobs that ended because every gang of a stage was refused."""
     jobs: int = 0
     jobs_done: int = 0
+    gangs: int = 0
+    """Gangs admitted (Dask clusters, pipeline steps, replayed pods)."""
     fallbacks: list[Fallback] = field(default_factory=list)
     preemptions: int = 0
     events: int = 0
@@ -395,17 +417,25 @@ class _Node:
 class _Pod:
     spec: PodSpec
     record: PodRecord
-    stage: _StageRun
+    gang: _GangRun
     node: _Node | None = None
+
+
+@dataclass(eq=False)
+class _GangRun:
+    stage: _StageRun
+    gang: Gang
+    pods: list[_Pod] = field(default_factory=list)
+    working_since: float | None = None
+    done: bool = False
 
 
 @dataclass(eq=False)
 class _StageRun:
     job: Job
     index: int
-    pods: list[_Pod] = field(default_factory=list)
-    working_since: float | None = None
-    done: bool = False
+    open: int = 0
+    """Gangs of the stage not done yet."""
 
 
 class ClusterModel:
@@ -434,6 +464,10 @@ class ClusterModel:
         self.last_scale_up = -math.inf
         self._open_fallbacks: list[Fallback] = []
         self._counter = 0
+        self._sessions: list[_GangRun] = []
+        self._expected = self._session_jobs = self._settled = 0
+        self.done = self.env.event()
+        """Fires when every job added is over (done or refused), sessions aside."""
         for group in self.groups:
             for zone in group.zones if group.per_zone else (None,):
                 for _ in range(group.min_nodes):
@@ -484,7 +518,9 @@ class ClusterModel:
             return
         yield self.env.timeout(t.provision.draw(rng))
         node.record.joined = self.env.now
-        if t.prepuller:
+        if t.prepuller and not node.group.image_streaming:
+            # The prepuller pulls the whole image as the node joins. With image streaming it does not:
+            # the image is fetched lazily when the first container starts (the deep-dive's 12 s).
             node.image_at = self.env.now + self._pull_time(node.group)
         yield self.env.timeout(t.gpu_ready.draw(rng))
         self.failures[node.group.name] = 0
@@ -517,10 +553,9 @@ class ClusterModel:
             pod.record.finished = self.env.now
             pod.record.lost = True
             node.pods.discard(pod)
-            stage = pod.stage
-            stage.pods.remove(pod)
-            replacement = self._create(stage, pod.spec)
-            stage.pods.append(replacement)
+            gang = pod.gang
+            gang.pods.remove(pod)
+            gang.pods.append(self._create(gang, pod.spec))
         self._bind()
 
     def _remove(self, node: _Node) -> None:
@@ -529,12 +564,12 @@ class ClusterModel:
 
     # --- pods and the scheduler ------------------------------------------------------------
 
-    def _create(self, stage: _StageRun, spec: PodSpec) -> _Pod:
+    def _create(self, gang: _GangRun, spec: PodSpec) -> _Pod:
         self._counter += 1
-        job = stage.job
+        job = gang.stage.job
         record = PodRecord(job.namespace, f"{job.name}-{spec.role}-{self._counter:06d}", spec.requests, self.env.now)
         self.trace.pods.append(record)
-        pod = _Pod(spec, record, stage)
+        pod = _Pod(spec, record, gang)
         self.pending.setdefault((spec, job.namespace), deque()).append(pod)
         return pod
 
@@ -577,45 +612,71 @@ class ClusterModel:
         if pod.record.lost or pod.record.finished is not None:
             return
         pod.record.running = self.env.now
-        stage = pod.stage
-        if stage.working_since is None and all(p.record.running is not None for p in stage.pods):
-            stage.working_since = self.env.now
-            self.env.process(self._work(stage))
+        gang = pod.gang
+        if gang.working_since is None and all(p.record.running is not None for p in gang.pods):
+            gang.working_since = self.env.now
+            if gang.gang.work is not None:
+                self.env.process(self._work(gang))
 
-    def _work(self, stage: _StageRun):  # noqa: ANN202 - a SimPy process
-        yield self.env.timeout(stage.job.stages[stage.index].work)
-        # Replacements of preempted pods may still be pending: the stage's work is done.
+    def _work(self, gang: _GangRun):  # noqa: ANN202 - a SimPy process
+        yield self.env.timeout(gang.gang.work)
+        self._finish(gang)
+        self._bind()
+
+    def _finish(self, gang: _GangRun) -> None:
+        """The gang's work is done: its pods end (replacements of preempted pods still pending too)."""
         now = self.env.now
-        for pod in stage.pods:
+        job = gang.stage.job
+        for pod in gang.pods:
             pod.record.finished = now
             if pod.node is not None:
                 pod.node.free = pod.node.free + pod.spec.requests
                 pod.node.pods.discard(pod)
             else:
-                queue = self.pending[(pod.spec, stage.job.namespace)]
-                queue.remove(pod)
-        self.quota_used[stage.job.namespace] = self.quota_used.get(stage.job.namespace, 0) - sum(
-            p.requests.gpus for p in stage.job.stages[stage.index].pods
-        )
-        stage.done = True
-        self._next_stage(stage.job, stage.index + 1)
-        self._bind()
+                self.pending[(pod.spec, job.namespace)].remove(pod)
+        self.quota_used[job.namespace] -= sum(p.requests.gpus for p in gang.gang.pods)
+        gang.done = True
+        stage = gang.stage
+        stage.open -= 1
+        if stage.open == 0:
+            self._next_stage(job, stage.index + 1)
 
     def _next_stage(self, job: Job, index: int) -> None:
         if index >= len(job.stages):
-            self.trace.jobs_done += 1
+            self._job_done(job)
             return
-        stage = job.stages[index]
-        gpus = sum(p.requests.gpus for p in stage.pods)
+        stage = _StageRun(job, index)
         quota = self.quotas.get(job.namespace)
-        used = self.quota_used.get(job.namespace, 0)
-        if quota is not None and used + gpus > quota:
+        for gang in job.stages[index].gangs:
+            gpus = sum(p.requests.gpus for p in gang.pods)
+            used = self.quota_used.get(job.namespace, 0)
+            if quota is not None and used + gpus > quota:
+                self.trace.refused_gangs += 1
+                self.trace.refused_pods += len(gang.pods)
+                continue
+            self.quota_used[job.namespace] = used + gpus
+            run = _GangRun(stage, gang)
+            run.pods = [self._create(run, spec) for spec in gang.pods]
+            stage.open += 1
+            self.trace.gangs += 1
+            if gang.work is None:
+                self._sessions.append(run)
+        if stage.open == 0:
+            # Every gang refused: the job cannot go on.
             self.trace.refused_jobs += 1
-            self.trace.refused_pods += len(stage.pods)
-            return
-        self.quota_used[job.namespace] = used + gpus
-        run = _StageRun(job, index)
-        run.pods = [self._create(run, spec) for spec in stage.pods]
+            self._job_done(job, refused=True)
+
+    def _job_done(self, job: Job, refused: bool = False) -> None:
+        if not refused:
+            self.trace.jobs_done += 1
+        self._settled += 1
+        if self._settled == self._expected - self._session_jobs and not self.done.triggered:
+            # Every job but the sessions is over: the sessions end and the workload is done.
+            for session in list(self._sessions):
+                if not session.done:
+                    self._finish(session)
+            self._sessions.clear()
+            self.done.succeed(self.env.now)
 
     def submit(self, job: Job) -> None:
         """A job arrives now."""
@@ -624,8 +685,11 @@ class ClusterModel:
         self._bind()
 
     def add_jobs(self, jobs: Iterable[Job]) -> None:
-        """Jobs arriving at their ``at`` (sorted by it)."""
+        """Jobs arriving at their ``at`` (sorted by it). A job whose every gang is a session (work None)
+        holds its pods until the other jobs are done; ``done`` fires then."""
         ordered = sorted(jobs, key=lambda j: j.at)
+        self._expected += len(ordered)
+        self._session_jobs += sum(1 for j in ordered if all(g.work is None for st in j.stages for g in st.gangs))
 
         def arrivals():  # noqa: ANN202 - a SimPy process
             for job in ordered:
@@ -749,18 +813,27 @@ class ClusterModel:
 
     # --- running --------------------------------------------------------------------------------
 
-    def run(self, until: float, progress: Callable[[float], None] | None = None) -> Trace:
-        """Run to ``until`` seconds; ``progress`` is called with the simulated time every simulated hour."""
-        if progress is None:
-            self.env.run(until=until)
-        else:
-            hour = 3600.0
-            at = hour
-            while at < until:
-                self.env.run(until=at)
+    def run(self, until: float | None = None, progress: Callable[[float], None] | None = None, *, tail: float = 0.0,
+            limit: float = 31 * 86_400.0) -> Trace:
+        """Run to ``until`` seconds or, without it, until the workload is done (``done``) plus ``tail``
+        seconds, at most ``limit``; ``progress`` is told the simulated time every simulated hour."""
+        hour = 3600.0
+        if until is None:
+            # Hour by hour until the work is done (a stuck workload stops at the limit).
+            while not self.done.processed and self.env.now < limit:
+                self.env.run(until=self.env.any_of([self.done, self.env.timeout(min(hour, limit - self.env.now))]))
+                if progress is not None:
+                    progress(self.env.now)
+            until = min(limit, self.env.now + tail)
+        at = (self.env.now // hour + 1) * hour
+        while at < until:
+            self.env.run(until=at)
+            if progress is not None:
                 progress(at)
-                at += hour
+            at += hour
+        if until > self.env.now:
             self.env.run(until=until)
+        if progress is not None:
             progress(until)
         self.trace.horizon = until
         for fallback in self._open_fallbacks:

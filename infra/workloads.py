@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, model_validator
 from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.numbers import Float, Int
 from gpu_platform.infra.simulate import DistField
-from gpu_platform.infra.simulation import Dist, Job, PodSpec, Resources, Stage
+from gpu_platform.infra.simulation import Dist, Gang, Job, PodSpec, Resources, Stage
 
 __all__ = ["DeepDive", "Pattern", "TenantLoad", "WorkloadFile", "deep_dive", "kfp_pipelines", "repeat"]
 
@@ -29,18 +29,31 @@ HOUR = 3600.0
 
 @dataclass(frozen=True)
 class Pattern:
-    """Jobs over [0, pattern_s): what --hours repeats."""
+    """A workload: its jobs, and how it repeats."""
 
     name: str
     jobs: tuple[Job, ...]
-    pattern_s: float
+    pattern_s: float | None
+    """The pattern's length: --hours lays copies this far apart. None: the pattern is one chain that ends
+    when its work is done (the deep-dive); --hours chains copies back to back, and once it runs until
+    done plus ``tail_s``."""
     described: dict[str, Any]
     """What the JSON says about the workload."""
+    tail_s: float = 0.0
+    """A chain's run goes on this long after its work is done (the deep-dive measured 15 min past the end)."""
 
 
-def repeat(pattern: Pattern, hours: float | None) -> tuple[list[Job], float]:
-    """The pattern back to back over ``hours`` (default: once), and the horizon: the pattern's length
-    times the repeats, plus the time the last jobs need to finish (a pattern's own tail)."""
+def repeat(pattern: Pattern, hours: float | None) -> tuple[list[Job], float | None]:
+    """The pattern back to back over ``hours`` (default: once), and the horizon (None: until the work is
+    done plus the pattern's tail)."""
+    if pattern.pattern_s is None:
+        if hours is None:
+            return list(pattern.jobs), None
+        # One chain: its stages again and again; the run stops at the horizon wherever the chain is.
+        copies = math.ceil(hours) + 1
+        return [
+            job if _session(job) else Job(job.at, job.namespace, job.name, job.stages * copies) for job in pattern.jobs
+        ], hours * HOUR
     if hours is None:
         copies, horizon = 1, pattern.pattern_s
     else:
@@ -52,6 +65,10 @@ def repeat(pattern: Pattern, hours: float | None) -> tuple[list[Job], float]:
             if job.at + offset < horizon:
                 jobs.append(Job(job.at + offset, job.namespace, f"{job.name}-r{k}" if copies > 1 else job.name, job.stages))
     return jobs, horizon
+
+
+def _session(job: Job) -> bool:
+    return all(g.work is None for stage in job.stages for g in stage.gangs)
 
 
 # --- Dask clusters ------------------------------------------------------------------------------
@@ -70,21 +87,30 @@ def dask_cluster(at: float, namespace: str, name: str, workers: int, work: float
         prefers="scheduler" if scheduler_gpus else None,
     )
     worker = WORKER if worker_gpus == 1 else PodSpec("worker", Resources(gpus=worker_gpus), roles=("gpu",))
-    return Job(at, namespace, name, (Stage((scheduler, *([worker] * workers)), work),))
+    return Job(at, namespace, name, (Stage.of((scheduler, *([worker] * workers)), work),))
 
 
 @dataclass(frozen=True)
 class Phase:
-    """One phase of the deep-dive's run: ``users`` working at once, each running Dask clusters one
-    after another (a chain) for ``minutes``."""
+    """One call of the deep-dive's ``generate_workload``: ``stages`` stages whose width (concurrent Dask
+    clusters) walks between ``min_width`` and ``max_width`` by at most ``variation`` a step."""
 
-    users: int
-    minutes: float
+    stages: int
+    min_width: int
+    max_width: int
+    variation: int
+    what: str
 
 
-DEEP_DIVE_PHASES = (Phase(6, 10), Phase(8, 10), Phase(12, 10), Phase(10, 10), Phase(12, 10), Phase(6, 10))
-"""The deep-dive's six phases of demand over an hour: a quiet start, a ramp to a peak, a lull, a
-second burst and a tail."""
+DEEP_DIVE_PHASES = (
+    Phase(10, 1, 2, 1, "a couple of concurrent workloads"),
+    Phase(5, 3, 5, 5, "demand increases as more users appear"),
+    Phase(30, 1, 2, 1, "a lull over lunch"),
+    Phase(10, 3, 10, 5, "back from lunch, hitting the cluster hard"),
+    Phase(5, 3, 5, 5, "the after-lunch rush easing"),
+    Phase(10, 1, 2, 1, "demand slowing towards the end of the day"),
+)
+"""The deep-dive's six calls of generate_workload, chained (notebook.ipynb, rapidsai/deployment)."""
 
 
 class DeepDive(BaseModel):
@@ -95,36 +121,45 @@ class DeepDive(BaseModel):
     namespace: str = "default"
     """Where the Dask clusters run (the deep-dive used the default namespace: no quota). Default: default."""
     workers: Int = Field(default=2, ge=1, le=100)
-    """Workers per Dask cluster. Default: 2."""
-    work: DistField = Dist("uniform", 90.0, 270.0)
-    """How long each cluster computes once its scheduler and workers run. Default: uniform(90s, 270s)."""
+    """Workers per Dask cluster (the deep-dive's n_workers). Default: 2."""
+    work: DistField = Dist("uniform", 15.0, 25.0)
+    """How long each cluster holds its pods once they all run: connect, read the NYC taxi data, compute, close (the deep-dive's run_haversine took 23.6 s and 27.1 s end to end on warm capacity). Default: uniform(15s, 25s)."""
+    session: bool = True
+    """The deep-dive's mock Jupyter cluster that submits the work: a scheduler and three workers, one GPU each, held for the whole run. Default: true."""
+    lead: Annotated[Float, Field(ge=0, le=86_400)] = 900.0
+    """Seconds from the start of the range to the first cluster (the deep-dive queried from 15 min before the run; the session runs from the start). Default: 900."""
 
 
 def deep_dive(settings: DeepDive, seed: int) -> Pattern:
-    """The RAPIDS multi-tenant deep-dive's generator: chained stages of concurrent Dask clusters, each a
-    scheduler and two one-GPU workers, in six phases of demand over about an hour (DEEP_DIVE_PHASES).
-    In each phase its users start together; each runs a chain of clusters, the next created when the
-    previous finishes, until the phase's time is used; about 200 clusters in all."""
+    """The RAPIDS multi-tenant deep-dive's workload: its ``generate_workload`` graph of ``run_haversine``
+    calls, each a Dask cluster (a scheduler and two one-GPU workers that compute once both workers are
+    up, then close), in six chained phases (DEEP_DIVE_PHASES). A stage's clusters start together and the
+    next stage starts when all of them are done; each phase opens with one cluster (the previous phase's
+    closing one) and closes with one. About 200 clusters; the guide's run took 1 h 18 min. Widths come from
+    the seed as the guide's ``randrange`` walk."""
     rng = random.Random(seed)
-    jobs: list[Job] = []
-    at = 0.0
-    for p, phase in enumerate(DEEP_DIVE_PHASES):
-        length = phase.minutes * 60
-        for u in range(phase.users):
-            stages: list[Stage] = []
-            used = 0.0
-            while used < length:
-                work = max(1.0, settings.work.draw(rng))
-                stages.append(dask_cluster(0.0, settings.namespace, "", settings.workers, work).stages[0])
-                used += work
-            start = at + rng.uniform(0, 30)
-            jobs.append(Job(start, settings.namespace, f"rapids-dask-p{p + 1}-u{u + 1:02d}", tuple(stages)))
-        at += length
-    clusters = sum(len(j.stages) for j in jobs)
+    widths = [1]
+    for phase in DEEP_DIVE_PHASES:
+        last = phase.min_width
+        for _ in range(phase.stages):
+            width = rng.randrange(max(phase.min_width, last - phase.variation), min(phase.max_width, last + phase.variation) + 1)
+            widths.append(width)
+            last = width
+        widths.append(1)
+    cluster = (SCHEDULER, *([WORKER] * settings.workers))
+    stages = tuple(
+        Stage(tuple(Gang(cluster, max(1.0, settings.work.draw(rng))) for _ in range(width))) for width in widths
+    )
+    jobs = [Job(settings.lead, settings.namespace, "rapids-dask", stages)]
+    if settings.session:
+        jobs.append(Job(0.0, settings.namespace, "mock-jupyter", (Stage.of((SCHEDULER, WORKER, WORKER, WORKER), None),)))
     return Pattern(
-        "deep-dive", tuple(sorted(jobs, key=lambda j: j.at)), at,
-        {"name": "deep-dive", "phases": [{"users": ph.users, "minutes": ph.minutes} for ph in DEEP_DIVE_PHASES],
-         "clusters": clusters, "workers_per_cluster": settings.workers, "work": str(settings.work)},
+        "deep-dive", tuple(jobs), None,
+        {"name": "deep-dive", "phases": [{"stages": ph.stages, "min_width": ph.min_width, "max_width": ph.max_width,
+                                           "variation": ph.variation} for ph in DEEP_DIVE_PHASES],
+         "stages": len(widths), "clusters": sum(widths), "workers_per_cluster": settings.workers,
+         "work": str(settings.work), "session": settings.session},
+        tail_s=900.0,
     )
 
 
@@ -146,7 +181,7 @@ def kfp_pipelines(inputs: Any, pool: Any, seed: int) -> Pattern:
     ]
     runs = inputs.runs
     jobs = tuple(
-        Job(0.0, "kubeflow", f"run-{i + 1:04d}", tuple(Stage((spec,), share) for spec in specs)) for i in range(runs)
+        Job(0.0, "kubeflow", f"run-{i + 1:04d}", tuple(Stage.of((spec,), share) for spec in specs)) for i in range(runs)
     )
     window = float(inputs.window) if inputs.window is not None else float(inputs.run_duration)
     return Pattern(

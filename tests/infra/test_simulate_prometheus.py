@@ -40,7 +40,7 @@ def simulated() -> Trace:
         t += rng.expovariate(90 / HOUR)
         if t >= 40 * 60:
             break
-        jobs.append(Job(t, "default", f"c{len(jobs):03d}", (Stage((SCHEDULER, WORKER, WORKER), rng.uniform(180, 600)),)))
+        jobs.append(Job(t, "default", f"c{len(jobs):03d}", (Stage.of((SCHEDULER, WORKER, WORKER), rng.uniform(180, 600)),)))
     model = ClusterModel(inputs.groups, timings=inputs.timings, binding=inputs.binding, seed=1, quotas=inputs.quotas)
     model.add_jobs(jobs)
     trace = model.run(HOUR)
@@ -97,8 +97,8 @@ def test_replay_reads_back_the_pods_prometheus_saw(simulated: Trace, served: tup
         pod = pods[f"{job.namespace}/{job.name}"]
         assert job.at == pod.created
         (stage,) = job.stages
-        assert stage.pods[0].requests.gpus == pod.gpus
-        assert stage.work == min(pod.runtime, workload.seconds - pod.scheduled)
+        assert stage.gangs[0].pods[0].requests.gpus == pod.gpus
+        assert stage.gangs[0].work == min(pod.runtime, workload.seconds - pod.scheduled)
     # Replayed on the same stack: every pod runs again.
     inputs = model_inputs(load_stack(PROJECT_DIR, "dev-gke"), ModelSettings())
     model = ClusterModel(inputs.groups, timings=inputs.timings, binding=inputs.binding, seed=2)

@@ -32,7 +32,7 @@ def group(name: str = "gpu", gpus: int = 1, lo: int = 0, hi: int = 4, **kw: obje
 
 
 def job(at: float, work: float, pods: tuple[PodSpec, ...] = (ONE_GPU,), namespace: str = "default", name: str = "j") -> Job:
-    return Job(at, namespace, name, (Stage(pods, work),))
+    return Job(at, namespace, name, (Stage.of(pods, work),))
 
 
 def erlang_c_mean_wait(servers: int, arrival_rate: float, service_rate: float) -> float:
@@ -146,7 +146,7 @@ def test_a_stage_beyond_its_tenants_quota_is_refused_at_admission() -> None:
     model.add_jobs([job(0.0, 600, three, "team-a", "first"), job(5.0, 600, three, "team-a", "second"),
                     job(6.0, 600, three, "team-b", "other"), job(700.0, 60, three, "team-a", "later")])
     trace = model.run(until=3600)
-    assert (trace.refused_jobs, trace.refused_pods) == (1, 3)
+    assert (trace.refused_gangs, trace.refused_jobs, trace.refused_pods) == (1, 1, 3)
     assert {p.name.split("-")[0] for p in trace.pods} == {"first", "other", "later"}
     assert trace.jobs_done == 3
 
