@@ -136,7 +136,7 @@ def deep_dive(settings: DeepDive, seed: int) -> Pattern:
     up, then close), in six chained phases (DEEP_DIVE_PHASES). A stage's clusters start together and the
     next stage starts when all of them are done; each phase opens with one cluster (the previous phase's
     closing one) and closes with one. About 200 clusters; the guide's run took 1 h 18 min. Widths come from
-    ``seed``, walked as the guide's ``randrange`` walk."""
+    ``seed`` by the guide's ``randrange`` walk."""
     rng = random.Random(seed)
     widths = [1]
     for phase in DEEP_DIVE_PHASES:
