@@ -712,11 +712,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         try:
             target = parse_seconds(args.target_p90)
         except ValueError as exc:
-            raise SimulationError(f"--target-p90 {args.target_p90}: {exc}") from None
+            raise SimulationError(f"--target-p90: {exc} (got {json.dumps(args.target_p90)})") from None
         if not sweeps:
             raise SimulationError("--target-p90: names the cheapest configuration of a sweep; give --sweep KEY=V1,V2")
     if args.max_configs < 1:
         raise SimulationError(f"--max-configs {args.max_configs}: at least 1")
+    if args.processes < 0:
+        raise SimulationError(f"--processes {args.processes}: 0 (one per core) or more")
     replay = args.replay or args.prometheus is not None or args.start is not None or args.end is not None
     if replay and not (args.replay and args.prometheus and args.start and args.end):
         raise SimulationError("--replay needs --prometheus URL --start T --end T (and takes no --workload)")

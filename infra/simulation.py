@@ -91,14 +91,14 @@ _CALL = re.compile(r"^\s*(fixed|uniform|exponential|lognormal|normal)\s*\((.*)\)
 def parse_seconds(text: str | float | int) -> float:
     """``90``, ``"90s"``, ``"2.5m"``, ``"1h"``, ``"500ms"`` -> seconds; ValueError otherwise."""
     if isinstance(text, bool):
-        raise ValueError(f"a duration is seconds or a number with ms, s, m or h, not {text}")
+        raise ValueError("a duration is seconds (90) or a number with ms, s, m or h (\"2m\")")
     if isinstance(text, (int, float)):
         if not math.isfinite(text) or text < 0:
-            raise ValueError(f"a duration must be a finite number of seconds >= 0, not {text}")
+            raise ValueError("a duration must be a finite number of seconds >= 0")
         return float(text)
     m = _DURATION.match(str(text))
     if not m:
-        raise ValueError(f"a duration is seconds (90) or a number with ms, s, m or h (\"2m\"), not {text!r}")
+        raise ValueError("a duration is seconds (90) or a number with ms, s, m or h (\"2m\")")
     return float(m.group(1)) * _UNITS[m.group(2)]
 
 
@@ -129,25 +129,25 @@ class Dist:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return cls("fixed", parse_seconds(value))
         if not isinstance(value, str):
-            raise ValueError(f"a distribution is a duration (\"90s\") or uniform(a, b), exponential(mean), "
-                             f"normal(mean, sd), lognormal(median, sigma); not {value!r}")
+            raise ValueError("a distribution is a duration (\"90s\") or uniform(a, b), exponential(mean), "
+                             "normal(mean, sd), lognormal(median, sigma)")
         call = _CALL.match(value)
         if call is None:
             return cls("fixed", parse_seconds(value))
         kind, inner = call.group(1), [p.strip() for p in call.group(2).split(",")]
         arity = {"fixed": 1, "exponential": 1, "uniform": 2, "normal": 2, "lognormal": 2}[kind]
         if len(inner) != arity:
-            raise ValueError(f"{kind}() takes {arity} argument{'s' if arity > 1 else ''}, got {len(inner)} in {value!r}")
+            raise ValueError(f"{kind}() takes {arity} argument{'s' if arity > 1 else ''}, not {len(inner)}")
         if kind == "lognormal":
             median, sigma = parse_seconds(inner[0]), float(inner[1])
             if median <= 0 or not 0 <= sigma <= 5:
-                raise ValueError(f"lognormal(median, sigma) needs median > 0 and sigma in [0, 5], got {value!r}")
+                raise ValueError("lognormal(median, sigma) needs median > 0 and sigma in [0, 5]")
             return cls(kind, median, sigma)
         numbers = [parse_seconds(p) for p in inner]
         if kind == "uniform" and numbers[0] > numbers[1]:
-            raise ValueError(f"uniform(a, b) needs a <= b, got {value!r}")
+            raise ValueError("uniform(a, b) needs a <= b")
         if kind == "exponential" and numbers[0] <= 0:
-            raise ValueError(f"exponential(mean) needs a mean > 0, got {value!r}")
+            raise ValueError("exponential(mean) needs a mean > 0")
         return cls(kind, numbers[0], numbers[1] if arity == 2 else 0.0)
 
     def draw(self, rng: random.Random) -> float:
