@@ -84,6 +84,8 @@ def _type_name(annotation: Any) -> str:
         return "one of " + ", ".join(f"`{m.value}`" for m in annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return f"[{annotation.__name__}](#{annotation.__name__.lower()})"
+    if getattr(annotation, "__name__", None) == "Dist":
+        return 'distribution: a duration ("90s") or uniform(a, b), exponential(mean), normal(mean, sd), lognormal(median, sigma)'
     return getattr(annotation, "__name__", str(annotation))
 
 
@@ -112,7 +114,29 @@ def config_reference() -> str:
         "(`gpu-platform:cloud`, `gpu-platform:gke`, ...). Nested keys are snake_case, as in Python.",
         "",
     ]
-    for model in _models(StackConfig):
+    lines += _model_tables(_models(StackConfig))
+    from gpu_platform.infra.simulate import ModelSettings, PriceTable
+    from gpu_platform.infra.workloads import DeepDive, WorkloadFile
+
+    lines += [
+        "## `gpu-platform simulate`: model settings, workload files, price tables",
+        "",
+        "`--set model.<key>=<value>` (and `--sweep`) set the simulator's ModelSettings, e.g. "
+        "`model.autoscaler.scan_interval=5s` or `model.node.gpu_ready=uniform(1m, 2m)`; any other key is a stack key "
+        "from the tables above (`gke.gpu_pools[t4].autoscaling.min_nodes=2`). A workload file (`--workload FILE`) is a "
+        "WorkloadFile; a price table (`--prices FILE`) a PriceTable. DeepDive documents the deep-dive workload.",
+        "",
+    ]
+    seen: list[type[BaseModel]] = []
+    for root in (ModelSettings, WorkloadFile, DeepDive, PriceTable):
+        seen += [m for m in _models(root) if m not in seen]
+    lines += _model_tables(seen)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _model_tables(models: list[type[BaseModel]]) -> list[str]:
+    lines: list[str] = []
+    for model in models:
         lines.append(f"#### {model.__name__}")
         lines.append("")
         doc = (model.__doc__ or "").strip().splitlines()[0] if model.__doc__ else ""
@@ -124,7 +148,7 @@ def config_reference() -> str:
             description = (field.description or "").replace("|", "\\|").replace("\n", " ")
             lines.append(f"| `{name}` | {_type_name(field.annotation)}{_bounds(field)} | {description} |")
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
 def _scalar_type(annotation: Any) -> str | None:

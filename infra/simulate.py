@@ -411,7 +411,9 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
 # --- prices ----------------------------------------------------------------------------------------
 
 
-class _Price(BaseModel):
+class HourlyPrice(BaseModel):
+    """One type's price per hour, on-demand and spot."""
+
     model_config = ARGS_CONFIG
 
     on_demand: Annotated[Float, Field(ge=0)]
@@ -420,16 +422,18 @@ class _Price(BaseModel):
     """Per hour, spot. Default: none (no spot price: a spot group of the type is refused)."""
 
 
-class _CloudPrices(BaseModel):
+class CloudPrices(BaseModel):
+    """One cloud's prices in one region."""
+
     model_config = ARGS_CONFIG
 
     region: str
     """The region the prices are for. Required."""
     cluster_per_hour: Annotated[Float, Field(ge=0)] = 0.0
     """The control plane's fee per hour (GKE cluster management, EKS standard support). Default: 0."""
-    machines: dict[str, _Price] = Field(default_factory=dict)
+    machines: dict[str, HourlyPrice] = Field(default_factory=dict)
     """Per machine or instance type (on AWS the GPUs are in it). Default: {}."""
-    gpus: dict[str, _Price] = Field(default_factory=dict)
+    gpus: dict[str, HourlyPrice] = Field(default_factory=dict)
     """Per attached GPU (GCP N1 machines: charged apart from the machine). Default: {}."""
 
 
@@ -444,9 +448,9 @@ class PriceTable(BaseModel):
     """The prices' currency. Default: USD."""
     sources: list[str] = Field(min_length=1)
     """Where they were read. Required."""
-    gcp: _CloudPrices | None = None
+    gcp: CloudPrices | None = None
     """Google Cloud prices. Default: none (a GKE stack is refused)."""
-    aws: _CloudPrices | None = None
+    aws: CloudPrices | None = None
     """AWS prices. Default: none (an EKS stack is refused)."""
 
     @classmethod
@@ -475,7 +479,7 @@ class PriceTable(BaseModel):
             raise SimulationError(f"the price table has no {cloud} section; give one with --prices FILE")
         capacity = "spot" if group.spot else "on_demand"
 
-        def pick(prices: dict[str, _Price], key: str, what: str) -> float:
+        def pick(prices: dict[str, HourlyPrice], key: str, what: str) -> float:
             price = prices.get(key)
             value = None if price is None else getattr(price, capacity)
             if value is None:
