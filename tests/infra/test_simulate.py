@@ -54,7 +54,7 @@ def test_model_defaults() -> None:
     assert 270 <= n.provision.mean + n.gpu_ready.mean + n.image_pull_streaming.mean <= 330
     assert settings.spot == SpotModel() and (settings.spot.shortage, settings.spot.preemption_per_node_hour) == (0, 0)
     deep = DeepDive()
-    assert (deep.namespace, deep.workers, deep.work, deep.session, deep.lead) == ("default", 2, Dist("uniform", 15, 25), True, 900)
+    assert (deep.namespace, deep.workers, deep.work, deep.session, deep.lead) == ("default", 2, Dist("uniform", 20, 50), True, 900)
 
 
 def test_the_stack_s_autoscaler_settings_fill_the_model(dev_gke) -> None:  # noqa: ANN001
