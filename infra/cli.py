@@ -742,7 +742,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         from gpu_platform.infra.report import ReportInputs
 
         try:
-            report_inputs = ReportInputs(prometheus=args.prometheus, start=args.start, end=args.end)
+            report_inputs = ReportInputs(prometheus=args.prometheus, start=args.start, end=args.end, step=args.step)
         except ValidationError as exc:
             raise SimulationError(["--" + line for line in format_validation_error(exc, ReportInputs)]) from None
         replayed = replay_jobs(report_inputs)
@@ -993,6 +993,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--prometheus", metavar="URL", help="--replay: the Prometheus base URL")
     sim.add_argument("--start", help="--replay: start, RFC 3339 or Unix seconds")
     sim.add_argument("--end", help="--replay: end, RFC 3339 or Unix seconds")
+    sim.add_argument("--step", default="1s", help="--replay: the sampling step of the queries, as the report's (default 1s)")
     sim.add_argument("--hours", help="repeat the workload's pattern back to back over H simulated hours (default: once)")
     sim.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override a stack key (gke.gpu_pools[t4].autoscaling.min_nodes=2) or a model key "

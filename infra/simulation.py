@@ -555,7 +555,7 @@ class ClusterModel:
             node.pods.discard(pod)
             gang = pod.gang
             gang.pods.remove(pod)
-            gang.pods.append(self._create(gang, pod.spec))
+            gang.pods.append(self._create(gang, pod.spec, replacing=True))
         self._bind()
 
     def _remove(self, node: _Node) -> None:
@@ -564,10 +564,13 @@ class ClusterModel:
 
     # --- pods and the scheduler ------------------------------------------------------------
 
-    def _create(self, gang: _GangRun, spec: PodSpec) -> _Pod:
+    def _create(self, gang: _GangRun, spec: PodSpec, replacing: bool = False) -> _Pod:
         self._counter += 1
         job = gang.stage.job
-        record = PodRecord(job.namespace, f"{job.name}-{spec.role}-{self._counter:06d}", spec.requests, self.env.now)
+        # A job of one pod (a replayed pod) keeps its name, so simulated and measured waits compare by pod.
+        alone = len(job.stages) == 1 and len(job.stages[0].gangs) == 1 and len(gang.gang.pods) == 1 and not replacing
+        name = job.name if alone else f"{job.name}-{spec.role}-{self._counter:06d}"
+        record = PodRecord(job.namespace, name, spec.requests, self.env.now)
         self.trace.pods.append(record)
         pod = _Pod(spec, record, gang)
         self.pending.setdefault((spec, job.namespace), deque()).append(pod)
