@@ -647,6 +647,9 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
         if args.pool not in shapes:
             raise SimulationError(f"--pool {args.pool}: stack {args.stack} has no such pool (pools: {', '.join(shapes) or 'none'})")
         data = _yaml_file("--inputs", args.inputs)
+        if data.get("runs") is not None and data.get("window") is None and data.get("nodes") is None:
+            # N parallel runs alone is a question for the simulator: they start together, once per run.
+            data = {**data, "window": data.get("run_duration")}
         try:
             inputs = CapacityInputs.model_validate(data)
         except ValidationError as exc:
@@ -814,7 +817,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for target_, what in ((json_target, "JSON"), (out_target, "plots")):
         if target_ is not None:
             out.print(f"wrote {what} to {target_.path}", soft_wrap=True)
-    return EXIT_OK
+    stalled = [o for o in outcomes if o.trace.stalled_at is not None]
+    for o in stalled:
+        _err(f"{o.label}: the workload stalled at {o.trace.stalled_at / 3600:.2f} h: {o.trace.stalled_pods} pending pods "
+             "fit no node the stack has or can add (their pool, taints, or its maximum)")
+    return EXIT_VIOLATIONS if stalled else EXIT_OK
 
 
 def cmd_upstream(args: argparse.Namespace) -> int:

@@ -42,6 +42,7 @@ from gpu_platform.infra.report import (
     gpu_pods,
     redact_url,
 )
+from gpu_platform.infra.workloads import DASK_TOLERATIONS
 from gpu_platform.infra.simulation import Job, PodSpec, Resources, Stage
 
 __all__ = ["REPLAY_QUERIES", "Replay", "ReplayError", "replay_jobs"]
@@ -113,7 +114,7 @@ def replay_jobs(inputs: ReportInputs, progress: Callable[[str], None] = lambda _
         namespace, _, name = pod.partition("/")
         # A pod created in the range has a request > 0 within it (creation_times requires one); it is
         # missing here only when it lived between two steps: count one GPU.
-        spec = PodSpec("pod", Resources(gpus=max(1, gpus.get(pod, 1))), roles=("gpu", "scheduler"))
+        spec = PodSpec("pod", Resources(gpus=max(1, gpus.get(pod, 1))), roles=("gpu", "scheduler"), tolerations=DASK_TOLERATIONS)
         work = float(max(step, running.get(pod, 0)))
         jobs.append(Job(created[pod] - start, namespace, name, (Stage.of((spec,), work),)))
     return Replay(jobs, float(end - start), start, len(jobs), len(pods - created.keys()), redact_url(inputs.prometheus))

@@ -303,6 +303,13 @@ def _resources(shape: Any) -> Resources:
     return Resources(cpu=node.cpu, memory=node.memory_mib, gpus=node.gpus)
 
 
+def _taints(shape: Any) -> tuple[str, ...]:
+    """The keys of the taints that keep pods off a pool (NoSchedule, NoExecute)."""
+    from gpu_platform.components.pools import TaintEffect
+
+    return tuple(sorted({t.key for t in shape.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE}))
+
+
 def _gke_groups(gke: Any) -> list[NodeGroup]:
     from gpu_platform.components.gke_plan import plan_pools
     from gpu_platform.components.pools import BoundsScope
@@ -323,7 +330,7 @@ def _gke_groups(gke: Any) -> list[NodeGroup]:
                 priority=len(planned.node_pools) - i if planned.compute_class else 0,
                 zones=zones, min_nodes=bounds.min_nodes, max_nodes=bounds.max_nodes,
                 per_zone=bounds.scope is BoundsScope.PER_ZONE,
-                image_streaming=bool(getattr(pool, "image_streaming", False)),
+                image_streaming=bool(getattr(pool, "image_streaming", False)), taints=_taints(shape),
             ))
     return groups
 
@@ -343,7 +350,7 @@ def _eks_groups(eks: Any, node_groups: Any) -> list[NodeGroup]:
     groups = [NodeGroup(
         name=system.name, pool=system_shape.name, role=system_shape.role.value, machine_type=system_shape.machine_type,
         allocatable=_resources(system_shape), gpus_per_node=0, spot=False, priority=priority(system.name), zones=zones,
-        min_nodes=system_shape.min_nodes, max_nodes=system_shape.max_nodes,
+        min_nodes=system_shape.min_nodes, max_nodes=system_shape.max_nodes, taints=_taints(system_shape),
     )]
     shapes = {s.name: s for s in node_groups.pool_shapes()}
     for cls in node_groups.classes:
@@ -353,7 +360,7 @@ def _eks_groups(eks: Any, node_groups: Any) -> list[NodeGroup]:
                 name=group.name, pool=cls.name, role=shape.role.value, machine_type=shape.machine_type,
                 allocatable=_resources(shape), gpus_per_node=shape.gpus_per_node, accelerator=shape.accelerator,
                 spot=group.capacity is CapacityType.SPOT, priority=priority(group.name), zones=zones,
-                min_nodes=group.min_nodes, max_nodes=group.max_nodes,
+                min_nodes=group.min_nodes, max_nodes=group.max_nodes, taints=_taints(shape),
             ))
     return groups
 
@@ -526,6 +533,8 @@ def cost_of(trace: Trace, inputs: ModelInputs, prices: PriceTable, used_gpu_hour
     lines: dict[tuple[str, str], CostLine] = {}
     paid = spot = 0.0
     for node in trace.nodes:
+        if node.failed:
+            continue  # no capacity was given: nothing to pay
         end = node.removed if node.removed is not None else trace.horizon
         hours = max(0.0, min(end, trace.horizon) - node.requested) / 3600
         group = node.group
@@ -650,6 +659,7 @@ class Outcome:
             "usd_per_day": self.cost.usd_per_day,
             "total_usd": self.cost.total_usd,
             "refused_pods": self.trace.refused_pods,
+            "stalled_at_s": self.trace.stalled_at, "stalled_pods": self.trace.stalled_pods,
             **{k: v for k, v in self.failover().items() if not k.endswith("_seconds")},
         }
 
@@ -663,6 +673,7 @@ class Outcome:
             "jobs": self.trace.jobs, "jobs_done": self.trace.jobs_done, "gangs": self.trace.gangs,
             "refused_gangs": self.trace.refused_gangs, "refused_jobs": self.trace.refused_jobs,
             "refused_pods": self.trace.refused_pods,
+            "stalled_at_s": self.trace.stalled_at, "stalled_pods": self.trace.stalled_pods,
         }
         out["simulation"] = {
             "label": self.label, "overrides": self.overrides, "workload": workload, "seed": inputs.seed,
@@ -873,6 +884,8 @@ def table_rows(outcome: Outcome) -> list[tuple[str, str]]:
     rows.append(("fallback to another group after (mean)",
                  f"{'-' if mean is None else f'{mean:.0f} s'} ({failover['without_fallback']} with no group left to grow)"))
     rows.append(("spot preemptions", str(failover["preemptions"])))
+    if trace.stalled_at is not None:
+        rows.append(("STALLED", f"at {trace.stalled_at / 3600:.2f} h: {trace.stalled_pods} pods no node can ever take"))
     rows.append(("refused at admission (quota)",
                  f"{outcome.trace.refused_pods} pods of {outcome.trace.refused_gangs} Dask clusters or steps"))
     return rows

@@ -14,8 +14,8 @@ The model, rule by rule (each rule names what it stands for):
   of it is Running (a Dask cluster computes once its scheduler and workers are up; a
   pipeline step once its pod runs) and lasts the stage's ``work``; then its pods end.
 - Admission: a tenant's GPU quota (ResourceQuota requests.nvidia.com/gpu) is checked when a
-  stage's pods are created; a stage that would exceed it is refused whole (the job ends,
-  its pods are counted as refused and never wait).
+  gang's pods are created; a gang that would exceed it is refused (its pods are counted as
+  refused and never wait); a stage whose every gang is refused ends its job.
 - The scheduler binds pending pods, oldest first, to ready nodes of the roles a pod may use
   where its CPU, memory and GPUs fit: a preferred role first (the Dask scheduler's
   preferred node affinity for the scheduler pool), then by score: most-allocated (bin
@@ -55,7 +55,6 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -243,6 +242,8 @@ class NodeGroup:
     """Most nodes: in total, or in each zone when ``per_zone``."""
     per_zone: bool = False
     image_streaming: bool = False
+    taints: tuple[str, ...] = ()
+    """The taint keys (NoSchedule, NoExecute) every node carries; a pod must tolerate each one."""
 
     @property
     def total_max(self) -> int:
@@ -266,9 +267,13 @@ class PodSpec:
     """A pool role it prefers (preferred node affinity): bound there first when it fits."""
     pools: tuple[str, ...] | None = None
     """Only these pools (a node selector on the pool or class); None: any pool of its roles."""
+    tolerations: tuple[str, ...] | None = ("nvidia.com/gpu",)
+    """Taint keys it tolerates; None: every taint of the pools it names (it carries their placement)."""
 
     def may_use(self, group: NodeGroup) -> bool:
-        return group.role in self.roles and (self.pools is None or group.pool in self.pools)
+        if group.role not in self.roles or (self.pools is not None and group.pool not in self.pools):
+            return False
+        return self.tolerations is None or all(t in self.tolerations for t in group.taints)
 
 
 @dataclass(frozen=True)
@@ -341,6 +346,8 @@ class NodeRecord:
     """GPUs allocatable and advertised; None while not yet."""
     removed: float | None = None
     preempted: bool = False
+    failed: bool = False
+    """Asked for and never given (no spot capacity): not paid, never joined."""
 
 
 @dataclass(eq=False)
@@ -366,7 +373,8 @@ class Fallback:
     requested: float
     gave_up: float
     next_scale_up: float | None = None
-    """The autoscaler's next scale-up of another group (the fallback), None if none followed."""
+    """The autoscaler's next scale-up of another group of the same role (the fallback), None if none followed."""
+    role: str = "gpu"
 
     @property
     def seconds(self) -> float | None:
@@ -392,6 +400,9 @@ class Trace:
     """Gangs admitted (Dask clusters, pipeline steps, replayed pods)."""
     fallbacks: list[Fallback] = field(default_factory=list)
     preemptions: int = 0
+    stalled_at: float | None = None
+    """When the run stopped because pending pods could never be placed (the stack cannot run the workload)."""
+    stalled_pods: int = 0
     events: int = 0
 
 
@@ -456,8 +467,8 @@ class ClusterModel:
         self.nodes: list[_Node] = []
         self.upcoming: list[_Node] = []
         """Nodes asked for whose GPUs are not allocatable yet (provisioning, or joined without GPUs)."""
-        self.pending: dict[tuple[PodSpec, str], deque[_Pod]] = {}
-        """Pending unbound pods by (spec, namespace), oldest first."""
+        self.pending: list[_Pod] = []
+        """Pending unbound pods, oldest first (the scheduler's queue)."""
         self.trace = Trace(horizon=0.0)
         self.backoff_until: dict[str, float] = {g.name: 0.0 for g in self.groups}
         self.failures: dict[str, int] = {g.name: 0 for g in self.groups}
@@ -501,21 +512,23 @@ class ClusterModel:
     def _size(self, group: NodeGroup) -> int:
         return sum(1 for n in self.nodes if n.group is group) + sum(1 for n in self.upcoming if n.group is group)
 
-    def _provision(self, node: _Node, failed: bool, fallback: Fallback | None):  # noqa: ANN202 - a SimPy process
-        t, rng = self.timings, self.random
-        if failed:
-            waited = t.failure_report.draw(rng) if t.early_abort else t.max_node_provision
-            yield self.env.timeout(waited)
+    def _failed_scale_up(self, group: NodeGroup, nodes: list[_Node], fallback: Fallback | None):  # noqa: ANN202
+        """A scale-up that finds no capacity: one give-up for all its nodes, one back-off step."""
+        t = self.timings
+        yield self.env.timeout(t.failure_report.draw(self.random) if t.early_abort else t.max_node_provision)
+        for node in nodes:
             self.upcoming.remove(node)
             node.record.removed = self.env.now
-            group = node.group.name
-            self.failures[group] += 1
-            backoff = min(t.max_backoff, t.initial_backoff * 2 ** (self.failures[group] - 1))
-            self.backoff_until[group] = self.env.now + backoff
-            if fallback is not None:
-                fallback.gave_up = self.env.now
-                self._open_fallbacks.append(fallback)
-            return
+            node.record.failed = True
+        self.failures[group.name] += 1
+        backoff = min(t.max_backoff, t.initial_backoff * 2 ** (self.failures[group.name] - 1))
+        self.backoff_until[group.name] = self.env.now + backoff
+        if fallback is not None:
+            fallback.gave_up = self.env.now
+            self._open_fallbacks.append(fallback)
+
+    def _provision(self, node: _Node):  # noqa: ANN202 - a SimPy process
+        t, rng = self.timings, self.random
         yield self.env.timeout(t.provision.draw(rng))
         node.record.joined = self.env.now
         if t.prepuller and not node.group.image_streaming:
@@ -573,17 +586,22 @@ class ClusterModel:
         record = PodRecord(job.namespace, name, spec.requests, self.env.now)
         self.trace.pods.append(record)
         pod = _Pod(spec, record, gang)
-        self.pending.setdefault((spec, job.namespace), deque()).append(pod)
+        self.pending.append(pod)
         return pod
 
     def _bind(self) -> None:
-        """Bind every pending pod that fits a ready node, oldest first within each kind of pod."""
-        for (spec, _), queue in self.pending.items():
-            while queue:
-                node = self._best_node(spec)
-                if node is None:
-                    break
-                self._start(queue.popleft(), node)
+        """Bind every pending pod that fits a ready node, oldest first (a kind of pod that fits no node
+        is skipped for the rest of the pass: binding only takes room)."""
+        blocked: set[PodSpec] = set()
+        left: list[_Pod] = []
+        for pod in self.pending:
+            node = None if pod.spec in blocked else self._best_node(pod.spec)
+            if node is None:
+                blocked.add(pod.spec)
+                left.append(pod)
+            else:
+                self._start(pod, node)
+        self.pending = left
 
     def _best_node(self, spec: PodSpec) -> _Node | None:
         best, best_key = None, None
@@ -636,7 +654,7 @@ class ClusterModel:
                 pod.node.free = pod.node.free + pod.spec.requests
                 pod.node.pods.discard(pod)
             else:
-                self.pending[(pod.spec, job.namespace)].remove(pod)
+                self.pending.remove(pod)
         self.quota_used[job.namespace] -= sum(p.requests.gpus for p in gang.gang.pods)
         gang.done = True
         stage = gang.stage
@@ -709,13 +727,37 @@ class ClusterModel:
             yield self.env.timeout(self.timings.scan_interval)
             self._scale_up()
             self._scale_down()
+            if self._stalled() and not self.done.triggered:
+                self.trace.stalled_at = self.env.now
+                self.trace.stalled_pods = len(self.pending)
+                self.done.succeed(self.env.now)
+
+    def _stalled(self) -> bool:
+        """Pending pods that nothing will ever place: no node coming, no group that may grow for them
+        (back-off aside), no pod starting and no gang at work that will free room."""
+        if not self.pending or self.upcoming:
+            return False
+        for node in self.nodes:
+            for pod in node.pods:
+                if pod.record.running is None:
+                    return False  # containers starting: a gang may begin its work
+                gang = pod.gang
+                if gang.working_since is not None and gang.gang.work is not None:
+                    return False  # work that will end and free room
+        for pod in self.pending:
+            for group in self.groups:
+                if pod.spec.may_use(group) and group.allocatable.fits(pod.spec.requests) and self._size(group) < group.total_max:
+                    return False
+        return True
 
     def _unplaced(self) -> list[tuple[PodSpec, int]]:
         """Pending pods no upcoming node will take, by spec: (spec, count)."""
         room = {id(n): n.group.allocatable for n in self.upcoming}
         out: list[tuple[PodSpec, int]] = []
-        for (spec, _), queue in self.pending.items():
-            left = len(queue)
+        counts: dict[PodSpec, int] = {}
+        for pod in self.pending:
+            counts[pod.spec] = counts.get(pod.spec, 0) + 1
+        for spec, left in counts.items():
             for node in self.upcoming:
                 if left == 0:
                     break
@@ -770,27 +812,30 @@ class ClusterModel:
         _, group, nodes = max(options, key=lambda o: (o[0], o[1].name))
         self.last_scale_up = now
         for fallback in self._open_fallbacks:
-            if fallback.group != group.name:
+            if fallback.group != group.name and fallback.role == group.role:
                 fallback.next_scale_up = now
         self._open_fallbacks = [f for f in self._open_fallbacks if f.next_scale_up is None]
         failed = group.spot and self.timings.spot_shortage > 0 and self.random.random() < self.timings.spot_shortage
-        fallback = Fallback(group.name, now, now) if failed else None
+        fallback = Fallback(group.name, now, now, role=group.role) if failed else None
         if fallback is not None:
             self.trace.fallbacks.append(fallback)
+        added = []
         for _ in range(nodes):
             zone = self._zone_for(group)
             if zone is None and group.per_zone:
                 break
             node = self._new_node(group, zone)
             self.upcoming.append(node)
-            self.env.process(self._provision(node, failed, fallback if _ == 0 else None))
+            added.append(node)
+            if not failed:
+                self.env.process(self._provision(node))
+        if failed:
+            self.env.process(self._failed_scale_up(group, added, fallback))
 
     def _scale_down(self) -> None:
         now, t = self.env.now, self.timings
-        if now - self.last_scale_up < t.scale_down_delay_after_add:
-            for node in self.nodes:
-                node.unneeded_since = None
-            return
+        # The autoscaler keeps tracking unneeded nodes during the cooldown after a scale-up; it only removes none.
+        cooldown = now - self.last_scale_up < t.scale_down_delay_after_add
         for node in list(self.nodes):
             alloc = node.group.allocatable
             if alloc.gpus:
@@ -803,7 +848,7 @@ class ClusterModel:
             if node.unneeded_since is None:
                 node.unneeded_since = now
                 continue
-            if now - node.unneeded_since < t.scale_down_unneeded:
+            if cooldown or now - node.unneeded_since < t.scale_down_unneeded:
                 continue
             group = node.group
             if group.per_zone:

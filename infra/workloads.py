@@ -17,6 +17,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, model_validator
 
+from gpu_platform.components.labels import COMPUTE_CLASS_LABEL
+from gpu_platform.components.pools import GPU_TAINT
 from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.numbers import Float, Int
 from gpu_platform.infra.simulate import DistField
@@ -73,10 +75,12 @@ def _session(job: Job) -> bool:
 
 # --- Dask clusters ------------------------------------------------------------------------------
 
-SCHEDULER = PodSpec("scheduler", Resources(gpus=1), roles=("scheduler", "gpu"), prefers="scheduler")
+DASK_TOLERATIONS = (GPU_TAINT.key, COMPUTE_CLASS_LABEL)
+"""The taints Dask pods tolerate: the GPU taint, and a ComputeClass's (they select the class)."""
+SCHEDULER = PodSpec("scheduler", Resources(gpus=1), roles=("scheduler", "gpu"), prefers="scheduler", tolerations=DASK_TOLERATIONS)
 """The deep-dive's Dask scheduler: one GPU (its KubeCluster gives every pod nvidia.com/gpu: 1), on the
 scheduler pool when there is room (the stack's preferred node affinity), else on a GPU pool."""
-WORKER = PodSpec("worker", Resources(gpus=1), roles=("gpu",))
+WORKER = PodSpec("worker", Resources(gpus=1), roles=("gpu",), tolerations=DASK_TOLERATIONS)
 """A dask-cuda-worker with one GPU, on a GPU pool."""
 
 
@@ -84,9 +88,9 @@ def dask_cluster(at: float, namespace: str, name: str, workers: int, work: float
                  scheduler_gpus: int = 1) -> Job:
     scheduler = SCHEDULER if scheduler_gpus == 1 else PodSpec(
         "scheduler", Resources(gpus=scheduler_gpus), roles=("scheduler", "gpu") if scheduler_gpus else ("system",),
-        prefers="scheduler" if scheduler_gpus else None,
+        prefers="scheduler" if scheduler_gpus else None, tolerations=DASK_TOLERATIONS,
     )
-    worker = WORKER if worker_gpus == 1 else PodSpec("worker", Resources(gpus=worker_gpus), roles=("gpu",))
+    worker = WORKER if worker_gpus == 1 else PodSpec("worker", Resources(gpus=worker_gpus), roles=("gpu",), tolerations=DASK_TOLERATIONS)
     return Job(at, namespace, name, (Stage.of((scheduler, *([worker] * workers)), work),))
 
 
@@ -176,7 +180,8 @@ def kfp_pipelines(inputs: Any, pool: Any, seed: int) -> Pattern:
     share = inputs.run_duration / len(steps)
     roles = (pool.role.value,)
     specs = [
-        PodSpec(step.name, Resources(cpu=step.cpu, memory=step.memory, gpus=step.gpus), roles=roles, pools=(pool.name,))
+        PodSpec(step.name, Resources(cpu=step.cpu, memory=step.memory, gpus=step.gpus), roles=roles, pools=(pool.name,),
+                tolerations=None)
         for step in steps
     ]
     runs = inputs.runs

@@ -105,8 +105,8 @@ def test_spot_is_tried_before_on_demand() -> None:
 
 
 def test_the_guide_s_run_lands_in_its_ballpark(dev_gke) -> None:  # noqa: ANN001
-    """The deep-dive workload on dev-gke with the defaults: the guide measured a 2 s median, ~75% of pods
-    within 5 s, >90% within 60 s, a 326 s p99 and 64% GPU utilisation, from ~200 clusters."""
+    """The deep-dive workload on dev-gke with the defaults: the guide measured a 2 s median, 72% of pods
+    within 5 s, 91% within 60 s and 64% GPU utilisation, from ~200 clusters."""
     settings = ModelSettings()
     pattern = deep_dive(DeepDive(), settings.seed)
     assert [(p.stages, p.min_width, p.max_width, p.variation) for p in DEEP_DIVE_PHASES] == [
@@ -121,8 +121,8 @@ def test_the_guide_s_run_lands_in_its_ballpark(dev_gke) -> None:  # noqa: ANN001
     assert 0.60 <= r.scheduled_within["5s"] <= 0.90
     assert r.scheduled_within["60s"] >= 0.85
     assert 55 <= r.utilisation_percent <= 75
-    # The pods that waited for a scale-up waited about the guide's 5 minutes.
-    assert 240 <= r.pending_p99_s <= 420
+    # A pod that waits for a new node waits about the guide's 5 minutes (the first stage's, at least).
+    assert 240 <= r.pending_max_s <= 420
     # The work ran to its end, then the 15 minutes the guide measured past it.
     assert outcome.trace.jobs_done == 2 and outcome.trace.horizon == pytest.approx(max(p.finished for p in outcome.trace.pods) + 900)
 
@@ -345,3 +345,24 @@ def test_a_price_table_of_one_s_own(tmp_path: Path, capsys: pytest.CaptureFixtur
     table.write_text("date: x\n")
     code, _, err = _cli(["dev-gke", "--prices", str(table)], capsys)
     assert code == 2 and err.strip() == f"gpu-platform: --prices {table}: sources: required (got nothing)"
+
+
+def test_a_workload_the_stack_cannot_run_stalls_with_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    inputs = tmp_path / "huge.yaml"
+    inputs.write_text("steps: [{name: big, cpu: '64', memory: 1Gi, gpus: 1}]\nrun_duration: 10m\nruns: 2\n")
+    code, out, err = _cli(["dev-gke", "--workload", "kfp", "--inputs", str(inputs), "--pool", "t4"], capsys)
+    assert code == 1
+    assert err.strip().splitlines() == [
+        "gpu-platform: as configured: the workload stalled at 0.00 h: 2 pending pods fit no node the stack has or "
+        "can add (their pool, taints, or its maximum)"
+    ]
+    assert "STALLED" in out
+
+
+def test_dask_pods_stay_off_tainted_training_pools() -> None:
+    inputs = model_inputs(load_stack(PROJECT_DIR, "prod-gke"), ModelSettings())
+    jobs, horizon = repeat(deep_dive(DeepDive(), 0), 0.5)
+    outcome = run(inputs, jobs, horizon, PriceTable.shipped())
+    tainted = {g.name for g in inputs.groups if "gpu-platform.io/workload" in g.taints}
+    assert tainted
+    assert not [n for n in outcome.trace.nodes if n.group.name in tainted and n.gpu_ready is not None and n.requested > 0]
