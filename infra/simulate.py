@@ -392,7 +392,9 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         max_backoff = float(_seconds(settings_eks.max_node_group_backoff_duration))
         binding = Binding.LEAST_ALLOCATED
         notice = 120.0
-        region = stack.eks.region or "us-east-1"
+        import pulumi_aws
+
+        region = stack.eks.region or pulumi_aws.config.region or "us-east-1"
     timings = Timings(
         scan_interval=a.scan_interval,
         provision=n.provision, gpu_ready=n.gpu_ready, image_pull=n.image_pull,
@@ -455,10 +457,21 @@ class PriceTable(BaseModel):
     """The prices' currency. Default: USD."""
     sources: list[str] = Field(min_length=1)
     """Where they were read. Required."""
-    gcp: CloudPrices | None = None
-    """Google Cloud prices. Default: none (a GKE stack is refused)."""
-    aws: CloudPrices | None = None
-    """AWS prices. Default: none (an EKS stack is refused)."""
+    gcp: list[CloudPrices] = Field(default_factory=list)
+    """Google Cloud prices, one entry per region. Default: [] (a GKE stack is refused)."""
+    aws: list[CloudPrices] = Field(default_factory=list)
+    """AWS prices, one entry per region. Default: [] (an EKS stack is refused)."""
+
+    def region(self, cloud: str, region: str) -> CloudPrices:
+        """The prices of ``cloud`` in ``region``; SimulationError naming what the table has instead."""
+        tables = self.gcp if cloud == "gcp" else self.aws
+        for table in tables:
+            if table.region == region:
+                return table
+        have = ", ".join(t.region for t in tables) or "none"
+        raise SimulationError(
+            f"the price table has no {cloud} prices for region {region} (it has: {have}); add them with --prices FILE"
+        )
 
     @classmethod
     def shipped(cls) -> PriceTable:
@@ -479,11 +492,9 @@ class PriceTable(BaseModel):
         except ValidationError as exc:
             raise SimulationError([f"--prices {path}: {line}" for line in format_validation_error(exc, PriceTable)]) from None
 
-    def hourly(self, cloud: str, group: NodeGroup) -> float:
-        """USD per hour of one node of ``group``; SimulationError naming what is missing."""
-        table = self.gcp if cloud == "gcp" else self.aws
-        if table is None:
-            raise SimulationError(f"the price table has no {cloud} section; give one with --prices FILE")
+    def hourly(self, cloud: str, region: str, group: NodeGroup) -> float:
+        """USD per hour of one node of ``group`` in ``region``; SimulationError naming what is missing."""
+        table = self.region(cloud, region)
         capacity = "spot" if group.spot else "on_demand"
 
         def pick(prices: dict[str, HourlyPrice], key: str, what: str) -> float:
@@ -491,7 +502,7 @@ class PriceTable(BaseModel):
             value = None if price is None else getattr(price, capacity)
             if value is None:
                 raise SimulationError(
-                    f"the price table has no {capacity.replace('_', '-')} price for {what} {key} ({cloud}); "
+                    f"the price table has no {capacity.replace('_', '-')} price for {what} {key} ({cloud} {region}); "
                     "add it with --prices FILE"
                 )
             return value
@@ -539,19 +550,19 @@ def cost_of(trace: Trace, inputs: ModelInputs, prices: PriceTable, used_gpu_hour
         hours = max(0.0, min(end, trace.horizon) - node.requested) / 3600
         group = node.group
         capacity = "spot" if group.spot else "on-demand"
-        rate = prices.hourly(inputs.cloud, group)
+        rate = prices.hourly(inputs.cloud, inputs.region, group)
         line = lines.setdefault((group.machine_type, capacity), CostLine(group.machine_type, capacity, 0.0, rate, 0.0))
         line.node_hours += hours
         line.usd += hours * rate
         paid += hours * group.gpus_per_node
         if group.spot:
             spot += hours * group.gpus_per_node
-    table = prices.gcp if inputs.cloud == "gcp" else prices.aws
+    table = prices.region(inputs.cloud, inputs.region)
     hours = trace.horizon / 3600
-    cluster = hours * (table.cluster_per_hour if table is not None else 0.0)
+    cluster = hours * table.cluster_per_hour
     total = cluster + sum(line.usd for line in lines.values())
     return Cost(
-        currency=prices.currency, prices_date=prices.date, region=table.region if table is not None else inputs.region,
+        currency=prices.currency, prices_date=prices.date, region=table.region,
         hours=hours, lines=sorted(lines.values(), key=lambda x: -x.usd), cluster_usd=cluster, total_usd=total,
         usd_per_day=total / hours * 24 if hours else 0.0, gpu_hours_paid=paid, gpu_hours_used=used_gpu_hours,
         spot_share=spot / paid if paid else 0.0,
@@ -700,7 +711,7 @@ def run(
     )
     # Price every group before running: a missing price fails in a moment, not after the run.
     for group in inputs.groups:
-        prices.hourly(inputs.cloud, group)
+        prices.hourly(inputs.cloud, inputs.region, group)
     model.add_jobs(jobs)
     trace = model.run(horizon, progress=progress, tail=tail)
     report = trace_report(trace, label or "simulation")

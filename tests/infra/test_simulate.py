@@ -176,7 +176,8 @@ def test_cost_is_node_hours_times_the_price_table(dev_gke) -> None:  # noqa: ANN
     cost = outcome.cost
     t4 = next(line for line in cost.lines if line.machine_type == "n1-standard-4")
     # GCP charges the N1 machine and its two T4s apart.
-    assert t4.usd_per_hour == pytest.approx(prices.gcp.machines["n1-standard-4"].on_demand + 2 * prices.gcp.gpus["nvidia-tesla-t4"].on_demand)
+    gcp = prices.region("gcp", "us-central1")
+    assert t4.usd_per_hour == pytest.approx(gcp.machines["n1-standard-4"].on_demand + 2 * gcp.gpus["nvidia-tesla-t4"].on_demand)
     end = outcome.trace.horizon
     hours = sum(((n.removed or end) - n.requested) / 3600 for n in outcome.trace.nodes if n.group.machine_type == "n1-standard-4")
     assert t4.node_hours == pytest.approx(hours)
@@ -189,10 +190,10 @@ def test_cost_is_node_hours_times_the_price_table(dev_gke) -> None:  # noqa: ANN
 
 def test_a_missing_price_names_the_type(dev_gke, tmp_path: Path) -> None:  # noqa: ANN001
     table = tmp_path / "prices.yaml"
-    table.write_text("date: '2026-01-01'\nsources: [mine]\ngcp: {region: us-central1, machines: {e2-standard-4: {on_demand: 0.1}}}\n")
+    table.write_text("date: '2026-01-01'\nsources: [mine]\ngcp: [{region: us-central1, machines: {e2-standard-4: {on_demand: 0.1}}}]\n")
     prices = PriceTable.load(table)
     jobs, horizon = repeat(deep_dive(DeepDive(), 0), None)
-    with pytest.raises(SimulationError, match="no on-demand price for machine type n1-standard-2 .gcp.; add it with --prices FILE"):
+    with pytest.raises(SimulationError, match="no on-demand price for machine type n1-standard-2 .gcp us-central1.; add it with --prices FILE"):
         run(model_inputs(dev_gke, ModelSettings()), jobs, horizon, prices)
 
 
@@ -312,7 +313,17 @@ def test_every_stack_simulates_with_the_shipped_prices(stack: str) -> None:
 def test_the_shipped_price_table_says_when_and_where() -> None:
     prices = PriceTable.shipped()
     assert prices.date and prices.currency == "USD" and prices.sources
-    assert (prices.gcp.region, prices.aws.region) == ("us-central1", "us-east-1")
+    # The regions of the shipped stacks: dev-gke and prod-gke us-central1, dev-eks ap-northeast-2, prod-eks us-west-2.
+    assert [t.region for t in prices.gcp] == ["us-central1"]
+    assert {t.region for t in prices.aws} >= {"us-east-1", "us-west-2", "ap-northeast-2"}
+    assert all(t.cluster_per_hour == 0.10 for t in [*prices.gcp, *prices.aws])
+
+
+def test_a_region_the_price_table_lacks_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _cli(["dev-eks", "--set", "eks.region=eu-west-1", "--set", "eks.zones=[eu-west-1a, eu-west-1b]"], capsys)
+    assert code == 2
+    assert err.strip() == ("gpu-platform: the price table has no aws prices for region eu-west-1 "
+                           "(it has: us-east-1, us-west-2, ap-northeast-2); add them with --prices FILE")
 
 
 @pytest.mark.parametrize(("early_abort", "gives_up"), [("false", (420.0, 420.0)), ("true", (30.0, 90.0 + 10.0))])
@@ -334,9 +345,10 @@ def test_the_command_reports_how_long_spot_failover_took(
 
 def test_a_price_table_of_one_s_own(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shipped = PriceTable.shipped().model_dump(mode="json")
-    shipped["gcp"]["gpus"]["nvidia-tesla-t4"]["on_demand"] = 0.0
-    shipped["gcp"]["machines"] = {k: {"on_demand": 0.0, "spot": 0.0} for k in shipped["gcp"]["machines"]}
-    shipped["gcp"]["cluster_per_hour"] = 0.0
+    gcp = shipped["gcp"][0]
+    gcp["gpus"]["nvidia-tesla-t4"]["on_demand"] = 0.0
+    gcp["machines"] = {k: {"on_demand": 0.0, "spot": 0.0} for k in gcp["machines"]}
+    gcp["cluster_per_hour"] = 0.0
     table = tmp_path / "free.yaml"
     table.write_text(json.dumps(shipped))
     code, _, err = _cli(["dev-gke", "--prices", str(table), "--json", str(tmp_path / "c.json")], capsys)
