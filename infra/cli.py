@@ -548,14 +548,11 @@ def cmd_plan_capacity(args: argparse.Namespace) -> int:
 
     json_target = file_target("--json", args.json) if args.json is not None else None
     stack_config = _read_stack(args)
-    shapes = {shape.name: shape for shape in stack_config.pool_shapes()}
-    if args.pool not in shapes:
-        raise CommandError(f"--pool {args.pool}: stack {args.stack} has no such pool (pools: {', '.join(shapes) or 'none'})")
+    shape = _pool_shape(args, stack_config)
     try:
         inputs = CapacityInputs.model_validate(_capacity_inputs(args))
     except ValidationError as exc:
         raise CommandError([_as_written(line, args) for line in format_validation_error(exc, CapacityInputs)]) from None
-    shape = shapes[args.pool]
     try:
         # The kubelet reserves of the pool's cloud, unless the inputs name a formula.
         result = plan(shape, inputs)
@@ -566,6 +563,14 @@ def cmd_plan_capacity(args: argparse.Namespace) -> int:
     for line in render(result, shape):
         print(line)
     return EXIT_VIOLATIONS if result.pool_max_too_low else EXIT_OK
+
+
+def _pool_shape(args: argparse.Namespace, stack_config: Any) -> Any:
+    """The pool --pool names in the stack (its NodePoolShape); one line naming the pools otherwise."""
+    shapes = {shape.name: shape for shape in stack_config.pool_shapes()}
+    if args.pool not in shapes:
+        raise CommandError(f"--pool {args.pool}: stack {args.stack} has no such pool (pools: {', '.join(shapes) or 'none'})")
+    return shapes[args.pool]
 
 
 def _url_password(url: str) -> str | None:
@@ -643,9 +648,7 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
             raise SimulationError("--workload kfp: give the pipelines with --inputs FILE (plan-capacity's inputs: steps, run_duration, runs)")
         if args.pool is None:
             raise SimulationError("--workload kfp: name the pool the pipelines run on with --pool")
-        shapes = {shape.name: shape for shape in stack_config.pool_shapes()}
-        if args.pool not in shapes:
-            raise SimulationError(f"--pool {args.pool}: stack {args.stack} has no such pool (pools: {', '.join(shapes) or 'none'})")
+        shape = _pool_shape(args, stack_config)
         data = _yaml_file("--inputs", args.inputs)
         if data.get("runs") is not None and data.get("window") is None and data.get("nodes") is None:
             # N parallel runs alone is a question for the simulator: they start together, once per run.
@@ -656,7 +659,7 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
             raise SimulationError([f"--inputs {args.inputs}: {line}" for line in format_validation_error(exc, CapacityInputs)]) from None
         if inputs.runs is None:
             raise SimulationError(f"--inputs {args.inputs}: runs: the number of parallel pipeline runs to simulate is required (got nothing)")
-        return kfp_pipelines(inputs, shapes[args.pool], seed)
+        return kfp_pipelines(inputs, shape, seed)
     data = _yaml_file("--workload", name)
     try:
         workload = WorkloadFile.model_validate(data)
@@ -727,7 +730,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise SimulationError("--replay needs --prometheus URL --start T --end T (and takes no --workload)")
     if replay and args.workload_given:
         raise SimulationError("--replay replays the pods Prometheus saw: give it without --workload")
-    prices = PriceTable.load(Path(args.prices)) if args.prices is not None else PriceTable.shipped()
+    prices = (
+        PriceTable.from_data(_yaml_file("--prices", args.prices, "a price table (date, sources, gcp, aws)"), f"--prices {args.prices}")
+        if args.prices is not None else PriceTable.shipped()
+    )
     json_target = file_target("--json", args.json) if args.json is not None else None
     out_target = folder_target("--out", args.out, SIMULATE_FILES) if args.out is not None else None
     configs = configurations(_project_dir(args), args.stack, sets, sweeps, args.max_configs)

@@ -512,9 +512,16 @@ def load_stack(project_dir: Path, stack: str) -> Any:
     """The stack's typed config, read from its stack file as the program would read it (for
     commands that plan or check a stack without running the program). Raises PreviewError
     or ConfigError."""
+    config, secret_keys = read_stack_file(project_dir, stack)  # checks the stack name too
+    return stack_config_from(config, secret_keys, stack)
+
+
+def stack_config_from(config: dict[str, Any], secret_keys: set[str], stack: str) -> Any:
+    """The typed config of ``config`` (``namespace:key -> value``, as read_stack_file gives it) as the
+    program would read it in stack ``stack``; ConfigError otherwise (``gpu-platform simulate`` passes a
+    stack file's config with its --set and --sweep values applied)."""
     from gpu_platform.infra.config import load_stack_config
 
-    config, secret_keys = read_stack_file(project_dir, stack)  # checks the stack name too
     pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys))
     pulumi.runtime.settings._set_project(PROJECT)  # noqa: SLF001 - what `pulumi` sets for a program
     pulumi.runtime.settings._set_stack(stack)  # noqa: SLF001

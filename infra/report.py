@@ -623,15 +623,13 @@ def report_files(report: Report) -> dict[str, bytes]:
 
 def plot_files(report: Report) -> dict[str, bytes]:
     """wait_times.png (histograms of pending time) and gpus.png (GPUs available vs utilised, nodes)."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     waits = list(report.pending_by_pod.values())
-    pngs = {"wait_times.png": io.BytesIO(), "gpus.png": io.BytesIO()}
+    pngs: dict[str, bytes] = {}
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     left.hist(waits, bins=min(60, max(10, len(set(waits)))), color="#4477aa")
@@ -644,9 +642,7 @@ def plot_files(report: Report) -> dict[str, bytes]:
     right.set_xlabel("seconds pending")
     for limit in SHARES:
         right.axvline(limit, color="#aa3377", linestyle=":", linewidth=1)
-    fig.tight_layout()
-    fig.savefig(pngs["wait_times.png"], format="png", dpi=100)
-    plt.close(fig)
+    pngs["wait_times.png"] = png(fig)
 
     start = report.times[0]
     minutes = [(t - start) / 60 for t in report.times]
@@ -664,7 +660,18 @@ def plot_files(report: Report) -> dict[str, bytes]:
     nodes_ax.set_ylabel("GPU nodes")
     handles = ax.get_legend_handles_labels()[0] + nodes_ax.get_legend_handles_labels()[0]
     ax.legend(handles, [str(h.get_label()) for h in handles], loc="upper left")
+    pngs["gpus.png"] = png(fig)
+    return pngs
+
+
+def png(fig: Any) -> bytes:
+    """A matplotlib figure as PNG bytes (laid out, 100 dpi), the figure closed: every plot the commands write."""
+    import io
+
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
-    fig.savefig(pngs["gpus.png"], format="png", dpi=100)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
     plt.close(fig)
-    return {name: buffer.getvalue() for name, buffer in pngs.items()}
+    return buffer.getvalue()

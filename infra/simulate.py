@@ -478,19 +478,14 @@ class PriceTable(BaseModel):
         return cls.model_validate(yaml.safe_load((Path(__file__).parent / "prices.yaml").read_text(encoding="utf-8")))
 
     @classmethod
-    def load(cls, path: Path) -> PriceTable:
+    def from_data(cls, data: Any, where: str) -> PriceTable:
+        """A price table from a file's YAML (``where`` names it in messages); SimulationError, one line per problem."""
         from gpu_platform.infra.config import format_validation_error
 
         try:
-            data = yaml.safe_load(path.read_bytes().decode("utf-8"))
-        except OSError as exc:
-            raise SimulationError(f"--prices {path}: cannot read ({exc.strerror or type(exc).__name__})") from None
-        except (UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise SimulationError(f"--prices {path}: not a YAML price table ({type(exc).__name__})") from None
-        try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise SimulationError([f"--prices {path}: {line}" for line in format_validation_error(exc, PriceTable)]) from None
+            raise SimulationError([f"{where}: {line}" for line in format_validation_error(exc, PriceTable)]) from None
 
     def hourly(self, cloud: str, region: str, group: NodeGroup) -> float:
         """USD per hour of one node of ``group`` in ``region``; SimulationError naming what is missing."""
@@ -748,10 +743,8 @@ def configurations(
     problem (the key named) before anything runs."""
     import copy
 
-    import pulumi
-
-    from gpu_platform.infra.config import ConfigError, load_stack_config
-    from gpu_platform.infra.preview import PROJECT, config_for_engine, read_stack_file
+    from gpu_platform.infra.config import ConfigError
+    from gpu_platform.infra.preview import PROJECT, read_stack_file, stack_config_from
 
     combos = combinations(sweeps)
     if len(combos) > max_configs:
@@ -771,11 +764,8 @@ def configurations(
         pairs = [*sets, *combo]
         apply_overrides(stack_raw, model_raw, pairs)
         config = {**others, **{prefix + k: v for k, v in stack_raw.items()}}
-        pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys))
-        pulumi.runtime.settings._set_project(PROJECT)  # noqa: SLF001 - what `pulumi` sets for a program
-        pulumi.runtime.settings._set_stack(stack_name)  # noqa: SLF001
         try:
-            stack = load_stack_config()
+            stack = stack_config_from(config, secret_keys, stack_name)
             settings = validate_model(model_raw)
         except (ConfigError, SimulationError) as exc:
             lines = list(getattr(exc, "lines", None) or [str(exc)])
@@ -841,12 +831,12 @@ def cheapest_meeting(outcomes: Sequence[Outcome], target_p90: float) -> Outcome 
 
 def sweep_plot(outcomes: Sequence[Outcome], chosen: Outcome | None, target_p90: float | None) -> bytes:
     """The trade-off: p90 wait against GPU utilisation, the marker's area the cost per day."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from gpu_platform.infra.report import png
 
     fig, ax = plt.subplots(figsize=(10, 6))
     costs = [o.cost.usd_per_day for o in outcomes]
@@ -863,11 +853,7 @@ def sweep_plot(outcomes: Sequence[Outcome], chosen: Outcome | None, target_p90: 
     ax.set_xlabel("GPU utilisation, % (GPUs held by running pods / GPUs available)")
     ax.set_ylabel("p90 pending time, s")
     ax.set_title("Wait against utilisation; marker area: cost per day")
-    fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
-    plt.close(fig)
-    return buffer.getvalue()
+    return png(fig)
 
 
 def table_rows(outcome: Outcome) -> list[tuple[str, str]]:

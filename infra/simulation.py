@@ -403,7 +403,6 @@ class Trace:
     stalled_at: float | None = None
     """When the run stopped because pending pods could never be placed (the stack cannot run the workload)."""
     stalled_pods: int = 0
-    events: int = 0
 
 
 # --- the model ----------------------------------------------------------------------------------
@@ -418,10 +417,6 @@ class _Node:
     image_at: float | None = None
     """When the image is on the node (None: not pulled yet)."""
     unneeded_since: float | None = None
-
-    @property
-    def ready(self) -> bool:
-        return self.record.gpu_ready is not None and self.record.removed is None
 
 
 @dataclass(eq=False)

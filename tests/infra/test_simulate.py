@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from gpu_platform.components.gke_args import AutoscalingProfile
 from gpu_platform.infra.cli import main
@@ -191,7 +192,7 @@ def test_cost_is_node_hours_times_the_price_table(dev_gke) -> None:  # noqa: ANN
 def test_a_missing_price_names_the_type(dev_gke, tmp_path: Path) -> None:  # noqa: ANN001
     table = tmp_path / "prices.yaml"
     table.write_text("date: '2026-01-01'\nsources: [mine]\ngcp: [{region: us-central1, machines: {e2-standard-4: {on_demand: 0.1}}}]\n")
-    prices = PriceTable.load(table)
+    prices = PriceTable.from_data(yaml.safe_load(table.read_text()), str(table))
     jobs, horizon = repeat(deep_dive(DeepDive(), 0), None)
     with pytest.raises(SimulationError, match="no on-demand price for machine type n1-standard-2 .gcp us-central1.; add it with --prices FILE"):
         run(model_inputs(dev_gke, ModelSettings()), jobs, horizon, prices)
