@@ -29,7 +29,6 @@ __all__ = [
     "GCP_ACCELERATORS",
     "GCP_MACHINE_SHAPES",
     "gcp_accelerator",
-    "gcp_machine_shape",
     "allowed_accelerator_counts",
     "GpuCombinationError",
     "gcp_cpu_shape",
@@ -282,13 +281,6 @@ def gcp_accelerator(name: str) -> GcpAccelerator:
         raise KeyError(
             f"unknown accelerator type {name!r}; known: {', '.join(sorted(GCP_ACCELERATORS))}"
         ) from None
-
-
-def gcp_machine_shape(name: str) -> GcpMachineShape:
-    try:
-        return GCP_MACHINE_SHAPES[name]
-    except KeyError:
-        raise KeyError(f"unknown machine type {name!r}") from None
 
 
 def _or_list(values: list[int] | list[str]) -> str:

@@ -308,9 +308,6 @@ def validated(model: type[BaseModel], args: Mapping[str, Any], component: str, p
 # --- The exposed components -------------------------------------------------------------------
 
 
-_RESOURCE_OUTPUTS = (pulumi.Resource,)
-
-
 def _output_type(annotation: Any) -> tuple[Any, bool] | None:
     """The schema type of a Python component's output, and whether its value needs converting
     (None: an output other languages cannot hold, such as a Python-only plan object)."""

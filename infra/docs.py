@@ -28,7 +28,7 @@ from pydantic_core import PydanticUndefined
 
 from gpu_platform import components
 from gpu_platform.components.outputs import component_outputs
-from gpu_platform.infra.config import StackConfig
+from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.errors import CommandError
 
 __all__ = ["catalog_reference", "component_reference", "config_reference", "pulumi_config_section", "sync_docs"]
@@ -115,8 +115,8 @@ def config_reference() -> str:
         "",
     ]
     lines += _model_tables(_models(StackConfig))
-    from gpu_platform.infra.simulate import ModelSettings, PriceTable
-    from gpu_platform.infra.workloads import DeepDive, WorkloadFile
+    from gpu_platform.infra.simulate.runs import ModelSettings, PriceTable
+    from gpu_platform.infra.simulate.workloads import DeepDive, WorkloadFile
 
     lines += [
         "## `gpu-platform simulate`: model settings, workload files, price tables",
@@ -178,7 +178,7 @@ def pulumi_config_section() -> dict[str, Any]:
 
 def _render_pulumi_yaml(current: str) -> str:
     note = (
-        "# The typed config section is generated from infra/config.py (gpu-platform docs --write).\n"
+        "# The typed config section is generated from infra/stack/model.py (gpu-platform docs --write).\n"
         "# Object keys (gke, ...) are not declared here: Pulumi types scalars and arrays only;\n"
         "# the stack config model validates them and README.md documents them.\n"
     )

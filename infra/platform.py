@@ -15,7 +15,7 @@ import pulumi_kubernetes as k8s
 
 from gpu_platform.components import DaskOperator, DcgmExporter, KubeflowInstall, NodePoolShape, PrometheusStack
 from gpu_platform.components.prometheus_args import ClusterKind, MetricSource, MonitoredCluster
-from gpu_platform.infra.config import CapacityCheck, Cloud, StackConfig
+from gpu_platform.infra.stack.model import CapacityCheck, Cloud, StackConfig
 
 __all__ = ["ClusterTarget", "compose_addons", "compose_monitoring", "monitored_cluster"]
 

@@ -23,7 +23,7 @@ from typing import Any
 from gpu_platform.components.eks_args import ExistingVpcArgs
 from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES
 from gpu_platform.components.pools import CapacityType
-from gpu_platform.infra.config import StackConfig
+from gpu_platform.infra.stack.model import StackConfig
 
 __all__ = ["QUOTAS", "CloudError", "Finding", "preflight_eks"]
 

@@ -28,8 +28,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
-from gpu_platform.infra.manifests import kubernetes_objects, plain, validate_objects
-from gpu_platform.infra.preview import (
+from gpu_platform.infra.preview.manifests import kubernetes_objects, plain, validate_objects
+from gpu_platform.infra.preview.engine import (
     Plan,
     RecordedResource,
     RecordingMocks,

@@ -75,7 +75,7 @@ def test_importing_the_components_registers_nothing() -> None:
     # A fresh interpreter, so that the import really runs (reloading here would split classes).
     probe = """
 import pulumi
-from gpu_platform.infra.preview import RecordingMocks, RecordingMonitor
+from gpu_platform.infra.preview.engine import RecordingMocks, RecordingMonitor
 monitor = RecordingMonitor(RecordingMocks())
 pulumi.runtime.set_mocks(monitor.mocks, monitor=monitor)
 import gpu_platform.components, gpu_platform.components.gpu_gke_cluster, gpu_platform.components.gpu_catalog, gpu_platform.components.pools

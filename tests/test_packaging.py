@@ -22,7 +22,7 @@ RUNNER = """
 import json, runpy, sys
 import pulumi
 from pulumi.runtime.sync_await import _sync_await
-from gpu_platform.infra.preview import RecordingMocks, RecordingMonitor
+from gpu_platform.infra.preview.engine import RecordingMocks, RecordingMonitor
 from gpu_platform import components
 
 monitor = RecordingMonitor(RecordingMocks())

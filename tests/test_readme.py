@@ -12,7 +12,7 @@ import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
 from gpu_platform.infra.docs import sync_docs
-from gpu_platform.infra.preview import RecordingMocks, RecordingMonitor
+from gpu_platform.infra.preview.engine import RecordingMocks, RecordingMonitor
 from tests.conftest import PROJECT_DIR
 
 README = (PROJECT_DIR / "README.md").read_text()

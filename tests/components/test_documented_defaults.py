@@ -27,12 +27,12 @@ from gpu_platform.components import (
     SchedulerPoolArgs,
     SystemPoolArgs,
 )
-from gpu_platform.infra.config import StackConfig
+from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.docs import _models
 from tests.factories import gke, t4_pool
 
-from gpu_platform.infra.simulate import ModelSettings, PriceTable
-from gpu_platform.infra.workloads import DeepDive, WorkloadFile
+from gpu_platform.infra.simulate.runs import ModelSettings, PriceTable
+from gpu_platform.infra.simulate.workloads import DeepDive, WorkloadFile
 
 MODELS = [*_models(StackConfig), *(m for root in (ModelSettings, DeepDive, WorkloadFile, PriceTable) for m in _models(root))]
 
@@ -225,7 +225,7 @@ def test_described_defaults_point_at_real_tests() -> None:
 
 def test_monitoring_defaults() -> None:
     from gpu_platform.components import AlertSettings, PrometheusStackArgs
-    from gpu_platform.infra.config import MonitoringConfig
+    from gpu_platform.infra.stack.model import MonitoringConfig
 
     config = StackConfig.model_validate({"cloud": "gcp", "gke": gke()})
     assert config.monitoring == MonitoringConfig()
@@ -236,7 +236,7 @@ def test_monitoring_defaults() -> None:
 
 def test_kubeflow_config_defaults() -> None:
     from gpu_platform.components import KubeflowInstallArgs
-    from gpu_platform.infra.config import CapacityCheck, KubeflowConfig
+    from gpu_platform.infra.stack.model import CapacityCheck, KubeflowConfig
 
     config = KubeflowConfig()
     assert config.install == KubeflowInstallArgs()

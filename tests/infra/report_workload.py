@@ -11,7 +11,7 @@ writes what kube-state-metrics would expose at a 1 s scrape (kube_pod_status_pha
 kube_pod_created, kube_pod_container_resource_requests, kube_node_status_capacity) as
 OpenMetrics, which ``promtool tsdb create-blocks-from openmetrics`` turns into TSDB blocks.
 
-The truth uses the report's definitions (infra/report.py), over the whole hour or any
+The truth uses the report's definitions (infra/report/prometheus.py), over the whole hour or any
 range [a, b) inside it: the waits are those of the GPU pods created in the range, a pod's
 wait being its 1 s samples with phase Pending (created .. bound) inside the range; pods
 pending at a but created before it are carried over; a GPU is utilised while a pod in

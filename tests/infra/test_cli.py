@@ -140,7 +140,7 @@ def test_quiet_prints_the_summary_only(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_schema_violation_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import gpu_platform.infra.manifests as manifests
+    import gpu_platform.infra.preview.manifests as manifests
 
     def broken(plan):  # type: ignore[no-untyped-def]
         objects = original(plan)

@@ -10,7 +10,7 @@ import re
 import pytest
 import yaml
 
-from gpu_platform.infra.preview import Plan
+from gpu_platform.infra.preview.engine import Plan
 from tests.conftest import shipped_plan as plan
 
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template"

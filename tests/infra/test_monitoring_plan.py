@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gpu_platform.infra.preview import SECRET_SIG, Plan
+from gpu_platform.infra.preview.engine import SECRET_SIG, Plan
 from tests.conftest import PROJECT_DIR
 from tests.conftest import shipped_plan as plan
 

@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from gpu_platform.infra.cli import main
-from gpu_platform.infra.render import HELM_RELEASE, KUSTOMIZE_DIRECTORY
-from gpu_platform.infra.upstream import GitPin, Lock, SourceError, Sources, chart_digest, load_lock, parse_kustomize_url
+from gpu_platform.infra.preview.render import HELM_RELEASE, KUSTOMIZE_DIRECTORY
+from gpu_platform.infra.preview.upstream import GitPin, Lock, SourceError, Sources, chart_digest, load_lock, parse_kustomize_url
 from tests.conftest import PROJECT_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
@@ -128,7 +128,7 @@ def test_the_lock_holds_no_chart_or_release_nothing_declares() -> None:
     """Charts and top-level refs: exactly the stacks' and the components' supported sources.
     (Nested refs are checked by rendering: a build that reads an unlocked ref fails; the full
     `gpu-platform upstream lock --check` also re-learns them with kubectl.)"""
-    from gpu_platform.infra.render import declared_sources, supported_sources
+    from gpu_platform.infra.preview.render import declared_sources, supported_sources
 
     lock = load_lock()
     charts, urls = supported_sources()
@@ -208,7 +208,7 @@ def test_the_stack_renders_fully_and_clean(stack: str, tmp_path: Path, capsys: p
 RAW = '''
 import pulumi
 import pulumi_kubernetes as k8s
-from gpu_platform.infra.config import load_stack_config
+from gpu_platform.infra.stack.model import load_stack_config
 
 load_stack_config()
 case = pulumi.Config("test").require("case")

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from gpu_platform.infra.cluster_checks import DEFAULT_CREDENTIALS, check_default_credentials, collect_objects
-from gpu_platform.infra.preview import load_stack
-from gpu_platform.infra.render import Rendering, render_plan
-from gpu_platform.infra.upstream import Sources, load_lock
+from gpu_platform.infra.preview.cluster_checks import DEFAULT_CREDENTIALS, check_default_credentials, collect_objects
+from gpu_platform.infra.preview.engine import load_stack
+from gpu_platform.infra.preview.render import Rendering, render_plan
+from gpu_platform.infra.preview.upstream import Sources, load_lock
 from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
@@ -120,7 +120,7 @@ def test_no_upstream_default_credential_survives(rendered: tuple[str, Any, Any, 
 
 
 def _objects(plan: Any, rendering: Rendering) -> list[Any]:
-    from gpu_platform.infra.manifests import kubernetes_objects
+    from gpu_platform.infra.preview.manifests import kubernetes_objects
 
     return collect_objects(plan, kubernetes_objects(plan), rendering)
 
@@ -243,7 +243,7 @@ def test_the_autoscaler_runs_with_the_typed_flags_and_its_irsa_role(rendered: tu
 
 
 def test_every_rule_of_the_stack_reads_only_scraped_metrics(rendered: tuple[str, Any, Any, Rendering]) -> None:
-    from gpu_platform.infra.cluster_checks import check_alert_metrics
+    from gpu_platform.infra.preview.cluster_checks import check_alert_metrics
 
     stack, _, plan, rendering = rendered
     assert not [f.message for f in check_alert_metrics(_objects(plan, rendering))], stack
@@ -259,7 +259,7 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
     import tempfile
     from pathlib import Path
 
-    from gpu_platform.infra.preview import Plan, read_stack_file, run_program
+    from gpu_platform.infra.preview.engine import Plan, read_stack_file, run_program
     from tests.infra.test_render import platform_variant
 
     if edition == "pipelines":

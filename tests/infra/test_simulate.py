@@ -1,5 +1,5 @@
 """`gpu-platform simulate`: the stack as the model sees it, the guide's run, the command's outputs and
-its refusals (infra/simulate.py, infra/workloads.py)."""
+its refusals (infra/simulate/runs.py, infra/simulate/workloads.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import yaml
 
 from gpu_platform.components.gke_args import AutoscalingProfile
 from gpu_platform.infra.cli import main
-from gpu_platform.infra.preview import load_stack
-from gpu_platform.infra.simulate import (
+from gpu_platform.infra.preview.engine import load_stack
+from gpu_platform.infra.simulate.runs import (
     AutoscalerModel,
     ModelSettings,
     NodeModel,
@@ -23,8 +23,8 @@ from gpu_platform.infra.simulate import (
     model_inputs,
     run,
 )
-from gpu_platform.infra.simulation import Binding, Dist
-from gpu_platform.infra.workloads import DEEP_DIVE_PHASES, DeepDive, WorkloadFile, deep_dive, from_file, repeat
+from gpu_platform.infra.simulate.model import Binding, Dist
+from gpu_platform.infra.simulate.workloads import DEEP_DIVE_PHASES, DeepDive, WorkloadFile, deep_dive, from_file, repeat
 from tests.conftest import PROJECT_DIR
 
 REPORT_KEYS = {

@@ -2,7 +2,7 @@
 
 - the simulator and the report agree: a simulated run exported as kube-state-metrics would have
   scraped it gives, through `gpu-platform report`, the figures the simulator computes itself;
-- --replay reads back the GPU pods Prometheus saw (infra/replay.py), and they run again on dev-gke.
+- --replay reads back the GPU pods Prometheus saw (infra/simulate/replay.py), and they run again on dev-gke.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, fields
 
 import pytest
 
-from gpu_platform.infra.preview import load_stack
-from gpu_platform.infra.replay import ReplayError, replay_jobs
-from gpu_platform.infra.report import ReportError, ReportInputs, _iso, collect
-from gpu_platform.infra.simulate import ModelInputs, ModelSettings, model_inputs, trace_report
-from gpu_platform.infra.simulation import ClusterModel, Job, Stage, Trace
-from gpu_platform.infra.workloads import SCHEDULER, WORKER
+from gpu_platform.infra.preview.engine import load_stack
+from gpu_platform.infra.simulate.replay import ReplayError, replay_jobs
+from gpu_platform.infra.report.prometheus import ReportError, ReportInputs, _iso, collect
+from gpu_platform.infra.simulate.runs import ModelInputs, ModelSettings, model_inputs, trace_report
+from gpu_platform.infra.simulate.model import ClusterModel, Job, Stage, Trace
+from gpu_platform.infra.simulate.workloads import SCHEDULER, WORKER
 from tests.conftest import PROJECT_DIR
 from tests.infra.report_workload import Node, Pod, Workload, serve, simulate
 

@@ -1,4 +1,4 @@
-"""The cluster model of `gpu-platform simulate` (infra/simulation.py), checked against queueing
+"""The cluster model of `gpu-platform simulate` (infra/simulate/model.py), checked against queueing
 theory and the autoscaler's documented behaviour: failover, scale-down, binding, quotas, preemption."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import statistics
 
 import pytest
 
-from gpu_platform.infra.simulation import (
+from gpu_platform.infra.simulate.model import (
     Binding,
     ClusterModel,
     Dist,

@@ -15,7 +15,7 @@ to the engine; the objects it puts on the cluster are rendered here, offline:
   the TransformRequest the engine sends. Namespaced objects without a namespace land in the
   provider's namespace (``default``), as the provider applies them.
 
-Sources come from infra/upstream.py (the lock, a local copy or the user cache).
+Sources come from infra/preview/upstream.py (the lock, a local copy or the user cache).
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from typing import Any
 
 import yaml
 
-from gpu_platform.infra.manifests import ObjectView
-from gpu_platform.infra.preview import SECRET_SIG, Plan, RecordedResource
-from gpu_platform.infra.upstream import Lock, SourceError, Sources, parse_kustomize_url
+from gpu_platform.infra.preview.manifests import ObjectView
+from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
+from gpu_platform.infra.preview.upstream import Lock, SourceError, Sources, parse_kustomize_url
 
 __all__ = [
     "HELM_RELEASE",
@@ -140,7 +140,7 @@ class RenderedObject(ObjectView):
     def plain_body(self) -> dict[str, Any]:
         """The object with secret values unwrapped, as kubectl would see it (read after the
         transforms ran)."""
-        from gpu_platform.infra.manifests import plain
+        from gpu_platform.infra.preview.manifests import plain
 
         return plain(self.body)
 
@@ -239,7 +239,7 @@ def _documents(text: str) -> list[dict[str, Any]]:
     """
     cache = None
     if len(text) > 65536:
-        from gpu_platform.infra.upstream import default_cache_dir
+        from gpu_platform.infra.preview.upstream import default_cache_dir
 
         key = hashlib.sha256(text.encode()).hexdigest()
         cache = default_cache_dir() / "parsed" / f"{key}.json"
@@ -309,7 +309,7 @@ def _prepare_helm(source: RenderedSource, lock: Lock, sources: Sources | None) -
     if pin is None:
         locked = [f"{p.name} {p.version}" for p in lock.charts if p.name == chart]
         source.error = (
-            f"chart {chart} {version} from {repository} is not in the lock (infra/upstream.lock.yaml"
+            f"chart {chart} {version} from {repository} is not in the lock (infra/preview/upstream.lock.yaml"
             + (f"; locked: {', '.join(locked)}" if locked else "")
             + "): use a locked version, or lock it on purpose with `gpu-platform upstream lock`"
         )
@@ -450,7 +450,7 @@ def _kustomize_build(kubectl: str, url: str, commit: str, sources: Sources, work
     The output of one URL at one locked commit with one kubectl is the same every time: it is
     kept in the user cache, so a warm preview does not build again.
     """
-    from gpu_platform.infra.upstream import default_cache_dir
+    from gpu_platform.infra.preview.upstream import default_cache_dir
 
     key = hashlib.sha256(f"{url}\0{commit}\0{_kubectl_version(kubectl)}".encode()).hexdigest()
     cache = default_cache_dir() / "kustomize" / f"{key}.json"
@@ -507,7 +507,7 @@ def _apply_transforms(source: RenderedSource) -> None:
     from pulumi.runtime.proto import resource_pb2
     from pulumi.runtime.sync_await import _sync_await
 
-    from gpu_platform.infra.preview import _jsonable
+    from gpu_platform.infra.preview.engine import _jsonable
 
     for obj in source.objects:
         # A rendered object is plain JSON: its wire form is the Struct of it (what
@@ -603,10 +603,10 @@ def check_rendered(plan: Plan, plan_objects: list[Any], stack_config: Any, sourc
                    lock: Lock, policy_config: Any) -> RenderReport:
     """Render the plan's releases and directories, then apply the plan's checks (schema,
     policy) and the cluster checks to what the cluster gets."""
-    from gpu_platform.infra.cluster_checks import (
+    from gpu_platform.infra.preview.cluster_checks import (
         check_alert_metrics, check_crd_order, check_default_credentials, check_duplicates, collect_objects,
     )
-    from gpu_platform.infra.manifests import validate_objects
+    from gpu_platform.infra.preview.manifests import validate_objects
     from gpu_platform.policies.evaluate import evaluate
 
     version = stack_config.kubernetes_version
@@ -668,7 +668,7 @@ def lock_for(declared: list[tuple[list[tuple[str, str, str | None]], list[str]]]
     """The lock that covers exactly the declared charts and kustomize URLs (nested remote
     resources included), keeping the entries already locked; new digests and commits are read
     from ``sources``."""
-    from gpu_platform.infra.upstream import ChartPin, GitPin, lock_entries, mirror_git_config
+    from gpu_platform.infra.preview.upstream import ChartPin, GitPin, lock_entries, mirror_git_config
 
     charts: list[tuple[str, str, str | None]] = []
     refs: list[tuple[str, str]] = []

@@ -1,9 +1,9 @@
 """The lock of upstream sources and where their files come from.
 
-``infra/upstream.lock.yaml`` pins every Helm chart the components install (name, version,
+``infra/preview/upstream.lock.yaml`` pins every Helm chart the components install (name, version,
 repository, content digest) and every git repository and tag a Kustomize directory reads
 (nested remote resources included), with the commit the tag resolves to. The renderer
-(infra/render.py) takes its sources from :class:`Sources`:
+(infra/preview/render.py) takes its sources from :class:`Sources`:
 
 - ``--upstream DIR``: a local copy laid out as ``DIR/charts/<name>-<version>.tgz`` and
   ``DIR/git/<owner>+<name>.git`` (bare repositories), as ``../shared/reference/upstream`` is;
@@ -85,11 +85,6 @@ class GitPin(_Model):
     repository: str = Field(pattern=_GITHUB.pattern)
     tag: str
     commit: str = Field(pattern=r"^[0-9a-f]{40}$")
-
-    @property
-    def mirror_name(self) -> str:
-        owner, name = _owner_name(self.repository)
-        return f"{owner}+{name}.git"
 
 
 class Lock(_Model):

@@ -1,5 +1,5 @@
 """Checks over everything the cluster gets: the plan's own Kubernetes objects and the objects
-its Helm releases and Kustomize directories render to (infra/render.py).
+its Helm releases and Kustomize directories render to (infra/preview/render.py).
 
 Each check returns findings with the object they are about; the preview prints them and
 counts them as violations (exit 1):
@@ -21,8 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.infra.manifests import ObjectView
-from gpu_platform.infra.preview import Plan, RecordedResource
+from gpu_platform.infra.preview.manifests import ObjectView
+from gpu_platform.infra.preview.engine import Plan, RecordedResource
 
 __all__ = [
     "DEFAULT_CREDENTIALS",

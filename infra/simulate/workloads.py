@@ -1,5 +1,5 @@
 """The workloads `gpu-platform simulate` runs: the RAPIDS deep-dive's generator, N parallel
-Kubeflow pipelines (plan-capacity's inputs), a workload file, and (infra/replay.py) the pods a
+Kubeflow pipelines (plan-capacity's inputs), a workload file, and (infra/simulate/replay.py) the pods a
 real cluster ran.
 
 A workload is a pattern of jobs over ``pattern_s`` seconds; ``--hours H`` repeats it back to
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -21,8 +20,8 @@ from gpu_platform.components.labels import COMPUTE_CLASS_LABEL
 from gpu_platform.components.pools import GPU_TAINT
 from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.numbers import Float, Int
-from gpu_platform.infra.simulate import DistField
-from gpu_platform.infra.simulation import Dist, Gang, Job, PodSpec, Resources, Stage
+from gpu_platform.infra.simulate.runs import DistField
+from gpu_platform.infra.simulate.model import Dist, Gang, Job, PodSpec, Resources, Stage
 
 __all__ = ["DeepDive", "Pattern", "TenantLoad", "WorkloadFile", "deep_dive", "kfp_pipelines", "repeat"]
 
@@ -272,7 +271,3 @@ def from_file(workload: WorkloadFile, seed: int, name: str) -> Pattern:
     jobs.sort(key=lambda j: j.at)
     return Pattern(name, tuple(jobs), hours * HOUR, {"name": name, "tenants": len(workload.tenants), "hours": hours,
                                                         "clusters": len(jobs)})
-
-
-def all_jobs(patterns: Sequence[Pattern]) -> int:
-    return sum(len(p.jobs) for p in patterns)

@@ -526,7 +526,7 @@ SECRET_FIELDS = frozenset(
 
 def _secret_paths(value: Any, path: str) -> list[str]:
     """Where the offline reader put a secure value's placeholder inside ``value``."""
-    from gpu_platform.infra.preview import SECRET_PLACEHOLDER
+    from gpu_platform.infra.preview.engine import SECRET_PLACEHOLDER
 
     if isinstance(value, str):
         return [path] if value.startswith(SECRET_PLACEHOLDER) else []
@@ -672,7 +672,7 @@ def format_validation_error(
     secret), of a SecretStr field, or holding a secure placeholder is never shown. ``renames``
     maps a key the program derived to the key the user wrote.
     """
-    from gpu_platform.infra.preview import SECRET_PLACEHOLDER
+    from gpu_platform.infra.preview.engine import SECRET_PLACEHOLDER
 
     lines = []
     for error in exc.errors():

@@ -1,7 +1,7 @@
 """``gpu-platform simulate --replay``: the GPU pods a real cluster ran, as a workload for this stack.
 
 The pods come from the cluster's Prometheus through the report's own client and queries
-(infra/report.py), over the same grid [start, end) at the same step:
+(infra/report/prometheus.py), over the same grid [start, end) at the same step:
 
 - which pods: the GPU pods (a ``kube_pod_container_resource_requests{resource="nvidia_com_gpu"}``
   series in the range) whose ``kube_pod_created`` falls in [start, end), the pods the report's
@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_platform.infra.report import (
+from gpu_platform.infra.report.prometheus import (
     CREATED,
     GPU_REQUESTS,
     Prometheus,
@@ -42,8 +42,8 @@ from gpu_platform.infra.report import (
     gpu_pods,
     redact_url,
 )
-from gpu_platform.infra.workloads import DASK_TOLERATIONS
-from gpu_platform.infra.simulation import Job, PodSpec, Resources, Stage
+from gpu_platform.infra.simulate.workloads import DASK_TOLERATIONS
+from gpu_platform.infra.simulate.model import Job, PodSpec, Resources, Stage
 
 __all__ = ["REPLAY_QUERIES", "Replay", "ReplayError", "replay_jobs"]
 

@@ -29,7 +29,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
-from gpu_platform.infra.config import PROJECT, ConfigError
+from gpu_platform.infra.stack.model import PROJECT, ConfigError
 
 __all__ = [
     "Plan",
@@ -81,7 +81,7 @@ class RecordedResource:
     depends_on: list[str] = field(default_factory=list)
     transforms: list[Any] = field(default_factory=list, repr=False, compare=False)
     """The resource's ``transforms`` as the engine would call them: the SDK's callbacks, each
-    taking a serialized TransformRequest (infra/render.py runs them over rendered children)."""
+    taking a serialized TransformRequest (infra/preview/render.py runs them over rendered children)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -520,7 +520,7 @@ def stack_config_from(config: dict[str, Any], secret_keys: set[str], stack: str)
     """The typed config of ``config`` (``namespace:key -> value``, as read_stack_file gives it) as the
     program would read it in stack ``stack``; ConfigError otherwise (``gpu-platform simulate`` passes a
     stack file's config with its --set and --sweep values applied)."""
-    from gpu_platform.infra.config import load_stack_config
+    from gpu_platform.infra.stack.model import load_stack_config
 
     pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys))
     pulumi.runtime.settings._set_project(PROJECT)  # noqa: SLF001 - what `pulumi` sets for a program
@@ -628,7 +628,7 @@ def run_program(
     notices = list(getattr(monitor.mocks, "notices", []))
     if not shipped:
         return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings)
-    from gpu_platform.infra.config import load_stack_config
+    from gpu_platform.infra.stack.model import load_stack_config
 
     # Checks the config could not make offline (e.g. zones of a region the shipped data lacks).
     try:

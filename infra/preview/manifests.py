@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from gpu_platform.infra.preview import SECRET_SIG, Plan, RecordedResource
+from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 
 __all__ = [
     "KubernetesObject",
@@ -220,7 +220,7 @@ def validate_objects(
     """
     if not objects:
         return []
-    from gpu_platform.infra.render import builtin_api_versions
+    from gpu_platform.infra.preview.render import builtin_api_versions
 
     served = builtin_api_versions(kubernetes_version)
     builtin = {api.rpartition("/")[0] for api in served}

@@ -1,7 +1,7 @@
 """`gpu-platform simulate`: a stack's cluster under a workload, before anyone pays for it.
 
 The stack's typed config (the same StackConfig the deployment reads) becomes the node groups
-of the cluster model (infra/simulation.py): each pool's or GPU class's node groups with
+of the cluster model (infra/simulate/model.py): each pool's or GPU class's node groups with
 their real shapes (the catalog, or a stated shape) and allocatable resources (the kubelet
 reserve formulas plan-capacity uses), their bounds (per zone or total), their capacity type
 and the order the autoscaler tries them (GKE ComputeClass priorities: spot before on-demand;
@@ -13,8 +13,8 @@ overrides a stack key (``gke.gpu_pools[t4].autoscaling.min_nodes=2``) or a model
 (``model.autoscaler.scan_interval=5s``) for the run; ``--sweep KEY=V1,V2`` runs every
 combination.
 
-The figures are the report's (infra/report.py ``figures``) from the simulated run sampled
-on its 1 s grid, plus the cost (infra/prices.yaml or ``--prices``), the failovers and the
+The figures are the report's (infra/report/prometheus.py ``figures``) from the simulated run sampled
+on its 1 s grid, plus the cost (infra/simulate/prices.yaml or ``--prices``), the failovers and the
 pods refused at admission.
 """
 
@@ -34,7 +34,7 @@ from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, Validat
 
 from gpu_platform.components.models import ARGS_CONFIG
 from gpu_platform.components.numbers import Float, Int
-from gpu_platform.infra.simulation import (
+from gpu_platform.infra.simulate.model import (
     Binding,
     ClusterModel,
     Dist,
@@ -270,7 +270,7 @@ def sweep_values(text: str) -> tuple[str, list[Any]]:
 
 
 def validate_model(raw: dict[str, Any]) -> ModelSettings:
-    from gpu_platform.infra.config import format_validation_error
+    from gpu_platform.infra.stack.model import format_validation_error
 
     try:
         return ModelSettings.model_validate(raw)
@@ -369,7 +369,7 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     """The cluster model's groups, timings, binding and quotas for a StackConfig."""
     from gpu_platform.components.gke_args import AutoscalingProfile
     from gpu_platform.components.quantities import _seconds  # noqa: PLC2701 - the one Go-duration reader
-    from gpu_platform.infra.config import Cloud
+    from gpu_platform.infra.stack.model import Cloud
 
     a, n, s = settings.autoscaler, settings.node, settings.spot
     if stack.cloud is Cloud.GCP:
@@ -447,7 +447,7 @@ class CloudPrices(BaseModel):
 
 
 class PriceTable(BaseModel):
-    """Hourly prices by machine type and capacity type: infra/prices.yaml, or --prices FILE (the same shape)."""
+    """Hourly prices by machine type and capacity type: infra/simulate/prices.yaml, or --prices FILE (the same shape)."""
 
     model_config = ARGS_CONFIG
 
@@ -480,7 +480,7 @@ class PriceTable(BaseModel):
     @classmethod
     def from_data(cls, data: Any, where: str) -> PriceTable:
         """A price table from a file's YAML (``where`` names it in messages); SimulationError, one line per problem."""
-        from gpu_platform.infra.config import format_validation_error
+        from gpu_platform.infra.stack.model import format_validation_error
 
         try:
             return cls.model_validate(data)
@@ -582,8 +582,8 @@ def _steps(times: list[tuple[float, float, int]], horizon: int) -> list[float]:
 
 
 def trace_report(trace: Trace, label: str = "simulation") -> Any:
-    """The report (infra/report.py) of a simulated run over [0, horizon) at 1 s, by the report's own rules."""
-    from gpu_platform.infra.report import figures
+    """The report (infra/report/prometheus.py) of a simulated run over [0, horizon) at 1 s, by the report's own rules."""
+    from gpu_platform.infra.report.prometheus import figures
 
     horizon = math.ceil(trace.horizon)
     gpu_pods = [p for p in trace.pods if p.requests.gpus > 0]
@@ -629,7 +629,7 @@ class Outcome:
 
     @property
     def p90(self) -> int | None:
-        from gpu_platform.infra.report import nearest_rank
+        from gpu_platform.infra.report.prometheus import nearest_rank
 
         waits = sorted(self.report.pending_by_pod.values())
         return nearest_rank(waits, 90) if waits else None
@@ -743,8 +743,8 @@ def configurations(
     problem (the key named) before anything runs."""
     import copy
 
-    from gpu_platform.infra.config import ConfigError
-    from gpu_platform.infra.preview import PROJECT, read_stack_file, stack_config_from
+    from gpu_platform.infra.stack.model import ConfigError
+    from gpu_platform.infra.preview.engine import PROJECT, read_stack_file, stack_config_from
 
     combos = combinations(sweeps)
     if len(combos) > max_configs:
@@ -836,7 +836,7 @@ def sweep_plot(outcomes: Sequence[Outcome], chosen: Outcome | None, target_p90: 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from gpu_platform.infra.report import png
+    from gpu_platform.infra.report.prometheus import png
 
     fig, ax = plt.subplots(figsize=(10, 6))
     costs = [o.cost.usd_per_day for o in outcomes]
@@ -858,7 +858,7 @@ def sweep_plot(outcomes: Sequence[Outcome], chosen: Outcome | None, target_p90: 
 
 def table_rows(outcome: Outcome) -> list[tuple[str, str]]:
     """The report's rows plus the p90 wait, the cost, failovers and admissions."""
-    from gpu_platform.infra.report import table_rows as report_rows
+    from gpu_platform.infra.report.prometheus import table_rows as report_rows
 
     rows = [row for row in report_rows(outcome.report) if not row[0].startswith(("range", "carried", "without", "DCGM"))]
     trace = outcome.trace

@@ -1,0 +1,51 @@
+"""`gpu-platform preflight eks`: what the cloud account must offer before a stack deploys."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gpu_platform.infra.cli.common import first_line, read_stack
+from gpu_platform.infra.errors import (
+    EXIT_OK,
+    EXIT_SERVICE,
+    EXIT_VIOLATIONS,
+    CommandError,
+)
+
+
+def cmd_preflight(args: argparse.Namespace) -> int:
+    from gpu_platform.infra.preflight import CloudError, preflight_eks
+    from gpu_platform.infra.stack.model import Cloud
+
+    config = read_stack(args)
+    if config.cloud is not Cloud.AWS:
+        raise CommandError(f"stack {args.stack} deploys to {config.cloud.value}, not aws: preflight {args.cloud} checks EKS stacks")
+    import boto3
+    import pulumi_aws
+
+    assert config.eks is not None
+    region = config.eks.region or str(pulumi_aws.config.region)
+    try:
+        session = boto3.Session(region_name=region)
+        ec2, quotas = session.client("ec2"), session.client("service-quotas")
+    except Exception as exc:  # noqa: BLE001 - botocore raises for a bad region, profile or endpoint
+        raise CommandError(f"cannot ask AWS in {region}: {type(exc).__name__}: {first_line(exc)}", EXIT_SERVICE) from exc
+    try:
+        findings = preflight_eks(config, region, ec2, quotas)
+    except CloudError as exc:
+        raise CommandError(str(exc), EXIT_SERVICE) from exc
+    for finding in findings:
+        print(finding)
+    errors = sum(f.error for f in findings)
+    print(f"{len(findings)} checks, {errors} would fail a deploy")
+    return EXIT_VIOLATIONS if errors else EXIT_OK
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add the `preflight` command to the parser."""
+    preflight = sub.add_parser("preflight", parents=[common], help="what the cloud account must offer before a stack deploys")
+    preflight.add_argument("cloud", choices=["eks"], help="eks: zones, instance shapes and GPU vCPU quotas, asked of AWS")
+    preflight.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    preflight.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
+    preflight.set_defaults(func=cmd_preflight)

@@ -1,0 +1,272 @@
+"""`gpu-platform preview`: the offline preview of a stack or a program of one's own."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Any
+
+from gpu_platform.infra.cli.common import (
+    find_project,
+    first_line,
+    json_bytes,
+    upstream_sources,
+)
+from gpu_platform.infra.errors import (
+    EXIT_CONFIG,
+    EXIT_OK,
+    EXIT_PROGRAM,
+    EXIT_VIOLATIONS,
+    CommandError,
+    deferred_interrupts,
+)
+from gpu_platform.infra.preview.tree import render_tree
+
+
+def cmd_preview(args: argparse.Namespace) -> int:
+    with deferred_interrupts(second_raises=True):  # the SDKs' imports: see read_stack
+        from gpu_platform.infra.output import (
+            check_distinct,
+            file_target,
+            folder_target,
+            write_outputs,
+        )
+        from gpu_platform.infra.preview.engine import (
+            load_program,
+            read_stack_file,
+            run_program,
+        )
+        from gpu_platform.infra.preview.manifests import (
+            MANIFEST_FILES,
+            kubernetes_objects,
+            manifest_files,
+            plain,
+            rendered_json,
+            validate_objects,
+        )
+        from gpu_platform.infra.stack.model import ConfigError, load_stack_config
+        from gpu_platform.policies.evaluate import evaluate, read_policy_config
+        from gpu_platform.policies.rules import Enforcement, Resource
+
+    # Every output path is checked before the program runs and before anything is written.
+    json_target = file_target("--json", args.json) if args.json is not None else None
+    manifests_target = folder_target("--manifests", args.manifests, MANIFEST_FILES) if args.manifests is not None else None
+    check_distinct(json_target, manifests_target)
+    args.stack = _preview_stack(args)
+    args.sources = None if args.no_render else upstream_sources(args)
+    program = load_program(Path(args.program)) if args.program is not None else None
+    project_dir = program.project_dir if program is not None else find_project(args)
+    config, secret_keys = read_stack_file(project_dir, args.stack, required=program is None)
+    policy_config = read_policy_config(Path(args.policy_config) if args.policy_config is not None else None)
+    try:
+        # Ctrl-C takes effect when the run ends (seconds; a second Ctrl-C at once): an
+        # interrupt inside the SDK's event loop or a provider SDK's import is not safe.
+        with deferred_interrupts(second_raises=True):
+            plan = run_program(project_dir, args.stack, config, secret_keys, program=program)
+        stack_config = load_stack_config() if program is None else program_target(plan, args.kubernetes_version)
+    except (ConfigError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the program's own failure: one line, exit 3
+        raise _program_failure(exc) from exc
+
+    objects = kubernetes_objects(plan)
+    report = None
+    if args.no_render:
+        findings = validate_objects(objects, stack_config.kubernetes_version)
+        render_lines = ["notice: rendering: skipped (--no-render): the objects of Helm releases and Kustomize directories were not checked"]
+    else:
+        report = _render(args, plan, objects, stack_config, policy_config)
+        findings = report.schema
+        render_lines = _render_lines(report)
+    violations = [f for f in findings if f.validated]
+    notices = [f for f in findings if not f.validated]
+    # The policy engine shows rules the resources' inputs with secrets unwrapped.
+    policy_findings = evaluate(
+        [Resource(r.type, r.name, r.urn, plain(r.inputs), r.protect) for r in plan.resources], policy_config
+    )
+    if report is not None:
+        policy_findings += report.policy
+    cluster_findings = report.cluster if report is not None else []
+    mandatory = [f for f in policy_findings if f.enforcement is Enforcement.MANDATORY]
+    rendered = report.rendering.objects if report is not None else []
+    render_errors = report.errors if report is not None else []
+    if report is not None and args.render and report.notices:
+        raise CommandError(
+            [f"{line} (--render requires every release and directory rendered)" for line in report.notices], EXIT_CONFIG
+        )
+
+    outputs: list[Any] = []
+    if json_target is not None:
+        document = plan.to_json(
+            violations=[
+                {"rule": "kubernetes-schema", "enforcement": "mandatory", "resource": v.resource, "message": v.message, "fix": "correct the object to its schema"}
+                for v in violations
+            ]
+            + [f.to_json() for f in policy_findings],
+            notices=[{"resource": n.resource, "message": n.message} for n in notices]
+            + [{"resource": None, "message": f"offline: {m}"} for m in plan.notices]
+            + [{"resource": None, "message": f"warning: {m}"} for m in plan.warnings]
+            + [{"resource": None, "message": m} for m in (report.notices if report is not None else [])],
+        )
+        if report is not None:
+            document["violations"] += [
+                {"rule": f.check, "enforcement": "mandatory", "resource": f.resource, "message": f.message, "fix": "see the message"}
+                for f in report.cluster
+            ] + [
+                {"rule": "render", "enforcement": "mandatory", "resource": None, "message": line, "fix": "see the message"}
+                for line in report.errors
+            ]
+            document["rendered"] = rendered_json(report.rendering)
+        outputs.append((json_target, json_bytes(document)))
+    if manifests_target is not None:
+        outputs.append((manifests_target, manifest_files(objects, report.rendering if report is not None else None)))
+    write_outputs(outputs)
+
+    if not args.quiet:
+        print(render_tree(plan, _rendered_details(report)))
+        print()
+    print(
+        f"{len(plan.resources)} resources, {len(objects)} Kubernetes objects"
+        + (f" and {len(rendered)} rendered from releases and directories" if report is not None else "")
+        + f" ({len(objects) + len(rendered) - len(notices)} validated against Kubernetes {stack_config.kubernetes_version} "
+        f"and CRD schemas, {len(notices)} without a schema offline), {len(violations)} schema violations; "
+        f"policy pack: {len(mandatory)} mandatory and {len(policy_findings) - len(mandatory)} advisory violations"
+        + (f"; {len(cluster_findings)} cluster check violations, {len(report.errors)} render errors" if report is not None else "")
+    )
+    for line in render_lines:
+        print(line)
+    for notice in notices:
+        print(f"notice: {notice.message}")
+    for message in plan.notices:
+        print(f"notice: offline: {message}")
+    for message in plan.warnings:
+        print(f"warning: {message}")
+    for violation in violations:
+        print(f"violation: schema: {violation.message}")
+    for finding in policy_findings:
+        label = "violation" if finding.enforcement is Enforcement.MANDATORY else "advisory"
+        where = f"{finding.resource}: " if finding.resource else ""
+        print(f"{label}: policy {finding.rule}: {where}{finding.message}; fix: {finding.fix}")
+    for finding in cluster_findings:
+        print(f"violation: {finding.check}: {finding.message}")
+    for line in render_errors:
+        print(f"violation: render: {line}")
+    return EXIT_VIOLATIONS if violations or mandatory or cluster_findings or render_errors else EXIT_OK
+
+def _render(args: argparse.Namespace, plan: Any, objects: list[Any], stack_config: Any, policy_config: Any) -> Any:
+    """Render the plan's releases and directories and check what the cluster gets."""
+    from gpu_platform.infra.preview.render import check_rendered
+
+    sources = args.sources
+    return check_rendered(plan, objects, stack_config, sources, sources.lock, policy_config)
+
+def _render_lines(report: Any) -> list[str]:
+    rendering = report.rendering
+    done = [s for s in rendering.sources if s.rendered]
+    lines = [
+        f"rendered: {len(done)} of {len(rendering.sources)} releases and directories, "
+        f"{len(rendering.objects)} objects, {len(rendering.crds)} CRDs"
+    ]
+    lines += [f"notice: {line}" for line in report.notices]
+    return lines
+
+def _rendered_details(report: Any) -> dict[str, str]:
+    """Per release or directory (by URN): its source, object count and findings, for the tree."""
+    if report is None:
+        return {}
+    counts: dict[str, int] = {}
+    for finding in [*(f for f in report.schema if f.validated), *report.policy, *report.cluster]:
+        name = getattr(finding, "resource", "") or ""
+        counts[name.split(": ", 1)[0]] = counts.get(name.split(": ", 1)[0], 0) + 1
+    details = {}
+    for source in report.rendering.sources:
+        if source.rendered:
+            kinds: dict[str, int] = {}
+            for obj in source.objects:
+                kinds[obj.kind] = kinds.get(obj.kind, 0) + 1
+            found = counts.get(source.resource.name, 0)
+            details[source.resource.urn] = (
+                f"rendered {len(source.objects)} objects ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}); "
+                f"{found} findings"
+            )
+        else:
+            details[source.resource.urn] = f"not rendered: {source.unavailable or source.error}"
+    return details
+
+def _preview_stack(args: argparse.Namespace) -> str:
+    """The stack to preview: positional or --stack (not two different ones); dev for --program."""
+    if args.stack is not None and args.stack_option is not None and args.stack != args.stack_option:
+        raise CommandError(f"--stack {args.stack_option}: the positional stack is {args.stack}; give one")
+    stack = args.stack if args.stack is not None else args.stack_option
+    if stack is None and args.program is None:
+        raise CommandError("preview needs a stack (gpu-platform preview <stack>) or --program DIR")
+    if args.program is None and args.kubernetes_version is not None:
+        raise CommandError("--kubernetes-version applies to --program; a stack sets gpu-platform:kubernetes_version")
+    if args.program is not None and args.project_dir is not None:
+        raise CommandError("--project-dir and --program both name a project: give one")
+    if args.kubernetes_version is not None and not re.fullmatch(r"1\.[0-9]{2}", args.kubernetes_version):
+        raise CommandError(f"--kubernetes-version {args.kubernetes_version}: a Kubernetes minor version such as 1.34")
+    return "dev" if stack is None else stack
+
+def program_target(plan: Any, kubernetes_version: str | None) -> Any:
+    """What the checks need of a program of one's own, which has no gpu-platform stack config:
+    the Kubernetes version (--kubernetes-version, else the stack config's default) and the cloud
+    its cluster runs on (from the plan's resources; gcp when it declares no cluster)."""
+    from types import SimpleNamespace
+
+    from gpu_platform.infra.stack.model import Cloud, StackConfig
+
+    version = kubernetes_version or StackConfig.model_fields["kubernetes_version"].default
+    cloud = Cloud.AWS if any(r.type.startswith("aws:eks/") for r in plan.resources) else Cloud.GCP
+    return SimpleNamespace(kubernetes_version=version, cloud=cloud)
+
+def _program_failure(exc: Exception) -> CommandError:
+    """A program's exception as the command's error: a component's refused input (Pulumi's
+    InputPropertyError/InputPropertiesError) is bad input, one line per property, exit 2;
+    anything else is the program failing, one line, exit 3."""
+    import pulumi
+
+    if isinstance(exc, pulumi.InputPropertyError):
+        return CommandError([f"invalid input {exc.property_path}: {exc.reason}"], EXIT_CONFIG)
+    if isinstance(exc, pulumi.InputPropertiesError):
+        details = exc.errors or []
+        lines = [f"invalid input {d['property_path']}: {d['reason']}" for d in details] or [f"invalid inputs: {exc.message}"]
+        return CommandError(lines, EXIT_CONFIG)
+    return CommandError([f"the program failed: {type(exc).__name__}: {first_line(exc)}"], EXIT_PROGRAM)
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add the `preview` command to the parser."""
+    preview = sub.add_parser("preview", parents=[common], help="offline preview of a stack: resource tree, plan JSON, manifests")
+    preview.add_argument("stack", nargs="?", help="stack name: stacks/Pulumi.<stack>.yaml (with --program: default dev)")
+    preview.add_argument(
+        "--program", metavar="DIR",
+        help="preview your own Python Pulumi program (the folder of its Pulumi.yaml) with the same checks; "
+        "its stack file Pulumi.<stack>.yaml is read when there is one",
+    )
+    preview.add_argument("--stack", dest="stack_option", metavar="NAME", help="the stack (the same as the positional name)")
+    preview.add_argument(
+        "--kubernetes-version", metavar="X.Y",
+        help="with --program: the Kubernetes minor whose schemas the objects are checked against (default: 1.34)",
+    )
+    preview.add_argument("--json", metavar="PLAN", help="write the plan as JSON to PLAN")
+    preview.add_argument(
+        "--manifests", metavar="DIR",
+        help="write every Kubernetes object as YAML into DIR, replacing it whole (a new folder, or one holding only *.yaml)",
+    )
+    preview.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml (default: found from the cwd)")
+    preview.add_argument("--quiet", action="store_true", help="print the summary and findings only, not the tree")
+    preview.add_argument(
+        "--policy-config", metavar="FILE", help="policy pack config (the JSON of pulumi preview --policy-pack-config)"
+    )
+    preview.add_argument(
+        "--upstream", metavar="DIR",
+        help="render Helm releases and Kustomize directories from this local copy of the locked sources "
+        "(charts/<name>-<version>.tgz, git/<owner>+<name>.git; default: $GPU_PLATFORM_UPSTREAM, else the user cache)",
+    )
+    preview.add_argument("--offline", action="store_true", help="never fetch sources missing from the cache (also GPU_PLATFORM_OFFLINE=1)")
+    render_mode = preview.add_mutually_exclusive_group()
+    render_mode.add_argument("--no-render", action="store_true", help="check the plan only, not what its releases and directories put on the cluster")
+    render_mode.add_argument("--render", action="store_true", help="fail (exit 2) when a release or directory cannot be rendered")
+    preview.set_defaults(func=cmd_preview)

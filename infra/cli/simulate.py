@@ -1,0 +1,250 @@
+"""`gpu-platform simulate`: the stack's cluster under a workload, before you pay."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from gpu_platform.infra.cli.common import (
+    err,
+    find_project,
+    json_bytes,
+    pool_shape,
+    yaml_file,
+)
+from gpu_platform.infra.errors import EXIT_OK, EXIT_VIOLATIONS
+
+SIMULATE_FILES = ("report.json", "wait_times.png", "gpus.png", "sweep.png")
+"""What a simulate --out folder may hold: replaced whole."""
+
+def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
+    """The workload pattern the flags name (SimulationError, one line, when they cannot)."""
+    from gpu_platform.infra.simulate.runs import SimulationError
+    from gpu_platform.infra.simulate.workloads import (
+        DeepDive,
+        WorkloadFile,
+        deep_dive,
+        from_file,
+        kfp_pipelines,
+    )
+    from gpu_platform.infra.stack.model import format_validation_error
+    from pydantic import ValidationError
+
+    name = args.workload
+    if name == "deep-dive":
+        return deep_dive(DeepDive(), seed)
+    if name == "kfp":
+        from gpu_platform.infra.capacity import CapacityInputs
+
+        if args.inputs is None:
+            raise SimulationError("--workload kfp: give the pipelines with --inputs FILE (plan-capacity's inputs: steps, run_duration, runs)")
+        if args.pool is None:
+            raise SimulationError("--workload kfp: name the pool the pipelines run on with --pool")
+        shape = pool_shape(args, stack_config)
+        data = yaml_file("--inputs", args.inputs)
+        if data.get("runs") is not None and data.get("window") is None and data.get("nodes") is None:
+            # N parallel runs alone is a question for the simulator: they start together, once per run.
+            data = {**data, "window": data.get("run_duration")}
+        try:
+            inputs = CapacityInputs.model_validate(data)
+        except ValidationError as exc:
+            raise SimulationError([f"--inputs {args.inputs}: {line}" for line in format_validation_error(exc, CapacityInputs)]) from None
+        if inputs.runs is None:
+            raise SimulationError(f"--inputs {args.inputs}: runs: the number of parallel pipeline runs to simulate is required (got nothing)")
+        return kfp_pipelines(inputs, shape, seed)
+    data = yaml_file("--workload", name)
+    try:
+        workload = WorkloadFile.model_validate(data)
+    except ValidationError as exc:
+        raise SimulationError([f"--workload {name}: {line}" for line in format_validation_error(exc, WorkloadFile)]) from None
+    return from_file(workload, seed, Path(name).name)
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from gpu_platform.infra.output import file_target, folder_target, write_outputs
+    from gpu_platform.infra.simulate.model import parse_seconds
+    from gpu_platform.infra.simulate.runs import (
+        SWEEP_COLUMNS,
+        PriceTable,
+        SimulationError,
+        Work,
+        cheapest_meeting,
+        configurations,
+        parse_assignment,
+        parse_value,
+        run_all,
+        sweep_plot,
+        sweep_row,
+        sweep_values,
+        table_rows,
+    )
+    from gpu_platform.infra.simulate.workloads import repeat
+
+    # Every flag is checked before the stack is read and anything runs.
+    args.workload_given = args.workload is not None
+    args.workload = args.workload or "deep-dive"
+    sets = [(k, parse_value(v)) for k, v in (parse_assignment(text, "--set") for text in args.set)]
+    sweeps = [sweep_values(text) for text in args.sweep]
+    keys = [k for k, _ in sets] + [k for k, _ in sweeps]
+    twice = sorted({k for k in keys if keys.count(k) > 1 and k in {s for s, _ in sweeps}})
+    if twice:
+        raise SimulationError(f"--sweep {twice[0]}: the key is swept twice or also --set; give it once")
+    hours = None
+    if args.hours is not None:
+        try:
+            hours = float(args.hours)
+        except ValueError:
+            hours = -1.0
+        if not 0 < hours <= 24 * 31:
+            raise SimulationError(f"--hours {args.hours}: a number of hours above 0, at most 744 (31 days)")
+    target = None
+    if args.target_p90 is not None:
+        try:
+            target = parse_seconds(args.target_p90)
+        except ValueError as exc:
+            raise SimulationError(f"--target-p90: {exc} (got {json.dumps(args.target_p90)})") from None
+        if not sweeps:
+            raise SimulationError("--target-p90: names the cheapest configuration of a sweep; give --sweep KEY=V1,V2")
+    if args.max_configs < 1:
+        raise SimulationError(f"--max-configs {args.max_configs}: at least 1")
+    if args.processes < 0:
+        raise SimulationError(f"--processes {args.processes}: 0 (one per core) or more")
+    replay = args.replay or args.prometheus is not None or args.start is not None or args.end is not None
+    if replay and not (args.replay and args.prometheus and args.start and args.end):
+        raise SimulationError("--replay needs --prometheus URL --start T --end T (and takes no --workload)")
+    if replay and args.workload_given:
+        raise SimulationError("--replay replays the pods Prometheus saw: give it without --workload")
+    prices = (
+        PriceTable.from_data(yaml_file("--prices", args.prices, "a price table (date, sources, gcp, aws)"), f"--prices {args.prices}")
+        if args.prices is not None else PriceTable.shipped()
+    )
+    json_target = file_target("--json", args.json) if args.json is not None else None
+    out_target = folder_target("--out", args.out, SIMULATE_FILES) if args.out is not None else None
+    configs = configurations(find_project(args), args.stack, sets, sweeps, args.max_configs)
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    if replay:
+        from gpu_platform.infra.report.prometheus import ReportInputs
+        from gpu_platform.infra.simulate.replay import replay_jobs
+        from gpu_platform.infra.stack.model import format_validation_error
+        from pydantic import ValidationError
+
+        try:
+            report_inputs = ReportInputs(prometheus=args.prometheus, start=args.start, end=args.end, step=args.step)
+        except ValidationError as exc:
+            raise SimulationError(["--" + line for line in format_validation_error(exc, ReportInputs)]) from None
+        replayed = replay_jobs(report_inputs)
+        described = {"name": "replay", "source": replayed.source, "start": replayed.start, "pods": replayed.pods}
+        work = [Work(c.inputs, replayed.jobs, replayed.horizon, 0.0, prices, c.label, c.overrides) for c in configs]
+    else:
+        work = []
+        for c in configs:
+            pattern = _workload(args, c.stack, c.inputs.seed)
+            if not pattern.jobs:
+                raise SimulationError(f"--workload {args.workload}: the workload is empty: no job in its pattern")
+            jobs, horizon = repeat(pattern, hours)
+            described = {**pattern.described, "hours": None if horizon is None else horizon / 3600}
+            work.append(Work(c.inputs, jobs, horizon, pattern.tail_s, prices, c.label, c.overrides))
+    console = Console(stderr=True)
+    with Progress(TextColumn("simulating {task.description}"), BarColumn(), TextColumn("{task.completed:.0f}"),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        if len(work) == 1:
+            # One configuration: progress in simulated hours.
+            task = bar.add_task("hours", total=None if work[0].horizon is None else work[0].horizon / 3600)
+            outcomes = run_all(work, 1, simulated=lambda at: bar.update(task, completed=at / 3600))
+        else:
+            task = bar.add_task(f"{len(work)} configurations", total=len(work))
+            outcomes = run_all(work, args.processes or os.cpu_count() or 1, done=lambda _: bar.advance(task))
+    chosen = cheapest_meeting(outcomes, target) if target is not None else None
+    first = chosen or outcomes[0]
+    document: Any
+    if len(outcomes) == 1:
+        document = first.json_document(described, configs[0].inputs)
+    else:
+        document = {
+            "configurations": [o.json_document(described, c.inputs) for o, c in zip(outcomes, configs)],
+            "target_p90_s": target,
+            "cheapest_meeting_target": None if chosen is None else chosen.label,
+        }
+    outputs: list[Any] = []
+    if json_target is not None:
+        outputs.append((json_target, json_bytes(document)))
+    if out_target is not None:
+        from gpu_platform.infra.report.prometheus import plot_files
+
+        files = {"report.json": json_bytes(first.json_document(described, configs[outcomes.index(first)].inputs)),
+                 **plot_files(first.report)}
+        if len(outcomes) > 1:
+            files["sweep.png"] = sweep_plot(outcomes, chosen, target)
+        outputs.append((out_target, files))
+    write_outputs(outputs)
+    out = Console(width=max(110, Console().width))
+    if len(outcomes) == 1:
+        table = Table(title=f"simulate {args.stack}: {described['name']}")
+        table.add_column("what")
+        table.add_column("value")
+        for what, value in table_rows(first):
+            table.add_row(escape(what), escape(value))
+    else:
+        table = Table(title=f"simulate {args.stack}: {described['name']}, {len(outcomes)} configurations")
+        for column in SWEEP_COLUMNS:
+            table.add_column(column)
+        for o in outcomes:
+            row = sweep_row(o)
+            table.add_row(*(escape(cell) for cell in row), style="bold green" if o is chosen else None)
+    out.print(table)
+    if target is not None:
+        if chosen is None:
+            out.print(f"no configuration meets p90 <= {target:g} s")
+        else:
+            out.print(f"cheapest meeting p90 <= {target:g} s: {escape(chosen.label)} (${chosen.cost.usd_per_day:,.0f}/day, "
+                      f"{chosen.report.utilisation_percent:.1f}% utilised, p90 {chosen.p90} s)")
+    for target_, what in ((json_target, "JSON"), (out_target, "plots")):
+        if target_ is not None:
+            out.print(f"wrote {what} to {target_.path}", soft_wrap=True)
+    stalled = [o for o in outcomes if o.trace.stalled_at is not None]
+    for o in stalled:
+        err(f"{o.label}: the workload stalled at {o.trace.stalled_at / 3600:.2f} h: {o.trace.stalled_pods} pending pods "
+             "fit no node the stack has or can add (their pool, taints, or its maximum)")
+    return EXIT_VIOLATIONS if stalled else EXIT_OK
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Add the `simulate` command to the parser."""
+    sim = sub.add_parser(
+        "simulate", parents=[common],
+        help="simulate the stack's cluster under a workload: waits, GPU utilisation and cost, before you pay",
+    )
+    sim.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    sim.add_argument(
+        "--workload", default=None,
+        help="deep-dive (the RAPIDS multi-tenant deep-dive's generator, default), kfp (with --inputs and --pool), "
+        "or a workload file (YAML: tenants with arrival rates per hour, cluster sizes, durations)",
+    )
+    sim.add_argument("--inputs", metavar="FILE", help="--workload kfp: plan-capacity's inputs (steps, run_duration, runs, window)")
+    sim.add_argument("--pool", help="--workload kfp: the pool (GKE) or GPU class (EKS) the pipelines run on")
+    sim.add_argument("--replay", action="store_true", help="replay the GPU pods a real cluster ran (with --prometheus, --start, --end)")
+    sim.add_argument("--prometheus", metavar="URL", help="--replay: the Prometheus base URL")
+    sim.add_argument("--start", help="--replay: start, RFC 3339 or Unix seconds")
+    sim.add_argument("--end", help="--replay: end, RFC 3339 or Unix seconds")
+    sim.add_argument("--step", default="1s", help="--replay: the sampling step of the queries, as the report's (default 1s)")
+    sim.add_argument("--hours", help="repeat the workload's pattern back to back over H simulated hours (default: once)")
+    sim.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a stack key (gke.gpu_pools[t4].autoscaling.min_nodes=2) or a model key "
+                     "(model.autoscaler.scan_interval=5s) for the run; repeatable")
+    sim.add_argument("--sweep", action="append", default=[], metavar="KEY=V1,V2",
+                     help="run every combination of these values (repeatable), in parallel processes")
+    sim.add_argument("--max-configs", type=int, default=64, help="most configurations a sweep may run (default 64)")
+    sim.add_argument("--target-p90", metavar="DURATION", help='with --sweep: name the cheapest configuration whose p90 wait is at most this ("60s")')
+    sim.add_argument("--processes", type=int, default=0, help="parallel processes for a sweep (default: one per core)")
+    sim.add_argument("--prices", metavar="FILE", help="a price table (YAML, the shape of the shipped infra/simulate/prices.yaml)")
+    sim.add_argument("--json", metavar="FILE", help="write the figures as JSON (report.json's keys plus cost, failover, admission)")
+    sim.add_argument("--out", metavar="DIR", help="write report.json and the plots (and sweep.png) into DIR, replaced whole")
+    sim.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
+    sim.set_defaults(func=cmd_simulate)
