@@ -27,7 +27,7 @@ from gpu_platform.components.cluster_component import ClusterComponent
 from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
 from gpu_platform.components.models import input_error, report_checks_not_made
 from gpu_platform.components.pools import ENVIRONMENT_LABEL, NodePoolShape
-from gpu_platform.components.prometheus_args import ClusterKind
+from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
 from gpu_platform.components.eks_args import (
     AWS_MANAGED_POLICY,
@@ -453,6 +453,10 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
     def ready(self) -> list[pulumi.Resource]:
         """The system node group, CoreDNS and the other add-ons on nodes, and the StorageClass claims name."""
         return [*self.ref.controllers_ready, *([self.storage_class] if self.storage_class else [])]
+
+    def metric_sources(self) -> frozenset[MetricSource]:
+        """Nothing: the cluster autoscaler comes with SpotFailoverEksNodeGroups."""
+        return frozenset()
 
     def _network(
         self, name: str, args: EksClusterArgs, cluster_name: str, zones: list[str], tags: dict[str, str]

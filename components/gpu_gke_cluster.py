@@ -21,7 +21,7 @@ from gpu_platform.components.pools import (
     NodePoolShape,
     PoolPlacement,
 )
-from gpu_platform.components.prometheus_args import ClusterKind
+from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
 from gpu_platform.components.gke_args import (
     ARTIFACT_REGISTRY_READER,
@@ -290,3 +290,7 @@ class GpuGkeCluster(pulumi.ComponentResource, ClusterComponent):
     def ready(self) -> list[pulumi.Resource]:
         """Every node pool."""
         return list(self.node_pools.values())
+
+    def metric_sources(self) -> frozenset[MetricSource]:
+        """Nothing: GKE's autoscaler runs in the control plane, GKE's managed DCGM metrics go to Cloud Monitoring."""
+        return frozenset()

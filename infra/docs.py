@@ -262,8 +262,9 @@ def _composition(cls: type, keyword: dict[str, inspect.Parameter]) -> list[str]:
     lines = []
     if issubclass(cls, ClusterComponent):
         lines.append(
-            f"- As `cluster=`: `cloud` {_doc(cls.cloud)}; `pool_shapes()`: {_doc(cls.pool_shapes)} "
-            f"`ready()`: {_doc(cls.ready)} `metric_sources()`: {_doc(cls.metric_sources)}"
+            f"- As `cluster=` of the add-ons: kind (`cloud`) `{_doc(cls.cloud).rstrip('.')}`; pools (`pool_shapes()`): "
+            f"{_doc(cls.pool_shapes)} Waits for (`ready()`): {_doc(cls.ready)} Scrapes (`metric_sources()`): "
+            f"{_doc(cls.metric_sources)}"
         )
     if "cluster" in keyword and isinstance(keyword["cluster"].annotation, str):
         accepted = [a.strip() for a in keyword["cluster"].annotation.split("|") if a.strip() != "None"]
