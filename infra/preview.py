@@ -667,6 +667,11 @@ def run_program(
         os.chdir(program_dir)
         sys.argv = [str(program.main)]
         _sync_await(pulumi.runtime.run_in_stack(lambda: runpy.run_path(str(program.main), run_name="__main__")))
+    except Exception:
+        # A key in a namespace the program never read is the likelier cause (acmee:cloud for acme:cloud).
+        if not shipped and (problems := unread_namespaces(program, stack, config, reads.namespaces)):
+            raise ConfigError(problems) from None
+        raise
     finally:
         os.chdir(cwd)
         sys.argv = argv

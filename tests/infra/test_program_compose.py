@@ -98,3 +98,15 @@ def test_a_namespace_looked_up_and_unset_counts_as_read(tmp_path: Path) -> None:
         "unread:flag: unknown config namespace 'unread' "
         "(the program reads mine:, aws:, gcp:, kubernetes:, pulumi:, random:, declared:, feature:; nothing else is used)"
     ]
+
+
+def test_a_misspelt_namespace_is_named_when_the_program_fails_without_it(composed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """acmee:cloud leaves acme:cloud unset, so the program fails (Pulumi's missing-config error): the
+    unread namespace is the cause, said in one line, exit 2."""
+    stack = (composed / "Pulumi.gke.yaml").read_text().replace("acme:cloud: gcp", "acmee:cloud: gcp")
+    (composed / "Pulumi.typo.yaml").write_text(stack)
+    assert main(["preview", "--program", str(composed), "typo", "--no-render", "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "gpu-platform: acmee:cloud: unknown config namespace 'acmee'; did you mean acme:cloud? "
+        "(the program reads acme-gpu:, aws:, gcp:, kubernetes:, pulumi:, random:, acme:; nothing else is used)"
+    ]
