@@ -4,6 +4,7 @@ Import a component and its Args from here; nothing in this package creates a res
 at import time.
 """
 
+from gpu_platform.components.cluster_component import ClusterComponent
 from gpu_platform.components.dask_operator import (
     DaskNotebookArgs,
     DaskOperator,
@@ -86,6 +87,7 @@ from gpu_platform.components.pools import (
 )
 
 __all__ = [
+    "ClusterComponent",
     "DaskNotebookArgs",
     "DaskOperator",
     "DaskOperatorArgs",

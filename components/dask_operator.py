@@ -30,6 +30,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from pydantic import ValidationError
 
+from gpu_platform.components.cluster_component import ClusterComponent, check_pools, on_cluster
 from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import TENANT_LABEL
 from gpu_platform.components.models import input_error, input_errors
@@ -86,14 +87,25 @@ class DaskOperator(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         pools: Sequence[NodePoolShape] = (),
+        cluster: ClusterComponent | None = None,
     ) -> None:
-        """``pools``: the cluster's pools (StackConfig.pool_shapes(), or a cluster component's
-        ``pool_shapes``), for the scheduler's and workers' placement and what a node leaves to pods.
+        """``cluster``: the cluster component it runs on (GpuGkeCluster, or on EKS the
+        SpotFailoverEksNodeGroups built with the EksCluster): its provider, its node pools waited for,
+        its ``pool_shapes()`` as ``pools``. ``pools``: the cluster's pools without a cluster component
+        (StackConfig.pool_shapes(), or other languages' ``poolShapes`` outputs), for the scheduler's and
+        workers' placement and what a node leaves to pods; not both.
 
         Raises pulumi.InputPropertyError (or InputPropertiesError) at ``args.<key>`` when a notebook or the
         workers fit no node of their pool, or at ``pools`` when the scheduler's does not, before anything
         is registered."""
         # Checked before the component registers: bad input changes nothing.
+        placed = on_cluster(cluster, opts)
+        pools = check_pools("pools", pools)
+        if placed.component is not None:
+            if pools:
+                raise input_error("pools", "pools: the cluster component given as cluster= gives them; pass cluster= or pools=, not both")
+            pools = placed.component.pool_shapes()
+        opts = placed.opts
         if problems := args.placement_problems(pools):
             raise input_errors([(("args", *loc), message) for loc, message, _ in problems])
         try:

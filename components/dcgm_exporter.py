@@ -13,7 +13,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
+from gpu_platform.components.cluster_component import ClusterComponent, check_live, on_cluster
 from gpu_platform.components.kube import component_namespace, helm_release
+from gpu_platform.components.models import input_error
 
 from gpu_platform.components.dcgm_args import DCGM_REPOSITORY, DEFAULT_METRICS, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
 from gpu_platform.components.dcgm_values import dcgm_values, metrics_csv
@@ -42,9 +44,21 @@ class DcgmExporter(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         service_monitor_crd: pulumi.Resource | None,
+        cluster: ClusterComponent | None = None,
     ) -> None:
         """``service_monitor_crd``: what installs the ServiceMonitor CRD the chart's ServiceMonitor needs
-        (PrometheusStack.release); the release waits for it. None only when the CRD is already on the cluster."""
+        (PrometheusStack.release); the release waits for it. None only when the CRD is already on the cluster.
+        ``cluster``: the cluster component it runs on (its provider, its GPU nodes waited for); its kind must
+        be ``args.node_selection``. Default: none (``opts`` carries the provider)."""
+        placed = on_cluster(cluster, opts)
+        check_live("service_monitor_crd", service_monitor_crd, (pulumi.Resource,), "the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None", optional=True)
+        if placed.cloud is not None and placed.cloud.value != args.node_selection.value:
+            raise input_error(
+                "args.node_selection",
+                f"args.node_selection {args.node_selection.value} does not match cluster, a {placed.cloud.value} cluster; "
+                f"use {placed.cloud.value} (got {args.node_selection.value!r})",
+            )
+        opts = placed.opts
         super().__init__("gpu-platform:dcgm_exporter:DcgmExporter", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         namespace = component_namespace(name, args.namespace, child)

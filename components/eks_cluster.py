@@ -23,9 +23,11 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from gpu_platform.components.cluster_component import ClusterComponent
 from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
 from gpu_platform.components.models import input_error, report_checks_not_made
-from gpu_platform.components.pools import ENVIRONMENT_LABEL
+from gpu_platform.components.pools import ENVIRONMENT_LABEL, NodePoolShape
+from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
 from gpu_platform.components.eks_args import (
     AWS_MANAGED_POLICY,
@@ -93,8 +95,13 @@ class EksClusterRef:
     """What controllers need before they deploy (the system node group, CoreDNS): Helm releases wait for these. Default: none."""
 
 
-class EksCluster(pulumi.ComponentResource):
-    """An EKS cluster in its own VPC, with IRSA, core add-ons, a system node group and a Kubernetes provider."""
+class EksCluster(pulumi.ComponentResource, ClusterComponent):
+    """An EKS cluster in its own VPC, with IRSA, core add-ons, a system node group and a Kubernetes provider.
+
+    Pass it as ``cluster=`` to SpotFailoverEksNodeGroups, and to the add-ons that run on the system
+    nodes (PrometheusStack); the add-ons that run on GPU nodes take the node groups component,
+    which carries this cluster.
+    """
 
     cluster_name: pulumi.Output[str]
     """The EKS cluster's name."""
@@ -415,6 +422,7 @@ class EksCluster(pulumi.ComponentResource):
             node_prerequisites=nodeless,
             controllers_ready=[self.system_node_group, *on_nodes],
         )
+        self._system_pool = args.system_node_group.pool_shape()
         self.register_outputs(
             {
                 "clusterName": self.cluster_name,
@@ -432,6 +440,23 @@ class EksCluster(pulumi.ComponentResource):
                 "publicSubnetIds": self.public_subnet_ids,
             }
         )
+
+    @property
+    def cloud(self) -> ClusterKind:
+        """eks."""
+        return ClusterKind.EKS
+
+    def pool_shapes(self) -> list[NodePoolShape]:
+        """The system node group as workloads see it (the GPU pools are SpotFailoverEksNodeGroups')."""
+        return [self._system_pool]
+
+    def ready(self) -> list[pulumi.Resource]:
+        """The system node group, CoreDNS and the other add-ons on nodes, and the StorageClass claims name."""
+        return [*self.ref.controllers_ready, *([self.storage_class] if self.storage_class else [])]
+
+    def metric_sources(self) -> frozenset[MetricSource]:
+        """Nothing: the cluster autoscaler comes with SpotFailoverEksNodeGroups."""
+        return frozenset()
 
     def _network(
         self, name: str, args: EksClusterArgs, cluster_name: str, zones: list[str], tags: dict[str, str]

@@ -14,11 +14,14 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from gpu_platform.components.cluster_component import ClusterComponent
 from gpu_platform.components.labels import MANAGED_LABELS
 from gpu_platform.components.models import input_error, report_checks_not_made
 from gpu_platform.components.pools import (
+    NodePoolShape,
     PoolPlacement,
 )
+from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
 from gpu_platform.components.gke_args import (
     ARTIFACT_REGISTRY_READER,
@@ -62,8 +65,13 @@ __all__ = [
 ]
 
 
-class GpuGkeCluster(pulumi.ComponentResource):
-    """A GKE cluster with typed GPU node pools, a least-privilege node identity and a Kubernetes provider."""
+class GpuGkeCluster(pulumi.ComponentResource, ClusterComponent):
+    """A GKE cluster with typed GPU node pools, a least-privilege node identity and a Kubernetes provider.
+
+    Pass it as ``cluster=`` to the add-ons (PrometheusStack, DcgmExporter, DaskOperator, KubeflowInstall,
+    GpuUtilizationAutoscaler): they take its provider, wait for its node pools and place pods on
+    ``pool_shapes()``.
+    """
 
     cluster_name: pulumi.Output[str]
     """The GKE cluster's name."""
@@ -191,6 +199,7 @@ class GpuGkeCluster(pulumi.ComponentResource):
         self.compute_classes = {}
 
         planned = plan_pools(args)
+        self._pool_shapes = [p.shape for p in planned]
         self.placements = {p.args.name: p.shape.placement for p in planned}
         created: dict[str, list[gcp.container.NodePool]] = {}
         for pool in planned:
@@ -267,3 +276,21 @@ class GpuGkeCluster(pulumi.ComponentResource):
                 "workloadIdentityPool": self.workload_identity_pool,
             }
         )
+
+    @property
+    def cloud(self) -> ClusterKind:
+        """gke."""
+        return ClusterKind.GKE
+
+    def pool_shapes(self) -> list[NodePoolShape]:
+        """The system pool, the scheduler pool and the GPU pools as workloads see them (the plan's, as
+        ``GpuGkeClusterArgs.pool_shapes()``)."""
+        return list(self._pool_shapes)
+
+    def ready(self) -> list[pulumi.Resource]:
+        """Every node pool."""
+        return list(self.node_pools.values())
+
+    def metric_sources(self) -> frozenset[MetricSource]:
+        """Nothing: GKE's autoscaler runs in the control plane, GKE's managed DCGM metrics go to Cloud Monitoring."""
+        return frozenset()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_kubernetes as k8s
+from gpu_platform.components.cluster_component import ClusterComponent, on_cluster
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 
 __all__ = ["GpuUtilizationAutoscaler", "GpuUtilizationAutoscalerArgs"]
@@ -17,7 +18,17 @@ class GpuUtilizationAutoscaler(pulumi.ComponentResource):
     hpa: k8s.autoscaling.v2.HorizontalPodAutoscaler
     """The HorizontalPodAutoscaler."""
 
-    def __init__(self, name: str, args: GpuUtilizationAutoscalerArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: GpuUtilizationAutoscalerArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        cluster: ClusterComponent | None = None,
+    ) -> None:
+        """``cluster``: the cluster component the Deployment runs on (its provider; its nodes waited for).
+        Default: none (``opts`` carries the provider)."""
+        opts = on_cluster(cluster, opts).opts
         super().__init__("gpu-platform:gpu_utilization_autoscaler:GpuUtilizationAutoscaler", name, None, opts)
         self.hpa = k8s.autoscaling.v2.HorizontalPodAutoscaler(
             f"{name}-hpa",

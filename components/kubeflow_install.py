@@ -41,6 +41,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_random as random
 
+from gpu_platform.components.cluster_component import CLUSTER_COMPONENTS, ClusterComponent, check_live, check_pools, on_cluster
 from gpu_platform.components.labels import PART_OF_LABEL, TENANT_LABEL
 from gpu_platform.components.models import input_error
 from gpu_platform.components.pools import NodePoolShape
@@ -113,11 +114,25 @@ class KubeflowInstall(pulumi.ComponentResource):
         args: KubeflowInstallArgs,
         opts: pulumi.ResourceOptions | None = None,
         *,
-        training_pools: Sequence[NodePoolShape],
+        training_pools: Sequence[NodePoolShape] | None = None,
         dex_password_hash: pulumi.Input[str] | None = None,
         oidc_client_secret: pulumi.Input[str] | None = None,
+        cluster: ClusterComponent | None = None,
     ) -> None:
-        """``dex_password_hash`` and ``oidc_client_secret``: Pulumi secrets (the platform edition's Dex)."""
+        """``cluster``: the cluster component it runs on (GpuGkeCluster, or on EKS the
+        SpotFailoverEksNodeGroups built with the EksCluster): its provider, its node pools waited for, its
+        ``pool_shapes()`` as ``training_pools``. ``training_pools``: the pools training steps may run on
+        without a cluster component (other languages' ``poolShapes`` outputs); one of the two, not both.
+        ``dex_password_hash`` and ``oidc_client_secret``: Pulumi secrets (the platform edition's Dex)."""
+        placed = on_cluster(cluster, opts)
+        if placed.component is not None and training_pools is not None:
+            raise input_error("training_pools", "training_pools: the cluster component given as cluster= gives them; pass cluster= or training_pools=, not both")
+        if placed.component is None and training_pools is None:
+            raise input_error("cluster", f"cluster: expected {CLUSTER_COMPONENTS}, or training_pools= (got nothing)")
+        training_pools = placed.component.pool_shapes() if placed.component is not None else check_pools("training_pools", training_pools)
+        for keyword, value in (("dex_password_hash", dex_password_hash), ("oidc_client_secret", oidc_client_secret)):
+            check_live(keyword, value, (str,), "a string or a pulumi.Output[str] (pass a secret)")
+        opts = placed.opts
         if args.edition is Edition.PLATFORM and dex_password_hash is None:
             raise input_error("dex_password_hash", "the platform edition needs dex_password_hash (a bcrypt hash, as a Pulumi secret)")
         if args.oidc is not None and oidc_client_secret is None:

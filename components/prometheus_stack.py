@@ -8,11 +8,14 @@ utilisation per pod (and its 1-minute average) as custom metrics for autoscaling
 
 from __future__ import annotations
 
+from collections.abc import Collection
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from gpu_platform.components.cluster_component import ClusterComponent, check_live, on_cluster
 from gpu_platform.components.kube import component_namespace, helm_release
+from gpu_platform.components.models import input_error
 
 from gpu_platform.components.prometheus_args import (
     GPU_CUSTOM_METRICS,
@@ -60,10 +63,29 @@ class PrometheusStack(pulumi.ComponentResource):
         args: PrometheusStackArgs,
         opts: pulumi.ResourceOptions | None = None,
         *,
-        cluster: MonitoredCluster,
+        cluster: ClusterComponent | MonitoredCluster,
         grafana_admin_password: pulumi.Input[str],
+        scrapes: Collection[MetricSource] = (),
     ) -> None:
-        """``cluster``: the cluster under the stack and what it scrapes (decides the scrape targets and alerts)."""
+        """``cluster``: the cluster under the stack: a cluster component (GpuGkeCluster, EksCluster,
+        SpotFailoverEksNodeGroups), whose kind decides the scrape targets, whose provider the stack uses,
+        whose node pools or system nodes it waits for and whose own metric sources (the EKS autoscaler's)
+        it scrapes; or a MonitoredCluster (kind and sources; other languages pass this).
+        ``scrapes``: what else the program deploys that the stack scrapes (dcgm-exporter when a
+        DcgmExporter follows): an alert ships only when every metric it reads is scraped. Default: nothing else."""
+        placed = on_cluster(cluster, opts, descriptors=(MonitoredCluster,), required=True)
+        check_live("grafana_admin_password", grafana_admin_password, (str,), "a string or a pulumi.Output[str] (pass a secret)", optional=False)
+        try:
+            extra = frozenset(MetricSource(s) for s in scrapes)
+        except (TypeError, ValueError):
+            raise input_error(
+                "scrapes", f"scrapes: expected MetricSource values ({', '.join(m.value for m in MetricSource)}) (got {scrapes!r})"
+            ) from None
+        if placed.component is not None:
+            cluster = MonitoredCluster(kind=placed.component.cloud, sources=placed.component.metric_sources() | extra)
+        else:
+            cluster = placed.descriptor.model_copy(update={"sources": placed.descriptor.sources | extra}) if extra else placed.descriptor
+        opts = placed.opts
         super().__init__("gpu-platform:prometheus_stack:PrometheusStack", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 

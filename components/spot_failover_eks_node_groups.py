@@ -23,7 +23,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpu_platform.components.eks_cluster import EksClusterRef
+from gpu_platform.components.cluster_component import ClusterComponent, a_type, check_live
+from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
 from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import (
     CLASS_LABEL,
@@ -34,8 +35,10 @@ from gpu_platform.components.labels import (
 from gpu_platform.components.models import input_error, input_errors
 from gpu_platform.components.pools import (
     CapacityType,
+    NodePoolShape,
     PoolPlacement,
 )
+from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
 from gpu_platform.components.eks_node_group_args import (
     ACCELERATOR_LABEL,
@@ -75,8 +78,13 @@ __all__ = [
     "asg_name_pattern",
 ]
 
-class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
-    """GPU node groups with spot-first, on-demand-fallback autoscaling from zero."""
+class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
+    """GPU node groups with spot-first, on-demand-fallback autoscaling from zero.
+
+    Built with ``cluster=<EksCluster>``, it stands for that cluster with its GPU node groups: pass it as
+    ``cluster=`` to the add-ons that run on GPU nodes (DcgmExporter, DaskOperator, KubeflowInstall,
+    GpuUtilizationAutoscaler), which take the cluster's provider and wait for the node groups.
+    """
 
     node_groups: dict[str, aws.eks.NodeGroup]
     """Every node group, by name (<class>-spot, <class>-on-demand)."""
@@ -95,14 +103,23 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
         args: SpotFailoverEksNodeGroupsArgs,
         opts: pulumi.ResourceOptions | None = None,
         *,
-        cluster: EksClusterRef,
+        cluster: EksCluster | EksClusterRef,
         service_monitor_crd: pulumi.Resource | None = None,
     ) -> None:
-        """``cluster``: the EKS cluster (EksCluster.ref); ``opts.providers`` must hold its Kubernetes provider.
+        """``cluster``: the EKS cluster: the EksCluster itself (its provider is added to ``opts``), or its
+        ``ref`` (or your own cluster's EksClusterRef; ``opts.providers`` must then hold its Kubernetes provider).
         ``service_monitor_crd``: what installs the ServiceMonitor CRD (PrometheusStack.release); given, the
         autoscaler's chart ships its ServiceMonitor and waits for it, so its metrics (cluster_autoscaler_*) are
         scraped. Default: none (no ServiceMonitor)."""
         # Refused before anything is registered.
+        if not isinstance(cluster, (EksCluster, EksClusterRef)):
+            raise input_error("cluster", f"cluster: expected an EksCluster or an EksClusterRef (EksCluster.ref) (got {a_type(cluster)})")
+        check_live("service_monitor_crd", service_monitor_crd, (pulumi.Resource,), "the resource that installs the ServiceMonitor CRD (PrometheusStack.release)")
+        self._cluster = cluster if isinstance(cluster, EksCluster) else None
+        if isinstance(cluster, EksCluster):
+            opts = pulumi.ResourceOptions.merge(pulumi.ResourceOptions(providers=[cluster.provider]), opts)
+            cluster = cluster.ref
+        self._scrapes = frozenset({MetricSource.CLUSTER_AUTOSCALER}) if service_monitor_crd is not None else frozenset()
         try:
             autoscaler_image(args.autoscaler, cluster.version)
         except ValueError as exc:
@@ -221,7 +238,8 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
         if plugin_groups:
             device_plugin_daemonset(f"{name}-device-plugin", args.device_plugin_image, plugin_groups, child)
 
-        self.placements = {s.name: s.placement for s in args.pool_shapes()}
+        self._pool_shapes = args.pool_shapes()
+        self.placements = {s.name: s.placement for s in self._pool_shapes}
         self.register_outputs(
             {
                 "nodeGroups": list(self.node_groups),
@@ -231,3 +249,26 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
         )
 
 
+
+    @property
+    def cloud(self) -> ClusterKind:
+        """eks."""
+        return ClusterKind.EKS
+
+    @property
+    def provider(self) -> k8s.Provider | None:
+        """The cluster's Kubernetes provider: the EksCluster's when built with one, else None."""
+        return None if self._cluster is None else self._cluster.provider
+
+    def pool_shapes(self) -> list[NodePoolShape]:
+        """The cluster's pools as workloads see them: its system node group (when built with the EksCluster)
+        and the GPU classes (total node bounds over each class's spot and on-demand groups)."""
+        return [*(self._cluster.pool_shapes() if self._cluster is not None else []), *self._pool_shapes]
+
+    def ready(self) -> list[pulumi.Resource]:
+        """What the cluster waits for (when built with the EksCluster) and every node group."""
+        return [*(self._cluster.ready() if self._cluster is not None else []), *self.node_groups.values()]
+
+    def metric_sources(self) -> frozenset[MetricSource]:
+        """The cluster autoscaler when its ServiceMonitor ships (service_monitor_crd given)."""
+        return self._scrapes

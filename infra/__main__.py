@@ -8,7 +8,7 @@ import pulumi
 
 from gpu_platform.components import EksCluster, GpuGkeCluster, SpotFailoverEksNodeGroups
 from gpu_platform.infra.stack.model import Cloud, load_stack_config
-from gpu_platform.infra.platform import ClusterTarget, compose_addons, compose_monitoring
+from gpu_platform.infra.platform import compose_addons, compose_monitoring
 
 config = load_stack_config()  # raises ConfigError before any resource is registered
 stack = pulumi.get_stack()
@@ -24,19 +24,17 @@ if config.cloud is Cloud.GCP:
     pulumi.export("kubeconfig", cluster.kubeconfig)
     pulumi.export("nodePools", list(cluster.node_pools))
     pulumi.export("computeClasses", cluster.compute_classes)
-    target = ClusterTarget(cluster.provider, list(cluster.node_pools.values()), config.pool_shapes())
-    monitoring = compose_monitoring(stack, config, target)
+    monitoring = compose_monitoring(stack, config, cluster)
+    compose_addons(stack, config, cluster, monitoring)
 else:
     assert config.eks is not None and config.eks_node_groups is not None  # required for aws
     eks = EksCluster(stack, config.eks.model_copy(update={"environment": config.environment}), gpu_instance_types=config.eks_node_groups.instance_types())
-    # Monitoring first, on the system nodes: the autoscaler's ServiceMonitor needs its CRD.
-    system = [*eks.ref.controllers_ready, *([eks.storage_class] if eks.storage_class else [])]
-    monitoring = compose_monitoring(stack, config, ClusterTarget(eks.provider, system, config.pool_shapes()))
+    # Monitoring first, on the system nodes (eks.ready()): the autoscaler's ServiceMonitor needs its CRD.
+    monitoring = compose_monitoring(stack, config, eks)
     gpu = SpotFailoverEksNodeGroups(
         f"{stack}-gpu",
         config.eks_node_groups,
-        opts=pulumi.ResourceOptions(providers=[eks.provider]),
-        cluster=eks.ref,
+        cluster=eks,
         service_monitor_crd=None if monitoring is None else monitoring.release,
     )
     pulumi.export("clusterName", eks.cluster_name)
@@ -45,7 +43,6 @@ else:
     pulumi.export("zones", eks.zones)
     pulumi.export("nodeGroups", [config.eks.system_node_group.name, *gpu.node_groups])
     pulumi.export("autoscalerPriorities", gpu.expander.configmap_text())
-    # Add-ons wait for the nodes, CoreDNS and the StorageClass their claims name.
-    target = ClusterTarget(eks.provider, [*system, *gpu.node_groups.values()], config.pool_shapes())
-
-compose_addons(stack, config, target, monitoring)
+    # The node groups stand for the cluster with its GPUs: add-ons wait for the nodes, CoreDNS and
+    # the StorageClass their claims name, and are placed on the system node group and the GPU classes.
+    compose_addons(stack, config, gpu, monitoring)

@@ -27,6 +27,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from gpu_platform import components
+from gpu_platform.components.cluster_component import CLUSTER_COMPONENTS, ClusterComponent
 from gpu_platform.components.outputs import component_outputs
 from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.errors import CommandError
@@ -252,6 +253,27 @@ def _param(p: inspect.Parameter) -> str:
     return f"{p.name}={p.default!r}" if simple else f"{p.name}=..."
 
 
+def _doc(member: Any) -> str:
+    return inspect.cleandoc(getattr(member, "__doc__", None) or "").replace("\n", " ")
+
+
+def _composition(cls: type, keyword: dict[str, inspect.Parameter]) -> list[str]:
+    """What a component gives as ``cluster=`` (a cluster component) and what its ``cluster=`` takes."""
+    lines = []
+    if issubclass(cls, ClusterComponent):
+        lines.append(
+            f"- As `cluster=` of the add-ons: kind (`cloud`) `{_doc(cls.cloud).rstrip('.')}`; pools (`pool_shapes()`): "
+            f"{_doc(cls.pool_shapes)} Waits for (`ready()`): {_doc(cls.ready)} Scrapes (`metric_sources()`): "
+            f"{_doc(cls.metric_sources)}"
+        )
+    if "cluster" in keyword and isinstance(keyword["cluster"].annotation, str):
+        accepted = [a.strip() for a in keyword["cluster"].annotation.split("|") if a.strip() != "None"]
+        shown = " or ".join(CLUSTER_COMPONENTS if a == "ClusterComponent" else f"`{a}`" for a in accepted)
+        optional = " (optional)" if keyword["cluster"].default is not inspect.Parameter.empty else ""
+        lines.append(f"- `cluster=`{optional}: {shown}")
+    return lines
+
+
 def component_reference() -> str:
     """components/README.md: per component, its constructor, token, live inputs and outputs."""
     lines = [
@@ -264,6 +286,16 @@ def component_reference() -> str:
         "inputs are Pulumi resources, providers and secrets, keyword-only. Children are named "
         "`<name>-<role>` and parented to the component; outputs are attributes of the component object "
         "(`help(Component)` lists them too).",
+        "",
+        "Components compose by instance: a cluster component (`GpuGkeCluster`, `EksCluster`, or "
+        "`SpotFailoverEksNodeGroups` built with `cluster=<EksCluster>`) passed as the keyword `cluster=` "
+        "is what the add-ons run on. The add-on takes the cluster's Kubernetes provider (`provider`), waits "
+        "for what its workloads need (`ready()`: the node pools or node groups), reads its kind (`cloud`: "
+        "`gke` or `eks`) and places pods on its pools (`pool_shapes()`, what other languages read as the "
+        "`poolShapes` output). Options given in `opts` are kept and take precedence. Other Pulumi languages "
+        "pass the typed descriptors instead (`MonitoredCluster`, `poolShapes` lists). Anything else given "
+        "as `cluster=` (or as any live input) is a `pulumi.InputPropertyError` naming the keyword and what it "
+        "accepts, before anything is registered.",
         "",
     ]
     for cls in _components():
@@ -282,6 +314,7 @@ def component_reference() -> str:
         if keyword:
             shown += ", *, " + ", ".join(_param(p) for p in keyword)
         lines.append(f"- Constructor: `{cls.__name__}({shown})`")
+        lines += _composition(cls, {p.name: p for p in keyword})
         lines += ["", "| output | type | description |", "| --- | --- | --- |"]
         for output in component_outputs(cls):
             lines.append(f"| `{output.name}` | `{_cell(output.type)}` | {_cell(output.description)} |")

@@ -68,6 +68,11 @@ class ProgramPlan:
         return list(self.plan.resources)
 
     @property
+    def project(self) -> str:
+        """The program's project (its Pulumi.yaml name), which its URNs name."""
+        return self.plan.project
+
+    @property
     def outputs(self) -> dict[str, Any]:
         """The stack outputs the program exported."""
         return dict(self.plan.outputs)
@@ -167,5 +172,6 @@ def run_components(
         outputs=monitor.stack_outputs,
         notices=list(getattr(monitor.mocks, "notices", [])),
         warnings=warnings,
+        project=project,
     )
     return _checked(plan, kubernetes_version, policy_config)

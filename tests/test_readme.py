@@ -107,3 +107,27 @@ def test_teardown_says_how_to_lift_every_protection() -> None:
     teardown = README.split("## Teardown\n", 1)[1].split("\n## ", 1)[0]
     for flag in ("deletion_protection", "keep_volumes_on_delete", "keep_volume_on_delete", "pulumi destroy", "pulumi state unprotect"):
         assert flag in teardown, flag
+
+
+def test_composed_example_runs_under_mocks(tmp_path: Path) -> None:
+    """The README's composition example as printed: the add-ons take the cluster component itself."""
+    program = tmp_path / "__main__.py"
+    program.write_text(textwrap.dedent(block("example:composed", "python")))
+    monitor = RecordingMonitor(RecordingMocks())
+    pulumi.runtime.set_all_config({"consumer:grafana_admin_password": "not-a-password"}, ["consumer:grafana_admin_password"])
+    pulumi.runtime.set_mocks(monitor.mocks, project="consumer", stack="dev", preview=True, monitor=monitor)
+    pulumi.runtime.settings.ROOT.set(None)
+    _sync_await(pulumi.runtime.run_in_stack(lambda: runpy.run_path(str(program), run_name="__main__")))
+    by_name = {r.name: r for r in monitor.recorded}
+    provider = by_name["ml-k8s"].urn
+    for addon in ("ml-monitoring", "ml-dcgm", "ml-dask"):
+        assert by_name[addon].provider is None and any(d.endswith("::ml-l4") for d in by_name[addon].depends_on)
+    assert by_name["ml-dcgm-release"].provider.startswith(provider)
+    # GKE's kind: kube-dns scraped, CoreDNS not; the DCGM alerts ship, as scrapes= says dcgm-exporter follows.
+    values = by_name["ml-monitoring-release"].inputs["values"]
+    assert (values["kubeDns"]["enabled"], values["coreDns"]["enabled"]) == (True, False)
+    rules = by_name["ml-monitoring-gpu-alerts"].inputs["spec"]["groups"]
+    assert "DcgmExporterDown" in {r.get("alert") for g in rules for r in g["rules"]}
+    # The Dask notebook and workers are placed on the cluster's L4 pool.
+    spec = by_name["ml-dask-team-a-dask-cluster-spec"].inputs["data"]
+    assert "l4" in str(spec)

@@ -287,6 +287,8 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     """What the program logged as warnings (``pulumi.log.warn``), as ``pulumi preview`` shows them:
     e.g. the checks an Output kept a component from making."""
+    project: str = PROJECT
+    """The program's project (its Pulumi.yaml name), which its URNs name."""
 
     def by_urn(self) -> dict[str, RecordedResource]:
         return {r.urn: r for r in self.resources}
@@ -298,7 +300,7 @@ class Plan:
         """The `--json PLAN` document."""
         return {
             "stack": self.stack,
-            "project": PROJECT,
+            "project": self.project,
             "resources": [r.to_json() for r in self.resources],
             "outputs": self.outputs,
             "violations": violations or [],
@@ -415,14 +417,16 @@ def _placeholders(key: str, value: Any, secret_paths: list[str]) -> Any:
     return value
 
 
-def _namespace_problem(key: str, project: str, file: str, declared: tuple[str, ...] = ()) -> str | None:
+def _namespace_problem(key: str, project: str, file: str, declared: tuple[str, ...] = (), *, malformed_only: bool = False) -> str | None:
     """Why ``key`` (``namespace:name``) is not one the program reads, with a did-you-mean.
-    ``declared``: further namespaces whose keys Pulumi.yaml's config section sets."""
+    ``declared``: further namespaces the program reads (Pulumi.yaml's config section sets them, or
+    the program asked pulumi.Config for them). ``malformed_only``: only a key that is not
+    ``namespace:name`` is a problem (the namespaces are checked once the program has run)."""
     namespace, _, name = key.partition(":")
     if not name or ":" in name:
         return f"{file}: config key {key!r} must be <namespace>:<name>, e.g. {project}:cloud"
     known = tuple(dict.fromkeys((project, *PROVIDER_NAMESPACES, *declared)))
-    if namespace in known:
+    if namespace in known or malformed_only:
         return None
     hint = difflib.get_close_matches(namespace, known, n=1, cutoff=0.6)
     mean = f"; did you mean {hint[0]}:{name}?" if hint else ""
@@ -438,8 +442,10 @@ def read_stack_file(project_dir: Path, stack: str, *, required: bool = True) -> 
     The one reader of Pulumi.yaml and stack files: it refuses a stack name Pulumi would refuse,
     text that is not UTF-8, duplicate keys, a file without a ``config:`` mapping and namespaces
     the program does not read. Secure values (at any depth) become placeholders and their
-    top-level keys are returned as secret keys, as Pulumi marks them. Without ``required``, a
-    missing stack file means the project's config defaults only (a program of one's own).
+    top-level keys are returned as secret keys, as Pulumi marks them. Without ``required`` (a
+    program of one's own), a missing stack file means the project's config defaults only, and a
+    key of a namespace the program may read at run time (``pulumi.Config("acme")``) is kept:
+    run_program refuses it once the program has run without reading that namespace.
     """
     check_stack_name(stack)
     project = _load_yaml(project_dir / "Pulumi.yaml")
@@ -477,7 +483,7 @@ def read_stack_file(project_dir: Path, stack: str, *, required: bool = True) -> 
     problems: list[str] = []
     for key, value in raw.items():
         full = str(key) if ":" in str(key) else f"{name}:{key}"
-        if problem := _namespace_problem(full, name, path.name, declared):
+        if problem := _namespace_problem(full, name, path.name, declared, malformed_only=not required):
             problems.append(problem)
             continue
         config[full] = _placeholders(full, value, secret_paths)
@@ -568,6 +574,43 @@ def load_program(program_dir: Path) -> Program:
     return Program(program_dir.resolve(), main, project["name"])
 
 
+class _ReadConfig(dict):  # type: ignore[type-arg]
+    """The config the engine hands the program, remembering the namespace of every key the program
+    looks up (``pulumi.Config("acme").get("x")`` looks up ``acme:x``, set or not)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        super().__init__(values)
+        self.namespaces: set[str] = set()
+
+    def _note(self, key: object) -> None:
+        if isinstance(key, str) and ":" in key:
+            self.namespaces.add(key.split(":", 1)[0])
+
+    def __contains__(self, key: object) -> bool:
+        self._note(key)
+        return super().__contains__(key)
+
+    def __getitem__(self, key: str) -> Any:
+        self._note(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._note(key)
+        return super().get(key, default)
+
+
+def unread_namespaces(program: Program, stack: str, config: dict[str, Any], read: set[str]) -> list[str]:
+    """One line per stack config key whose namespace the program never read: not its project's,
+    a provider's, one its Pulumi.yaml declares, nor one it looked up through pulumi.Config."""
+    project = _load_yaml(program.project_dir / "Pulumi.yaml")
+    declared = tuple(str(k).split(":", 1)[0] for k in (project.get("config") or {}) if ":" in str(k))
+    known = (*declared, *sorted(read - {program.project, *PROVIDER_NAMESPACES, *declared}))
+    return [
+        problem for key in config
+        if (problem := _namespace_problem(key, program.project, f"Pulumi.{stack}.yaml", known)) is not None
+    ]
+
+
 class _Collect(logging.Handler):
     def __init__(self, into: list[str]) -> None:
         super().__init__(logging.WARNING)
@@ -601,11 +644,14 @@ def run_program(
     this repository's infra/ (whose stack config is then checked for what it could not check
     offline).
 
-    Raises ConfigError (the program refused its config) before any resource is recorded.
+    Raises ConfigError (the program refused its config) before any resource is recorded, or, for a
+    program of one's own, once it has run when the stack sets a namespace the program never read.
     """
     shipped = program is None
     program = program or shipped_program(project_dir)
     pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys or ()))
+    reads = _ReadConfig(pulumi.runtime.config.CONFIG.get())
+    pulumi.runtime.config.CONFIG.set(reads)
     monitor = monitor or RecordingMonitor(RecordingMocks())
     warnings: list[str] = []
     pulumi.runtime.set_mocks(
@@ -621,13 +667,23 @@ def run_program(
         os.chdir(program_dir)
         sys.argv = [str(program.main)]
         _sync_await(pulumi.runtime.run_in_stack(lambda: runpy.run_path(str(program.main), run_name="__main__")))
+    except Exception:
+        # A key in a namespace the program never read is the likelier cause (acmee:cloud for acme:cloud).
+        if not shipped and (problems := unread_namespaces(program, stack, config, reads.namespaces)):
+            raise ConfigError(problems) from None
+        raise
     finally:
         os.chdir(cwd)
         sys.argv = argv
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
     notices = list(getattr(monitor.mocks, "notices", []))
     if not shipped:
-        return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings)
+        if problems := unread_namespaces(program, stack, config, reads.namespaces):
+            raise ConfigError(problems)
+        return Plan(
+            stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings,
+            project=program.project,
+        )
     from gpu_platform.infra.stack.model import load_stack_config
 
     # Checks the config could not make offline (e.g. zones of a region the shipped data lacks).

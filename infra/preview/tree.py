@@ -123,7 +123,7 @@ def render_tree(plan: Any, rendered: dict[str, str] | None = None) -> str:
     children: dict[str | None, list[Any]] = {}
     for r in plan.resources:
         children.setdefault(r.parent, []).append(r)
-    lines = [f"Stack {plan.stack} (gpu-platform): {len(plan.resources)} resources"]
+    lines = [f"Stack {plan.stack} ({plan.project}): {len(plan.resources)} resources"]
 
     def walk(parent: str | None, indent: str) -> None:
         kids = sorted(children.get(parent, []), key=lambda r: (r.custom, r.type, r.name))

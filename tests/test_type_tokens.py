@@ -1,0 +1,215 @@
+"""Type tokens and child names are public API: a rename replaces every resource a user deployed.
+
+The frozen lists below are written by hand from the released components; a change to a token,
+a child's role (the part after ``<component name>-``) or a child's type fails here first. The
+children are those examples/composed registers on GKE and on EKS (every component, with the
+children its options add: the scheduler pool, the compute class, a tenant, the EBS driver, the
+priority expander, the device plugin). Change a list only with a CHANGELOG entry that says what
+users must do (``aliases``) for what they have deployed.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pulumi
+import pytest
+
+from gpu_platform import components
+from gpu_platform.components.provider import EXPOSED
+from gpu_platform.infra.testing import preview_program
+from tests.conftest import PROJECT_DIR
+
+FROZEN_TOKENS = {
+    "DaskOperator": "gpu-platform:dask_operator:DaskOperator",
+    "DcgmExporter": "gpu-platform:dcgm_exporter:DcgmExporter",
+    "EksCluster": "gpu-platform:eks_cluster:EksCluster",
+    "GpuGkeCluster": "gpu-platform:gpu_gke_cluster:GpuGkeCluster",
+    "GpuUtilizationAutoscaler": "gpu-platform:gpu_utilization_autoscaler:GpuUtilizationAutoscaler",
+    "KubeflowInstall": "gpu-platform:kubeflow_install:KubeflowInstall",
+    "PrometheusStack": "gpu-platform:prometheus_stack:PrometheusStack",
+    "SpotFailoverEksNodeGroups": "gpu-platform:spot_failover_eks_node_groups:SpotFailoverEksNodeGroups",
+}
+"""Every component the package exports, by class name: its type token."""
+
+FROZEN_CHILDREN = {
+    "gpu-platform:dask_operator:DaskOperator": [
+        "kubernetes:apps/v1:DaemonSet prepuller",
+        "kubernetes:core/v1:ConfigMap vision-dask-cluster-spec",
+        "kubernetes:core/v1:LimitRange vision-limits",
+        "kubernetes:core/v1:Namespace namespace",
+        "kubernetes:core/v1:Namespace vision",
+        "kubernetes:core/v1:ResourceQuota vision-gpu-quota",
+        "kubernetes:core/v1:ServiceAccount vision-sa",
+        "kubernetes:helm.sh/v3:Release operator",
+        "kubernetes:networking.k8s.io/v1:NetworkPolicy vision-isolation",
+        "kubernetes:rbac.authorization.k8s.io/v1:Role vision-role",
+        "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding vision-rolebinding",
+    ],
+    "gpu-platform:dcgm_exporter:DcgmExporter": [
+        "kubernetes:core/v1:ConfigMap metrics",
+        "kubernetes:core/v1:Namespace namespace",
+        "kubernetes:helm.sh/v3:Release release",
+    ],
+    "gpu-platform:eks_cluster:EksCluster": [
+        "aws:ec2/eip:Eip nat-a-ip",
+        "aws:ec2/internetGateway:InternetGateway igw",
+        "aws:ec2/natGateway:NatGateway nat-a",
+        "aws:ec2/routeTable:RouteTable private-a-rt",
+        "aws:ec2/routeTable:RouteTable private-b-rt",
+        "aws:ec2/routeTable:RouteTable public-rt",
+        "aws:ec2/routeTableAssociation:RouteTableAssociation private-a-rta",
+        "aws:ec2/routeTableAssociation:RouteTableAssociation private-b-rta",
+        "aws:ec2/routeTableAssociation:RouteTableAssociation public-a-rta",
+        "aws:ec2/routeTableAssociation:RouteTableAssociation public-b-rta",
+        "aws:ec2/subnet:Subnet private-a",
+        "aws:ec2/subnet:Subnet private-b",
+        "aws:ec2/subnet:Subnet public-a",
+        "aws:ec2/subnet:Subnet public-b",
+        "aws:ec2/vpc:Vpc vpc",
+        "aws:eks/addon:Addon aws-ebs-csi-driver",
+        "aws:eks/addon:Addon coredns",
+        "aws:eks/addon:Addon eks-pod-identity-agent",
+        "aws:eks/addon:Addon kube-proxy",
+        "aws:eks/addon:Addon vpc-cni",
+        "aws:eks/cluster:Cluster cluster",
+        "aws:eks/nodeGroup:NodeGroup system",
+        "aws:iam/openIdConnectProvider:OpenIdConnectProvider oidc",
+        "aws:iam/role:Role cluster-role",
+        "aws:iam/role:Role ebs-csi-role",
+        "aws:iam/role:Role node-role",
+        "aws:iam/rolePolicy:RolePolicy cluster-role-secrets-key",
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment cluster-role-amazoneksclusterpolicy",
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment ebs-csi-role-policy",
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment node-role-amazonec2containerregistryreadonly",
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment node-role-amazoneks-cni-policy",
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment node-role-amazoneksworkernodepolicy",
+        "aws:kms/key:Key secrets-key",
+        "kubernetes:storage.k8s.io/v1:StorageClass gp3-storage-class",
+        "pulumi:providers:kubernetes k8s",
+    ],
+    "gpu-platform:gpu_gke_cluster:GpuGkeCluster": [
+        "gcp:container/cluster:Cluster cluster",
+        "gcp:container/nodePool:NodePool l4-on-demand",
+        "gcp:container/nodePool:NodePool l4-spot",
+        "gcp:container/nodePool:NodePool scheduler",
+        "gcp:container/nodePool:NodePool system",
+        "gcp:projects/iAMMember:IAMMember nodes-artifactregistry-reader",
+        "gcp:projects/iAMMember:IAMMember nodes-container-defaultnodeserviceaccount",
+        "gcp:projects/iAMMember:IAMMember nodes-serviceusage-serviceusageconsumer",
+        "gcp:projects/service:Service container-api",
+        "gcp:projects/service:Service containerfilesystem-api",
+        "gcp:serviceaccount/account:Account nodes",
+        "kubernetes:cloud.google.com/v1:ComputeClass l4-compute-class",
+        "pulumi:providers:kubernetes k8s",
+    ],
+    "gpu-platform:gpu_utilization_autoscaler:GpuUtilizationAutoscaler": [
+        "kubernetes:autoscaling/v2:HorizontalPodAutoscaler hpa",
+    ],
+    "gpu-platform:kubeflow_install:KubeflowInstall": [
+        "kubernetes:core/v1:Namespace tenant-vision-pipelines",
+        "kubernetes:core/v1:ResourceQuota quota-vision-pipelines",
+        "kubernetes:kustomize/v2:Directory cluster-scoped",
+        "kubernetes:kustomize/v2:Directory pipelines",
+        "random:index/randomPassword:RandomPassword artifact-store-access-key",
+        "random:index/randomPassword:RandomPassword artifact-store-secret-key",
+        "random:index/randomPassword:RandomPassword database-password",
+    ],
+    "gpu-platform:prometheus_stack:PrometheusStack": [
+        "kubernetes:core/v1:ConfigMap platform-dashboard",
+        "kubernetes:core/v1:Namespace namespace",
+        "kubernetes:core/v1:Secret grafana-admin",
+        "kubernetes:helm.sh/v3:Release adapter",
+        "kubernetes:helm.sh/v3:Release release",
+        "kubernetes:monitoring.coreos.com/v1:PrometheusRule gpu-alerts",
+    ],
+    "gpu-platform:spot_failover_eks_node_groups:SpotFailoverEksNodeGroups": [
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-enabled",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-ml",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-node-template-label-dedicated",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-node-template-label-eks-amazonaws-com-capacitytype",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-node-template-label-eks-amazonaws-com-nodegroup",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-node-template-label-gpu-platform-io-capacity",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-node-template-label-gpu-platform-io-gpu-class",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-node-template-label-gpu-platform-io-pool-role",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-node-template-label-k8s-amazonaws-com-accelerator",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-node-template-resources-ephemeral-storage",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-node-template-resources-nvidia-com-gpu",
+        "aws:autoscaling/tag:Tag scheduler-on-demand-tag-node-template-taint-nvidia-com-gpu",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-enabled",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-ml",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-node-template-label-eks-amazonaws-com-capacitytype",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-node-template-label-eks-amazonaws-com-nodegroup",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-node-template-label-gpu-platform-io-capacity",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-node-template-label-gpu-platform-io-gpu-class",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-node-template-label-gpu-platform-io-pool-role",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-node-template-label-k8s-amazonaws-com-accelerator",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-node-template-resources-ephemeral-storage",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-node-template-resources-nvidia-com-gpu",
+        "aws:autoscaling/tag:Tag t4-on-demand-tag-node-template-taint-nvidia-com-gpu",
+        "aws:autoscaling/tag:Tag t4-spot-tag-enabled",
+        "aws:autoscaling/tag:Tag t4-spot-tag-ml",
+        "aws:autoscaling/tag:Tag t4-spot-tag-node-template-label-eks-amazonaws-com-capacitytype",
+        "aws:autoscaling/tag:Tag t4-spot-tag-node-template-label-eks-amazonaws-com-nodegroup",
+        "aws:autoscaling/tag:Tag t4-spot-tag-node-template-label-gpu-platform-io-capacity",
+        "aws:autoscaling/tag:Tag t4-spot-tag-node-template-label-gpu-platform-io-gpu-class",
+        "aws:autoscaling/tag:Tag t4-spot-tag-node-template-label-gpu-platform-io-pool-role",
+        "aws:autoscaling/tag:Tag t4-spot-tag-node-template-label-k8s-amazonaws-com-accelerator",
+        "aws:autoscaling/tag:Tag t4-spot-tag-node-template-resources-ephemeral-storage",
+        "aws:autoscaling/tag:Tag t4-spot-tag-node-template-resources-nvidia-com-gpu",
+        "aws:autoscaling/tag:Tag t4-spot-tag-node-template-taint-nvidia-com-gpu",
+        "aws:eks/nodeGroup:NodeGroup scheduler-on-demand",
+        "aws:eks/nodeGroup:NodeGroup t4-on-demand",
+        "aws:eks/nodeGroup:NodeGroup t4-spot",
+        "aws:iam/role:Role autoscaler-role",
+        "aws:iam/rolePolicy:RolePolicy autoscaler-role-policy",
+        "kubernetes:apps/v1:DaemonSet device-plugin",
+        "kubernetes:core/v1:ConfigMap priority-expander",
+        "kubernetes:helm.sh/v3:Release autoscaler",
+    ],
+}
+"""Per type token, each direct child as "<type> <role>" (the child is named <component name>-<role>)."""
+
+
+@functools.cache
+def registered(stack: str) -> dict[str, frozenset[str]]:
+    """Per component type token, the direct children examples/composed registers in ``stack`` (run once)."""
+    plan = preview_program(PROJECT_DIR / "examples" / "composed", stack)
+    children: dict[str, set[str]] = {}
+    for component in plan.resources:
+        if component.custom or not component.type.startswith("gpu-platform:"):
+            continue
+        kids = children.setdefault(component.type, set())
+        for child in plan.resources:
+            if child.parent == component.urn:
+                assert child.name.startswith(f"{component.name}-"), f"{child.name} is not named <{component.name}>-<role>"
+                kids.add(f"{child.type} {child.name.removeprefix(component.name + '-')}")
+    return {token: frozenset(kids) for token, kids in children.items()}
+
+
+def test_every_exported_component_has_its_frozen_type_token() -> None:
+    exported = {
+        name: cls for name in components.__all__
+        if isinstance(cls := getattr(components, name), type) and issubclass(cls, pulumi.ComponentResource)
+    }
+    assert sorted(exported) == sorted(FROZEN_TOKENS), "a component was added or removed: freeze its token here"
+    built = registered("gke") | registered("eks")
+    assert {token for token in built} == set(FROZEN_TOKENS.values())
+
+
+def test_the_other_languages_tokens_are_frozen() -> None:
+    assert sorted(c.pulumi_type for c in EXPOSED) == sorted(f"gpu-platform:index:{name}" for name in FROZEN_TOKENS)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("stack", ["gke", "eks"])
+def test_child_names_and_types_are_frozen(stack: str) -> None:
+    for token, children in registered(stack).items():
+        frozen = set(FROZEN_CHILDREN[token])
+        assert children <= frozen, f"{token}: children not in the frozen list: {sorted(children - frozen)}"
+
+
+def test_every_frozen_child_is_still_registered() -> None:
+    gke, eks = registered("gke"), registered("eks")
+    for token, frozen in FROZEN_CHILDREN.items():
+        seen = gke.get(token, frozenset()) | eks.get(token, frozenset())
+        assert set(frozen) == seen, f"{token}: frozen children no longer registered: {sorted(set(frozen) - seen)}"
