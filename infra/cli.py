@@ -55,6 +55,7 @@ from gpu_platform.infra.errors import (
     mark_interrupted,
     recording_interrupts,
 )
+from gpu_platform.infra.output import claim_stdout
 
 EXIT_PROMETHEUS = EXIT_SERVICE
 
@@ -917,7 +918,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--kubernetes-version", metavar="X.Y",
         help="with --program: the Kubernetes minor whose schemas the objects are checked against (default: 1.34)",
     )
-    preview.add_argument("--json", metavar="PLAN", help="write the plan as JSON to PLAN")
+    preview.add_argument("--json", metavar="PLAN", help="write the plan as JSON to PLAN (- for standard output)")
     preview.add_argument(
         "--manifests", metavar="DIR",
         help="write every Kubernetes object as YAML into DIR, replacing it whole (a new folder, or one holding only *.yaml)",
@@ -965,7 +966,7 @@ def build_parser() -> argparse.ArgumentParser:
     cap.add_argument("--runs", help="N: parallel runs")
     cap.add_argument("--window", help='T: the time they must finish in ("3h")')
     cap.add_argument("--nodes", help="K: a node count to evaluate")
-    cap.add_argument("--json", metavar="FILE", help="write the plan as JSON to FILE")
+    cap.add_argument("--json", metavar="FILE", help="write the plan as JSON to FILE (- for standard output)")
     cap.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
     cap.set_defaults(func=cmd_plan_capacity)
 
@@ -1017,7 +1018,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--target-p90", metavar="DURATION", help='with --sweep: name the cheapest configuration whose p90 wait is at most this ("60s")')
     sim.add_argument("--processes", type=int, default=0, help="parallel processes for a sweep (default: one per core)")
     sim.add_argument("--prices", metavar="FILE", help="a price table (YAML, the shape of the shipped infra/prices.yaml)")
-    sim.add_argument("--json", metavar="FILE", help="write the figures as JSON (report.json's keys plus cost, failover, admission)")
+    sim.add_argument("--json", metavar="FILE", help="write the figures as JSON (report.json's keys plus cost, failover, admission; - for standard output)")
     sim.add_argument("--out", metavar="DIR", help="write report.json and the plots (and sweep.png) into DIR, replaced whole")
     sim.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
     sim.set_defaults(func=cmd_simulate)
@@ -1097,7 +1098,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.disable()
         try:
             args = build_parser().parse_args(argv)
-            code = int(args.func(args))
+            with claim_stdout():  # an output written to "-": the command's report goes to stderr
+                code = int(args.func(args))
             if interrupted():  # an interrupt some library swallowed: never exit 0 after Ctrl-C
                 return _interrupted()
             return code
