@@ -218,7 +218,7 @@ def _project_dir(args: argparse.Namespace) -> Path:
 def cmd_preview(args: argparse.Namespace) -> int:
     with deferred_interrupts(second_raises=True):  # the SDKs' imports: see _read_stack
         from gpu_platform.infra.config import ConfigError, load_stack_config
-        from gpu_platform.infra.manifests import MANIFEST_FILES, kubernetes_objects, manifest_files, plain, rendered_json, validate_objects
+        from gpu_platform.infra.manifests import MANIFEST_FILES, kubernetes_objects, manifest_files, masked, plain, rendered_json, validate_objects
         from gpu_platform.infra.output import check_distinct, file_target, folder_target, write_outputs
         from gpu_platform.infra.preview import load_program, read_stack_file, run_program
         from gpu_platform.policies.evaluate import evaluate, read_policy_config
@@ -293,7 +293,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
                 for line in report.errors
             ]
             document["rendered"] = rendered_json(report.rendering)
-        outputs.append((json_target, _json_bytes(document)))
+        outputs.append((json_target, _json_bytes(masked(document))))  # secret values masked at their keys
     if manifests_target is not None:
         outputs.append((manifests_target, manifest_files(objects, report.rendering if report is not None else None)))
     write_outputs(outputs)
