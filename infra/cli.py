@@ -825,9 +825,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if target_ is not None:
             out.print(f"wrote {what} to {target_.path}", soft_wrap=True)
     stalled = [o for o in outcomes if o.trace.stalled_at is not None]
-    for o in stalled:
-        _err(f"{o.label}: the workload stalled at {o.trace.stalled_at / 3600:.2f} h: {o.trace.stalled_pods} pending pods "
-             "fit no node the stack has or can add (their pool, taints, or its maximum)")
+    for o in stalled:  # one line per kind of pod never placed: which, what they ask, why, the fix
+        for cause in o.trace.stall_causes:
+            _err(f"{o.label}: the workload stalled at {o.trace.stalled_at / 3600:.2f} h: {cause}")
     return EXIT_VIOLATIONS if stalled else EXIT_OK
 
 
