@@ -86,6 +86,12 @@ CASES: list[tuple[list[str], int, str]] = [
     (["preview", "dev-gke", *PD, "--json", "{tmp}/same", "--manifests", "{tmp}/same"], 2, "--manifests {tmp}/same: the same path as --json"),
     (["preview", "dev-gke", *PD, "--json", "{tmp}/dir/plan.json", "--manifests", "{tmp}/dir"], 2, "--json {tmp}/dir/plan.json: inside the --manifests folder"),
     (["preview", "dev-gke", *PD, "--manifests", "/"], 2, "--manifests /: cannot write: it is the root folder"),
+    # --upstream: what was looked for, where, and what is there
+    (["preview", "dev-gke", *PD, "--upstream", "{tmp}/empty"], 2, "--upstream {tmp}/empty: looked for {tmp}/empty/charts/ and {tmp}/empty/git/ (charts/<name>-<version>.tgz and git/<owner>+<name>.git (bare repositories), e.g. {tmp}/empty/charts/"),
+    (["preview", "dev-gke", *PD, "--upstream", "{tmp}/foreign"], 2, "and found neither; the folder holds notes.txt"),
+    (["preview", "dev-gke", *PD, "--upstream", "{tmp}/none"], 2, "--upstream {tmp}/none: does not exist; give a folder holding charts/"),
+    (["preview", "dev-gke", *PD, "--upstream", "{tmp}/file.txt"], 2, "--upstream {tmp}/file.txt: is not a folder"),
+    (["upstream", "check", *PD, "--upstream", "{tmp}/empty"], 2, "--upstream {tmp}/empty: looked for"),
     # preview stack and project
     (["preview", "nope", *PD], 2, "stack 'nope'"),
     (["preview", "dev-gke", "--project-dir", "{tmp}/empty"], 2, "no Pulumi.yaml"),
