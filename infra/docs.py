@@ -132,6 +132,26 @@ def config_reference() -> str:
     for root in (ModelSettings, WorkloadFile, DeepDive, PriceTable):
         seen += [m for m in _models(root) if m not in seen]
     lines += _model_tables(seen)
+    # Every component's Args has its table (components/README.md links each one here): those a
+    # stack file does not set are for programs that build the component themselves.
+    documented = set(_models(StackConfig)) | set(seen)
+    extra: list[type[BaseModel]] = []
+    for cls in _components():
+        args = inspect.signature(cls.__init__).parameters.get("args")
+        model = args.annotation if args is not None else None
+        if isinstance(model, str):
+            model = getattr(components, model, None)
+        if isinstance(model, type) and issubclass(model, BaseModel) and model not in documented:
+            extra += [m for m in _models(model) if m not in documented and m not in extra]
+    if extra:
+        lines += [
+            "## Args of components a stack file does not configure",
+            "",
+            "For a Pulumi program of one's own that builds these components (see the "
+            "[component reference](../components/README.md)).",
+            "",
+        ]
+        lines += _model_tables(extra)
     return "\n".join(lines).rstrip() + "\n"
 
 

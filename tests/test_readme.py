@@ -131,3 +131,118 @@ def test_composed_example_runs_under_mocks(tmp_path: Path) -> None:
     # The Dask notebook and workers are placed on the cluster's L4 pool.
     spec = by_name["ml-dask-team-a-dask-cluster-spec"].inputs["data"]
     assert "l4" in str(spec)
+
+
+# --- the README says one thing, and it is true (issue 25) ------------------------------------
+
+DOCS = [PROJECT_DIR / "README.md", PROJECT_DIR / "components" / "README.md", PROJECT_DIR / "stacks" / "README.md"]
+
+
+def _anchors(text: str) -> set[str]:
+    """GitHub's anchors of a markdown file: its headings (duplicates suffixed -1, -2...) and <a id/name>."""
+    from gpu_platform.infra.docs import _anchor
+
+    found: set[str] = set()
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        if fenced:
+            continue
+        m = re.match(r"^#{1,6} (.+)$", line)
+        if m:
+            base = _anchor(m.group(1))
+            anchor, n = base, 0
+            while anchor in found:
+                n += 1
+                anchor = f"{base}-{n}"
+            found.add(anchor)
+    found |= set(re.findall(r"<a (?:id|name)=\"([^\"]+)\"", text))
+    return found
+
+
+def _links(text: str) -> list[str]:
+    without_code = re.sub(r"```.*?```", "", text, flags=re.S)
+    without_code = re.sub(r"`[^`\n]*`", "", without_code)
+    return re.findall(r"\]\(([^)\s]+)\)", without_code)
+
+
+def test_every_link_between_the_docs_reaches_its_file_and_anchor() -> None:
+    checked = 0
+    for doc in DOCS:
+        for link in _links(doc.read_text()):
+            if re.match(r"^[a-z]+:", link):
+                continue  # http(s), mailto: not ours
+            path, _, anchor = link.partition("#")
+            target = (doc.parent / path).resolve() if path else doc
+            assert target.exists(), f"{doc.relative_to(PROJECT_DIR)}: link {link}: no {target}"
+            if anchor and target.suffix == ".md":
+                assert anchor in _anchors(target.read_text()), f"{doc.relative_to(PROJECT_DIR)}: link {link}: no such heading"
+                checked += 1
+    assert checked > 50, "the anchors were found and checked"
+
+
+def test_the_anchor_check_catches_a_broken_one() -> None:
+    assert "gpuutilizationautoscalerargs" in _anchors((PROJECT_DIR / "stacks" / "README.md").read_text())
+    assert "no-such-heading" not in _anchors(README)
+
+
+def test_the_readme_states_the_stack_name_rule_the_code_enforces() -> None:
+    import pytest
+
+    from gpu_platform.infra.preview.engine import PreviewError, check_stack_name
+
+    assert "A stack name is Pulumi's: 1 to 100 letters, digits, `-`, `_` and `.`" in README
+    assert "Stack names are lowercase" not in README, "one rule, said once"
+    for good in ("Team_dev.2", "a" * 100, "dev-gke"):
+        check_stack_name(good)
+    for bad in ("team/dev", "dev gke", "a" * 101, "../x", ""):
+        with pytest.raises(PreviewError):
+            check_stack_name(bad)
+
+
+def test_the_report_reproduction_states_the_prometheus_flags_the_tests_use() -> None:
+    from tests.infra import report_workload
+
+    source = (PROJECT_DIR / "tests" / "infra" / "report_workload.py").read_text()
+    assert '"--storage.tsdb.retention.time=100y"' in source and 'f"--query.lookback-delta={LOOKBACK}"' in source
+    assert f"prometheus --query.lookback-delta={report_workload.LOOKBACK} --storage.tsdb.retention.time=100y" in README
+    assert "promtool tsdb create-blocks-from openmetrics" in README and "promtool tsdb create-blocks-from openmetrics" in source
+
+
+def _plain_python() -> str:
+    """An interpreter outside the project's virtualenv, as a user's `python` may be."""
+    import sys
+
+    return getattr(sys, "_base_executable", None) or sys.executable
+
+
+def test_the_readme_scripts_run_as_written_from_the_repository_root() -> None:
+    import os
+
+    scripts = sorted(set(re.findall(r"`(?:\.venv/bin/)?python ((?:tests|examples)/[\w/.-]+\.py)", README)))
+    assert {"examples/report/make_sample.py", "tests/benchmarks/render_preview.py"} <= set(scripts)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    for script in scripts:
+        done = subprocess.run([_plain_python(), script, "--help"], cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and done.stdout.startswith("usage:"), (script, done.stderr)
+
+
+def test_make_sample_writes_its_three_files_beside_others(tmp_path: Path) -> None:
+    """It writes report.json and the plots into a folder holding other files (its own folder
+    holds the script): `report --out` alone would refuse that folder."""
+    import os
+    import shutil
+
+    import pytest
+
+    if not (shutil.which("promtool") and shutil.which("prometheus")):
+        pytest.skip("promtool and prometheus not installed (Debian's prometheus package; .ci/run installs it)")
+    (tmp_path / "make_sample.py").write_text("# the script's neighbour\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    done = subprocess.run(
+        [_plain_python(), "examples/report/make_sample.py", "--out", str(tmp_path)],
+        cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gpus.png", "make_sample.py", "report.json", "wait_times.png"]

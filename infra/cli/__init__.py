@@ -47,6 +47,7 @@ from gpu_platform.infra.cli import (
     upstream,
 )
 from gpu_platform.infra.cli.common import err, first_line
+from gpu_platform.infra.output import claim_stdout
 from gpu_platform.infra.errors import (
     EXIT_CONFIG,
     EXIT_INTERRUPTED,
@@ -164,7 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.disable()
         try:
             args = build_parser().parse_args(argv)
-            code = int(args.func(args))
+            with claim_stdout():  # an output written to "-": the command's report goes to stderr
+                code = int(args.func(args))
             if interrupted():  # an interrupt some library swallowed: never exit 0 after Ctrl-C
                 return _interrupted()
             return code

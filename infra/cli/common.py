@@ -67,18 +67,14 @@ def pool_shape(args: argparse.Namespace, stack_config: Any) -> Any:
 def upstream_sources(args: argparse.Namespace) -> Any:
     """Where rendering takes its sources (--upstream, $GPU_PLATFORM_UPSTREAM, else the cache),
     checked before the program runs; CommandError (exit 2) when they cannot be used."""
-    from gpu_platform.infra.preview.upstream import SourceError, Sources, load_lock
+    from gpu_platform.infra.preview.upstream import SourceError, Sources, check_upstream_dir, load_lock
 
-    try:
-        lock = load_lock()
-    except SourceError as exc:
-        raise CommandError([str(exc)], EXIT_CONFIG) from None
     flag = "--upstream" if args.upstream is not None else "GPU_PLATFORM_UPSTREAM"
     upstream = args.upstream if args.upstream is not None else os.environ.get("GPU_PLATFORM_UPSTREAM")
-    if upstream is not None and (not upstream.strip() or not (Path(upstream, "charts").is_dir() or Path(upstream, "git").is_dir())):
-        raise CommandError(
-            [f"{flag} {upstream}: no charts/ or git/ folder there (give a copy laid out as ../shared/reference/upstream)"],
-            EXIT_CONFIG,
-        )
+    try:
+        lock = load_lock()
+        upstream_dir = check_upstream_dir(flag, upstream, lock) if upstream is not None else None
+    except SourceError as exc:
+        raise CommandError([str(exc)], EXIT_CONFIG) from None
     offline = args.offline or os.environ.get("GPU_PLATFORM_OFFLINE") == "1"
-    return Sources(lock, upstream_dir=Path(upstream).resolve() if upstream else None, fetch=not offline)
+    return Sources(lock, upstream_dir=upstream_dir, fetch=not offline)

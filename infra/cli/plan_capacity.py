@@ -80,6 +80,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     cap.add_argument("--runs", help="N: parallel runs")
     cap.add_argument("--window", help='T: the time they must finish in ("3h")')
     cap.add_argument("--nodes", help="K: a node count to evaluate")
-    cap.add_argument("--json", metavar="FILE", help="write the plan as JSON to FILE")
+    cap.add_argument("--json", metavar="FILE", help="write the plan as JSON to FILE (- for standard output)")
     cap.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
     cap.set_defaults(func=cmd_plan_capacity)

@@ -41,6 +41,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
             MANIFEST_FILES,
             kubernetes_objects,
             manifest_files,
+        masked,
             plain,
             rendered_json,
             validate_objects,
@@ -118,7 +119,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
                 for line in report.errors
             ]
             document["rendered"] = rendered_json(report.rendering)
-        outputs.append((json_target, json_bytes(document)))
+        outputs.append((json_target, json_bytes(masked(document))))  # secret values masked at their keys
     if manifests_target is not None:
         outputs.append((manifests_target, manifest_files(objects, report.rendering if report is not None else None)))
     write_outputs(outputs)
@@ -250,7 +251,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--kubernetes-version", metavar="X.Y",
         help="with --program: the Kubernetes minor whose schemas the objects are checked against (default: 1.34)",
     )
-    preview.add_argument("--json", metavar="PLAN", help="write the plan as JSON to PLAN")
+    preview.add_argument("--json", metavar="PLAN", help="write the plan as JSON to PLAN (- for standard output)")
     preview.add_argument(
         "--manifests", metavar="DIR",
         help="write every Kubernetes object as YAML into DIR, replacing it whole (a new folder, or one holding only *.yaml)",

@@ -209,9 +209,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if target_ is not None:
             out.print(f"wrote {what} to {target_.path}", soft_wrap=True)
     stalled = [o for o in outcomes if o.trace.stalled_at is not None]
-    for o in stalled:
-        err(f"{o.label}: the workload stalled at {o.trace.stalled_at / 3600:.2f} h: {o.trace.stalled_pods} pending pods "
-             "fit no node the stack has or can add (their pool, taints, or its maximum)")
+    for o in stalled:  # one line per kind of pod never placed: which, what they ask, why, the fix
+        for cause in o.trace.stall_causes:
+            err(f"{o.label}: the workload stalled at {o.trace.stalled_at / 3600:.2f} h: {cause}")
     return EXIT_VIOLATIONS if stalled else EXIT_OK
 
 
@@ -244,7 +244,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sim.add_argument("--target-p90", metavar="DURATION", help='with --sweep: name the cheapest configuration whose p90 wait is at most this ("60s")')
     sim.add_argument("--processes", type=int, default=0, help="parallel processes for a sweep (default: one per core)")
     sim.add_argument("--prices", metavar="FILE", help="a price table (YAML, the shape of the shipped infra/simulate/prices.yaml)")
-    sim.add_argument("--json", metavar="FILE", help="write the figures as JSON (report.json's keys plus cost, failover, admission)")
+    sim.add_argument("--json", metavar="FILE", help="write the figures as JSON (report.json's keys plus cost, failover, admission; - for standard output)")
     sim.add_argument("--out", metavar="DIR", help="write report.json and the plots (and sweep.png) into DIR, replaced whole")
     sim.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
     sim.set_defaults(func=cmd_simulate)

@@ -24,6 +24,7 @@ __all__ = [
     "MANIFEST_FILES",
     "kubernetes_objects",
     "manifest_files",
+    "masked",
     "plain",
     "unknown_fields",
     "validate_objects",
@@ -100,12 +101,38 @@ def plain(value: Any, redact: bool = False) -> Any:
     return value
 
 
+MASK = "[secret]"
+"""What a secret value is written as (a Secret's ``stringData`` values and every value Pulumi marks secret)."""
+MASK_BASE64 = "W3NlY3JldF0="
+"""A Secret's ``data`` values: base64 of MASK, so the masked Secret is still a valid object."""
+
+
 def _mask(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _mask(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_mask(v) for v in value]
-    return "[secret]"
+    return MASK
+
+
+def masked(value: Any) -> Any:
+    """What is written to disk (the plan JSON, every manifest): Pulumi's secret wrapper taken
+    off and the value masked at its own key, and every Secret's ``data``/``stringData``
+    values masked even where they were not marked secret (a chart or Kustomize directory
+    writing them in plain text, a placeholder of the offline preview): ``stringData:
+    {password: '[secret]'}``, never the engine's ``{4dabf...: ..., value: ...}``."""
+    return _masked_secrets(plain(value, redact=True))
+
+
+def _masked_secrets(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_masked_secrets(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {k: _masked_secrets(v) for k, v in value.items()}
+    if out.get("apiVersion") == "v1":
+        return _masked_secret(out)  # a Secret object, in a plan resource's inputs or a rendered body
+    return out
 
 
 _LEADING = ("apiVersion", "kind", "metadata")
@@ -322,11 +349,11 @@ def manifest_files(objects: list[KubernetesObject], rendering: Any = None) -> di
     files: dict[str, bytes] = {}
     for obj in objects:
         # Secret values never reach disk, not even the offline placeholders.
-        body = yaml.safe_dump(_kubectl_order(plain(obj.resource.inputs, redact=True)), sort_keys=False)
+        body = yaml.safe_dump(_kubectl_order(_masked_secret(masked(obj.resource.inputs))), sort_keys=False)
         files[_file_name(obj.kind, obj.namespace, obj.name)] = body.encode("utf-8")
     for rendered in getattr(rendering, "objects", []):
         name = f"rendered.{rendered.source.resource.name}.{_file_name(rendered.kind, rendered.namespace, rendered.name)}"
-        body = yaml.safe_dump(_kubectl_order(plain(_masked_secret(rendered.body), redact=True)), sort_keys=False)
+        body = yaml.safe_dump(_kubectl_order(_masked_secret(masked(rendered.body))), sort_keys=False)
         files[name] = body.encode("utf-8")
     return files
 
@@ -341,10 +368,17 @@ def write_manifests(objects: list[KubernetesObject], directory: Path, rendering:
 
 
 def _masked_secret(body: dict[str, Any]) -> dict[str, Any]:
-    """A Secret's values masked even where upstream wrote them in plain text."""
+    """A Secret's values masked, each at its own key, even where upstream wrote them in plain
+    text (``body`` already unwrapped by plain()): stringData values MASK, data values
+    MASK_BASE64 (base64, as ``data`` must be)."""
     if body.get("kind") != "Secret":
         return body
-    return {**body, **{k: _mask(body[k]) for k in ("data", "stringData") if body.get(k)}}
+    out = dict(body)
+    if isinstance(out.get("stringData"), dict):
+        out["stringData"] = {k: MASK for k in out["stringData"]}
+    if isinstance(out.get("data"), dict):
+        out["data"] = {k: MASK_BASE64 for k in out["data"]}
+    return out
 
 
 def rendered_json(rendering: Any) -> list[dict[str, Any]]:
@@ -363,7 +397,7 @@ def rendered_json(rendering: Any) -> list[dict[str, Any]]:
             "fetched": [f"{r}?ref={ref}" for r, ref in source.fetched],
             "objects": [
                 {"type": o.type, "urn": o.urn, "protect": o.protect,
-                 "body": _kubectl_order(plain(_masked_secret(o.body), redact=True))}
+                 "body": _kubectl_order(_masked_secret(masked(o.body)))}
                 for o in source.objects
             ],
         })

@@ -40,6 +40,7 @@ __all__ = [
     "SourceError",
     "Sources",
     "chart_digest",
+    "check_upstream_dir",
     "default_cache_dir",
     "load_lock",
     "parse_kustomize_url",
@@ -105,6 +106,37 @@ class Lock(_Model):
 
     def tags_of(self, repository: str) -> list[str]:
         return [p.tag for p in self.git if _same_repo(p.repository, repository)]
+
+
+def check_upstream_dir(flag: str, value: str, lock: Lock) -> Path:
+    """A local copy of the sources given as ``flag value``, its layout checked; SourceError (one
+    line naming what was looked for, where, and what is there instead) when it is not one."""
+    if not value.strip():
+        raise SourceError(f"{flag}: a folder is required (got {value!r})")
+    root = Path(value)
+    layout = "charts/<name>-<version>.tgz and git/<owner>+<name>.git (bare repositories)"
+    if not root.is_dir():
+        what = "does not exist" if not root.exists() else "is not a folder"
+        raise SourceError(f"{flag} {value}: {what}; give a folder holding {layout}")
+    if (root / "charts").is_dir() or (root / "git").is_dir():
+        return root.resolve()
+    examples = []
+    if lock.charts:
+        examples.append(str(root / "charts" / lock.charts[0].archive_name))
+    if lock.git:
+        owner, name = _owner_name(lock.git[0].repository)
+        examples.append(str(root / "git" / f"{owner}+{name}.git"))
+    try:
+        entries = sorted(p.name for p in root.iterdir())
+    except OSError as exc:
+        raise SourceError(f"{flag} {value}: cannot read the folder: {exc.strerror}") from None
+    nested = [n for n in entries if (root / n / "charts").is_dir() or (root / n / "git").is_dir()]
+    found = ", ".join(entries[:6]) + (f" and {len(entries) - 6} more" if len(entries) > 6 else "") if entries else "nothing"
+    hint = f"; did you mean {root / nested[0]}?" if nested else ""
+    raise SourceError(
+        f"{flag} {value}: looked for {root / 'charts'}/ and {root / 'git'}/ ({layout}, e.g. {' and '.join(examples)}) "
+        f"and found neither; the folder holds {found}{hint}"
+    )
 
 
 def _same_repo(a: str, b: str) -> bool:
@@ -218,7 +250,7 @@ class Sources:
         path = self.root / "charts" / pin.archive_name
         if not path.is_file():
             if not self.fetch:
-                raise SourceError(f"chart {pin.name} {pin.version} is not in {self.describe()}")
+                raise SourceError(f"chart {pin.name} {pin.version} is not in {self.describe()} (looked for {path})")
             self._pull(pin, path)
         digest = chart_digest(path)
         if digest != pin.digest:
@@ -267,7 +299,8 @@ class Sources:
             resolved = self._resolve(repo, pin.tag)
         if resolved is None:
             where = self.describe() if not self.fetch else pin.repository
-            raise SourceError(f"{pin.repository} has no tag {pin.tag} in {where}")
+            looked = f" (looked in {repo})" if repo.is_dir() else f" (looked for {repo}, which does not exist)"
+            raise SourceError(f"{pin.repository} has no tag {pin.tag} in {where}{looked if not self.fetch else ''}")
         if resolved != pin.commit and f"commit {pin.commit}" not in self._message(repo, resolved):
             raise SourceError(
                 f"{pin.repository} tag {pin.tag} resolves to {resolved[:12]}, the lock pins {pin.commit[:12]}: "

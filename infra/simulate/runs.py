@@ -680,6 +680,7 @@ class Outcome:
             "refused_gangs": self.trace.refused_gangs, "refused_jobs": self.trace.refused_jobs,
             "refused_pods": self.trace.refused_pods,
             "stalled_at_s": self.trace.stalled_at, "stalled_pods": self.trace.stalled_pods,
+            "stall_causes": self.trace.stall_causes,
         }
         out["simulation"] = {
             "label": self.label, "overrides": self.overrides, "workload": workload, "seed": inputs.seed,

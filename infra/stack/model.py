@@ -22,6 +22,7 @@ from typing import Any
 import pulumi
 import pulumi.runtime
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from gpu_platform.components.dask_args import DaskOperatorArgs
 from gpu_platform.components.dcgm_args import DcgmExporterArgs, GpuNodeSelection
@@ -53,6 +54,24 @@ __all__ = [
 
 PROJECT = "gpu-platform"
 """The Pulumi project name, and so the namespace of the stack config keys."""
+
+Problem = tuple[tuple[str | int, ...], str, Any]
+"""One cross-field problem: (key path, what is wrong and the fix, the value received)."""
+
+
+def _raise_all(model: str, problems: list[Problem]) -> None:
+    """Every problem at once: one ValidationError holding one error per problem, each located
+    at its key (pydantic prefixes the enclosing location, as for field_error)."""
+    if not problems:
+        return
+    if len(problems) == 1:
+        loc, message, value = problems[0]
+        raise field_error(model, loc, message, value)
+    raise ValidationError.from_exception_data(
+        model,
+        [InitErrorDetails(type=PydanticCustomError("invalid_combination", message), loc=loc, input=value)
+         for loc, message, value in problems],
+    )
 
 
 class Cloud(StrEnum):
@@ -182,13 +201,16 @@ class StackConfig(BaseModel):
     def _one_environment(cls, data: Any) -> Any:
         """The program sets gke/eks.environment from gpu-platform:environment: one place to say it."""
         if isinstance(data, dict):
-            for section in ("gke", "eks"):
-                if isinstance(data.get(section), dict) and "environment" in data[section]:
-                    raise field_error(
-                        "StackConfig", (section, "environment"),
-                        f"set gpu-platform:environment instead; the program sets {section}.environment from it",
-                        data[section]["environment"],
-                    )
+            problems: list[Problem] = [
+                (
+                    (section, "environment"),
+                    f"set gpu-platform:environment instead; the program sets {section}.environment from it",
+                    data[section]["environment"],
+                )
+                for section in ("gke", "eks")
+                if isinstance(data.get(section), dict) and "environment" in data[section]
+            ]
+            _raise_all("StackConfig", problems)
         return data
 
     @field_validator("kubernetes_version")
@@ -208,80 +230,73 @@ class StackConfig(BaseModel):
 
     @model_validator(mode="after")
     def _cloud_section(self) -> StackConfig:
+        """Every cross-field rule, all of them checked: one line per problem found, in one run
+        (each rule that needs a section skips while that section is missing, itself a problem)."""
+        problems: list[Problem] = []
         sections = {Cloud.GCP: ("gke",), Cloud.AWS: ("eks", "eks_node_groups")}
         for key in sections[self.cloud]:
             if getattr(self, key) is None:
-                raise field_error("StackConfig", key, f"{key} is required when cloud is {self.cloud.value}", None)
+                problems.append(((key,), f"{key} is required when cloud is {self.cloud.value}", None))
         for cloud, keys in sections.items():
             for key in keys:
                 if cloud is not self.cloud and getattr(self, key) is not None:
-                    raise field_error(
-                        "StackConfig", key, f"{key} applies to cloud {cloud.value}, not {self.cloud.value}; remove it", "set"
-                    )
+                    problems.append(((key,), f"{key} applies to cloud {cloud.value}, not {self.cloud.value}; remove it", "set"))
         if self.eks is not None and self.eks.version != self.kubernetes_version:
-            raise field_error(
-                "StackConfig", ("eks", "version"),
+            problems.append((
+                ("eks", "version"),
                 f"eks.version {self.eks.version} does not match kubernetes_version {self.kubernetes_version}, "
                 "whose schemas the offline preview checks objects against; set both to the cluster's version",
                 self.eks.version,
-            )
+            ))
         dcgm = self.monitoring.dcgm_exporter
         selection = {Cloud.GCP: GpuNodeSelection.GKE, Cloud.AWS: GpuNodeSelection.EKS}[self.cloud]
         if dcgm is not None and dcgm.node_selection is not selection:
-            raise field_error(
-                "StackConfig",
+            problems.append((
                 ("monitoring", "dcgm_exporter", "node_selection"),
                 f"node_selection {dcgm.node_selection.value} does not match cloud {self.cloud.value}; use {selection.value}",
                 dcgm.node_selection.value,
-            )
+            ))
         if self.gke is not None and self.gke.managed_dcgm_metrics and dcgm is not None:
-            raise field_error(
-                "StackConfig",
+            problems.append((
                 ("monitoring", "dcgm_exporter"),
                 "dcgm_exporter and gke.managed_dcgm_metrics both collect GPU telemetry; keep one",
                 "set",
-            )
-        self._check_storage_classes()
-        self._check_namespaces()
-        self._check_isolation()
+            ))
+        problems += self._check_storage_classes()
+        problems += self._check_namespaces()
+        problems += self._check_isolation()
         if self.eks is not None and self.eks_node_groups is not None:
             try:
                 autoscaler_image(self.eks_node_groups.autoscaler, self.eks.version)
             except ValueError as exc:
-                raise field_error(
-                    "StackConfig", ("eks_node_groups", "autoscaler", "image"), str(exc),
-                    self.eks_node_groups.autoscaler.image or None,
-                ) from None
+                problems.append((
+                    ("eks_node_groups", "autoscaler", "image"), str(exc), self.eks_node_groups.autoscaler.image or None,
+                ))
             for i, cls in enumerate(self.eks_node_groups.classes):
                 if problem := ami_problem(cls, self.eks.version):
-                    raise field_error(
-                        "StackConfig", ("eks_node_groups", "classes", i, "ami_type"), problem, cls.ami_type.value
-                    )
+                    problems.append((("eks_node_groups", "classes", i, "ami_type"), problem, cls.ami_type.value))
         if self.kubeflow is not None:
-            self._check_kubeflow(self.kubeflow)
+            problems += self._check_kubeflow(self.kubeflow)
         if self.dask is not None:
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
-            for loc, message, value in self.dask.placement_problems(self.pool_shapes()):
-                raise field_error("StackConfig", ("dask", *loc), message, value)
+            problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
-            raise field_error("StackConfig", "kubeflow_dex_password_hash", problem, "[secret]")
+            problems.append((("kubeflow_dex_password_hash",), problem, "[secret]"))
+        _raise_all("StackConfig", problems)
         return self
 
-    def _check_namespaces(self) -> None:
+    def _check_namespaces(self) -> list[Problem]:
         """One owner per namespace: a tenant or a component's namespace setting that names another's
         namespace would be two resources for one object (AlreadyExists at the first up)."""
         owners: dict[str, str] = {}
+        problems: list[Problem] = []
 
         def claim(namespace: str, owner: str, path: tuple[str | int, ...] | None) -> None:
             if path is not None and kubernetes_owns(namespace):
-                raise field_error(
-                    "StackConfig", path, f"namespace {namespace} belongs to Kubernetes; choose another name", namespace
-                )
-            if namespace in owners and path is not None:
-                raise field_error(
-                    "StackConfig", path, f"namespace {namespace} is already {owners[namespace]}'s; choose another name", namespace
-                )
+                problems.append((path, f"namespace {namespace} belongs to Kubernetes; choose another name", namespace))
+            elif namespace in owners and path is not None:
+                problems.append((path, f"namespace {namespace} is already {owners[namespace]}'s; choose another name", namespace))
             owners.setdefault(namespace, owner)
 
         # Fixed upstream first, then each setting in the order the program installs them.
@@ -301,11 +316,12 @@ class StackConfig(BaseModel):
         if self.dask is not None:
             for i, tenant in enumerate(self.dask.tenants):
                 claim(tenant.name, "a Dask tenant", ("dask", "tenants", i, "name"))
+        return problems
 
-    def _check_isolation(self) -> None:
+    def _check_isolation(self) -> list[Problem]:
         """A Dask tenant's NetworkPolicy only isolates it where the cluster's datapath enforces it."""
         if self.dask is None:
-            return
+            return []
         if self.gke is not None and not self.gke.dataplane_v2:
             off = "gke.dataplane_v2 is false"
         elif self.eks is not None and not self.eks.network_policy:
@@ -313,22 +329,25 @@ class StackConfig(BaseModel):
         elif self.eks is not None and "vpc-cni" not in [a.name for a in self.eks.addons]:
             off = "eks.addons has no vpc-cni, whose agent enforces it"
         else:
-            return
-        for i, tenant in enumerate(self.dask.tenants):
-            if tenant.isolated:
-                raise field_error(
-                    "StackConfig", ("dask", "tenants", i, "isolated"),
-                    f"tenant {tenant.name} is isolated by a NetworkPolicy this cluster would not enforce ({off}); "
-                    "turn enforcement on, or set isolated: false to run without isolation",
-                    True,
-                )
+            return []
+        return [
+            (
+                ("dask", "tenants", i, "isolated"),
+                f"tenant {tenant.name} is isolated by a NetworkPolicy this cluster would not enforce ({off}); "
+                "turn enforcement on, or set isolated: false to run without isolation",
+                True,
+            )
+            for i, tenant in enumerate(self.dask.tenants)
+            if tenant.isolated
+        ]
 
-    def _check_storage_classes(self) -> None:
+    def _check_storage_classes(self) -> list[Problem]:
         """On EKS claims bind only through the EBS CSI driver: with the stack's block storage, a
         claim may name its class or EKS's own gp2 (in-tree, migrated to the driver), and one that
         names none needs the stack's class to be the default (EKS marks none since 1.30)."""
         if self.cloud is not Cloud.AWS or self.eks is None or not self.eks.block_storage.enabled:
-            return
+            return []
+        problems: list[Problem] = []
         storage = self.eks.block_storage
         provided = (storage.storage_class, "gp2")
         wanted: list[tuple[tuple[str | int, ...], str | None]] = []
@@ -338,51 +357,51 @@ class StackConfig(BaseModel):
             install = self.kubeflow.install
             if install.edition is Edition.PLATFORM and not storage.default_class:
                 # Katib's database, notebook workspaces and the rest claim no class of ours.
-                raise field_error(
-                    "StackConfig", ("eks", "block_storage", "default_class"),
+                problems.append((
+                    ("eks", "block_storage", "default_class"),
                     "the Kubeflow platform edition's upstream claims name no StorageClass, and EKS marks none "
                     "default: keep default_class true",
                     False,
-                )
+                ))
             wanted.append((("kubeflow", "install", "storage_class"), install.storage_class))
         for path, name in wanted:
             if name is not None and name not in provided:
-                raise field_error(
-                    "StackConfig", path,
+                problems.append((
+                    path,
                     f"no StorageClass {name} in this stack: the EKS cluster provides {storage.storage_class} "
                     "(eks.block_storage.storage_class) and gp2; use one, or leave storage_class out for the default class",
                     name,
-                )
+                ))
             if name is None and not storage.default_class:
-                raise field_error(
-                    "StackConfig", path,
+                problems.append((
+                    path,
                     "storage_class is required: eks.block_storage.default_class is false and EKS marks no class "
                     f"default, so a claim naming none never binds; use {storage.storage_class}",
                     None,
-                )
+                ))
+        return problems
 
-    def _check_kubeflow(self, kubeflow: KubeflowConfig) -> None:
+    def _check_kubeflow(self, kubeflow: KubeflowConfig) -> list[Problem]:
+        problems: list[Problem] = []
         pools = self.pool_shapes()
         selector = kubeflow.install.training_pool
         if not any(selector.matches(p) for p in pools):
             offered = "; ".join(f"{p.name}: {', '.join(f'{k}={v}' for k, v in p.labels.items())}" for p in pools)
-            raise field_error(
-                "StackConfig",
+            problems.append((
                 ("kubeflow", "install", "training_pool"),
                 f"no pool carries label {selector.label_key}={selector.label_value} and taint {selector.taint}; "
                 f"add both to a GPU pool (pools: {offered or 'none'})",
                 f"{selector.label_key}={selector.label_value}",
-            )
+            ))
         if kubeflow.capacity_check is CapacityCheck.REFUSE and (problem := kubeflow.capacity_problem(pools)):
-            raise field_error("StackConfig", ("kubeflow", "install", "edition"), problem, kubeflow.install.edition.value)
+            problems.append((("kubeflow", "install", "edition"), problem, kubeflow.install.edition.value))
         if self.cloud is Cloud.GCP and kubeflow.install.ingress is not None:
-            raise field_error(
-                "StackConfig",
+            problems.append((
                 ("kubeflow", "install", "ingress"),
                 "ingress is an AWS ALB with Cognito; on gcp expose Kubeflow yourself (e.g. IAP) or leave it unset",
                 "set",
-            )
-
+            ))
+        return problems
 
     def notices(self) -> list[str]:
         """Checks of this config that could not be made offline (a region the zone data does not list)."""

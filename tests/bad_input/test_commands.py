@@ -37,6 +37,8 @@ def _files(tmp: Path) -> None:
     (tmp / "foreign" / "notes.txt").write_text("mine")
     (tmp / "nested" / "sub").mkdir(parents=True)
     (tmp / "link").symlink_to(tmp / "dir")
+    (tmp / "foreignlink").symlink_to(tmp / "foreign")
+    os.mkfifo(tmp / "fifo")
     (tmp / "utf16.json").write_bytes('{"all": "advisory"}'.encode("utf-16"))
     (tmp / "binary.yaml").write_bytes(b"\x00\xff\xfe\x80")
     (tmp / "bad.json").write_text('{"all": ')
@@ -74,12 +76,22 @@ CASES: list[tuple[list[str], int, str]] = [
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/file.txt"], 2, "--manifests {tmp}/file.txt: cannot write: it is a file"),
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/foreign"], 2, "--manifests {tmp}/foreign: the folder holds notes.txt"),
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/nested"], 2, "--manifests {tmp}/nested: the folder holds sub"),
-    (["preview", "dev-gke", *PD, "--manifests", "{tmp}/link"], 2, "--manifests {tmp}/link: cannot write: it is a symbolic link"),
+    (["preview", "dev-gke", *PD, "--manifests", "{tmp}/foreignlink"], 2, "--manifests {tmp}/foreignlink: the folder (a symbolic link to {tmp}/foreign) holds notes.txt"),
+    (["preview", "dev-gke", *PD, "--manifests", "{tmp}/fifo"], 2, "--manifests {tmp}/fifo: cannot write: it is a named pipe; give a folder"),
+    (["preview", "dev-gke", *PD, "--manifests", "-"], 2, "--manifests -: standard output takes one file"),
+    (["preview", "dev-gke", *PD, "--json", "{tmp}/link/../file.txt/x"], 2, "--json {tmp}/link/../file.txt/x: cannot write: folder {tmp}/file.txt is not a folder"),
+    (["preview", "dev-gke", *PD, "--json", "-", "--manifests", "{tmp}/dir", "--policy-config", "{tmp}/none.json"], 2, "--policy-config {tmp}/none.json: cannot read"),
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/no/such/m"], 2, "--manifests {tmp}/no/such/m: cannot write: folder"),
     (["preview", "dev-gke", *PD, "--json", "{tmp}/ok.json", "--manifests", "{tmp}/file.txt"], 2, "--manifests"),
     (["preview", "dev-gke", *PD, "--json", "{tmp}/same", "--manifests", "{tmp}/same"], 2, "--manifests {tmp}/same: the same path as --json"),
     (["preview", "dev-gke", *PD, "--json", "{tmp}/dir/plan.json", "--manifests", "{tmp}/dir"], 2, "--json {tmp}/dir/plan.json: inside the --manifests folder"),
     (["preview", "dev-gke", *PD, "--manifests", "/"], 2, "--manifests /: cannot write: it is the root folder"),
+    # --upstream: what was looked for, where, and what is there
+    (["preview", "dev-gke", *PD, "--upstream", "{tmp}/empty"], 2, "--upstream {tmp}/empty: looked for {tmp}/empty/charts/ and {tmp}/empty/git/ (charts/<name>-<version>.tgz and git/<owner>+<name>.git (bare repositories), e.g. {tmp}/empty/charts/"),
+    (["preview", "dev-gke", *PD, "--upstream", "{tmp}/foreign"], 2, "and found neither; the folder holds notes.txt"),
+    (["preview", "dev-gke", *PD, "--upstream", "{tmp}/none"], 2, "--upstream {tmp}/none: does not exist; give a folder holding charts/"),
+    (["preview", "dev-gke", *PD, "--upstream", "{tmp}/file.txt"], 2, "--upstream {tmp}/file.txt: is not a folder"),
+    (["upstream", "check", *PD, "--upstream", "{tmp}/empty"], 2, "--upstream {tmp}/empty: looked for"),
     # preview stack and project
     (["preview", "nope", *PD], 2, "stack 'nope'"),
     (["preview", "dev-gke", "--project-dir", "{tmp}/empty"], 2, "no Pulumi.yaml"),
@@ -142,6 +154,7 @@ CASES: list[tuple[list[str], int, str]] = [
     ([*REPORT, "--out", "{tmp}/file.txt"], 2, "--out {tmp}/file.txt: cannot write: it is a file"),
     ([*REPORT, "--out", "{tmp}/foreign"], 2, "--out {tmp}/foreign: the folder holds notes.txt"),
     ([*REPORT, "--out", "{tmp}/missing/out"], 2, "--out {tmp}/missing/out: cannot write: folder"),
+    ([*REPORT, "--out", "{tmp}/fifo"], 2, "--out {tmp}/fifo: cannot write: it is a named pipe; give a folder"),
     # docs
     (["docs", "--check", "--write", *PD], 2, "--write: not allowed with argument --check"),
     (["docs", "--project-dir", "{tmp}/empty"], 2, "no Pulumi.yaml"),

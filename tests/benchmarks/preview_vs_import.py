@@ -16,6 +16,10 @@ import sys
 import time
 from pathlib import Path
 
+from _project_python import project_python  # the scripts' folder is on sys.path
+
+project_python(__file__)
+
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 BARE_IMPORT = [sys.executable, "-c", "import pulumi, pulumi_gcp, pulumi_kubernetes"]
 

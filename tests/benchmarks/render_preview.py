@@ -2,6 +2,9 @@
 
     python tests/benchmarks/render_preview.py [--runs 5] [--upstream ../shared/reference/upstream]
 
+Run from the repository root with the Python that has gpu-platform installed (the active
+virtualenv), or any Python when ./.venv has it: the script then runs under .venv/bin/python.
+
 For each stack file, runs `gpu-platform preview <stack> --quiet --no-render` and
 `gpu-platform preview <stack> --quiet --upstream DIR` N times each, alternating, each in a
 fresh interpreter, after one warm-up run of each (so the render cache is warm: chart CRDs
@@ -22,6 +25,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _project_python import project_python  # the scripts' folder is on sys.path
+
+project_python(__file__)
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 

@@ -17,6 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from _project_python import project_python  # the scripts' folder is on sys.path
+
+project_python(__file__)
+
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-c", "from gpu_platform.infra.cli import run; run()"]
 

@@ -8,6 +8,7 @@ and git repositories) and kubectl; without them they skip, saying why. Lock test
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import tarfile
 import textwrap
@@ -45,6 +46,33 @@ def preview(root: Path, stack: str, capsys: pytest.CaptureFixture[str], *extra: 
     code = main(["preview", stack, "--quiet", "--project-dir", str(root), *extra])
     captured = capsys.readouterr()
     return code, captured.out + captured.err
+
+
+# --- --upstream: a wrong layout names what was looked for -------------------------------------
+
+
+def test_a_wrong_upstream_layout_names_the_paths_and_the_folder_meant(tmp_path: Path) -> None:
+    from gpu_platform.infra.preview.upstream import check_upstream_dir
+
+    (tmp_path / "reference" / "upstream" / "git").mkdir(parents=True)
+    lock = load_lock()
+    with pytest.raises(SourceError) as info:
+        check_upstream_dir("--upstream", str(tmp_path / "reference"), lock)
+    line = str(info.value)
+    assert f"looked for {tmp_path}/reference/charts/ and {tmp_path}/reference/git/" in line
+    assert f"e.g. {tmp_path}/reference/charts/{lock.charts[0].archive_name}" in line
+    assert f"the folder holds upstream; did you mean {tmp_path}/reference/upstream?" in line
+    assert check_upstream_dir("--upstream", str(tmp_path / "reference" / "upstream"), lock) == tmp_path / "reference" / "upstream"
+
+
+def test_a_chart_missing_from_the_copy_names_the_archive_looked_for(tmp_path: Path) -> None:
+    (tmp_path / "charts").mkdir()
+    pin = load_lock().charts[0]
+    with pytest.raises(SourceError, match=f"is not in --upstream {tmp_path} \\(looked for {tmp_path}/charts/{re.escape(pin.archive_name)}\\)"):
+        Sources(Lock(charts=[pin]), upstream_dir=tmp_path).chart_archive(pin)
+    git = load_lock().git[0]
+    with pytest.raises(SourceError, match="\\(looked for .*\\.git, which does not exist\\)"):
+        Sources(Lock(git=[git]), upstream_dir=tmp_path).check_tag(git)
 
 
 # --- the lock ---------------------------------------------------------------------------------

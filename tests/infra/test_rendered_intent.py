@@ -305,3 +305,84 @@ def test_no_upstream_default_credential_survives_either_edition(edition: str) ->
     assert not [f.message for f in check_default_credentials(collect_objects(plan, [], rendering))]
     claims = [o for o in rendering.objects if o.kind == "PersistentVolumeClaim" and o.protect]
     assert claims, f"{edition}: no pipeline claim is protected"
+
+
+# --- what --manifests and --json write: valid objects, Secrets masked at their keys -----------
+
+
+def _secret_values(value: Any, inside: bool = False) -> set[str]:
+    """Every leaf Pulumi marks secret, and every value of a Secret's data/stringData."""
+    import base64
+    import binascii
+
+    from gpu_platform.infra.preview.engine import SECRET_SIG
+
+    found: set[str] = set()
+    if isinstance(value, dict):
+        if SECRET_SIG.items() <= value.items():
+            return _secret_values(value.get("value"), True)
+        secret = value.get("kind") == "Secret"
+        for k, v in value.items():
+            found |= _secret_values(v, inside or (secret and k in ("data", "stringData")))
+            if secret and k == "data" and isinstance(v, dict):
+                for encoded in v.values():
+                    try:
+                        found.add(base64.b64decode(str(encoded), validate=True).decode("utf-8", "replace"))
+                    except (binascii.Error, ValueError):
+                        pass
+    elif isinstance(value, list):
+        for v in value:
+            found |= _secret_values(v, inside)
+    elif inside and isinstance(value, str):
+        found.add(value)
+    return found
+
+
+def _check_written(stack: str, config: Any, plan: Any, rendering: Rendering) -> None:
+    import json
+    from dataclasses import dataclass
+    from types import SimpleNamespace
+
+    import yaml
+
+    from gpu_platform.infra.preview.manifests import MASK, MASK_BASE64, ObjectView, kubernetes_objects, manifest_files, masked, rendered_json, validate_objects
+
+    @dataclass(frozen=True)
+    class Written(ObjectView):
+        body: dict[str, Any]
+        owner: Any
+
+    objects = kubernetes_objects(plan)
+    files = manifest_files(objects, rendering)
+    assert len(files) == len(objects) + len(rendering.objects)
+    written = [Written(yaml.safe_load(data), SimpleNamespace(name=name)) for name, data in files.items()]
+    findings = validate_objects(written, config.kubernetes_version, crds=rendering.crds)
+    assert [f.message for f in findings if f.validated] == [], f"{stack}: a written manifest is not a valid object"
+    unchecked = [f.message for f in findings if not f.validated]
+    assert not [m for m in unchecked if "Secret" in m], unchecked
+    secrets = [w for w in written if w.kind == "Secret"]
+    assert secrets, f"{stack}: no Secret written"
+    for w in secrets:
+        assert set((w.body.get("stringData") or {}).values()) <= {MASK}, w.body
+        assert set((w.body.get("data") or {}).values()) <= {MASK_BASE64}, w.body
+    values = _secret_values([r.inputs for r in plan.resources]) | _secret_values(plan.outputs)
+    values |= _secret_values([o.body for o in rendering.objects])
+    values = {v for v in values if len(v) >= 6 and v not in (MASK, MASK_BASE64)}
+    assert values, f"{stack}: the plan holds no secret to look for"
+    document = json.dumps(masked({**plan.to_json(), "rendered": rendered_json(rendering)}))
+    texts = [data.decode("utf-8") for data in files.values()] + [document]
+    for text in texts:
+        assert "4dabf18193072939515e22adb298388d" not in text, "the engine's secret wrapper is not written"
+        leaked = [v for v in values if v in text]
+        assert not leaked, f"{stack}: secret values written: {leaked[:3]}"
+
+
+def test_every_manifest_written_is_a_valid_object_with_its_secrets_masked(rendered: tuple[str, Any, Any, Rendering]) -> None:
+    _check_written(*rendered)
+
+
+def test_the_platform_edition_manifests_are_valid_with_their_secrets_masked() -> None:
+    upstream_or_skip()
+    kubectl_or_skip()
+    config, plan, rendering, _ = _kubeflow("platform")
+    _check_written("prod-eks-platform", config, plan, rendering)

@@ -366,8 +366,9 @@ def test_a_workload_the_stack_cannot_run_stalls_with_one_line_and_exit_1(tmp_pat
     code, out, err = _cli(["dev-gke", "--workload", "kfp", "--inputs", str(inputs), "--pool", "t4"], capsys)
     assert code == 1
     assert err.strip().splitlines() == [
-        "gpu-platform: as configured: the workload stalled at 0.00 h: 2 pending pods fit no node the stack has or "
-        "can add (their pool, taints, or its maximum)"
+        "gpu-platform: as configured: the workload stalled at 0.00 h: 2 pods (kubeflow/run-0001, kubeflow/run-0002): "
+        "asking for 1 GPU, 64 CPU, 1 GiB; the largest node offers 3.62 CPU (t4: n1-standard-4), after the kubelet's "
+        "reserves and DaemonSets; ask for less or give a pool a larger machine type"
     ]
     assert "STALLED" in out
 

@@ -20,6 +20,7 @@ from gpu_platform.infra.simulate.model import (
     Resources,
     Stage,
     Timings,
+    Trace,
     fixed,
 )
 
@@ -238,3 +239,60 @@ def test_a_workload_no_node_can_take_stalls_and_stops() -> None:
     trace = model.run(None, tail=0.0, limit=86_400.0)
     assert trace.stalled_at is not None and trace.stalled_pods == 1
     assert trace.horizon < 3600
+
+
+# --- a stall names its pods and why none can be placed (issue 25) --------------------------------
+
+
+def _stall(groups: list[NodeGroup], pods: tuple[PodSpec, ...], namespace: str = "team-a", name: str = "train") -> Trace:
+    model = ClusterModel(groups, timings=STARTUP)
+    model.add_jobs([job(0.0, 60, pods, namespace=namespace, name=name)])
+    trace = model.run(None, tail=0.0, limit=86_400.0)
+    assert trace.stalled_at is not None
+    return trace
+
+
+def test_a_stall_on_pods_larger_than_any_node_names_them_and_the_largest_node() -> None:
+    """As a replay of 2-GPU pods on a stack of 1-GPU nodes."""
+    two = PodSpec("worker", Resources(gpus=2))
+    trace = _stall([group("t4", gpus=1)], (two, two))
+    (cause,) = trace.stall_causes
+    assert cause.startswith("2 pods (team-a/train-")
+    assert "asking for 2 GPUs" in cause and "the largest node offers 1 GPU (t4: m)" in cause
+    assert cause.endswith("ask for less or give a pool a larger machine type")
+
+
+def test_a_stall_on_cpu_names_the_cpu_the_largest_node_offers() -> None:
+    big = PodSpec("worker", Resources(cpu=64000, gpus=1))
+    (cause,) = _stall([group("small"), group("other")], (big,)).stall_causes
+    assert "asking for 1 GPU, 64 CPU" in cause and "the largest node offers 4 CPU (small: m)" in cause
+    assert "GPU (" not in cause.split(";")[1], "the GPUs were not short"
+
+
+def test_a_stall_on_taints_names_the_taint() -> None:
+    tainted = group("training", taints=("gpu-platform.io/workload", "nvidia.com/gpu"))
+    (cause,) = _stall([tainted], (ONE_GPU,)).stall_causes
+    assert "every pool they may use (training) carries a taint they do not tolerate (gpu-platform.io/workload)" in cause
+    assert cause.endswith("add the toleration or a pool without the taint")
+
+
+def test_a_stall_on_a_missing_pool_names_the_pools_there_are() -> None:
+    pinned = PodSpec("worker", Resources(gpus=1), pools=("a100",))
+    (cause,) = _stall([group("t4")], (pinned,)).stall_causes
+    assert "on pools a100; the stack has no such pool (pools: t4 (gpu))" in cause
+
+
+def test_a_stall_at_the_pool_maximum_names_the_maximum() -> None:
+    # a gang of three one-GPU pods on at most two one-GPU nodes
+    trace = _stall([group("t4", hi=2, image_streaming=True)], (ONE_GPU,) * 3)
+    (cause,) = trace.stall_causes
+    assert cause.startswith("1 pod (team-a/train-")
+    assert "the pools that fit them are at their maximum (t4: 2 nodes of m, 1 such pod a node)" in cause
+    assert cause.endswith("raise the pool's max_nodes or make the gang smaller")
+
+
+def test_each_kind_of_stuck_pod_is_its_own_cause() -> None:
+    two = PodSpec("worker", Resources(gpus=2))
+    pinned = PodSpec("scheduler", Resources(gpus=1), pools=("none",))
+    causes = _stall([group("t4")], (two, pinned)).stall_causes
+    assert len(causes) == 2 and "2 GPUs" in causes[0] and "no such pool" in causes[1]
