@@ -533,7 +533,7 @@ def _read_monitored_cluster(value: Any, reader: _Reader, path: list[str | int]) 
 
 EXPOSED: list[type[pulumi.ComponentResource]] = [
     exposed_component(GpuGkeCluster, GpuGkeClusterArgs, extra={
-        "pool_shapes": _POOL_SHAPES_OUTPUT(lambda _, args: args.pool_shapes(), "the system pool, the scheduler pool, the GPU pools"),
+        "pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the system pool, the scheduler pool, the GPU pools"),
     }),
     exposed_component(
         EksCluster, EksClusterArgs,
@@ -544,13 +544,13 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
         )},
         extra={
             "ref": Extra(pulumi.Output[EksClusterTarget], "What SpotFailoverEksNodeGroups needs of this cluster: pass it as its cluster input.", lambda built, _: _cluster_target(built)),
-            "pool_shapes": _POOL_SHAPES_OUTPUT(lambda _, args: [args.system_node_group.pool_shape()], "the system node group"),
+            "pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the system node group"),
         },
     ),
     exposed_component(
         SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs,
         live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the node groups join: EksCluster's ref output. Required.", _read_cluster_target)},
-        extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda _, args: args.pool_shapes(), "the GPU classes")},
+        extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
     ),
     exposed_component(
         PrometheusStack, PrometheusStackArgs,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -112,13 +113,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
         autoscaler's chart ships its ServiceMonitor and waits for it, so its metrics (cluster_autoscaler_*) are
         scraped. Default: none (no ServiceMonitor)."""
         # Refused before anything is registered.
-        if not isinstance(cluster, (EksCluster, EksClusterRef)):
-            raise input_error("cluster", f"cluster: expected an EksCluster or an EksClusterRef (EksCluster.ref) (got {a_type(cluster)})")
-        check_live("service_monitor_crd", service_monitor_crd, (pulumi.Resource,), "the resource that installs the ServiceMonitor CRD (PrometheusStack.release)")
-        self._cluster = cluster if isinstance(cluster, EksCluster) else None
-        if isinstance(cluster, EksCluster):
-            opts = pulumi.ResourceOptions.merge(pulumi.ResourceOptions(providers=[cluster.provider]), opts)
-            cluster = cluster.ref
+        self._cluster, cluster, opts = self._joined(cluster, opts, service_monitor_crd)
         self._scrapes = frozenset({MetricSource.CLUSTER_AUTOSCALER}) if service_monitor_crd is not None else frozenset()
         try:
             autoscaler_image(args.autoscaler, cluster.version)
@@ -249,6 +244,18 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
         )
 
 
+
+    @staticmethod
+    def _joined(
+        cluster: Any, opts: pulumi.ResourceOptions | None, service_monitor_crd: Any
+    ) -> tuple[EksCluster | None, EksClusterRef, pulumi.ResourceOptions | None]:
+        """The live inputs checked: the EksCluster (when given), its ref, and ``opts`` with its provider."""
+        if not isinstance(cluster, (EksCluster, EksClusterRef)):
+            raise input_error("cluster", f"cluster: expected an EksCluster or an EksClusterRef (EksCluster.ref) (got {a_type(cluster)})")
+        check_live("service_monitor_crd", service_monitor_crd, (pulumi.Resource,), "the resource that installs the ServiceMonitor CRD (PrometheusStack.release)")
+        if isinstance(cluster, EksClusterRef):
+            return None, cluster, opts
+        return cluster, cluster.ref, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(providers=[cluster.provider]), opts)
 
     @property
     def cloud(self) -> ClusterKind:

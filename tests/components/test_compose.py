@@ -222,6 +222,21 @@ def test_the_eks_node_groups_give_the_clusters_pools_and_theirs() -> None:
     assert groups == system + node_groups
 
 
+def test_node_groups_built_with_the_eks_cluster_are_those_built_with_its_ref_and_provider() -> None:
+    def program() -> None:
+        eks = eks_cluster()
+        groups = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups())
+        SpotFailoverEksNodeGroups("by-instance", groups, cluster=eks)
+        SpotFailoverEksNodeGroups("by-hand", groups, pulumi.ResourceOptions(providers=[eks.provider]), cluster=eks.ref)
+
+    plan = run_components(program)
+    by_instance, by_hand = under(plan, "by-instance"), under(plan, "by-hand")
+    assert by_instance == by_hand
+    provider = next(r.urn for r in plan.resources if r.type == "pulumi:providers:kubernetes")
+    kubernetes = [row for row in by_instance if row[0].startswith("kubernetes:")]
+    assert kubernetes and all(row[3] is not None and row[3].startswith(provider) for row in kubernetes)
+
+
 @pytest.mark.parametrize("cluster", ["GpuGkeCluster", "SpotFailoverEksNodeGroups"])
 def test_kubeflow_install_runs_training_on_the_cluster_components_pools(cluster: str) -> None:
     plan = same_as_before(
