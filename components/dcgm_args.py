@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
-from gpu_platform.components.kube import ChartVersion, DnsLabel, Duration, PinnedImage
+from gpu_platform.components.kube import ChartVersion, DnsLabel, PrometheusDuration, PinnedImage
 from gpu_platform.components.models import check_unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.models import ARGS_CONFIG
@@ -100,7 +100,7 @@ class DcgmExporterArgs(BaseModel):
     """Exporter image, pinned. Default: nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless."""
     probe_initial_delay_seconds: Int = Field(default=45, ge=MIN_PROBE_DELAY, le=600)
     """Initial delay of the liveness and readiness probes (at least 20 s). Default: 45."""
-    scrape_interval: Duration = "15s"
+    scrape_interval: PrometheusDuration = "15s"
     """ServiceMonitor scrape interval. Default: 15s."""
     metrics: list[DcgmMetric] = Field(default_factory=lambda: list(DEFAULT_METRICS), min_length=1)
     """The DCGM fields published. Default: SM/memory clocks, temperature, power, energy, GPU and memory utilisation, framebuffer, XID errors, PCIe replays."""

@@ -13,7 +13,8 @@ import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from gpu_platform.components.gpu_catalog import AwsInstanceType, aws_shape, shape_checked
-from gpu_platform.components.kube import ChartVersion, GoDuration, PinnedImage
+from gpu_platform.components.durations import GoDuration
+from gpu_platform.components.kube import ChartVersion, PinnedImage
 from gpu_platform.components.labels import (
     CAPACITY_LABEL,
     CLASS_LABEL,

@@ -85,7 +85,7 @@ def _duration(value: Any) -> Any:
 DistField = Annotated[Dist, BeforeValidator(_dist), PlainSerializer(str)]
 """A distribution of seconds: "90s", "uniform(60s, 120s)", "exponential(30s)", "normal(200s, 20s)", "lognormal(150s, 0.3)"."""
 Duration = Annotated[Float, BeforeValidator(_duration), Field(ge=0, le=7 * 86_400)]
-"""Seconds, or a number with ms, s, m or h ("2m")."""
+"""Seconds: a bare number, or a Go duration ("2m", "1.5h", "1h30m", "500ms"; components/durations.py)."""
 
 
 class AutoscalerModel(BaseModel):
@@ -368,7 +368,7 @@ def _eks_groups(eks: Any, node_groups: Any) -> list[NodeGroup]:
 def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     """The cluster model's groups, timings, binding and quotas for a StackConfig."""
     from gpu_platform.components.gke_args import AutoscalingProfile
-    from gpu_platform.components.quantities import _seconds  # noqa: PLC2701 - the one Go-duration reader
+    from gpu_platform.components.durations import seconds
     from gpu_platform.infra.config import Cloud
 
     a, n, s = settings.autoscaler, settings.node, settings.spot
@@ -385,11 +385,11 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     else:
         settings_eks = stack.eks_node_groups.autoscaler
         groups = _eks_groups(stack.eks, stack.eks_node_groups)
-        unneeded = float(_seconds(settings_eks.scale_down_unneeded_time))
-        delay = float(_seconds(settings_eks.scale_down_delay_after_add))
-        provision = float(_seconds(settings_eks.max_node_provision_time))
-        backoff = float(_seconds(settings_eks.initial_node_group_backoff_duration))
-        max_backoff = float(_seconds(settings_eks.max_node_group_backoff_duration))
+        unneeded = float(seconds(settings_eks.scale_down_unneeded_time))
+        delay = float(seconds(settings_eks.scale_down_delay_after_add))
+        provision = float(seconds(settings_eks.max_node_provision_time))
+        backoff = float(seconds(settings_eks.initial_node_group_backoff_duration))
+        max_backoff = float(seconds(settings_eks.max_node_group_backoff_duration))
         binding = Binding.LEAST_ALLOCATED
         notice = 120.0
         import pulumi_aws

@@ -62,6 +62,8 @@ from typing import Any
 
 import simpy
 
+from gpu_platform.components.durations import seconds as duration_seconds
+
 __all__ = [
     "Binding",
     "ClusterModel",
@@ -82,23 +84,16 @@ __all__ = [
 
 # --- distributions ---------------------------------------------------------------------------------
 
-_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h)?\s*$")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 _CALL = re.compile(r"^\s*(fixed|uniform|exponential|lognormal|normal)\s*\((.*)\)\s*$")
 
 
 def parse_seconds(text: str | float | int) -> float:
-    """``90``, ``"90s"``, ``"2.5m"``, ``"1h"``, ``"500ms"`` -> seconds; ValueError otherwise."""
-    if isinstance(text, bool):
-        raise ValueError("a duration is seconds (90) or a number with ms, s, m or h (\"2m\")")
-    if isinstance(text, (int, float)):
-        if not math.isfinite(text) or text < 0:
-            raise ValueError("a duration must be a finite number of seconds >= 0")
-        return float(text)
-    m = _DURATION.match(str(text))
-    if not m:
-        raise ValueError("a duration is seconds (90) or a number with ms, s, m or h (\"2m\")")
-    return float(m.group(1)) * _UNITS[m.group(2)]
+    """``90``, ``"90s"``, ``"2.5m"``, ``"1h30m"``, ``"1.5h"``, ``"500ms"`` -> seconds, by the one duration
+    grammar (components/durations.py: Go's, a bare number is seconds); ValueError otherwise."""
+    value = duration_seconds(text)
+    if value < 0:
+        raise ValueError("a duration is seconds of 0 or more, never negative")
+    return float(value)
 
 
 def format_seconds(seconds: float) -> str:
