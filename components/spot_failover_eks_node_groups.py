@@ -37,6 +37,7 @@ from gpu_platform.components.pools import (
     PoolPlacement,
 )
 
+from gpu_platform.components.eks_plan import class_node_groups
 from gpu_platform.components.eks_node_group_args import (
     ACCELERATOR_LABEL,
     AUTOSCALER_CHART,
@@ -120,7 +121,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
 
         self.node_groups = {}
         for cls in args.classes:
-            for group, capacity, minimum, maximum in cls.node_groups():
+            for group, capacity, minimum, maximum in class_node_groups(cls):
                 node_group = aws.eks.NodeGroup(
                     f"{name}-{group}",
                     aws.eks.NodeGroupArgs(
@@ -216,7 +217,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource):
         )
 
         plugin_groups = sorted(
-            g.name for c in args.classes if not c.ami_type.ships_device_plugin for g in c.node_groups()
+            g.name for c in args.classes if not c.ami_type.ships_device_plugin for g in class_node_groups(c)
         )
         if plugin_groups:
             device_plugin_daemonset(f"{name}-device-plugin", args.device_plugin_image, plugin_groups, child)

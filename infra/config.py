@@ -35,6 +35,7 @@ from gpu_platform.components.labels import PoolRole
 from gpu_platform.components.models import ARGS_CONFIG, field_error, key_path
 from gpu_platform.components.pools import Environment, NodePoolShape
 from gpu_platform.components.prometheus_args import PrometheusStackArgs
+from gpu_platform.components.eks_plan import plan_node_groups
 from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
 from gpu_platform.components.zones import unchecked_region, zone_problem
 
@@ -402,7 +403,7 @@ class StackConfig(BaseModel):
         if self.cloud is Cloud.GCP and self.gke is not None:
             return self.gke.pool_shapes()
         if self.cloud is Cloud.AWS and self.eks is not None and self.eks_node_groups is not None:
-            return [self.eks.system_node_group.pool_shape(), *self.eks_node_groups.pool_shapes()]
+            return list(plan_node_groups(self.eks, self.eks_node_groups).shapes)
         return []
 
 

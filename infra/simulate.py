@@ -310,16 +310,20 @@ def _taints(shape: Any) -> tuple[str, ...]:
     return tuple(sorted({t.key for t in shape.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE}))
 
 
+def _zone_names(names: tuple[str, ...] | None, count: int, region: str) -> tuple[str, ...]:
+    """The plan's zones, or, where the cloud picks them at deploy time, ``count`` named for the model."""
+    return names if names is not None else tuple(f"{region}-zone{i + 1}" for i in range(count))
+
+
 def _gke_groups(gke: Any) -> list[NodeGroup]:
+    """One model group per node pool of the plan (gke_plan.plan_pools): its name, bounds and zones."""
     from gpu_platform.components.gke_plan import plan_pools
     from gpu_platform.components.pools import BoundsScope
 
-    zones_all = list(gke.node_locations or [])
     groups = []
     for planned in plan_pools(gke):
         shape = planned.shape
-        pool = planned.args
-        zones = tuple(pool.node_locations or zones_all) or tuple(f"{gke.location}-{z}" for z in "abc")
+        zones = _zone_names(planned.zones.names, planned.zones.count, gke.region)
         for i, node_pool in enumerate(planned.node_pools):
             bounds = node_pool.bounds
             groups.append(NodeGroup(
@@ -330,39 +334,27 @@ def _gke_groups(gke: Any) -> list[NodeGroup]:
                 priority=len(planned.node_pools) - i if planned.compute_class else 0,
                 zones=zones, min_nodes=bounds.min_nodes, max_nodes=bounds.max_nodes,
                 per_zone=bounds.scope is BoundsScope.PER_ZONE,
-                image_streaming=bool(getattr(pool, "image_streaming", False)), taints=_taints(shape),
+                image_streaming=bool(getattr(planned.args, "image_streaming", False)), taints=_taints(shape),
             ))
     return groups
 
 
-def _eks_groups(eks: Any, node_groups: Any) -> list[NodeGroup]:
-    from gpu_platform.components.eks_node_group_args import example_asg_name
+def _eks_groups(eks: Any, node_groups: Any, region: str) -> list[NodeGroup]:
+    """One model group per managed node group of the plan (eks_plan.plan_node_groups): bounds in total."""
+    from gpu_platform.components.eks_plan import plan_node_groups
     from gpu_platform.components.pools import CapacityType
 
-    expander = node_groups.effective_expander() if any(e.value == "priority" for e in node_groups.autoscaler.expanders) else None
-    zones = tuple(eks.zones or ()) or ("zone-a", "zone-b")
-
-    def priority(name: str) -> int:
-        return (expander.priority_of(example_asg_name(name)) or 0) if expander is not None else 0
-
-    system = eks.system_node_group
-    system_shape = system.pool_shape()
-    groups = [NodeGroup(
-        name=system.name, pool=system_shape.name, role=system_shape.role.value, machine_type=system_shape.machine_type,
-        allocatable=_resources(system_shape), gpus_per_node=0, spot=False, priority=priority(system.name), zones=zones,
-        min_nodes=system_shape.min_nodes, max_nodes=system_shape.max_nodes, taints=_taints(system_shape),
-    )]
-    shapes = {s.name: s for s in node_groups.pool_shapes()}
-    for cls in node_groups.classes:
-        shape = shapes[cls.name]
-        for group in cls.node_groups():
-            groups.append(NodeGroup(
-                name=group.name, pool=cls.name, role=shape.role.value, machine_type=shape.machine_type,
-                allocatable=_resources(shape), gpus_per_node=shape.gpus_per_node, accelerator=shape.accelerator,
-                spot=group.capacity is CapacityType.SPOT, priority=priority(group.name), zones=zones,
-                min_nodes=group.min_nodes, max_nodes=group.max_nodes, taints=_taints(shape),
-            ))
-    return groups
+    plan = plan_node_groups(eks, node_groups)
+    zones = _zone_names(plan.zones.names, plan.zones.count, region)
+    return [
+        NodeGroup(
+            name=p.group.name, pool=p.shape.name, role=p.shape.role.value, machine_type=p.shape.machine_type,
+            allocatable=_resources(p.shape), gpus_per_node=p.shape.gpus_per_node, accelerator=p.shape.accelerator,
+            spot=p.group.capacity is CapacityType.SPOT, priority=p.priority, zones=zones,
+            min_nodes=p.group.min_nodes, max_nodes=p.group.max_nodes, taints=_taints(p.shape),
+        )
+        for p in plan.node_groups
+    ]
 
 
 def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
@@ -383,8 +375,11 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         notice = 30.0
         region = gke.region
     else:
+        import pulumi_aws
+
+        region = stack.eks.region or pulumi_aws.config.region or "us-east-1"
         settings_eks = stack.eks_node_groups.autoscaler
-        groups = _eks_groups(stack.eks, stack.eks_node_groups)
+        groups = _eks_groups(stack.eks, stack.eks_node_groups, str(region))
         unneeded = float(seconds(settings_eks.scale_down_unneeded_time))
         delay = float(seconds(settings_eks.scale_down_delay_after_add))
         provision = float(seconds(settings_eks.max_node_provision_time))
@@ -392,9 +387,6 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         max_backoff = float(seconds(settings_eks.max_node_group_backoff_duration))
         binding = Binding.LEAST_ALLOCATED
         notice = 120.0
-        import pulumi_aws
-
-        region = stack.eks.region or pulumi_aws.config.region or "us-east-1"
     timings = Timings(
         scan_interval=a.scan_interval,
         provision=n.provision, gpu_ready=n.gpu_ready, image_pull=n.image_pull,
