@@ -5,11 +5,11 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
+from gpu_platform.components.cloud import ClusterKind
 from gpu_platform.components.kube import ChartVersion, DnsLabel, PrometheusDuration, PinnedImage
 from gpu_platform.components.models import check_unique
 from gpu_platform.components.numbers import Int
@@ -24,16 +24,10 @@ METRICS_PATH = "/etc/dcgm-exporter/gpu-platform-metrics.csv"
 MIN_PROBE_DELAY = 20  # below this the exporter restarts in a loop before DCGM is up (the EKS DCGM + GPU HPA guide's finding)
 
 
-class GpuNodeSelection(StrEnum):
-    """How the exporter finds GPU nodes."""
-
-    GKE = "gke"
-    """Nodes with cloud.google.com/gke-accelerator (set by GKE on every GPU node)."""
-    EKS = "eks"
-    """Nodes with k8s.amazonaws.com/accelerator (set by the EKS node groups)."""
-
-
-SELECTION_LABEL = {GpuNodeSelection.GKE: "cloud.google.com/gke-accelerator", GpuNodeSelection.EKS: "k8s.amazonaws.com/accelerator"}
+GpuNodeSelection = ClusterKind
+"""How the exporter finds GPU nodes: by the accelerator label of the cluster's kind (gke: GKE's
+cloud.google.com/gke-accelerator; eks: the EKS node groups' k8s.amazonaws.com/accelerator). It is
+components.cloud.ClusterKind under the name the exporter's inputs have always used."""
 
 
 @functools.cache

@@ -109,7 +109,9 @@ def seconds(value: Any) -> Fraction:
         return Fraction(text)
     try:
         return Fraction(go_duration_ns(text), 1_000_000_000)
-    except ValueError:
+    except ValueError as exc:
+        if "longer than" in str(exc):
+            raise ValueError("longer than Go's maximum duration, 2562047h47m16.854775807s") from None
         raise ValueError(f"a duration is seconds (90) or {_HINT}") from None
 
 

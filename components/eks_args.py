@@ -25,6 +25,7 @@ from gpu_platform.components.pools import (
     NodePoolShape,
 )
 from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
+from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.zones import zone_problem
 
 
@@ -541,7 +542,7 @@ class EksClusterArgs(BaseModel):
                     raise field_error(
                         "EksClusterArgs", ("vpc", field, zone), f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone
                     )
-                if problem := zone_problem("aws", self.region, zone):
+                if problem := zone_problem(Cloud.AWS, self.region, zone):
                     raise field_error("EksClusterArgs", ("vpc", field, zone), problem, zone)
         return self
 
@@ -562,6 +563,6 @@ class EksClusterArgs(BaseModel):
                         "EksClusterArgs", ("zones", i),
                         f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone,
                     )
-                if problem := zone_problem("aws", self.region, zone):
+                if problem := zone_problem(Cloud.AWS, self.region, zone):
                     raise field_error("EksClusterArgs", ("zones", i), problem, zone)
         return self

@@ -43,6 +43,7 @@ from gpu_platform.components.pools import (
 )
 from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
 from gpu_platform.components.gke_plan import REGION, ZONE, cluster_zones, plan_pools, pool_zones
+from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.zones import zone_problem
 
 
@@ -684,13 +685,13 @@ class GpuGkeClusterArgs(BaseModel):
     def _cluster_rules(self) -> GpuGkeClusterArgs:
         model = "GpuGkeClusterArgs"
         region = self.region
-        if not self.regional and (problem := zone_problem("gcp", region, self.location)):
+        if not self.regional and (problem := zone_problem(Cloud.GCP, region, self.location)):
             raise field_error(model, "location", problem, self.location)
         for i, zone in enumerate(self.node_locations):
             m = _ZONE.match(zone)
             if not m:
                 raise field_error(model, ("node_locations", i), f"{zone!r} is not a zone (e.g. us-central1-b)", zone)
-            if m.group(1) == region and (problem := zone_problem("gcp", region, zone)):
+            if m.group(1) == region and (problem := zone_problem(Cloud.GCP, region, zone)):
                 raise field_error(model, ("node_locations", i), problem, zone)
             if m.group(1) != region:
                 raise field_error(
@@ -772,7 +773,7 @@ class GpuGkeClusterArgs(BaseModel):
                             f"zone {zone} is outside the cluster's region {region}",
                             zone,
                         )
-                    if problem := zone_problem("gcp", region, zone):
+                    if problem := zone_problem(Cloud.GCP, region, zone):
                         raise field_error(model, (*loc, "node_locations", i), problem, zone)
             if isinstance(pool, GpuNodePoolArgs) and pool.compact_placement:
                 zones = pool.node_locations or cluster_zones

@@ -22,6 +22,8 @@ __all__ = [
     "GPU_RESOURCE",
     "GPU_TEMPLATE_TAG",
     "NODE_TEMPLATE_PREFIX",
+    "OWNER_ANNOTATION",
+    "WORKLOAD_LABEL",
     "NODE_POOL_LABEL",
     "MANAGED_LABELS",
     "PART_OF_LABEL",
@@ -71,6 +73,10 @@ CLASS_LABEL = "gpu-platform.io/gpu-class"
 """Node label (and ASG tag) carrying an EKS node group's GPU class name."""
 CAPACITY_LABEL = "gpu-platform.io/capacity"
 """Node label carrying an EKS node group's capacity type (spot or on-demand)."""
+WORKLOAD_LABEL = "gpu-platform.io/workload"
+"""The default node label key (and taint key) of KubeflowInstall's dedicated training pool."""
+OWNER_ANNOTATION = "gpu-platform.io/owner"
+"""Namespace annotation naming a Kubeflow tenant's owner."""
 TENANT_LABEL = "gpu-platform.io/tenant"
 """Namespace label naming the tenant a namespace belongs to (the policy pack checks its quota)."""
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"

@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, model_validator
 
+from gpu_platform.components.cloud import ClusterKind
 from gpu_platform.components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, PrometheusDuration
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.models import ARGS_CONFIG, field_error
@@ -38,17 +39,6 @@ class MetricsPreset(StrEnum):
 
 
 _PRESET_INTERVALS = {MetricsPreset.PRODUCTION: "30s", MetricsPreset.ANALYSIS: "1s"}
-
-
-class ClusterKind(StrEnum):
-    """The managed Kubernetes under the stack: what its control plane and DNS expose to an in-cluster Prometheus."""
-
-    GKE = "gke"
-    """GKE: etcd, the scheduler and the controller manager run out of reach; kube-proxy binds its metrics to
-    localhost (or is absent under Dataplane V2); cluster DNS is kube-dns (metrics on 10054/10055), not CoreDNS."""
-    EKS = "eks"
-    """EKS: etcd, the scheduler and the controller manager run out of reach; the kube-proxy add-on binds its
-    metrics to 127.0.0.1:10249; cluster DNS is CoreDNS (metrics on 9153)."""
 
 
 MANAGED_CONTROL_PLANE = {

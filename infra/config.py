@@ -24,7 +24,8 @@ import pulumi.runtime
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from gpu_platform.components.dask_args import DaskOperatorArgs
-from gpu_platform.components.dcgm_args import DcgmExporterArgs, GpuNodeSelection
+from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.dcgm_args import DcgmExporterArgs
 from gpu_platform.components.eks_args import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
 from gpu_platform.components.gke_args import GpuGkeClusterArgs, valid_cluster_name
 from gpu_platform.components.kube import kubernetes_owns
@@ -54,13 +55,6 @@ __all__ = [
 
 PROJECT = "gpu-platform"
 """The Pulumi project name, and so the namespace of the stack config keys."""
-
-
-class Cloud(StrEnum):
-    """Where a stack deploys."""
-
-    GCP = "gcp"
-    AWS = "aws"
 
 
 _K8S_MINOR = re.compile(r"^1\.[0-9]{2}$")
@@ -227,7 +221,7 @@ class StackConfig(BaseModel):
                 self.eks.version,
             )
         dcgm = self.monitoring.dcgm_exporter
-        selection = {Cloud.GCP: GpuNodeSelection.GKE, Cloud.AWS: GpuNodeSelection.EKS}[self.cloud]
+        selection = self.cloud.kind
         if dcgm is not None and dcgm.node_selection is not selection:
             raise field_error(
                 "StackConfig",
@@ -387,16 +381,22 @@ class StackConfig(BaseModel):
 
     def notices(self) -> list[str]:
         """Checks of this config that could not be made offline (a region the zone data does not list)."""
+        region = self.region
+        notice = unchecked_region(self.cloud, region) if region else None
+        return [notice] if notice else []
+
+    @property
+    def region(self) -> str | None:
+        """The stack's region, as the program reads it: gke's (its location's region); on AWS eks.region,
+        else aws:region. None when the stack does not say."""
         if self.cloud is Cloud.GCP and self.gke is not None:
-            notice = unchecked_region("gcp", self.gke.region)
-        elif self.cloud is Cloud.AWS and self.eks is not None:
+            return self.gke.region
+        if self.cloud is Cloud.AWS and self.eks is not None:
             import pulumi_aws
 
             region = self.eks.region or pulumi_aws.config.region
-            notice = unchecked_region("aws", str(region)) if region else None
-        else:
-            notice = None
-        return [notice] if notice else []
+            return str(region) if region else None
+        return None
 
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every pool of the stack's cluster as workloads see it (see NodePoolShape)."""
@@ -494,7 +494,7 @@ def load_stack_config() -> StackConfig:
             for key, zone in named:
                 if not zone.startswith(str(region)) or len(zone) != len(str(region)) + 1:
                     problems.append(f"{PROJECT}:{key}: zone {zone} is not in region {region} (got {json.dumps(zone)})")
-                elif problem := zone_problem("aws", str(region), zone):
+                elif problem := zone_problem(Cloud.AWS, str(region), zone):
                     problems.append(f"{PROJECT}:{key}: {problem} (got {json.dumps(zone)})")
     problems += _secret_problems(
         "grafana_admin_password", config.grafana_admin_password, config.monitoring.enabled,

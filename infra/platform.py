@@ -14,7 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpu_platform.components import DaskOperator, DcgmExporter, KubeflowInstall, NodePoolShape, PrometheusStack
-from gpu_platform.components.prometheus_args import ClusterKind, MetricSource, MonitoredCluster
+from gpu_platform.components.prometheus_args import MetricSource, MonitoredCluster
 from gpu_platform.infra.config import CapacityCheck, Cloud, StackConfig
 
 __all__ = ["ClusterTarget", "compose_addons", "compose_monitoring", "monitored_cluster"]
@@ -52,7 +52,7 @@ def monitored_cluster(config: StackConfig) -> MonitoredCluster:
         sources.add(MetricSource.DCGM_EXPORTER)
     if config.cloud is Cloud.AWS:
         sources.add(MetricSource.CLUSTER_AUTOSCALER)
-    kind = ClusterKind.EKS if config.cloud is Cloud.AWS else ClusterKind.GKE
+    kind = config.cloud.kind
     return MonitoredCluster(kind=kind, sources=frozenset(sources))
 
 

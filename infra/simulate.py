@@ -32,6 +32,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, ValidationError
 
+from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.models import ARGS_CONFIG
 from gpu_platform.components.numbers import Float, Int
 from gpu_platform.infra.simulation import (
@@ -285,7 +286,7 @@ def validate_model(raw: dict[str, Any]) -> ModelSettings:
 class ModelInputs:
     """What a run needs besides the workload (picklable: sweeps run it in other processes)."""
 
-    cloud: str
+    cloud: Cloud
     region: str
     groups: tuple[NodeGroup, ...]
     timings: Timings
@@ -361,9 +362,10 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     """The cluster model's groups, timings, binding and quotas for a StackConfig."""
     from gpu_platform.components.gke_args import AutoscalingProfile
     from gpu_platform.components.durations import seconds
-    from gpu_platform.infra.config import Cloud
 
     a, n, s = settings.autoscaler, settings.node, settings.spot
+    # The stack's region as the program reads it; AWS's own default where the stack names none.
+    region = stack.region or "us-east-1"
     if stack.cloud is Cloud.GCP:
         gke = stack.gke
         groups = _gke_groups(gke)
@@ -373,13 +375,9 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         provision, backoff, max_backoff = 900.0, 300.0, 1800.0
         binding = Binding.MOST_ALLOCATED if optimize else Binding.LEAST_ALLOCATED
         notice = 30.0
-        region = gke.region
     else:
-        import pulumi_aws
-
-        region = stack.eks.region or pulumi_aws.config.region or "us-east-1"
         settings_eks = stack.eks_node_groups.autoscaler
-        groups = _eks_groups(stack.eks, stack.eks_node_groups, str(region))
+        groups = _eks_groups(stack.eks, stack.eks_node_groups, region)
         unneeded = float(seconds(settings_eks.scale_down_unneeded_time))
         delay = float(seconds(settings_eks.scale_down_delay_after_add))
         provision = float(seconds(settings_eks.max_node_provision_time))
@@ -403,7 +401,7 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     )
     quotas = {t.name: t.gpu_quota for t in stack.dask.tenants} if stack.dask is not None else {}
     return ModelInputs(
-        cloud=stack.cloud.value, region=str(region), groups=tuple(groups), timings=timings,
+        cloud=stack.cloud, region=region, groups=tuple(groups), timings=timings,
         binding=settings.binding or binding, quotas=quotas, seed=settings.seed,
         settings=settings.model_dump(mode="json"),
     )
@@ -454,9 +452,9 @@ class PriceTable(BaseModel):
     aws: list[CloudPrices] = Field(default_factory=list)
     """AWS prices, one entry per region. Default: [] (an EKS stack is refused)."""
 
-    def region(self, cloud: str, region: str) -> CloudPrices:
+    def region(self, cloud: Cloud | str, region: str) -> CloudPrices:
         """The prices of ``cloud`` in ``region``; SimulationError naming what the table has instead."""
-        tables = self.gcp if cloud == "gcp" else self.aws
+        tables = self.gcp if Cloud(cloud) is Cloud.GCP else self.aws
         for table in tables:
             if table.region == region:
                 return table
@@ -479,7 +477,7 @@ class PriceTable(BaseModel):
         except ValidationError as exc:
             raise SimulationError([f"{where}: {line}" for line in format_validation_error(exc, PriceTable)]) from None
 
-    def hourly(self, cloud: str, region: str, group: NodeGroup) -> float:
+    def hourly(self, cloud: Cloud | str, region: str, group: NodeGroup) -> float:
         """USD per hour of one node of ``group`` in ``region``; SimulationError naming what is missing."""
         table = self.region(cloud, region)
         capacity = "spot" if group.spot else "on_demand"
@@ -495,7 +493,7 @@ class PriceTable(BaseModel):
             return value
 
         total = pick(table.machines, group.machine_type, "machine type")
-        if cloud == "gcp" and group.gpus_per_node and group.machine_type.startswith("n1-"):
+        if Cloud(cloud) is Cloud.GCP and group.gpus_per_node and group.machine_type.startswith("n1-"):
             total += group.gpus_per_node * pick(table.gpus, group.accelerator or "", "GPU")
         return total
 

@@ -63,6 +63,7 @@ from typing import Any
 import simpy
 
 from gpu_platform.components.durations import seconds as duration_seconds
+from gpu_platform.components.labels import GPU_RESOURCE
 
 __all__ = [
     "Binding",
@@ -262,7 +263,7 @@ class PodSpec:
     """A pool role it prefers (preferred node affinity): bound there first when it fits."""
     pools: tuple[str, ...] | None = None
     """Only these pools (a node selector on the pool or class); None: any pool of its roles."""
-    tolerations: tuple[str, ...] | None = ("nvidia.com/gpu",)
+    tolerations: tuple[str, ...] | None = (GPU_RESOURCE,)
     """Taint keys it tolerates; None: every taint of the pools it names (it carries their placement)."""
 
     def may_use(self, group: NodeGroup) -> bool:

@@ -11,6 +11,7 @@ from pydantic import Field
 import yaml
 
 from gpu_platform.components.labels import PRIORITY_CONFIGMAP
+from gpu_platform.components.pools import GPU_TAINT
 from gpu_platform.policies.rules.base import (
     EKS_NODE_GROUP,
     GKE_CLUSTER,
@@ -84,8 +85,8 @@ def _taints(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def check_pool_tainted(r: Resource, config: RuleConfig) -> Iterator[str]:
     if not is_gpu_node_pool(r):
         return
-    if not any(t.get("key") == "nvidia.com/gpu" and t.get("effect") in ("NO_SCHEDULE", "NoSchedule") for t in _taints(r.props)):
-        yield "GPU pool lacks the taint nvidia.com/gpu=present:NoSchedule, so any pod can take its GPU nodes"
+    if not any(t.get("key") == GPU_TAINT.key and t.get("effect") in ("NO_SCHEDULE", "NoSchedule") for t in _taints(r.props)):
+        yield f"GPU pool lacks the taint {GPU_TAINT}, so any pod can take its GPU nodes"
 
 
 def check_gpu_type(r: Resource, config: AllowedGpuConfig) -> Iterator[str]:
@@ -198,7 +199,7 @@ RULES = [
     ),
     ResourceRule(
         "gpu-pool-tainted",
-        "GPU nodes carry nvidia.com/gpu=present:NoSchedule so only GPU pods land there.",
+        f"GPU nodes carry {GPU_TAINT} so only GPU pods land there.",
         "Declare the taint on the pool (GpuGkeCluster always does).",
         check_pool_tainted,
     ),
