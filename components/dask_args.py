@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field, TypeAdapter, ValidationInfo, field_validator, model_validator
 
 from gpu_platform.components.kube import ChartVersion, DnsLabel, PinnedImage, kubernetes_owns
-from gpu_platform.components.labels import SCHEDULER_LABEL, PoolRole
+from gpu_platform.components.labels import AWS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL, GPU_RESOURCE, PoolRole, SCHEDULER_LABEL
 from gpu_platform.components.models import check_min_max, check_unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.quantities import MiB, Millicores
@@ -39,7 +39,7 @@ SERVICE_ACCOUNT = "rapids-dask"
 # CUDA 12 builds: CUDA 13 images need an R580 driver, newer than GKE's DEFAULT driver on T4 pools.
 RAPIDS_BASE = "nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13"
 RAPIDS_NOTEBOOKS = "nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13"
-GPU_NODE_LABELS = ("cloud.google.com/gke-accelerator", "k8s.amazonaws.com/accelerator")
+GPU_NODE_LABELS = (GKE_ACCELERATOR_LABEL, AWS_ACCELERATOR_LABEL)
 """The label every GPU node carries: GKE sets the first, the EKS node groups the second."""
 
 TENANT_ROLE_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
@@ -461,5 +461,5 @@ def notebook_pool(pools: Sequence[NodePoolShape], gpus: int) -> NodePoolShape | 
 def pod_resources(cpu: str, memory: str, gpus: int) -> dict[str, dict[str, str]]:
     """Requests equal to limits (Guaranteed QoS: dask-cuda-worker sizes itself from the cgroup limit)."""
     requests = {"cpu": cpu, "memory": memory}
-    limits = {**requests, "nvidia.com/gpu": str(gpus)} if gpus else dict(requests)
+    limits = {**requests, GPU_RESOURCE: str(gpus)} if gpus else dict(requests)
     return {"requests": requests, "limits": limits}

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from gpu_platform.components.cluster_component import ClusterComponent, check_pools, on_cluster
 from gpu_platform.components.kube import helm_release
-from gpu_platform.components.labels import TENANT_LABEL
+from gpu_platform.components.labels import GPU_QUOTA_KEY, GPU_RESOURCE, TENANT_LABEL
 from gpu_platform.components.models import input_error, input_errors
 from gpu_platform.components.pools import NodePoolShape, PoolPlacement
 
@@ -212,7 +212,7 @@ class DaskOperator(pulumi.ComponentResource):
             subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=SERVICE_ACCOUNT, namespace=tenant.name)],
             opts=in_ns,
         )
-        hard = {"requests.nvidia.com/gpu": str(tenant.gpu_quota)}
+        hard = {GPU_QUOTA_KEY: str(tenant.gpu_quota)}
         if tenant.cpu_quota:
             hard["requests.cpu"] = tenant.cpu_quota
         if tenant.memory_quota:
@@ -282,8 +282,8 @@ class DaskOperator(pulumi.ComponentResource):
         placement = gpu_placement(gpu_pools) if nb.gpus else PoolPlacement({}, ())
         limits = {"cpu": nb.cpu, "memory": nb.memory}
         if nb.gpus:
-            limits["nvidia.com/gpu"] = str(nb.gpus)
-        selector = {"app.kubernetes.io/name": "rapids-notebook", "gpu-platform.io/tenant": tenant.name}
+            limits[GPU_RESOURCE] = str(nb.gpus)
+        selector = {"app.kubernetes.io/name": "rapids-notebook", TENANT_LABEL: tenant.name}
         k8s.apps.v1.Deployment(
             f"{prefix}-notebook",
             metadata=meta("rapids-notebook"),

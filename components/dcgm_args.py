@@ -5,12 +5,12 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from enum import StrEnum
 from pathlib import Path
 
 from pydantic import BaseModel, Field, field_validator
 
-from gpu_platform.components.kube import ChartVersion, DnsLabel, Duration, PinnedImage
+from gpu_platform.components.cloud import ClusterKind
+from gpu_platform.components.kube import ChartVersion, DnsLabel, PrometheusDuration, PinnedImage
 from gpu_platform.components.models import check_unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.models import ARGS_CONFIG
@@ -24,16 +24,10 @@ METRICS_PATH = "/etc/dcgm-exporter/gpu-platform-metrics.csv"
 MIN_PROBE_DELAY = 20  # below this the exporter restarts in a loop before DCGM is up (the EKS DCGM + GPU HPA guide's finding)
 
 
-class GpuNodeSelection(StrEnum):
-    """How the exporter finds GPU nodes."""
-
-    GKE = "gke"
-    """Nodes with cloud.google.com/gke-accelerator (set by GKE on every GPU node)."""
-    EKS = "eks"
-    """Nodes with k8s.amazonaws.com/accelerator (set by the EKS node groups)."""
-
-
-SELECTION_LABEL = {GpuNodeSelection.GKE: "cloud.google.com/gke-accelerator", GpuNodeSelection.EKS: "k8s.amazonaws.com/accelerator"}
+GpuNodeSelection = ClusterKind
+"""How the exporter finds GPU nodes: by the accelerator label of the cluster's kind (gke: GKE's
+cloud.google.com/gke-accelerator; eks: the EKS node groups' k8s.amazonaws.com/accelerator). It is
+components.cloud.ClusterKind under the name the exporter's inputs have always used."""
 
 
 @functools.cache
@@ -100,7 +94,7 @@ class DcgmExporterArgs(BaseModel):
     """Exporter image, pinned. Default: nvcr.io/nvidia/k8s/dcgm-exporter:4.5.3-4.8.2-distroless."""
     probe_initial_delay_seconds: Int = Field(default=45, ge=MIN_PROBE_DELAY, le=600)
     """Initial delay of the liveness and readiness probes (at least 20 s). Default: 45."""
-    scrape_interval: Duration = "15s"
+    scrape_interval: PrometheusDuration = "15s"
     """ServiceMonitor scrape interval. Default: 15s."""
     metrics: list[DcgmMetric] = Field(default_factory=lambda: list(DEFAULT_METRICS), min_length=1)
     """The DCGM fields published. Default: SM/memory clocks, temperature, power, energy, GPU and memory utilisation, framebuffer, XID errors, PCIe replays."""

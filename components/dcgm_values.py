@@ -7,7 +7,8 @@ from typing import Any
 
 
 
-from gpu_platform.components.dcgm_args import METRICS_PATH, SELECTION_LABEL, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
+from gpu_platform.components.labels import GPU_RESOURCE
+from gpu_platform.components.dcgm_args import METRICS_PATH, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
 
 __all__ = ["dcgm_values", "metrics_csv"]
 
@@ -27,7 +28,7 @@ def dcgm_values(args: DcgmExporterArgs, metrics_config_map: str) -> dict[str, An
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
                     "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": SELECTION_LABEL[args.node_selection], "operator": "Exists"}]}
+                        {"matchExpressions": [{"key": args.node_selection.accelerator_label, "operator": "Exists"}]}
                     ]
                 }
             }
@@ -35,7 +36,7 @@ def dcgm_values(args: DcgmExporterArgs, metrics_config_map: str) -> dict[str, An
         # GPU nodes carry the GPU taint and may carry pool taints (compute classes,
         # training pools): a node agent tolerates them all.
         "tolerations": [
-            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
             {"operator": "Exists"},
         ],
         "serviceMonitor": {"enabled": True, "interval": args.scrape_interval, "honorLabels": True},

@@ -13,20 +13,19 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 
 from gpu_platform.components.gpu_catalog import aws_shape, shape_checked
 from gpu_platform.components.kube import DnsSubdomain
-from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
+from gpu_platform.components.eks_plan import system_shape
+from gpu_platform.components.labels import EKS_NODEGROUP_LABEL
 from gpu_platform.components.models import check_min_max, check_unique, unique
 from gpu_platform.components.numbers import Int
-from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import (
     ENVIRONMENT_LABEL,
-    CapacityStrategy,
     Environment,
     LabelMap,
     MachineShapeArgs,
     NodePoolShape,
-    PoolPlacement,
 )
 from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
+from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.zones import zone_problem
 
 
@@ -46,7 +45,7 @@ __all__ = [
     "SystemNodeGroupArgs",
 ]
 
-NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
+NODEGROUP_LABEL = EKS_NODEGROUP_LABEL
 AWS_MANAGED_POLICY = "arn:aws:iam::aws:policy/"
 NODE_POLICIES = ("AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy", "AmazonEC2ContainerRegistryReadOnly")
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
@@ -233,15 +232,8 @@ class SystemNodeGroupArgs(BaseModel):
         return self
 
     def pool_shape(self) -> NodePoolShape:
-        """The system node group as workloads see it."""
-        machine = aws_shape(self.instance_types, self.shape, gpu=False)
-        return NodePoolShape(
-            name=self.name, role=PoolRole.SYSTEM, machine_type=machine.name, vcpus=machine.vcpus,
-            memory_mib=machine.memory_mib, gpus_per_node=0, accelerator=None,
-            capacity=CapacityStrategy.ON_DEMAND, min_nodes=self.min_nodes, max_nodes=self.max_nodes,
-            labels={POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **self.labels}, taints=(),
-            placement=PoolPlacement({NODEGROUP_LABEL: self.name}, ()), reserve_formula=ReserveFormula.EKS,
-        )
+        """The system node group as workloads see it (the plan's, eks_plan.system_shape)."""
+        return system_shape(self)
 
 
 _PRINCIPAL_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}$")
@@ -550,7 +542,7 @@ class EksClusterArgs(BaseModel):
                     raise field_error(
                         "EksClusterArgs", ("vpc", field, zone), f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone
                     )
-                if problem := zone_problem("aws", self.region, zone):
+                if problem := zone_problem(Cloud.AWS, self.region, zone):
                     raise field_error("EksClusterArgs", ("vpc", field, zone), problem, zone)
         return self
 
@@ -571,6 +563,6 @@ class EksClusterArgs(BaseModel):
                         "EksClusterArgs", ("zones", i),
                         f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone,
                     )
-                if problem := zone_problem("aws", self.region, zone):
+                if problem := zone_problem(Cloud.AWS, self.region, zone):
                     raise field_error("EksClusterArgs", ("zones", i), problem, zone)
         return self

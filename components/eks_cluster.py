@@ -29,6 +29,7 @@ from gpu_platform.components.models import input_error, report_checks_not_made
 from gpu_platform.components.pools import ENVIRONMENT_LABEL, NodePoolShape
 from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
+from gpu_platform.components.eks_plan import system_node_group
 from gpu_platform.components.eks_args import (
     AWS_MANAGED_POLICY,
     CLUSTER_POLICIES,
@@ -329,6 +330,7 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
             if a.name in NODELESS_ADDONS
         ]
         system = args.system_node_group
+        system_group = system_node_group(system)
         self.system_node_group = aws.eks.NodeGroup(
             f"{name}-{system.name}",
             aws.eks.NodeGroupArgs(
@@ -342,7 +344,7 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
                 ami_type="AL2023_x86_64_STANDARD",
                 disk_size=system.disk_size_gib,
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=system.min_nodes, max_size=system.max_nodes, desired_size=system.min_nodes
+                    min_size=system_group.min_nodes, max_size=system_group.max_nodes, desired_size=system_group.min_nodes
                 ),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 labels={POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **system.labels},

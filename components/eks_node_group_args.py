@@ -4,26 +4,32 @@ from __future__ import annotations
 
 import functools
 import re
-import uuid
 from enum import StrEnum
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any
 
 import re2
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from gpu_platform.components.gpu_catalog import AwsInstanceType, aws_shape, shape_checked
-from gpu_platform.components.kube import ChartVersion, GoDuration, PinnedImage
+from gpu_platform.components.durations import GoDuration
+from gpu_platform.components.kube import ChartVersion, PinnedImage
+from gpu_platform.components.eks_plan import (
+    NodeGroupPlan,
+    asg_name_pattern,
+    class_node_groups,
+    class_shape,
+    example_asg_name,
+)
 from gpu_platform.components.labels import (
+    AWS_ACCELERATOR_LABEL,
     CAPACITY_LABEL,
     CLASS_LABEL,
     POOL_ROLE_LABEL,
     SCHEDULER_LABEL,
-    PoolRole,
 )
 from gpu_platform.components.models import check_min_max, unique
 from gpu_platform.components.numbers import Int
-from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.pools import (
     GPU_TAINT,
     CapacityStrategy,
@@ -31,7 +37,6 @@ from gpu_platform.components.pools import (
     LabelMap,
     MachineShapeArgs,
     NodePoolShape,
-    PoolPlacement,
     Taint,
     pool_taints,
 )
@@ -53,15 +58,11 @@ __all__ = [
     "asg_name_pattern",
 ]
 
-ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
-"""The cluster autoscaler's GPU label on AWS: it waits for the device plugin instead of scaling up again."""
-EKS_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
-NODE_TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
+ACCELERATOR_LABEL = AWS_ACCELERATOR_LABEL
+"""The cluster autoscaler's GPU label on AWS (labels.AWS_ACCELERATOR_LABEL)."""
 AUTOSCALER_SERVICE_ACCOUNT = "cluster-autoscaler"
 AUTOSCALER_CHART = "cluster-autoscaler"
 AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
-# The UUID part of a managed node group's ASG name (eks-<nodegroup>-<uuid>).
-_ASG_UUID = r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}"
 _GROUP_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # the refusal says why; RE2 would also log it to stderr
@@ -108,19 +109,6 @@ class ClassRole(StrEnum):
 
 EksClassTaints = pool_taints(GPU_TAINT.key)
 """A GPU class's own taints: not the GPU taint, which the component adds."""
-
-
-class NodeGroupPlan(NamedTuple):
-    """One EKS managed node group a GPU class becomes."""
-
-    name: str
-    """The node group's name: <class>-spot or <class>-on-demand."""
-    capacity: CapacityType
-    """Spot or on-demand."""
-    min_nodes: int
-    """Fewest nodes (the fallback group always 0)."""
-    max_nodes: int
-    """Most nodes."""
 
 
 class GpuClassArgs(BaseModel):
@@ -182,13 +170,8 @@ class GpuClassArgs(BaseModel):
         return aws_shape(self.instance_types, self.shape, gpu=True)
 
     def node_groups(self) -> list[NodeGroupPlan]:
-        """The class's node groups in the order the autoscaler should try them."""
-        groups = []
-        for i, capacity in enumerate(CapacityType.for_strategy(self.capacity)):
-            fallback = i > 0
-            maximum = (self.fallback_max_nodes or self.max_nodes) if fallback else self.max_nodes
-            groups.append(NodeGroupPlan(f"{self.name}-{capacity.value}", capacity, 0 if fallback else self.min_nodes, maximum))
-        return groups
+        """The class's node groups in the order the autoscaler should try them (eks_plan.class_node_groups)."""
+        return class_node_groups(self)
 
     def node_labels(self, capacity: CapacityType) -> dict[str, str]:
         """Labels every node of one of the class's groups carries, generated (never copied between groups)."""
@@ -205,16 +188,6 @@ class GpuClassArgs(BaseModel):
 
     def node_taints(self) -> list[Taint]:
         return [GPU_TAINT, *self.taints]
-
-
-def example_asg_name(node_group: str) -> str:
-    """An ASG name as EKS gives a managed node group: eks-<nodegroup>-<uuid> (a stable example UUID)."""
-    return f"eks-{node_group}-{uuid.uuid5(uuid.NAMESPACE_DNS, node_group)}"
-
-
-def asg_name_pattern(node_group: str) -> str:
-    """The regex that matches exactly the ASG of one managed node group."""
-    return f"^eks-{node_group}-{_ASG_UUID}$"
 
 
 class PriorityTier(BaseModel):
@@ -480,21 +453,10 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
     def instance_types(self) -> list[str]:
         return sorted({t for c in self.classes for t in c.instance_types})
 
+    def priorities_in_force(self) -> PriorityExpander | None:
+        """The priority expander's tiers when the expander chain uses it; None otherwise."""
+        return self.effective_expander() if Expander.PRIORITY in self.autoscaler.expanders else None
+
     def pool_shapes(self) -> list[NodePoolShape]:
-        """Every class as workloads see it (total node bounds over its spot and on-demand groups)."""
-        shapes = []
-        for cls in self.classes:
-            shape = cls.instance_shape
-            groups = cls.node_groups()
-            taints = tuple(cls.node_taints())
-            labels = {k: v for k, v in cls.node_labels(groups[0].capacity).items() if k != CAPACITY_LABEL}
-            shapes.append(
-                NodePoolShape(
-                    name=cls.name, role=PoolRole(cls.role.value), machine_type=shape.name, vcpus=shape.vcpus,
-                    memory_mib=shape.memory_mib, gpus_per_node=shape.gpu_count, accelerator=shape.accelerator_label,
-                    capacity=cls.capacity, min_nodes=sum(g.min_nodes for g in groups), max_nodes=sum(g.max_nodes for g in groups),
-                    labels=labels, taints=taints, placement=PoolPlacement({CLASS_LABEL: cls.name}, taints),
-                    reserve_formula=ReserveFormula.EKS,
-                )
-            )
-        return shapes
+        """Every class as workloads see it (the plan's, eks_plan.class_shape)."""
+        return [class_shape(cls) for cls in self.classes]

@@ -7,25 +7,21 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_platform.components.eks_args import NODEGROUP_LABEL
-from gpu_platform.components.eks_resources import irsa_trust_policy
-from gpu_platform.components.labels import (
-    GPU_TEMPLATE_TAG,
-    PART_OF_LABEL,
-)
-from gpu_platform.components.pools import (
-    CapacityType,
-)
-
-
 from gpu_platform.components.eks_node_group_args import (
     AUTOSCALER_SERVICE_ACCOUNT,
-    EKS_CAPACITY_LABEL,
-    NODE_TEMPLATE,
     ClusterAutoscalerSettings,
     GpuClassArgs,
     autoscaler_image,
 )
+from gpu_platform.components.eks_resources import irsa_trust_policy
+from gpu_platform.components.labels import (
+    EKS_CAPACITY_LABEL,
+    EKS_NODEGROUP_LABEL,
+    GPU_TEMPLATE_TAG,
+    NODE_TEMPLATE_PREFIX,
+    PART_OF_LABEL,
+)
+from gpu_platform.components.pools import CapacityType
 
 __all__ = ["asg_tags", "autoscaler_iam_policy", "autoscaler_trust_policy", "autoscaler_values", "device_plugin_daemonset"]
 
@@ -39,14 +35,14 @@ def asg_tags(cls: GpuClassArgs, capacity: CapacityType, node_group: str, cluster
     labels = {
         **cls.node_labels(capacity),
         EKS_CAPACITY_LABEL: "SPOT" if capacity is CapacityType.SPOT else "ON_DEMAND",
-        NODEGROUP_LABEL: node_group,
+        EKS_NODEGROUP_LABEL: node_group,
     }
     for key, value in labels.items():
-        tags[f"{NODE_TEMPLATE}/label/{key}"] = value
+        tags[f"{NODE_TEMPLATE_PREFIX}/label/{key}"] = value
     for taint in cls.node_taints():
-        tags[f"{NODE_TEMPLATE}/taint/{taint.key}"] = f"{taint.value}:{taint.effect.value}"
+        tags[f"{NODE_TEMPLATE_PREFIX}/taint/{taint.key}"] = f"{taint.value}:{taint.effect.value}"
     tags[GPU_TEMPLATE_TAG] = str(cls.instance_shape.gpu_count)
-    tags[f"{NODE_TEMPLATE}/resources/ephemeral-storage"] = f"{cls.disk_size_gib}Gi"
+    tags[f"{NODE_TEMPLATE_PREFIX}/resources/ephemeral-storage"] = f"{cls.disk_size_gib}Gi"
     return tags
 
 
@@ -160,7 +156,7 @@ def device_plugin_daemonset(
                                         k8s.core.v1.NodeSelectorTermArgs(
                                             match_expressions=[
                                                 k8s.core.v1.NodeSelectorRequirementArgs(
-                                                    key=NODEGROUP_LABEL, operator="In", values=node_groups
+                                                    key=EKS_NODEGROUP_LABEL, operator="In", values=node_groups
                                                 )
                                             ]
                                         )

@@ -42,7 +42,8 @@ from gpu_platform.components.pools import (
     pool_taints,
 )
 from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
-from gpu_platform.components.gke_plan import plan_pools
+from gpu_platform.components.gke_plan import REGION, ZONE, cluster_zones, plan_pools, pool_zones
+from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.zones import zone_problem
 
 
@@ -72,8 +73,8 @@ ARTIFACT_REGISTRY_READER = "roles/artifactregistry.reader"
 IMAGE_STREAMING_ROLE = "roles/serviceusage.serviceUsageConsumer"
 BASIC_ROLES = ("roles/owner", "roles/editor", "roles/viewer")
 
-_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
-_ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
+_REGION = REGION
+_ZONE = ZONE
 _PROJECT_ID = re.compile(r"^([a-z0-9.-]+:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$")
 """A GCP project id (optionally domain-scoped, as example.com:my-project)."""
 _RESOURCE_NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -684,13 +685,13 @@ class GpuGkeClusterArgs(BaseModel):
     def _cluster_rules(self) -> GpuGkeClusterArgs:
         model = "GpuGkeClusterArgs"
         region = self.region
-        if not self.regional and (problem := zone_problem("gcp", region, self.location)):
+        if not self.regional and (problem := zone_problem(Cloud.GCP, region, self.location)):
             raise field_error(model, "location", problem, self.location)
         for i, zone in enumerate(self.node_locations):
             m = _ZONE.match(zone)
             if not m:
                 raise field_error(model, ("node_locations", i), f"{zone!r} is not a zone (e.g. us-central1-b)", zone)
-            if m.group(1) == region and (problem := zone_problem("gcp", region, zone)):
+            if m.group(1) == region and (problem := zone_problem(Cloud.GCP, region, zone)):
                 raise field_error(model, ("node_locations", i), problem, zone)
             if m.group(1) != region:
                 raise field_error(
@@ -772,7 +773,7 @@ class GpuGkeClusterArgs(BaseModel):
                             f"zone {zone} is outside the cluster's region {region}",
                             zone,
                         )
-                    if problem := zone_problem("gcp", region, zone):
+                    if problem := zone_problem(Cloud.GCP, region, zone):
                         raise field_error(model, (*loc, "node_locations", i), problem, zone)
             if isinstance(pool, GpuNodePoolArgs) and pool.compact_placement:
                 zones = pool.node_locations or cluster_zones
@@ -801,15 +802,9 @@ class GpuGkeClusterArgs(BaseModel):
 
     @property
     def cluster_zones(self) -> list[str] | None:
-        """The zones nodes run in; None for a regional cluster that leaves them to GKE."""
-        if self.node_locations:
-            zones = list(self.node_locations)
-            if not self.regional and self.location not in zones:
-                zones.insert(0, self.location)
-            return zones
-        if not self.regional:
-            return [self.location]
-        return None
+        """The zones nodes run in; None for a regional cluster that leaves them to GKE (gke_plan.cluster_zones)."""
+        zones = cluster_zones(self.location, self.node_locations)
+        return list(zones) if zones is not None else None
 
     def all_pools(self) -> list[_PoolBase]:
         pools: list[_PoolBase] = [self.system_pool]
@@ -822,8 +817,8 @@ class GpuGkeClusterArgs(BaseModel):
         return any(p.image_streaming for p in self.all_pools())
 
     def pool_zone_count(self, pool: _PoolBase) -> int:
-        """How many zones a pool's nodes spread over (GKE's default for a region is three)."""
-        return len(pool.node_locations or self.cluster_zones or ()) or 3
+        """How many zones a pool's nodes spread over, as the plan counts them (gke_plan.pool_zones)."""
+        return pool_zones(self.location, self.node_locations, pool.node_locations).count
 
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every declared pool as workloads see it: shape, bounds in total, labels, taints, placement

@@ -138,7 +138,7 @@ def node_pool_args(
     taints: list[Taint],
     gpu: GpuNodePoolArgs | None,
     bounds: AutoscalingBounds,
-    zones: int,
+    initial_nodes: int,
 ) -> gcp.container.NodePoolArgs:
     queued = gpu is not None and gpu.queued_provisioning
     if bounds.scope is BoundsScope.PER_ZONE:
@@ -147,15 +147,12 @@ def node_pool_args(
             max_node_count=bounds.max_nodes,
             location_policy=pool.effective_location_policy(spot).value,
         )
-        initial = bounds.min_nodes
     else:
         autoscaling = gcp.container.NodePoolAutoscalingArgs(
             total_min_node_count=bounds.min_nodes,
             total_max_node_count=bounds.max_nodes,
             location_policy=(LocationPolicy.ANY if queued else pool.effective_location_policy(spot)).value,
         )
-        # Per zone: the total minimum spread over the zones, rounded up, never above the maximum.
-        initial = min(-(-bounds.min_nodes // zones), bounds.max_nodes // zones)
 
     accelerators = None
     if gpu is not None:
@@ -184,7 +181,7 @@ def node_pool_args(
         project=project,
         location=location,
         node_locations=pool.node_locations,
-        initial_node_count=initial,
+        initial_node_count=initial_nodes,  # the plan's (gke_plan.PlannedNodePool.initial_nodes)
         autoscaling=autoscaling,
         management=gcp.container.NodePoolManagementArgs(auto_repair=not queued, auto_upgrade=True),
         upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(strategy="SURGE", max_surge=1, max_unavailable=0),

@@ -218,7 +218,7 @@ class GpuGkeCluster(pulumi.ComponentResource, ClusterComponent):
                         taints=list(pool.taints),
                         gpu=pool.gpu,
                         bounds=node_pool.bounds,
-                        zones=args.pool_zone_count(pool.args),
+                        initial_nodes=node_pool.initial_nodes,
                     ),
                     opts=pulumi.ResourceOptions(
                         parent=self,

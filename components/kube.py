@@ -1,5 +1,6 @@
-"""Typed building blocks for what the components put on a cluster: names, durations,
-pinned chart versions and images, and the Helm release they all use."""
+"""Typed building blocks for what the components put on a cluster: names, Prometheus durations,
+pinned chart versions and images, and the Helm release they all use. Go durations (the
+autoscaler's flags) live in components/durations.py, re-exported here as ``GoDuration``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from pydantic import AfterValidator
 
+from gpu_platform.components.durations import GoDuration
 from gpu_platform.components.labels import PART_OF_LABEL
 
 __all__ = [
@@ -21,11 +23,11 @@ __all__ = [
     "Duration",
     "GoDuration",
     "PinnedImage",
+    "PrometheusDuration",
 ]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DURATION = re.compile(r"^([0-9]+(ms|s|m|h|d|w|y))+$")
-_GO_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$")
 _SEMVER = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$")
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
 
@@ -36,9 +38,6 @@ def _dns_label(value: str) -> str:
     return value
 
 
-_GO_UNITS = {"h": 3600e9, "m": 60e9, "s": 1e9, "ms": 1e6, "us": 1e3, "µs": 1e3, "ns": 1.0}
-_GO_MAX_NS = 2**63 - 1
-"""Go's time.Duration is an int64 of nanoseconds: at most 2562047h47m16.854775807s."""
 _PROM_MAX_MS = 2**63 - 1
 """Prometheus keeps a duration as an int64 of milliseconds."""
 
@@ -58,16 +57,6 @@ def _duration(value: str) -> str:
     _in_order(value, parts, ["y", "w", "d", "h", "m", "s", "ms"], "Prometheus duration")
     if sum(int(n) * _UNITS[u] * 1000 for n, u in parts) > _PROM_MAX_MS:
         raise ValueError(f"{value!r} is longer than a Prometheus duration can hold")
-    return value
-
-
-def _go_duration(value: str) -> str:
-    if not _GO_DURATION.match(value):
-        raise ValueError(f"{value!r} is not a Go duration such as 90s, 7m or 1h30m (units ns, us, ms, s, m, h; no d)")
-    parts = re.findall(r"([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)", value)
-    _in_order(value, [(n, "us" if u == "µs" else u) for n, u in parts], ["h", "m", "s", "ms", "us", "ns"], "Go duration")
-    if sum(float(n) * _GO_UNITS[u] for n, u in parts) > _GO_MAX_NS:
-        raise ValueError(f"{value!r} is longer than Go's maximum duration, 2562047h47m16s")
     return value
 
 
@@ -113,10 +102,12 @@ def kubernetes_owns(namespace: str) -> bool:
 
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 """A Kubernetes name that must be a DNS label (namespaces, services)."""
-Duration = Annotated[str, AfterValidator(_duration)]
-"""A Prometheus duration: 30s, 5m, 15d, 1h30m."""
-GoDuration = Annotated[str, AfterValidator(_go_duration)]
-"""A duration as Go's time.ParseDuration reads it (the cluster autoscaler's flags): 90s, 7m, 1h30m."""
+PrometheusDuration = Annotated[str, AfterValidator(_duration)]
+"""A Prometheus duration (alert ``for``, scrape and evaluation intervals, retention): 30s, 5m, 15d,
+1h30m; integers only, each unit once and largest first, as Prometheus's own parser wants. Not a Go
+duration (components/durations.py): Prometheus has ``d``, ``w`` and ``y`` and no fractions."""
+Duration = PrometheusDuration
+"""The Prometheus duration under its earlier name."""
 DnsSubdomain = Annotated[str, AfterValidator(_dns_subdomain)]
 """A Kubernetes name that must be a DNS subdomain (StorageClasses and most other objects)."""
 ChartRepository = Annotated[str, AfterValidator(_chart_repository)]
@@ -125,10 +116,6 @@ ChartVersion = Annotated[str, AfterValidator(_chart_version)]
 """An exact chart release."""
 PinnedImage = Annotated[str, AfterValidator(_pinned_image)]
 """An image reference with a version tag or digest."""
-
-
-def duration_seconds(value: str) -> float:
-    return sum(int(n) * _UNITS[u] for n, u in re.findall(r"([0-9]+)(ms|s|m|h|d|w|y)", value))
 
 
 def helm_release(

@@ -10,6 +10,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from gpu_platform.components.kube import DnsLabel, DnsSubdomain
+from gpu_platform.components.labels import WORKLOAD_LABEL
 from gpu_platform.components.models import first_repeat
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import LabelKey, LabelValue, NodePoolShape, Taint
@@ -139,11 +140,11 @@ class TrainingPoolSelector(BaseModel):
 
     model_config = ARGS_CONFIG
 
-    label_key: LabelKey = "gpu-platform.io/workload"
+    label_key: LabelKey = WORKLOAD_LABEL
     """Node label key of the training pool. Default: gpu-platform.io/workload."""
     label_value: LabelValue = "training"
     """Node label value of the training pool. Default: training."""
-    taint: Taint = Field(default_factory=lambda: Taint(key="gpu-platform.io/workload", value="training"))
+    taint: Taint = Field(default_factory=lambda: Taint(key=WORKLOAD_LABEL, value="training"))
     """The taint that keeps everything else off the pool. Default: gpu-platform.io/workload=training:NoSchedule."""
 
     def matches(self, pool: NodePoolShape) -> bool:

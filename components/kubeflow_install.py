@@ -42,7 +42,7 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from gpu_platform.components.cluster_component import CLUSTER_COMPONENTS, ClusterComponent, check_live, check_pools, on_cluster
-from gpu_platform.components.labels import PART_OF_LABEL, TENANT_LABEL
+from gpu_platform.components.labels import OWNER_ANNOTATION, PART_OF_LABEL, TENANT_LABEL
 from gpu_platform.components.models import input_error
 from gpu_platform.components.pools import NodePoolShape
 
@@ -216,7 +216,7 @@ class KubeflowInstall(pulumi.ComponentResource):
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name=tenant.name,
                 labels={**PART_OF_LABEL, TENANT_LABEL: tenant.name},
-                annotations={"gpu-platform.io/owner": tenant.owner},
+                annotations={OWNER_ANNOTATION: tenant.owner},
             ),
             opts=opts,
         )

@@ -16,6 +16,7 @@ import yaml
 
 
 
+from gpu_platform.components.labels import GPU_QUOTA_KEY
 from gpu_platform.components.kubeflow_args import (
     ARTIFACT_CLAIMS,
     ARTIFACT_SECRET,
@@ -365,7 +366,7 @@ def as_pulumi_transform(
 
 def tenant_quota_hard(tenant: TenantProfile) -> dict[str, str]:
     """The ResourceQuota ``hard`` limits of a tenant."""
-    hard = {"requests.nvidia.com/gpu": str(tenant.gpus)}
+    hard = {GPU_QUOTA_KEY: str(tenant.gpus)}
     if tenant.cpus is not None:
         hard["requests.cpu"] = str(tenant.cpus)
     if tenant.memory_gib is not None:
@@ -375,4 +376,4 @@ def tenant_quota_hard(tenant: TenantProfile) -> dict[str, str]:
 
 def pipelines_gpu_quota_hard(gpus: int) -> dict[str, str]:
     """The ResourceQuota ``hard`` limits on the kubeflow namespace, where KFP standalone runs steps."""
-    return {"requests.nvidia.com/gpu": str(gpus)}
+    return {GPU_QUOTA_KEY: str(gpus)}

@@ -1,7 +1,8 @@
-"""Well-known label keys and object names, defined once.
+"""Well-known label keys, the GPU resource name and object names, defined once.
 
-The components put them on nodes and objects; the policy pack and the CLI read them back.
-Changing one changes what is deployed (and what the rules look for): they are public API.
+The components put them on nodes and objects; the policy pack, plan-capacity, the simulator and the
+CLI read them back. Changing one changes what is deployed (and what the rules look for): they are
+public API. tests/test_labels.py checks that no other module of the package spells one out.
 """
 
 from __future__ import annotations
@@ -9,9 +10,20 @@ from __future__ import annotations
 from enum import StrEnum
 
 __all__ = [
+    "AWS_ACCELERATOR_LABEL",
     "CAPACITY_LABEL",
     "CLASS_LABEL",
     "COMPUTE_CLASS_LABEL",
+    "EKS_CAPACITY_LABEL",
+    "EKS_NODEGROUP_LABEL",
+    "GKE_ACCELERATOR_LABEL",
+    "GKE_SPOT_LABEL",
+    "GPU_QUOTA_KEY",
+    "GPU_RESOURCE",
+    "GPU_TEMPLATE_TAG",
+    "NODE_TEMPLATE_PREFIX",
+    "OWNER_ANNOTATION",
+    "WORKLOAD_LABEL",
     "NODE_POOL_LABEL",
     "MANAGED_LABELS",
     "PART_OF_LABEL",
@@ -34,14 +46,37 @@ class PoolRole(StrEnum):
     """The cheap pool Dask schedulers prefer (label dedicated=scheduler; the RAPIDS Dask-scheduler-on-T4 guide)."""
 
 
+GPU_RESOURCE = "nvidia.com/gpu"
+"""The extended resource the NVIDIA device plugin advertises: pods request GPUs by it, and GPU nodes
+carry the taint of the same key (pools.GPU_TAINT)."""
+GPU_QUOTA_KEY = f"requests.{GPU_RESOURCE}"
+"""The ResourceQuota key that bounds the GPUs a namespace's pods may request."""
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+"""GKE: the node label naming the GPU model; GKE sets it on every GPU node."""
+AWS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+"""AWS: the cluster autoscaler's GPU label (it waits for the device plugin instead of scaling up again);
+the EKS node groups set it."""
+GKE_SPOT_LABEL = "cloud.google.com/gke-spot"
+"""GKE: the node label of spot VMs ("true")."""
+EKS_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
+"""EKS: the node label of a managed node group's capacity type (SPOT or ON_DEMAND)."""
+EKS_NODEGROUP_LABEL = "eks.amazonaws.com/nodegroup"
+"""EKS: the node label naming the managed node group."""
+SCHEDULER_LABEL_KEY = "dedicated"
+"""The node label key of the scheduler pool (the RAPIDS Dask-scheduler-on-T4 guide's)."""
+
 POOL_ROLE_LABEL = "gpu-platform.io/pool-role"
 """Node label carrying the pool's PoolRole."""
-SCHEDULER_LABEL = ("dedicated", "scheduler")
+SCHEDULER_LABEL = (SCHEDULER_LABEL_KEY, "scheduler")
 """The node label (key, value) of the scheduler pool, which Dask schedulers select."""
 CLASS_LABEL = "gpu-platform.io/gpu-class"
 """Node label (and ASG tag) carrying an EKS node group's GPU class name."""
 CAPACITY_LABEL = "gpu-platform.io/capacity"
 """Node label carrying an EKS node group's capacity type (spot or on-demand)."""
+WORKLOAD_LABEL = "gpu-platform.io/workload"
+"""The default node label key (and taint key) of KubeflowInstall's dedicated training pool."""
+OWNER_ANNOTATION = "gpu-platform.io/owner"
+"""Namespace annotation naming a Kubeflow tenant's owner."""
 TENANT_LABEL = "gpu-platform.io/tenant"
 """Namespace label naming the tenant a namespace belongs to (the policy pack checks its quota)."""
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
@@ -55,7 +90,10 @@ COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
 """GKE: the node label naming the node pool."""
 
-GPU_TEMPLATE_TAG = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
+NODE_TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template"
+"""The prefix of the tags that tell the cluster autoscaler what a node of an empty EKS node group will
+have (labels, taints, resources)."""
+GPU_TEMPLATE_TAG = f"{NODE_TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"
 """The tag that tells the cluster autoscaler how many GPUs a node of an empty EKS node group will
 have. The component sets it on each GPU node group (and its ASG), so the policy pack reads the GPUs
 per node of an instance type the catalog does not know from the node group itself."""

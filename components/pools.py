@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
-from gpu_platform.components.labels import PoolRole
+from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.labels import GPU_RESOURCE, PoolRole
 from gpu_platform.components.models import ARGS_CONFIG, check_min_max, check_unique, field_error
 from gpu_platform.components.numbers import Float, Int
 from gpu_platform.components.reserves import ReserveFormula
@@ -153,7 +154,7 @@ def pool_taints(*managed: str) -> Any:
     return Annotated[list[Taint], AfterValidator(functools.partial(_check_pool_taints, managed))]
 
 
-GPU_TAINT = Taint(key="nvidia.com/gpu", value="present", effect=TaintEffect.NO_SCHEDULE)
+GPU_TAINT = Taint(key=GPU_RESOURCE, value="present", effect=TaintEffect.NO_SCHEDULE)
 """The taint every GPU node carries, so only pods that ask for GPUs land there."""
 
 
@@ -333,3 +334,20 @@ class NodePoolShape:
     def __post_init__(self) -> None:
         # A role given as its value ("gpu") is the enum member, so `shape.role is PoolRole.GPU` holds.
         object.__setattr__(self, "role", PoolRole(self.role))
+
+    @classmethod
+    def build(
+        cls, *, name: str, role: PoolRole, machine_type: str, vcpus: int, memory_mib: int, gpus_per_node: int,
+        accelerator: str | None, capacity: CapacityStrategy, groups: Sequence[tuple[int, int]], labels: dict[str, str],
+        taints: tuple[Taint, ...], placement: PoolPlacement, cloud: Cloud, per_zone_over: int | None = None,
+    ) -> NodePoolShape:
+        """The one builder of a pool's shape, on GKE and EKS alike (gke_plan and eks_plan call it): ``groups``
+        are the (min, max) node totals of the pool's node pools or node groups as the plan counted them
+        (zones included), summed here; the reserve formula is the cloud's."""
+        return cls(
+            name=name, role=role, machine_type=machine_type, vcpus=vcpus, memory_mib=memory_mib,
+            gpus_per_node=gpus_per_node, accelerator=accelerator, capacity=capacity,
+            min_nodes=sum(low for low, _ in groups), max_nodes=sum(high for _, high in groups),
+            labels=labels, taints=taints, placement=placement, reserve_formula=ReserveFormula.of(cloud),
+            per_zone_over=per_zone_over,
+        )

@@ -6,7 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, model_validator
 
-from gpu_platform.components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, Duration
+from gpu_platform.components.cloud import ClusterKind
+from gpu_platform.components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, PrometheusDuration
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.models import ARGS_CONFIG, field_error
 
@@ -38,17 +39,6 @@ class MetricsPreset(StrEnum):
 
 
 _PRESET_INTERVALS = {MetricsPreset.PRODUCTION: "30s", MetricsPreset.ANALYSIS: "1s"}
-
-
-class ClusterKind(StrEnum):
-    """The managed Kubernetes under the stack: what its control plane and DNS expose to an in-cluster Prometheus."""
-
-    GKE = "gke"
-    """GKE: etcd, the scheduler and the controller manager run out of reach; kube-proxy binds its metrics to
-    localhost (or is absent under Dataplane V2); cluster DNS is kube-dns (metrics on 10054/10055), not CoreDNS."""
-    EKS = "eks"
-    """EKS: etcd, the scheduler and the controller manager run out of reach; the kube-proxy add-on binds its
-    metrics to 127.0.0.1:10249; cluster DNS is CoreDNS (metrics on 9153)."""
 
 
 MANAGED_CONTROL_PLANE = {
@@ -165,15 +155,15 @@ class AlertSettings(BaseModel):
 
     model_config = ARGS_CONFIG
 
-    gpu_idle_for: Duration = "30m"
+    gpu_idle_for: PrometheusDuration = "30m"
     """How long a GPU may be allocated to a pod yet (almost) unused before GpuAllocatedButIdle fires. Default: 30m."""
     gpu_idle_below_percent: Int = Field(default=5, ge=1, le=100)
     """Utilisation (percent) under which an allocated GPU counts as idle. Default: 5."""
-    gpu_pod_pending_for: Duration = "15m"
+    gpu_pod_pending_for: PrometheusDuration = "15m"
     """How long a pod asking for GPUs may stay Pending before GpuPodPending fires. Default: 15m."""
-    exporter_down_for: Duration = "5m"
+    exporter_down_for: PrometheusDuration = "5m"
     """How long a DCGM exporter target may be down before DcgmExporterDown fires. Default: 5m."""
-    scale_up_failure_window: Duration = "15m"
+    scale_up_failure_window: PrometheusDuration = "15m"
     """Window over which failed autoscaler scale-ups fire NodeGroupScaleUpFailing. Default: 15m."""
 
 
@@ -194,11 +184,11 @@ class PrometheusStackArgs(BaseModel):
     """Helm repository of both charts. Default: https://prometheus-community.github.io/helm-charts."""
     preset: MetricsPreset = MetricsPreset.PRODUCTION
     """production (30 s scrape and evaluation) or analysis (1 s, as the RAPIDS deep-dive's analysis). Default: production."""
-    scrape_interval: Duration | None = None
+    scrape_interval: PrometheusDuration | None = None
     """Overrides the preset's scrape interval. Default: none (the preset's)."""
-    evaluation_interval: Duration | None = None
+    evaluation_interval: PrometheusDuration | None = None
     """Overrides the preset's rule evaluation interval. Default: none (the preset's)."""
-    retention: Duration = "15d"
+    retention: PrometheusDuration = "15d"
     """How long samples are kept. Default: 15d."""
     storage_size_gib: Int = Field(default=50, ge=1, le=65536)
     """Size of Prometheus's persistent volume. Default: 50."""

@@ -10,6 +10,7 @@ from typing import Any
 
 
 
+from gpu_platform.components.labels import EKS_CAPACITY_LABEL, GKE_SPOT_LABEL
 from gpu_platform.components.prometheus_args import (
     ALWAYS_SCRAPED,
     DCGM_DASHBOARD_ID,
@@ -208,7 +209,7 @@ def stack_values(args: PrometheusStackArgs, cluster: MonitoredCluster) -> dict[s
         "grafana": grafana,
         # The platform dashboard tells spot from on-demand GPU nodes by their node labels.
         "kube-state-metrics": {
-            "metricLabelsAllowlist": ["nodes=[cloud.google.com/gke-spot,eks.amazonaws.com/capacityType]"]
+            "metricLabelsAllowlist": [f"nodes=[{GKE_SPOT_LABEL},{EKS_CAPACITY_LABEL}]"]
         },
         # Managed control planes: no scrape Service, no rule that could only say "down".
         **{component: {"enabled": False} for component in MANAGED_CONTROL_PLANE},

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, PlainSerializer
 
+from gpu_platform.components.durations import seconds
 from gpu_platform.components.numbers import Int
 
 __all__ = ["MiB", "Millicores", "Seconds", "format_duration"]
@@ -19,7 +20,6 @@ __all__ = ["MiB", "Millicores", "Seconds", "format_duration"]
 _CPU = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m?)$")
 _MEMORY_UNITS = {"Ki": Fraction(1, 1024), "Mi": Fraction(1), "Gi": Fraction(1024), "Ti": Fraction(1024 * 1024)}
 _MEMORY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti)?$")
-_DURATION = re.compile(r"^(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
 
 
 def _millicores(value: Any) -> Any:
@@ -49,19 +49,14 @@ def _mib(value: Any) -> Any:
 
 
 def _seconds(value: Any) -> Any:
-    """90, "90s", "36m", "3h", "1h30m" -> seconds; a bare number is seconds."""
+    """90, "90s", "36m", "1.5h", "1h30m" -> whole seconds (components/durations.py's one grammar: Go's,
+    and a bare number is seconds); a fraction of a second is refused, as the fields count whole seconds."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, int):
-        return value
-    text = str(value).strip()
-    if text.isdigit():
-        return int(text)
-    m = _DURATION.match(text)
-    if not text or not m:
-        raise ValueError('a duration is seconds (90) or h/m/s ("36m", "3h", "1h30m")')
-    h, mi, s = (int(g or 0) for g in m.groups())
-    return h * 3600 + mi * 60 + s
+    exact = seconds(value)
+    if exact.denominator != 1:
+        raise ValueError(f"that is {float(exact):g} seconds; give whole seconds (90, \"90s\", \"1.5h\")")
+    return int(exact)
 
 
 # Stored as millicores; a bare number means cores, as in Kubernetes, so it serializes as "<n>m"

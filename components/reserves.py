@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from gpu_platform.components.cloud import Cloud, ClusterKind
 from gpu_platform.components.models import ARGS_CONFIG
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.quantities import MiB, Millicores
@@ -45,6 +46,11 @@ class ReserveFormula(StrEnum):
     """The EKS AMIs' formula: CPU as GKE's, memory 255 MiB + 11 MiB per pod the kubelet allows (max_pods, by default the instance type's ENI-based limit)."""
     NONE = "none"
     """No formula: only extra_cpu/extra_memory and the eviction threshold are reserved."""
+
+    @classmethod
+    def of(cls, cloud: Cloud) -> ReserveFormula:
+        """The formula of the managed Kubernetes on ``cloud`` (GKE's on gcp, the EKS AMIs' on aws)."""
+        return {ClusterKind.GKE: cls.GKE, ClusterKind.EKS: cls.EKS}[cloud.kind]
 
 
 class NodeReserves(BaseModel):

@@ -41,6 +41,7 @@ from gpu_platform.components.pools import (
 )
 from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
+from gpu_platform.components.eks_plan import class_node_groups
 from gpu_platform.components.eks_node_group_args import (
     ACCELERATOR_LABEL,
     AUTOSCALER_CHART,
@@ -132,7 +133,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
 
         self.node_groups = {}
         for cls in args.classes:
-            for group, capacity, minimum, maximum in cls.node_groups():
+            for group, capacity, minimum, maximum in class_node_groups(cls):
                 node_group = aws.eks.NodeGroup(
                     f"{name}-{group}",
                     aws.eks.NodeGroupArgs(
@@ -228,7 +229,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
         )
 
         plugin_groups = sorted(
-            g.name for c in args.classes if not c.ami_type.ships_device_plugin for g in c.node_groups()
+            g.name for c in args.classes if not c.ami_type.ships_device_plugin for g in class_node_groups(c)
         )
         if plugin_groups:
             device_plugin_daemonset(f"{name}-device-plugin", args.device_plugin_image, plugin_groups, child)

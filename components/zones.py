@@ -7,14 +7,13 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Literal
+
+from gpu_platform.components.cloud import Cloud
 
 __all__ = [
     "ZONES_DATE",
     "zones_of",
 ]
-
-Cloud = Literal["gcp", "aws"]
 
 
 @functools.cache
@@ -28,7 +27,7 @@ ZONES_DATE: str = str(_data()["date"])
 
 def zones_of(cloud: Cloud, region: str) -> list[str] | None:
     """The zones of ``region``, or None when the shipped data does not list the region."""
-    table = _data()[cloud]
+    table = _data()[Cloud(cloud).value]
     assert isinstance(table, dict)
     zones = table.get(region)
     return list(zones) if zones is not None else None

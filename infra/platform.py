@@ -13,7 +13,8 @@ import pulumi
 
 from gpu_platform.components import ClusterComponent, DaskOperator, DcgmExporter, KubeflowInstall, PrometheusStack
 from gpu_platform.components.prometheus_args import MetricSource
-from gpu_platform.infra.stack.model import CapacityCheck, Cloud, StackConfig
+from gpu_platform.components.cloud import Cloud
+from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 
 __all__ = ["compose_addons", "compose_monitoring", "scraped_later"]
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_platform.components.eks_args import ExistingVpcArgs
+from gpu_platform.components.eks_plan import class_node_groups
 from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES
 from gpu_platform.components.pools import CapacityType
 from gpu_platform.infra.stack.model import StackConfig
@@ -207,7 +208,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
     for cls in groups.classes:
         shape = cls.instance_shape
         assert shape.quota_family is not None  # GPU classes only
-        for group in cls.node_groups():
+        for group in class_node_groups(cls):
             need[(shape.quota_family, group.capacity)].append(
                 (f"{group.name} {group.max_nodes}x{shape.vcpus}", group.max_nodes * shape.vcpus)
             )

@@ -75,7 +75,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     cap.add_argument("--inputs", metavar="FILE", help="YAML with steps, run_duration, runs, window, nodes, reserves, daemonsets")
     cap.add_argument("--cpu", help='one step\'s CPU request: cores ("2") or millicores ("1500m")')
     cap.add_argument("--memory", help='one step\'s memory request: MiB or a quantity ("4Gi")')
-    cap.add_argument("--gpus", help="one step's nvidia.com/gpu request (default 0)")
+    cap.add_argument("--gpus", help="one step's GPU request, as the pod's GPU resource (default 0)")
     cap.add_argument("--run-duration", help='wall time of one run: seconds or "36m", "1h30m"')
     cap.add_argument("--runs", help="N: parallel runs")
     cap.add_argument("--window", help='T: the time they must finish in ("3h")')

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_platform.components.cloud import Cloud
 from gpu_platform.infra.preview.manifests import ObjectView
 from gpu_platform.infra.preview.engine import Plan, RecordedResource
 
@@ -90,9 +91,9 @@ def check_duplicates(objects: list[Obj]) -> Iterator[ClusterFinding]:
 
 # APIs the managed clusters serve themselves (no CRD in the stack installs them).
 CLUSTER_PROVIDED_GROUPS = {
-    "gcp": {"cloud.google.com", "networking.gke.io", "monitoring.googleapis.com", "snapshot.storage.k8s.io",
+    Cloud.GCP: {"cloud.google.com", "networking.gke.io", "monitoring.googleapis.com", "snapshot.storage.k8s.io",
             "nodemanagement.gke.io", "hub.gke.io", "auto.gke.io", "internal.autoscaling.gke.io", "autoscaling.x-k8s.io"},
-    "aws": {"crd.k8s.amazonaws.com", "vpcresources.k8s.aws", "networking.k8s.aws", "snapshot.storage.k8s.io"},
+    Cloud.AWS: {"crd.k8s.amazonaws.com", "vpcresources.k8s.aws", "networking.k8s.aws", "snapshot.storage.k8s.io"},
 }
 
 
@@ -130,7 +131,7 @@ def _dependencies(plan: Plan) -> dict[str, set[str]]:
 
 
 def check_crd_order(plan: Plan, objects: list[Obj], crds_by_owner: dict[str, list[dict[str, Any]]],
-                    builtin_groups: frozenset[str], cloud: str) -> Iterator[ClusterFinding]:
+                    builtin_groups: frozenset[str], cloud: Cloud | str) -> Iterator[ClusterFinding]:
     """Every custom resource waits for the resource that installs its CRD."""
     installers: dict[tuple[str, str], set[str]] = {}
     for owner, crds in crds_by_owner.items():

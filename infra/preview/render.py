@@ -621,7 +621,7 @@ def check_rendered(plan: Plan, plan_objects: list[Any], stack_config: Any, sourc
         if not rendering.unavailable and not rendering.errors:
             # Needs every source: a missing one could install the CRD or scrape the metric.
             crds = {s.resource.urn: s.crds for s in rendering.sources}
-            cluster += check_crd_order(plan, objects, crds, builtin_groups(version), stack_config.cloud.value)
+            cluster += check_crd_order(plan, objects, crds, builtin_groups(version), stack_config.cloud)
             cluster += check_alert_metrics(objects)
     return RenderReport(rendering, schema, policy, cluster)
 

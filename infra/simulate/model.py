@@ -62,6 +62,9 @@ from typing import Any
 
 import simpy
 
+from gpu_platform.components.durations import seconds as duration_seconds
+from gpu_platform.components.labels import GPU_RESOURCE
+
 __all__ = [
     "Binding",
     "ClusterModel",
@@ -82,23 +85,16 @@ __all__ = [
 
 # --- distributions ---------------------------------------------------------------------------------
 
-_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h)?\s*$")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
 _CALL = re.compile(r"^\s*(fixed|uniform|exponential|lognormal|normal)\s*\((.*)\)\s*$")
 
 
 def parse_seconds(text: str | float | int) -> float:
-    """``90``, ``"90s"``, ``"2.5m"``, ``"1h"``, ``"500ms"`` -> seconds; ValueError otherwise."""
-    if isinstance(text, bool):
-        raise ValueError("a duration is seconds (90) or a number with ms, s, m or h (\"2m\")")
-    if isinstance(text, (int, float)):
-        if not math.isfinite(text) or text < 0:
-            raise ValueError("a duration must be a finite number of seconds >= 0")
-        return float(text)
-    m = _DURATION.match(str(text))
-    if not m:
-        raise ValueError("a duration is seconds (90) or a number with ms, s, m or h (\"2m\")")
-    return float(m.group(1)) * _UNITS[m.group(2)]
+    """``90``, ``"90s"``, ``"2.5m"``, ``"1h30m"``, ``"1.5h"``, ``"500ms"`` -> seconds, by the one duration
+    grammar (components/durations.py: Go's, a bare number is seconds); ValueError otherwise."""
+    value = duration_seconds(text)
+    if value < 0:
+        raise ValueError("a duration is seconds of 0 or more, never negative")
+    return float(value)
 
 
 def format_seconds(seconds: float) -> str:
@@ -267,7 +263,7 @@ class PodSpec:
     """A pool role it prefers (preferred node affinity): bound there first when it fits."""
     pools: tuple[str, ...] | None = None
     """Only these pools (a node selector on the pool or class); None: any pool of its roles."""
-    tolerations: tuple[str, ...] | None = ("nvidia.com/gpu",)
+    tolerations: tuple[str, ...] | None = (GPU_RESOURCE,)
     """Taint keys it tolerates; None: every taint of the pools it names (it carries their placement)."""
 
     def may_use(self, group: NodeGroup) -> bool:

@@ -32,6 +32,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, ValidationError
 
+from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.models import ARGS_CONFIG
 from gpu_platform.components.numbers import Float, Int
 from gpu_platform.infra.simulate.model import (
@@ -85,7 +86,7 @@ def _duration(value: Any) -> Any:
 DistField = Annotated[Dist, BeforeValidator(_dist), PlainSerializer(str)]
 """A distribution of seconds: "90s", "uniform(60s, 120s)", "exponential(30s)", "normal(200s, 20s)", "lognormal(150s, 0.3)"."""
 Duration = Annotated[Float, BeforeValidator(_duration), Field(ge=0, le=7 * 86_400)]
-"""Seconds, or a number with ms, s, m or h ("2m")."""
+"""Seconds: a bare number, or a Go duration ("2m", "1.5h", "1h30m", "500ms"; components/durations.py)."""
 
 
 class AutoscalerModel(BaseModel):
@@ -285,7 +286,7 @@ def validate_model(raw: dict[str, Any]) -> ModelSettings:
 class ModelInputs:
     """What a run needs besides the workload (picklable: sweeps run it in other processes)."""
 
-    cloud: str
+    cloud: Cloud
     region: str
     groups: tuple[NodeGroup, ...]
     timings: Timings
@@ -310,16 +311,20 @@ def _taints(shape: Any) -> tuple[str, ...]:
     return tuple(sorted({t.key for t in shape.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE}))
 
 
+def _zone_names(names: tuple[str, ...] | None, count: int, region: str) -> tuple[str, ...]:
+    """The plan's zones, or, where the cloud picks them at deploy time, ``count`` named for the model."""
+    return names if names is not None else tuple(f"{region}-zone{i + 1}" for i in range(count))
+
+
 def _gke_groups(gke: Any) -> list[NodeGroup]:
+    """One model group per node pool of the plan (gke_plan.plan_pools): its name, bounds and zones."""
     from gpu_platform.components.gke_plan import plan_pools
     from gpu_platform.components.pools import BoundsScope
 
-    zones_all = list(gke.node_locations or [])
     groups = []
     for planned in plan_pools(gke):
         shape = planned.shape
-        pool = planned.args
-        zones = tuple(pool.node_locations or zones_all) or tuple(f"{gke.location}-{z}" for z in "abc")
+        zones = _zone_names(planned.zones.names, planned.zones.count, gke.region)
         for i, node_pool in enumerate(planned.node_pools):
             bounds = node_pool.bounds
             groups.append(NodeGroup(
@@ -330,48 +335,37 @@ def _gke_groups(gke: Any) -> list[NodeGroup]:
                 priority=len(planned.node_pools) - i if planned.compute_class else 0,
                 zones=zones, min_nodes=bounds.min_nodes, max_nodes=bounds.max_nodes,
                 per_zone=bounds.scope is BoundsScope.PER_ZONE,
-                image_streaming=bool(getattr(pool, "image_streaming", False)), taints=_taints(shape),
+                image_streaming=bool(getattr(planned.args, "image_streaming", False)), taints=_taints(shape),
             ))
     return groups
 
 
-def _eks_groups(eks: Any, node_groups: Any) -> list[NodeGroup]:
-    from gpu_platform.components.eks_node_group_args import example_asg_name
+def _eks_groups(eks: Any, node_groups: Any, region: str) -> list[NodeGroup]:
+    """One model group per managed node group of the plan (eks_plan.plan_node_groups): bounds in total."""
+    from gpu_platform.components.eks_plan import plan_node_groups
     from gpu_platform.components.pools import CapacityType
 
-    expander = node_groups.effective_expander() if any(e.value == "priority" for e in node_groups.autoscaler.expanders) else None
-    zones = tuple(eks.zones or ()) or ("zone-a", "zone-b")
-
-    def priority(name: str) -> int:
-        return (expander.priority_of(example_asg_name(name)) or 0) if expander is not None else 0
-
-    system = eks.system_node_group
-    system_shape = system.pool_shape()
-    groups = [NodeGroup(
-        name=system.name, pool=system_shape.name, role=system_shape.role.value, machine_type=system_shape.machine_type,
-        allocatable=_resources(system_shape), gpus_per_node=0, spot=False, priority=priority(system.name), zones=zones,
-        min_nodes=system_shape.min_nodes, max_nodes=system_shape.max_nodes, taints=_taints(system_shape),
-    )]
-    shapes = {s.name: s for s in node_groups.pool_shapes()}
-    for cls in node_groups.classes:
-        shape = shapes[cls.name]
-        for group in cls.node_groups():
-            groups.append(NodeGroup(
-                name=group.name, pool=cls.name, role=shape.role.value, machine_type=shape.machine_type,
-                allocatable=_resources(shape), gpus_per_node=shape.gpus_per_node, accelerator=shape.accelerator,
-                spot=group.capacity is CapacityType.SPOT, priority=priority(group.name), zones=zones,
-                min_nodes=group.min_nodes, max_nodes=group.max_nodes, taints=_taints(shape),
-            ))
-    return groups
+    plan = plan_node_groups(eks, node_groups)
+    zones = _zone_names(plan.zones.names, plan.zones.count, region)
+    return [
+        NodeGroup(
+            name=p.group.name, pool=p.shape.name, role=p.shape.role.value, machine_type=p.shape.machine_type,
+            allocatable=_resources(p.shape), gpus_per_node=p.shape.gpus_per_node, accelerator=p.shape.accelerator,
+            spot=p.group.capacity is CapacityType.SPOT, priority=p.priority, zones=zones,
+            min_nodes=p.group.min_nodes, max_nodes=p.group.max_nodes, taints=_taints(p.shape),
+        )
+        for p in plan.node_groups
+    ]
 
 
 def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     """The cluster model's groups, timings, binding and quotas for a StackConfig."""
     from gpu_platform.components.gke_args import AutoscalingProfile
-    from gpu_platform.components.quantities import _seconds  # noqa: PLC2701 - the one Go-duration reader
-    from gpu_platform.infra.stack.model import Cloud
+    from gpu_platform.components.durations import seconds
 
     a, n, s = settings.autoscaler, settings.node, settings.spot
+    # The stack's region as the program reads it; AWS's own default where the stack names none.
+    region = stack.region or "us-east-1"
     if stack.cloud is Cloud.GCP:
         gke = stack.gke
         groups = _gke_groups(gke)
@@ -381,20 +375,16 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         provision, backoff, max_backoff = 900.0, 300.0, 1800.0
         binding = Binding.MOST_ALLOCATED if optimize else Binding.LEAST_ALLOCATED
         notice = 30.0
-        region = gke.region
     else:
         settings_eks = stack.eks_node_groups.autoscaler
-        groups = _eks_groups(stack.eks, stack.eks_node_groups)
-        unneeded = float(_seconds(settings_eks.scale_down_unneeded_time))
-        delay = float(_seconds(settings_eks.scale_down_delay_after_add))
-        provision = float(_seconds(settings_eks.max_node_provision_time))
-        backoff = float(_seconds(settings_eks.initial_node_group_backoff_duration))
-        max_backoff = float(_seconds(settings_eks.max_node_group_backoff_duration))
+        groups = _eks_groups(stack.eks, stack.eks_node_groups, region)
+        unneeded = float(seconds(settings_eks.scale_down_unneeded_time))
+        delay = float(seconds(settings_eks.scale_down_delay_after_add))
+        provision = float(seconds(settings_eks.max_node_provision_time))
+        backoff = float(seconds(settings_eks.initial_node_group_backoff_duration))
+        max_backoff = float(seconds(settings_eks.max_node_group_backoff_duration))
         binding = Binding.LEAST_ALLOCATED
         notice = 120.0
-        import pulumi_aws
-
-        region = stack.eks.region or pulumi_aws.config.region or "us-east-1"
     timings = Timings(
         scan_interval=a.scan_interval,
         provision=n.provision, gpu_ready=n.gpu_ready, image_pull=n.image_pull,
@@ -411,7 +401,7 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     )
     quotas = {t.name: t.gpu_quota for t in stack.dask.tenants} if stack.dask is not None else {}
     return ModelInputs(
-        cloud=stack.cloud.value, region=str(region), groups=tuple(groups), timings=timings,
+        cloud=stack.cloud, region=region, groups=tuple(groups), timings=timings,
         binding=settings.binding or binding, quotas=quotas, seed=settings.seed,
         settings=settings.model_dump(mode="json"),
     )
@@ -462,9 +452,9 @@ class PriceTable(BaseModel):
     aws: list[CloudPrices] = Field(default_factory=list)
     """AWS prices, one entry per region. Default: [] (an EKS stack is refused)."""
 
-    def region(self, cloud: str, region: str) -> CloudPrices:
+    def region(self, cloud: Cloud | str, region: str) -> CloudPrices:
         """The prices of ``cloud`` in ``region``; SimulationError naming what the table has instead."""
-        tables = self.gcp if cloud == "gcp" else self.aws
+        tables = self.gcp if Cloud(cloud) is Cloud.GCP else self.aws
         for table in tables:
             if table.region == region:
                 return table
@@ -487,7 +477,7 @@ class PriceTable(BaseModel):
         except ValidationError as exc:
             raise SimulationError([f"{where}: {line}" for line in format_validation_error(exc, PriceTable)]) from None
 
-    def hourly(self, cloud: str, region: str, group: NodeGroup) -> float:
+    def hourly(self, cloud: Cloud | str, region: str, group: NodeGroup) -> float:
         """USD per hour of one node of ``group`` in ``region``; SimulationError naming what is missing."""
         table = self.region(cloud, region)
         capacity = "spot" if group.spot else "on_demand"
@@ -503,7 +493,7 @@ class PriceTable(BaseModel):
             return value
 
         total = pick(table.machines, group.machine_type, "machine type")
-        if cloud == "gcp" and group.gpus_per_node and group.machine_type.startswith("n1-"):
+        if Cloud(cloud) is Cloud.GCP and group.gpus_per_node and group.machine_type.startswith("n1-"):
             total += group.gpus_per_node * pick(table.gpus, group.accelerator or "", "GPU")
         return total
 

@@ -25,7 +25,8 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validat
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from gpu_platform.components.dask_args import DaskOperatorArgs
-from gpu_platform.components.dcgm_args import DcgmExporterArgs, GpuNodeSelection
+from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.dcgm_args import DcgmExporterArgs
 from gpu_platform.components.eks_args import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
 from gpu_platform.components.gke_args import GpuGkeClusterArgs, valid_cluster_name
 from gpu_platform.components.kube import kubernetes_owns
@@ -36,6 +37,7 @@ from gpu_platform.components.labels import PoolRole
 from gpu_platform.components.models import ARGS_CONFIG, field_error, key_path
 from gpu_platform.components.pools import Environment, NodePoolShape
 from gpu_platform.components.prometheus_args import PrometheusStackArgs
+from gpu_platform.components.eks_plan import plan_node_groups
 from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
 from gpu_platform.components.zones import unchecked_region, zone_problem
 
@@ -72,13 +74,6 @@ def _raise_all(model: str, problems: list[Problem]) -> None:
         [InitErrorDetails(type=PydanticCustomError("invalid_combination", message), loc=loc, input=value)
          for loc, message, value in problems],
     )
-
-
-class Cloud(StrEnum):
-    """Where a stack deploys."""
-
-    GCP = "gcp"
-    AWS = "aws"
 
 
 _K8S_MINOR = re.compile(r"^1\.[0-9]{2}$")
@@ -249,7 +244,7 @@ class StackConfig(BaseModel):
                 self.eks.version,
             ))
         dcgm = self.monitoring.dcgm_exporter
-        selection = {Cloud.GCP: GpuNodeSelection.GKE, Cloud.AWS: GpuNodeSelection.EKS}[self.cloud]
+        selection = self.cloud.kind
         if dcgm is not None and dcgm.node_selection is not selection:
             problems.append((
                 ("monitoring", "dcgm_exporter", "node_selection"),
@@ -405,23 +400,29 @@ class StackConfig(BaseModel):
 
     def notices(self) -> list[str]:
         """Checks of this config that could not be made offline (a region the zone data does not list)."""
+        region = self.region
+        notice = unchecked_region(self.cloud, region) if region else None
+        return [notice] if notice else []
+
+    @property
+    def region(self) -> str | None:
+        """The stack's region, as the program reads it: gke's (its location's region); on AWS eks.region,
+        else aws:region. None when the stack does not say."""
         if self.cloud is Cloud.GCP and self.gke is not None:
-            notice = unchecked_region("gcp", self.gke.region)
-        elif self.cloud is Cloud.AWS and self.eks is not None:
+            return self.gke.region
+        if self.cloud is Cloud.AWS and self.eks is not None:
             import pulumi_aws
 
             region = self.eks.region or pulumi_aws.config.region
-            notice = unchecked_region("aws", str(region)) if region else None
-        else:
-            notice = None
-        return [notice] if notice else []
+            return str(region) if region else None
+        return None
 
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every pool of the stack's cluster as workloads see it (see NodePoolShape)."""
         if self.cloud is Cloud.GCP and self.gke is not None:
             return self.gke.pool_shapes()
         if self.cloud is Cloud.AWS and self.eks is not None and self.eks_node_groups is not None:
-            return [self.eks.system_node_group.pool_shape(), *self.eks_node_groups.pool_shapes()]
+            return list(plan_node_groups(self.eks, self.eks_node_groups).shapes)
         return []
 
 
@@ -512,7 +513,7 @@ def load_stack_config() -> StackConfig:
             for key, zone in named:
                 if not zone.startswith(str(region)) or len(zone) != len(str(region)) + 1:
                     problems.append(f"{PROJECT}:{key}: zone {zone} is not in region {region} (got {json.dumps(zone)})")
-                elif problem := zone_problem("aws", str(region), zone):
+                elif problem := zone_problem(Cloud.AWS, str(region), zone):
                     problems.append(f"{PROJECT}:{key}: {problem} (got {json.dumps(zone)})")
     problems += _secret_problems(
         "grafana_admin_password", config.grafana_admin_password, config.monitoring.enabled,

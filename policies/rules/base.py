@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from gpu_platform.components.gke_plan import pool_zones
 from gpu_platform.components.labels import GPU_TEMPLATE_TAG
 from gpu_platform.components.pools import ENVIRONMENT_LABEL, Environment
 
@@ -125,7 +126,6 @@ def is_production(r: Resource, patterns: Iterable[str]) -> bool:
 
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
-GKE_DEFAULT_ZONES = 3  # a regional cluster without node locations spreads over three zones
 
 
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -156,8 +156,10 @@ def is_gpu_node_pool(r: Resource) -> bool:
     return r.type == GKE_NODE_POOL and bool(accelerators(r.props))
 
 
-def gpu_pool_gpus(r: Resource, cluster_zones: int | None = None) -> int | None:
-    """Most GPUs a GPU pool (GKE) or node group (EKS) can hold; None when it has no upper bound."""
+def gpu_pool_gpus(r: Resource, cluster_node_locations: list[str] | None = None) -> int | None:
+    """Most GPUs a GPU pool (GKE) or node group (EKS) can hold; None when it has no upper bound. A GKE
+    pool's per-zone bounds multiply over its zones as the plan counts them (gke_plan.pool_zones: the
+    pool's node locations, else its cluster's, else a zonal cluster's one zone, else GKE's three)."""
     if r.type == EKS_NODE_GROUP:
         maximum = (r.props.get("scalingConfig") or {}).get("maxSize")
         return None if maximum is None else eks_gpus_per_node(r.props) * int(maximum)
@@ -165,10 +167,9 @@ def gpu_pool_gpus(r: Resource, cluster_zones: int | None = None) -> int | None:
     per_node = sum(int(a.get("count") or 0) for a in accelerators(r.props))
     if auto.get("totalMaxNodeCount") is not None:
         return per_node * int(auto["totalMaxNodeCount"])
+    zones = pool_zones(r.props.get("location"), cluster_node_locations, r.props.get("nodeLocations")).count
     if auto.get("maxNodeCount") is not None:
-        zones = len(r.props.get("nodeLocations") or []) or cluster_zones or GKE_DEFAULT_ZONES
         return per_node * int(auto["maxNodeCount"]) * zones
     if not auto and r.props.get("nodeCount") is not None:
-        zones = len(r.props.get("nodeLocations") or []) or cluster_zones or GKE_DEFAULT_ZONES
         return per_node * int(r.props["nodeCount"]) * zones
     return None

@@ -11,6 +11,7 @@ from pydantic import Field
 import yaml
 
 from gpu_platform.components.labels import PRIORITY_CONFIGMAP
+from gpu_platform.components.pools import GPU_TAINT
 from gpu_platform.policies.rules.base import (
     EKS_NODE_GROUP,
     GKE_CLUSTER,
@@ -42,10 +43,10 @@ class AllowedGpuConfig(RuleConfig):
     """GPU types pools may use: GKE accelerator types and EC2 GPU instance types (the catalog's are listed in the component reference). Default: [] (any type, including one stated with an explicit shape)."""
 
 
-def _cluster_zones(resources: list[Resource]) -> dict[str, int]:
-    """Zone count of each GKE cluster by name (0 where GKE chooses)."""
+def _cluster_zones(resources: list[Resource]) -> dict[str, list[str]]:
+    """The node locations of each GKE cluster by name (empty where GKE chooses, or a zonal cluster's own)."""
     return {
-        str(r.props.get("name")): len(r.props.get("nodeLocations") or [])
+        str(r.props.get("name")): list(r.props.get("nodeLocations") or [])
         for r in resources
         if r.type == GKE_CLUSTER
     }
@@ -55,7 +56,7 @@ def _pool_gpus(resources: list[Resource]) -> Iterator[tuple[Resource, int | None
     zones = _cluster_zones(resources)
     for r in resources:
         if is_gpu_node_pool(r):
-            yield r, gpu_pool_gpus(r, zones.get(str(r.props.get("cluster"))) or None)
+            yield r, gpu_pool_gpus(r, zones.get(str(r.props.get("cluster"))))
 
 
 def check_pools_bounded(resources: list[Resource], config: PoolBoundConfig) -> Iterator[tuple[str, str]]:
@@ -84,8 +85,8 @@ def _taints(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def check_pool_tainted(r: Resource, config: RuleConfig) -> Iterator[str]:
     if not is_gpu_node_pool(r):
         return
-    if not any(t.get("key") == "nvidia.com/gpu" and t.get("effect") in ("NO_SCHEDULE", "NoSchedule") for t in _taints(r.props)):
-        yield "GPU pool lacks the taint nvidia.com/gpu=present:NoSchedule, so any pod can take its GPU nodes"
+    if not any(t.get("key") == GPU_TAINT.key and t.get("effect") in ("NO_SCHEDULE", "NoSchedule") for t in _taints(r.props)):
+        yield f"GPU pool lacks the taint {GPU_TAINT}, so any pod can take its GPU nodes"
 
 
 def check_gpu_type(r: Resource, config: AllowedGpuConfig) -> Iterator[str]:
@@ -124,7 +125,7 @@ def _eks_priorities(resources: list[Resource]) -> list[dict[int, list[str]]]:
 
 def _eks_priority(priorities: dict[int, list[str]], node_group: str) -> int | None:
     """The priority the autoscaler gives a managed node group's ASG (eks-<nodegroup>-<uuid>)."""
-    from gpu_platform.components.eks_node_group_args import example_asg_name
+    from gpu_platform.components.eks_plan import example_asg_name
 
     asg = example_asg_name(node_group)
     matching = [p for p, patterns in priorities.items() if any(_search(x, asg) for x in patterns)]
@@ -198,7 +199,7 @@ RULES = [
     ),
     ResourceRule(
         "gpu-pool-tainted",
-        "GPU nodes carry nvidia.com/gpu=present:NoSchedule so only GPU pods land there.",
+        f"GPU nodes carry {GPU_TAINT} so only GPU pods land there.",
         "Declare the taint on the pool (GpuGkeCluster always does).",
         check_pool_tainted,
     ),

@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from gpu_platform.components.labels import TENANT_LABEL
+from gpu_platform.components.labels import GPU_QUOTA_KEY, GPU_RESOURCE, TENANT_LABEL
 from gpu_platform.policies.rules.base import Resource, RuleConfig, StackRule
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
-# Kubernetes quotas an extended resource by requests only (it allows no overcommit).
-GPU_QUOTA_KEY = "requests.nvidia.com/gpu"
 
 
 def _meta(r: Resource) -> dict[str, Any]:
@@ -28,14 +26,14 @@ def check_tenant_gpu_quota(resources: list[Resource], config: RuleConfig) -> Ite
     for r in resources:
         meta = _meta(r)
         if r.type == NAMESPACE and TENANT_LABEL in (meta.get("labels") or {}) and meta.get("name") not in bounded:
-            yield r.name, f"tenant namespace {meta.get('name')} has no ResourceQuota on requests.nvidia.com/gpu: one tenant can take every GPU"
+            yield r.name, f"tenant namespace {meta.get('name')} has no ResourceQuota on {GPU_QUOTA_KEY}: one tenant can take every GPU"
 
 
 RULES = [
     StackRule(
         "tenant-gpu-quota",
-        "Every tenant namespace (label gpu-platform.io/tenant) has a ResourceQuota on nvidia.com/gpu.",
-        "Give the tenant a gpu_quota (DaskOperator, KubeflowInstall tenants), or a ResourceQuota with requests.nvidia.com/gpu.",
+        f"Every tenant namespace (label {TENANT_LABEL}) has a ResourceQuota on {GPU_RESOURCE}.",
+        f"Give the tenant a gpu_quota (DaskOperator, KubeflowInstall tenants), or a ResourceQuota with {GPU_QUOTA_KEY}.",
         check_tenant_gpu_quota,
     ),
 ]

@@ -261,8 +261,8 @@ HAND: list[Case] = [
     # values accepted before although wrong
     Case("autoscaler-duration-too-long", "prod-eks", "gpu-platform:eks_node_groups.autoscaler.max_node_provision_time: '9999999999h' is longer",
          set_(NG, "autoscaler", "max_node_provision_time", value="9999999999h")),
-    Case("autoscaler-duration-out-of-order", "prod-eks", "gpu-platform:eks_node_groups.autoscaler.max_node_provision_time: '30s7m'",
-         set_(NG, "autoscaler", "max_node_provision_time", value="30s7m")),
+    Case("autoscaler-duration-in-days", "prod-eks", "gpu-platform:eks_node_groups.autoscaler.max_node_provision_time: '1d' is not a Go duration",
+         set_(NG, "autoscaler", "max_node_provision_time", value="1d")),
     Case("prometheus-retention-out-of-order", "dev-gke", "gpu-platform:monitoring.prometheus.retention: '12h7d'",
          set_("gpu-platform:monitoring", "prometheus", "retention", value="12h7d")),
     Case("prometheus-storage-class-not-dns", "prod-eks", "gpu-platform:monitoring.prometheus.storage_class: 'GP3_fast' is not a DNS subdomain",

@@ -201,7 +201,7 @@ def test_fails_when_one_run_is_longer_than_the_window() -> None:
          ['steps[0].cpu: CPU must be cores ("1.5") or millicores ("1500m") (got "1.5x")',
           "steps[0].gpu: unknown key; did you mean gpus? allowed: cpu, gpus, memory, name (got 1)"]),
         ({"steps": [{"cpu": "1", "memory": "4Gi"}], "run_duration": "36 minutes", "runs": 1, "nodes": 1},
-         ['run_duration: a duration is seconds (90) or h/m/s ("36m", "3h", "1h30m") (got "36 minutes")']),
+         ['run_duration: a duration is seconds (90) or a Go duration such as 90s, 7m, 1.5h or 1h30m (units ns, us, ms, s, m, h; no d) (got "36 minutes")']),
         ({"steps": [{"cpu": "1", "memory": "4Gi"}], "run_duration": "36m", "runs": 1},
          ["runs: give two of runs (N), window (T) and nodes (K): N and T ask for nodes, N and K for the time, T and K for the runs that fit (got 1)"]),
         ({"steps": [], "run_duration": "36m", "runs": 1, "nodes": 1}, ["steps: List should have at least 1 item after validation, not 0 (got [])"]),

@@ -263,7 +263,7 @@ def test_a_sweep_prints_a_table_and_names_the_cheapest_meeting_the_target(tmp_pa
          'gpu-platform: model.node.provision: uniform(a, b) needs a <= b (got "uniform(2m, 1m)")'),
         (["--set", "gke.gpu_pools[9].autoscaling.max_nodes=3"], "gpu-platform: gke.gpu_pools[9].autoscaling.max_nodes: gke.gpu_pools has 1 items, no [9]"),
         (["--target-p90", "soon", "--sweep", "model.seed=1,2"],
-         'gpu-platform: --target-p90: a duration is seconds (90) or a number with ms, s, m or h ("2m") (got "soon")'),
+         'gpu-platform: --target-p90: a duration is seconds (90) or a Go duration such as 90s, 7m, 1.5h or 1h30m (units ns, us, ms, s, m, h; no d) (got "soon")'),
         (["--processes", "-1"], "gpu-platform: --processes -1: 0 (one per core) or more"),
         (["--sweep", "model.seed=1"], "gpu-platform: --sweep model.seed: give at least two values (V1,V2,...); use --set for one"),
         (["--sweep", "model.seed=1,2,3", "--sweep", "model.autoscaler.scan_interval=1,2,3", "--max-configs", "8"],
