@@ -7,7 +7,8 @@ recording mock engine, unchanged.
 import pulumi
 
 from gpu_platform.components import EksCluster, GpuGkeCluster, SpotFailoverEksNodeGroups
-from gpu_platform.infra.stack.model import Cloud, load_stack_config
+from gpu_platform.infra.stack.model import Cloud
+from gpu_platform.infra.stack.read import load_stack_config
 from gpu_platform.infra.platform import compose_addons, compose_monitoring
 
 config = load_stack_config()  # raises ConfigError before any resource is registered

@@ -14,7 +14,8 @@ import functools
 import pulumi
 import pytest
 
-from gpu_platform.infra.preview.engine import Plan, RecordedResource, RecordingMocks, RecordingMonitor, read_stack_file, run_program
+from gpu_platform.infra.preview.engine import Plan, RecordedResource, RecordingMocks, RecordingMonitor, run_program
+from gpu_platform.infra.stack.read import read_stack_file
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 SHARED_DIR = PROJECT_DIR.parent / "shared"

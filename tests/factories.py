@@ -75,7 +75,7 @@ def eks_stack(eks_args: dict[str, Any] | None = None, **group_overrides: Any) ->
 def prod_eks_raw() -> dict[str, Any]:
     """prod-eks's gpu-platform config as StackConfig reads it (secrets left out, the region
     from aws:region): a shipped stack to change one thing in."""
-    from gpu_platform.infra.preview.engine import read_stack_file
+    from gpu_platform.infra.stack.read import read_stack_file
     from tests.conftest import PROJECT_DIR
 
     values, _ = read_stack_file(PROJECT_DIR, "prod-eks")

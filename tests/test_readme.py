@@ -190,7 +190,8 @@ def test_the_anchor_check_catches_a_broken_one() -> None:
 def test_the_readme_states_the_stack_name_rule_the_code_enforces() -> None:
     import pytest
 
-    from gpu_platform.infra.preview.engine import PreviewError, check_stack_name
+    from gpu_platform.infra.stack.errors import PreviewError
+    from gpu_platform.infra.stack.read import check_stack_name
 
     assert "A stack name is Pulumi's: 1 to 100 letters, digits, `-`, `_` and `.`" in README
     assert "Stack names are lowercase" not in README, "one rule, said once"

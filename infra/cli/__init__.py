@@ -103,8 +103,8 @@ def _version() -> str:
         return "unknown (not installed)"
 
 _ERRORS = (
-    ("gpu_platform.infra.stack.model", "ConfigError", EXIT_CONFIG),
-    ("gpu_platform.infra.preview.engine", "PreviewError", EXIT_CONFIG),
+    ("gpu_platform.infra.stack.errors", "ConfigError", EXIT_CONFIG),
+    ("gpu_platform.infra.stack.errors", "PreviewError", EXIT_CONFIG),
     ("gpu_platform.policies.evaluate", "PolicyConfigError", EXIT_CONFIG),
     ("gpu_platform.infra.report.prometheus", "ReportError", EXIT_SERVICE),
     ("gpu_platform.infra.simulate.runs", "SimulationError", EXIT_CONFIG),

@@ -17,7 +17,7 @@ def err(line: str) -> None:
     print(f"gpu-platform: {line}", file=sys.stderr)
 
 def find_project(args: argparse.Namespace) -> Path:
-    from gpu_platform.infra.preview.engine import find_project_dir
+    from gpu_platform.infra.stack.read import find_project_dir
 
     return find_project_dir(Path(args.project_dir) if args.project_dir else None)
 
@@ -28,7 +28,7 @@ def read_stack(args: argparse.Namespace) -> Any:
     SDK is not a safe place for a KeyboardInterrupt.
     """
     with deferred_interrupts(second_raises=True):
-        from gpu_platform.infra.preview.engine import load_stack
+        from gpu_platform.infra.stack.read import load_stack
 
         return load_stack(find_project(args), args.stack)
 

@@ -32,11 +32,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
             folder_target,
             write_outputs,
         )
-        from gpu_platform.infra.preview.engine import (
-            load_program,
-            read_stack_file,
-            run_program,
-        )
+        from gpu_platform.infra.preview.engine import load_program, run_program
+        from gpu_platform.infra.stack.read import read_stack_file
         from gpu_platform.infra.preview.manifests import (
             MANIFEST_FILES,
             kubernetes_objects,
@@ -46,7 +43,8 @@ def cmd_preview(args: argparse.Namespace) -> int:
             rendered_json,
             validate_objects,
         )
-        from gpu_platform.infra.stack.model import ConfigError, load_stack_config
+        from gpu_platform.infra.stack.errors import ConfigError
+        from gpu_platform.infra.stack.read import load_stack_config
         from gpu_platform.policies.evaluate import evaluate, read_policy_config
         from gpu_platform.policies.rules import Enforcement, Resource
 

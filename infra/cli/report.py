@@ -26,7 +26,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         report_files,
         table_rows,
     )
-    from gpu_platform.infra.stack.model import format_validation_error
+    from gpu_platform.infra.stack.errors import format_validation_error
     from pydantic import ValidationError
 
     try:

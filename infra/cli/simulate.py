@@ -30,7 +30,7 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
         from_file,
         kfp_pipelines,
     )
-    from gpu_platform.infra.stack.model import format_validation_error
+    from gpu_platform.infra.stack.errors import format_validation_error
     from pydantic import ValidationError
 
     name = args.workload
@@ -132,7 +132,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if replay:
         from gpu_platform.infra.report.prometheus import ReportInputs
         from gpu_platform.infra.simulate.replay import replay_jobs
-        from gpu_platform.infra.stack.model import format_validation_error
+        from gpu_platform.infra.stack.errors import format_validation_error
         from pydantic import ValidationError
 
         try:

@@ -11,11 +11,8 @@ pack sees too.
 from __future__ import annotations
 
 import base64
-import difflib
-import json
 import logging
 import os
-import re
 import runpy
 import sys
 from dataclasses import dataclass, field
@@ -24,12 +21,18 @@ from typing import Any
 
 import pulumi
 import pulumi.runtime
-import yaml
+from gpu_platform.infra.stack.errors import PreviewError
+from gpu_platform.infra.stack.model import PROJECT
+from gpu_platform.infra.stack.errors import ConfigError
+from gpu_platform.infra.stack.read import (
+    PROVIDER_NAMESPACES,
+    _load_yaml,
+    _namespace_problem,
+    config_for_engine,
+)
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
-
-from gpu_platform.infra.stack.model import PROJECT, ConfigError
 
 __all__ = [
     "Plan",
@@ -56,12 +59,6 @@ PLACEHOLDER_OIDC_ID = "0FFL1NE0000000000000000000000000"
 PLACEHOLDER_PASSWORD = "0ff1ineP1aceh01derNeverDep10yed0ff1ineP1aceh01der"
 
 
-class PreviewError(Exception):
-    """A problem that stops the preview before the program runs; one line per problem."""
-
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__("\n".join(lines))
-        self.lines = lines
 
 
 @dataclass
@@ -311,227 +308,30 @@ class Plan:
 # --- stack files ------------------------------------------------------------------------------
 
 
-def find_project_dir(start: Path | None = None) -> Path:
-    """The folder holding Pulumi.yaml: from ``start`` (or the cwd) upwards."""
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "Pulumi.yaml").is_file():
-            return candidate
-    raise PreviewError([f"no Pulumi.yaml in {here} or above: run from the gpu-platform project"])
 
 
-STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
-"""Pulumi's own rule for a stack name (tokens.IsName, at most 100 characters): alphanumerics,
-'-', '_' and '.', which also keeps Pulumi.<stack>.yaml one file in the stack folder."""
-
-PROVIDER_NAMESPACES = ("aws", "gcp", "kubernetes", "pulumi", "random")
-"""Config namespaces besides the project's that a stack file may set: the providers the program
-uses (their own config, e.g. gcp:project, aws:region) and Pulumi's own (pulumi:tags)."""
-
-SECRET_PLACEHOLDER = "offline-placeholder-"
-"""How every secure value starts once the offline reader has replaced it."""
 
 
-def check_stack_name(stack: str) -> None:
-    """Refuse a name Pulumi would refuse as a stack name (``../x``, ``team/dev``, ``dev gke``)."""
-    if not STACK_NAME.match(stack):
-        raise PreviewError(
-            [
-                f"stack {stack[:120]!r}: not a Pulumi stack name: 1 to 100 letters, digits, '-', '_' or '.' "
-                f"(got {len(stack)} characters)"
-            ]
-        )
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader; the reader walks its node tree for duplicate keys first."""
 
 
-def _duplicate_keys(node: yaml.Node, path: str, name: str) -> list[str]:
-    """One line per mapping key that appears twice at the same place, at any depth."""
-    problems: list[str] = []
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[Any, int] = {}
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-            here = f"{path}.{key}" if path else str(key)
-            if key is not None and key_node.tag != "tag:yaml.org,2002:merge":
-                if key in seen:
-                    problems.append(
-                        f"{name}: duplicate key {here} at line {key_node.start_mark.line + 1} "
-                        f"(first at line {seen[key]}); YAML keeps only the last, so write it once"
-                    )
-                else:
-                    seen[key] = key_node.start_mark.line + 1
-            problems += _duplicate_keys(value_node, here, name)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            problems += _duplicate_keys(item, f"{path}[{i}]", name)
-    return problems
 
 
-def _load_yaml(path: Path) -> Any:
-    """The one reader of Pulumi.yaml and stack files: UTF-8 text (a UTF-8 BOM is dropped), YAML
-    with no key written twice at any depth. Raises PreviewError with one line per problem."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise PreviewError([f"{path.name}: cannot read it: {exc.strerror or exc}"]) from None
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data:
-        raise PreviewError([f"{path.name}: not UTF-8 text (UTF-16, UTF-32 or binary); save it as UTF-8"])
-    try:
-        text = data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        raise PreviewError(
-            [f"{path.name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8"]
-        ) from None
-    try:
-        loader = _Loader(text)
-        try:
-            node = loader.get_single_node()
-            if node is None:
-                return None
-            if problems := _duplicate_keys(node, "", path.name):
-                raise PreviewError(problems)
-            return loader.construct_document(node)
-        finally:
-            loader.dispose()
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise PreviewError([f"{path.name}: invalid YAML{where}: {problem}"]) from None
 
 
-def _placeholders(key: str, value: Any, secret_paths: list[str]) -> Any:
-    """Replace every ``{secure: ...}`` value, at any depth, with a placeholder that shows no
-    ciphertext; remember its key path (``gpu-platform:dask.tenants[0].name``)."""
-    if isinstance(value, dict):
-        if set(value) == {"secure"}:
-            secret_paths.append(key)
-            top = key.split(".", 1)[0].split("[", 1)[0]
-            return SECRET_PLACEHOLDER + top.split(":", 1)[-1].replace(".", "-")
-        return {k: _placeholders(f"{key}.{k}", v, secret_paths) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_placeholders(f"{key}[{i}]", v, secret_paths) for i, v in enumerate(value)]
-    return value
 
 
-def _namespace_problem(key: str, project: str, file: str, declared: tuple[str, ...] = (), *, malformed_only: bool = False) -> str | None:
-    """Why ``key`` (``namespace:name``) is not one the program reads, with a did-you-mean.
-    ``declared``: further namespaces the program reads (Pulumi.yaml's config section sets them, or
-    the program asked pulumi.Config for them). ``malformed_only``: only a key that is not
-    ``namespace:name`` is a problem (the namespaces are checked once the program has run)."""
-    namespace, _, name = key.partition(":")
-    if not name or ":" in name:
-        return f"{file}: config key {key!r} must be <namespace>:<name>, e.g. {project}:cloud"
-    known = tuple(dict.fromkeys((project, *PROVIDER_NAMESPACES, *declared)))
-    if namespace in known or malformed_only:
-        return None
-    hint = difflib.get_close_matches(namespace, known, n=1, cutoff=0.6)
-    mean = f"; did you mean {hint[0]}:{name}?" if hint else ""
-    return (
-        f"{key}: unknown config namespace {namespace!r}{mean} "
-        f"(the program reads {', '.join(n + ':' for n in known)}; nothing else is used)"
-    )
 
 
-def read_stack_file(project_dir: Path, stack: str, *, required: bool = True) -> tuple[dict[str, Any], set[str]]:
-    """The stack's config as ``namespace:key -> value``, with the project's config defaults.
-
-    The one reader of Pulumi.yaml and stack files: it refuses a stack name Pulumi would refuse,
-    text that is not UTF-8, duplicate keys, a file without a ``config:`` mapping and namespaces
-    the program does not read. Secure values (at any depth) become placeholders and their
-    top-level keys are returned as secret keys, as Pulumi marks them. Without ``required`` (a
-    program of one's own), a missing stack file means the project's config defaults only, and a
-    key of a namespace the program may read at run time (``pulumi.Config("acme")``) is kept:
-    run_program refuses it once the program has run without reading that namespace.
-    """
-    check_stack_name(stack)
-    project = _load_yaml(project_dir / "Pulumi.yaml")
-    if not isinstance(project, dict):
-        raise PreviewError([f"Pulumi.yaml: expected a mapping with name:, runtime: and main: (got {type(project).__name__})"])
-    stack_dir = project_dir / str(project.get("stackConfigDir", "."))
-    path = stack_dir / f"Pulumi.{stack}.yaml"
-    if not path.is_file() and not required:
-        document: Any = {"config": {}}
-    elif not path.is_file():
-        known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stack_dir.glob("Pulumi.*.yaml"))
-        raise PreviewError(
-            [f"stack {stack!r}: no {path.relative_to(project_dir)} (stacks: {', '.join(known) or 'none'})"]
-        )
-    else:
-        document = _load_yaml(path)
-    if not isinstance(document, dict):
-        raise PreviewError([f"{path.name}: expected a mapping with a config: section (got {type(document).__name__})"])
-    if "config" not in document:
-        raise PreviewError([f"{path.name}: no config: section; stack settings go under config: (got {', '.join(map(str, document)) or 'an empty file'})"])
-    if document["config"] is None and not required:
-        document["config"] = {}
-    if document["config"] is None:
-        raise PreviewError([f"{path.name}: the config: section is empty; it needs at least gpu-platform:cloud (got nothing)"])
-    raw = document["config"]
-    if not isinstance(raw, dict):
-        raise PreviewError([f"{path.name}: config: must be a mapping of keys to values (got {type(raw).__name__})"])
-    name = str(project.get("name", PROJECT))
-    project_config = project.get("config") or {}
-    if not isinstance(project_config, dict):
-        raise PreviewError([f"Pulumi.yaml: config: must be a mapping of keys to types or values (got {type(project_config).__name__})"])
-    declared = tuple(str(k).split(":", 1)[0] for k in project_config if ":" in str(k))
-    secret_paths: list[str] = []
-    config: dict[str, Any] = {}
-    problems: list[str] = []
-    for key, value in raw.items():
-        full = str(key) if ":" in str(key) else f"{name}:{key}"
-        if problem := _namespace_problem(full, name, path.name, declared, malformed_only=not required):
-            problems.append(problem)
-            continue
-        config[full] = _placeholders(full, value, secret_paths)
-    if problems:
-        raise PreviewError(problems)
-    for key, spec in project_config.items():
-        full = str(key) if ":" in str(key) else f"{name}:{key}"
-        if isinstance(spec, dict) and "default" in spec and full not in config:
-            config[full] = spec["default"]
-        elif not isinstance(spec, dict) and full not in config:
-            config[full] = spec
-    secret_keys = {p.split(".", 1)[0].split("[", 1)[0] for p in secret_paths}
-    return config, secret_keys
 
 
-def config_for_engine(config: dict[str, Any]) -> dict[str, str]:
-    """Config values as the CLI hands them to a program: strings, structured values as JSON."""
-    out = {}
-    for key, value in config.items():
-        if isinstance(value, str):
-            out[key] = value
-        elif isinstance(value, bool):
-            out[key] = "true" if value else "false"
-        elif isinstance(value, (int, float)):
-            out[key] = str(value)
-        else:
-            out[key] = json.dumps(value)
-    return out
 
 
-def load_stack(project_dir: Path, stack: str) -> Any:
-    """The stack's typed config, read from its stack file as the program would read it (for
-    commands that plan or check a stack without running the program). Raises PreviewError
-    or ConfigError."""
-    config, secret_keys = read_stack_file(project_dir, stack)  # checks the stack name too
-    return stack_config_from(config, secret_keys, stack)
 
 
-def stack_config_from(config: dict[str, Any], secret_keys: set[str], stack: str) -> Any:
-    """The typed config of ``config`` (``namespace:key -> value``, as read_stack_file gives it) as the
-    program would read it in stack ``stack``; ConfigError otherwise (``gpu-platform simulate`` passes a
-    stack file's config with its --set and --sweep values applied)."""
-    from gpu_platform.infra.stack.model import load_stack_config
 
-    pulumi.runtime.set_all_config(config_for_engine(config), sorted(secret_keys))
-    pulumi.runtime.settings._set_project(PROJECT)  # noqa: SLF001 - what `pulumi` sets for a program
-    pulumi.runtime.settings._set_stack(stack)  # noqa: SLF001
-    return load_stack_config()
+
 
 
 # --- running the program ----------------------------------------------------------------------
@@ -684,7 +484,7 @@ def run_program(
             stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings,
             project=program.project,
         )
-    from gpu_platform.infra.stack.model import load_stack_config
+    from gpu_platform.infra.stack.read import load_stack_config
 
     # Checks the config could not make offline (e.g. zones of a region the shipped data lacks).
     try:

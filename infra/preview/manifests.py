@@ -8,7 +8,6 @@ a shipped CRD is reported as not validated, never silently passed.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 import yaml
 
 from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
+from gpu_platform.infra.kubernetes_api import builtin_api_versions, builtin_validator, crd_schema, crd_schemas_of
 
 __all__ = [
     "KubernetesObject",
@@ -31,7 +31,6 @@ __all__ = [
     "write_manifests",
 ]
 
-CRD_DIR = Path(__file__).parent / "crds"
 
 
 class ObjectView:
@@ -155,52 +154,10 @@ def kubernetes_objects(plan: Plan) -> list[KubernetesObject]:
     return objects
 
 
-@functools.cache
-def _crd_schemas(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """(apiVersion, kind) -> openAPIV3Schema for every CRD in one file."""
-    # libyaml's loader: the DaskCluster CRD alone is a quarter of a megabyte of schema.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    schemas: dict[tuple[str, str], dict[str, Any]] = {}
-    for doc in yaml.load_all(path.read_text(), Loader=loader):
-        if not doc or doc.get("kind") != "CustomResourceDefinition":
-            continue
-        spec = doc["spec"]
-        for version in spec.get("versions", []):
-            schema = (version.get("schema") or {}).get("openAPIV3Schema")
-            if schema:
-                schemas[(f"{spec['group']}/{version['name']}", spec["names"]["kind"])] = schema
-    return schemas
 
 
-def crd_schemas_of(crds: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(apiVersion, kind) -> openAPIV3Schema for CRD objects (those a stack's charts and
-    manifests install)."""
-    schemas: dict[tuple[str, str], dict[str, Any]] = {}
-    for doc in crds:
-        spec = doc.get("spec") or {}
-        for version in spec.get("versions") or []:
-            schema = (version.get("schema") or {}).get("openAPIV3Schema")
-            if schema:
-                schemas[(f"{spec.get('group')}/{version.get('name')}", str((spec.get("names") or {}).get("kind")))] = schema
-    return schemas
 
 
-def crd_schema(
-    api_version: str, kind: str, crd_dir: Path = CRD_DIR, extra: dict[tuple[str, str], dict[str, Any]] | None = None
-) -> dict[str, Any] | None:
-    """The CRD schema of one kind available offline: from the CRDs the stack installs
-    (``extra``), from ``crd_dir``, or the DaskCluster, DaskAutoscaler, ... CRDs the
-    dask-kubernetes wheel ships (one file per kind, read on demand)."""
-    from gpu_platform.components.dask_args import operator_chart_dir
-
-    if extra and (api_version, kind) in extra:
-        return extra[(api_version, kind)]
-
-    candidates = sorted(crd_dir.glob("*.yaml")) + [operator_chart_dir() / "crds" / f"{kind.lower()}.yaml"]
-    for path in candidates:
-        if path.is_file() and (schema := _crd_schemas(path).get((api_version, kind))):
-            return schema
-    return None
 
 
 def _path(error: Any) -> str:
@@ -208,34 +165,12 @@ def _path(error: Any) -> str:
     return parts.lstrip(".") or "(object)"
 
 
-@functools.cache
-def _schema_file(path: str) -> Any:
-    from kubernetes_validate.utils import schema_contents
-
-    return schema_contents(path, path)
 
 
-@functools.cache
-def _builtin_validator(kubernetes_version: str, api_version: str, kind: str) -> Any:
-    """kubernetes-validate's strict validator for one kind, built once (kubernetes_validate.validate
-    reads and indexes its 3 MB of definitions on every call). Raises SchemaNotFoundError."""
-    import jsonschema
-    from kubernetes_validate.utils import SchemaNotFoundError, all_versions, major_minor
-    from referencing import Registry, Resource
-
-    version = [v for v in all_versions() if major_minor(v) <= major_minor(kubernetes_version)][-1]
-    schema_dir = f"kubernetes-json-schema/v{version}-local-strict"
-    api = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
-    try:
-        schema = _schema_file(f"{schema_dir}/{kind.lower()}-{api}.json")
-    except FileNotFoundError:
-        raise SchemaNotFoundError(version=major_minor(kubernetes_version), kind=kind, api_version=api_version) from None
-    registry = Resource.from_contents(_schema_file(f"{schema_dir}/_definitions.json")) @ (Resource.from_contents(schema) @ Registry())
-    return jsonschema.validators.Draft202012Validator(schema, registry=registry)
 
 
 def validate_objects(
-    objects: list[Any], kubernetes_version: str, crd_dir: Path = CRD_DIR,
+    objects: list[Any], kubernetes_version: str, crd_dir: Path | None = None,
     crds: list[dict[str, Any]] | None = None,
 ) -> list[SchemaFinding]:
     """Schema findings for ``objects`` (the plan's KubernetesObjects or rendered objects, each
@@ -247,7 +182,6 @@ def validate_objects(
     """
     if not objects:
         return []
-    from gpu_platform.infra.preview.render import builtin_api_versions
 
     served = builtin_api_versions(kubernetes_version)
     builtin = {api.rpartition("/")[0] for api in served}
@@ -263,7 +197,7 @@ def validate_objects(
         owner = obj.owner.name
         body = getattr(obj, "plain_body", None) or plain(obj.body)
         try:
-            error = next(iter(_builtin_validator(kubernetes_version, obj.api_version, obj.kind).iter_errors(body)), None)
+            error = next(iter(builtin_validator(kubernetes_version, obj.api_version, obj.kind).iter_errors(body)), None)
             if error is not None:
                 findings.append(SchemaFinding(owner, obj.kind, f"{label}: {_path(error)}: {error.message}", True))
         except SchemaNotFoundError:

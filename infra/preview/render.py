@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 
 from gpu_platform.infra.preview.manifests import ObjectView
+from gpu_platform.infra.kubernetes_api import builtin_groups, ga_api_versions
 from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 from gpu_platform.infra.preview.upstream import Lock, SourceError, Sources, parse_kustomize_url
 
@@ -45,7 +46,6 @@ __all__ = [
     "RenderedObject",
     "RenderedSource",
     "Rendering",
-    "builtin_api_versions",
     "render_plan",
     "type_token",
 ]
@@ -85,36 +85,10 @@ def type_token(api_version: str, kind: str) -> str:
     return f"kubernetes:{group or 'core'}/{version}:{kind}"
 
 
-@functools.cache
-def builtin_api_versions(kubernetes_version: str) -> dict[str, frozenset[str]]:
-    """apiVersion -> kinds that Kubernetes ``kubernetes_version`` knows, from the offline schemas
-    (kubernetes-validate) of that version; GA and pre-release versions alike."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("kubernetes_validate")
-    assert spec is not None and spec.submodule_search_locations
-    root = Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
-    folder = next((p for p in sorted(root.iterdir()) if p.name.startswith(f"v{kubernetes_version}.") and p.name.endswith("-local-strict")), None)
-    if folder is None:
-        return {}
-    definitions = json.loads((folder / "_definitions.json").read_text())
-    definitions = definitions.get("$defs") or definitions.get("definitions") or {}
-    served: dict[str, set[str]] = {}
-    for schema in definitions.values():
-        for gvk in (schema.get("x-kubernetes-group-version-kind") or []) if isinstance(schema, dict) else []:
-            api = f"{gvk['group']}/{gvk['version']}" if gvk["group"] else gvk["version"]
-            # Only kinds with a schema file of their own are objects kubectl can apply.
-            if (folder / f"{gvk['kind'].lower()}-{(gvk['group'] or '').split('.')[0] + '-' if gvk['group'] else ''}{gvk['version']}.json").is_file():
-                served.setdefault(api, set()).add(gvk["kind"])
-    return {api: frozenset(kinds) for api, kinds in served.items()}
 
 
-def builtin_groups(kubernetes_version: str) -> frozenset[str]:
-    return frozenset(api.rpartition("/")[0] for api in builtin_api_versions(kubernetes_version))
 
 
-def ga_api_versions(kubernetes_version: str) -> list[str]:
-    return sorted(api for api in builtin_api_versions(kubernetes_version) if re.search(r"(^|/)v[0-9]+$", api))
 
 
 @dataclass

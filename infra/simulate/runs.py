@@ -271,7 +271,7 @@ def sweep_values(text: str) -> tuple[str, list[Any]]:
 
 
 def validate_model(raw: dict[str, Any]) -> ModelSettings:
-    from gpu_platform.infra.stack.model import format_validation_error
+    from gpu_platform.infra.stack.errors import format_validation_error
 
     try:
         return ModelSettings.model_validate(raw)
@@ -470,7 +470,7 @@ class PriceTable(BaseModel):
     @classmethod
     def from_data(cls, data: Any, where: str) -> PriceTable:
         """A price table from a file's YAML (``where`` names it in messages); SimulationError, one line per problem."""
-        from gpu_platform.infra.stack.model import format_validation_error
+        from gpu_platform.infra.stack.errors import format_validation_error
 
         try:
             return cls.model_validate(data)
@@ -734,8 +734,9 @@ def configurations(
     problem (the key named) before anything runs."""
     import copy
 
-    from gpu_platform.infra.stack.model import ConfigError
-    from gpu_platform.infra.preview.engine import PROJECT, read_stack_file, stack_config_from
+    from gpu_platform.infra.stack.errors import ConfigError
+    from gpu_platform.infra.preview.engine import PROJECT
+    from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
 
     combos = combinations(sweeps)
     if len(combos) > max_configs:

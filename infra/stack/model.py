@@ -8,38 +8,48 @@ before any resource is registered, with one line per problem:
 
 from __future__ import annotations
 
-import difflib
-import functools
-import importlib.util
-import json
 import re
-import types
-import typing
 from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
-import pulumi
-import pulumi.runtime
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
-
-from gpu_platform.components.dask_args import DaskOperatorArgs
 from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.dask_args import DaskOperatorArgs
 from gpu_platform.components.dcgm_args import DcgmExporterArgs
-from gpu_platform.components.eks_args import EksClusterArgs, SystemNodeGroupArgs, valid_eks_cluster_name
-from gpu_platform.components.gke_args import GpuGkeClusterArgs, valid_cluster_name
+from gpu_platform.components.eks_args import (
+    EksClusterArgs,
+    SystemNodeGroupArgs,
+)
+from gpu_platform.components.eks_node_group_args import (
+    SpotFailoverEksNodeGroupsArgs,
+    ami_problem,
+    autoscaler_image,
+)
+from gpu_platform.components.eks_plan import plan_node_groups
+from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.kube import kubernetes_owns
-from gpu_platform.components.kubeflow_args import DEFAULT_DEX_PASSWORD, EDITION_NAMESPACES, Edition, KubeflowInstallArgs
+from gpu_platform.components.kubeflow_args import (
+    DEFAULT_DEX_PASSWORD,
+    EDITION_NAMESPACES,
+    Edition,
+    KubeflowInstallArgs,
+)
 from gpu_platform.components.kubeflow_plan import capacity_problem
-from gpu_platform.components.numbers import Int
 from gpu_platform.components.labels import PoolRole
-from gpu_platform.components.models import ARGS_CONFIG, field_error, key_path
+from gpu_platform.components.models import ARGS_CONFIG, field_error
+from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import Environment, NodePoolShape
 from gpu_platform.components.prometheus_args import PrometheusStackArgs
-from gpu_platform.components.eks_plan import plan_node_groups
-from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs, ami_problem, autoscaler_image
-from gpu_platform.components.zones import unchecked_region, zone_problem
+from gpu_platform.components.zones import unchecked_region
+from gpu_platform.infra.kubernetes_api import supported_kubernetes_versions
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 __all__ = [
     "PROJECT",
@@ -79,14 +89,6 @@ def _raise_all(model: str, problems: list[Problem]) -> None:
 _K8S_MINOR = re.compile(r"^1\.[0-9]{2}$")
 
 
-@functools.cache
-def supported_kubernetes_versions() -> list[str]:
-    """The minor versions kubernetes-validate ships schemas for (read from its data, not imported)."""
-    spec = importlib.util.find_spec("kubernetes_validate")
-    assert spec is not None and spec.submodule_search_locations
-    root = Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
-    minors = {m.group(1) for p in root.iterdir() if (m := re.match(r"^v(1\.[0-9]+)\.", p.name))}
-    return sorted(minors, key=lambda v: int(v.split(".")[1]))
 
 
 class MonitoringConfig(BaseModel):
@@ -426,302 +428,41 @@ class StackConfig(BaseModel):
         return []
 
 
-class ConfigError(pulumi.RunError):
-    """Stack config that cannot be deployed; ``lines`` holds one line per problem.
-
-    A RunError, so `pulumi up` prints the message without a traceback.
-    """
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        super().__init__("invalid stack config:\n" + "\n".join(lines))
 
 
 # --- reading Pulumi config ------------------------------------------------------------------
 
 
-def _parse(value: Any) -> Any:
-    """Pulumi hands structured config to programs as JSON strings; scalars stay strings."""
-    if isinstance(value, str) and value[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
 
 
-def _all_config() -> dict[str, Any]:
-    merged = dict(pulumi.runtime.get_config_env())
-    merged.update(pulumi.runtime.config.CONFIG.get())
-    return merged
 
 
-def read_namespace(namespace: str = PROJECT) -> dict[str, Any]:
-    """Every ``<namespace>:<key>`` config value, structured values decoded."""
-    prefix = namespace + ":"
-    return {k[len(prefix):]: _parse(v) for k, v in _all_config().items() if k.startswith(prefix)}
 
 
-def load_stack_config() -> StackConfig:
-    """Build the StackConfig from the running program's Pulumi config, or raise ConfigError."""
-    raw = read_namespace(PROJECT)
-    secret = {key for key in raw if pulumi.runtime.is_config_secret(f"{PROJECT}:{key}")}
-    if misplaced := _misplaced_secrets(raw, secret):
-        raise ConfigError(misplaced)
-    try:
-        config = StackConfig.model_validate(raw)
-    except ValidationError as exc:
-        renames = {}
-        if isinstance(raw.get("eks_node_groups"), dict) and "other_node_groups" not in raw["eks_node_groups"]:
-            # Injected from eks.system_node_group (see StackConfig): name what the user wrote.
-            renames[("eks_node_groups", "other_node_groups")] = ("eks", "system_node_group", "name")
-        raise ConfigError(format_validation_error(exc, StackConfig, PROJECT, secret=secret, renames=renames)) from None
-    problems: list[str] = []
-    if config.cloud is Cloud.GCP and config.gke is not None:
-        import pulumi_gcp
-
-        # The same lookup the provider makes: gcp:project, else GOOGLE_PROJECT and friends.
-        if not config.gke.project and not pulumi_gcp.config.project:
-            problems.append(
-                f"gcp:project: required when {PROJECT}:gke.project is not set (got nothing)"
-            )
-        stack = pulumi.get_stack()
-        if config.gke.cluster_name is None and not valid_cluster_name(stack):
-            problems.append(
-                f"{PROJECT}:gke.cluster_name: required, since the stack name {stack!r} is not a valid "
-                "GKE cluster name (lowercase letters, digits and '-', starting with a letter, at most 40) (got nothing)"
-            )
-    if config.cloud is Cloud.AWS and config.eks is not None:
-        import pulumi_aws
-
-        if not config.eks.region and not pulumi_aws.config.region:
-            problems.append(f"aws:region: required when {PROJECT}:eks.region is not set (got nothing)")
-        stack = pulumi.get_stack()
-        if config.eks.cluster_name is None and not valid_eks_cluster_name(stack):
-            problems.append(
-                f"{PROJECT}:eks.cluster_name: required, since the stack name {stack!r} is not a valid EKS cluster "
-                "name (letters, digits, '-' and '_') (got nothing)"
-            )
-        # With eks.region set, EksClusterArgs checks the zones itself.
-        region = pulumi_aws.config.region
-        named: list[tuple[str, str]] = []
-        if config.eks.vpc is not None:
-            named = [(f"eks.vpc.{f}[{z}]", z) for f, z, _ in config.eks.vpc.subnets()]
-        elif config.eks.zones:
-            named = [(f"eks.zones[{i}]", z) for i, z in enumerate(config.eks.zones)]
-        if named and not config.eks.region and region:
-            for key, zone in named:
-                if not zone.startswith(str(region)) or len(zone) != len(str(region)) + 1:
-                    problems.append(f"{PROJECT}:{key}: zone {zone} is not in region {region} (got {json.dumps(zone)})")
-                elif problem := zone_problem(Cloud.AWS, str(region), zone):
-                    problems.append(f"{PROJECT}:{key}: {problem} (got {json.dumps(zone)})")
-    problems += _secret_problems(
-        "grafana_admin_password", config.grafana_admin_password, config.monitoring.enabled,
-        "monitoring is enabled", "<password>",
-    )
-    problems += _secret_problems(
-        "kubeflow_oidc_client_secret",
-        config.kubeflow_oidc_client_secret,
-        config.kubeflow is not None and config.kubeflow.install.oidc is not None,
-        "kubeflow.install.oidc is set",
-        "<client secret>",
-    )
-    problems += _secret_problems(
-        "kubeflow_dex_password_hash",
-        config.kubeflow_dex_password_hash,
-        config.kubeflow is not None and config.kubeflow.install.edition is Edition.PLATFORM,
-        "the Kubeflow platform edition is enabled",
-        "\"$(htpasswd -nbBC 12 '' <password> | cut -d: -f2)\"",
-    )
-    if problems:
-        raise ConfigError(problems)
-    return config
 
 
-SECRET_FIELDS = frozenset(
-    name for name, field in StackConfig.model_fields.items() if SecretStr in typing.get_args(field.annotation)
-)
-"""The top-level keys that hold a secret (SecretStr fields); a secret anywhere else is refused."""
 
 
-def _secret_paths(value: Any, path: str) -> list[str]:
-    """Where the offline reader put a secure value's placeholder inside ``value``."""
-    from gpu_platform.infra.preview.engine import SECRET_PLACEHOLDER
-
-    if isinstance(value, str):
-        return [path] if value.startswith(SECRET_PLACEHOLDER) else []
-    if isinstance(value, dict):
-        return [p for k, v in value.items() for p in _secret_paths(v, f"{path}.{k}")]
-    if isinstance(value, list):
-        return [p for i, v in enumerate(value) for p in _secret_paths(v, f"{path}[{i}]")]
-    return []
 
 
-def _misplaced_secrets(raw: dict[str, Any], secret: set[str]) -> list[str]:
-    """A secret where the program needs a plain value (names, namespaces, emails, sizes): refused,
-    naming the key path and never the value. Only SecretStr keys carry secrets into the cloud."""
-    allowed = ", ".join(sorted(SECRET_FIELDS))
-    lines = []
-    # An unknown key is the model's to refuse (unknown key, did-you-mean), its value hidden.
-    for key in sorted((secret - SECRET_FIELDS) & set(StackConfig.model_fields)):
-        paths = _secret_paths(raw[key], f"{PROJECT}:{key}") or [f"{PROJECT}:{key}"]
-        for path in paths:
-            lines.append(
-                f"{path}: a secret where a plain value is required (it would name or size resources and "
-                f"show in plaintext in the state); only {allowed} may be secret (got a secret value)"
-            )
-    return lines
 
 
-def _secret_problems(key: str, value: SecretStr | None, needed: bool, when: str, example: str) -> list[str]:
-    """A secret config key that is missing while needed, or set in plain text."""
-    full = f"{PROJECT}:{key}"
-    how = f"set it with `pulumi config set --secret {full} {example}`"
-    if needed and value is None:
-        return [f"{full}: required when {when}; {how} (got nothing)"]
-    if value is not None and not pulumi.runtime.is_config_secret(full):
-        return [f"{full}: must be a Pulumi secret, not plain text in the stack file; {how} (got a plaintext value)"]
-    return []
 
 
 # --- error formatting -------------------------------------------------------------------------
 
 
-def _show(value: Any) -> str:
-    try:
-        text = json.dumps(value, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _unwrap(annotation: Any) -> list[Any]:
-    """The model classes an annotation may hold (through Optional, list, dict)."""
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        return [m for arg in typing.get_args(annotation) for m in _unwrap(arg)]
-    if origin is typing.Annotated:
-        return _unwrap(typing.get_args(annotation)[0])
-    if origin in (list, tuple, set, frozenset):
-        return [m for arg in typing.get_args(annotation) for m in _unwrap(arg)]
-    if origin is dict:
-        return _unwrap(typing.get_args(annotation)[1])
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return [annotation]
-    return []
 
 
-def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The model class whose fields live at ``loc`` (list indexes skipped)."""
-    current: type[BaseModel] | None = root
-    for part in loc:
-        if isinstance(part, int) or current is None:
-            continue
-        field = current.model_fields.get(part)
-        if field is None:
-            return None
-        models = _unwrap(field.annotation)
-        current = models[0] if models else None
-    return current
 
 
-SECRET_SHOWN = "a secret value"
-"""What an error shows in place of a secret's value."""
 
 
-def _texts(value: Any) -> list[str]:
-    """Every text (and number) inside a value, longest first, to cut out of a message."""
-    if isinstance(value, dict):
-        found = [t for k, v in value.items() for t in (*_texts(k), *_texts(v))]
-    elif isinstance(value, (list, tuple)):
-        found = [t for v in value for t in _texts(v)]
-    elif isinstance(value, SecretStr):
-        found = [value.get_secret_value()]
-    elif value is None or isinstance(value, bool):
-        found = []
-    else:
-        found = [str(value)]
-    return sorted({t for t in found if len(t) >= 3}, key=len, reverse=True)
 
 
-def _message(error: dict[str, Any], root: type[BaseModel], secret: bool = False) -> str:
-    kind = error["type"]
-    msg: str = error["msg"]
-    loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
-    shown = SECRET_SHOWN if secret else _show(error.get("input"))
-    if secret:
-        # A validator's own message may quote the value: cut out every text the value holds.
-        for text in _texts(error.get("input")):
-            msg = msg.replace(text, "<secret>")
-    if kind == "string_type" and isinstance(error.get("input"), float):
-        number = error["input"]
-        return (
-            f"text expected, but YAML read an unquoted number ({number}; 1.30 becomes 1.3): "
-            f'quote it as you mean it, e.g. "{number}" (got {shown})'
-        )
-    if kind == "missing":
-        return "required (got nothing)"
-    if kind == "extra_forbidden":
-        parent = _model_at(root, loc[:-1])
-        allowed = sorted(parent.model_fields) if parent else []
-        hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-        text = "unknown key"
-        if hint:
-            text += f"; did you mean {hint[0]}?"
-        if allowed:
-            text += f" allowed: {', '.join(allowed)}"
-        return f"{text} (got {shown})"
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    if msg.startswith("Assertion failed, "):
-        msg = msg[len("Assertion failed, "):]
-    return f"{msg} (got {shown})"
 
 
-def format_validation_error(
-    exc: ValidationError,
-    root: type[BaseModel],
-    namespace: str | None = None,
-    *,
-    secret: set[str] | frozenset[str] = frozenset(),
-    renames: dict[tuple[str, ...], tuple[str, ...]] | None = None,
-) -> list[str]:
-    """One line per problem: ``<namespace>:<key path>: <what is wrong> (got <value>)``.
-
-    The one error formatter: a value under a key in ``secret`` (top-level keys Pulumi marks
-    secret), of a SecretStr field, or holding a secure placeholder is never shown. ``renames``
-    maps a key the program derived to the key the user wrote.
-    """
-    from gpu_platform.infra.preview.engine import SECRET_PLACEHOLDER
-
-    lines = []
-    for error in exc.errors():
-        # Drop pydantic's union/tagged-union markers so the path is the user's key path.
-        loc = tuple(
-            p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))
-        )
-        for derived, written in (renames or {}).items():
-            if loc[: len(derived)] == derived:
-                loc = written
-                break
-        hidden = (
-            (bool(loc) and str(loc[0]) in secret)
-            or SECRET_PLACEHOLDER in json.dumps(error.get("input"), default=str)
-            or _is_secret_field(root, loc)
-        )
-        path = key_path(loc)
-        prefix = f"{namespace}:{path}" if namespace else path
-        line = f"{prefix}: {_message(error, root, hidden)}"
-        if line not in lines:
-            lines.append(line)
-    return lines
 
 
-def _is_secret_field(root: type[BaseModel], loc: tuple[Any, ...]) -> bool:
-    """Whether ``loc`` is (inside) a SecretStr field of ``root``."""
-    for end in range(1, len(loc) + 1):
-        parent = _model_at(root, loc[: end - 1])
-        field = parent.model_fields.get(loc[end - 1]) if parent and isinstance(loc[end - 1], str) else None
-        if field is not None and (field.annotation is SecretStr or SecretStr in typing.get_args(field.annotation)):
-            return True
-    return False

@@ -21,7 +21,8 @@ from gpu_platform.components import DaskOperator, DaskOperatorArgs, RapidsDaskCl
 from gpu_platform.components.dask_args import GPU_NODE_LABELS, DaskNotebookArgs, node_room, operator_chart_dir
 from gpu_platform.components.dask_resources import operator_values
 from gpu_platform.components.pools import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
-from gpu_platform.infra.stack.model import StackConfig, format_validation_error
+from gpu_platform.infra.stack.model import StackConfig
+from gpu_platform.infra.stack.errors import format_validation_error
 from tests.components.test_upstream_schemas import unknown_keys
 from tests.conftest import Engine, settled, settled_tree
 from tests.factories import eks_stack, gpu_class, prod_eks_raw, stack

@@ -25,8 +25,10 @@ from gpu_platform.components import (
     SystemNodeGroupArgs,
 )
 from gpu_platform.components.eks_node_group_args import asg_name_pattern, example_asg_name
-from gpu_platform.infra.stack.model import ConfigError, StackConfig, format_validation_error, load_stack_config
-from gpu_platform.infra.preview.engine import config_for_engine
+from gpu_platform.infra.stack.errors import ConfigError, format_validation_error
+from gpu_platform.infra.stack.model import StackConfig
+from gpu_platform.infra.stack.read import load_stack_config
+from gpu_platform.infra.stack.read import config_for_engine
 from tests.factories import eks, eks_node_groups, eks_stack, gpu_class, prod_eks_raw
 
 SEED_TIERS = [

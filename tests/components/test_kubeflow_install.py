@@ -33,7 +33,7 @@ from gpu_platform.components.kubeflow_transforms import (
     upstream_credentials_transform,
 )
 from gpu_platform.components.pools import CapacityStrategy
-from gpu_platform.infra.stack.model import format_validation_error
+from gpu_platform.infra.stack.errors import format_validation_error
 from tests.conftest import Engine, settled, settled_tree
 
 TRAINING = Taint(key="gpu-platform.io/workload", value="training")

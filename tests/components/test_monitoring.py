@@ -31,7 +31,7 @@ from gpu_platform.components.prometheus_args import (
     metric_source,
 )
 from gpu_platform.components.prometheus_values import adapter_rules, adapter_values, dashboard_json, gpu_alert_groups, stack_values
-from gpu_platform.infra.stack.model import format_validation_error
+from gpu_platform.infra.stack.errors import format_validation_error
 from tests.conftest import Engine, settled
 
 

@@ -9,8 +9,12 @@ import pulumi
 import pytest
 from pydantic import ValidationError
 
-from gpu_platform.infra.stack.model import ConfigError, StackConfig, load_stack_config, read_namespace
-from gpu_platform.infra.preview.engine import PreviewError, RecordingMocks, RecordingMonitor, config_for_engine, read_stack_file, run_program
+from gpu_platform.infra.stack.errors import ConfigError
+from gpu_platform.infra.stack.model import StackConfig
+from gpu_platform.infra.stack.read import load_stack_config, read_namespace
+from gpu_platform.infra.stack.errors import PreviewError
+from gpu_platform.infra.preview.engine import RecordingMocks, RecordingMonitor, run_program
+from gpu_platform.infra.stack.read import config_for_engine, read_stack_file
 from tests.conftest import PROJECT_DIR
 from tests.factories import gke
 
@@ -237,7 +241,7 @@ def test_fails_when_the_stack_name_is_not_a_pulumi_stack_name(stack: str) -> Non
 
 @pytest.mark.parametrize("stack", ["dev-gke", "a.b_c-1", "x" * 100])
 def test_pulumi_stack_names_pass_the_name_check(stack: str) -> None:
-    from gpu_platform.infra.preview.engine import check_stack_name
+    from gpu_platform.infra.stack.read import check_stack_name
 
     check_stack_name(stack)
 

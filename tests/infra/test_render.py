@@ -236,7 +236,7 @@ def test_the_stack_renders_fully_and_clean(stack: str, tmp_path: Path, capsys: p
 RAW = '''
 import pulumi
 import pulumi_kubernetes as k8s
-from gpu_platform.infra.stack.model import load_stack_config
+from gpu_platform.infra.stack.read import load_stack_config
 
 load_stack_config()
 case = pulumi.Config("test").require("case")

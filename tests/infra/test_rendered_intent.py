@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gpu_platform.infra.preview.cluster_checks import DEFAULT_CREDENTIALS, check_default_credentials, collect_objects
-from gpu_platform.infra.preview.engine import load_stack
+from gpu_platform.infra.stack.read import load_stack
 from gpu_platform.infra.preview.render import Rendering, render_plan
 from gpu_platform.infra.preview.upstream import Sources, load_lock
 from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
@@ -259,7 +259,8 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
     import tempfile
     from pathlib import Path
 
-    from gpu_platform.infra.preview.engine import Plan, read_stack_file, run_program
+    from gpu_platform.infra.preview.engine import Plan, run_program
+    from gpu_platform.infra.stack.read import read_stack_file
     from tests.infra.test_render import platform_variant
 
     if edition == "pipelines":

@@ -18,7 +18,7 @@ import pytest
 from pydantic import ValidationError
 
 from gpu_platform.infra.cli import main
-from gpu_platform.infra.stack.model import format_validation_error
+from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.report.prometheus import Report, ReportInputs, _iso, collect, nearest_rank, table_rows
 from tests.conftest import PROJECT_DIR
 from tests.infra.report_workload import Node, Pod, Workload, serve, simulate

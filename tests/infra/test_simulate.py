@@ -11,7 +11,7 @@ import yaml
 
 from gpu_platform.components.gke_args import AutoscalingProfile
 from gpu_platform.infra.cli import main
-from gpu_platform.infra.preview.engine import load_stack
+from gpu_platform.infra.stack.read import load_stack
 from gpu_platform.infra.simulate.runs import (
     AutoscalerModel,
     ModelSettings,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 
 import pytest
 
-from gpu_platform.infra.preview.engine import load_stack
+from gpu_platform.infra.stack.read import load_stack
 from gpu_platform.infra.simulate.replay import ReplayError, replay_jobs
 from gpu_platform.infra.report.prometheus import ReportError, ReportInputs, _iso, collect
 from gpu_platform.infra.simulate.runs import ModelInputs, ModelSettings, model_inputs, trace_report
