@@ -81,3 +81,120 @@ def test_the_check_finds_hidden_imports(tmp_path: Path) -> None:
         "components/c.py:1: imports components.pools; use gpu_platform.components.pools",
         "policies/d.py:1: policies imports gpu_platform.infra",
     ]
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node that can run: all of the tree but the bodies of ``if TYPE_CHECKING:`` blocks, whose
+    imports only name types for a checker (a plan module naming the Args it plans is not an import)."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and (
+            (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+            or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING")
+        ):
+            skipped.update(id(n) for child in node.body for n in ast.walk(child))
+    return [n for n in ast.walk(tree) if id(n) not in skipped]
+
+
+def _module_name(root: Path, path: Path) -> str:
+    relative = path.relative_to(root).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return "gpu_platform." + ".".join(parts)
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the package modules it imports, at any depth (function-level imports included).
+
+    `from a.b import c` is an edge to a.b.c when that is a module of the tree, else to a.b.
+    """
+    files = {_module_name(root, p): p for layer in FORBIDDEN for p in sorted((root / layer).rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        edges: set[str] = set()
+        tree = ast.parse(path.read_text(), str(path))
+        for node in _runtime_nodes(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base_module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    base_module = node.module or ""
+                targets = [f"{base_module}.{alias.name}" if f"{base_module}.{alias.name}" in files else base_module for alias in node.names]
+            for target in targets:
+                if target in files and target != module:
+                    edges.add(target)
+        graph[module] = edges
+    return graph
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """Every set of modules that import each other, directly or through others (Tarjan's SCCs)."""
+    graph = import_graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return sorted(cycles)
+
+
+def test_no_import_cycle_even_through_function_level_imports() -> None:
+    assert import_cycles(PROJECT_DIR) == []
+
+
+def test_the_cycle_check_finds_a_cycle_hidden_in_a_function(tmp_path: Path) -> None:
+    for layer in FORBIDDEN:
+        (tmp_path / layer).mkdir()
+    (tmp_path / "infra" / "a.py").write_text("from gpu_platform.infra.b import x\n")
+    (tmp_path / "infra" / "b.py").write_text("x = 1\ndef f():\n    from gpu_platform.infra import c\n    return c\n")
+    (tmp_path / "infra" / "c.py").write_text("def g():\n    from gpu_platform.infra.a import x\n    return x\n")
+    (tmp_path / "infra" / "d.py").write_text("from gpu_platform.infra import b\n")
+    # A type-only import back does not run: f -> g -> (f, for a checker only) is no cycle.
+    (tmp_path / "infra" / "f.py").write_text("from gpu_platform.infra.g import y\n")
+    (tmp_path / "infra" / "g.py").write_text("from typing import TYPE_CHECKING\ny = 1\nif TYPE_CHECKING:\n    from gpu_platform.infra.f import y\n")
+    assert import_cycles(tmp_path) == [["gpu_platform.infra.a", "gpu_platform.infra.b", "gpu_platform.infra.c"]]
+
+
+def test_the_command_line_is_the_top_no_application_imports_it() -> None:
+    """infra/cli parses flags and prints; the applications (stack, preview, simulate, report, ...)
+    never reach up into it."""
+    graph = import_graph(PROJECT_DIR)
+    upward = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if not module.startswith("gpu_platform.infra.cli")
+        for target in targets
+        if target.startswith("gpu_platform.infra.cli")
+    )
+    assert upward == []
