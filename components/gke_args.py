@@ -9,9 +9,11 @@ workloads (gke_plan).
 from __future__ import annotations
 
 import ipaddress
+import functools
 import re
 from enum import StrEnum
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any, Self
 
 import pulumi
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
@@ -42,7 +44,7 @@ from gpu_platform.components.pools import (
     pool_taints,
 )
 from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
-from gpu_platform.components.gke_plan import REGION, ZONE, cluster_zones, plan_pools, pool_zones
+from gpu_platform.components.gke_plan import REGION, ZONE, PlannedPool, cluster_zones, plan_pools, pool_zones
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.zones import zone_problem
 
@@ -820,9 +822,23 @@ class GpuGkeClusterArgs(BaseModel):
         """How many zones a pool's nodes spread over, as the plan counts them (gke_plan.pool_zones)."""
         return pool_zones(self.location, self.node_locations, pool.node_locations).count
 
+    @functools.cached_property
+    def plan(self) -> tuple[PlannedPool, ...]:
+        """The pool plan (gke_plan.plan_pools), computed once for these Args: the component, the stack's
+        checks, plan-capacity and the simulator all read this one."""
+        return tuple(plan_pools(self))
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with ``update``, its plan is made again from the updated values (pydantic copies
+        cached values along with the fields)."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            copied.__dict__.pop("plan", None)
+        return copied
+
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every declared pool as workloads see it: shape, bounds in total, labels, taints, placement
-        (the plan's, see gke_plan.plan_pools)."""
-        return [planned.shape for planned in plan_pools(self)]
+        (the plan's, see ``plan``)."""
+        return [planned.shape for planned in self.plan]
 
 

@@ -43,7 +43,6 @@ from gpu_platform.components.gke_args import (
     SystemPoolArgs,
     valid_cluster_name,
 )
-from gpu_platform.components.gke_plan import plan_pools
 from gpu_platform.components.gke_resources import cluster_args, compute_class_spec, gke_kubeconfig, node_pool_args
 
 __all__ = [
@@ -198,7 +197,7 @@ class GpuGkeCluster(pulumi.ComponentResource, ClusterComponent):
         self.node_pools = {}
         self.compute_classes = {}
 
-        planned = plan_pools(args)
+        planned = args.plan
         self._pool_shapes = [p.shape for p in planned]
         self.placements = {p.args.name: p.shape.placement for p in planned}
         created: dict[str, list[gcp.container.NodePool]] = {}

@@ -44,7 +44,6 @@ def cmd_preview(args: argparse.Namespace) -> int:
             validate_objects,
         )
         from gpu_platform.infra.stack.errors import ConfigError
-        from gpu_platform.infra.stack.read import load_stack_config
         from gpu_platform.policies.evaluate import evaluate, read_policy_config
         from gpu_platform.policies.rules import Enforcement, Resource
 
@@ -63,7 +62,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
         # interrupt inside the SDK's event loop or a provider SDK's import is not safe.
         with deferred_interrupts(second_raises=True):
             plan = run_program(project_dir, args.stack, config, secret_keys, program=program)
-        stack_config = load_stack_config() if program is None else program_target(plan, args.kubernetes_version)
+        stack_config = plan.stack_config if program is None else program_target(plan, args.kubernetes_version)
     except (ConfigError, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - the program's own failure: one line, exit 3

@@ -286,6 +286,9 @@ class Plan:
     e.g. the checks an Output kept a component from making."""
     project: str = PROJECT
     """The program's project (its Pulumi.yaml name), which its URNs name."""
+    stack_config: Any = field(default=None, compare=False, repr=False)
+    """This repository's program only: the StackConfig it read and planned (the one read of the stack);
+    the preview's checks take it from here. None for a program of one's own."""
 
     def by_urn(self) -> dict[str, RecordedResource]:
         return {r.urn: r for r in self.resources}
@@ -466,7 +469,8 @@ def run_program(
         # The language host runs the program from its own folder, like this.
         os.chdir(program_dir)
         sys.argv = [str(program.main)]
-        _sync_await(pulumi.runtime.run_in_stack(lambda: runpy.run_path(str(program.main), run_name="__main__")))
+        ran: dict[str, Any] = {}
+        _sync_await(pulumi.runtime.run_in_stack(lambda: ran.update(runpy.run_path(str(program.main), run_name="__main__"))))
     except Exception:
         # A key in a namespace the program never read is the likelier cause (acmee:cloud for acme:cloud).
         if not shipped and (problems := unread_namespaces(program, stack, config, reads.namespaces)):
@@ -484,12 +488,13 @@ def run_program(
             stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings,
             project=program.project,
         )
-    from gpu_platform.infra.stack.read import load_stack_config
-
-    # Checks the config could not make offline (e.g. zones of a region the shipped data lacks).
-    try:
-        notices += [n for n in load_stack_config().notices() if n not in notices]
-    except ConfigError:
-        pass  # a program of its own config (tests, examples): nothing of ours to check
-    return Plan(stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings)
+    # The program read and planned the stack once (infra/__main__.py's ``config``): the checks it could
+    # not make offline (e.g. zones of a region the shipped data lacks) are asked of that same config.
+    stack_config = ran.get("config")
+    if stack_config is not None:
+        notices += [n for n in stack_config.notices() if n not in notices]
+    return Plan(
+        stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings,
+        stack_config=stack_config,
+    )
 

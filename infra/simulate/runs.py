@@ -318,11 +318,10 @@ def _zone_names(names: tuple[str, ...] | None, count: int, region: str) -> tuple
 
 def _gke_groups(gke: Any) -> list[NodeGroup]:
     """One model group per node pool of the plan (gke_plan.plan_pools): its name, bounds and zones."""
-    from gpu_platform.components.gke_plan import plan_pools
     from gpu_platform.components.pools import BoundsScope
 
     groups = []
-    for planned in plan_pools(gke):
+    for planned in gke.plan:
         shape = planned.shape
         zones = _zone_names(planned.zones.names, planned.zones.count, gke.region)
         for i, node_pool in enumerate(planned.node_pools):
@@ -340,12 +339,10 @@ def _gke_groups(gke: Any) -> list[NodeGroup]:
     return groups
 
 
-def _eks_groups(eks: Any, node_groups: Any, region: str) -> list[NodeGroup]:
-    """One model group per managed node group of the plan (eks_plan.plan_node_groups): bounds in total."""
-    from gpu_platform.components.eks_plan import plan_node_groups
+def _eks_groups(plan: Any, region: str) -> list[NodeGroup]:
+    """One model group per managed node group of the stack's plan (StackConfig.eks_plan): bounds in total."""
     from gpu_platform.components.pools import CapacityType
 
-    plan = plan_node_groups(eks, node_groups)
     zones = _zone_names(plan.zones.names, plan.zones.count, region)
     return [
         NodeGroup(
@@ -377,7 +374,7 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         notice = 30.0
     else:
         settings_eks = stack.eks_node_groups.autoscaler
-        groups = _eks_groups(stack.eks, stack.eks_node_groups, region)
+        groups = _eks_groups(stack.eks_plan, region)
         unneeded = float(seconds(settings_eks.scale_down_unneeded_time))
         delay = float(seconds(settings_eks.scale_down_delay_after_add))
         provision = float(seconds(settings_eks.max_node_provision_time))

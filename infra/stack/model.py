@@ -8,9 +8,11 @@ before any resource is registered, with one line per problem:
 
 from __future__ import annotations
 
+import functools
 import re
 from enum import StrEnum
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Self
 
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.dask_args import DaskOperatorArgs
@@ -24,7 +26,7 @@ from gpu_platform.components.eks_node_group_args import (
     ami_problem,
     autoscaler_image,
 )
-from gpu_platform.components.eks_plan import plan_node_groups
+from gpu_platform.components.eks_plan import EksPlan, plan_node_groups
 from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.kube import kubernetes_owns
 from gpu_platform.components.kubeflow_args import (
@@ -196,7 +198,8 @@ class StackConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _one_environment(cls, data: Any) -> Any:
-        """The program sets gke/eks.environment from gpu-platform:environment: one place to say it."""
+        """gke/eks.environment come from gpu-platform:environment: one place to say it. The cluster's Args
+        are made with it here, so the component gets the very Args (and plan) the stack checks read."""
         if isinstance(data, dict):
             problems: list[Problem] = [
                 (
@@ -208,6 +211,12 @@ class StackConfig(BaseModel):
                 if isinstance(data.get(section), dict) and "environment" in data[section]
             ]
             _raise_all("StackConfig", problems)
+            environment = data.get("environment", Environment.DEV.value)
+            if isinstance(environment, str) and environment in {e.value for e in Environment}:  # a wrong value: its own one line
+                data = {
+                    **data,
+                    **{s: {**data[s], "environment": environment} for s in ("gke", "eks") if isinstance(data.get(s), dict)},
+                }
         return data
 
     @field_validator("kubernetes_version")
@@ -419,12 +428,26 @@ class StackConfig(BaseModel):
             return str(region) if region else None
         return None
 
+    @functools.cached_property
+    def eks_plan(self) -> EksPlan | None:
+        """The EKS cluster's node-group plan (eks_plan.plan_node_groups), computed once; None on GKE."""
+        if self.cloud is Cloud.AWS and self.eks is not None and self.eks_node_groups is not None:
+            return plan_node_groups(self.eks, self.eks_node_groups)
+        return None
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with ``update``, its plan is made again from the updated values."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            copied.__dict__.pop("eks_plan", None)
+        return copied
+
     def pool_shapes(self) -> list[NodePoolShape]:
-        """Every pool of the stack's cluster as workloads see it (see NodePoolShape)."""
+        """Every pool of the stack's cluster as workloads see it (see NodePoolShape): the plan's."""
         if self.cloud is Cloud.GCP and self.gke is not None:
             return self.gke.pool_shapes()
-        if self.cloud is Cloud.AWS and self.eks is not None and self.eks_node_groups is not None:
-            return list(plan_node_groups(self.eks, self.eks_node_groups).shapes)
+        if self.eks_plan is not None:
+            return list(self.eks_plan.shapes)
         return []
 
 

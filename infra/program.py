@@ -1,4 +1,10 @@
-"""What every stack puts on its cluster once the cluster exists, whatever the cloud.
+"""The gpu-platform program as a function: one validated StackConfig in, the platform out.
+
+``build`` makes the stack's cluster (GpuGkeCluster; on EKS, EksCluster and the
+SpotFailoverEksNodeGroups built with it), then what every stack puts on its cluster once the
+cluster exists, whatever the cloud. infra/__main__.py reads the config once and calls it; the
+offline preview runs that same file and takes the config and platform it made (never reading or
+planning the stack again).
 
 The program builds the cloud's cluster component (GpuGkeCluster; on EKS, EksCluster and the
 SpotFailoverEksNodeGroups built with it) and passes it as ``cluster=`` to the cloud-neutral
@@ -9,14 +15,76 @@ both clouds.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pulumi
 
-from gpu_platform.components import ClusterComponent, DaskOperator, DcgmExporter, KubeflowInstall, PrometheusStack
+from gpu_platform.components import (
+    ClusterComponent,
+    DaskOperator,
+    DcgmExporter,
+    EksCluster,
+    GpuGkeCluster,
+    KubeflowInstall,
+    PrometheusStack,
+    SpotFailoverEksNodeGroups,
+)
 from gpu_platform.components.prometheus_args import MetricSource
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 
-__all__ = ["compose_addons", "compose_monitoring", "scraped_later"]
+__all__ = ["Platform", "build", "compose_addons", "compose_monitoring", "scraped_later"]
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What one run of the program made of one StackConfig."""
+
+    config: StackConfig
+    """The stack's config, read and validated once; its plan (``gke.plan``, ``eks_plan``) is the one plan."""
+    cluster: ClusterComponent
+    """What the add-ons were given as ``cluster=``: the GpuGkeCluster, or on EKS the node groups built with the EksCluster."""
+    monitoring: PrometheusStack | None
+    """The stack's Prometheus, when monitoring is enabled."""
+
+
+def build(stack: str, config: StackConfig) -> Platform:
+    """Register the stack's cluster and add-ons and export their outputs."""
+    pulumi.export("cloud", config.cloud.value)
+    pulumi.export("environment", config.environment.value)
+    cluster: ClusterComponent
+    if config.cloud is Cloud.GCP:
+        assert config.gke is not None  # the config model requires it for gcp
+        gke = GpuGkeCluster(stack, config.gke)
+        pulumi.export("clusterName", gke.cluster_name)
+        pulumi.export("endpoint", gke.endpoint)
+        pulumi.export("kubeconfig", gke.kubeconfig)
+        pulumi.export("nodePools", list(gke.node_pools))
+        pulumi.export("computeClasses", gke.compute_classes)
+        monitoring = compose_monitoring(stack, config, gke)
+        cluster = gke
+    else:
+        assert config.eks is not None and config.eks_node_groups is not None  # required for aws
+        eks = EksCluster(stack, config.eks, gpu_instance_types=config.eks_node_groups.instance_types())
+        # Monitoring first, on the system nodes (eks.ready()): the autoscaler's ServiceMonitor needs its CRD.
+        monitoring = compose_monitoring(stack, config, eks)
+        gpu = SpotFailoverEksNodeGroups(
+            f"{stack}-gpu",
+            config.eks_node_groups,
+            cluster=eks,
+            service_monitor_crd=None if monitoring is None else monitoring.release,
+        )
+        pulumi.export("clusterName", eks.cluster_name)
+        pulumi.export("endpoint", eks.endpoint)
+        pulumi.export("kubeconfig", eks.kubeconfig)
+        pulumi.export("zones", eks.zones)
+        pulumi.export("nodeGroups", [config.eks.system_node_group.name, *gpu.node_groups])
+        pulumi.export("autoscalerPriorities", gpu.expander.configmap_text())
+        # The node groups stand for the cluster with its GPUs: add-ons wait for the nodes, CoreDNS and
+        # the StorageClass their claims name, and are placed on the system node group and the GPU classes.
+        cluster = gpu
+    compose_addons(stack, config, cluster, monitoring)
+    return Platform(config, cluster, monitoring)
 
 
 def scraped_later(config: StackConfig) -> frozenset[MetricSource]:
