@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds the real control plane the apply tests and `gpu-platform preview --apply local` start:
+# etcd, kube-apiserver, kube-controller-manager, kube-scheduler (module ./k8s, Kubernetes 1.34)
+# and kwok (module ./kwok), from the Go module proxy at the versions the go.mod/go.sum files pin.
+#
+# The binaries go to a cache outside the repository, keyed by a hash of those go.mod/go.sum files:
+#   ${GPU_PLATFORM_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-platform/kube}/<hash>/bin
+# (infra/apply/local.py finds them by the same rule). A complete cache entry is reused as is; Go's
+# own module and build caches make a rebuild after a version change incremental.
+# Prints the bin directory on its last line. Needs Go 1.26 (go on PATH or /usr/local/go/bin/go).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+
+go_bin="$(command -v go || true)"
+if [ -z "${go_bin}" ] && [ -x /usr/local/go/bin/go ]; then go_bin=/usr/local/go/bin/go; fi
+if [ -z "${go_bin}" ]; then
+  echo "tests/kube/build.sh: needs Go 1.26 (go on PATH) to build the control plane" >&2
+  exit 2
+fi
+
+# The key: the same bytes infra/apply/local.py hashes (sha256 over each file's name and content,
+# in this order), first 16 hex digits.
+key="$(cd "${here}" && for f in k8s/go.mod k8s/go.sum kwok/go.mod kwok/go.sum; do
+         printf '%s\n' "${f}"; cat "${f}"; done | sha256sum | cut -c1-16)"
+root="${GPU_PLATFORM_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-platform/kube}"
+dest="${root}/${key}/bin"
+binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+complete=1
+for b in "${binaries[@]}"; do [ -x "${dest}/${b}" ] || complete=0; done
+if [ "${complete}" = 1 ]; then
+  echo "${dest}"
+  exit 0
+fi
+
+mkdir -p "${root}/${key}"
+tmp="$(mktemp -d "${root}/${key}/bin.tmp.XXXXXX")"
+trap 'rm -rf "${tmp}"' EXIT
+
+export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly -trimpath"
+ldflags="-s -w"
+echo "building the control plane into ${dest} (one time; several minutes on 2 cores)" >&2
+(cd "${here}/k8s" \
+  && "${go_bin}" build -ldflags="${ldflags}" -o "${tmp}/etcd" go.etcd.io/etcd/server/v3 \
+  && "${go_bin}" build -ldflags="${ldflags}" -o "${tmp}/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver \
+  && "${go_bin}" build -ldflags="${ldflags}" -o "${tmp}/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager \
+  && "${go_bin}" build -ldflags="${ldflags}" -o "${tmp}/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler)
+(cd "${here}/kwok" && "${go_bin}" build -ldflags="${ldflags}" -o "${tmp}/kwok" sigs.k8s.io/kwok/cmd/kwok)
+
+# Whole or not at all: the finished directory replaces any partial one in one rename.
+rm -rf "${dest}"
+mv "${tmp}" "${dest}"
+trap - EXIT
+echo "${dest}"
