@@ -5,8 +5,9 @@
 #
 # The binaries go to a cache outside the repository, keyed by a hash of those go.mod/go.sum files:
 #   ${GPU_PLATFORM_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-platform/kube}/<hash>/bin
-# (infra/apply/local.py finds them by the same rule). A complete cache entry is reused as is; Go's
-# own module and build caches make a rebuild after a version change incremental.
+# with kwok's default stages beside them (kwok-stages.yaml); infra/apply/local.py finds them by the
+# same rule. A complete cache entry is reused as is; Go's own module and build caches make a
+# rebuild after a version change incremental.
 # Prints the bin directory on its last line. Needs Go 1.26 (go on PATH or /usr/local/go/bin/go).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -25,9 +26,11 @@ key="$(cd "${here}" && for f in k8s/go.mod k8s/go.sum kwok/go.mod kwok/go.sum; d
 root="${GPU_PLATFORM_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-platform/kube}"
 dest="${root}/${key}/bin"
 binaries=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+stages="kwok-stages.yaml"
 
 complete=1
 for b in "${binaries[@]}"; do [ -x "${dest}/${b}" ] || complete=0; done
+[ -s "${dest}/${stages}" ] || complete=0
 if [ "${complete}" = 1 ]; then
   echo "${dest}"
   exit 0
@@ -46,6 +49,15 @@ echo "building the control plane into ${dest} (one time; several minutes on 2 co
   && "${go_bin}" build -ldflags="${ldflags}" -o "${tmp}/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager \
   && "${go_bin}" build -ldflags="${ldflags}" -o "${tmp}/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler)
 (cd "${here}/kwok" && "${go_bin}" build -ldflags="${ldflags}" -o "${tmp}/kwok" sigs.k8s.io/kwok/cmd/kwok)
+
+# The kwok binary runs no stage unless its --config names some; kwokctl passes its defaults, the
+# YAML files of the same module (node initialize, heartbeat with lease; pod ready, complete,
+# delete). They are copied from the module here, at the pinned version, never committed.
+kwok_dir="$(cd "${here}/kwok" && "${go_bin}" list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
+for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+         pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+  printf -- '---\n'; cat "${kwok_dir}/kustomize/stage/${f}"
+done > "${tmp}/${stages}"
 
 # Whole or not at all: the finished directory replaces any partial one in one rename.
 rm -rf "${dest}"
