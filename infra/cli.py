@@ -1,6 +1,6 @@
 """The `gpu-platform` command line.
 
-    gpu-platform preview <stack> [--json PLAN] [--manifests DIR]
+    gpu-platform preview <stack> [--json PLAN] [--manifests DIR] [--apply local|KUBECONFIG]
         Run the Pulumi program offline under a recording mock engine, check its Kubernetes
         objects and run the policy pack over it. Exit 0 clean, 1 schema or mandatory policy
         violations, 2 config errors, 3 the program failed.
@@ -227,6 +227,9 @@ def cmd_preview(args: argparse.Namespace) -> int:
     json_target = file_target("--json", args.json) if args.json is not None else None
     manifests_target = folder_target("--manifests", args.manifests, MANIFEST_FILES) if args.manifests is not None else None
     check_distinct(json_target, manifests_target)
+    from gpu_platform.infra.apply.command import check_target, run_apply
+
+    check_target(args)
     args.stack = _preview_stack(args)
     args.sources = None if args.no_render else _sources(args)
     program = load_program(Path(args.program)) if args.program is not None else None
@@ -326,7 +329,11 @@ def cmd_preview(args: argparse.Namespace) -> int:
         print(f"violation: {finding.check}: {finding.message}")
     for line in render_errors:
         print(f"violation: render: {line}")
-    return EXIT_VIOLATIONS if violations or mandatory or cluster_findings or render_errors else EXIT_OK
+    applied = EXIT_OK
+    if args.apply is not None:
+        lines, applied = run_apply(args, plan, objects, report, stack_config)
+        print("\n".join(lines))
+    return EXIT_VIOLATIONS if violations or mandatory or cluster_findings or render_errors or applied else EXIT_OK
 
 
 def _sources(args: argparse.Namespace) -> Any:
@@ -936,6 +943,13 @@ def build_parser() -> argparse.ArgumentParser:
     render_mode = preview.add_mutually_exclusive_group()
     render_mode.add_argument("--no-render", action="store_true", help="check the plan only, not what its releases and directories put on the cluster")
     render_mode.add_argument("--render", action="store_true", help="fail (exit 2) when a release or directory cannot be rendered")
+    preview.add_argument(
+        "--apply", metavar="local|KUBECONFIG",
+        help="server-side apply every object (plan and rendered) in the engine's order: 'local' starts the control "
+        "plane built from the upstream modules (tests/kube/build.sh) with kwok nodes like the pools; a kubeconfig "
+        "applies to that cluster. Each refusal is one line; any refusal is exit 1",
+    )
+    preview.add_argument("--apply-kwok-nodes", action="store_true", help="with --apply KUBECONFIG: create kwok nodes like the pools there too")
     preview.set_defaults(func=cmd_preview)
 
     preflight = sub.add_parser("preflight", parents=[common], help="what the cloud account must offer before a stack deploys")
