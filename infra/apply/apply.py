@@ -58,7 +58,9 @@ PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce"
 FIELD_MANAGER_ANNOTATION = "pulumi.com/patchFieldManager"
 CRD_TIMEOUT = 30.0
 """Seconds a CRD may take to become Established."""
-REQUEST_TIMEOUT = 30.0
+REQUEST_TIMEOUT = 60.0
+CRD_CONCURRENCY = 4
+"""CRDs sent at once (the large ones take the API server seconds each to apply)."""
 
 HELM_INSTALL_ORDER = (
     "PriorityClass", "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange", "PodSecurityPolicy",
@@ -343,29 +345,43 @@ def _wait_established(server: Server, obj: ApplyObject, deadline: float) -> str 
 
 def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyResult | None = None,
                   crd_timeout: float = CRD_TIMEOUT) -> ApplyResult:
-    """Apply ``objects`` in the order given; after each CustomResourceDefinition (the engine order
-    puts them together) wait until the server reports it Established before the objects after it."""
+    """Apply ``objects`` in the order given; a run of CustomResourceDefinitions (the engine order puts
+    them together) is sent concurrently, as the engine creates resources that do not wait for each
+    other, and each is waited for until the server reports it Established before the objects after it."""
+    from concurrent.futures import ThreadPoolExecutor
+
     result = result if result is not None else ApplyResult()
     start = time.monotonic()
-    pending_crds: list[ApplyObject] = []
-    for obj in objects:
-        if pending_crds and obj.kind != "CustomResourceDefinition":
-            deadline = time.monotonic() + crd_timeout
-            for crd in pending_crds:
+    todo = list(objects)
+    i = 0
+    while i < len(todo):
+        if todo[i].kind != "CustomResourceDefinition":
+            _apply_one(server, todo[i], result)
+            i += 1
+            continue
+        j = i
+        while j < len(todo) and todo[j].kind == "CustomResourceDefinition":
+            j += 1
+        crds = todo[i:j]
+        with ThreadPoolExecutor(max_workers=CRD_CONCURRENCY) as pool:
+            outcomes = list(pool.map(lambda o: _apply_alone(server, o), crds))
+        deadline = time.monotonic() + crd_timeout
+        for crd, (applied, own) in zip(crds, outcomes):
+            result.applied += own.applied
+            result.refusals += own.refusals
+            result.warnings += own.warnings
+            if applied is not None and crd.api_version.startswith("apiextensions.k8s.io/"):
                 why = _wait_established(server, crd, deadline)
                 if why is not None:
                     result.refusals.append(Refusal(crd, why))
-            pending_crds = []
-        applied = _apply_one(server, obj, result)
-        if applied is not None and obj.kind == "CustomResourceDefinition" and obj.api_version.startswith("apiextensions.k8s.io/"):
-            pending_crds.append(obj)
-    deadline = time.monotonic() + crd_timeout
-    for crd in pending_crds:
-        why = _wait_established(server, crd, deadline)
-        if why is not None:
-            result.refusals.append(Refusal(crd, why))
+        i = j
     result.seconds += time.monotonic() - start
     return result
+
+
+def _apply_alone(server: Server, obj: ApplyObject) -> tuple[dict[str, Any] | None, ApplyResult]:
+    own = ApplyResult()
+    return _apply_one(server, obj, own), own
 
 
 # --- nodes and scheduling ---------------------------------------------------------------------

@@ -6,7 +6,7 @@ go.etcd.io/etcd/server/v3, kwok from sigs.k8s.io/kwok) into a cache outside the 
 
     ${GPU_PLATFORM_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-platform/kube}/<key>/bin
 
-where <key> is the first 16 hex digits of the sha256 over each go.mod/go.sum file's path and
+where <key> is the first 16 hex digits of the sha256 over each go.mod/go.sum file's (and build.sh's) path and
 contents (the same bytes build.sh hashes). ``GPU_PLATFORM_KUBE_BIN`` names a folder of those five
 binaries instead (a machine without the source checkout).
 
@@ -67,8 +67,8 @@ KWOK_STAGES = "kwok-stages.yaml"
 """kwok's default stages (node initialize and heartbeat with lease; pod ready, complete, delete), which
 build.sh copies beside the binaries from the kwok module: the kwok binary runs none unless --config names them."""
 
-KEY_FILES = ("k8s/go.mod", "k8s/go.sum", "kwok/go.mod", "kwok/go.sum")
-"""The files whose contents key the binary cache (tests/kube/build.sh hashes the same)."""
+KEY_FILES = ("k8s/go.mod", "k8s/go.sum", "kwok/go.mod", "kwok/go.sum", "build.sh")
+"""The files whose contents key the binary cache (tests/kube/build.sh hashes the same; itself included)."""
 
 KWOK_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 """The annotation kwok manages nodes by (--manage-nodes-with-annotation-selector)."""
