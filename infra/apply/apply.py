@@ -56,8 +56,9 @@ __all__ = [
 FIELD_MANAGER_PREFIX = "pulumi-kubernetes-"
 PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce"
 FIELD_MANAGER_ANNOTATION = "pulumi.com/patchFieldManager"
-CRD_TIMEOUT = 30.0
-"""Seconds a CRD may take to become Established."""
+CRD_TIMEOUT = 120.0
+"""Seconds a run of CRDs may take to become Established (the server establishes 85 Kubeflow CRDs one by
+one; on a loaded 2-core machine that takes tens of seconds)."""
 REQUEST_TIMEOUT = 60.0
 CRD_CONCURRENCY = 4
 """CRDs sent at once (the large ones take the API server seconds each to apply)."""
