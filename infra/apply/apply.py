@@ -133,9 +133,15 @@ class ApplyResult:
     refusals: list[Refusal] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     """The server's warnings (unknown fields, deprecated APIs), one line each."""
+    unserved: list[str] = field(default_factory=list)
+    """Objects of APIs the managed cluster serves itself (cluster_checks.CLUSTER_PROVIDED_GROUPS: GKE's
+    ComputeClass, ...) that this server does not serve: not applied, one line each (the local control
+    plane is not GKE or EKS; a real cluster of the stack's cloud serves them)."""
     pods: list[dict[str, Any]] = field(default_factory=list)
     """The pods read back from the server after the apply settled (with nodes: scheduled or not)."""
     seconds: float = 0.0
+    provided_groups: frozenset[str] = frozenset()
+    """API groups the stack's managed cluster serves itself (set for --apply local)."""
 
 
 # --- what is applied --------------------------------------------------------------------------
@@ -302,10 +308,18 @@ def _reason(status: int, document: dict[str, Any]) -> str:
     return " ".join(str(message).split())
 
 
+def result_provided(result: ApplyResult) -> frozenset[str]:
+    return result.provided_groups
+
+
 def _apply_one(server: Server, obj: ApplyObject, result: ApplyResult) -> dict[str, Any] | None:
     served = server.resource(obj.api_version, obj.kind)
     if served is None:
         served = server.resource(obj.api_version, obj.kind, refresh=True)
+    if served is None and obj.api_version.rpartition("/")[0] in result_provided(result):
+        result.unserved.append(f"{obj.label} ({obj.source}): {obj.api_version} is served by the managed cluster itself, "
+                               "not by this control plane: not applied")
+        return None
     if served is None:
         result.refusals.append(Refusal(obj, f'no matches for kind "{obj.kind}" in version "{obj.api_version}" '
                                             "(the server does not serve it: its CRD is not installed or not established)"))
@@ -365,12 +379,13 @@ def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyR
             j += 1
         crds = todo[i:j]
         with ThreadPoolExecutor(max_workers=CRD_CONCURRENCY) as pool:
-            outcomes = list(pool.map(lambda o: _apply_alone(server, o), crds))
+            outcomes = list(pool.map(lambda o: _apply_alone(server, o, result.provided_groups), crds))
         deadline = time.monotonic() + crd_timeout
         for crd, (applied, own) in zip(crds, outcomes):
             result.applied += own.applied
             result.refusals += own.refusals
             result.warnings += own.warnings
+            result.unserved += own.unserved
             if applied is not None and crd.api_version.startswith("apiextensions.k8s.io/"):
                 why = _wait_established(server, crd, deadline)
                 if why is not None:
@@ -380,8 +395,8 @@ def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyR
     return result
 
 
-def _apply_alone(server: Server, obj: ApplyObject) -> tuple[dict[str, Any] | None, ApplyResult]:
-    own = ApplyResult()
+def _apply_alone(server: Server, obj: ApplyObject, provided: frozenset[str] = frozenset()) -> tuple[dict[str, Any] | None, ApplyResult]:
+    own = ApplyResult(provided_groups=provided)
     return _apply_one(server, obj, own), own
 
 
@@ -436,7 +451,7 @@ def unscheduled(pods: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def apply_stack(objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, target: str,
-                progress: Callable[[str], None] | None = None) -> ApplyResult:
+                progress: Callable[[str], None] | None = None, cloud: str | None = None) -> ApplyResult:
     """Apply ``objects`` (stack_objects' order) to ``target``: ``local`` (the built control plane,
     started and stopped here, with ``nodes`` as kwok nodes) or a kubeconfig path (a user's own
     cluster: ``nodes`` are created only when given; pass None there unless kwok runs in it).
@@ -450,14 +465,17 @@ def apply_stack(objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] 
         with control_plane(binaries) as plane:
             if progress:
                 progress(f"control plane {plane.version} at {plane.server}")
-            return _apply_to(Server(plane.api_client()), objects, nodes)
+            from gpu_platform.infra.cluster_checks import CLUSTER_PROVIDED_GROUPS
+
+            return _apply_to(Server(plane.api_client()), objects, nodes, frozenset(CLUSTER_PROVIDED_GROUPS.get(cloud or "", ())))
     from kubernetes import config
 
     return _apply_to(Server(config.new_client_from_config(config_file=target)), objects, nodes)
 
 
-def _apply_to(server: Server, objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None) -> ApplyResult:
-    result = ApplyResult()
+def _apply_to(server: Server, objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None,
+              provided: frozenset[str] = frozenset()) -> ApplyResult:
+    result = ApplyResult(provided_groups=provided)
     start = time.monotonic()
     if nodes:
         create_nodes(server, nodes, result)

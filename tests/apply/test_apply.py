@@ -86,11 +86,17 @@ def test_stack_applies_with_zero_refusals_and_its_pods_land_on_matching_pools(st
         server = Server(plane.api_client())
         from gpu_platform.infra.apply.apply import create_nodes
 
-        result = ApplyResult()
+        from gpu_platform.infra.cluster_checks import CLUSTER_PROVIDED_GROUPS
+
+        # APIs GKE or EKS serve themselves (GKE's ComputeClass) are not served here: not applied, said.
+        provided = frozenset(CLUSTER_PROVIDED_GROUPS[config.cloud.value])
+        result = ApplyResult(provided_groups=provided)
         create_nodes(server, nodes, result)
         apply_objects(server, objects, result)
         assert not result.refusals, f"{stack}: " + "\n".join(r.line for r in result.refusals)
-        assert len(result.applied) == len(objects)
+        unserved = [o for o in objects if o.api_version.rpartition("/")[0] in provided]
+        assert len(result.applied) + len(unserved) == len(objects)
+        assert len(result.unserved) == len(unserved)
 
         # The Dask scheduler as the operator creates it from the stack's DaskCluster (its own code).
         extra = _dask_scheduler(objects) + _kfp_step(plan)
@@ -261,3 +267,24 @@ def test_a_pod_without_requests_under_a_quota_is_refused(control_plane: Any) -> 
         'Pod case-quota/greedy (test): pods "greedy" is forbidden: failed quota: gpus: '
         "must specify requests.cpu for: c; requests.memory for: c"
     ]
+
+
+def test_preview_apply_kubeconfig_applies_a_stack_to_a_running_server(control_plane: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI path end to end against a server it did not start (the session's control plane, as a
+    user's own cluster): every object applied, no kwok nodes created there, exit 0."""
+    upstream_or_skip()
+    kubectl_or_skip()
+    from gpu_platform.infra.cli import main
+
+    code = main(["preview", "dev-gke", "--quiet", "--project-dir", str(PROJECT_DIR), "--upstream", str(UPSTREAM_DIR),
+                 "--render", "--apply", str(control_plane.kubeconfig)])
+    out = capsys.readouterr().out
+    applied = [line for line in out.splitlines() if line.startswith("applied: ")]
+    assert len(applied) == 1, out
+    total = len(_stack("dev-gke")[2])
+    assert applied[0].startswith(f"applied: {total} of {total} objects to {control_plane.kubeconfig} in "), applied[0]
+    assert applied[0].endswith(", 0 refused"), applied[0]
+    assert "violation: apply:" not in out
+    assert code == 0, out
+    server = Server(control_plane.api_client())
+    assert not [n for n in _read(server, "/api/v1/nodes")], "nodes were created on a user's cluster without --apply-kwok-nodes"
