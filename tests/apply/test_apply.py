@@ -260,6 +260,14 @@ def test_a_pod_without_requests_under_a_quota_is_refused(control_plane: Any) -> 
     quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpus", "namespace": "case-quota"},
              "spec": {"hard": {"requests.cpu": "4", "requests.memory": "8Gi"}}}
     assert not apply_objects(server, [ApplyObject(quota, "test")]).refusals
+    # The quota admits nothing until the quota controller has recorded its status (a real cluster's
+    # quota has it long before a workload arrives): wait for it, bounded.
+    import time
+
+    deadline = time.monotonic() + 30
+    while not (server.request("GET", "/api/v1/namespaces/case-quota/resourcequotas/gpus")[1].get("status") or {}).get("hard"):
+        assert time.monotonic() < deadline, "the quota controller did not record the quota's status in 30 s"
+        time.sleep(0.2)
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "greedy", "namespace": "case-quota"},
            "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}
     result = apply_objects(server, [ApplyObject(pod, "test")])
