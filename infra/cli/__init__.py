@@ -1,6 +1,6 @@
 """The `gpu-platform` command line.
 
-    gpu-platform preview <stack> [--json PLAN] [--manifests DIR]
+    gpu-platform preview <stack> [--json PLAN] [--manifests DIR] [--apply local|KUBECONFIG]
         Run the Pulumi program offline under a recording mock engine, check its Kubernetes
         objects and run the policy pack over it. Exit 0 clean, 1 schema or mandatory policy
         violations, 2 config errors, 3 the program failed.

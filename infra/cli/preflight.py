@@ -16,7 +16,7 @@ from gpu_platform.infra.errors import (
 
 def cmd_preflight(args: argparse.Namespace) -> int:
     from gpu_platform.infra.preflight import CloudError, preflight_eks
-    from gpu_platform.infra.stack.model import Cloud
+    from gpu_platform.components.cloud import Cloud
 
     config = read_stack(args)
     if config.cloud is not Cloud.AWS:

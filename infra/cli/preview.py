@@ -51,6 +51,9 @@ def cmd_preview(args: argparse.Namespace) -> int:
     json_target = file_target("--json", args.json) if args.json is not None else None
     manifests_target = folder_target("--manifests", args.manifests, MANIFEST_FILES) if args.manifests is not None else None
     check_distinct(json_target, manifests_target)
+    from gpu_platform.infra.apply.command import check_target, run_apply
+
+    check_target(args)
     args.stack = _preview_stack(args)
     args.sources = None if args.no_render else upstream_sources(args)
     program = load_program(Path(args.program)) if args.program is not None else None
@@ -150,7 +153,11 @@ def cmd_preview(args: argparse.Namespace) -> int:
         print(f"violation: {finding.check}: {finding.message}")
     for line in render_errors:
         print(f"violation: render: {line}")
-    return EXIT_VIOLATIONS if violations or mandatory or cluster_findings or render_errors else EXIT_OK
+    applied = EXIT_OK
+    if args.apply is not None:
+        lines, applied = run_apply(args, plan, objects, report, stack_config)
+        print("\n".join(lines))
+    return EXIT_VIOLATIONS if violations or mandatory or cluster_findings or render_errors or applied else EXIT_OK
 
 def _render(args: argparse.Namespace, plan: Any, objects: list[Any], stack_config: Any, policy_config: Any) -> Any:
     """Render the plan's releases and directories and check what the cluster gets."""
@@ -213,7 +220,8 @@ def program_target(plan: Any, kubernetes_version: str | None) -> Any:
     its cluster runs on (from the plan's resources; gcp when it declares no cluster)."""
     from types import SimpleNamespace
 
-    from gpu_platform.infra.stack.model import Cloud, StackConfig
+    from gpu_platform.components.cloud import Cloud
+    from gpu_platform.infra.stack.model import StackConfig
 
     version = kubernetes_version or StackConfig.model_fields["kubernetes_version"].default
     cloud = Cloud.AWS if any(r.type.startswith("aws:eks/") for r in plan.resources) else Cloud.GCP
@@ -267,4 +275,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     render_mode = preview.add_mutually_exclusive_group()
     render_mode.add_argument("--no-render", action="store_true", help="check the plan only, not what its releases and directories put on the cluster")
     render_mode.add_argument("--render", action="store_true", help="fail (exit 2) when a release or directory cannot be rendered")
+    preview.add_argument(
+        "--apply", metavar="local|KUBECONFIG",
+        help="server-side apply every object (plan and rendered) in the engine's order: 'local' starts the control "
+        "plane built from the upstream modules (tests/kube/build.sh) with kwok nodes like the pools; a kubeconfig "
+        "applies to that cluster. Each refusal is one line; any refusal is exit 1",
+    )
+    preview.add_argument("--apply-kwok-nodes", action="store_true", help="with --apply KUBECONFIG: create kwok nodes like the pools there too")
     preview.set_defaults(func=cmd_preview)

@@ -36,15 +36,12 @@ from pulumi.runtime.sync_await import _sync_await
 
 __all__ = [
     "Plan",
-    "PreviewError",
+    "Program",
     "RecordedResource",
     "RecordingMocks",
     "RecordingMonitor",
     "SECRET_SIG",
-    "config_for_engine",
-    "find_project_dir",
-    "load_stack",
-    "read_stack_file",
+    "load_program",
     "run_program",
 ]
 

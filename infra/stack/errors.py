@@ -14,6 +14,9 @@ from gpu_platform.components.models import key_path
 from pydantic import BaseModel, SecretStr, ValidationError
 
 
+__all__ = ["ConfigError", "PreviewError", "SECRET_PLACEHOLDER", "format_validation_error"]
+
+
 class ConfigError(pulumi.RunError):
     """Stack config that cannot be deployed; ``lines`` holds one line per problem.
 

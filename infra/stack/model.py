@@ -56,14 +56,9 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 __all__ = [
     "PROJECT",
     "CapacityCheck",
-    "Cloud",
-    "ConfigError",
-    "Environment",
     "KubeflowConfig",
+    "MonitoringConfig",
     "StackConfig",
-    "format_validation_error",
-    "load_stack_config",
-    "read_namespace",
 ]
 
 PROJECT = "gpu-platform"

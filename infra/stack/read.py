@@ -31,6 +31,9 @@ from gpu_platform.infra.stack.model import PROJECT, StackConfig
 from pydantic import SecretStr, ValidationError
 
 
+__all__ = ["config_for_engine", "find_project_dir", "load_stack", "load_stack_config", "read_namespace", "read_stack_file", "stack_config_from"]
+
+
 def _parse(value: Any) -> Any:
     """Pulumi hands structured config to programs as JSON strings; scalars stay strings."""
     if isinstance(value, str) and value[:1] in ("{", "["):

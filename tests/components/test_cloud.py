@@ -11,7 +11,6 @@ from gpu_platform.components.labels import AWS_ACCELERATOR_LABEL, GKE_ACCELERATO
 from gpu_platform.components.prometheus_args import ClusterKind as PrometheusClusterKind
 from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components.zones import unchecked_region, zones_of
-from gpu_platform.infra.stack.model import Cloud as ConfigCloud
 
 
 def test_serialized_values_are_the_stacks_and_the_inputs() -> None:
@@ -31,7 +30,7 @@ def test_each_cloud_names_its_kind_formula_and_gpu_label(cloud: Cloud, kind: Clu
 
 
 def test_the_old_names_are_the_one_type() -> None:
-    assert GpuNodeSelection is ClusterKind and PrometheusClusterKind is ClusterKind and ConfigCloud is Cloud
+    assert GpuNodeSelection is ClusterKind and PrometheusClusterKind is ClusterKind
     assert GpuNodeSelection("gke") is ClusterKind.GKE
 
 

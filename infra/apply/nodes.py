@@ -1,0 +1,83 @@
+"""kwok Node objects shaped like a stack's pools, so the real scheduler places the stack's pods.
+
+The pools come from the plan's one source, ``StackConfig.pool_shapes()`` (components NodePoolShape):
+each node carries the pool's labels, the labels its pods select it by (``placement.node_selector``),
+its taints, and the allocatable CPU, memory and GPUs the kubelet reports (capacity minus the
+kubelet's reserves: ``components.reserves.allocatable``; the DaemonSets' requests are not taken
+off here, the real DaemonSets are scheduled onto the nodes instead).
+
+Labels the cloud or the kubelet puts on every node are added as they do:
+``kubernetes.io/hostname``, ``kubernetes.io/os``, ``kubernetes.io/arch``,
+``node.kubernetes.io/instance-type``, and on a GKE GPU node ``cloud.google.com/gke-accelerator``
+(GKE labels every GPU node with its accelerator type; on EKS the node groups set
+``k8s.amazonaws.com/accelerator`` themselves, so it is in the pool's labels already).
+
+kwok manages a node carrying the annotation ``kwok.x-k8s.io/node: fake`` (its
+``--manage-nodes-with-annotation-selector``): it keeps the node Ready and pretends to run the pods
+bound to it. kwok's documentation also taints its example nodes ``kwok.x-k8s.io/node=fake`` to
+keep real pods off them; here every node is fake and the stack's pods must land on them, so the
+nodes carry the pool's taints only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from gpu_platform.infra.apply.local import KWOK_NODE_ANNOTATION
+
+__all__ = ["GPU_RESOURCE", "node_count", "node_name", "pool_nodes"]
+
+GPU_RESOURCE = "nvidia.com/gpu"
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+POOL_NODE_LABEL = "gpu-platform.io/kwok-pool"
+"""Which pool a kwok node stands for (for reading placements back; no workload selects it)."""
+
+
+def node_count(shape: Any) -> int:
+    """Nodes per pool: its minimum, at least one, so every pool can take pods."""
+    return max(1, int(shape.min_nodes))
+
+
+def node_name(pool: str, index: int) -> str:
+    base = re.sub(r"[^a-z0-9-]+", "-", pool.lower()).strip("-") or "pool"
+    return f"{base[:50]}-kwok-{index}"
+
+
+def pool_nodes(shapes: Sequence[Any], counts: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """Node objects for every pool of ``shapes`` (NodePoolShape), ``node_count`` each unless
+    ``counts`` names another number for a pool."""
+    from gpu_platform.components.reserves import ReserveFormula, allocatable
+
+    nodes = []
+    for shape in shapes:
+        node = allocatable(shape)
+        cpu = node.capacity_cpu - node.reserved_cpu
+        memory = node.capacity_memory_mib - node.reserved_memory_mib
+        pods = node.max_pods or 110  # the kubelet's default --max-pods (GKE's default too)
+        capacity = {"cpu": f"{node.capacity_cpu}m", "memory": f"{node.capacity_memory_mib}Mi", "pods": str(pods)}
+        allocated = {"cpu": f"{cpu}m", "memory": f"{memory}Mi", "pods": str(pods)}
+        if shape.gpus_per_node:
+            capacity[GPU_RESOURCE] = allocated[GPU_RESOURCE] = str(shape.gpus_per_node)
+        for i in range((counts or {}).get(shape.name, node_count(shape))):
+            name = node_name(shape.name, i)
+            labels = {
+                "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                "node.kubernetes.io/instance-type": shape.machine_type, POOL_NODE_LABEL: shape.name,
+                **dict(shape.labels), **dict(shape.placement.node_selector),
+            }
+            if shape.gpus_per_node and shape.accelerator and shape.reserve_formula is ReserveFormula.GKE:
+                labels.setdefault(GKE_ACCELERATOR_LABEL, shape.accelerator)
+            key, value = KWOK_NODE_ANNOTATION
+            nodes.append({
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": labels,
+                             "annotations": {key: value, "node.alpha.kubernetes.io/ttl": "0"}},
+                "spec": {"taints": [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in shape.taints]},
+                "status": {"capacity": capacity, "allocatable": allocated,
+                           "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "fake",
+                                        "kubeProxyVersion": "fake", "bootID": "", "containerRuntimeVersion": "",
+                                        "kernelVersion": "", "machineID": "", "osImage": "", "systemUUID": ""}},
+            })
+    return nodes
