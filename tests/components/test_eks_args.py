@@ -454,12 +454,13 @@ def test_storage_and_namespace_rules_follow_what_the_stack_installs() -> None:
 def test_fails_when_dask_isolation_would_not_be_enforced(change: dict[str, Any], why: str) -> None:
     raw = prod_eks_raw()
     raw["eks"].update(change)
-    tenant = raw["dask"]["tenants"][0]["name"]
-    (line,) = refusal(copy.deepcopy(raw))
-    assert line == (
-        f"gpu-platform:dask.tenants[0].isolated: tenant {tenant} is isolated by a NetworkPolicy this cluster would not "
+    # One line per isolated tenant, each at its own key, in one run.
+    assert refusal(copy.deepcopy(raw)) == [
+        f"gpu-platform:dask.tenants[{i}].isolated: tenant {t['name']} is isolated by a NetworkPolicy this cluster would not "
         f"enforce ({why}); turn enforcement on, or set isolated: false to run without isolation (got true)"
-    )
+        for i, t in enumerate(raw["dask"]["tenants"]) if t.get("isolated", True)
+    ]
+    assert len(raw["dask"]["tenants"]) > 1
     for t in raw["dask"]["tenants"]:
         t["isolated"] = False
     assert StackConfig.model_validate(raw).dask is not None
