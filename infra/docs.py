@@ -116,7 +116,8 @@ def config_reference() -> str:
         "",
     ]
     lines += _model_tables(_models(StackConfig))
-    from gpu_platform.infra.simulate.runs import ModelSettings, PriceTable
+    from gpu_platform.infra.simulate.settings import ModelSettings
+    from gpu_platform.infra.simulate.prices import PriceTable
     from gpu_platform.infra.simulate.workloads import DeepDive, WorkloadFile
 
     lines += [

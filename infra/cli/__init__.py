@@ -107,7 +107,7 @@ _ERRORS = (
     ("gpu_platform.infra.stack.errors", "PreviewError", EXIT_CONFIG),
     ("gpu_platform.policies.evaluate", "PolicyConfigError", EXIT_CONFIG),
     ("gpu_platform.infra.report.prometheus", "ReportError", EXIT_SERVICE),
-    ("gpu_platform.infra.simulate.runs", "SimulationError", EXIT_CONFIG),
+    ("gpu_platform.infra.simulate.settings", "SimulationError", EXIT_CONFIG),
     ("gpu_platform.infra.simulate.replay", "ReplayError", EXIT_CONFIG),
 )
 

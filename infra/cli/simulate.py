@@ -22,7 +22,7 @@ SIMULATE_FILES = ("report.json", "wait_times.png", "gpus.png", "sweep.png")
 
 def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
     """The workload pattern the flags name (SimulationError, one line, when they cannot)."""
-    from gpu_platform.infra.simulate.runs import SimulationError
+    from gpu_platform.infra.simulate.settings import SimulationError
     from gpu_platform.infra.simulate.workloads import (
         DeepDive,
         WorkloadFile,
@@ -64,22 +64,10 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from gpu_platform.infra.output import file_target, folder_target, write_outputs
-    from gpu_platform.infra.simulate.model import parse_seconds
-    from gpu_platform.infra.simulate.runs import (
-        SWEEP_COLUMNS,
-        PriceTable,
-        SimulationError,
-        Work,
-        cheapest_meeting,
-        configurations,
-        parse_assignment,
-        parse_value,
-        run_all,
-        sweep_plot,
-        sweep_row,
-        sweep_values,
-        table_rows,
-    )
+    from gpu_platform.infra.simulate.distributions import parse_seconds
+    from gpu_platform.infra.simulate.runs import SWEEP_COLUMNS, Work, cheapest_meeting, configurations, run_all, sweep_plot, sweep_row, table_rows
+    from gpu_platform.infra.simulate.prices import PriceTable
+    from gpu_platform.infra.simulate.settings import SimulationError, parse_assignment, parse_value, sweep_values
     from gpu_platform.infra.simulate.workloads import repeat
 
     # Every flag is checked before the stack is read and anything runs.

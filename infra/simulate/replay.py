@@ -43,7 +43,7 @@ from gpu_platform.infra.report.prometheus import (
     redact_url,
 )
 from gpu_platform.infra.simulate.workloads import DASK_TOLERATIONS
-from gpu_platform.infra.simulate.model import Job, PodSpec, Resources, Stage
+from gpu_platform.infra.simulate.inputs import Job, PodSpec, Resources, Stage
 
 __all__ = ["REPLAY_QUERIES", "Replay", "ReplayError", "replay_jobs"]
 

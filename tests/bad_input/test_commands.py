@@ -236,11 +236,10 @@ def _boom(args: Any) -> int:
 
 
 def test_an_unexpected_failure_is_one_line_exit_3(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import gpu_platform.infra.cli.docs
-    from gpu_platform import infra
+    from gpu_platform.infra.cli import docs
 
     monkeypatch.delenv("GPU_PLATFORM_DEBUG", raising=False)
-    monkeypatch.setattr(infra.cli.docs, "cmd_docs", _boom)
+    monkeypatch.setattr(docs, "cmd_docs", _boom)
     assert main(["docs", *PD]) == 3
     err = capsys.readouterr().err
     assert err == "gpu-platform: unexpected error: RuntimeError: something broke (a bug: rerun with --debug for the traceback and report it)\n"
@@ -248,10 +247,9 @@ def test_an_unexpected_failure_is_one_line_exit_3(monkeypatch: pytest.MonkeyPatc
 
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_debug_prints_the_traceback(how: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import gpu_platform.infra.cli.docs
-    from gpu_platform import infra
+    from gpu_platform.infra.cli import docs
 
-    monkeypatch.setattr(infra.cli.docs, "cmd_docs", _boom)
+    monkeypatch.setattr(docs, "cmd_docs", _boom)
     argv = ["docs", *PD]
     if how == "flag":
         argv.append("--debug")
@@ -264,13 +262,12 @@ def test_debug_prints_the_traceback(how: str, monkeypatch: pytest.MonkeyPatch, c
 
 
 def test_the_program_failing_is_exit_3(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    import gpu_platform.infra.preview.engine
-    from gpu_platform import infra
+    from gpu_platform.infra.preview import engine
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise KeyError("n1-standard-99")
 
-    monkeypatch.setattr(infra.preview.engine, "run_program", broken)
+    monkeypatch.setattr(engine, "run_program", broken)
     assert main(["preview", "dev-gke", *PD]) == 3
     assert capsys.readouterr().err == "gpu-platform: the program failed: KeyError: 'n1-standard-99'\n"
 
@@ -288,13 +285,12 @@ def test_the_program_failing_is_exit_3(monkeypatch: pytest.MonkeyPatch, capsys: 
 def test_a_refused_component_input_is_exit_2_one_line_per_property(
     raised: Any, lines: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import gpu_platform.infra.preview.engine
-    from gpu_platform import infra
+    from gpu_platform.infra.preview import engine
 
     def refuses(*args: Any, **kwargs: Any) -> Any:
         raise raised()
 
-    monkeypatch.setattr(infra.preview.engine, "run_program", refuses)
+    monkeypatch.setattr(engine, "run_program", refuses)
     assert main(["preview", "dev-gke", *PD]) == 2
     assert capsys.readouterr().err == "".join(f"gpu-platform: {line}\n" for line in lines)
 
@@ -379,10 +375,9 @@ def test_ctrl_c_while_writing_leaves_the_previous_state(
 def test_an_interrupt_swallowed_during_the_program_is_not_exit_0(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import gpu_platform.infra.preview.manifests
-    from gpu_platform import infra
+    from gpu_platform.infra.preview import manifests
 
-    real = infra.preview.manifests.kubernetes_objects
+    real = manifests.kubernetes_objects
 
     def swallowed(plan: Any) -> Any:
         try:
@@ -392,7 +387,7 @@ def test_an_interrupt_swallowed_during_the_program_is_not_exit_0(
             pass  # a library that eats the interrupt
         return real(plan)
 
-    monkeypatch.setattr(infra.preview.manifests, "kubernetes_objects", swallowed)
+    monkeypatch.setattr(manifests, "kubernetes_objects", swallowed)
     assert main(["preview", "dev-gke", *PD, "--quiet"]) == 130
     assert capsys.readouterr().err == "gpu-platform: interrupted\n"
 

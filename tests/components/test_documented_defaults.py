@@ -31,7 +31,8 @@ from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.docs import _models
 from tests.factories import gke, t4_pool
 
-from gpu_platform.infra.simulate.runs import ModelSettings, PriceTable
+from gpu_platform.infra.simulate.settings import ModelSettings
+from gpu_platform.infra.simulate.prices import PriceTable
 from gpu_platform.infra.simulate.workloads import DeepDive, WorkloadFile
 
 MODELS = [*_models(StackConfig), *(m for root in (ModelSettings, DeepDive, WorkloadFile, PriceTable) for m in _models(root))]

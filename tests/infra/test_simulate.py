@@ -12,18 +12,12 @@ import yaml
 from gpu_platform.components.gke_args import AutoscalingProfile
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.stack.read import load_stack
-from gpu_platform.infra.simulate.runs import (
-    AutoscalerModel,
-    ModelSettings,
-    NodeModel,
-    PriceTable,
-    SimulationError,
-    SpotModel,
-    configurations,
-    model_inputs,
-    run,
-)
-from gpu_platform.infra.simulate.model import Binding, Dist
+from gpu_platform.infra.simulate.settings import AutoscalerModel, ModelSettings, NodeModel, SimulationError, SpotModel
+from gpu_platform.infra.simulate.prices import PriceTable
+from gpu_platform.infra.simulate.runs import configurations, run
+from gpu_platform.infra.simulate.cluster import model_inputs
+from gpu_platform.infra.simulate.inputs import Binding
+from gpu_platform.infra.simulate.distributions import Dist
 from gpu_platform.infra.simulate.workloads import DEEP_DIVE_PHASES, DeepDive, WorkloadFile, deep_dive, from_file, repeat
 from tests.conftest import PROJECT_DIR
 

@@ -10,19 +10,9 @@ import statistics
 
 import pytest
 
-from gpu_platform.infra.simulate.model import (
-    Binding,
-    ClusterModel,
-    Dist,
-    Job,
-    NodeGroup,
-    PodSpec,
-    Resources,
-    Stage,
-    Timings,
-    Trace,
-    fixed,
-)
+from gpu_platform.infra.simulate.inputs import Binding, Job, NodeGroup, PodSpec, Resources, Stage, Timings, Trace
+from gpu_platform.infra.simulate.model import ClusterModel
+from gpu_platform.infra.simulate.distributions import Dist, fixed
 
 ONE_GPU = PodSpec("worker", Resources(gpus=1))
 

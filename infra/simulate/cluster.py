@@ -1,0 +1,136 @@
+"""The stack as the cluster model sees it: one model node group per node pool or managed node group of
+the stack's own plan (gke_plan, eks_plan), with its shape, bounds, zones, priority and taints; the
+autoscaler's settings and the tenants' quotas."""
+
+from __future__ import annotations
+
+from gpu_platform.infra.simulate.settings import ModelSettings
+from dataclasses import dataclass, field
+from typing import Any
+from gpu_platform.components.cloud import Cloud
+from gpu_platform.infra.simulate.inputs import Binding, NodeGroup, Resources, Timings
+
+
+__all__ = ["ModelInputs", "model_inputs"]
+
+
+@dataclass(frozen=True)
+class ModelInputs:
+    """What a run needs besides the workload (picklable: sweeps run it in other processes)."""
+
+    cloud: Cloud
+    region: str
+    groups: tuple[NodeGroup, ...]
+    timings: Timings
+    binding: Binding
+    quotas: dict[str, int]
+    seed: int
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The model's settings as given, for the JSON."""
+
+
+def _resources(shape: Any) -> Resources:
+    from gpu_platform.components.reserves import allocatable
+
+    node = allocatable(shape)
+    return Resources(cpu=node.cpu, memory=node.memory_mib, gpus=node.gpus)
+
+
+def _taints(shape: Any) -> tuple[str, ...]:
+    """The keys of the taints that keep pods off a pool (NoSchedule, NoExecute)."""
+    from gpu_platform.components.pools import TaintEffect
+
+    return tuple(sorted({t.key for t in shape.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE}))
+
+
+def _zone_names(names: tuple[str, ...] | None, count: int, region: str) -> tuple[str, ...]:
+    """The plan's zones, or, where the cloud picks them at deploy time, ``count`` named for the model."""
+    return names if names is not None else tuple(f"{region}-zone{i + 1}" for i in range(count))
+
+
+def _gke_groups(gke: Any) -> list[NodeGroup]:
+    """One model group per node pool of the plan (gke_plan.plan_pools): its name, bounds and zones."""
+    from gpu_platform.components.pools import BoundsScope
+
+    groups = []
+    for planned in gke.plan:
+        shape = planned.shape
+        zones = _zone_names(planned.zones.names, planned.zones.count, gke.region)
+        for i, node_pool in enumerate(planned.node_pools):
+            bounds = node_pool.bounds
+            groups.append(NodeGroup(
+                name=node_pool.gke_name, pool=shape.name, role=shape.role.value, machine_type=shape.machine_type,
+                allocatable=_resources(shape), gpus_per_node=shape.gpus_per_node, accelerator=shape.accelerator,
+                spot=node_pool.spot,
+                # A ComputeClass lists the spot pool first: GKE tries it before the on-demand twin.
+                priority=len(planned.node_pools) - i if planned.compute_class else 0,
+                zones=zones, min_nodes=bounds.min_nodes, max_nodes=bounds.max_nodes,
+                per_zone=bounds.scope is BoundsScope.PER_ZONE,
+                image_streaming=bool(getattr(planned.args, "image_streaming", False)), taints=_taints(shape),
+            ))
+    return groups
+
+
+def _eks_groups(plan: Any, region: str) -> list[NodeGroup]:
+    """One model group per managed node group of the stack's plan (StackConfig.eks_plan): bounds in total."""
+    from gpu_platform.components.pools import CapacityType
+
+    zones = _zone_names(plan.zones.names, plan.zones.count, region)
+    return [
+        NodeGroup(
+            name=p.group.name, pool=p.shape.name, role=p.shape.role.value, machine_type=p.shape.machine_type,
+            allocatable=_resources(p.shape), gpus_per_node=p.shape.gpus_per_node, accelerator=p.shape.accelerator,
+            spot=p.group.capacity is CapacityType.SPOT, priority=p.priority, zones=zones,
+            min_nodes=p.group.min_nodes, max_nodes=p.group.max_nodes, taints=_taints(p.shape),
+        )
+        for p in plan.node_groups
+    ]
+
+
+def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
+    """The cluster model's groups, timings, binding and quotas for a StackConfig."""
+    from gpu_platform.components.gke_args import AutoscalingProfile
+    from gpu_platform.components.durations import seconds
+
+    a, n, s = settings.autoscaler, settings.node, settings.spot
+    # The stack's region as the program reads it; AWS's own default where the stack names none.
+    region = stack.region or "us-east-1"
+    if stack.cloud is Cloud.GCP:
+        gke = stack.gke
+        groups = _gke_groups(gke)
+        optimize = gke.autoscaling_profile is AutoscalingProfile.OPTIMIZE_UTILIZATION
+        # GKE runs the autoscaler itself; optimize-utilization removes nodes sooner than the upstream 10m.
+        unneeded = delay = 120.0 if optimize else 600.0
+        provision, backoff, max_backoff = 900.0, 300.0, 1800.0
+        binding = Binding.MOST_ALLOCATED if optimize else Binding.LEAST_ALLOCATED
+        notice = 30.0
+    else:
+        settings_eks = stack.eks_node_groups.autoscaler
+        groups = _eks_groups(stack.eks_plan, region)
+        unneeded = float(seconds(settings_eks.scale_down_unneeded_time))
+        delay = float(seconds(settings_eks.scale_down_delay_after_add))
+        provision = float(seconds(settings_eks.max_node_provision_time))
+        backoff = float(seconds(settings_eks.initial_node_group_backoff_duration))
+        max_backoff = float(seconds(settings_eks.max_node_group_backoff_duration))
+        binding = Binding.LEAST_ALLOCATED
+        notice = 120.0
+    timings = Timings(
+        scan_interval=a.scan_interval,
+        provision=n.provision, gpu_ready=n.gpu_ready, image_pull=n.image_pull,
+        image_pull_streaming=n.image_pull_streaming, prepuller=n.prepuller, pod_start=n.pod_start,
+        scale_down_unneeded=a.scale_down_unneeded_time if a.scale_down_unneeded_time is not None else unneeded,
+        scale_down_delay_after_add=a.scale_down_delay_after_add if a.scale_down_delay_after_add is not None else delay,
+        scale_down_utilisation_threshold=a.scale_down_utilization_threshold,
+        max_node_provision=a.max_node_provision_time if a.max_node_provision_time is not None else provision,
+        early_abort=a.early_abort, failure_report=a.failure_report,
+        initial_backoff=a.initial_backoff if a.initial_backoff is not None else backoff,
+        max_backoff=a.max_backoff if a.max_backoff is not None else max_backoff,
+        spot_shortage=s.shortage, preemption_per_node_hour=s.preemption_per_node_hour,
+        preemption_notice=s.notice if s.notice is not None else notice,
+    )
+    quotas = {t.name: t.gpu_quota for t in stack.dask.tenants} if stack.dask is not None else {}
+    return ModelInputs(
+        cloud=stack.cloud, region=region, groups=tuple(groups), timings=timings,
+        binding=settings.binding or binding, quotas=quotas, seed=settings.seed,
+        settings=settings.model_dump(mode="json"),
+    )

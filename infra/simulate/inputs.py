@@ -1,0 +1,233 @@
+"""What the cluster model is given (node groups, jobs of stages of gangs of pods, timings, the
+binding policy) and what it records (nodes, pods, fallbacks: the trace the figures are made of)."""
+
+from __future__ import annotations
+
+from gpu_platform.infra.simulate.distributions import Dist, fixed
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from gpu_platform.components.labels import GPU_RESOURCE
+
+
+__all__ = ["Binding", "Fallback", "Gang", "Job", "NodeGroup", "NodeRecord", "PodRecord", "PodSpec", "Resources", "Stage", "Timings", "Trace"]
+
+
+class Binding(StrEnum):
+    """How the scheduler scores the nodes a pod fits."""
+
+    MOST_ALLOCATED = "most-allocated"
+    """Bin packing: the fullest node first, so idle nodes empty out and scale down (GKE's optimize-utilization)."""
+    LEAST_ALLOCATED = "least-allocated"
+    """The default scheduler's spreading: the emptiest node first (fewer nodes ever empty)."""
+
+
+@dataclass(frozen=True, order=True)
+class Resources:
+    """Requests or allocatable: CPU millicores, memory MiB, GPUs."""
+
+    cpu: int = 0
+    memory: int = 0
+    gpus: int = 0
+
+    def fits(self, request: Resources) -> bool:
+        return request.cpu <= self.cpu and request.memory <= self.memory and request.gpus <= self.gpus
+
+    def __add__(self, other: Resources) -> Resources:
+        return Resources(self.cpu + other.cpu, self.memory + other.memory, self.gpus + other.gpus)
+
+    def __sub__(self, other: Resources) -> Resources:
+        return Resources(self.cpu - other.cpu, self.memory - other.memory, self.gpus - other.gpus)
+
+    def count(self, request: Resources) -> int:
+        """How many pods of ``request`` fit in these resources."""
+        counts = [have // need for have, need in ((self.cpu, request.cpu), (self.memory, request.memory), (self.gpus, request.gpus)) if need]
+        return min(counts) if counts else 10**9
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """One group the autoscaler grows: a GKE node pool or an EKS managed node group."""
+
+    name: str
+    pool: str
+    """The configured pool or GPU class it belongs to (a spot_then_on_demand pool has two groups)."""
+    role: str
+    """system, scheduler or gpu (NodePoolShape.role)."""
+    machine_type: str
+    allocatable: Resources
+    """What pods can request on one node (the capacity minus the kubelet's reserves and DaemonSets)."""
+    gpus_per_node: int
+    """The node's GPU capacity (kube_node_status_capacity)."""
+    accelerator: str | None = None
+    spot: bool = False
+    priority: int = 0
+    """Higher is tried first."""
+    zones: tuple[str, ...] = ("zone",)
+    min_nodes: int = 0
+    """Fewest nodes: in total, or in each zone when ``per_zone``."""
+    max_nodes: int = 1
+    """Most nodes: in total, or in each zone when ``per_zone``."""
+    per_zone: bool = False
+    image_streaming: bool = False
+    taints: tuple[str, ...] = ()
+    """The taint keys (NoSchedule, NoExecute) every node carries; a pod must tolerate each one."""
+
+    @property
+    def total_max(self) -> int:
+        return self.max_nodes * len(self.zones) if self.per_zone else self.max_nodes
+
+    @property
+    def total_min(self) -> int:
+        return self.min_nodes * len(self.zones) if self.per_zone else self.min_nodes
+
+
+@dataclass(frozen=True)
+class PodSpec:
+    """One pod of a stage."""
+
+    role: str
+    """worker, scheduler, step, ... (part of the pod's name)."""
+    requests: Resources
+    roles: tuple[str, ...] = ("gpu",)
+    """The pool roles whose nodes it may run on."""
+    prefers: str | None = None
+    """A pool role it prefers (preferred node affinity): bound there first when it fits."""
+    pools: tuple[str, ...] | None = None
+    """Only these pools (a node selector on the pool or class); None: any pool of its roles."""
+    tolerations: tuple[str, ...] | None = (GPU_RESOURCE,)
+    """Taint keys it tolerates; None: every taint of the pools it names (it carries their placement)."""
+
+    def may_use(self, group: NodeGroup) -> bool:
+        if group.role not in self.roles or (self.pools is not None and group.pool not in self.pools):
+            return False
+        return self.tolerations is None or all(t in self.tolerations for t in group.taints)
+
+
+@dataclass(frozen=True)
+class Gang:
+    """Pods that work together: a Dask cluster (its scheduler and workers) or a pipeline step's pod."""
+
+    pods: tuple[PodSpec, ...]
+    work: float | None
+    """Seconds of work once every pod of the gang runs; None: a session that holds its pods until every
+    other job is done (the deep-dive's mock Jupyter cluster that submits the work)."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    """Gangs created together; the next stage starts when every one of them is done."""
+
+    gangs: tuple[Gang, ...]
+
+    @classmethod
+    def of(cls, pods: Sequence[PodSpec], work: float | None) -> Stage:
+        """A stage of one gang."""
+        return cls((Gang(tuple(pods), work),))
+
+
+@dataclass(frozen=True)
+class Job:
+    at: float
+    """Arrival, seconds from the start."""
+    namespace: str
+    name: str
+    stages: tuple[Stage, ...]
+
+
+@dataclass(frozen=True)
+class Timings:
+    """The autoscaler's settings and the nodes' and pods' timings (see the module docstring)."""
+
+    scan_interval: float = 10.0
+    provision: Dist = fixed(90)
+    gpu_ready: Dist = fixed(210)
+    image_pull: Dist = fixed(300)
+    image_pull_streaming: Dist = fixed(15)
+    prepuller: bool = True
+    pod_start: Dist = fixed(2)
+    scale_down_unneeded: float = 600.0
+    scale_down_delay_after_add: float = 600.0
+    scale_down_utilisation_threshold: float = 0.5
+    max_node_provision: float = 900.0
+    early_abort: bool = False
+    failure_report: Dist = fixed(60)
+    initial_backoff: float = 300.0
+    max_backoff: float = 1800.0
+    spot_shortage: float = 0.0
+    preemption_per_node_hour: float = 0.0
+    preemption_notice: float = 30.0
+
+
+@dataclass(eq=False)
+class NodeRecord:
+    name: str
+    group: NodeGroup
+    zone: str
+    requested: float
+    """The scale-up that asked for it (billing starts)."""
+    joined: float | None = None
+    gpu_ready: float | None = None
+    """GPUs allocatable and advertised; None while not yet."""
+    removed: float | None = None
+    preempted: bool = False
+    failed: bool = False
+    """Asked for and never given (no spot capacity): not paid, never joined."""
+
+
+@dataclass(eq=False)
+class PodRecord:
+    namespace: str
+    name: str
+    requests: Resources
+    created: float
+    bound: float | None = None
+    running: float | None = None
+    """Containers running: the end of Pending."""
+    finished: float | None = None
+    node: str | None = None
+    lost: bool = False
+    """Killed with its node (spot preemption) and replaced."""
+
+
+@dataclass
+class Fallback:
+    """A spot scale-up that found no capacity."""
+
+    group: str
+    requested: float
+    gave_up: float
+    next_scale_up: float | None = None
+    """The autoscaler's next scale-up of another group of the same role (the fallback), None if none followed."""
+    role: str = "gpu"
+
+    @property
+    def seconds(self) -> float | None:
+        """From the failed request to the fallback's request."""
+        return None if self.next_scale_up is None else self.next_scale_up - self.requested
+
+
+@dataclass
+class Trace:
+    """Everything a run did, for the report's figures, the cost and an export to Prometheus."""
+
+    horizon: float
+    pods: list[PodRecord] = field(default_factory=list)
+    nodes: list[NodeRecord] = field(default_factory=list)
+    refused_pods: int = 0
+    refused_gangs: int = 0
+    """Gangs (Dask clusters, pipeline steps) refused at admission: their tenant's quota was full."""
+    refused_jobs: int = 0
+    """Jobs that ended because every gang of a stage was refused."""
+    jobs: int = 0
+    jobs_done: int = 0
+    gangs: int = 0
+    """Gangs admitted (Dask clusters, pipeline steps, replayed pods)."""
+    fallbacks: list[Fallback] = field(default_factory=list)
+    preemptions: int = 0
+    stalled_at: float | None = None
+    """When the run stopped because pending pods could never be placed (the stack cannot run the workload)."""
+    stalled_pods: int = 0
+    stall_causes: list[str] = field(default_factory=list)
+    """Why the pending pods of a stalled run can never be placed: one line per kind of pod, naming
+    some of them, what they ask for, what the pools they may use offer and the fix."""

@@ -1,0 +1,163 @@
+"""Prices and cost: the shipped price table (infra/simulate/prices.yaml, or --prices FILE of the same
+shape) and what a simulated run costs, paid against used."""
+
+from __future__ import annotations
+
+from gpu_platform.infra.simulate.cluster import ModelInputs
+from gpu_platform.infra.simulate.settings import SimulationError
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.models import ARGS_CONFIG
+from gpu_platform.components.numbers import Float
+from gpu_platform.infra.simulate.inputs import NodeGroup, Trace
+
+
+__all__ = ["Cost", "CostLine", "PriceTable", "cost_of"]
+
+
+class HourlyPrice(BaseModel):
+    """One type's price per hour, on-demand and spot."""
+
+    model_config = ARGS_CONFIG
+
+    on_demand: Annotated[Float, Field(ge=0)]
+    """Per hour, on-demand. Required."""
+    spot: Annotated[Float, Field(ge=0)] | None = None
+    """Per hour, spot. Default: none (no spot price: a spot group of the type is refused)."""
+
+
+class CloudPrices(BaseModel):
+    """One cloud's prices in one region."""
+
+    model_config = ARGS_CONFIG
+
+    region: str
+    """The region the prices are for. Required."""
+    cluster_per_hour: Annotated[Float, Field(ge=0)] = 0.0
+    """The control plane's fee per hour (GKE cluster management, EKS standard support). Default: 0."""
+    machines: dict[str, HourlyPrice] = Field(default_factory=dict)
+    """Per machine or instance type (on AWS the GPUs are in it). Default: {}."""
+    gpus: dict[str, HourlyPrice] = Field(default_factory=dict)
+    """Per attached GPU (GCP N1 machines: charged apart from the machine). Default: {}."""
+
+
+class PriceTable(BaseModel):
+    """Hourly prices by machine type and capacity type: infra/simulate/prices.yaml, or --prices FILE (the same shape)."""
+
+    model_config = ARGS_CONFIG
+
+    date: str
+    """When the prices were read. Required."""
+    currency: str = "USD"
+    """The prices' currency. Default: USD."""
+    sources: list[str] = Field(min_length=1)
+    """Where they were read. Required."""
+    gcp: list[CloudPrices] = Field(default_factory=list)
+    """Google Cloud prices, one entry per region. Default: [] (a GKE stack is refused)."""
+    aws: list[CloudPrices] = Field(default_factory=list)
+    """AWS prices, one entry per region. Default: [] (an EKS stack is refused)."""
+
+    def region(self, cloud: Cloud | str, region: str) -> CloudPrices:
+        """The prices of ``cloud`` in ``region``; SimulationError naming what the table has instead."""
+        tables = self.gcp if Cloud(cloud) is Cloud.GCP else self.aws
+        for table in tables:
+            if table.region == region:
+                return table
+        have = ", ".join(t.region for t in tables) or "none"
+        raise SimulationError(
+            f"the price table has no {cloud} prices for region {region} (it has: {have}); add them with --prices FILE"
+        )
+
+    @classmethod
+    def shipped(cls) -> PriceTable:
+        return cls.model_validate(yaml.safe_load((Path(__file__).parent / "prices.yaml").read_text(encoding="utf-8")))
+
+    @classmethod
+    def from_data(cls, data: Any, where: str) -> PriceTable:
+        """A price table from a file's YAML (``where`` names it in messages); SimulationError, one line per problem."""
+        from gpu_platform.infra.stack.errors import format_validation_error
+
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise SimulationError([f"{where}: {line}" for line in format_validation_error(exc, PriceTable)]) from None
+
+    def hourly(self, cloud: Cloud | str, region: str, group: NodeGroup) -> float:
+        """USD per hour of one node of ``group`` in ``region``; SimulationError naming what is missing."""
+        table = self.region(cloud, region)
+        capacity = "spot" if group.spot else "on_demand"
+
+        def pick(prices: dict[str, HourlyPrice], key: str, what: str) -> float:
+            price = prices.get(key)
+            value = None if price is None else getattr(price, capacity)
+            if value is None:
+                raise SimulationError(
+                    f"the price table has no {capacity.replace('_', '-')} price for {what} {key} ({cloud} {region}); "
+                    "add it with --prices FILE"
+                )
+            return value
+
+        total = pick(table.machines, group.machine_type, "machine type")
+        if Cloud(cloud) is Cloud.GCP and group.gpus_per_node and group.machine_type.startswith("n1-"):
+            total += group.gpus_per_node * pick(table.gpus, group.accelerator or "", "GPU")
+        return total
+
+
+@dataclass
+class CostLine:
+    machine_type: str
+    capacity: str
+    node_hours: float
+    usd_per_hour: float
+    usd: float
+
+
+@dataclass
+class Cost:
+    currency: str
+    prices_date: str
+    region: str
+    hours: float
+    lines: list[CostLine]
+    cluster_usd: float
+    total_usd: float
+    usd_per_day: float
+    gpu_hours_paid: float
+    """GPU node-hours from scale-up request to removal, times their GPUs."""
+    gpu_hours_used: float
+    """GPU-hours held by running pods (the report's utilised)."""
+    spot_share: float
+    """Share of the GPU node-hours on spot capacity (0..1)."""
+
+
+def cost_of(trace: Trace, inputs: ModelInputs, prices: PriceTable, used_gpu_hours: float) -> Cost:
+    lines: dict[tuple[str, str], CostLine] = {}
+    paid = spot = 0.0
+    for node in trace.nodes:
+        if node.failed:
+            continue  # no capacity was given: nothing to pay
+        end = node.removed if node.removed is not None else trace.horizon
+        hours = max(0.0, min(end, trace.horizon) - node.requested) / 3600
+        group = node.group
+        capacity = "spot" if group.spot else "on-demand"
+        rate = prices.hourly(inputs.cloud, inputs.region, group)
+        line = lines.setdefault((group.machine_type, capacity), CostLine(group.machine_type, capacity, 0.0, rate, 0.0))
+        line.node_hours += hours
+        line.usd += hours * rate
+        paid += hours * group.gpus_per_node
+        if group.spot:
+            spot += hours * group.gpus_per_node
+    table = prices.region(inputs.cloud, inputs.region)
+    hours = trace.horizon / 3600
+    cluster = hours * table.cluster_per_hour
+    total = cluster + sum(line.usd for line in lines.values())
+    return Cost(
+        currency=prices.currency, prices_date=prices.date, region=table.region,
+        hours=hours, lines=sorted(lines.values(), key=lambda x: -x.usd), cluster_usd=cluster, total_usd=total,
+        usd_per_day=total / hours * 24 if hours else 0.0, gpu_hours_paid=paid, gpu_hours_used=used_gpu_hours,
+        spot_share=spot / paid if paid else 0.0,
+    )
