@@ -26,155 +26,66 @@ from gpu_platform.infra.preview.tree import render_tree
 
 def cmd_preview(args: argparse.Namespace) -> int:
     with deferred_interrupts(second_raises=True):  # the SDKs' imports: see read_stack
-        from gpu_platform.infra.output import (
-            check_distinct,
-            file_target,
-            folder_target,
-            write_outputs,
-        )
-        from gpu_platform.infra.preview.engine import load_program, run_program
-        from gpu_platform.infra.stack.read import read_stack_file
-        from gpu_platform.infra.preview.manifests import (
-            MANIFEST_FILES,
-            kubernetes_objects,
-            manifest_files,
-        masked,
-            plain,
-            rendered_json,
-            validate_objects,
-        )
-        from gpu_platform.infra.stack.errors import ConfigError
-        from gpu_platform.policies.evaluate import evaluate, read_policy_config
-        from gpu_platform.policies.rules import Enforcement, Resource
+        from gpu_platform.infra.apply.command import check_target, run_apply
+        from gpu_platform.infra.output import check_distinct, file_target, folder_target, write_outputs
+        from gpu_platform.infra.preview.checks import check_plan
+        from gpu_platform.infra.preview.manifests import MANIFEST_FILES, manifest_files, masked
+        from gpu_platform.policies.evaluate import read_policy_config
 
-    # Every output path is checked before the program runs and before anything is written.
+    # Every output path and option is checked before the program runs and before anything is written.
     json_target = file_target("--json", args.json) if args.json is not None else None
     manifests_target = folder_target("--manifests", args.manifests, MANIFEST_FILES) if args.manifests is not None else None
     check_distinct(json_target, manifests_target)
-    from gpu_platform.infra.apply.command import check_target, run_apply
-
     check_target(args)
     args.stack = _preview_stack(args)
-    args.sources = None if args.no_render else upstream_sources(args)
+    sources = None if args.no_render else upstream_sources(args)
+    policy_config = read_policy_config(Path(args.policy_config) if args.policy_config is not None else None)
+    plan, stack_config = _run(args)
+
+    checks = check_plan(plan, stack_config, policy_config, sources)
+    if checks.report is not None and args.render and checks.report.notices:
+        raise CommandError(
+            [f"{line} (--render requires every release and directory rendered)" for line in checks.report.notices], EXIT_CONFIG
+        )
+    outputs: list[Any] = []
+    if json_target is not None:
+        outputs.append((json_target, json_bytes(masked(checks.plan_document(plan)))))  # secret values masked at their keys
+    if manifests_target is not None:
+        outputs.append((manifests_target, manifest_files(checks.objects, checks.report.rendering if checks.report is not None else None)))
+    write_outputs(outputs)
+
+    if not args.quiet:
+        print(render_tree(plan, _rendered_details(checks.report)))
+        print()
+    print("\n".join(checks.lines(plan)))
+    applied = EXIT_OK
+    if args.apply is not None:
+        lines, applied = run_apply(args, plan, checks.objects, checks.report, stack_config)
+        print("\n".join(lines))
+    return EXIT_VIOLATIONS if checks.failed or applied else EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> tuple[Any, Any]:
+    """Run the program (this repository's, or --program's) once: its plan, and the config it read
+    (a program of one's own has none of ours: program_target stands in)."""
+    from gpu_platform.infra.preview.engine import load_program, run_program
+    from gpu_platform.infra.stack.errors import ConfigError
+    from gpu_platform.infra.stack.read import read_stack_file
+
     program = load_program(Path(args.program)) if args.program is not None else None
     project_dir = program.project_dir if program is not None else find_project(args)
     config, secret_keys = read_stack_file(project_dir, args.stack, required=program is None)
-    policy_config = read_policy_config(Path(args.policy_config) if args.policy_config is not None else None)
     try:
         # Ctrl-C takes effect when the run ends (seconds; a second Ctrl-C at once): an
         # interrupt inside the SDK's event loop or a provider SDK's import is not safe.
         with deferred_interrupts(second_raises=True):
             plan = run_program(project_dir, args.stack, config, secret_keys, program=program)
-        stack_config = plan.stack_config if program is None else program_target(plan, args.kubernetes_version)
+        return plan, plan.stack_config if program is None else program_target(plan, args.kubernetes_version)
     except (ConfigError, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - the program's own failure: one line, exit 3
         raise _program_failure(exc) from exc
 
-    objects = kubernetes_objects(plan)
-    report = None
-    if args.no_render:
-        findings = validate_objects(objects, stack_config.kubernetes_version)
-        render_lines = ["notice: rendering: skipped (--no-render): the objects of Helm releases and Kustomize directories were not checked"]
-    else:
-        report = _render(args, plan, objects, stack_config, policy_config)
-        findings = report.schema
-        render_lines = _render_lines(report)
-    violations = [f for f in findings if f.validated]
-    notices = [f for f in findings if not f.validated]
-    # The policy engine shows rules the resources' inputs with secrets unwrapped.
-    policy_findings = evaluate(
-        [Resource(r.type, r.name, r.urn, plain(r.inputs), r.protect) for r in plan.resources], policy_config
-    )
-    if report is not None:
-        policy_findings += report.policy
-    cluster_findings = report.cluster if report is not None else []
-    mandatory = [f for f in policy_findings if f.enforcement is Enforcement.MANDATORY]
-    rendered = report.rendering.objects if report is not None else []
-    render_errors = report.errors if report is not None else []
-    if report is not None and args.render and report.notices:
-        raise CommandError(
-            [f"{line} (--render requires every release and directory rendered)" for line in report.notices], EXIT_CONFIG
-        )
-
-    outputs: list[Any] = []
-    if json_target is not None:
-        document = plan.to_json(
-            violations=[
-                {"rule": "kubernetes-schema", "enforcement": "mandatory", "resource": v.resource, "message": v.message, "fix": "correct the object to its schema"}
-                for v in violations
-            ]
-            + [f.to_json() for f in policy_findings],
-            notices=[{"resource": n.resource, "message": n.message} for n in notices]
-            + [{"resource": None, "message": f"offline: {m}"} for m in plan.notices]
-            + [{"resource": None, "message": f"warning: {m}"} for m in plan.warnings]
-            + [{"resource": None, "message": m} for m in (report.notices if report is not None else [])],
-        )
-        if report is not None:
-            document["violations"] += [
-                {"rule": f.check, "enforcement": "mandatory", "resource": f.resource, "message": f.message, "fix": "see the message"}
-                for f in report.cluster
-            ] + [
-                {"rule": "render", "enforcement": "mandatory", "resource": None, "message": line, "fix": "see the message"}
-                for line in report.errors
-            ]
-            document["rendered"] = rendered_json(report.rendering)
-        outputs.append((json_target, json_bytes(masked(document))))  # secret values masked at their keys
-    if manifests_target is not None:
-        outputs.append((manifests_target, manifest_files(objects, report.rendering if report is not None else None)))
-    write_outputs(outputs)
-
-    if not args.quiet:
-        print(render_tree(plan, _rendered_details(report)))
-        print()
-    print(
-        f"{len(plan.resources)} resources, {len(objects)} Kubernetes objects"
-        + (f" and {len(rendered)} rendered from releases and directories" if report is not None else "")
-        + f" ({len(objects) + len(rendered) - len(notices)} validated against Kubernetes {stack_config.kubernetes_version} "
-        f"and CRD schemas, {len(notices)} without a schema offline), {len(violations)} schema violations; "
-        f"policy pack: {len(mandatory)} mandatory and {len(policy_findings) - len(mandatory)} advisory violations"
-        + (f"; {len(cluster_findings)} cluster check violations, {len(report.errors)} render errors" if report is not None else "")
-    )
-    for line in render_lines:
-        print(line)
-    for notice in notices:
-        print(f"notice: {notice.message}")
-    for message in plan.notices:
-        print(f"notice: offline: {message}")
-    for message in plan.warnings:
-        print(f"warning: {message}")
-    for violation in violations:
-        print(f"violation: schema: {violation.message}")
-    for finding in policy_findings:
-        label = "violation" if finding.enforcement is Enforcement.MANDATORY else "advisory"
-        where = f"{finding.resource}: " if finding.resource else ""
-        print(f"{label}: policy {finding.rule}: {where}{finding.message}; fix: {finding.fix}")
-    for finding in cluster_findings:
-        print(f"violation: {finding.check}: {finding.message}")
-    for line in render_errors:
-        print(f"violation: render: {line}")
-    applied = EXIT_OK
-    if args.apply is not None:
-        lines, applied = run_apply(args, plan, objects, report, stack_config)
-        print("\n".join(lines))
-    return EXIT_VIOLATIONS if violations or mandatory or cluster_findings or render_errors or applied else EXIT_OK
-
-def _render(args: argparse.Namespace, plan: Any, objects: list[Any], stack_config: Any, policy_config: Any) -> Any:
-    """Render the plan's releases and directories and check what the cluster gets."""
-    from gpu_platform.infra.preview.render import check_rendered
-
-    sources = args.sources
-    return check_rendered(plan, objects, stack_config, sources, sources.lock, policy_config)
-
-def _render_lines(report: Any) -> list[str]:
-    rendering = report.rendering
-    done = [s for s in rendering.sources if s.rendered]
-    lines = [
-        f"rendered: {len(done)} of {len(rendering.sources)} releases and directories, "
-        f"{len(rendering.objects)} objects, {len(rendering.crds)} CRDs"
-    ]
-    lines += [f"notice: {line}" for line in report.notices]
-    return lines
 
 def _rendered_details(report: Any) -> dict[str, str]:
     """Per release or directory (by URN): its source, object count and findings, for the tree."""
@@ -199,6 +110,7 @@ def _rendered_details(report: Any) -> dict[str, str]:
             details[source.resource.urn] = f"not rendered: {source.unavailable or source.error}"
     return details
 
+
 def _preview_stack(args: argparse.Namespace) -> str:
     """The stack to preview: positional or --stack (not two different ones); dev for --program."""
     if args.stack is not None and args.stack_option is not None and args.stack != args.stack_option:
@@ -214,6 +126,7 @@ def _preview_stack(args: argparse.Namespace) -> str:
         raise CommandError(f"--kubernetes-version {args.kubernetes_version}: a Kubernetes minor version such as 1.34")
     return "dev" if stack is None else stack
 
+
 def program_target(plan: Any, kubernetes_version: str | None) -> Any:
     """What the checks need of a program of one's own, which has no gpu-platform stack config:
     the Kubernetes version (--kubernetes-version, else the stack config's default) and the cloud
@@ -226,6 +139,7 @@ def program_target(plan: Any, kubernetes_version: str | None) -> Any:
     version = kubernetes_version or StackConfig.model_fields["kubernetes_version"].default
     cloud = Cloud.AWS if any(r.type.startswith("aws:eks/") for r in plan.resources) else Cloud.GCP
     return SimpleNamespace(kubernetes_version=version, cloud=cloud)
+
 
 def _program_failure(exc: Exception) -> CommandError:
     """A program's exception as the command's error: a component's refused input (Pulumi's

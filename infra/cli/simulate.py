@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 import json
 import os
 from pathlib import Path
@@ -64,13 +65,46 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from gpu_platform.infra.output import file_target, folder_target, write_outputs
-    from gpu_platform.infra.simulate.distributions import parse_seconds
-    from gpu_platform.infra.simulate.runs import SWEEP_COLUMNS, Work, cheapest_meeting, configurations, run_all, sweep_plot, sweep_row, table_rows
     from gpu_platform.infra.simulate.prices import PriceTable
-    from gpu_platform.infra.simulate.settings import SimulationError, parse_assignment, parse_value, sweep_values
-    from gpu_platform.infra.simulate.workloads import repeat
+    from gpu_platform.infra.simulate.runs import cheapest_meeting, configurations
 
     # Every flag is checked before the stack is read and anything runs.
+    flags = _flags(args)
+    prices = (
+        PriceTable.from_data(yaml_file("--prices", args.prices, "a price table (date, sources, gcp, aws)"), f"--prices {args.prices}")
+        if args.prices is not None else PriceTable.shipped()
+    )
+    json_target = file_target("--json", args.json) if args.json is not None else None
+    out_target = folder_target("--out", args.out, SIMULATE_FILES) if args.out is not None else None
+    configs = configurations(find_project(args), args.stack, flags.sets, flags.sweeps, args.max_configs)
+    work, described = _work(args, flags, configs, prices)
+    outcomes = _run(args, work)
+    chosen = cheapest_meeting(outcomes, flags.target) if flags.target is not None else None
+    write_outputs(_outputs(json_target, out_target, outcomes, configs, chosen, flags.target, described))
+    _print(args, outcomes, chosen, flags.target, described, json_target, out_target)
+    stalled = [o for o in outcomes if o.trace.stalled_at is not None]
+    for o in stalled:  # one line per kind of pod never placed: which, what they ask, why, the fix
+        for cause in o.trace.stall_causes:
+            err(f"{o.label}: the workload stalled at {o.trace.stalled_at / 3600:.2f} h: {cause}")
+    return EXIT_VIOLATIONS if stalled else EXIT_OK
+
+
+@dataclass(frozen=True)
+class _Flags:
+    """simulate's flags, checked: overrides, sweeps, hours, the p90 target, replay or not."""
+
+    sets: list[tuple[str, Any]]
+    sweeps: list[tuple[str, list[Any]]]
+    hours: float | None
+    target: float | None
+    replay: bool
+
+
+def _flags(args: argparse.Namespace) -> _Flags:
+    """Every flag checked before the stack is read (SimulationError, one line, for the first wrong one)."""
+    from gpu_platform.infra.simulate.distributions import parse_seconds
+    from gpu_platform.infra.simulate.settings import SimulationError, parse_assignment, parse_value, sweep_values
+
     args.workload_given = args.workload is not None
     args.workload = args.workload or "deep-dive"
     sets = [(k, parse_value(v)) for k, v in (parse_assignment(text, "--set") for text in args.set)]
@@ -104,24 +138,22 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise SimulationError("--replay needs --prometheus URL --start T --end T (and takes no --workload)")
     if replay and args.workload_given:
         raise SimulationError("--replay replays the pods Prometheus saw: give it without --workload")
-    prices = (
-        PriceTable.from_data(yaml_file("--prices", args.prices, "a price table (date, sources, gcp, aws)"), f"--prices {args.prices}")
-        if args.prices is not None else PriceTable.shipped()
-    )
-    json_target = file_target("--json", args.json) if args.json is not None else None
-    out_target = folder_target("--out", args.out, SIMULATE_FILES) if args.out is not None else None
-    configs = configurations(find_project(args), args.stack, sets, sweeps, args.max_configs)
+    return _Flags(sets, sweeps, hours, target, replay)
 
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
-    if replay:
+def _work(args: argparse.Namespace, flags: _Flags, configs: list[Any], prices: Any) -> tuple[list[Any], dict[str, Any]]:
+    """One run per configuration, of the replayed pods or the workload the flags name, and how the
+    workload is described in the JSON."""
+    from gpu_platform.infra.simulate.runs import Work
+    from gpu_platform.infra.simulate.settings import SimulationError
+    from gpu_platform.infra.simulate.workloads import repeat
+
+    if flags.replay:
+        from pydantic import ValidationError
+
         from gpu_platform.infra.report.prometheus import ReportInputs
         from gpu_platform.infra.simulate.replay import replay_jobs
         from gpu_platform.infra.stack.errors import format_validation_error
-        from pydantic import ValidationError
 
         try:
             report_inputs = ReportInputs(prometheus=args.prometheus, start=args.start, end=args.end, step=args.step)
@@ -129,34 +161,48 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             raise SimulationError(["--" + line for line in format_validation_error(exc, ReportInputs)]) from None
         replayed = replay_jobs(report_inputs)
         described = {"name": "replay", "source": replayed.source, "start": replayed.start, "pods": replayed.pods}
-        work = [Work(c.inputs, replayed.jobs, replayed.horizon, 0.0, prices, c.label, c.overrides) for c in configs]
-    else:
-        work = []
-        for c in configs:
-            pattern = _workload(args, c.stack, c.inputs.seed)
-            if not pattern.jobs:
-                raise SimulationError(f"--workload {args.workload}: the workload is empty: no job in its pattern")
-            jobs, horizon = repeat(pattern, hours)
-            described = {**pattern.described, "hours": None if horizon is None else horizon / 3600}
-            work.append(Work(c.inputs, jobs, horizon, pattern.tail_s, prices, c.label, c.overrides))
-    console = Console(stderr=True)
+        return [Work(c.inputs, replayed.jobs, replayed.horizon, 0.0, prices, c.label, c.overrides) for c in configs], described
+    work = []
+    described = {}
+    for c in configs:
+        pattern = _workload(args, c.stack, c.inputs.seed)
+        if not pattern.jobs:
+            raise SimulationError(f"--workload {args.workload}: the workload is empty: no job in its pattern")
+        jobs, horizon = repeat(pattern, flags.hours)
+        described = {**pattern.described, "hours": None if horizon is None else horizon / 3600}
+        work.append(Work(c.inputs, jobs, horizon, pattern.tail_s, prices, c.label, c.overrides))
+    return work, described
+
+
+def _run(args: argparse.Namespace, work: list[Any]) -> list[Any]:
+    """Run every configuration (a sweep in parallel processes), with progress on standard error."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from gpu_platform.infra.simulate.runs import run_all
+
     with Progress(TextColumn("simulating {task.description}"), BarColumn(), TextColumn("{task.completed:.0f}"),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
         if len(work) == 1:
             # One configuration: progress in simulated hours.
             task = bar.add_task("hours", total=None if work[0].horizon is None else work[0].horizon / 3600)
-            outcomes = run_all(work, 1, simulated=lambda at: bar.update(task, completed=at / 3600))
-        else:
-            task = bar.add_task(f"{len(work)} configurations", total=len(work))
-            outcomes = run_all(work, args.processes or os.cpu_count() or 1, done=lambda _: bar.advance(task))
-    chosen = cheapest_meeting(outcomes, target) if target is not None else None
+            return run_all(work, 1, simulated=lambda at: bar.update(task, completed=at / 3600))
+        task = bar.add_task(f"{len(work)} configurations", total=len(work))
+        return run_all(work, args.processes or os.cpu_count() or 1, done=lambda _: bar.advance(task))
+
+
+def _outputs(json_target: Any, out_target: Any, outcomes: list[Any], configs: list[Any], chosen: Any, target: float | None,
+             described: dict[str, Any]) -> list[Any]:
+    """What --json and --out get: the figures (per configuration for a sweep), the plots."""
+    from gpu_platform.infra.simulate.runs import sweep_plot
+
     first = chosen or outcomes[0]
     document: Any
     if len(outcomes) == 1:
         document = first.json_document(described, configs[0].inputs)
     else:
         document = {
-            "configurations": [o.json_document(described, c.inputs) for o, c in zip(outcomes, configs)],
+            "configurations": [o.json_document(described, c.inputs) for o, c in zip(outcomes, configs, strict=True)],
             "target_p90_s": target,
             "cheapest_meeting_target": None if chosen is None else chosen.label,
         }
@@ -171,21 +217,31 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if len(outcomes) > 1:
             files["sweep.png"] = sweep_plot(outcomes, chosen, target)
         outputs.append((out_target, files))
-    write_outputs(outputs)
+    return outputs
+
+
+def _print(args: argparse.Namespace, outcomes: list[Any], chosen: Any, target: float | None, described: dict[str, Any],
+           json_target: Any, out_target: Any) -> None:
+    """The table (figures of one run, or one row per configuration) and what was written."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from gpu_platform.infra.simulate.runs import SWEEP_COLUMNS, sweep_row, table_rows
+
     out = Console(width=max(110, Console().width))
     if len(outcomes) == 1:
         table = Table(title=f"simulate {args.stack}: {described['name']}")
         table.add_column("what")
         table.add_column("value")
-        for what, value in table_rows(first):
+        for what, value in table_rows(chosen or outcomes[0]):
             table.add_row(escape(what), escape(value))
     else:
         table = Table(title=f"simulate {args.stack}: {described['name']}, {len(outcomes)} configurations")
         for column in SWEEP_COLUMNS:
             table.add_column(column)
         for o in outcomes:
-            row = sweep_row(o)
-            table.add_row(*(escape(cell) for cell in row), style="bold green" if o is chosen else None)
+            table.add_row(*(escape(cell) for cell in sweep_row(o)), style="bold green" if o is chosen else None)
     out.print(table)
     if target is not None:
         if chosen is None:
@@ -196,11 +252,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     for target_, what in ((json_target, "JSON"), (out_target, "plots")):
         if target_ is not None:
             out.print(f"wrote {what} to {target_.path}", soft_wrap=True)
-    stalled = [o for o in outcomes if o.trace.stalled_at is not None]
-    for o in stalled:  # one line per kind of pod never placed: which, what they ask, why, the fix
-        for cause in o.trace.stall_causes:
-            err(f"{o.label}: the workload stalled at {o.trace.stalled_at / 3600:.2f} h: {cause}")
-    return EXIT_VIOLATIONS if stalled else EXIT_OK
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
