@@ -11,15 +11,12 @@ from typing import Any
 from pydantic import BaseModel, Field, TypeAdapter, ValidationInfo, field_validator, model_validator
 
 from gpu_platform.components.kube import ChartVersion, DnsLabel, PinnedImage, kubernetes_owns
-from gpu_platform.components.labels import AWS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL, GPU_RESOURCE, PoolRole, SCHEDULER_LABEL
-from gpu_platform.components.models import check_min_max, check_unique
+from gpu_platform.components.labels import AWS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL, GPU_RESOURCE, SCHEDULER_LABEL, PoolRole
+from gpu_platform.components.models import ARGS_CONFIG, check_min_max, check_unique, field_error
 from gpu_platform.components.numbers import Int
+from gpu_platform.components.pools import GPU_TAINT, NodePoolShape, Taint, tolerations
 from gpu_platform.components.quantities import MiB, Millicores
 from gpu_platform.components.reserves import allocatable
-from gpu_platform.components.pools import GPU_TAINT, NodePoolShape, Taint, tolerations
-from gpu_platform.components.models import ARGS_CONFIG, field_error
-
-
 
 __all__ = [
     "CLUSTER_SPEC_CONFIG_MAP",

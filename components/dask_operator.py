@@ -31,11 +31,6 @@ import yaml
 from pydantic import ValidationError
 
 from gpu_platform.components.cluster_component import ClusterComponent, check_pools, on_cluster
-from gpu_platform.components.kube import helm_release
-from gpu_platform.components.labels import GPU_QUOTA_KEY, GPU_RESOURCE, TENANT_LABEL
-from gpu_platform.components.models import input_error, input_errors
-from gpu_platform.components.pools import NodePoolShape, PoolPlacement
-
 from gpu_platform.components.dask_args import (
     CLUSTER_SPEC_CONFIG_MAP,
     CLUSTER_SPEC_DIR,
@@ -54,6 +49,10 @@ from gpu_platform.components.dask_args import (
     SharedDaskClusterArgs,
 )
 from gpu_platform.components.dask_resources import gpu_placement, managed_labels, operator_values, toleration_args
+from gpu_platform.components.kube import helm_release
+from gpu_platform.components.labels import GPU_QUOTA_KEY, GPU_RESOURCE, TENANT_LABEL
+from gpu_platform.components.models import input_error, input_errors
+from gpu_platform.components.pools import NodePoolShape, PoolPlacement
 
 __all__ = [
     "CLUSTER_SPEC_CONFIG_MAP",

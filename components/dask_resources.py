@@ -7,11 +7,9 @@ from typing import Any
 
 import pulumi_kubernetes as k8s
 
+from gpu_platform.components.dask_args import OPERATOR_REQUESTS, DaskOperatorArgs, notebook_pool
 from gpu_platform.components.labels import MANAGED_LABELS
 from gpu_platform.components.pools import GPU_TAINT, NodePoolShape, PoolPlacement, Taint, tolerations
-
-
-from gpu_platform.components.dask_args import OPERATOR_REQUESTS, DaskOperatorArgs, notebook_pool
 
 __all__ = ["gpu_placement", "managed_labels", "operator_values", "toleration_args"]
 

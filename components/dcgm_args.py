@@ -10,12 +10,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field, field_validator
 
 from gpu_platform.components.cloud import ClusterKind
-from gpu_platform.components.kube import ChartVersion, DnsLabel, PrometheusDuration, PinnedImage
-from gpu_platform.components.models import check_unique
+from gpu_platform.components.kube import ChartVersion, DnsLabel, PinnedImage, PrometheusDuration
+from gpu_platform.components.models import ARGS_CONFIG, check_unique
 from gpu_platform.components.numbers import Int
-from gpu_platform.components.models import ARGS_CONFIG
-
-
 
 __all__ = ["DEFAULT_METRICS", "DcgmExporterArgs", "DcgmMetric", "GpuNodeSelection"]
 

@@ -9,16 +9,14 @@ per-pod GPU metrics rely on.
 
 from __future__ import annotations
 
-
 import pulumi
 import pulumi_kubernetes as k8s
 
 from gpu_platform.components.cluster_component import ClusterComponent, check_live, on_cluster
-from gpu_platform.components.kube import component_namespace, helm_release
-from gpu_platform.components.models import input_error
-
 from gpu_platform.components.dcgm_args import DCGM_REPOSITORY, DEFAULT_METRICS, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
 from gpu_platform.components.dcgm_values import dcgm_values, metrics_csv
+from gpu_platform.components.kube import component_namespace, helm_release
+from gpu_platform.components.models import input_error
 
 __all__ = [
     "DEFAULT_METRICS",

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-
-
-
-from gpu_platform.components.labels import GPU_RESOURCE
 from gpu_platform.components.dcgm_args import METRICS_PATH, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
+from gpu_platform.components.labels import GPU_RESOURCE
 
 __all__ = ["dcgm_values", "metrics_csv"]
 

@@ -8,14 +8,14 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import pulumi
-
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
+from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.eks_plan import system_shape
 from gpu_platform.components.gpu_catalog import aws_shape, shape_checked
 from gpu_platform.components.kube import DnsSubdomain
-from gpu_platform.components.eks_plan import system_shape
 from gpu_platform.components.labels import EKS_NODEGROUP_LABEL
-from gpu_platform.components.models import check_min_max, check_unique, unique
+from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, check_min_max, check_unique, field_error, unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import (
     ENVIRONMENT_LABEL,
@@ -24,11 +24,7 @@ from gpu_platform.components.pools import (
     MachineShapeArgs,
     NodePoolShape,
 )
-from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
-from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.zones import zone_problem
-
-
 
 __all__ = [
     "ExistingVpcArgs",

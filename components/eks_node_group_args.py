@@ -11,9 +11,7 @@ import re2
 import yaml
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from gpu_platform.components.gpu_catalog import AwsInstanceType, aws_shape, shape_checked
 from gpu_platform.components.durations import GoDuration
-from gpu_platform.components.kube import ChartVersion, PinnedImage
 from gpu_platform.components.eks_plan import (
     NodeGroupPlan,
     asg_name_pattern,
@@ -21,6 +19,8 @@ from gpu_platform.components.eks_plan import (
     class_shape,
     example_asg_name,
 )
+from gpu_platform.components.gpu_catalog import AwsInstanceType, aws_shape, shape_checked
+from gpu_platform.components.kube import ChartVersion, PinnedImage
 from gpu_platform.components.labels import (
     AWS_ACCELERATOR_LABEL,
     CAPACITY_LABEL,
@@ -28,7 +28,7 @@ from gpu_platform.components.labels import (
     POOL_ROLE_LABEL,
     SCHEDULER_LABEL,
 )
-from gpu_platform.components.models import check_min_max, unique
+from gpu_platform.components.models import ARGS_CONFIG, check_min_max, field_error, unique
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import (
     GPU_TAINT,
@@ -40,9 +40,6 @@ from gpu_platform.components.pools import (
     Taint,
     pool_taints,
 )
-from gpu_platform.components.models import ARGS_CONFIG, field_error
-
-
 
 __all__ = [
     "ACCELERATOR_LABEL",

@@ -8,9 +8,6 @@ from typing import Any
 
 from gpu_platform.components.kube import exec_kubeconfig
 
-
-
-
 __all__ = ["assume_role_policy", "eks_kubeconfig", "irsa_trust_policy", "zones_offering"]
 
 

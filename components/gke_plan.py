@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.labels import COMPUTE_CLASS_LABEL, NODE_POOL_LABEL, POOL_ROLE_LABEL, SCHEDULER_LABEL, PoolRole
 from gpu_platform.components.pools import (
     GPU_TAINT,
@@ -25,7 +26,6 @@ from gpu_platform.components.pools import (
     Taint,
     TaintEffect,
 )
-from gpu_platform.components.cloud import Cloud
 
 if TYPE_CHECKING:
     from gpu_platform.components.gke_args import GpuGkeClusterArgs, GpuNodePoolArgs, SystemPoolArgs

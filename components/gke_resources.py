@@ -8,14 +8,6 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from gpu_platform.components.kube import exec_kubeconfig
-from gpu_platform.components.pools import (
-    ENVIRONMENT_LABEL,
-    AutoscalingBounds,
-    BoundsScope,
-    Taint,
-)
-
 from gpu_platform.components.gke_args import (
     CLOUD_PLATFORM_SCOPE,
     GpuDriverVersion,
@@ -23,6 +15,13 @@ from gpu_platform.components.gke_args import (
     GpuNodePoolArgs,
     LocationPolicy,
     _PoolBase,
+)
+from gpu_platform.components.kube import exec_kubeconfig
+from gpu_platform.components.pools import (
+    ENVIRONMENT_LABEL,
+    AutoscalingBounds,
+    BoundsScope,
+    Taint,
 )
 
 __all__ = ["cluster_args", "compute_class_spec", "gke_kubeconfig", "node_pool_args"]

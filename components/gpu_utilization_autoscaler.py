@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_kubernetes as k8s
+
 from gpu_platform.components.cluster_component import ClusterComponent, on_cluster
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 

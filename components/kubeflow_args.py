@@ -11,12 +11,9 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from gpu_platform.components.kube import DnsLabel, DnsSubdomain
 from gpu_platform.components.labels import WORKLOAD_LABEL
-from gpu_platform.components.models import first_repeat
+from gpu_platform.components.models import ARGS_CONFIG, field_error, first_repeat
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import LabelKey, LabelValue, NodePoolShape, Taint
-from gpu_platform.components.models import ARGS_CONFIG, field_error
-
-
 
 __all__ = [
     "KNOWN_RELEASES",

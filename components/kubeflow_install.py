@@ -42,18 +42,14 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from gpu_platform.components.cluster_component import CLUSTER_COMPONENTS, ClusterComponent, check_live, check_pools, on_cluster
-from gpu_platform.components.labels import OWNER_ANNOTATION, PART_OF_LABEL, TENANT_LABEL
-from gpu_platform.components.models import input_error
-from gpu_platform.components.pools import NodePoolShape
-
 from gpu_platform.components.kubeflow_args import (
-    EDITION_FOOTPRINT,
-    Footprint,
     ALB_INGRESS_CLASS,
+    EDITION_FOOTPRINT,
     KNOWN_RELEASES,
     KUBEFLOW_NAMESPACE,
     AlbCognitoIngress,
     Edition,
+    Footprint,
     KubeflowInstallArgs,
     OidcIssuer,
     TenantProfile,
@@ -68,6 +64,9 @@ from gpu_platform.components.kubeflow_transforms import (
     storage_summary,
     tenant_quota_hard,
 )
+from gpu_platform.components.labels import OWNER_ANNOTATION, PART_OF_LABEL, TENANT_LABEL
+from gpu_platform.components.models import input_error
+from gpu_platform.components.pools import NodePoolShape
 
 __all__ = [
     "EDITION_FOOTPRINT",

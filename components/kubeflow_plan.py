@@ -5,12 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-
-from gpu_platform.components.pools import NodePoolShape, PoolPlacement, Taint, tolerations
-
-
-
 from gpu_platform.components.kubeflow_args import EDITION_FOOTPRINT, Edition, KubeflowInstallArgs, TrainingPoolSelector
+from gpu_platform.components.pools import NodePoolShape, PoolPlacement, Taint, tolerations
 
 __all__ = ["capacity_problem", "manifest_sources", "place_on_training_pool", "training_placement"]
 

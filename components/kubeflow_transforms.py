@@ -13,10 +13,6 @@ from typing import Any
 import pulumi
 import yaml
 
-
-
-
-from gpu_platform.components.labels import GPU_QUOTA_KEY
 from gpu_platform.components.kubeflow_args import (
     ARTIFACT_CLAIMS,
     ARTIFACT_SECRET,
@@ -36,6 +32,7 @@ from gpu_platform.components.kubeflow_args import (
     OidcIssuer,
     TenantProfile,
 )
+from gpu_platform.components.labels import GPU_QUOTA_KEY
 
 __all__ = [
     "Credential",

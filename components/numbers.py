@@ -14,7 +14,7 @@ from pydantic import BeforeValidator
 __all__ = ["Float", "Int"]
 
 
-def _no_bool(kind: str):  # noqa: ANN202 - a validator factory
+def _no_bool(kind: str):
     def check(value: Any) -> Any:
         if isinstance(value, bool):
             raise ValueError(f"{kind} expected, not a boolean ({str(value).lower()})")

@@ -41,7 +41,7 @@ def _declared(cls: type) -> list[ComponentOutput]:
     assert isinstance(node, ast.ClassDef)
     found: list[ComponentOutput] = []
     body = node.body
-    for statement, following in zip(body, [*body[1:], None]):
+    for statement, following in zip(body, [*body[1:], None], strict=True):
         if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
             continue
         name = statement.target.id

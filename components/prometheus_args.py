@@ -8,10 +8,8 @@ from pydantic import BaseModel, Field, model_validator
 
 from gpu_platform.components.cloud import ClusterKind
 from gpu_platform.components.kube import ChartRepository, ChartVersion, DnsLabel, DnsSubdomain, PrometheusDuration
-from gpu_platform.components.numbers import Int
 from gpu_platform.components.models import ARGS_CONFIG, field_error
-
-
+from gpu_platform.components.numbers import Int
 
 __all__ = [
     "GPU_CUSTOM_METRICS",

@@ -16,7 +16,6 @@ import pulumi_kubernetes as k8s
 from gpu_platform.components.cluster_component import ClusterComponent, check_live, on_cluster
 from gpu_platform.components.kube import component_namespace, helm_release
 from gpu_platform.components.models import input_error
-
 from gpu_platform.components.prometheus_args import (
     GPU_CUSTOM_METRICS,
     AlertSettings,

@@ -7,9 +7,6 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
-
-
-
 from gpu_platform.components.labels import EKS_CAPACITY_LABEL, GKE_SPOT_LABEL
 from gpu_platform.components.prometheus_args import (
     ALWAYS_SCRAPED,

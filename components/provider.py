@@ -49,6 +49,10 @@ from pulumi.provider.experimental.util import camel_case  # the schema's spellin
 from pulumi.provider.provider import Provider
 from pydantic import BaseModel, ValidationError
 
+from gpu_platform.components.dask_args import DaskOperatorArgs
+from gpu_platform.components.dask_operator import DaskOperator
+from gpu_platform.components.dcgm_args import DcgmExporterArgs
+from gpu_platform.components.dcgm_exporter import DcgmExporter
 from gpu_platform.components.eks_args import EksClusterArgs
 from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
 from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs
@@ -56,15 +60,11 @@ from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
-from gpu_platform.components.models import _InputSchema, key_path
-from gpu_platform.components.outputs import attribute_docs, component_outputs
-from gpu_platform.components.dask_args import DaskOperatorArgs
-from gpu_platform.components.dask_operator import DaskOperator
 from gpu_platform.components.kubeflow_args import KubeflowInstallArgs
 from gpu_platform.components.kubeflow_install import KubeflowInstall
+from gpu_platform.components.models import _InputSchema, key_path
+from gpu_platform.components.outputs import attribute_docs, component_outputs
 from gpu_platform.components.pools import NodePoolShape
-from gpu_platform.components.dcgm_args import DcgmExporterArgs
-from gpu_platform.components.dcgm_exporter import DcgmExporter
 from gpu_platform.components.prometheus_args import MonitoredCluster, PrometheusStackArgs
 from gpu_platform.components.prometheus_stack import PrometheusStack
 from gpu_platform.components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroups
@@ -396,14 +396,14 @@ def exposed_component(
     namespace = {**vars(typing), **vars(module)}
     outputs: dict[str, tuple[Any, bool, str]] = {}
     for output in component_outputs(real):
-        resolved = _output_type(eval(output.type, namespace))  # noqa: S307 - the component's own annotation
+        resolved = _output_type(eval(output.type, namespace))
         if resolved is not None and output.name not in extra:
             outputs[output.name] = (*resolved, output.description)
     for attr, item in extra.items():
         outputs[attr] = (item.schema_type, False, item.description)
     token = f"{PACKAGE}:index:{real.__name__}"
 
-    def __init__(self: pulumi.ComponentResource, name: str, args: Any, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self: pulumi.ComponentResource, name: str, args: Any, opts: pulumi.ResourceOptions | None = None) -> None:  # noqa: N807 - the twin class's constructor
         reader = _Reader(real.__name__)
         given = dict(args or {})
         live_values = {}
@@ -459,7 +459,7 @@ class EksClusterTarget:
     """The cluster's IAM OIDC provider (IRSA)."""
     oidc_issuer: pulumi.Input[str]
     """The cluster's OIDC issuer without https:// (the prefix of IRSA condition keys)."""
-    version: Optional[pulumi.Input[str]]
+    version: pulumi.Input[str] | None
     """The cluster's Kubernetes minor version ("1.34"); picks the autoscaler release."""
 
 
@@ -600,7 +600,7 @@ class _DocumentedAnalyzer(Analyzer):
     """The SDK's analyzer, reading the docstrings of generated classes from ``__field_docs__``
     (it reads docstrings from source, which generated classes have none of)."""
 
-    def get_docstring(self, typ: type, name: str) -> Optional[str]:
+    def get_docstring(self, typ: type, name: str) -> str | None:
         docs = typ.__dict__.get("__field_docs__")
         if docs is not None:
             return docs.get(name)

@@ -10,15 +10,14 @@
 
 from __future__ import annotations
 
+import ast
 import enum
+import inspect
+import re
 import types
 import typing
 from pathlib import Path
 from typing import Any
-
-import ast
-import inspect
-import re
 
 import pulumi
 import yaml
@@ -29,8 +28,8 @@ from pydantic_core import PydanticUndefined
 from gpu_platform import components
 from gpu_platform.components.cluster_component import CLUSTER_COMPONENTS, ClusterComponent
 from gpu_platform.components.outputs import component_outputs
-from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.errors import CommandError
+from gpu_platform.infra.stack.model import StackConfig
 
 __all__ = ["catalog_reference", "component_reference", "config_reference", "pulumi_config_section", "sync_docs"]
 
@@ -116,8 +115,8 @@ def config_reference() -> str:
         "",
     ]
     lines += _model_tables(_models(StackConfig))
-    from gpu_platform.infra.simulate.settings import ModelSettings
     from gpu_platform.infra.simulate.prices import PriceTable
+    from gpu_platform.infra.simulate.settings import ModelSettings
     from gpu_platform.infra.simulate.workloads import DeepDive, WorkloadFile
 
     lines += [

@@ -29,8 +29,8 @@ from gpu_platform.components import (
     PrometheusStack,
     SpotFailoverEksNodeGroups,
 )
-from gpu_platform.components.prometheus_args import MetricSource
 from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.prometheus_args import MetricSource
 from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 
 __all__ = ["Platform", "build", "compose_addons", "compose_monitoring", "scraped_later"]

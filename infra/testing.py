@@ -28,8 +28,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
-from gpu_platform.infra.preview.manifests import kubernetes_objects, plain, validate_objects
 from gpu_platform.infra.preview.engine import Plan, RecordedResource, RecordingMocks, RecordingMonitor, engine_log, load_program, run_program
+from gpu_platform.infra.preview.manifests import kubernetes_objects, plain, validate_objects
 from gpu_platform.infra.stack.read import config_for_engine, read_stack_file
 
 __all__ = ["ProgramPlan", "preview_program", "run_components"]

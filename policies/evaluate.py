@@ -117,7 +117,7 @@ def load_policy_config(data: Any) -> dict[str, RuleConfig]:
     except ValidationError as exc:
         raise PolicyConfigError(_lines(exc)) from None
     given = document.model_fields_set
-    default = getattr(document, "all") if "all" in given else None
+    default = document.all if "all" in given else None
     configs: dict[str, RuleConfig] = {}
     for rule in RULES:
         own = getattr(document, rule.name) if rule.name in given else rule.config()
@@ -128,7 +128,7 @@ def load_policy_config(data: Any) -> dict[str, RuleConfig]:
     return configs
 
 
-class _DuplicateKey(Exception):
+class _DuplicateKeyError(Exception):
     pass
 
 
@@ -137,7 +137,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise _DuplicateKey(key)
+            raise _DuplicateKeyError(key)
         out[key] = value
     return out
 
@@ -156,7 +156,7 @@ def read_policy_config(path: Path | None) -> dict[str, RuleConfig]:
         ) from None
     try:
         data = json.loads(text, object_pairs_hook=_unique_keys)
-    except _DuplicateKey as exc:
+    except _DuplicateKeyError as exc:
         raise PolicyConfigError([f"--policy-config {path}: key {exc.args[0]!r} appears twice in one object; keep one"]) from None
     except json.JSONDecodeError as exc:
         raise PolicyConfigError([f"--policy-config {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"]) from None

@@ -6,10 +6,9 @@ tests see is what `gpu-platform preview` and the policy pack see.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
-
-import functools
 
 import pulumi
 import pytest
@@ -94,7 +93,7 @@ def settled_tree(*components: pulumi.Resource) -> pulumi.Output[list[Any]]:
     while todo:
         resource = todo.pop()
         seen.append(resource)
-        todo.extend(resource._childResources)  # noqa: SLF001 - the SDK's record of a parent's children
+        todo.extend(resource._childResources)
     return settled(*seen)
 
 

@@ -154,8 +154,8 @@ def _field_manager(urn: str) -> str:
 def _secret_shaped(raw: dict[str, Any]) -> dict[str, Any]:
     """The object with secrets unwrapped to their placeholders; a Secret's ``data`` value that was
     secret and is not base64 is encoded, so the placeholder has the shape the API requires."""
-    from gpu_platform.infra.preview.manifests import plain
     from gpu_platform.infra.preview.engine import SECRET_SIG
+    from gpu_platform.infra.preview.manifests import plain
 
     body = plain(raw)
     if raw.get("kind") == "Secret" and isinstance(raw.get("data"), dict):
@@ -381,7 +381,7 @@ def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyR
         with ThreadPoolExecutor(max_workers=CRD_CONCURRENCY) as pool:
             outcomes = list(pool.map(lambda o: _apply_alone(server, o, result.provided_groups), crds))
         deadline = time.monotonic() + crd_timeout
-        for crd, (applied, own) in zip(crds, outcomes):
+        for crd, (applied, own) in zip(crds, outcomes, strict=True):
             result.applied += own.applied
             result.refusals += own.refusals
             result.warnings += own.warnings

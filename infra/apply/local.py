@@ -178,7 +178,7 @@ def _write_pki(folder: Path) -> dict[str, Path]:
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(days=2)
 
     def key() -> Any:
@@ -327,7 +327,7 @@ def _stop(processes: list[_Process]) -> None:
 
 def _get(url: str, context: ssl.SSLContext | None = None) -> tuple[int, str]:
     try:
-        with urllib.request.urlopen(url, timeout=2, context=context) as response:  # noqa: S310 - loopback only
+        with urllib.request.urlopen(url, timeout=2, context=context) as response:
             return response.status, response.read().decode(errors="replace")
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode(errors="replace")
@@ -374,7 +374,7 @@ def control_plane(binaries: Path | None = None, timeout: float = START_TIMEOUT, 
             "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={api_port}",
             f"--tls-cert-file={pki['server']}", f"--tls-private-key-file={pki['server_key']}",
             f"--client-ca-file={pki['ca']}", "--authorization-mode=Node,RBAC",
-            f"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={pki['sa_pub']}", f"--service-account-signing-key-file={pki['sa_key']}",
             f"--service-cluster-ip-range={SERVICE_CIDR}", "--allow-privileged=true",
             "--disable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook",

@@ -25,12 +25,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from gpu_platform.components.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE
 from gpu_platform.infra.apply.local import KWOK_NODE_ANNOTATION
 
-__all__ = ["GPU_RESOURCE", "node_count", "node_name", "pool_nodes"]
+__all__ = ["POOL_NODE_LABEL", "node_count", "node_name", "pool_nodes"]
 
-GPU_RESOURCE = "nvidia.com/gpu"
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 POOL_NODE_LABEL = "gpu-platform.io/kwok-pool"
 """Which pool a kwok node stands for (for reading placements back; no workload selects it)."""
 

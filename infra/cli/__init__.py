@@ -47,7 +47,6 @@ from gpu_platform.infra.cli import (
     upstream,
 )
 from gpu_platform.infra.cli.common import err, first_line
-from gpu_platform.infra.output import claim_stdout
 from gpu_platform.infra.errors import (
     EXIT_CONFIG,
     EXIT_INTERRUPTED,
@@ -59,6 +58,7 @@ from gpu_platform.infra.errors import (
     mark_interrupted,
     recording_interrupts,
 )
+from gpu_platform.infra.output import claim_stdout
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -89,7 +89,7 @@ class _Parser(argparse.ArgumentParser):
             print(message, end="", file=sys.stderr if status else sys.stdout)
         raise _Exit(status)
 
-class _Exit(Exception):
+class _Exit(Exception):  # noqa: N818 - --help and --version ending the parse, not an error
     def __init__(self, code: int) -> None:
         super().__init__(code)
         self.code = code
@@ -207,7 +207,7 @@ def run() -> None:
         with recording_interrupts(), _quiet_unraisable(_debug(sys.argv[1:])):
             code = main()
             with deferred_interrupts(raise_after=False):
-                atexit._run_exitfuncs()
+                atexit._run_exitfuncs()  # noqa: SLF001 - the interpreter's own exit handlers, run before os._exit
                 if interrupted():
                     code = _interrupted()
     except KeyboardInterrupt:  # in the instants between main() and the exit handlers

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from gpu_platform.infra.errors import EXIT_CONFIG, CommandError, deferred_interrupts
 
 

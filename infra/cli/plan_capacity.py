@@ -40,10 +40,11 @@ def _as_written(line: str, args: argparse.Namespace) -> str:
     return line
 
 def cmd_plan_capacity(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
     from gpu_platform.infra.capacity import CapacityInputs, PlanError, plan, render
     from gpu_platform.infra.output import file_target, write_outputs
     from gpu_platform.infra.stack.errors import format_validation_error
-    from pydantic import ValidationError
 
     json_target = file_target("--json", args.json) if args.json is not None else None
     stack_config = read_stack(args)

@@ -15,8 +15,8 @@ from gpu_platform.infra.errors import (
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from gpu_platform.infra.preflight import CloudError, preflight_eks
     from gpu_platform.components.cloud import Cloud
+    from gpu_platform.infra.preflight import CloudError, preflight_eks
 
     config = read_stack(args)
     if config.cloud is not Cloud.AWS:
@@ -29,7 +29,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     try:
         session = boto3.Session(region_name=region)
         ec2, quotas = session.client("ec2"), session.client("service-quotas")
-    except Exception as exc:  # noqa: BLE001 - botocore raises for a bad region, profile or endpoint
+    except Exception as exc:
         raise CommandError(f"cannot ask AWS in {region}: {type(exc).__name__}: {first_line(exc)}", EXIT_SERVICE) from exc
     try:
         findings = preflight_eks(config, region, ec2, quotas)

@@ -80,10 +80,11 @@ def _run(args: argparse.Namespace) -> tuple[Any, Any]:
         # interrupt inside the SDK's event loop or a provider SDK's import is not safe.
         with deferred_interrupts(second_raises=True):
             plan = run_program(project_dir, args.stack, config, secret_keys, program=program)
-        return plan, plan.stack_config if program is None else program_target(plan, args.kubernetes_version)
+        own = plan.stack_config if program is None else None
+        return plan, own if own is not None else program_target(plan, args.kubernetes_version)
     except (ConfigError, KeyboardInterrupt):
         raise
-    except Exception as exc:  # noqa: BLE001 - the program's own failure: one line, exit 3
+    except Exception as exc:
         raise _program_failure(exc) from exc
 
 

@@ -17,6 +17,8 @@ def _url_password(url: str) -> str | None:
         return None
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
     from gpu_platform.infra.output import folder_target, write_outputs
     from gpu_platform.infra.report.prometheus import (
         REPORT_FILES,
@@ -27,7 +29,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         table_rows,
     )
     from gpu_platform.infra.stack.errors import format_validation_error
-    from pydantic import ValidationError
 
     try:
         inputs = ReportInputs(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,8 @@ SIMULATE_FILES = ("report.json", "wait_times.png", "gpus.png", "sweep.png")
 
 def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
     """The workload pattern the flags name (SimulationError, one line, when they cannot)."""
+    from pydantic import ValidationError
+
     from gpu_platform.infra.simulate.settings import SimulationError
     from gpu_platform.infra.simulate.workloads import (
         DeepDive,
@@ -32,7 +34,6 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
         kfp_pipelines,
     )
     from gpu_platform.infra.stack.errors import format_validation_error
-    from pydantic import ValidationError
 
     name = args.workload
     if name == "deep-dive":

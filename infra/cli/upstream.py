@@ -20,7 +20,6 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     `upstream lock`: the lock rewritten to cover exactly what the stacks and the components
     declare (`--check`: exit 1 when it would change, write nothing)."""
     from gpu_platform.infra.output import file_target, write_outputs
-    from gpu_platform.infra.stack.read import read_stack_file
     from gpu_platform.infra.preview.engine import run_program
     from gpu_platform.infra.preview.upstream import (
         LOCK_PATH,
@@ -28,6 +27,7 @@ def cmd_upstream(args: argparse.Namespace) -> int:
         check_lock,
         dump_lock,
     )
+    from gpu_platform.infra.stack.read import read_stack_file
 
     sources = upstream_sources(args)
     if args.action == "check":

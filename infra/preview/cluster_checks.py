@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_platform.components.cloud import Cloud
-from gpu_platform.infra.preview.manifests import ObjectView
 from gpu_platform.infra.preview.engine import Plan, RecordedResource
+from gpu_platform.infra.preview.manifests import ObjectView
 
 __all__ = [
     "DEFAULT_CREDENTIALS",

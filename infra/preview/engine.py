@@ -21,18 +21,18 @@ from typing import Any
 
 import pulumi
 import pulumi.runtime
-from gpu_platform.infra.stack.errors import PreviewError
+from pulumi.runtime import rpc
+from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.sync_await import _sync_await
+
+from gpu_platform.infra.stack.errors import ConfigError, PreviewError
 from gpu_platform.infra.stack.model import PROJECT
-from gpu_platform.infra.stack.errors import ConfigError
 from gpu_platform.infra.stack.read import (
     PROVIDER_NAMESPACES,
     _load_yaml,
     _namespace_problem,
     config_for_engine,
 )
-from pulumi.runtime import rpc
-from pulumi.runtime.mocks import MockMonitor
-from pulumi.runtime.sync_await import _sync_await
 
 __all__ = [
     "Plan",
@@ -45,7 +45,7 @@ __all__ = [
     "run_program",
 ]
 
-SECRET_SIG = {rpc._special_sig_key: rpc._special_secret_sig}
+SECRET_SIG = {rpc._special_sig_key: rpc._special_secret_sig}  # noqa: SLF001 - the SDK names the wire marker only privately
 """The marker Pulumi's wire format puts on a secret value; plan JSON keeps it."""
 
 PLACEHOLDER_CA = base64.b64encode(b"offline-preview-placeholder-ca").decode()
@@ -488,6 +488,15 @@ def run_program(
     # The program read and planned the stack once (infra/__main__.py's ``config``): the checks it could
     # not make offline (e.g. zones of a region the shipped data lacks) are asked of that same config.
     stack_config = ran.get("config")
+    if stack_config is None:
+        # A program of its own in the project's infra/ (tests, examples) that reads no StackConfig: the
+        # stack's config read here, once, when it is one of ours.
+        from gpu_platform.infra.stack.read import load_stack_config
+
+        try:
+            stack_config = load_stack_config()
+        except ConfigError:
+            stack_config = None
     if stack_config is not None:
         notices += [n for n in stack_config.notices() if n not in notices]
     return Plan(

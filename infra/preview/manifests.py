@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 from gpu_platform.infra.kubernetes_api import builtin_api_versions, builtin_validator, crd_schema, crd_schemas_of
+from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 
 __all__ = [
     "KubernetesObject",

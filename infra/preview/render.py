@@ -35,9 +35,9 @@ from typing import Any
 
 import yaml
 
-from gpu_platform.infra.preview.manifests import ObjectView
 from gpu_platform.infra.kubernetes_api import builtin_groups, ga_api_versions
 from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
+from gpu_platform.infra.preview.manifests import ObjectView
 from gpu_platform.infra.preview.upstream import Lock, SourceError, Sources, parse_kustomize_url
 
 __all__ = [
@@ -321,7 +321,8 @@ def _render_helm(source: RenderedSource, chart: Any, kubernetes_version: str, ap
                "kube_version": f"v{kubernetes_version}.0", "api_versions": api_versions}
     try:
         rendered = json.loads(_native.call_string(
-            "helm_render", chart._raw(), json.dumps(_plain(inputs.get("values") or {})), json.dumps(options)
+            "helm_render", chart._raw(),  # noqa: SLF001 - helm-python-sdk 0.2 exposes no render options (kube_version)
+            json.dumps(_plain(inputs.get("values") or {})), json.dumps(options)
         ))
     except helm_python.HelmError as exc:
         source.error = f"chart {source.origin} does not render with these values: {' '.join(str(exc).split())[:400]}"
@@ -578,7 +579,11 @@ def check_rendered(plan: Plan, plan_objects: list[Any], stack_config: Any, sourc
     """Render the plan's releases and directories, then apply the plan's checks (schema,
     policy) and the cluster checks to what the cluster gets."""
     from gpu_platform.infra.preview.cluster_checks import (
-        check_alert_metrics, check_crd_order, check_default_credentials, check_duplicates, collect_objects,
+        check_alert_metrics,
+        check_crd_order,
+        check_default_credentials,
+        check_duplicates,
+        collect_objects,
     )
     from gpu_platform.infra.preview.manifests import validate_objects
     from gpu_platform.policies.evaluate import evaluate
@@ -617,9 +622,9 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
     from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
     from gpu_platform.components.dask_args import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
     from gpu_platform.components.dcgm_args import DCGM_REPOSITORY
+    from gpu_platform.components.eks_node_group_args import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
     from gpu_platform.components.kubeflow_args import KNOWN_RELEASES, KubeflowInstallArgs
     from gpu_platform.components.kubeflow_plan import manifest_sources
-    from gpu_platform.components.eks_node_group_args import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
 
     prometheus = PrometheusStackArgs()
     charts = [
@@ -656,7 +661,7 @@ def lock_for(declared: list[tuple[list[tuple[str, str, str | None]], list[str]]]
                 charts.append(chart)
                 name, version, repo = chart
                 if not sources.local and sources.fetch and sources.lock.chart(name, version, repo) is None:
-                    sources._pull(ChartPin(name=name, version=version, repository=repo or "", digest="sha256:" + "0" * 64),
+                    sources.pull_chart(ChartPin(name=name, version=version, repository=repo or "", digest="sha256:" + "0" * 64),
                                   sources.root / "charts" / f"{name}-{version}.tgz")
             for url in urls:
                 target = parse_kustomize_url(url)
@@ -678,7 +683,7 @@ def lock_for(declared: list[tuple[list[tuple[str, str, str | None]], list[str]]]
     if not sources.local:
         for repository, tag in refs:
             if sources.lock.git_pin(repository, tag) is None:
-                sources._fetch_tag(sources.git_dir(repository), GitPin(repository=repository, tag=tag, commit="0" * 40))
+                sources.fetch_tag(sources.git_dir(repository), GitPin(repository=repository, tag=tag, commit="0" * 40))
     return lock_entries(charts, refs, sources)
 
 

@@ -251,7 +251,7 @@ class Sources:
         if not path.is_file():
             if not self.fetch:
                 raise SourceError(f"chart {pin.name} {pin.version} is not in {self.describe()} (looked for {path})")
-            self._pull(pin, path)
+            self.pull_chart(pin, path)
         digest = chart_digest(path)
         if digest != pin.digest:
             raise SourceError(
@@ -261,7 +261,7 @@ class Sources:
         self._checked[pin.archive_name] = path
         return path
 
-    def _pull(self, pin: ChartPin, path: Path) -> None:
+    def pull_chart(self, pin: ChartPin, path: Path) -> None:
         import helm_python
 
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -293,15 +293,15 @@ class Sources:
         if key in self._checked:
             return
         repo = self.git_dir(pin.repository)
-        resolved = self._resolve(repo, pin.tag) if repo.is_dir() else None
+        resolved = self.resolve_tag(repo, pin.tag) if repo.is_dir() else None
         if resolved is None and self.fetch:
-            self._fetch_tag(repo, pin)
-            resolved = self._resolve(repo, pin.tag)
+            self.fetch_tag(repo, pin)
+            resolved = self.resolve_tag(repo, pin.tag)
         if resolved is None:
             where = self.describe() if not self.fetch else pin.repository
             looked = f" (looked in {repo})" if repo.is_dir() else f" (looked for {repo}, which does not exist)"
             raise SourceError(f"{pin.repository} has no tag {pin.tag} in {where}{looked if not self.fetch else ''}")
-        if resolved != pin.commit and f"commit {pin.commit}" not in self._message(repo, resolved):
+        if resolved != pin.commit and f"commit {pin.commit}" not in self.commit_message(repo, resolved):
             raise SourceError(
                 f"{pin.repository} tag {pin.tag} resolves to {resolved[:12]}, the lock pins {pin.commit[:12]}: "
                 "the tag moved upstream; check the release and re-lock on purpose"
@@ -316,15 +316,15 @@ class Sources:
         return out.stdout.split() if out.returncode == 0 else []
 
     @staticmethod
-    def _resolve(repo: Path, tag: str) -> str | None:
+    def resolve_tag(repo: Path, tag: str) -> str | None:
         out = _git(["--git-dir", str(repo), "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}"])
         return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
 
     @staticmethod
-    def _message(repo: Path, commit: str) -> str:
+    def commit_message(repo: Path, commit: str) -> str:
         return _git(["--git-dir", str(repo), "show", "-s", "--format=%B", commit]).stdout
 
-    def _fetch_tag(self, repo: Path, pin: GitPin) -> None:
+    def fetch_tag(self, repo: Path, pin: GitPin) -> None:
         if not repo.is_dir():
             repo.parent.mkdir(parents=True, exist_ok=True)
             if _git(["init", "--bare", "--quiet", str(repo)]).returncode != 0:
@@ -380,10 +380,10 @@ def lock_entries(plan_sources: list[tuple[str, str, str | None]], git_refs: list
         if (locked_ref := sources.lock.git_pin(repository, tag)) is not None:
             gits[(repository, tag)] = locked_ref
             continue
-        resolved = Sources._resolve(sources.git_dir(repository), tag)
+        resolved = Sources.resolve_tag(sources.git_dir(repository), tag)
         if resolved is None:
             raise SourceError(f"{repository} has no tag {tag} in {sources.describe()}")
-        message = Sources._message(sources.git_dir(repository), resolved)
+        message = Sources.commit_message(sources.git_dir(repository), resolved)
         upstream = re.search(r"commit ([0-9a-f]{40})", message)
         gits[(repository, tag)] = GitPin(repository=repository, tag=tag, commit=upstream.group(1) if upstream and sources.local else resolved)
     return Lock(charts=sorted(charts.values(), key=lambda p: (p.name, p.version)),

@@ -55,13 +55,13 @@ import math
 import statistics
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-from gpu_platform.components.numbers import Float, Int
 from gpu_platform.components.models import ARGS_CONFIG, field_error
+from gpu_platform.components.numbers import Float, Int
 from gpu_platform.infra.capacity import Seconds
 
 __all__ = [
@@ -89,8 +89,8 @@ MAX_STEPS = 1_000_000
 DAY = 86_400
 FiniteTime = Annotated[Float, Field(allow_inf_nan=False, ge=0)]
 """A sample's Unix time as Prometheus answers it."""
-EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
-LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 GPU_REQUESTS = 'kube_pod_container_resource_requests{resource="nvidia_com_gpu"}'
 GPU_CAPACITY = 'kube_node_status_capacity{resource="nvidia_com_gpu"}'
@@ -210,7 +210,7 @@ def _timestamp(value: Any) -> Any:
                 raise ValueError(
                     f"Unix seconds must be between 0 ({_iso(0)}) and {int(LATEST.timestamp())} ({_iso(int(LATEST.timestamp()))})"
                 )
-            parsed = datetime.fromtimestamp(seconds, tz=timezone.utc)
+            parsed = datetime.fromtimestamp(seconds, tz=UTC)
         else:
             try:
                 parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
@@ -219,7 +219,7 @@ def _timestamp(value: Any) -> Any:
     else:
         raise ValueError("a time is RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds")
     if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
+        parsed = parsed.replace(tzinfo=UTC)
     try:
         in_range = EARLIEST <= parsed <= LATEST
     except OverflowError:
@@ -574,7 +574,7 @@ def figures(
 
 
 def _iso(t: int) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(t, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --- output -------------------------------------------------------------------------------------

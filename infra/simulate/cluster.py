@@ -4,12 +4,12 @@ autoscaler's settings and the tenants' quotas."""
 
 from __future__ import annotations
 
-from gpu_platform.infra.simulate.settings import ModelSettings
 from dataclasses import dataclass, field
 from typing import Any
+
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.infra.simulate.inputs import Binding, NodeGroup, Resources, Timings
-
+from gpu_platform.infra.simulate.settings import ModelSettings
 
 __all__ = ["ModelInputs", "model_inputs"]
 
@@ -89,8 +89,8 @@ def _eks_groups(plan: Any, region: str) -> list[NodeGroup]:
 
 def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     """The cluster model's groups, timings, binding and quotas for a StackConfig."""
-    from gpu_platform.components.gke_args import AutoscalingProfile
     from gpu_platform.components.durations import seconds
+    from gpu_platform.components.gke_args import AutoscalingProfile
 
     a, n, s = settings.autoscaler, settings.node, settings.spot
     # The stack's region as the program reads it; AWS's own default where the stack names none.

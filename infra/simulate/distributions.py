@@ -9,8 +9,8 @@ import random
 import re
 from dataclasses import dataclass
 from typing import Any
-from gpu_platform.components.durations import seconds as duration_seconds
 
+from gpu_platform.components.durations import seconds as duration_seconds
 
 __all__ = ["Dist", "fixed", "format_seconds", "parse_seconds"]
 

@@ -52,13 +52,14 @@ report's kube_node_status_capacity) from ``gpu_ready`` to removal.
 
 from __future__ import annotations
 
-from gpu_platform.infra.simulate.inputs import Binding, Fallback, Gang, Job, NodeGroup, NodeRecord, PodRecord, PodSpec, Resources, Timings, Trace
 import math
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+
 import simpy
 
+from gpu_platform.infra.simulate.inputs import Binding, Fallback, Gang, Job, NodeGroup, NodeRecord, PodRecord, PodSpec, Resources, Timings, Trace
 
 __all__ = ["ClusterModel"]
 
@@ -185,7 +186,7 @@ class ClusterModel:
     def _size(self, group: NodeGroup) -> int:
         return sum(1 for n in self.nodes if n.group is group) + sum(1 for n in self.upcoming if n.group is group)
 
-    def _failed_scale_up(self, group: NodeGroup, nodes: list[_Node], fallback: Fallback | None):  # noqa: ANN202
+    def _failed_scale_up(self, group: NodeGroup, nodes: list[_Node], fallback: Fallback | None):
         """A scale-up that finds no capacity: one give-up for all its nodes, one back-off step."""
         t = self.timings
         yield self.env.timeout(t.failure_report.draw(self.random) if t.early_abort else t.max_node_provision)
@@ -200,7 +201,7 @@ class ClusterModel:
             fallback.gave_up = self.env.now
             self._open_fallbacks.append(fallback)
 
-    def _provision(self, node: _Node):  # noqa: ANN202 - a SimPy process
+    def _provision(self, node: _Node):
         t, rng = self.timings, self.random
         yield self.env.timeout(t.provision.draw(rng))
         node.record.joined = self.env.now
@@ -225,7 +226,7 @@ class ClusterModel:
         if node.group.spot and rate > 0:
             self.env.process(self._preemption(node, self.random.expovariate(rate / 3600)))
 
-    def _preemption(self, node: _Node, after: float):  # noqa: ANN202 - a SimPy process
+    def _preemption(self, node: _Node, after: float):
         yield self.env.timeout(after)
         if node.record.removed is not None:
             return
@@ -301,7 +302,7 @@ class ClusterModel:
         delay = max(0.0, node.image_at - now) + self.timings.pod_start.draw(self.random)
         self.env.process(self._containers(pod, delay))
 
-    def _containers(self, pod: _Pod, delay: float):  # noqa: ANN202 - a SimPy process
+    def _containers(self, pod: _Pod, delay: float):
         yield self.env.timeout(delay)
         if pod.record.lost or pod.record.finished is not None:
             return
@@ -312,7 +313,7 @@ class ClusterModel:
             if gang.gang.work is not None:
                 self.env.process(self._work(gang))
 
-    def _work(self, gang: _GangRun):  # noqa: ANN202 - a SimPy process
+    def _work(self, gang: _GangRun):
         yield self.env.timeout(gang.gang.work)
         self._finish(gang)
         self._bind()
@@ -385,7 +386,7 @@ class ClusterModel:
         self._expected += len(ordered)
         self._session_jobs += sum(1 for j in ordered if all(g.work is None for st in j.stages for g in st.gangs))
 
-        def arrivals():  # noqa: ANN202 - a SimPy process
+        def arrivals():
             for job in ordered:
                 if job.at > self.env.now:
                     yield self.env.timeout(job.at - self.env.now)
@@ -395,7 +396,7 @@ class ClusterModel:
 
     # --- the autoscaler ----------------------------------------------------------------------
 
-    def _autoscaler(self):  # noqa: ANN202 - a SimPy process
+    def _autoscaler(self):
         while True:
             yield self.env.timeout(self.timings.scan_interval)
             self._scale_up()
@@ -449,7 +450,7 @@ class ClusterModel:
         fitting = [g for g in usable if g.allocatable.fits(need)]
         if not fitting:
             short = []
-            for what, unit, value in (("gpus", "GPU", need.gpus), ("cpu", "CPU", need.cpu), ("memory", "memory", need.memory)):
+            for what, value in (("gpus", need.gpus), ("cpu", need.cpu), ("memory", need.memory)):
                 largest = max(usable, key=lambda g, w=what: getattr(g.allocatable, w))  # type: ignore[misc]
                 offered = getattr(largest.allocatable, what)
                 if value > offered:
@@ -492,6 +493,7 @@ class ClusterModel:
                         have - fit * need for have, need in zip(
                             (room[id(node)].cpu, room[id(node)].memory, room[id(node)].gpus),
                             (spec.requests.cpu, spec.requests.memory, spec.requests.gpus),
+                            strict=True,
                         )
                     ))
                     left -= fit

@@ -3,18 +3,19 @@ shape) and what a simulated run costs, paid against used."""
 
 from __future__ import annotations
 
-from gpu_platform.infra.simulate.cluster import ModelInputs
-from gpu_platform.infra.simulate.settings import SimulationError
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
+
 import yaml
 from pydantic import BaseModel, Field, ValidationError
+
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.models import ARGS_CONFIG
 from gpu_platform.components.numbers import Float
+from gpu_platform.infra.simulate.cluster import ModelInputs
 from gpu_platform.infra.simulate.inputs import NodeGroup, Trace
-
+from gpu_platform.infra.simulate.settings import SimulationError
 
 __all__ = ["Cost", "CostLine", "PriceTable", "cost_of"]
 

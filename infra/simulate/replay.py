@@ -42,8 +42,8 @@ from gpu_platform.infra.report.prometheus import (
     gpu_pods,
     redact_url,
 )
-from gpu_platform.infra.simulate.workloads import DASK_TOLERATIONS
 from gpu_platform.infra.simulate.inputs import Job, PodSpec, Resources, Stage
+from gpu_platform.infra.simulate.workloads import DASK_TOLERATIONS
 
 __all__ = ["REPLAY_QUERIES", "Replay", "ReplayError", "replay_jobs"]
 

@@ -20,9 +20,6 @@ pods refused at admission.
 
 from __future__ import annotations
 
-from gpu_platform.infra.simulate.cluster import ModelInputs, model_inputs
-from gpu_platform.infra.simulate.prices import Cost, PriceTable, cost_of
-from gpu_platform.infra.simulate.settings import SimulationError, apply_overrides, validate_model
 import itertools
 import json
 import math
@@ -30,9 +27,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from gpu_platform.infra.simulate.cluster import ModelInputs, model_inputs
 from gpu_platform.infra.simulate.inputs import Job, Trace
 from gpu_platform.infra.simulate.model import ClusterModel
-
+from gpu_platform.infra.simulate.prices import Cost, PriceTable, cost_of
+from gpu_platform.infra.simulate.settings import SimulationError, apply_overrides, validate_model
 
 __all__ = ["Configuration", "Outcome", "Work", "cheapest_meeting", "configurations", "run", "run_all", "sweep_plot", "trace_report"]
 
@@ -185,7 +185,7 @@ def run(
 def combinations(sweeps: Sequence[tuple[str, list[Any]]]) -> list[list[tuple[str, Any]]]:
     """Every combination of the swept values, in order (the first key varies slowest)."""
     keys = [k for k, _ in sweeps]
-    return [list(zip(keys, values)) for values in itertools.product(*(v for _, v in sweeps))] if sweeps else [[]]
+    return [list(zip(keys, values, strict=True)) for values in itertools.product(*(v for _, v in sweeps))] if sweeps else [[]]
 
 
 def label_of(pairs: Sequence[tuple[str, Any]]) -> str:
@@ -208,8 +208,8 @@ def configurations(
     problem (the key named) before anything runs."""
     import copy
 
-    from gpu_platform.infra.stack.errors import ConfigError
     from gpu_platform.infra.preview.engine import PROJECT
+    from gpu_platform.infra.stack.errors import ConfigError
     from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
 
     combos = combinations(sweeps)

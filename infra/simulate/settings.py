@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import Annotated, Any
+
 import yaml
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, ValidationError
+
 from gpu_platform.components.models import ARGS_CONFIG
 from gpu_platform.components.numbers import Float, Int
-from gpu_platform.infra.simulate.inputs import Binding
 from gpu_platform.infra.simulate.distributions import Dist, parse_seconds
-
+from gpu_platform.infra.simulate.inputs import Binding
 
 __all__ = ["AutoscalerModel", "ModelSettings", "NodeModel", "SimulationError", "SpotModel", "apply_overrides", "parse_assignment", "parse_value", "sweep_values", "validate_model"]
 

@@ -10,9 +10,9 @@ import typing
 from typing import Any
 
 import pulumi
-from gpu_platform.components.models import key_path
 from pydantic import BaseModel, SecretStr, ValidationError
 
+from gpu_platform.components.models import key_path
 
 __all__ = ["ConfigError", "PreviewError", "SECRET_PLACEHOLDER", "format_validation_error"]
 

@@ -10,9 +10,19 @@ from __future__ import annotations
 
 import functools
 import re
-from enum import StrEnum
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any, Self
+
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.dask_args import DaskOperatorArgs
@@ -43,15 +53,6 @@ from gpu_platform.components.pools import Environment, NodePoolShape
 from gpu_platform.components.prometheus_args import PrometheusStackArgs
 from gpu_platform.components.zones import unchecked_region
 from gpu_platform.infra.kubernetes_api import supported_kubernetes_versions
-from pydantic import (
-    BaseModel,
-    Field,
-    SecretStr,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
-from pydantic_core import InitErrorDetails, PydanticCustomError
 
 __all__ = [
     "PROJECT",

@@ -16,6 +16,8 @@ from typing import Any
 
 import pulumi
 import yaml
+from pydantic import SecretStr, ValidationError
+
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.eks_args import valid_eks_cluster_name
 from gpu_platform.components.gke_args import valid_cluster_name
@@ -28,8 +30,6 @@ from gpu_platform.infra.stack.errors import (
     format_validation_error,
 )
 from gpu_platform.infra.stack.model import PROJECT, StackConfig
-from pydantic import SecretStr, ValidationError
-
 
 __all__ = ["config_for_engine", "find_project_dir", "load_stack", "load_stack_config", "read_namespace", "read_stack_file", "stack_config_from"]
 

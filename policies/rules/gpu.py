@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pydantic import Field
-
 import yaml
+from pydantic import Field
 
 from gpu_platform.components.labels import PRIORITY_CONFIGMAP
 from gpu_platform.components.pools import GPU_TAINT

@@ -53,11 +53,11 @@ def main() -> int:
     print(f"control plane {version}: start median {statistics.median(starts):.1f} s "
           f"(min {min(starts):.1f}, max {max(starts):.1f}, {len(starts)} starts); stop median {statistics.median(stops):.1f} s")
 
-    from gpu_platform.infra.preview.manifests import kubernetes_objects
-    from gpu_platform.infra.stack.read import load_stack, read_stack_file
     from gpu_platform.infra.preview.engine import run_program
+    from gpu_platform.infra.preview.manifests import kubernetes_objects
     from gpu_platform.infra.preview.render import render_plan
     from gpu_platform.infra.preview.upstream import Sources, load_lock
+    from gpu_platform.infra.stack.read import load_stack, read_stack_file
 
     stacks = args.stacks or [*sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml")),
                              "prod-eks-platform"]

@@ -17,7 +17,6 @@ import pytest
 
 from gpu_platform.components.gke_resources import compute_class_spec
 from gpu_platform.infra.preview.manifests import kubernetes_objects
-
 from tests.conftest import PROJECT_DIR, shipped_plan
 
 SCHEMAS = PROJECT_DIR / "tests" / "schemas"

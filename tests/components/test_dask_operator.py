@@ -3,9 +3,8 @@ and the DaskCluster spec checked against the CRD the dask-kubernetes wheel ships
 
 from __future__ import annotations
 
-import re
-
 import copy
+import re
 from functools import cache
 from typing import Any
 
@@ -16,13 +15,13 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components import DaskOperator, DaskOperatorArgs, RapidsDaskClusterSpec
 from gpu_platform.components.dask_args import GPU_NODE_LABELS, DaskNotebookArgs, node_room, operator_chart_dir
 from gpu_platform.components.dask_resources import operator_values
 from gpu_platform.components.pools import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
-from gpu_platform.infra.stack.model import StackConfig
+from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.infra.stack.errors import format_validation_error
+from gpu_platform.infra.stack.model import StackConfig
 from tests.components.test_upstream_schemas import unknown_keys
 from tests.conftest import Engine, settled, settled_tree
 from tests.factories import eks_stack, gpu_class, prod_eks_raw, stack

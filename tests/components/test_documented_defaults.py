@@ -27,13 +27,12 @@ from gpu_platform.components import (
     SchedulerPoolArgs,
     SystemPoolArgs,
 )
-from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.docs import _models
-from tests.factories import gke, t4_pool
-
-from gpu_platform.infra.simulate.settings import ModelSettings
 from gpu_platform.infra.simulate.prices import PriceTable
+from gpu_platform.infra.simulate.settings import ModelSettings
 from gpu_platform.infra.simulate.workloads import DeepDive, WorkloadFile
+from gpu_platform.infra.stack.model import StackConfig
+from tests.factories import gke, t4_pool
 
 MODELS = [*_models(StackConfig), *(m for root in (ModelSettings, DeepDive, WorkloadFile, PriceTable) for m in _models(root))]
 

@@ -27,8 +27,7 @@ from gpu_platform.components import (
 from gpu_platform.components.eks_node_group_args import asg_name_pattern, example_asg_name
 from gpu_platform.infra.stack.errors import ConfigError, format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
-from gpu_platform.infra.stack.read import load_stack_config
-from gpu_platform.infra.stack.read import config_for_engine
+from gpu_platform.infra.stack.read import config_for_engine, load_stack_config
 from tests.factories import eks, eks_node_groups, eks_stack, gpu_class, prod_eks_raw
 
 SEED_TIERS = [
@@ -212,7 +211,7 @@ def test_derived_priorities_are_the_seeds_order() -> None:
     )
     priorities = yaml.safe_load(args.effective_expander().configmap_text())
     assert list(priorities) == [50, 40, 30, 20, 1]
-    for priority, group in zip([50, 40, 30, 20], ["small-spot", "small-on-demand", "large-spot", "large-on-demand"]):
+    for priority, group in zip([50, 40, 30, 20], ["small-spot", "small-on-demand", "large-spot", "large-on-demand"], strict=True):
         assert priorities[priority] == [asg_name_pattern(group)]
     assert priorities[1] == [".*"]
 

@@ -12,8 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from gpu_platform.components import GpuGkeClusterArgs
-from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.stack.errors import format_validation_error
+from gpu_platform.infra.stack.model import StackConfig
 from tests.factories import a100_pool, gke, stack, t4_pool
 
 

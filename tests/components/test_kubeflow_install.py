@@ -15,7 +15,6 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.components import KubeflowInstall, KubeflowInstallArgs, NodePoolShape, PoolPlacement, Taint, TrainingPoolSelector
 from gpu_platform.components.kubeflow_args import EDITION_FOOTPRINT, KNOWN_RELEASES, Edition
 from gpu_platform.components.kubeflow_plan import capacity_problem, manifest_sources, training_placement
@@ -33,6 +32,7 @@ from gpu_platform.components.kubeflow_transforms import (
     upstream_credentials_transform,
 )
 from gpu_platform.components.pools import CapacityStrategy
+from gpu_platform.components.reserves import ReserveFormula
 from gpu_platform.infra.stack.errors import format_validation_error
 from tests.conftest import Engine, settled, settled_tree
 
@@ -754,7 +754,7 @@ def test_platform_transforms_leave_no_upstream_default() -> pulumi.Output[Any]:
     upstream = [UPSTREAM_ARTIFACT_SECRET, UPSTREAM_MYSQL_SECRET, UPSTREAM_MYSQL, UPSTREAM_KATIB_SECRET, UPSTREAM_KATIB_MYSQL,
                 UPSTREAM_DEX_CLIENT, UPSTREAM_OAUTH2_PROXY, UPSTREAM_INSTALL_CONFIG, UPSTREAM_PROFILE]
     changed = [apply_transforms(steps, obj) for obj in upstream]
-    assert all(c is not None for c in changed), [o["metadata"]["name"] for o, c in zip(upstream, changed) if c is None]
+    assert all(c is not None for c in changed), [o["metadata"]["name"] for o, c in zip(upstream, changed, strict=True) if c is None]
     assert changed[7] == {**UPSTREAM_INSTALL_CONFIG, "data": {"profile-name": "kubeflow-user-example-com", "user": "ml-admin@corp.example"}}
     assert default_profile_transform({**UPSTREAM_INSTALL_CONFIG, "metadata": {"name": "other-config"}}, "a@b.c") is None
 

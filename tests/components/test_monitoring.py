@@ -34,7 +34,6 @@ from gpu_platform.components.prometheus_values import adapter_rules, adapter_val
 from gpu_platform.infra.stack.errors import format_validation_error
 from tests.conftest import Engine, settled
 
-
 EKS = MonitoredCluster(kind="eks", sources=frozenset({MetricSource.DCGM_EXPORTER, MetricSource.CLUSTER_AUTOSCALER}))
 
 
@@ -124,8 +123,7 @@ def test_alerts_ship_only_when_what_they_read_is_scraped(sources: set[MetricSour
 
 
 def test_fails_when_an_alert_reads_a_metric_nothing_scrapes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpu_platform.components import AlertSettings
-    from gpu_platform.components import prometheus_values
+    from gpu_platform.components import AlertSettings, prometheus_values
 
     candidates = prometheus_values._gpu_alert_candidates
 

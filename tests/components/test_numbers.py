@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
-from gpu_platform import components
-from gpu_platform import infra
+from gpu_platform import components, infra
 from gpu_platform.components.numbers import Float, Int
 from gpu_platform.components.pools import AutoscalingBounds
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
+from gpu_platform.components.gpu_gke_cluster import GpuNodePoolArgs
 from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
 from gpu_platform.components.models import ARGS_CONFIG
 from gpu_platform.components.pools import GPU_TAINT, AutoscalingBounds, BoundsScope, Taint, TaintEffect, pool_taints, tolerations
-from gpu_platform.components.gpu_gke_cluster import GpuNodePoolArgs
 from gpu_platform.components.spot_failover_eks_node_groups import GpuClassArgs
 
 

@@ -24,9 +24,9 @@ from gpu_platform.infra.capacity import (
     render,
 )
 from gpu_platform.infra.cli import main
-from gpu_platform.infra.stack.read import load_stack
-from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.stack.errors import format_validation_error
+from gpu_platform.infra.stack.model import StackConfig
+from gpu_platform.infra.stack.read import load_stack
 from tests.conftest import PROJECT_DIR
 from tests.factories import gke, t4_pool
 from tests.infra.test_cli import cli

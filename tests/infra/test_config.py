@@ -9,12 +9,10 @@ import pulumi
 import pytest
 from pydantic import ValidationError
 
-from gpu_platform.infra.stack.errors import ConfigError
-from gpu_platform.infra.stack.model import StackConfig
-from gpu_platform.infra.stack.read import load_stack_config, read_namespace
-from gpu_platform.infra.stack.errors import PreviewError
 from gpu_platform.infra.preview.engine import RecordingMocks, RecordingMonitor, run_program
-from gpu_platform.infra.stack.read import config_for_engine, read_stack_file
+from gpu_platform.infra.stack.errors import ConfigError, PreviewError
+from gpu_platform.infra.stack.model import StackConfig
+from gpu_platform.infra.stack.read import config_for_engine, load_stack_config, read_namespace, read_stack_file
 from tests.conftest import PROJECT_DIR
 from tests.factories import gke
 

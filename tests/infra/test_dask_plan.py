@@ -8,8 +8,8 @@ import jsonschema
 import pytest
 
 from gpu_platform.infra.kubernetes_api import crd_schema
-from gpu_platform.infra.preview.manifests import KubernetesObject, kubernetes_objects, unknown_fields, validate_objects
 from gpu_platform.infra.preview.engine import Plan
+from gpu_platform.infra.preview.manifests import KubernetesObject, kubernetes_objects, unknown_fields, validate_objects
 from tests.conftest import PROJECT_DIR
 from tests.conftest import shipped_plan as plan
 

@@ -11,10 +11,9 @@ import bcrypt
 import pytest
 
 from gpu_platform.infra.cli import main
-from gpu_platform.infra.stack.errors import ConfigError
-from gpu_platform.infra.stack.read import load_stack_config
-from gpu_platform.infra.stack.read import read_stack_file
 from gpu_platform.infra.preview.engine import run_program
+from gpu_platform.infra.stack.errors import ConfigError
+from gpu_platform.infra.stack.read import load_stack_config, read_stack_file
 from tests.conftest import PROJECT_DIR
 from tests.factories import gke, t4_pool
 from tests.infra.test_cli import project_with_stack

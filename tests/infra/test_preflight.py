@@ -13,8 +13,8 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES, AwsInstanceType
-from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.preflight import QUOTAS, preflight_eks
+from gpu_platform.infra.stack.model import StackConfig
 from tests.factories import eks, eks_node_groups, gpu_class
 
 REGION = "ap-northeast-2"

@@ -16,10 +16,9 @@ import pulumi
 import pytest
 import yaml
 
-from gpu_platform.infra.stack.read import load_stack_config
-from gpu_platform.infra.preview.manifests import KubernetesObject, kubernetes_objects, validate_objects, write_manifests
 from gpu_platform.infra.preview.engine import Plan, RecordedResource
-from gpu_platform.infra.stack.read import config_for_engine, read_stack_file
+from gpu_platform.infra.preview.manifests import KubernetesObject, kubernetes_objects, validate_objects, write_manifests
+from gpu_platform.infra.stack.read import config_for_engine, load_stack_config, read_stack_file
 from tests.conftest import PROJECT_DIR, shipped_plan
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))

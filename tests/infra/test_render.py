@@ -103,8 +103,8 @@ def test_the_lock_covers_every_release_and_directory_of_the_stack(stack: str) ->
 def test_the_component_defaults_are_locked() -> None:
     from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
     from gpu_platform.components.dask_args import DASK_OPERATOR_CHART, DaskOperatorArgs
-    from gpu_platform.components.kubeflow_args import DEFAULT_RELEASE, Edition
     from gpu_platform.components.eks_node_group_args import AUTOSCALER_CHART, ClusterAutoscalerSettings
+    from gpu_platform.components.kubeflow_args import DEFAULT_RELEASE, Edition
 
     lock = load_lock()
     prometheus = PrometheusStackArgs()

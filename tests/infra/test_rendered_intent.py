@@ -6,22 +6,22 @@ once per session from ../shared/reference/upstream; without it (or kubectl) the 
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import pytest
 
 from gpu_platform.infra.preview.cluster_checks import DEFAULT_CREDENTIALS, check_default_credentials, collect_objects
-from gpu_platform.infra.stack.read import load_stack
 from gpu_platform.infra.preview.render import Rendering, render_plan
 from gpu_platform.infra.preview.upstream import Sources, load_lock
+from gpu_platform.infra.stack.read import load_stack
 from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
 STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 MONITOR_KINDS = {"ServiceMonitor": "serviceMonitor", "PodMonitor": "podMonitor", "PrometheusRule": "rule"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rendered(stack: str) -> tuple[Any, Any, Rendering]:
     config = load_stack(PROJECT_DIR, stack)
     plan = shipped_plan(stack)
@@ -252,7 +252,7 @@ def test_every_rule_of_the_stack_reads_only_scraped_metrics(rendered: tuple[str,
 # --- Kubeflow: every transform changes what it targets; no default survives, both editions --------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
     """(stack config, plan, rendering with the transforms, rendering without them)."""
     import dataclasses

@@ -11,15 +11,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
 from gpu_platform.infra.cli import main
-from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.report.prometheus import Report, ReportInputs, _iso, collect, nearest_rank, table_rows
+from gpu_platform.infra.stack.errors import format_validation_error
 from tests.conftest import PROJECT_DIR
 from tests.infra.report_workload import Node, Pod, Workload, serve, simulate
 
@@ -138,8 +138,8 @@ def test_report_command_writes_json_and_plots(
     workload: Workload, prometheus: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # In-process (test_cli runs the console script itself); RFC 3339 times, as users type them.
-    start = datetime.fromtimestamp(workload.start, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    end = datetime.fromtimestamp(workload.start + workload.seconds, tz=timezone.utc).isoformat()
+    start = datetime.fromtimestamp(workload.start, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    end = datetime.fromtimestamp(workload.start + workload.seconds, tz=UTC).isoformat()
     code = main(["report", "--prometheus", prometheus, "--start", start, "--end", end, "--out", str(tmp_path)])
     captured = capsys.readouterr()
     assert code == 0, captured.err

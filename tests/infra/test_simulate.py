@@ -11,14 +11,14 @@ import yaml
 
 from gpu_platform.components.gke_args import AutoscalingProfile
 from gpu_platform.infra.cli import main
-from gpu_platform.infra.stack.read import load_stack
-from gpu_platform.infra.simulate.settings import AutoscalerModel, ModelSettings, NodeModel, SimulationError, SpotModel
+from gpu_platform.infra.simulate.cluster import model_inputs
+from gpu_platform.infra.simulate.distributions import Dist
+from gpu_platform.infra.simulate.inputs import Binding
 from gpu_platform.infra.simulate.prices import PriceTable
 from gpu_platform.infra.simulate.runs import configurations, run
-from gpu_platform.infra.simulate.cluster import model_inputs
-from gpu_platform.infra.simulate.inputs import Binding
-from gpu_platform.infra.simulate.distributions import Dist
+from gpu_platform.infra.simulate.settings import AutoscalerModel, ModelSettings, NodeModel, SimulationError, SpotModel
 from gpu_platform.infra.simulate.workloads import DEEP_DIVE_PHASES, DeepDive, WorkloadFile, deep_dive, from_file, repeat
+from gpu_platform.infra.stack.read import load_stack
 from tests.conftest import PROJECT_DIR
 
 REPORT_KEYS = {
@@ -29,7 +29,7 @@ REPORT_KEYS = {
 
 
 @pytest.fixture(scope="module")
-def dev_gke():  # noqa: ANN201
+def dev_gke():
     return load_stack(PROJECT_DIR, "dev-gke")
 
 
@@ -52,7 +52,7 @@ def test_model_defaults() -> None:
     assert (deep.namespace, deep.workers, deep.work, deep.session, deep.lead) == ("default", 2, Dist("uniform", 20, 50), True, 900)
 
 
-def test_the_stack_s_autoscaler_settings_fill_the_model(dev_gke) -> None:  # noqa: ANN001
+def test_the_stack_s_autoscaler_settings_fill_the_model(dev_gke) -> None:
     gke = model_inputs(dev_gke, ModelSettings())
     t = gke.timings
     # GKE optimize-utilization: scale-down after 2m (calibrated on the deep-dive's run), packing pods
@@ -74,7 +74,7 @@ def test_the_stack_s_autoscaler_settings_fill_the_model(dev_gke) -> None:  # noq
     assert (set_.binding, set_.timings.scale_down_unneeded) == (Binding.LEAST_ALLOCATED, 300)
 
 
-def test_dev_gke_is_the_guide_s_cluster_to_the_model(dev_gke) -> None:  # noqa: ANN001
+def test_dev_gke_is_the_guide_s_cluster_to_the_model(dev_gke) -> None:
     groups = {g.name: g for g in model_inputs(dev_gke, ModelSettings()).groups}
     t4 = groups["t4"]
     # 1..20 nodes per zone over two zones; allocatable from GKE's reserve formula minus the DaemonSets.
@@ -99,7 +99,7 @@ def test_spot_is_tried_before_on_demand() -> None:
         assert g.priority > eks[g.name.removesuffix("-spot") + "-on-demand"].priority  # the priority tiers
 
 
-def test_the_guide_s_run_lands_in_its_ballpark(dev_gke) -> None:  # noqa: ANN001
+def test_the_guide_s_run_lands_in_its_ballpark(dev_gke) -> None:
     """The deep-dive workload on dev-gke with the defaults: the guide measured a 2 s median, 72% of pods
     within 5 s, 91% within 60 s and 64% GPU utilisation, from ~200 clusters."""
     settings = ModelSettings()
@@ -123,7 +123,7 @@ def test_the_guide_s_run_lands_in_its_ballpark(dev_gke) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_ballpark_holds_over_seeds(dev_gke, seed: int) -> None:  # noqa: ANN001
+def test_the_ballpark_holds_over_seeds(dev_gke, seed: int) -> None:
     pattern = deep_dive(DeepDive(), seed)
     jobs, horizon = repeat(pattern, None)
     r = run(model_inputs(dev_gke, ModelSettings(seed=seed)), jobs, horizon, PriceTable.shipped(), tail=pattern.tail_s).report
@@ -131,7 +131,7 @@ def test_the_ballpark_holds_over_seeds(dev_gke, seed: int) -> None:  # noqa: ANN
     assert 55 <= r.utilisation_percent <= 75
 
 
-def test_quotas_of_the_stack_s_tenants_refuse_at_admission(dev_gke) -> None:  # noqa: ANN001
+def test_quotas_of_the_stack_s_tenants_refuse_at_admission(dev_gke) -> None:
     workload = WorkloadFile.model_validate({"tenants": [{"namespace": "team-b", "arrivals_per_hour": 30, "duration": "20m"}]})
     jobs, horizon = repeat(from_file(workload, 0, "file"), None)
     outcome = run(model_inputs(dev_gke, ModelSettings()), jobs, horizon, PriceTable.shipped())
@@ -154,7 +154,7 @@ def test_a_workload_file_repeats_by_hour() -> None:
     assert horizon == 5 * 3600 and len(jobs) == 2 * len(pattern.jobs) + sum(1 for j in pattern.jobs if j.at + 14400 < horizon)
 
 
-def test_the_same_seed_the_same_figures(dev_gke) -> None:  # noqa: ANN001
+def test_the_same_seed_the_same_figures(dev_gke) -> None:
     def once(seed: int) -> dict:
         jobs, horizon = repeat(deep_dive(DeepDive(), seed), None)
         return run(model_inputs(dev_gke, ModelSettings(seed=seed)), jobs, horizon, PriceTable.shipped()).summary()
@@ -163,7 +163,7 @@ def test_the_same_seed_the_same_figures(dev_gke) -> None:  # noqa: ANN001
     assert once(4) != once(5)
 
 
-def test_cost_is_node_hours_times_the_price_table(dev_gke) -> None:  # noqa: ANN001
+def test_cost_is_node_hours_times_the_price_table(dev_gke) -> None:
     jobs, horizon = repeat(deep_dive(DeepDive(), 0), None)
     inputs = model_inputs(dev_gke, ModelSettings())
     prices = PriceTable.shipped()
@@ -183,7 +183,7 @@ def test_cost_is_node_hours_times_the_price_table(dev_gke) -> None:  # noqa: ANN
     assert cost.spot_share == 0
 
 
-def test_a_missing_price_names_the_type(dev_gke, tmp_path: Path) -> None:  # noqa: ANN001
+def test_a_missing_price_names_the_type(dev_gke, tmp_path: Path) -> None:
     table = tmp_path / "prices.yaml"
     table.write_text("date: '2026-01-01'\nsources: [mine]\ngcp: [{region: us-central1, machines: {e2-standard-4: {on_demand: 0.1}}}]\n")
     prices = PriceTable.from_data(yaml.safe_load(table.read_text()), str(table))

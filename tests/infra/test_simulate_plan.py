@@ -88,8 +88,8 @@ EKS_SHAPES = {
 
 def _eks_config(sets: list[tuple[str, Any]]) -> Any:
     """dev-eks with ``sets``; a key set to None is removed (a stack file that leaves it out)."""
-    from gpu_platform.infra.simulate.settings import ModelSettings
     from gpu_platform.infra.simulate.cluster import model_inputs
+    from gpu_platform.infra.simulate.settings import ModelSettings
 
     removed = [k for k, v in sets if v is None]
     config = _one("dev-eks", [(k, v) for k, v in sets if v is not None and k != "eks.vpc"])

@@ -17,15 +17,15 @@ from dataclasses import dataclass, field, fields
 
 import pytest
 
-from gpu_platform.infra.stack.read import load_stack
-from gpu_platform.infra.simulate.replay import ReplayError, replay_jobs
 from gpu_platform.infra.report.prometheus import ReportError, ReportInputs, _iso, collect
 from gpu_platform.infra.simulate.cluster import ModelInputs, model_inputs
-from gpu_platform.infra.simulate.settings import ModelSettings
-from gpu_platform.infra.simulate.runs import trace_report
-from gpu_platform.infra.simulate.model import ClusterModel
 from gpu_platform.infra.simulate.inputs import Job, Stage, Trace
+from gpu_platform.infra.simulate.model import ClusterModel
+from gpu_platform.infra.simulate.replay import ReplayError, replay_jobs
+from gpu_platform.infra.simulate.runs import trace_report
+from gpu_platform.infra.simulate.settings import ModelSettings
 from gpu_platform.infra.simulate.workloads import SCHEDULER, WORKER
+from gpu_platform.infra.stack.read import load_stack
 from tests.conftest import PROJECT_DIR
 from tests.infra.report_workload import Node, Pod, Workload, serve, simulate
 

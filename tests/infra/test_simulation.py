@@ -10,9 +10,9 @@ import statistics
 
 import pytest
 
+from gpu_platform.infra.simulate.distributions import Dist, fixed
 from gpu_platform.infra.simulate.inputs import Binding, Job, NodeGroup, PodSpec, Resources, Stage, Timings, Trace
 from gpu_platform.infra.simulate.model import ClusterModel
-from gpu_platform.infra.simulate.distributions import Dist, fixed
 
 ONE_GPU = PodSpec("worker", Resources(gpus=1))
 
@@ -125,7 +125,7 @@ def test_binding_decides_what_can_scale_down(binding: Binding, emptied: int) -> 
     model.nodes.clear()
     # Two ready nodes at the start: bring them in through the minimum of a second model would hide the order.
     for _ in range(2):
-        node = model._new_node(model.groups[0], None)  # noqa: SLF001
+        node = model._new_node(model.groups[0], None)
         node.record.joined = node.record.gpu_ready = 0.0
         node.image_at = 0.0
         model.nodes.append(node)
