@@ -14,8 +14,9 @@ with the cluster autoscaler, to the cluster this component describes as ``ref``.
 from __future__ import annotations
 
 import ipaddress
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,34 +156,9 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
         gpu_instance_types: Sequence[str] = (),
     ) -> None:
         """``gpu_instance_types``: every GPU instance type the node groups will use; each zone must offer them all."""
-        region = args.region or aws.config.region
-        if not region:
-            raise input_error("args.region", "no AWS region; set EksClusterArgs.region or the aws:region config")
-        cluster_name = args.cluster_name or name
-        if not valid_eks_cluster_name(cluster_name):
-            raise input_error("args.cluster_name", f"the default (the component name {name!r}) is not a valid EKS cluster name; set cluster_name")
+        region, cluster_name = _region_and_cluster_name(name, args)
         # Before anything is registered: a zone without the GPUs would leave node groups that never scale.
-        types = sorted(set(gpu_instance_types))
-        configured = args.configured_zones
-        if types or configured is None:
-            filters = [aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="instance-type", values=types or ["*"])]
-            if configured:
-                filters.append(aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="location", values=list(configured)))
-            found = aws.ec2.get_instance_type_offerings(filters=filters, location_type="availability-zone", region=region)
-            pairs = list(zip(found.locations, found.instance_types))
-            try:
-                zones = zones_offering(pairs, types, configured)
-            except ValueError as exc:
-                where = "args.vpc.private_subnet_ids" if args.vpc is not None else "args.zones"
-                raise input_error(where, str(exc)) from None
-            if configured is None:
-                if len(zones) < 2:
-                    raise input_error(
-                        "args.zones", f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(zones) or 'none'})"
-                    )
-                zones = zones[: args.zone_count]
-        else:
-            zones = list(configured)
+        zones = _zones_offering_gpus(args, region, gpu_instance_types)
         self.zones = zones
 
         super().__init__("gpu-platform:eks_cluster:EksCluster", name, None, opts)
@@ -190,138 +166,20 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
         report_checks_not_made(self, name, args)
         tags = {**args.tags, **({ENVIRONMENT_LABEL: args.environment.value} if args.environment else {})}
 
-        if args.vpc is None:
-            vpc_id, private_subnet_ids, public_subnet_ids = self._network(name, args, cluster_name, zones, tags)
-        else:
-            vpc_id = pulumi.Output.from_input(args.vpc.vpc_id)
-            private_subnet_ids = [args.vpc.private_subnet_ids[z] for z in zones]
-            public_subnet_ids = list(args.vpc.public_subnet_ids.values())
+        vpc_id, private_subnet_ids, public_subnet_ids = self._vpc_and_subnets(name, args, cluster_name, zones, tags)
 
-        def role(role_name: str, service: str, policies: Sequence[str]) -> aws.iam.Role:
-            r = aws.iam.Role(
-                f"{name}-{role_name}",
-                aws.iam.RoleArgs(assume_role_policy=assume_role_policy(service), tags=tags),
-                opts=child,
-            )
-            for policy in policies:
-                aws.iam.RolePolicyAttachment(
-                    f"{name}-{role_name}-{policy.lower().replace('_', '-')}",
-                    aws.iam.RolePolicyAttachmentArgs(role=r.name, policy_arn=AWS_MANAGED_POLICY + policy),
-                    opts=child,
-                )
-            return r
+        cluster_role = _role(name, "cluster-role", "eks.amazonaws.com", CLUSTER_POLICIES, tags, child)
+        node_role = _role(name, "node-role", "ec2.amazonaws.com", NODE_POLICIES, tags, child)
 
-        cluster_role = role("cluster-role", "eks.amazonaws.com", CLUSTER_POLICIES)
-        node_role = role("node-role", "ec2.amazonaws.com", NODE_POLICIES)
-
-        encryption = None
-        key_grant = None
-        self.secrets_key_arn = None
-        if args.secrets_encryption.enabled:
-            if args.secrets_encryption.kms_key_arn is not None:
-                self.secrets_key_arn = pulumi.Output.from_input(args.secrets_encryption.kms_key_arn)
-            else:
-                key = aws.kms.Key(
-                    f"{name}-secrets-key",
-                    aws.kms.KeyArgs(
-                        description=f"Envelope encryption of the Kubernetes Secrets of EKS cluster {cluster_name}",
-                        enable_key_rotation=True,
-                        deletion_window_in_days=30,
-                        region=region,
-                        tags=tags,
-                    ),
-                    opts=pulumi.ResourceOptions(parent=self, protect=args.deletion_protection),
-                )
-                self.secrets_key_arn = key.arn
-            encryption = aws.eks.ClusterEncryptionConfigArgs(
-                provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=self.secrets_key_arn), resources=["secrets"]
-            )
-            # EKS checks at creation that the cluster role can use the key.
-            key_grant = aws.iam.RolePolicy(
-                f"{name}-cluster-role-secrets-key",
-                aws.iam.RolePolicyArgs(role=cluster_role.name, policy=self.secrets_key_arn.apply(secrets_key_policy)),
-                opts=child,
-            )
-
-        cluster = aws.eks.Cluster(
-            f"{name}-cluster",
-            aws.eks.ClusterArgs(
-                name=cluster_name,
-                region=region,
-                version=args.version,
-                role_arn=cluster_role.arn,
-                vpc_config=aws.eks.ClusterVpcConfigArgs(
-                    subnet_ids=[*private_subnet_ids, *public_subnet_ids],
-                    endpoint_public_access=args.endpoint.public,
-                    endpoint_private_access=args.endpoint.private,
-                    public_access_cidrs=list(args.endpoint.public_access_cidrs) or None,
-                    security_group_ids=list(args.security_group_ids) or None,
-                ),
-                access_config=aws.eks.ClusterAccessConfigArgs(
-                    authentication_mode="API", bootstrap_cluster_creator_admin_permissions=args.bootstrap_creator_admin
-                ),
-                encryption_config=encryption,
-                # Add-ons are declared below, at versions this stack controls.
-                bootstrap_self_managed_addons=False,
-                enabled_cluster_log_types=[t.value for t in args.log_types],
-                deletion_protection=args.deletion_protection,
-                tags=tags,
-            ),
-            opts=pulumi.ResourceOptions(
-                parent=self, protect=args.deletion_protection, depends_on=[key_grant] if key_grant else None
-            ),
+        self.secrets_key_arn, encryption, key_grant = self._secrets_encryption(name, args, cluster_name, region, tags, cluster_role)
+        cluster = self._eks_cluster(
+            name, args, cluster_name, region, cluster_role, [*private_subnet_ids, *public_subnet_ids], encryption, key_grant, tags
         )
+        self.access_entries = _access_entries(name, args, cluster, region, tags, child)
 
-        self.access_entries = {}
-        for entry in args.access_entries:
-            access = aws.eks.AccessEntry(
-                f"{name}-access-{entry.slug}",
-                aws.eks.AccessEntryArgs(
-                    cluster_name=cluster.name, region=region, principal_arn=entry.principal_arn,
-                    kubernetes_groups=list(entry.kubernetes_groups) or None, type="STANDARD", tags=tags,
-                ),
-                opts=child,
-            )
-            self.access_entries[entry.principal_arn] = access
-            for policy in entry.policies:
-                aws.eks.AccessPolicyAssociation(
-                    f"{name}-access-{entry.slug}-{policy.name.lower().replace('_', '-')}",
-                    aws.eks.AccessPolicyAssociationArgs(
-                        cluster_name=cluster.name, region=region, principal_arn=access.principal_arn, policy_arn=policy.arn,
-                        access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
-                            type=entry.scope.value, namespaces=list(entry.namespaces) or None
-                        ),
-                    ),
-                    opts=child,
-                )
+        issuer, oidc = _oidc_provider(name, cluster, tags, child)
 
-        issuer = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
-        oidc = aws.iam.OpenIdConnectProvider(
-            f"{name}-oidc",
-            aws.iam.OpenIdConnectProviderArgs(url=issuer, client_id_lists=["sts.amazonaws.com"], tags=tags),
-            opts=child,
-        )
-
-        def addon(
-            addon_name: str, version: str | None, after: Sequence[pulumi.Resource], role_arn: pulumi.Input[str] | None = None,
-            configuration: dict[str, Any] | None = None,
-        ) -> aws.eks.Addon:
-            return aws.eks.Addon(
-                f"{name}-{addon_name}",
-                aws.eks.AddonArgs(
-                    cluster_name=cluster.name,
-                    region=region,
-                    addon_name=addon_name,
-                    addon_version=version,
-                    service_account_role_arn=role_arn,
-                    configuration_values=json.dumps(configuration) if configuration else None,
-                    resolve_conflicts_on_create="OVERWRITE",
-                    resolve_conflicts_on_update="PRESERVE",
-                    tags=tags,
-                ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
-            )
-
+        addon = functools.partial(self._addon, name, cluster, region, tags)
         # The CNI (and kube-proxy, the pod identity agent) before any node: a node without a CNI
         # never becomes Ready, and bootstrap_self_managed_addons=False installs none.
         nodeless = [
@@ -329,54 +187,12 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
             for a in args.addons
             if a.name in NODELESS_ADDONS
         ]
-        system = args.system_node_group
-        system_group = system_node_group(system)
-        self.system_node_group = aws.eks.NodeGroup(
-            f"{name}-{system.name}",
-            aws.eks.NodeGroupArgs(
-                cluster_name=cluster.name,
-                region=region,
-                node_group_name=system.name,
-                node_role_arn=node_role.arn,
-                subnet_ids=private_subnet_ids,
-                instance_types=list(system.instance_types),
-                capacity_type="ON_DEMAND",
-                ami_type="AL2023_x86_64_STANDARD",
-                disk_size=system.disk_size_gib,
-                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=system_group.min_nodes, max_size=system_group.max_nodes, desired_size=system_group.min_nodes
-                ),
-                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-                labels={POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **system.labels},
-                tags=tags,
-            ),
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"], depends_on=nodeless),
-        )
+        self.system_node_group = self._system_node_group(name, args, cluster, region, node_role, private_subnet_ids, tags, nodeless)
         # CoreDNS and the rest run on nodes.
         on_nodes = [addon(a.name, a.version, [self.system_node_group]) for a in args.addons if a.name not in NODELESS_ADDONS]
 
         storage = args.block_storage
-        ebs_csi: aws.eks.Addon | None = None
-        if storage.enabled:
-            ebs_role = aws.iam.Role(
-                f"{name}-ebs-csi-role",
-                aws.iam.RoleArgs(
-                    description=f"EBS CSI driver of {cluster_name} (IRSA)",
-                    assume_role_policy=pulumi.Output.all(oidc.arn, issuer).apply(
-                        lambda v: json.dumps(
-                            irsa_trust_policy(v[0], v[1].removeprefix("https://"), "kube-system", EBS_CSI_SERVICE_ACCOUNT)
-                        )
-                    ),
-                    tags=tags,
-                ),
-                opts=child,
-            )
-            ebs_policy = aws.iam.RolePolicyAttachment(
-                f"{name}-ebs-csi-role-policy",
-                aws.iam.RolePolicyAttachmentArgs(role=ebs_role.name, policy_arn=AWS_MANAGED_POLICY + EBS_CSI_POLICY),
-                opts=child,
-            )
-            ebs_csi = addon(EBS_CSI_ADDON, storage.version, [self.system_node_group, ebs_policy], ebs_role.arn)
+        ebs_csi = _ebs_csi_driver(name, args, cluster_name, oidc, issuer, tags, child, addon, self.system_node_group)
 
         self.cluster = cluster
         self.cluster_name = cluster.name
@@ -390,28 +206,9 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
         self.private_subnet_ids = pulumi.Output.all(*private_subnet_ids)
         self.oidc_provider_arn = oidc.arn
         self.node_role_arn = node_role.arn
-        self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
-                lambda v: eks_kubeconfig(v[0], region, v[1], v[2])
-            )
-        )
+        self.kubeconfig = _kubeconfig(cluster, region)
         self.provider = k8s.Provider(f"{name}-k8s", k8s.ProviderArgs(kubeconfig=self.kubeconfig), opts=child)
-        self.storage_class = None
-        if ebs_csi is not None:
-            self.storage_class = k8s.storage.v1.StorageClass(
-                f"{name}-{storage.storage_class}-storage-class",
-                metadata=k8s.meta.v1.ObjectMetaArgs(
-                    name=storage.storage_class,
-                    annotations={DEFAULT_CLASS_ANNOTATION: "true"} if storage.default_class else None,
-                ),
-                provisioner="ebs.csi.aws.com",
-                parameters={"type": "gp3", "encrypted": "true" if storage.encrypted else "false", "csi.storage.k8s.io/fstype": "ext4"},
-                # Bound where the pod lands (an EBS volume lives in one zone), grown in place.
-                volume_binding_mode="WaitForFirstConsumer",
-                allow_volume_expansion=True,
-                reclaim_policy="Delete",
-                opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[ebs_csi]),
-            )
+        self.storage_class = self._storage_class(name, storage, ebs_csi) if ebs_csi is not None else None
         self.ref = EksClusterRef(
             name=cluster_name,
             region=region,
@@ -441,6 +238,174 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
                 "clusterSecurityGroupId": self.cluster_security_group_id,
                 "publicSubnetIds": self.public_subnet_ids,
             }
+        )
+
+    def _vpc_and_subnets(
+        self, name: str, args: EksClusterArgs, cluster_name: str, zones: list[str], tags: dict[str, str]
+    ) -> tuple[pulumi.Output[str], list[pulumi.Input[str]], list[pulumi.Input[str]]]:
+        """The VPC and its private (one per zone) and public subnets: created (_network), or the ones given."""
+        if args.vpc is None:
+            return self._network(name, args, cluster_name, zones, tags)
+        vpc_id = pulumi.Output.from_input(args.vpc.vpc_id)
+        private_subnet_ids = [args.vpc.private_subnet_ids[z] for z in zones]
+        public_subnet_ids = list(args.vpc.public_subnet_ids.values())
+        return vpc_id, private_subnet_ids, public_subnet_ids
+
+    def _secrets_encryption(
+        self, name: str, args: EksClusterArgs, cluster_name: str, region: str, tags: dict[str, str], cluster_role: aws.iam.Role
+    ) -> tuple[pulumi.Output[str] | None, aws.eks.ClusterEncryptionConfigArgs | None, aws.iam.RolePolicy | None]:
+        """The KMS key of the Secrets (created unless given), the cluster's encryption config, and the
+        cluster role's grant on the key; all None with secrets_encryption off."""
+        if not args.secrets_encryption.enabled:
+            return None, None, None
+        if args.secrets_encryption.kms_key_arn is not None:
+            key_arn = pulumi.Output.from_input(args.secrets_encryption.kms_key_arn)
+        else:
+            key = aws.kms.Key(
+                f"{name}-secrets-key",
+                aws.kms.KeyArgs(
+                    description=f"Envelope encryption of the Kubernetes Secrets of EKS cluster {cluster_name}",
+                    enable_key_rotation=True,
+                    deletion_window_in_days=30,
+                    region=region,
+                    tags=tags,
+                ),
+                opts=pulumi.ResourceOptions(parent=self, protect=args.deletion_protection),
+            )
+            key_arn = key.arn
+        encryption = aws.eks.ClusterEncryptionConfigArgs(
+            provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key_arn), resources=["secrets"]
+        )
+        # EKS checks at creation that the cluster role can use the key.
+        key_grant = aws.iam.RolePolicy(
+            f"{name}-cluster-role-secrets-key",
+            aws.iam.RolePolicyArgs(role=cluster_role.name, policy=key_arn.apply(secrets_key_policy)),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return key_arn, encryption, key_grant
+
+    def _eks_cluster(
+        self,
+        name: str,
+        args: EksClusterArgs,
+        cluster_name: str,
+        region: str,
+        cluster_role: aws.iam.Role,
+        subnet_ids: list[pulumi.Input[str]],
+        encryption: aws.eks.ClusterEncryptionConfigArgs | None,
+        key_grant: aws.iam.RolePolicy | None,
+        tags: dict[str, str],
+    ) -> aws.eks.Cluster:
+        """The EKS control plane (API authentication, no self-managed add-ons)."""
+        return aws.eks.Cluster(
+            f"{name}-cluster",
+            aws.eks.ClusterArgs(
+                name=cluster_name,
+                region=region,
+                version=args.version,
+                role_arn=cluster_role.arn,
+                vpc_config=aws.eks.ClusterVpcConfigArgs(
+                    subnet_ids=subnet_ids,
+                    endpoint_public_access=args.endpoint.public,
+                    endpoint_private_access=args.endpoint.private,
+                    public_access_cidrs=list(args.endpoint.public_access_cidrs) or None,
+                    security_group_ids=list(args.security_group_ids) or None,
+                ),
+                access_config=aws.eks.ClusterAccessConfigArgs(
+                    authentication_mode="API", bootstrap_cluster_creator_admin_permissions=args.bootstrap_creator_admin
+                ),
+                encryption_config=encryption,
+                # Add-ons are declared below, at versions this stack controls.
+                bootstrap_self_managed_addons=False,
+                enabled_cluster_log_types=[t.value for t in args.log_types],
+                deletion_protection=args.deletion_protection,
+                tags=tags,
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self, protect=args.deletion_protection, depends_on=[key_grant] if key_grant else None
+            ),
+        )
+
+    def _addon(
+        self,
+        name: str,
+        cluster: aws.eks.Cluster,
+        region: str,
+        tags: dict[str, str],
+        addon_name: str,
+        version: str | None,
+        after: Sequence[pulumi.Resource],
+        role_arn: pulumi.Input[str] | None = None,
+        configuration: dict[str, Any] | None = None,
+    ) -> aws.eks.Addon:
+        """One EKS add-on, after ``after``."""
+        return aws.eks.Addon(
+            f"{name}-{addon_name}",
+            aws.eks.AddonArgs(
+                cluster_name=cluster.name,
+                region=region,
+                addon_name=addon_name,
+                addon_version=version,
+                service_account_role_arn=role_arn,
+                configuration_values=json.dumps(configuration) if configuration else None,
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="PRESERVE",
+                tags=tags,
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
+        )
+
+    def _system_node_group(
+        self,
+        name: str,
+        args: EksClusterArgs,
+        cluster: aws.eks.Cluster,
+        region: str,
+        node_role: aws.iam.Role,
+        private_subnet_ids: list[pulumi.Input[str]],
+        tags: dict[str, str],
+        nodeless: list[aws.eks.Addon],
+    ) -> aws.eks.NodeGroup:
+        """The on-demand node group of the cluster's controllers, after the node-less add-ons."""
+        system = args.system_node_group
+        system_group = system_node_group(system)
+        return aws.eks.NodeGroup(
+            f"{name}-{system.name}",
+            aws.eks.NodeGroupArgs(
+                cluster_name=cluster.name,
+                region=region,
+                node_group_name=system.name,
+                node_role_arn=node_role.arn,
+                subnet_ids=private_subnet_ids,
+                instance_types=list(system.instance_types),
+                capacity_type="ON_DEMAND",
+                ami_type="AL2023_x86_64_STANDARD",
+                disk_size=system.disk_size_gib,
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                    min_size=system_group.min_nodes, max_size=system_group.max_nodes, desired_size=system_group.min_nodes
+                ),
+                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                labels={POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **system.labels},
+                tags=tags,
+            ),
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["scalingConfig.desiredSize"], depends_on=nodeless),
+        )
+
+    def _storage_class(self, name: str, storage: EbsStorageArgs, ebs_csi: aws.eks.Addon) -> k8s.storage.v1.StorageClass:
+        """The gp3 StorageClass of the EBS CSI driver."""
+        return k8s.storage.v1.StorageClass(
+            f"{name}-{storage.storage_class}-storage-class",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=storage.storage_class,
+                annotations={DEFAULT_CLASS_ANNOTATION: "true"} if storage.default_class else None,
+            ),
+            provisioner="ebs.csi.aws.com",
+            parameters={"type": "gp3", "encrypted": "true" if storage.encrypted else "false", "csi.storage.k8s.io/fstype": "ext4"},
+            # Bound where the pod lands (an EBS volume lives in one zone), grown in place.
+            volume_binding_mode="WaitForFirstConsumer",
+            allow_volume_expansion=True,
+            reclaim_policy="Delete",
+            opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[ebs_csi]),
         )
 
     @property
@@ -532,3 +497,147 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
             )
             private_subnets.append(subnet("private", zone, blocks[len(zones) + i], "internal-elb", private_rt))
         return vpc.id, [s.id for s in private_subnets], [s.id for s in public_subnets]
+
+
+def _region_and_cluster_name(name: str, args: EksClusterArgs) -> tuple[str, str]:
+    """The AWS region (args, else the aws:region config) and the EKS cluster name; refused before
+    anything is registered."""
+    region = args.region or aws.config.region
+    if not region:
+        raise input_error("args.region", "no AWS region; set EksClusterArgs.region or the aws:region config")
+    cluster_name = args.cluster_name or name
+    if not valid_eks_cluster_name(cluster_name):
+        raise input_error("args.cluster_name", f"the default (the component name {name!r}) is not a valid EKS cluster name; set cluster_name")
+    return region, cluster_name
+
+
+def _zones_offering_gpus(args: EksClusterArgs, region: str, gpu_instance_types: Sequence[str]) -> list[str]:
+    """The cluster's zones: the configured ones, each offering every GPU type; or, none configured,
+    the first zone_count zones of the region that offer them all (at least two)."""
+    types = sorted(set(gpu_instance_types))
+    configured = args.configured_zones
+    if types or configured is None:
+        filters = [aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="instance-type", values=types or ["*"])]
+        if configured:
+            filters.append(aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="location", values=list(configured)))
+        found = aws.ec2.get_instance_type_offerings(filters=filters, location_type="availability-zone", region=region)
+        pairs = list(zip(found.locations, found.instance_types))
+        try:
+            zones = zones_offering(pairs, types, configured)
+        except ValueError as exc:
+            where = "args.vpc.private_subnet_ids" if args.vpc is not None else "args.zones"
+            raise input_error(where, str(exc)) from None
+        if configured is None:
+            if len(zones) < 2:
+                raise input_error(
+                    "args.zones", f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(zones) or 'none'})"
+                )
+            zones = zones[: args.zone_count]
+    else:
+        zones = list(configured)
+    return zones
+
+
+def _oidc_provider(
+    name: str, cluster: aws.eks.Cluster, tags: dict[str, str], child: pulumi.ResourceOptions
+) -> tuple[pulumi.Output[str], aws.iam.OpenIdConnectProvider]:
+    """The cluster's OIDC issuer URL and the IAM OIDC provider IRSA trusts."""
+    issuer = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
+    oidc = aws.iam.OpenIdConnectProvider(
+        f"{name}-oidc",
+        aws.iam.OpenIdConnectProviderArgs(url=issuer, client_id_lists=["sts.amazonaws.com"], tags=tags),
+        opts=child,
+    )
+    return issuer, oidc
+
+
+def _kubeconfig(cluster: aws.eks.Cluster, region: str) -> pulumi.Output[str]:
+    """The cluster's kubeconfig (eks_kubeconfig), as a secret."""
+    return pulumi.Output.secret(
+        pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
+            lambda v: eks_kubeconfig(v[0], region, v[1], v[2])
+        )
+    )
+
+
+def _role(
+    name: str, role_name: str, service: str, policies: Sequence[str], tags: dict[str, str], child: pulumi.ResourceOptions
+) -> aws.iam.Role:
+    """An IAM role ``service`` assumes, with AWS managed policies attached."""
+    r = aws.iam.Role(
+        f"{name}-{role_name}",
+        aws.iam.RoleArgs(assume_role_policy=assume_role_policy(service), tags=tags),
+        opts=child,
+    )
+    for policy in policies:
+        aws.iam.RolePolicyAttachment(
+            f"{name}-{role_name}-{policy.lower().replace('_', '-')}",
+            aws.iam.RolePolicyAttachmentArgs(role=r.name, policy_arn=AWS_MANAGED_POLICY + policy),
+            opts=child,
+        )
+    return r
+
+
+def _access_entries(
+    name: str, args: EksClusterArgs, cluster: aws.eks.Cluster, region: str, tags: dict[str, str], child: pulumi.ResourceOptions
+) -> dict[str, aws.eks.AccessEntry]:
+    """The access entries and their policy associations, by principal ARN."""
+    entries: dict[str, aws.eks.AccessEntry] = {}
+    for entry in args.access_entries:
+        access = aws.eks.AccessEntry(
+            f"{name}-access-{entry.slug}",
+            aws.eks.AccessEntryArgs(
+                cluster_name=cluster.name, region=region, principal_arn=entry.principal_arn,
+                kubernetes_groups=list(entry.kubernetes_groups) or None, type="STANDARD", tags=tags,
+            ),
+            opts=child,
+        )
+        entries[entry.principal_arn] = access
+        for policy in entry.policies:
+            aws.eks.AccessPolicyAssociation(
+                f"{name}-access-{entry.slug}-{policy.name.lower().replace('_', '-')}",
+                aws.eks.AccessPolicyAssociationArgs(
+                    cluster_name=cluster.name, region=region, principal_arn=access.principal_arn, policy_arn=policy.arn,
+                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
+                        type=entry.scope.value, namespaces=list(entry.namespaces) or None
+                    ),
+                ),
+                opts=child,
+            )
+    return entries
+
+
+def _ebs_csi_driver(
+    name: str,
+    args: EksClusterArgs,
+    cluster_name: str,
+    oidc: aws.iam.OpenIdConnectProvider,
+    issuer: pulumi.Output[str],
+    tags: dict[str, str],
+    child: pulumi.ResourceOptions,
+    addon: Callable[..., aws.eks.Addon],
+    system_node_group: aws.eks.NodeGroup,
+) -> aws.eks.Addon | None:
+    """The EBS CSI driver add-on with its IRSA role (block_storage.enabled), else None."""
+    storage = args.block_storage
+    if not storage.enabled:
+        return None
+    ebs_role = aws.iam.Role(
+        f"{name}-ebs-csi-role",
+        aws.iam.RoleArgs(
+            description=f"EBS CSI driver of {cluster_name} (IRSA)",
+            assume_role_policy=pulumi.Output.all(oidc.arn, issuer).apply(
+                lambda v: json.dumps(
+                    irsa_trust_policy(v[0], v[1].removeprefix("https://"), "kube-system", EBS_CSI_SERVICE_ACCOUNT)
+                )
+            ),
+            tags=tags,
+        ),
+        opts=child,
+    )
+    ebs_policy = aws.iam.RolePolicyAttachment(
+        f"{name}-ebs-csi-role-policy",
+        aws.iam.RolePolicyAttachmentArgs(role=ebs_role.name, policy_arn=AWS_MANAGED_POLICY + EBS_CSI_POLICY),
+        opts=child,
+    )
+    return addon(EBS_CSI_ADDON, storage.version, [system_node_group, ebs_policy], ebs_role.arn)

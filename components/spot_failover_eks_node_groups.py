@@ -116,16 +116,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
         # Refused before anything is registered.
         self._cluster, cluster, opts = self._joined(cluster, opts, service_monitor_crd)
         self._scrapes = frozenset({MetricSource.CLUSTER_AUTOSCALER}) if service_monitor_crd is not None else frozenset()
-        try:
-            autoscaler_image(args.autoscaler, cluster.version)
-        except ValueError as exc:
-            raise input_error("args.autoscaler.image", str(exc)) from None
-        if problems := [
-            (("args", "classes", i, "ami_type"), f"class {cls.name}: {problem}")
-            for i, cls in enumerate(args.classes)
-            if (problem := ami_problem(cls, cluster.version))
-        ]:
-            raise input_errors(problems)
+        self._refuse_bad_versions(args, cluster)
         super().__init__("gpu-platform:spot_failover_eks_node_groups:SpotFailoverEksNodeGroups", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         settings = args.autoscaler
@@ -134,99 +125,13 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
         self.node_groups = {}
         for cls in args.classes:
             for group, capacity, minimum, maximum in class_node_groups(cls):
-                node_group = aws.eks.NodeGroup(
-                    f"{name}-{group}",
-                    aws.eks.NodeGroupArgs(
-                        cluster_name=cluster.name,
-                        region=cluster.region,
-                        node_group_name=group,
-                        node_role_arn=cluster.node_role_arn,
-                        subnet_ids=cluster.subnet_ids,
-                        instance_types=list(cls.instance_types),
-                        capacity_type="SPOT" if capacity is CapacityType.SPOT else "ON_DEMAND",
-                        ami_type=cls.ami_type.value,
-                        disk_size=cls.disk_size_gib,
-                        scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                            min_size=minimum, max_size=maximum, desired_size=minimum
-                        ),
-                        update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-                        labels=cls.node_labels(capacity),
-                        taints=[
-                            # EKS spells effects as GKE does (NO_SCHEDULE).
-                            aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.effect.gke)
-                            for t in cls.node_taints()
-                        ],
-                        tags={CLASS_LABEL: cls.name, GPU_TEMPLATE_TAG: str(cls.instance_shape.gpu_count)},
-                    ),
-                    # The autoscaler owns the size; a deploy must not reset it.
-                    opts=pulumi.ResourceOptions(
-                        parent=self,
-                        ignore_changes=["scalingConfig.desiredSize"],
-                        depends_on=[r for r in (cluster.cluster_resource, *cluster.node_prerequisites) if r],
-                    ),
-                )
-                self.node_groups[group] = node_group
-                asg = node_group.resources.apply(lambda rs: rs[0].autoscaling_groups[0].name)
-                for key, value in asg_tags(cls, capacity, group, cluster.name).items():
-                    slug = re.sub(r"[^a-z0-9]+", "-", key.removeprefix("k8s.io/cluster-autoscaler/").lower()).strip("-")
-                    aws.autoscaling.Tag(
-                        f"{name}-{group}-tag-{slug}",
-                        aws.autoscaling.TagArgs(
-                            autoscaling_group_name=asg,
-                            region=cluster.region,
-                            tag=aws.autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
-                        ),
-                        opts=child,
-                    )
+                self.node_groups[group] = self._node_group(name, cls, group, capacity, minimum, maximum, cluster, child)
 
-        role = aws.iam.Role(
-            f"{name}-autoscaler-role",
-            aws.iam.RoleArgs(
-                description=f"cluster-autoscaler of {cluster.name} (IRSA)",
-                assume_role_policy=pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
-                    lambda v: json.dumps(autoscaler_trust_policy(v[0], v[1], settings.namespace))
-                ),
-            ),
-            opts=child,
-        )
-        policy = aws.iam.RolePolicy(
-            f"{name}-autoscaler-role-policy",
-            aws.iam.RolePolicyArgs(role=role.id, policy=json.dumps(autoscaler_iam_policy(cluster.name))),
-            opts=child,
-        )
+        role, policy = self._autoscaler_role(name, settings, cluster, child)
         self.autoscaler_role_arn = role.arn
 
-        self.priority_configmap = None
-        if Expander.PRIORITY in settings.expanders:
-            self.priority_configmap = k8s.core.v1.ConfigMap(
-                f"{name}-priority-expander",
-                k8s.core.v1.ConfigMapInitArgs(
-                    metadata=k8s.meta.v1.ObjectMetaArgs(
-                        name=PRIORITY_CONFIGMAP,
-                        namespace=settings.namespace,
-                        labels=dict(MANAGED_LABELS),
-                    ),
-                    data={"priorities": self.expander.configmap_text()},
-                ),
-                opts=child,
-            )
-        helm_release(
-            f"{name}-autoscaler",
-            chart=AUTOSCALER_CHART,
-            version=settings.chart_version,
-            repository=AUTOSCALER_REPO,
-            namespace=settings.namespace,
-            values=autoscaler_values(
-                settings, cluster.name, cluster.region, role.arn, cluster.version, service_monitor=service_monitor_crd is not None
-            ),
-            release_name="cluster-autoscaler",
-            # The priority ConfigMap must exist when the autoscaler starts, its role may act, and its
-            # ServiceMonitor needs the CRD.
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[r for r in (self.priority_configmap, policy, *cluster.controllers_ready, service_monitor_crd) if r],
-            ),
-        )
+        self.priority_configmap = self._priority_configmap(name, settings, child) if Expander.PRIORITY in settings.expanders else None
+        self._autoscaler_release(name, settings, cluster, role, policy, service_monitor_crd)
 
         plugin_groups = sorted(
             g.name for c in args.classes if not c.ami_type.ships_device_plugin for g in class_node_groups(c)
@@ -244,7 +149,141 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
             }
         )
 
+    @staticmethod
+    def _refuse_bad_versions(args: SpotFailoverEksNodeGroupsArgs, cluster: EksClusterRef) -> None:
+        """The autoscaler image and every class's AMI type suit the cluster's Kubernetes version."""
+        try:
+            autoscaler_image(args.autoscaler, cluster.version)
+        except ValueError as exc:
+            raise input_error("args.autoscaler.image", str(exc)) from None
+        if problems := [
+            (("args", "classes", i, "ami_type"), f"class {cls.name}: {problem}")
+            for i, cls in enumerate(args.classes)
+            if (problem := ami_problem(cls, cluster.version))
+        ]:
+            raise input_errors(problems)
 
+    def _node_group(
+        self,
+        name: str,
+        cls: GpuClassArgs,
+        group: str,
+        capacity: CapacityType,
+        minimum: int,
+        maximum: int,
+        cluster: EksClusterRef,
+        child: pulumi.ResourceOptions,
+    ) -> aws.eks.NodeGroup:
+        """One managed node group of a class (one capacity type), then the tags of its ASG the autoscaler reads."""
+        node_group = aws.eks.NodeGroup(
+            f"{name}-{group}",
+            aws.eks.NodeGroupArgs(
+                cluster_name=cluster.name,
+                region=cluster.region,
+                node_group_name=group,
+                node_role_arn=cluster.node_role_arn,
+                subnet_ids=cluster.subnet_ids,
+                instance_types=list(cls.instance_types),
+                capacity_type="SPOT" if capacity is CapacityType.SPOT else "ON_DEMAND",
+                ami_type=cls.ami_type.value,
+                disk_size=cls.disk_size_gib,
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                    min_size=minimum, max_size=maximum, desired_size=minimum
+                ),
+                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                labels=cls.node_labels(capacity),
+                taints=[
+                    # EKS spells effects as GKE does (NO_SCHEDULE).
+                    aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.effect.gke)
+                    for t in cls.node_taints()
+                ],
+                tags={CLASS_LABEL: cls.name, GPU_TEMPLATE_TAG: str(cls.instance_shape.gpu_count)},
+            ),
+            # The autoscaler owns the size; a deploy must not reset it.
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                ignore_changes=["scalingConfig.desiredSize"],
+                depends_on=[r for r in (cluster.cluster_resource, *cluster.node_prerequisites) if r],
+            ),
+        )
+        asg = node_group.resources.apply(lambda rs: rs[0].autoscaling_groups[0].name)
+        for key, value in asg_tags(cls, capacity, group, cluster.name).items():
+            slug = re.sub(r"[^a-z0-9]+", "-", key.removeprefix("k8s.io/cluster-autoscaler/").lower()).strip("-")
+            aws.autoscaling.Tag(
+                f"{name}-{group}-tag-{slug}",
+                aws.autoscaling.TagArgs(
+                    autoscaling_group_name=asg,
+                    region=cluster.region,
+                    tag=aws.autoscaling.TagTagArgs(key=key, value=value, propagate_at_launch=False),
+                ),
+                opts=child,
+            )
+        return node_group
+
+    @staticmethod
+    def _autoscaler_role(
+        name: str, settings: ClusterAutoscalerSettings, cluster: EksClusterRef, child: pulumi.ResourceOptions
+    ) -> tuple[aws.iam.Role, aws.iam.RolePolicy]:
+        """The autoscaler's IRSA role and its inline policy."""
+        role = aws.iam.Role(
+            f"{name}-autoscaler-role",
+            aws.iam.RoleArgs(
+                description=f"cluster-autoscaler of {cluster.name} (IRSA)",
+                assume_role_policy=pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
+                    lambda v: json.dumps(autoscaler_trust_policy(v[0], v[1], settings.namespace))
+                ),
+            ),
+            opts=child,
+        )
+        policy = aws.iam.RolePolicy(
+            f"{name}-autoscaler-role-policy",
+            aws.iam.RolePolicyArgs(role=role.id, policy=json.dumps(autoscaler_iam_policy(cluster.name))),
+            opts=child,
+        )
+        return role, policy
+
+    def _priority_configmap(self, name: str, settings: ClusterAutoscalerSettings, child: pulumi.ResourceOptions) -> k8s.core.v1.ConfigMap:
+        """The priority expander's ConfigMap (the expander's priorities)."""
+        return k8s.core.v1.ConfigMap(
+            f"{name}-priority-expander",
+            k8s.core.v1.ConfigMapInitArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=PRIORITY_CONFIGMAP,
+                    namespace=settings.namespace,
+                    labels=dict(MANAGED_LABELS),
+                ),
+                data={"priorities": self.expander.configmap_text()},
+            ),
+            opts=child,
+        )
+
+    def _autoscaler_release(
+        self,
+        name: str,
+        settings: ClusterAutoscalerSettings,
+        cluster: EksClusterRef,
+        role: aws.iam.Role,
+        policy: aws.iam.RolePolicy,
+        service_monitor_crd: pulumi.Resource | None,
+    ) -> None:
+        """The cluster-autoscaler Helm release."""
+        helm_release(
+            f"{name}-autoscaler",
+            chart=AUTOSCALER_CHART,
+            version=settings.chart_version,
+            repository=AUTOSCALER_REPO,
+            namespace=settings.namespace,
+            values=autoscaler_values(
+                settings, cluster.name, cluster.region, role.arn, cluster.version, service_monitor=service_monitor_crd is not None
+            ),
+            release_name="cluster-autoscaler",
+            # The priority ConfigMap must exist when the autoscaler starts, its role may act, and its
+            # ServiceMonitor needs the CRD.
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[r for r in (self.priority_configmap, policy, *cluster.controllers_ready, service_monitor_crd) if r],
+            ),
+        )
 
     @staticmethod
     def _joined(
