@@ -30,7 +30,7 @@ DOCS = ("README.md", "components/README.md")
 CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "quickstart:preview"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
     ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
-    ("README.md", "example:consumer"): "test_readme.test_consumer_example_runs_under_mocks (and from the built wheel: test_packaging)",
+    ("README.md", "example:consumer"): "test_readme.test_consumer_example_runs_under_mocks (and from the built wheel in a fresh virtualenv: test_packaging.test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel)",
     ("README.md", "gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("README.md", "from gpu_platform.infra.testing import preview_program, run_components"): "test_the_testing_module_example_runs_from_the_repository_root",
     ("README.md", "example:composed"): "test_readme.test_composed_example_runs_under_mocks",
