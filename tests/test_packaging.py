@@ -85,7 +85,7 @@ data = [
     resources.files("gpu_platform.components").joinpath("data/zones.json").is_file(),
     resources.files("gpu_platform.components").joinpath("data/dcgm_fields.json").is_file(),
     resources.files("gpu_platform.components").joinpath("py.typed").is_file(),
-    resources.files("gpu_platform.infra").joinpath("upstream.lock.yaml").is_file(),
+    resources.files("gpu_platform.infra").joinpath("preview/upstream.lock.yaml").is_file(),
     resources.files("gpu_platform.policies").joinpath("PulumiPolicy.yaml").is_file(),
 ]
 print(json.dumps({"modules": modules, "names": names, "data": data, "bare": [m for m in ("components", "infra", "policies") if importlib.util.find_spec(m)]}))
