@@ -275,7 +275,7 @@ def test_the_capacity_inputs_file_is_valid_and_plans(tmp_path: Path) -> None:
     assert done.stdout.startswith("pool a100: ")
 
 
-def test_the_pulumi_yaml_block_constructs_through_the_package_schema() -> None:
+def test_the_pulumi_yaml_block_constructs_through_the_package_schema(tmp_path: Path) -> None:
     """The YAML program's resource, constructed as the YAML runtime would (camelCase, floats)
     through the provider other languages use, registers the cluster and its pools."""
     from gpu_platform.infra.testing import run_components
@@ -287,7 +287,7 @@ def test_the_pulumi_yaml_block_constructs_through_the_package_schema() -> None:
     assert token in SCHEMA["resources"]
     inputs = SCHEMA["resources"][token]["inputProperties"]
     assert set(resource["properties"]) <= set(inputs)
-    program = Path(pytest.importorskip("tempfile").mkdtemp()) / "Pulumi.yaml"
+    program = tmp_path / "Pulumi.yaml"
     program.write_text(yaml.safe_dump({"name": "readme", "runtime": "yaml", "packages": {"gpu-platform": "../.."}, **document}))
     plan = run_components(_yaml_program(program))
     plan.assert_no_violations()
