@@ -177,12 +177,19 @@ def test_the_byo_network_example_previews_from_the_wheel_outside_the_repository(
     assert result.stdout.split() == ["ml-api-from-vpn-id", "8"]
 
 
-def test_example_consumer_runs_from_a_built_wheel(installed: Installed, tmp_path: Path) -> None:
+def test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel(installed: Installed, tmp_path: Path) -> None:
+    """The README's consumer block, exactly as printed (examples/consumer itself previews from
+    the wheel above), under mocks in the fresh virtualenv."""
     python, purelib = installed.python, installed.purelib
     runner = tmp_path / "run.py"
     runner.write_text(textwrap.dedent(RUNNER))
+    readme = (PROJECT_DIR / "README.md").read_text()
+    shown = re.search(r"<!-- example:consumer -->\s*```python\n(.+?)\n```", readme, re.S)
+    assert shown
+    program = tmp_path / "__main__.py"
+    program.write_text(shown.group(1) + "\n")
     result = subprocess.run(
-        [str(python), str(runner), str(PROJECT_DIR / "examples" / "consumer" / "__main__.py")],
+        [str(python), str(runner), str(program)],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -254,3 +254,9 @@ def test_make_sample_writes_its_three_files_beside_others(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpus.png", "make_sample.py", "report.json", "wait_times.png"]
+    # The README's table is what it prints: each row's label and value on one line of its output.
+    table = re.search(r"\n```\n(│ GPU pods .+?)\n```", README, re.S)
+    assert table
+    for row in table.group(1).splitlines():
+        label, value = (cell.strip() for cell in row.strip("│").split("│"))
+        assert any(label in line and value in line for line in done.stdout.splitlines()), row

@@ -1,0 +1,355 @@
+"""Every fenced code block of README.md and components/README.md is claimed by exactly one check
+(issue 24 item 5, "the README is executed"). A block is keyed by the ``<!-- example:NAME -->``
+(or ``<!-- quickstart:NAME -->``) comment before its fence, else by its first line; CLAIMS maps
+each key to the test that exercises the block as printed, or to a reasoned exemption. A new
+block without a claim fails ``test_every_block_is_claimed_exactly_once``."""
+
+from __future__ import annotations
+
+import os
+import re
+import runpy
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+from pulumi.runtime.sync_await import _sync_await
+
+from gpu_platform.infra.preview.engine import RecordingMocks, RecordingMonitor
+from tests.conftest import PROJECT_DIR
+
+DOCS = ("README.md", "components/README.md")
+
+# key -> "test_<name>" (the check that runs the block) or "exempt: <why>".
+CLAIMS: dict[tuple[str, str], str] = {
+    ("README.md", "quickstart:preview"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
+    ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
+    ("README.md", "example:consumer"): "test_readme.test_consumer_example_runs_under_mocks (and from the built wheel in a fresh virtualenv: test_packaging.test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel)",
+    ("README.md", "gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("README.md", "from gpu_platform.infra.testing import preview_program, run_components"): "test_the_testing_module_example_runs_from_the_repository_root",
+    ("README.md", "example:composed"): "test_readme.test_composed_example_runs_under_mocks",
+    ("README.md", "gpu-platform preview --program examples/composed gke"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("README.md", "warning: GpuGkeCluster ml-gke: args.network: an Output, so its form (a network name or self link) is not checked before deploy"):
+        "test_the_byo_network_preview_prints_the_warnings_shown",
+    ("README.md", "gpu-platform preview --program examples/byo-network --no-render"): "test_the_byo_network_preview_prints_the_warnings_shown",
+    ("README.md", "resources:"): "test_the_pulumi_yaml_block_constructs_through_the_package_schema",
+    ("README.md", 'const eks = new gpu.EksCluster("ml", {region: "us-west-2", zones: ["us-west-2a", "us-west-2b"]});'):
+        "exempt: a TypeScript program needs the Pulumi CLI and Node to generate its SDK (pulumi package add); "
+        "tests/components/test_any_language.py constructs the same through the provider",
+    ("README.md", "cp stacks/Pulumi.dev-gke.yaml stacks/Pulumi.team-gke.yaml    # or dev-eks, prod-gke, prod-eks"):
+        "test_create_your_own_stack_runs_in_a_copy",
+    ("README.md", ".venv/bin/gpu-platform preview prod-eks --upstream ../shared/reference/upstream --render"):
+        "exempt: renders every release of prod-eks (about a minute); tests/infra/test_render.py "
+        "test_the_stack_renders_fully_and_clean runs this preview through the CLI's main()",
+    ("README.md", ".venv/bin/gpu-platform preview prod-eks --upstream ../shared/reference/upstream --apply local"):
+        "exempt: needs the Kubernetes binaries tests/kube/build.sh builds (an hour); tests/apply/test_apply.py runs --apply when they are built",
+    ("README.md", "├─ gcp:container/nodePool:NodePool  dev-gke-t4"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
+    ("README.md", "python3 -m venv .venv && .venv/bin/pip install -e .   # Pulumi.yaml uses .venv"):
+        "exempt: needs a cloud: pulumi stack select/preview/up with the Pulumi CLI and GCP credentials",
+    ("README.md", "nodeSelector: {cloud.google.com/compute-class: a100}"): "test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks",
+    ("README.md", "# 1. Turn protection off in the stack file and apply it (the cloud flags and Pulumi's):"):
+        "exempt: needs a cloud: pulumi up / destroy / stack rm (test_readme.test_teardown_says_how_to_lift_every_protection checks the keys)",
+    ("README.md", "gpu-platform:eks_node_groups:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "nodeSelector: {gpu-platform.io/gpu-class: small}"): "test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks",
+    ("README.md", ".venv/bin/gpu-platform preflight eks dev-eks"):
+        "exempt: needs AWS (EC2 and Service Quotas); tests/infra/test_preflight.py runs the command against moto in-process",
+    ("README.md", "  gpu-platform:eks:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs"):
+        "test_the_autoscaler_fragment_runs_after_the_composed_example",
+    ("README.md", "gpu-platform:dask:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "import yaml"):
+        "exempt: runs in a tenant's notebook against a live cluster (KubeCluster creates a DaskCluster); "
+        "test_the_dask_notebook_reads_the_spec_the_stack_mounts checks the path and the spec",
+    ("README.md", "from kfp import dsl"): "test_the_kfp_pipeline_example_runs_and_places_the_step",
+    ("README.md", "gpu-platform plan-capacity dev-gke --pool t4 --cpu 1 --memory 4Gi --gpus 1 --run-duration 36m --runs 1000 --window 3h"):
+        "test_plan_capacity_prints_what_the_readme_shows",
+    ("README.md", "pool t4: n1-standard-4, 2x nvidia-tesla-t4, 2..40 nodes in total"): "test_plan_capacity_prints_what_the_readme_shows",
+    ("README.md", "steps:"): "test_the_capacity_inputs_file_is_valid_and_plans",
+    ("README.md", "# prometheusUrl is http://<service>.prometheus.svc:9090: forward that service"):
+        "exempt: kubectl port-forward to a live cluster and its Prometheus "
+        "(test_readme.test_the_report_port_forward_reaches_the_prometheus_the_stack_deploys checks the service)",
+    ("README.md", "│ GPU pods                                   │ 171                                                    │"):
+        "test_readme.test_make_sample_writes_its_three_files_beside_others (the table make_sample.py prints)",
+    ("README.md", ".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload"):
+        "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("components/README.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("components/README.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+}
+
+
+def blocks(doc: str) -> list[tuple[str, str, str]]:
+    """(key, language, text) of every fenced block of ``doc``, in order."""
+    lines = (PROJECT_DIR / doc).read_text().split("\n")
+    found: list[tuple[str, str, str]] = []
+    i = 0
+    while i < len(lines):
+        m = re.match(r"^```(\w*)\s*$", lines[i])
+        if not m:
+            i += 1
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
+        text = "\n".join(lines[i + 1:end])
+        before = next((line for line in reversed(lines[:i]) if line.strip()), "")
+        marker = re.fullmatch(r"<!-- ((?:example|quickstart):[\w-]+) -->", before.strip())
+        found.append((marker.group(1) if marker else lines[i + 1], m.group(1), text))
+        i = end + 1
+    return found
+
+
+def block(doc: str, key: str) -> str:
+    (text,) = [t for k, _, t in blocks(doc) if k == key]
+    return text
+
+
+def test_every_block_is_claimed_exactly_once() -> None:
+    keys = [(doc, key) for doc in DOCS for key, _, _ in blocks(doc)]
+    assert len(keys) == len(set(keys)), "two blocks share a key: put an <!-- example:NAME --> comment before one"
+    assert set(keys) == set(CLAIMS), {"unclaimed": sorted(set(keys) - set(CLAIMS)), "stale": sorted(set(CLAIMS) - set(keys))}
+    exempt = [k for k, v in CLAIMS.items() if v.startswith("exempt: ")]
+    assert len(exempt) <= 10 and all(len(CLAIMS[k]) > 40 for k in exempt), "few exemptions, each with its reason"
+    here = sys.modules[__name__]
+    import tests.test_readme as readme_tests
+
+    for claim in CLAIMS.values():
+        if claim.startswith("exempt: "):
+            continue
+        name = claim.split()[0]
+        module, _, function = name.rpartition(".")
+        owner = {"": here, "test_readme": readme_tests}[module]
+        assert callable(getattr(owner, function, None)), claim
+
+
+def test_the_block_reader_sees_every_fence() -> None:
+    for doc in DOCS:
+        fences = sum(1 for line in (PROJECT_DIR / doc).read_text().splitlines() if line.startswith("```"))
+        assert fences == 2 * len(blocks(doc)), doc
+
+
+# --- shell ------------------------------------------------------------------------------------
+
+
+def bash(command: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``command`` as written, through bash, with the test environment's bin (gpu-platform) on PATH."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "EDITOR": "true"}
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def venv_or_skip() -> None:
+    if not (PROJECT_DIR / ".venv" / "bin" / "gpu-platform").exists():
+        pytest.skip("the README's commands use .venv/bin/gpu-platform: make .venv as the quick start does")
+
+
+@pytest.fixture(scope="module")
+def dev_gke_preview() -> subprocess.CompletedProcess[str]:
+    venv_or_skip()
+    command = block("README.md", "quickstart:preview").split(" && ")[-1]
+    return bash(command, PROJECT_DIR)
+
+
+def test_the_quick_start_preview_runs_and_shows_the_pool_tree(dev_gke_preview: subprocess.CompletedProcess[str]) -> None:
+    """The quick start's command after the install, and the tree lines the README shows from it."""
+    assert dev_gke_preview.returncode == 0, dev_gke_preview.stderr
+    assert dev_gke_preview.stdout.startswith("Stack dev-gke (gpu-platform): ")
+    for line in block("README.md", "├─ gcp:container/nodePool:NodePool  dev-gke-t4").splitlines():
+        assert line in dev_gke_preview.stdout, line
+
+
+@pytest.mark.parametrize(
+    ("key", "index", "expected"),
+    [
+        ("gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34", 0, "Stack dev (gpu-platform-consumer): "),
+        ("gpu-platform preview --program examples/composed gke", 0, "Stack gke (acme-gpu): "),
+        ("gpu-platform preview --program examples/composed gke", 1, "Stack eks (acme-gpu): "),
+        (".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload", 0, "GPU pods"),
+    ],
+)
+def test_the_shell_commands_that_need_no_cloud_run_as_written(key: str, index: int, expected: str) -> None:
+    """Each line of the block (one command; the simulate block's first command, as its others
+    differ only by flags run by tests/infra/test_simulate*.py) from the repository root."""
+    command = block("README.md", key).splitlines()[index]
+    if command.startswith(".venv/"):
+        venv_or_skip()
+    done = bash(command, PROJECT_DIR)
+    assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    assert expected in done.stdout, (command, done.stdout[-2000:])
+
+
+def test_the_byo_network_preview_prints_the_warnings_shown() -> None:
+    done = bash(block("README.md", "gpu-platform preview --program examples/byo-network --no-render"), PROJECT_DIR)
+    assert done.returncode == 0, done.stderr
+    shown = block("README.md", "warning: GpuGkeCluster ml-gke: args.network: an Output, so its form (a network name or self link) is not checked before deploy")
+    for line in shown.splitlines():
+        assert line in done.stdout.splitlines(), line
+
+
+def test_create_your_own_stack_runs_in_a_copy(tmp_path: Path) -> None:
+    """The three lines in a copy of the checkout (stacks/ copied, the rest linked), $EDITOR a no-op."""
+    venv_or_skip()
+    for entry in PROJECT_DIR.iterdir():
+        if entry.name == "stacks":
+            shutil.copytree(entry, tmp_path / "stacks")
+        elif entry.name != ".git":
+            (tmp_path / entry.name).symlink_to(entry)
+    done = bash(block("README.md", "cp stacks/Pulumi.dev-gke.yaml stacks/Pulumi.team-gke.yaml    # or dev-eks, prod-gke, prod-eks"), tmp_path)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr)
+    assert done.stdout.startswith("Stack team-gke (gpu-platform): ")
+
+
+def test_plan_capacity_prints_what_the_readme_shows() -> None:
+    """Exit 1 (the pool's maximum is too low, as the output says) and exactly the printed lines."""
+    done = bash(block("README.md", "gpu-platform plan-capacity dev-gke --pool t4 --cpu 1 --memory 4Gi --gpus 1 --run-duration 36m --runs 1000 --window 3h"), PROJECT_DIR)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.strip() == block("README.md", "pool t4: n1-standard-4, 2x nvidia-tesla-t4, 2..40 nodes in total").strip()
+
+
+# --- YAML -------------------------------------------------------------------------------------
+
+
+def _merge(base: Any, patch: Any) -> Any:
+    if isinstance(base, dict) and isinstance(patch, dict):
+        return {**base, **{k: _merge(base.get(k), v) for k, v in patch.items()}}
+    return patch
+
+
+@pytest.mark.parametrize(
+    ("doc", "key", "stack", "where"),
+    [
+        ("README.md", "gpu-platform:eks_node_groups:", "dev-eks", ""),
+        ("README.md", "  gpu-platform:eks:", "dev-eks", ""),
+        ("README.md", "gpu-platform:dask:", "dev-gke", ""),
+        ("components/README.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
+        ("components/README.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
+    ],
+)
+def test_the_stack_config_snippets_are_valid_in_a_shipped_stack(doc: str, key: str, stack: str, where: str) -> None:
+    """The snippet merged into a shipped stack's config (its keys replace the stack's), then read
+    by the stack model the program uses."""
+    from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
+
+    snippet = yaml.safe_load(textwrap.dedent(block(doc, key)))
+    if where:
+        snippet = {where: snippet}
+    config, secret = read_stack_file(PROJECT_DIR, stack)
+    merged = {k: _merge(config.get(k), v) for k, v in snippet.items()}
+    typed = stack_config_from({**config, **merged}, secret, stack)
+    assert typed is not None
+    # The snippet is not a no-op: the merged config differs from the shipped one where it says.
+    assert any(config.get(k) != v for k, v in merged.items())
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("nodeSelector: {cloud.google.com/compute-class: a100}", "a100"), ("nodeSelector: {gpu-platform.io/gpu-class: small}", "small")],
+)
+def test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks(key: str, value: str) -> None:
+    """Each fragment completed into a Pod (one container carrying its resources) validates against
+    Kubernetes' Pod schema; and it names a class the README's stacks define."""
+    from gpu_platform.infra.kubernetes_api import builtin_validator
+
+    fragment = yaml.safe_load(block("README.md", key))
+    resources = fragment.pop("resources")
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {**fragment, "containers": [{"name": "c", "image": "busybox:1.36", "resources": resources}]}}
+    errors = [e.message for e in builtin_validator("1.34", "v1", "Pod").iter_errors(pod)]
+    assert errors == []
+    assert value in {v for v in fragment["nodeSelector"].values()}
+    bad = {**pod, "spec": {**pod["spec"], "tolerations": [{"key": 1}]}}
+    assert list(builtin_validator("1.34", "v1", "Pod").iter_errors(bad)), "the validator refuses a wrong fragment"
+
+
+def test_the_capacity_inputs_file_is_valid_and_plans(tmp_path: Path) -> None:
+    from gpu_platform.infra.capacity import CapacityInputs
+
+    text = block("README.md", "steps:")
+    inputs = CapacityInputs.model_validate(yaml.safe_load(text))
+    assert [s.name for s in inputs.steps] == ["prepare", "train"]
+    (tmp_path / "inputs.yaml").write_text(text + "\n")
+    done = bash(f"gpu-platform plan-capacity prod-gke --pool a100 --inputs {tmp_path / 'inputs.yaml'}", PROJECT_DIR)
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stdout.startswith("pool a100: ")
+
+
+def test_the_pulumi_yaml_block_constructs_through_the_package_schema(tmp_path: Path) -> None:
+    """The YAML program's resource, constructed as the YAML runtime would (camelCase, floats)
+    through the provider other languages use, registers the cluster and its pools."""
+    from gpu_platform.infra.testing import run_components
+    from tests.components.test_any_language import SCHEMA, _yaml_program
+
+    document = yaml.safe_load(block("README.md", "resources:"))
+    (resource,) = document["resources"].values()
+    token = "gpu-platform:index:" + resource["type"].split(":", 1)[1]
+    assert token in SCHEMA["resources"]
+    inputs = SCHEMA["resources"][token]["inputProperties"]
+    assert set(resource["properties"]) <= set(inputs)
+    program = tmp_path / "Pulumi.yaml"
+    program.write_text(yaml.safe_dump({"name": "readme", "runtime": "yaml", "packages": {"gpu-platform": "../.."}, **document}))
+    plan = run_components(_yaml_program(program))
+    plan.assert_no_violations()
+    names = {r.name for r in plan.resources}
+    assert {"ml-l4-spot", "ml-l4-on-demand", "ml-l4-compute-class"} <= names
+
+
+# --- Python -----------------------------------------------------------------------------------
+
+
+def _run_under_mocks(source: str, tmp_path: Path, config: dict[str, str] | None = None, secret: list[str] | None = None) -> RecordingMonitor:
+    program = tmp_path / "__main__.py"
+    program.write_text(source)
+    monitor = RecordingMonitor(RecordingMocks())
+    pulumi.runtime.set_all_config(config or {}, secret or [])
+    pulumi.runtime.set_mocks(monitor.mocks, project="consumer", stack="dev", preview=True, monitor=monitor)
+    pulumi.runtime.settings.ROOT.set(None)
+    _sync_await(pulumi.runtime.run_in_stack(lambda: runpy.run_path(str(program), run_name="__main__")))
+    return monitor
+
+
+def test_the_testing_module_example_runs_from_the_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(PROJECT_DIR)
+    source = block("README.md", "from gpu_platform.infra.testing import preview_program, run_components")
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "README.md", "exec"), namespace)  # noqa: S102 - the README's block as printed
+    assert len(namespace["plan"].resources) == 13
+
+
+def test_the_autoscaler_fragment_runs_after_the_composed_example(tmp_path: Path) -> None:
+    """It continues the composed example (its `pulumi` and `cluster`)."""
+    source = block("README.md", "example:composed") + "\n" + block(
+        "README.md", "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs")
+    monitor = _run_under_mocks(source, tmp_path, {"consumer:grafana_admin_password": "x"}, ["consumer:grafana_admin_password"])
+    by_name = {r.name: r for r in monitor.recorded}
+    assert by_name["triton"].type == "gpu-platform:gpu_utilization_autoscaler:GpuUtilizationAutoscaler"
+    hpa = next(r for r in monitor.recorded if r.type.endswith("HorizontalPodAutoscaler") and r.name.startswith("triton"))
+    assert hpa.inputs["spec"]["maxReplicas"] == 8
+
+
+def test_the_kfp_pipeline_example_runs_and_places_the_step(tmp_path: Path) -> None:
+    pytest.importorskip("kfp", reason="kfp is the [kfp] extra (its protobuf conflicts with pulumi-policy's)")
+    from kfp import compiler
+
+    namespace: dict[str, Any] = {}
+    exec(compile(block("README.md", "from kfp import dsl"), "README.md", "exec"), namespace)  # noqa: S102
+    out = tmp_path / "pipeline.yaml"
+    compiler.Compiler().compile(namespace["pipeline"], str(out))
+    assert "a100x8" in out.read_text()
+
+
+def test_the_dask_notebook_reads_the_spec_the_stack_mounts() -> None:
+    """The exempt notebook block opens the path the tenant's notebook mounts, holding a spec
+    that loads as YAML into a DaskCluster."""
+    from tests.conftest import shipped_plan
+
+    source = block("README.md", "import yaml")
+    path = re.search(r'open\("([^"]+)"\)', source).group(1)
+    plan = shipped_plan("dev-gke")
+    text = repr([r.inputs for r in plan.resources if r.type.startswith("kubernetes:")])
+    assert os.path.dirname(path) in text and os.path.basename(path) in text
+    (spec_map,) = [r for r in plan.resources if r.type == "kubernetes:core/v1:ConfigMap" and r.inputs["metadata"]["name"] == "dask-cluster-spec"][:1]
+    spec = yaml.safe_load(spec_map.inputs["data"][os.path.basename(path)])
+    assert spec["kind"] == "DaskCluster"
+
