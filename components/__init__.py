@@ -46,17 +46,6 @@ from gpu_platform.components.gpu_gke_cluster import (
     SystemPoolArgs,
 )
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
-from gpu_platform.components.spot_failover_eks_node_groups import (
-    AmiType,
-    ClassRole,
-    ClusterAutoscalerSettings,
-    Expander,
-    GpuClassArgs,
-    PriorityExpander,
-    PriorityTier,
-    SpotFailoverEksNodeGroups,
-    SpotFailoverEksNodeGroupsArgs,
-)
 from gpu_platform.components.kubeflow_install import (
     AlbCognitoIngress,
     Edition,
@@ -65,15 +54,6 @@ from gpu_platform.components.kubeflow_install import (
     OidcIssuer,
     TenantProfile,
     TrainingPoolSelector,
-)
-from gpu_platform.components.prometheus_stack import (
-    AlertSettings,
-    ClusterKind,
-    MetricSource,
-    MetricsPreset,
-    MonitoredCluster,
-    PrometheusStack,
-    PrometheusStackArgs,
 )
 from gpu_platform.components.pools import (
     AutoscalingBounds,
@@ -84,6 +64,26 @@ from gpu_platform.components.pools import (
     PoolPlacement,
     Taint,
     TaintEffect,
+)
+from gpu_platform.components.prometheus_stack import (
+    AlertSettings,
+    ClusterKind,
+    MetricSource,
+    MetricsPreset,
+    MonitoredCluster,
+    PrometheusStack,
+    PrometheusStackArgs,
+)
+from gpu_platform.components.spot_failover_eks_node_groups import (
+    AmiType,
+    ClassRole,
+    ClusterAutoscalerSettings,
+    Expander,
+    GpuClassArgs,
+    PriorityExpander,
+    PriorityTier,
+    SpotFailoverEksNodeGroups,
+    SpotFailoverEksNodeGroupsArgs,
 )
 
 __all__ = [
@@ -167,9 +167,9 @@ __all__ = [
 ]
 
 # help(<Component>) lists its outputs: appended from the annotated, docstring'd attributes.
-import pulumi as _pulumi  # noqa: E402
+import pulumi as _pulumi
 
-from gpu_platform.components.outputs import document_outputs as _document_outputs  # noqa: E402
+from gpu_platform.components.outputs import document_outputs as _document_outputs
 
 for _exported in __all__:
     _value = globals()[_exported]

@@ -6,7 +6,8 @@ key at fault; ``shape_checked`` turns it into the ValidationError of the model t
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from gpu_platform.components.models import dotted_value, field_error
 

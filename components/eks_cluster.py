@@ -13,8 +13,8 @@ with the cluster autoscaler, to the cluster this component describes as ``ref``.
 
 from __future__ import annotations
 
-import ipaddress
 import functools
+import ipaddress
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,12 +25,6 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpu_platform.components.cluster_component import ClusterComponent
-from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
-from gpu_platform.components.models import input_error, report_checks_not_made
-from gpu_platform.components.pools import ENVIRONMENT_LABEL, NodePoolShape
-from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
-
-from gpu_platform.components.eks_plan import system_node_group
 from gpu_platform.components.eks_args import (
     AWS_MANAGED_POLICY,
     CLUSTER_POLICIES,
@@ -50,6 +44,7 @@ from gpu_platform.components.eks_args import (
     SystemNodeGroupArgs,
     valid_eks_cluster_name,
 )
+from gpu_platform.components.eks_plan import system_node_group
 from gpu_platform.components.eks_resources import (
     assume_role_policy,
     eks_kubeconfig,
@@ -57,6 +52,10 @@ from gpu_platform.components.eks_resources import (
     secrets_key_policy,
     zones_offering,
 )
+from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
+from gpu_platform.components.models import input_error, report_checks_not_made
+from gpu_platform.components.pools import ENVIRONMENT_LABEL, NodePoolShape
+from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
 __all__ = [
     "EbsStorageArgs",
@@ -521,7 +520,7 @@ def _zones_offering_gpus(args: EksClusterArgs, region: str, gpu_instance_types: 
         if configured:
             filters.append(aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="location", values=list(configured)))
         found = aws.ec2.get_instance_type_offerings(filters=filters, location_type="availability-zone", region=region)
-        pairs = list(zip(found.locations, found.instance_types))
+        pairs = list(zip(found.locations, found.instance_types, strict=True))
         try:
             zones = zones_offering(pairs, types, configured)
         except ValueError as exc:

@@ -8,28 +8,21 @@ workloads (gke_plan).
 
 from __future__ import annotations
 
-import ipaddress
 import functools
+import ipaddress
 import re
-from enum import StrEnum
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Annotated, Any, Self
 
 import pulumi
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
-from gpu_platform.components.models import key_path
-from gpu_platform.components.pools import (
-    ENVIRONMENT_LABEL,
-    Environment,
-    NodePoolShape,
-)
-from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error
+from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.gke_plan import REGION, ZONE, PlannedPool, cluster_zones, plan_pools, pool_zones
 from gpu_platform.components.gke_pool_args import (  # re-exported: gke_args is their public home too
     _RESOURCE_NAME,
     DiskType,
-    GkePoolTaints,
     GpuDriverVersion,
     GpuNodePoolArgs,
     GpuSharing,
@@ -38,13 +31,15 @@ from gpu_platform.components.gke_pool_args import (  # re-exported: gke_args is 
     LocationPolicy,
     SchedulerPoolArgs,
     SystemPoolArgs,
-    _check_pool_name,
-    _MIG_PARTITION,
     _PoolBase,
 )
-from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error, key_path
+from gpu_platform.components.pools import (
+    ENVIRONMENT_LABEL,
+    Environment,
+    NodePoolShape,
+)
 from gpu_platform.components.zones import zone_problem
-
 
 __all__ = [
     "AuthorizedNetwork",

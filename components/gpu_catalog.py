@@ -18,14 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpu_platform.components.aws_catalog import (
-    AWS_ENI_LIMITS,
     AWS_GPUS,
     AWS_INSTANCE_TYPES,
     AwsGpu,
     AwsInstanceType,
     aws_instance_type,
     aws_shape,
-    check_one_shape,
 )
 from gpu_platform.components.catalog_base import GIB, GpuCombinationError, shape_checked
 

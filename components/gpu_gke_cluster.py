@@ -9,20 +9,11 @@ service account with Workload Identity.
 
 from __future__ import annotations
 
-
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from gpu_platform.components.cluster_component import ClusterComponent
-from gpu_platform.components.labels import MANAGED_LABELS
-from gpu_platform.components.models import input_error, report_checks_not_made
-from gpu_platform.components.pools import (
-    NodePoolShape,
-    PoolPlacement,
-)
-from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
-
 from gpu_platform.components.gke_args import (
     ARTIFACT_REGISTRY_READER,
     IMAGE_STREAMING_ROLE,
@@ -45,6 +36,13 @@ from gpu_platform.components.gke_args import (
 )
 from gpu_platform.components.gke_plan import PlannedPool
 from gpu_platform.components.gke_resources import cluster_args, compute_class_spec, gke_kubeconfig, node_pool_args
+from gpu_platform.components.labels import MANAGED_LABELS
+from gpu_platform.components.models import input_error, report_checks_not_made
+from gpu_platform.components.pools import (
+    NodePoolShape,
+    PoolPlacement,
+)
+from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
 __all__ = [
     "AuthorizedNetwork",

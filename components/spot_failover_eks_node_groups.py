@@ -26,22 +26,6 @@ import pulumi_kubernetes as k8s
 
 from gpu_platform.components.cluster_component import ClusterComponent, a_type, check_live
 from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
-from gpu_platform.components.kube import helm_release
-from gpu_platform.components.labels import (
-    CLASS_LABEL,
-    GPU_TEMPLATE_TAG,
-    MANAGED_LABELS,
-    PRIORITY_CONFIGMAP,
-)
-from gpu_platform.components.models import input_error, input_errors
-from gpu_platform.components.pools import (
-    CapacityType,
-    NodePoolShape,
-    PoolPlacement,
-)
-from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
-
-from gpu_platform.components.eks_plan import class_node_groups
 from gpu_platform.components.eks_node_group_args import (
     ACCELERATOR_LABEL,
     AUTOSCALER_CHART,
@@ -65,6 +49,21 @@ from gpu_platform.components.eks_node_group_resources import (
     autoscaler_values,
     device_plugin_daemonset,
 )
+from gpu_platform.components.eks_plan import class_node_groups
+from gpu_platform.components.kube import helm_release
+from gpu_platform.components.labels import (
+    CLASS_LABEL,
+    GPU_TEMPLATE_TAG,
+    MANAGED_LABELS,
+    PRIORITY_CONFIGMAP,
+)
+from gpu_platform.components.models import input_error, input_errors
+from gpu_platform.components.pools import (
+    CapacityType,
+    NodePoolShape,
+    PoolPlacement,
+)
+from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
 __all__ = [
     "ACCELERATOR_LABEL",

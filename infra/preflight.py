@@ -190,7 +190,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
                 source, fix = (
                     ("the class's shape", f"correct eks_node_groups.classes[{index}].shape")
                     if cls.shape is not None and itype not in AWS_INSTANCE_TYPES
-                    else ("the catalog", "fix components/gpu_catalog.py")
+                    else ("the catalog", "fix components/aws_catalog.py")
                 )
                 findings.append(
                     Finding(True, f"class {cls.name}: EC2 reports {itype} as {shapes[itype]} (vCPUs, MiB, GPU, GPUs), "

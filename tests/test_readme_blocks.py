@@ -313,7 +313,7 @@ def test_the_testing_module_example_runs_from_the_repository_root(monkeypatch: p
     monkeypatch.chdir(PROJECT_DIR)
     source = block("README.md", "from gpu_platform.infra.testing import preview_program, run_components")
     namespace: dict[str, Any] = {}
-    exec(compile(source, "README.md", "exec"), namespace)  # noqa: S102 - the README's block as printed
+    exec(compile(source, "README.md", "exec"), namespace)
     assert len(namespace["plan"].resources) == 13
 
 
@@ -333,7 +333,7 @@ def test_the_kfp_pipeline_example_runs_and_places_the_step(tmp_path: Path) -> No
     from kfp import compiler
 
     namespace: dict[str, Any] = {}
-    exec(compile(block("README.md", "from kfp import dsl"), "README.md", "exec"), namespace)  # noqa: S102
+    exec(compile(block("README.md", "from kfp import dsl"), "README.md", "exec"), namespace)
     out = tmp_path / "pipeline.yaml"
     compiler.Compiler().compile(namespace["pipeline"], str(out))
     assert "a100x8" in out.read_text()
