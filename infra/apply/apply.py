@@ -38,6 +38,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu_platform.infra.preview.manifests import ObjectView
+
 __all__ = [
     "FIELD_MANAGER_PREFIX",
     "HELM_INSTALL_ORDER",
@@ -83,8 +85,8 @@ def _kind_key(body: dict[str, Any]) -> tuple[int, str, str]:
 
 
 @dataclass(frozen=True)
-class ApplyObject:
-    """One object to apply and what declares it."""
+class ApplyObject(ObjectView):
+    """One object to apply and what declares it (its kind, name and label as every check reads them)."""
 
     body: dict[str, Any]
     """The object as sent (secrets as the preview's placeholders)."""
@@ -95,26 +97,6 @@ class ApplyObject:
     field_manager: str = "gpu-platform"
     hook: str | None = None
     """A Helm hook's phase: pre-install or post-install (None for the release's objects)."""
-
-    @property
-    def kind(self) -> str:
-        return str(self.body.get("kind", ""))
-
-    @property
-    def api_version(self) -> str:
-        return str(self.body.get("apiVersion", ""))
-
-    @property
-    def name(self) -> str:
-        return str((self.body.get("metadata") or {}).get("name", ""))
-
-    @property
-    def namespace(self) -> str | None:
-        return (self.body.get("metadata") or {}).get("namespace")
-
-    @property
-    def label(self) -> str:
-        return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
 
 
 @dataclass(frozen=True)
