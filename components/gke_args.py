@@ -20,6 +20,9 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.gke_plan import REGION, ZONE, PlannedPool, cluster_zones, plan_pools, pool_zones
+
+# Re-exported: gke_args stays the public home of the pool Args' helpers too.
+from gpu_platform.components.gke_pool_args import _MIG_PARTITION as _MIG_PARTITION
 from gpu_platform.components.gke_pool_args import (  # re-exported: gke_args is their public home too
     _RESOURCE_NAME,
     DiskType,
@@ -33,6 +36,8 @@ from gpu_platform.components.gke_pool_args import (  # re-exported: gke_args is 
     SystemPoolArgs,
     _PoolBase,
 )
+from gpu_platform.components.gke_pool_args import GkePoolTaints as GkePoolTaints
+from gpu_platform.components.gke_pool_args import _check_pool_name as _check_pool_name
 from gpu_platform.components.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error, key_path
 from gpu_platform.components.pools import (
     ENVIRONMENT_LABEL,

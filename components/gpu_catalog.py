@@ -30,6 +30,10 @@ from gpu_platform.components.catalog_base import GIB, GpuCombinationError, shape
 if TYPE_CHECKING:
     from gpu_platform.components.pools import MachineShapeArgs
 
+# Re-exported: gpu_catalog stays the public home of the AWS catalog's names too.
+from gpu_platform.components.aws_catalog import AWS_ENI_LIMITS as AWS_ENI_LIMITS
+from gpu_platform.components.aws_catalog import check_one_shape as check_one_shape
+
 __all__ = [
     "GcpAccelerator",
     "GcpMachineShape",

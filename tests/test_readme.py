@@ -260,3 +260,13 @@ def test_make_sample_writes_its_three_files_beside_others(tmp_path: Path) -> Non
     for row in table.group(1).splitlines():
         label, value = (cell.strip() for cell in row.strip("│").split("│"))
         assert any(label in line and value in line for line in done.stdout.splitlines()), row
+
+
+def test_ci_runs_the_readme_apply_stacks_command() -> None:
+    """The README's command that applies every stack to a real API server is the one .ci/run runs,
+    word for word, after the test command."""
+    command = "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py"
+    assert f"```sh\n{command}\n```" in README
+    script = (PROJECT_DIR / ".ci" / "run").read_text()
+    assert script.rstrip().endswith(command)
+    assert script.index(command) > script.index('bash -c "${test_command}"')

@@ -29,6 +29,8 @@ DOCS = ("README.md", "components/README.md")
 # key -> "test_<name>" (the check that runs the block) or "exempt: <why>".
 CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "quickstart:preview"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
+    ("README.md", "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py"):
+        "test_readme.test_ci_runs_the_readme_apply_stacks_command",
     ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
     ("README.md", "example:consumer"): "test_readme.test_consumer_example_runs_under_mocks (and from the built wheel in a fresh virtualenv: test_packaging.test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel)",
     ("README.md", "gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
