@@ -149,11 +149,14 @@ class Timings:
     scale_down_unneeded: float = 600.0
     scale_down_delay_after_add: float = 600.0
     scale_down_utilisation_threshold: float = 0.5
+    scale_down_gpu_utilisation_threshold: float = 0.5
+    unremovable_recheck: float = 300.0
     max_node_provision: float = 900.0
     early_abort: bool = False
     failure_report: Dist = fixed(60)
     initial_backoff: float = 300.0
     max_backoff: float = 1800.0
+    backoff_reset: float = 10_800.0
     spot_shortage: float = 0.0
     preemption_per_node_hour: float = 0.0
     preemption_notice: float = 30.0
