@@ -226,6 +226,8 @@ class Trace:
     jobs_done: int = 0
     gangs: int = 0
     """Gangs admitted (Dask clusters, pipeline steps, replayed pods)."""
+    gangs_done: int = 0
+    """Gangs whose work finished (sessions aside)."""
     fallbacks: list[Fallback] = field(default_factory=list)
     preemptions: int = 0
     stalled_at: float | None = None

@@ -390,6 +390,8 @@ class ClusterModel:
                 self.pending.remove(pod)
         self.quota_used[job.namespace] -= sum(p.requests.gpus for p in gang.gang.pods)
         gang.done = True
+        if gang.gang.work is not None:
+            self.trace.gangs_done += 1
         stage = gang.stage
         stage.open -= 1
         if stage.open == 0:
