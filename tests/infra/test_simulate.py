@@ -272,6 +272,7 @@ def test_a_sweep_prints_a_table_and_names_the_cheapest_meeting_the_target(tmp_pa
          'gpu-platform: --target-p90: a duration is seconds (90) or a Go duration such as 90s, 7m, 1.5h or 1h30m (units ns, us, ms, s, m, h; no d) (got "soon")'),
         (["--processes", "-1"], "gpu-platform: --processes -1: 0 (one per core) or more"),
         (["--sweep", "model.seed=1"], "gpu-platform: --sweep model.seed: give at least two values (V1,V2,...); use --set for one"),
+        (["--seeds", "0"], "gpu-platform: --seeds 0: 1 to 64 seeds"),
         (["--sweep", "model.seed=1,2,3", "--sweep", "model.autoscaler.scan_interval=1,2,3", "--max-configs", "8"],
          "gpu-platform: --sweep: 3 x 3 = 9 configurations, more than --max-configs 8; sweep fewer values or raise --max-configs"),
         (["--hours", "0"], "gpu-platform: --hours 0: a number of hours above 0, at most 744 (31 days)"),
