@@ -52,8 +52,9 @@ The model, rule by rule (each rule names what it stands for):
   controllers, which the autoscaler's skip-nodes-with-custom-controller-pods default never evicts)
   and is not checked again for ``unremovable_recheck`` (core/scaledown/planner/planner.go:269,
   :290-307); an empty candidate is unneeded, and after ``scale_down_unneeded`` it is removed, down
-  to the group's minimum. Out of scope (README, "What the model leaves out"): node deletion
-  latency, GPUs held while pods terminate, the scheduler's requeue back-off.
+  to the group's minimum. Out of scope (README, "What the model takes from the cluster
+  autoscaler, and what it leaves out"): node deletion latency, GPUs held while pods terminate,
+  the scheduler's requeue back-off, image streaming only for Artifact Registry images.
 - Spot nodes are preempted at ``preemption_per_node_hour`` (a Poisson process per node);
   after ``preemption_notice`` the node is gone and its pods are recreated pending (the Dask
   operator replaces a lost worker), the stage's work continuing.
