@@ -162,3 +162,33 @@ def test_a_gke_sweep_of_an_autoscaler_flag_recommends_nothing_it_names(tmp_path:
     assert code == 0
     assert "not recommended: GKE does not let a user set model.autoscaler.scale_down_unneeded_time" in out
     assert "no configuration meets p90 <= 3600 s" in out
+
+
+def test_a_configuration_that_meets_the_target_on_too_few_seeds_is_not_recommended(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The light workload on dev-gke: no warm node has a p90 of 354 s on seed 0, 349 s on seed 1 and 360 s
+    on seed 2: it meets 355 s on 2 of 3 seeds, short of 3 in 4; two warm nodes per zone (p90 3 s) is
+    recommended instead, though it costs more per workload."""
+    from gpu_platform.infra.cli import main
+
+    code = main(["simulate", "dev-gke", "--workload", str(LIGHT), "--sweep", "gke.gpu_pools[t4].autoscaling.min_nodes=0,2",
+                 "--target-p90", "355s", "--seeds", "3", "--processes", "1", "--json", str(tmp_path / "s.json")])
+    out = capsys.readouterr().out
+    assert code == 0
+    document = yaml.safe_load((tmp_path / "s.json").read_text())
+    recommendation = document["recommendation"]
+    assert recommendation["label"] == "gke.gpu_pools[t4].autoscaling.min_nodes=2"
+    (note,) = recommendation["not_recommended"]
+    assert note.startswith("gke.gpu_pools[t4].autoscaling.min_nodes=0: meets p90 <= 355 s on seed 0 but on 2 of 3 seeds only")
+    assert "meets the target on 3 of 3 seeds 0-2" in out
+
+
+def test_the_fallback_column_appears_when_the_fallback_times_differ(outcomes: list[Outcome]) -> None:
+    from gpu_platform.infra.simulate.inputs import Fallback
+
+    short = dataclasses.replace(outcomes[0], trace=dataclasses.replace(outcomes[0].trace, fallbacks=[Fallback("t4-spot", 30.0, 75.0, 90.0)]))
+    headings = [h for h, _ in sweep_columns([short, outcomes[1]], KEYS)]
+    assert "fallback s" in headings
+    (cell,) = [c for h, c in sweep_columns([short, outcomes[1]], KEYS) if h == "fallback s"]
+    assert (cell(short), cell(outcomes[1])) == ("60", "-")
