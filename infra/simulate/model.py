@@ -30,8 +30,8 @@ The model, rule by rule (each rule names what it stands for):
   container that starts on the node (``image_pull_streaming``), prepuller or not.
 - The autoscaler runs every ``scan_interval`` (upstream cluster-autoscaler 1.34.5; file:line below
   are of its cluster-autoscaler/ folder). Scale-up: pending pods that fit no upcoming node wait
-  while the oldest of them is under 2 s old or the oldest GPU one under 30 s (the loop skips
-  scale-down too: core/static_autoscaler.go:67-71, :537-547); then one node group is picked by the
+  while the oldest of them is under 2 s old or the oldest GPU one under 30 s (the loop removes no
+  node either: core/static_autoscaler.go:67-71, :537-547, :708-719); then one node group is picked by the
   expanders in chain: the highest priority that can take them (a spot group above its on-demand
   twin; EKS priority tiers; GKE ComputeClass priorities), then least waste (the idle CPU share plus
   the idle memory share of the new nodes, expander/waste/waste.go:37-65), then at random
@@ -441,12 +441,12 @@ class ClusterModel:
             yield self.env.timeout(self.timings.scan_interval)
             self._forget_stale_backoff()
             unplaced = self._unplaced()
-            if unplaced and self._all_new(unplaced):
-                # Upstream waits a loop for more pods and skips scale-down too (static_autoscaler.go:537-547).
-                pass
-            else:
+            # Pods all new: upstream waits a loop for more and removes no node in it, still tracking the
+            # unneeded ones (static_autoscaler.go:537-547; the loop's cooldown, :708-719).
+            wait = bool(unplaced) and self._all_new(unplaced)
+            if not wait:
                 self._scale_up(unplaced)
-                self._scale_down()
+            self._scale_down(hold=wait)
             if self._stalled() and not self.done.triggered:
                 self.trace.stalled_at = self.env.now
                 self.trace.stalled_pods = len(self.pending)
@@ -596,10 +596,11 @@ class ClusterModel:
         used = max((alloc.cpu - node.free.cpu) / max(1, alloc.cpu), (alloc.memory - node.free.memory) / max(1, alloc.memory))
         return used, t.scale_down_utilisation_threshold
 
-    def _scale_down(self) -> None:
+    def _scale_down(self, hold: bool = False) -> None:
         now, t = self.env.now, self.timings
-        # The autoscaler keeps tracking unneeded nodes during the cooldown after a scale-up; it only removes none.
-        cooldown = now - self.last_scale_up < t.scale_down_delay_after_add
+        # The autoscaler keeps tracking unneeded nodes during the cooldown after a scale-up (or a loop that
+        # waits for new pods: ``hold``); it only removes none.
+        cooldown = hold or now - self.last_scale_up < t.scale_down_delay_after_add
         for node in list(self.nodes):
             if node.unremovable_until > now:
                 # Found unremovable lately: not checked again before the recheck timeout

@@ -445,3 +445,21 @@ def test_a_node_without_gpus_is_held_to_the_cpu_and_memory_threshold() -> None:
     node = model._new_node(cpu_node, None)
     node.free = Resources(3000, 16000, 0)  # 25% of its CPU requested
     assert model._utilisation(node) == (0.25, 0.2)
+
+
+def test_a_loop_that_waits_for_new_gpu_pods_removes_no_node_but_keeps_counting_unneeded_time() -> None:
+    """static_autoscaler.go:537-547 and :708-719: while new GPU pods wait for the loop after the next, no
+    node is removed, but an empty node's unneeded time still runs: it goes at the first loop that does
+    not wait."""
+    t = Timings(**{**FAST.__dict__, "scale_down_unneeded": 20.0})
+    model = ClusterModel([group(hi=4, image_streaming=True)], timings=t)
+    model.nodes.clear()
+    node = model._new_node(model.groups[0], None)
+    node.record.joined = node.record.gpu_ready = 0.0
+    model.nodes.append(node)
+    # The pod asks for more than a node has: it stays pending, new, for 30 s, and no node can take it.
+    model.add_jobs([job(0.5, 60, (PodSpec("worker", Resources(gpus=2)),))])
+    model.run(until=100)
+    # Unneeded from the scan at 10 s; 20 s later (30 s) the loop still waits (the pod is 29.5 s old);
+    # removed at the next scan, 40 s.
+    assert node.record.removed == 40.0
