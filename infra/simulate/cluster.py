@@ -121,6 +121,8 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         scale_down_unneeded=a.scale_down_unneeded_time if a.scale_down_unneeded_time is not None else unneeded,
         scale_down_delay_after_add=a.scale_down_delay_after_add if a.scale_down_delay_after_add is not None else delay,
         scale_down_utilisation_threshold=a.scale_down_utilization_threshold,
+        scale_down_gpu_utilisation_threshold=a.scale_down_gpu_utilization_threshold,
+        unremovable_recheck=a.unremovable_node_recheck_timeout, backoff_reset=a.backoff_reset_timeout,
         max_node_provision=a.max_node_provision_time if a.max_node_provision_time is not None else provision,
         early_abort=a.early_abort, failure_report=a.failure_report,
         initial_backoff=a.initial_backoff if a.initial_backoff is not None else backoff,

@@ -149,11 +149,14 @@ class Timings:
     scale_down_unneeded: float = 600.0
     scale_down_delay_after_add: float = 600.0
     scale_down_utilisation_threshold: float = 0.5
+    scale_down_gpu_utilisation_threshold: float = 0.5
+    unremovable_recheck: float = 300.0
     max_node_provision: float = 900.0
     early_abort: bool = False
     failure_report: Dist = fixed(60)
     initial_backoff: float = 300.0
     max_backoff: float = 1800.0
+    backoff_reset: float = 10_800.0
     spot_shortage: float = 0.0
     preemption_per_node_hour: float = 0.0
     preemption_notice: float = 30.0
@@ -223,6 +226,8 @@ class Trace:
     jobs_done: int = 0
     gangs: int = 0
     """Gangs admitted (Dask clusters, pipeline steps, replayed pods)."""
+    gangs_done: int = 0
+    """Gangs whose work finished (sessions aside)."""
     fallbacks: list[Fallback] = field(default_factory=list)
     preemptions: int = 0
     stalled_at: float | None = None

@@ -28,20 +28,33 @@ The model, rule by rule (each rule names what it stands for):
   The image is pulled once per node: with the prepuller from the node's join, otherwise
   when the first pod binds. With image streaming the image is fetched lazily by the first
   container that starts on the node (``image_pull_streaming``), prepuller or not.
-- The autoscaler runs every ``scan_interval``. Scale-up: pending pods that fit no upcoming
-  node pick one node group: the highest priority that can take them (a spot group above its
-  on-demand twin; EKS priority tiers; GKE ComputeClass priorities), ties broken by least
-  waste; it adds the nodes that group needs for them, within its bounds (total, or per
-  zone with nodes spread over the zones). A spot scale-up finds no capacity with probability
-  ``spot_shortage``; the autoscaler gives up after ``max_node_provision`` or, with early
-  abort, when the cloud reports the failure (``failure_report``), then backs the group off
-  (``initial_backoff``, doubling to ``max_backoff``) and the next scan tries the next
-  priority. Scale-down: no removal for ``scale_down_delay_after_add`` after a scale-up; a node
-  is unneeded while its GPU (or, without GPUs, CPU and memory) requests are below
-  ``scale_down_utilisation_threshold`` and it runs no workload pod (Dask and pipeline pods
-  belong to custom controllers, which the autoscaler's skip-nodes-with-custom-controller-pods
-  default never evicts); after ``scale_down_unneeded`` it is removed, down to the group's
-  minimum.
+- The autoscaler runs every ``scan_interval`` (upstream cluster-autoscaler 1.34.5; file:line below
+  are of its cluster-autoscaler/ folder). Scale-up: pending pods that fit no upcoming node wait
+  while the oldest of them is under 2 s old or the oldest GPU one under 30 s (the loop removes no
+  node either: core/static_autoscaler.go:67-71, :537-547, :708-719); then one node group is picked by the
+  expanders in chain: the highest priority that can take them (a spot group above its on-demand
+  twin; EKS priority tiers; GKE ComputeClass priorities), then least waste (the idle CPU share plus
+  the idle memory share of the new nodes, expander/waste/waste.go:37-65), then at random
+  (expander/factory/expander_factory.go:78). It adds the nodes that group needs for them, within its
+  bounds (total, or per zone with nodes spread over the zones). A spot scale-up finds no capacity
+  with probability ``spot_shortage``; the autoscaler gives up ``max_node_provision`` after the
+  group's newest scale-up (clusterstate/clusterstate.go:220-257) or, with early abort, when the
+  cloud reports the failure (``failure_report``), then backs the group off as upstream's exponential
+  back-off does (``initial_backoff``, doubled at each failure that finds the group no longer backed
+  off, to ``max_backoff``, forgotten ``backoff_reset`` after the last failure:
+  utils/backoff/exponential_backoff.go:69-118) and the next scan tries the next priority.
+  Scale-down: no removal for ``scale_down_delay_after_add`` after a scale-up (unneeded nodes are
+  still tracked); a node is a candidate when its utilisation is at or below the threshold (GPU
+  nodes: GPU requests over allocatable GPUs against ``scale_down_gpu_utilisation_threshold``; others:
+  the larger of CPU and memory against ``scale_down_utilisation_threshold``;
+  simulator/utilization/info.go:50-59, core/scaledown/eligibility/eligibility.go:173-192); a
+  candidate running a workload pod cannot be emptied (Dask and pipeline pods belong to custom
+  controllers, which the autoscaler's skip-nodes-with-custom-controller-pods default never evicts)
+  and is not checked again for ``unremovable_recheck`` (core/scaledown/planner/planner.go:269,
+  :290-307); an empty candidate is unneeded, and after ``scale_down_unneeded`` it is removed, down
+  to the group's minimum. Out of scope (README, "What the model takes from the cluster
+  autoscaler, and what it leaves out"): node deletion latency, GPUs held while pods terminate,
+  the scheduler's requeue back-off, image streaming only for Artifact Registry images.
 - Spot nodes are preempted at ``preemption_per_node_hour`` (a Poisson process per node);
   after ``preemption_notice`` the node is gone and its pods are recreated pending (the Dask
   operator replaces a lost worker), the stage's work continuing.
@@ -63,28 +76,12 @@ from gpu_platform.infra.simulate.inputs import Binding, Fallback, Gang, Job, Nod
 
 __all__ = ["ClusterModel"]
 
-
-def _amount(what: str, value: int) -> str:
-    if what == "gpus":
-        return f"{value} GPU{'s' if value != 1 else ''}"
-    if what == "cpu":
-        return f"{value / 1000:g} CPU"
-    return f"{value / 1024:g} GiB" if value >= 1024 else f"{value} MiB"
-
-
-def _resources(r: Resources) -> str:
-    return ", ".join(_amount(w, getattr(r, w)) for w in ("gpus", "cpu", "memory") if getattr(r, w) or w == "gpus")
-
-
-def _names(groups: Iterable[NodeGroup]) -> str:
-    return ", ".join(dict.fromkeys(g.pool for g in groups))
-
-
-def _pods(pods: list[_Pod]) -> str:
-    """``3 pods (ns/a, ns/b and 1 more)``."""
-    names = [f"{p.record.namespace}/{p.record.name}" for p in pods]
-    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    return f"{len(pods)} pod{'s' if len(pods) != 1 else ''} ({shown})"
+NEW_POD_BUFFER = 2.0
+"""No scale-up while the oldest unschedulable pod is younger than this (upstream
+core/static_autoscaler.go:67 ``unschedulablePodTimeBuffer``, checked at :537-547 and :1047-1053)."""
+NEW_GPU_POD_BUFFER = 30.0
+"""No scale-up while the oldest unschedulable GPU pod is younger than this: the autoscaler waits one
+more loop for more pods to come (upstream core/static_autoscaler.go:71 ``unschedulablePodWithGpuTimeBuffer``)."""
 
 
 @dataclass(eq=False)
@@ -96,6 +93,9 @@ class _Node:
     image_at: float | None = None
     """When the image is on the node (None: not pulled yet)."""
     unneeded_since: float | None = None
+    unremovable_until: float = -math.inf
+    """Found unremovable (at or below the utilisation threshold, with pods that cannot move): not
+    checked again before this (--unremovable-node-recheck-timeout)."""
 
 
 @dataclass(eq=False)
@@ -146,6 +146,12 @@ class ClusterModel:
         self.trace = Trace(horizon=0.0)
         self.backoff_until: dict[str, float] = {g.name: 0.0 for g in self.groups}
         self.failures: dict[str, int] = {g.name: 0 for g in self.groups}
+        """Failed scale-ups per group over the run (never reset)."""
+        self.backoff_duration: dict[str, float] = {}
+        """Each backed-off group's current back-off and the time of its last failure, forgotten after backoff_reset."""
+        self._last_failure: dict[str, float] = {}
+        self.expected_add: dict[str, float] = {}
+        """Per group: its newest scale-up plus max_node_provision (the scale-up request's ExpectedAddTime)."""
         self.last_scale_up = -math.inf
         self._open_fallbacks: list[Fallback] = []
         self._counter = 0
@@ -183,23 +189,56 @@ class ClusterModel:
         self.trace.nodes.append(record)
         return _Node(record, group, group.allocatable)
 
-    def _size(self, group: NodeGroup) -> int:
+    def size(self, group: NodeGroup) -> int:
+        """The group's nodes, ready or upcoming."""
         return sum(1 for n in self.nodes if n.group is group) + sum(1 for n in self.upcoming if n.group is group)
 
     def _failed_scale_up(self, group: NodeGroup, nodes: list[_Node], fallback: Fallback | None):
-        """A scale-up that finds no capacity: one give-up for all its nodes, one back-off step."""
+        """A scale-up that finds no capacity: one give-up for all its nodes, one back-off step.
+
+        With early abort, when the cloud reports it. Without, at the group's scale-up request's
+        ExpectedAddTime, which every later scale-up of the same group moves to its own time plus
+        max_node_provision (upstream clusterstate/clusterstate.go:220-257 registerOrUpdateScaleUpNoLock,
+        timed out at :290-310): a group grown again while a request hangs gives up later."""
         t = self.timings
-        yield self.env.timeout(t.failure_report.draw(self.random) if t.early_abort else t.max_node_provision)
+        if t.early_abort:
+            yield self.env.timeout(t.failure_report.draw(self.random))
+        else:
+            while self.env.now < self.expected_add[group.name]:
+                yield self.env.timeout(self.expected_add[group.name] - self.env.now)
         for node in nodes:
             self.upcoming.remove(node)
             node.record.removed = self.env.now
             node.record.failed = True
-        self.failures[group.name] += 1
-        backoff = min(t.max_backoff, t.initial_backoff * 2 ** (self.failures[group.name] - 1))
-        self.backoff_until[group.name] = self.env.now + backoff
+        self._back_off(group)
         if fallback is not None:
             fallback.gave_up = self.env.now
             self._open_fallbacks.append(fallback)
+
+    def _back_off(self, group: NodeGroup) -> None:
+        """Back ``group`` off after a failed scale-up as upstream's exponential back-off does
+        (utils/backoff/exponential_backoff.go:69-93): ``initial_backoff`` the first time; doubled, to
+        ``max_backoff``, when the group was no longer backed off at this failure; kept when it still was
+        (failures of concurrent scale-ups do not compound). A successful scale-up does not reset it
+        (RemoveBackoff has no caller outside tests in 1.34); it is forgotten ``backoff_reset``
+        (--node-group-backoff-reset-timeout, 3h) after the group's last failure (:113-118, run at every
+        loop by clusterstate/clusterstate.go:276)."""
+        now, t = self.env.now, self.timings
+        self.failures[group.name] += 1
+        duration = t.initial_backoff
+        if group.name in self.backoff_duration:
+            duration = self.backoff_duration[group.name]
+            if self.backoff_until[group.name] < now:
+                duration = min(t.max_backoff, 2 * duration)
+        self.backoff_duration[group.name] = duration
+        self._last_failure[group.name] = now
+        self.backoff_until[group.name] = now + duration
+
+    def _forget_stale_backoff(self) -> None:
+        """Forget the back-off of groups whose last failure is older than backoff_reset (see _back_off)."""
+        for name, last in list(self._last_failure.items()):
+            if last + self.timings.backoff_reset < self.env.now:
+                del self._last_failure[name], self.backoff_duration[name]
 
     def _provision(self, node: _Node):
         t, rng = self.timings, self.random
@@ -210,7 +249,6 @@ class ClusterModel:
             # the image is fetched lazily when the first container starts (the deep-dive's 12 s).
             node.image_at = self.env.now + self._pull_time(node.group)
         yield self.env.timeout(t.gpu_ready.draw(rng))
-        self.failures[node.group.name] = 0
         node.record.gpu_ready = self.env.now
         self.upcoming.remove(node)
         self.nodes.append(node)
@@ -331,6 +369,8 @@ class ClusterModel:
                 self.pending.remove(pod)
         self.quota_used[job.namespace] -= sum(p.requests.gpus for p in gang.gang.pods)
         gang.done = True
+        if gang.gang.work is not None:
+            self.trace.gangs_done += 1
         stage = gang.stage
         stage.open -= 1
         if stage.open == 0:
@@ -399,8 +439,14 @@ class ClusterModel:
     def _autoscaler(self):
         while True:
             yield self.env.timeout(self.timings.scan_interval)
-            self._scale_up()
-            self._scale_down()
+            self._forget_stale_backoff()
+            unplaced = self._unplaced()
+            # Pods all new: upstream waits a loop for more and removes no node in it, still tracking the
+            # unneeded ones (static_autoscaler.go:537-547; the loop's cooldown, :708-719).
+            wait = bool(unplaced) and self._all_new(unplaced)
+            if not wait:
+                self._scale_up(unplaced)
+            self._scale_down(hold=wait)
             if self._stalled() and not self.done.triggered:
                 self.trace.stalled_at = self.env.now
                 self.trace.stalled_pods = len(self.pending)
@@ -421,58 +467,15 @@ class ClusterModel:
                     return False  # work that will end and free room
         for pod in self.pending:
             for group in self.groups:
-                if pod.spec.may_use(group) and group.allocatable.fits(pod.spec.requests) and self._size(group) < group.total_max:
+                if pod.spec.may_use(group) and group.allocatable.fits(pod.spec.requests) and self.size(group) < group.total_max:
                     return False
         return True
 
     def stall_causes(self) -> list[str]:
-        """Why each kind of pending pod is never placed (see Trace.stall_causes)."""
-        by_spec: dict[PodSpec, list[_Pod]] = {}
-        for pod in self.pending:
-            by_spec.setdefault(pod.spec, []).append(pod)
-        return [f"{_pods(pods)}: {self._why_unplaced(spec)}" for spec, pods in by_spec.items()]
+        """Why each kind of pending pod is never placed (see Trace.stall_causes; infra/simulate/stalls.py)."""
+        from gpu_platform.infra.simulate.stalls import stall_causes
 
-    def _why_unplaced(self, spec: PodSpec) -> str:
-        need = spec.requests
-        asking = f"asking for {_resources(need)}"
-        roles = [g for g in self.groups if g.role in spec.roles and (spec.pools is None or g.pool in spec.pools)]
-        if not roles:
-            where = f"pools {', '.join(spec.pools)}" if spec.pools is not None else f"a pool of role {' or '.join(spec.roles)}"
-            have = ", ".join(sorted({f"{g.pool} ({g.role})" for g in self.groups})) or "none"
-            return f"{asking} on {where}; the stack has no such pool (pools: {have}); add one or change the pods' pool"
-        usable = [g for g in roles if spec.may_use(g)]
-        if not usable:
-            taints = sorted({t for g in roles for t in g.taints if spec.tolerations is None or t not in spec.tolerations})
-            return (
-                f"{asking}; every pool they may use ({_names(roles)}) carries a taint they do not tolerate "
-                f"({', '.join(taints)}); add the toleration or a pool without the taint"
-            )
-        fitting = [g for g in usable if g.allocatable.fits(need)]
-        if not fitting:
-            short = []
-            for what, value in (("gpus", need.gpus), ("cpu", need.cpu), ("memory", need.memory)):
-                largest = max(usable, key=lambda g, w=what: getattr(g.allocatable, w))  # type: ignore[misc]
-                offered = getattr(largest.allocatable, what)
-                if value > offered:
-                    short.append(f"the largest node offers {_amount(what, offered)} ({largest.pool}: {largest.machine_type})")
-            return (
-                f"{asking}; {'; '.join(short)}, after the kubelet's reserves and DaemonSets; "
-                "ask for less or give a pool a larger machine type"
-            )
-        full = [g for g in fitting if self._size(g) >= g.total_max]
-        if len(full) == len(fitting):
-            sizes = ", ".join(f"{g.pool}: {g.total_max} node{'s' if g.total_max != 1 else ''} of {g.machine_type}" for g in full)
-            per = min(g.allocatable.count(need) for g in full) or 1
-            return (
-                f"{asking}; the pools that fit them are at their maximum ({sizes}, {per} such pod{'s' if per != 1 else ''} "
-                f"a node) and the pods running there wait for these (a gang starts whole); raise the pool's "
-                "max_nodes or make the gang smaller"
-            )
-        backoff = [g for g in fitting if self.backoff_until[g.name] > self.env.now]
-        return (
-            f"{asking}; no pool that fits them can grow (backed off: {_names(backoff) or 'none'}); "
-            "raise the pools' max_nodes"
-        )
+        return stall_causes(self)
 
     def _unplaced(self) -> list[tuple[PodSpec, int]]:
         """Pending pods no upcoming node will take, by spec: (spec, count)."""
@@ -501,8 +504,24 @@ class ClusterModel:
                 out.append((spec, left))
         return out
 
-    def _scale_up(self) -> None:
-        unplaced = self._unplaced()
+    def _all_new(self, unplaced: list[tuple[PodSpec, int]]) -> bool:
+        """The pods no upcoming node takes are all new (upstream static_autoscaler.go:1047-1053): the
+        oldest is younger than NEW_POD_BUFFER, or the oldest GPU pod younger than NEW_GPU_POD_BUFFER.
+        Upcoming capacity is given to the oldest pods of a kind, so the unplaced ones are its newest."""
+        now = self.env.now
+        pods: list[_Pod] = []
+        for spec, count in unplaced:
+            pods += [p for p in self.pending if p.spec == spec][-count:]
+        oldest = min(p.record.created for p in pods)
+        gpu = [p.record.created for p in pods if p.spec.requests.gpus]
+        return oldest + NEW_POD_BUFFER > now or (bool(gpu) and min(gpu) + NEW_GPU_POD_BUFFER > now)
+
+    def _scale_up(self, unplaced: list[tuple[PodSpec, int]]) -> None:
+        """Grow one group for the pods no upcoming node takes. The expanders as upstream chains them
+        (expander/factory/expander_factory.go:78, chain.go:36-44): the highest priority (a ComputeClass's
+        order, EKS's priority expander), then least waste (expander/waste/waste.go:37-65: the CPU share
+        plus the memory share the new nodes would leave idle; GPUs are not scored; upstream divides by the
+        node's capacity, the model by its allocatable), then a random pick among the options left."""
         if not unplaced:
             return
         now = self.env.now
@@ -510,7 +529,7 @@ class ClusterModel:
         for group in self.groups:
             if self.backoff_until[group.name] > now:
                 continue
-            room = group.total_max - self._size(group)
+            room = group.total_max - self.size(group)
             if room <= 0:
                 continue
             need = 0
@@ -526,16 +545,14 @@ class ClusterModel:
             if not pods:
                 continue
             nodes = min(need, room)
-            # least-waste among equal priorities: the least idle GPU (then CPU) share of the new nodes.
-            used_gpus = sum(min(count, nodes * group.allocatable.count(spec.requests)) * spec.requests.gpus
-                            for spec, count in unplaced if spec.may_use(group))
-            total_gpus = nodes * group.allocatable.gpus
-            waste = (total_gpus - used_gpus) / total_gpus if total_gpus else 0.0
-            options.append(((group.priority, -waste), group, nodes))
+            options.append(((group.priority, -self._waste(group, nodes, unplaced)), group, nodes))
         if not options:
             return
-        _, group, nodes = max(options, key=lambda o: (o[0], o[1].name))
+        best = max(key for key, _, _ in options)
+        leaders = [o for o in options if o[0] == best]
+        _, group, nodes = leaders[0] if len(leaders) == 1 else self.random.choice(leaders)
         self.last_scale_up = now
+        self.expected_add[group.name] = now + self.timings.max_node_provision
         for fallback in self._open_fallbacks:
             if fallback.group != group.name and fallback.role == group.role:
                 fallback.next_scale_up = now
@@ -557,17 +574,49 @@ class ClusterModel:
         if failed:
             self.env.process(self._failed_scale_up(group, added, fallback))
 
-    def _scale_down(self) -> None:
+    @staticmethod
+    def _waste(group: NodeGroup, nodes: int, unplaced: list[tuple[PodSpec, int]]) -> float:
+        """Least-waste's score of growing ``group`` by ``nodes`` for the pods it can take: the idle share
+        of their CPU plus the idle share of their memory (expander/waste/waste.go:48-54)."""
+        alloc = group.allocatable
+        helped = [(spec, min(count, nodes * alloc.count(spec.requests))) for spec, count in unplaced if spec.may_use(group)]
+        cpu = sum(n * spec.requests.cpu for spec, n in helped)
+        memory = sum(n * spec.requests.memory for spec, n in helped)
+        avail_cpu, avail_memory = max(1, nodes * alloc.cpu), max(1, nodes * alloc.memory)
+        return (avail_cpu - cpu) / avail_cpu + (avail_memory - memory) / avail_memory
+
+    def _utilisation(self, node: _Node) -> tuple[float, float]:
+        """The node's utilisation and the threshold it is held to (upstream simulator/utilization/info.go:50-59
+        and core/scaledown/eligibility/eligibility.go:173-192): on a GPU node its GPU requests over its
+        allocatable GPUs, against scale_down_gpu_utilization_threshold; otherwise the larger of its CPU and
+        memory shares, against scale_down_utilization_threshold."""
+        alloc, t = node.group.allocatable, self.timings
+        if alloc.gpus:
+            return (alloc.gpus - node.free.gpus) / alloc.gpus, t.scale_down_gpu_utilisation_threshold
+        used = max((alloc.cpu - node.free.cpu) / max(1, alloc.cpu), (alloc.memory - node.free.memory) / max(1, alloc.memory))
+        return used, t.scale_down_utilisation_threshold
+
+    def _scale_down(self, hold: bool = False) -> None:
         now, t = self.env.now, self.timings
-        # The autoscaler keeps tracking unneeded nodes during the cooldown after a scale-up; it only removes none.
-        cooldown = now - self.last_scale_up < t.scale_down_delay_after_add
+        # The autoscaler keeps tracking unneeded nodes during the cooldown after a scale-up (or a loop that
+        # waits for new pods: ``hold``); it only removes none.
+        cooldown = hold or now - self.last_scale_up < t.scale_down_delay_after_add
         for node in list(self.nodes):
-            alloc = node.group.allocatable
-            if alloc.gpus:
-                load = (alloc.gpus - node.free.gpus) / alloc.gpus
-            else:
-                load = max((alloc.cpu - node.free.cpu) / max(1, alloc.cpu), (alloc.memory - node.free.memory) / max(1, alloc.memory))
-            if node.pods or load >= t.scale_down_utilisation_threshold:
+            if node.unremovable_until > now:
+                # Found unremovable lately: not checked again before the recheck timeout
+                # (core/scaledown/eligibility/eligibility.go:84-88).
+                node.unneeded_since = None
+                continue
+            load, threshold = self._utilisation(node)
+            if load > threshold:
+                # Not underutilised (eligibility.go:188): checked again at the next loop.
+                node.unneeded_since = None
+                continue
+            if node.pods:
+                # At or below the threshold, but its pods belong to custom controllers the autoscaler never
+                # evicts: the removal simulation fails and the node is unremovable until the recheck
+                # (core/scaledown/planner/planner.go:269 and :290-307, unremovable-node-recheck-timeout 5m).
+                node.unremovable_until = now + t.unremovable_recheck
                 node.unneeded_since = None
                 continue
             if node.unneeded_since is None:

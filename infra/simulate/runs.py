@@ -34,7 +34,7 @@ from gpu_platform.infra.simulate.model import ClusterModel
 from gpu_platform.infra.simulate.prices import Cost, PriceTable, cost_of
 from gpu_platform.infra.simulate.settings import SimulationError, apply_overrides, validate_model
 
-__all__ = ["Configuration", "Outcome", "Work", "cheapest_meeting", "configurations", "run", "run_all", "sweep_plot", "trace_report"]
+__all__ = ["Configuration", "Outcome", "Work", "cheapest_meeting", "configurations", "run", "run_all", "sweep_figure", "sweep_plot", "sweep_table", "trace_report", "unsettable"]
 
 
 def _steps(times: list[tuple[float, float, int]], horizon: int) -> list[float]:
@@ -93,6 +93,22 @@ class Outcome:
     report: Any
     cost: Cost
     trace: Trace
+    gangs_per_workload: int = 0
+    """Dask clusters or pipeline steps in one pass of the workload (0: unknown)."""
+
+    @property
+    def workloads(self) -> float | None:
+        """How many passes of the workload the run finished: its finished clusters or steps over one pass's."""
+        if not self.gangs_per_workload or not self.trace.gangs_done:
+            return None
+        return self.trace.gangs_done / self.gangs_per_workload
+
+    @property
+    def usd_per_workload(self) -> float | None:
+        """The run's cost over the passes of the workload it finished: what the work costs, whatever the
+        run's length (a setting that lengthens the run looks cheaper per day, not per workload)."""
+        done = self.workloads
+        return None if done is None else self.cost.total_usd / done
 
     @property
     def p90(self) -> int | None:
@@ -130,6 +146,7 @@ class Outcome:
             "utilisation_percent": r.utilisation_percent,
             "gpu_nodes_max": r.gpu_nodes_max,
             "usd_per_day": self.cost.usd_per_day,
+            "usd_per_workload": self.usd_per_workload,
             "total_usd": self.cost.total_usd,
             "refused_pods": self.trace.refused_pods,
             "stalled_at_s": self.trace.stalled_at, "stalled_pods": self.trace.stalled_pods,
@@ -140,7 +157,7 @@ class Outcome:
         """report.json's keys plus pending_p90_s, cost, failover, admission and what was simulated."""
         out = self.report.summary()
         out["pending_p90_s"] = self.p90
-        out["cost"] = asdict(self.cost)
+        out["cost"] = {**asdict(self.cost), "usd_per_workload": self.usd_per_workload, "workloads_done": self.workloads}
         out["failover"] = self.failover()
         out["admission"] = {
             "jobs": self.trace.jobs, "jobs_done": self.trace.jobs_done, "gangs": self.trace.gangs,
@@ -166,6 +183,7 @@ class Outcome:
 def run(
     inputs: ModelInputs, jobs: Sequence[Job], horizon: float | None, prices: PriceTable, *, label: str = "",
     overrides: dict[str, Any] | None = None, progress: Callable[[float], None] | None = None, tail: float = 0.0,
+    gangs_per_workload: int = 0,
 ) -> Outcome:
     """Simulate ``jobs`` on the cluster of ``inputs`` for ``horizon`` seconds (None: until the work is
     done, plus ``tail``)."""
@@ -179,7 +197,7 @@ def run(
     trace = model.run(horizon, progress=progress, tail=tail)
     report = trace_report(trace, label or "simulation")
     cost = cost_of(trace, inputs, prices, report.gpu_hours_utilised)
-    return Outcome(label, dict(overrides or {}), report, cost, trace)
+    return Outcome(label, dict(overrides or {}), report, cost, trace, gangs_per_workload)
 
 
 def combinations(sweeps: Sequence[tuple[str, list[Any]]]) -> list[list[tuple[str, Any]]]:
@@ -256,11 +274,13 @@ class Work:
     prices: PriceTable
     label: str
     overrides: dict[str, Any]
+    gangs_per_workload: int = 0
+    """Dask clusters or pipeline steps in one pass of the workload's pattern (for the cost per workload)."""
 
 
 def _run_one(work: Work, progress: Callable[[float], None] | None = None) -> Outcome:
     return run(work.inputs, work.jobs, work.horizon, work.prices, label=work.label, overrides=work.overrides,
-               progress=progress, tail=work.tail)
+               progress=progress, tail=work.tail, gangs_per_workload=work.gangs_per_workload)
 
 
 def run_all(
@@ -289,37 +309,179 @@ def run_all(
     return [results_by_index[i] for i in range(len(work))]
 
 
+def unsettable(cloud: Any, key: str) -> str | None:
+    """Why a user cannot set ``key`` on ``cloud`` (None: they can). GKE runs the cluster autoscaler itself
+    and exposes only its profile (ClusterAutoscaling.autoscalingProfile, BALANCED or OPTIMIZE_UTILIZATION),
+    so none of its flags the model's ``model.autoscaler.*`` and ``model.binding`` stand for can be set there."""
+    from gpu_platform.components.cloud import Cloud
+
+    if cloud is Cloud.GCP and (key.startswith("model.autoscaler.") or key == "model.binding"):
+        return (f"GKE does not let a user set {key} (it runs the autoscaler itself and exposes only the "
+                "profile: gke.autoscaling_profile=BALANCED or OPTIMIZE_UTILIZATION)")
+    return None
+
+
+def cost_key(o: Outcome) -> tuple[float, float]:
+    """How a sweep ranks cost: per workload when the run finished some, then per day."""
+    per_workload = o.usd_per_workload
+    return (math.inf if per_workload is None else per_workload, o.cost.usd_per_day)
+
+
 def cheapest_meeting(outcomes: Sequence[Outcome], target_p90: float) -> Outcome | None:
-    """The cheapest configuration whose p90 wait is at most ``target_p90`` seconds (None if none is)."""
+    """The cheapest configuration (per workload, then per day) whose p90 wait is at most ``target_p90``
+    seconds (None if none is)."""
     meeting = [o for o in outcomes if o.p90 is not None and o.p90 <= target_p90]
-    return min(meeting, key=lambda o: (o.cost.usd_per_day, -o.report.utilisation_percent)) if meeting else None
+    return min(meeting, key=lambda o: (*cost_key(o), -o.report.utilisation_percent)) if meeting else None
 
 
-def sweep_plot(outcomes: Sequence[Outcome], chosen: Outcome | None, target_p90: float | None) -> bytes:
-    """The trade-off: p90 wait against GPU utilisation, the marker's area the cost per day."""
+def short_key(key: str, keys: Sequence[str]) -> str:
+    """A swept key as a column heading: its last part (with the list item it is under when another swept
+    key ends the same), underscores as spaces so the heading wraps."""
+    from gpu_platform.infra.simulate.settings import parse_key
+
+    def tail(k: str, n: int) -> str:
+        return " ".join(parse_key(k)[-n:])
+
+    n = 1
+    while n < len(parse_key(key)) and sum(1 for k in keys if tail(k, n) == tail(key, n)) > 1:
+        n += 1
+    return tail(key, n).replace("_", " ")
+
+
+def _value(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def _differ(values: Sequence[Any]) -> bool:
+    return len({json.dumps(v) for v in values}) > 1
+
+
+def sweep_columns(outcomes: Sequence[Outcome], keys: Sequence[str]) -> list[tuple[str, Callable[[Outcome], str]]]:
+    """The sweep table's columns: one per swept key (its value), then the figures; the p99 wait and the
+    spot fallback time only when they differ between the configurations."""
+
+    def fmt(value: float | None, spec: str = "g", unit: str = "") -> str:
+        return "-" if value is None else f"{value:{spec}}{unit}"
+
+    columns: list[tuple[str, Callable[[Outcome], str]]] = [
+        (short_key(k, keys), lambda o, k=k: _value(o.overrides[k]) if k in o.overrides else "-") for k in keys
+    ]
+    columns += [
+        ("median s", lambda o: fmt(o.report.pending_median_s)),
+        ("p90 s", lambda o: fmt(o.p90)),
+    ]
+    if _differ([o.report.pending_p99_s for o in outcomes]):
+        columns.append(("p99 s", lambda o: fmt(o.report.pending_p99_s)))
+    columns += [
+        ("<=5s", lambda o: f"{100 * (o.report.scheduled_within or {}).get('5s', 0):.0f}%"),
+        ("<=60s", lambda o: f"{100 * (o.report.scheduled_within or {}).get('60s', 0):.0f}%"),
+        ("util %", lambda o: f"{o.report.utilisation_percent:.1f}"),
+        ("nodes max", lambda o: str(o.report.gpu_nodes_max)),
+    ]
+    fallbacks = [o.failover()["fallback_mean_s"] for o in outcomes]
+    if _differ([None if f is None else round(f) for f in fallbacks]):
+        columns.append(("fallback s", lambda o: fmt(o.failover()["fallback_mean_s"], ".0f")))
+    columns += [
+        ("$/day", lambda o: f"{o.cost.usd_per_day:,.0f}"),
+        ("$ per workload", lambda o: fmt(o.usd_per_workload, ",.2f")),
+    ]
+    return columns
+
+
+def sweep_table(outcomes: Sequence[Outcome], keys: Sequence[str], chosen: Outcome | None, title: str) -> Any:
+    """The sweep as a rich Table that fits 100 columns: the swept values in columns of their own (never
+    cut), headings that wrap, the chosen configuration in bold green."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    # No vertical rules: two spaces between columns leave the room to the values.
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), title_justify="left")
+    columns = sweep_columns(outcomes, keys)
+    for i, (heading, cell) in enumerate(columns):
+        # A value is never cut: a column is as wide as its widest value or the longest word of its
+        # heading, which wraps at its spaces.
+        width = max(max(len(cell(o)) for o in outcomes), *(len(word) for word in heading.split()))
+        table.add_column(escape(heading), justify="left" if i < len(keys) else "right", width=width)
+    for o in outcomes:
+        table.add_row(*(escape(cell(o)) for _, cell in columns), style="bold green" if o is chosen else None)
+    return table
+
+
+def sweep_plot(outcomes: Sequence[Outcome], chosen: Outcome | None, target_p90: float | None, keys: Sequence[str] = ()) -> bytes:
+    """The trade-off: p90 wait against GPU utilisation, the marker's area the cost per workload (per day
+    when no run finished a workload). Axes that do not exaggerate: utilisation spans at least 20 points
+    and the wait starts at 0; each point is numbered, the configurations listed under the plot."""
+    return png_of(sweep_figure(outcomes, chosen, target_p90, keys))
+
+
+def png_of(fig: Any) -> bytes:
+    from gpu_platform.infra.report.prometheus import png
+
+    return png(fig)
+
+
+def sweep_figure(outcomes: Sequence[Outcome], chosen: Outcome | None, target_p90: float | None, keys: Sequence[str] = ()) -> Any:
+    """The matplotlib Figure of sweep_plot (for its tests: axis limits, text inside the figure, no overlap)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from gpu_platform.infra.report.prometheus import png
-
-    fig, ax = plt.subplots(figsize=(10, 6))
-    costs = [o.cost.usd_per_day for o in outcomes]
+    per_workload = all(o.usd_per_workload is not None for o in outcomes)
+    costs = [o.usd_per_workload if per_workload else o.cost.usd_per_day for o in outcomes]
+    unit = "workload" if per_workload else "day"
+    lines = []
+    for i, o in enumerate(outcomes, 1):
+        what = ", ".join(f"{short_key(k, keys)}={_value(o.overrides[k])}" for k in keys if k in o.overrides) or o.label
+        mark = " (chosen)" if o is chosen else ""
+        lines.append(f"{i}: {what}: ${costs[i - 1]:,.2f}/{unit}{mark}")
+    fig, ax = plt.subplots(figsize=(10, 6 + 0.16 * len(lines)))
     top = max(costs) or 1.0
-    for o in outcomes:
-        size = 60 + 900 * o.cost.usd_per_day / top
+    xs = [o.report.utilisation_percent for o in outcomes]
+    ys = [o.p90 or 0 for o in outcomes]
+    for i, o in enumerate(outcomes):
+        size = 60 + 900 * costs[i] / top
         color = "#228833" if o is chosen else "#4477aa"
-        ax.scatter(o.report.utilisation_percent, o.p90 or 0, s=size, alpha=0.6, color=color, edgecolors="black", linewidths=0.5)
-        ax.annotate(f"{o.label}\n${o.cost.usd_per_day:,.0f}/day", (o.report.utilisation_percent, o.p90 or 0),
-                    fontsize=7, xytext=(6, 4), textcoords="offset points")
+        ax.scatter(xs[i], ys[i], s=size, alpha=0.6, color=color, edgecolors="black", linewidths=0.5)
+    # Utilisation: at least 20 points wide, within 0..100; the wait from 0 to above the highest point.
+    lo, hi = min(xs), max(xs)
+    span = max(20.0, (hi - lo) * 1.3)
+    left = max(0.0, min(100.0 - span, (lo + hi) / 2 - span / 2))
+    ax.set_xlim(left, min(100.0, left + span))
+    ceiling = max([*ys, target_p90 or 0, 10])
+    ax.set_ylim(0, ceiling * 1.25)
+    _number_points(ax, xs, ys)
     if target_p90 is not None:
         ax.axhline(target_p90, color="#aa3377", linestyle=":", linewidth=1, label=f"target p90 {target_p90:g} s")
-        ax.legend(loc="upper left")
+        ax.legend(loc="best")
     ax.set_xlabel("GPU utilisation, % (GPUs held by running pods / GPUs available)")
     ax.set_ylabel("p90 pending time, s")
-    ax.set_title("Wait against utilisation; marker area: cost per day")
-    return png(fig)
+    ax.set_title(f"Wait against utilisation; marker area: cost per {unit}")
+    # The configurations, numbered, under the axis label (tight_layout makes room for them).
+    ax.annotate("\n".join(lines), xy=(0.5, 0), xycoords=ax.xaxis.label, xytext=(0, -8), textcoords="offset points",
+                ha="center", va="top", multialignment="left", fontsize=8, family="monospace")
+    fig.tight_layout()
+    return fig
+
+
+def _number_points(ax: Any, xs: Sequence[float], ys: Sequence[float]) -> None:
+    """Number each point, moving a number aside when it would overlap one placed before."""
+    fig = ax.figure
+    fig.canvas.draw()
+    placed: list[Any] = []
+    offsets = [(6, 4), (6, -12), (-14, 4), (-14, -12), (6, 16), (-14, 16), (6, -24), (-14, -24)]
+    for i, (x, y) in enumerate(zip(xs, ys, strict=True), 1):
+        for dx, dy in offsets:
+            text = ax.annotate(str(i), (x, y), fontsize=8, xytext=(dx, dy), textcoords="offset points")
+            box = text.get_window_extent(fig.canvas.get_renderer())
+            if not any(box.overlaps(other) for other in placed):
+                placed.append(box)
+                break
+            text.remove()
+        else:
+            placed.append(ax.annotate(str(i), (x, y), fontsize=8, xytext=(6, 4), textcoords="offset points")
+                          .get_window_extent(fig.canvas.get_renderer()))
 
 
 def table_rows(outcome: Outcome) -> list[tuple[str, str]]:
@@ -336,6 +498,8 @@ def table_rows(outcome: Outcome) -> list[tuple[str, str]]:
         rows.append((f"cost {line.machine_type} {line.capacity}",
                      f"{line.node_hours:.1f} node-h x ${line.usd_per_hour:.4f} = ${line.usd:,.2f}"))
     rows.append(("cost control plane", f"${cost.cluster_usd:,.2f}"))
+    per = outcome.usd_per_workload
+    rows.append(("cost per workload", "-" if per is None else f"${per:,.2f} ({outcome.workloads:.2f} workloads done)"))
     rows.append(("cost total / per day", f"${cost.total_usd:,.2f} / ${cost.usd_per_day:,.2f} ({cost.region}, prices of {cost.prices_date})"))
     rows.append(("GPU-hours paid / used", f"{cost.gpu_hours_paid:.1f} / {cost.gpu_hours_used:.1f}"))
     rows.append(("spot share of GPU node-hours", f"{100 * cost.spot_share:.1f}%"))
@@ -352,16 +516,3 @@ def table_rows(outcome: Outcome) -> list[tuple[str, str]]:
     rows.append(("refused at admission (quota)",
                  f"{outcome.trace.refused_pods} pods of {outcome.trace.refused_gangs} Dask clusters or steps"))
     return rows
-
-
-SWEEP_COLUMNS = ("configuration", "median s", "p90 s", "<=5s", "<=60s", "util %", "nodes max", "$/day")
-
-
-def sweep_row(o: Outcome) -> tuple[str, ...]:
-    r = o.report
-    within = r.scheduled_within or {}
-    return (
-        o.label, "-" if r.pending_median_s is None else f"{r.pending_median_s:g}", "-" if o.p90 is None else str(o.p90),
-        f"{100 * within.get('5s', 0):.0f}%", f"{100 * within.get('60s', 0):.0f}%", f"{r.utilisation_percent:.1f}",
-        str(r.gpu_nodes_max), f"{o.cost.usd_per_day:,.0f}",
-    )

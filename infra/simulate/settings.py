@@ -55,7 +55,11 @@ class AutoscalerModel(BaseModel):
     scale_down_delay_after_add: Duration | None = None
     """No scale-down for this long after a scale-up. Default: none (EKS: the stack's; GKE BALANCED: the autoscaler's 10m; GKE OPTIMIZE_UTILIZATION: 2m, calibrated with the unneeded time)."""
     scale_down_utilization_threshold: Annotated[Float, Field(gt=0, le=1)] = 0.5
-    """A node below this share of requested GPUs (CPU and memory on nodes without GPUs) may be removed (the autoscaler's default). Default: 0.5."""
+    """A node without GPUs whose CPU and memory requests are both at or below this share of its allocatable is a scale-down candidate (--scale-down-utilization-threshold; a candidate running pods the autoscaler may not evict is rechecked only after unremovable_node_recheck_timeout). Default: 0.5."""
+    scale_down_gpu_utilization_threshold: Annotated[Float, Field(gt=0, le=1)] = 0.5
+    """A GPU node whose GPU requests are at or below this share of its GPUs is a scale-down candidate (--scale-down-gpu-utilization-threshold; CPU and memory are not counted on GPU nodes). Default: 0.5."""
+    unremovable_node_recheck_timeout: Duration = 300.0
+    """A candidate node that could not be removed (its pods belong to custom controllers, which the autoscaler never evicts) is not checked again for this long (--unremovable-node-recheck-timeout). Default: 300 (5m)."""
     max_node_provision_time: Duration | None = None
     """How long a scale-up may take before the autoscaler gives up on the group. Default: none (EKS: the stack's; GKE: the autoscaler's 15m)."""
     early_abort: bool = True
@@ -66,6 +70,8 @@ class AutoscalerModel(BaseModel):
     """A group's back-off after a failed scale-up, doubling per failure. Default: none (EKS: the stack's; GKE: the autoscaler's 5m)."""
     max_backoff: Duration | None = None
     """The longest back-off. Default: none (EKS: the stack's; GKE: the autoscaler's 30m)."""
+    backoff_reset_timeout: Duration = 10_800.0
+    """A group's back-off is forgotten this long after its last failed scale-up; until then every failure that finds the group no longer backed off doubles it (--node-group-backoff-reset-timeout). Default: 10800 (3h)."""
 
 
 class NodeModel(BaseModel):

@@ -39,6 +39,8 @@ def test_model_defaults() -> None:
     assert settings.autoscaler == AutoscalerModel()
     a = settings.autoscaler
     assert (a.scan_interval, a.scale_down_utilization_threshold, a.early_abort) == (10.0, 0.5, True)
+    # cluster-autoscaler 1.34's flag defaults
+    assert (a.scale_down_gpu_utilization_threshold, a.unremovable_node_recheck_timeout, a.backoff_reset_timeout) == (0.5, 300, 10_800)
     assert a.failure_report == Dist("uniform", 30, 90)
     n = settings.node
     assert n == NodeModel()
@@ -72,6 +74,11 @@ def test_the_stack_s_autoscaler_settings_fill_the_model(dev_gke) -> None:
     # A model setting wins over the stack's.
     set_ = model_inputs(dev_gke, ModelSettings(binding="least-allocated", autoscaler={"scale_down_unneeded_time": "5m"}))
     assert (set_.binding, set_.timings.scale_down_unneeded) == (Binding.LEAST_ALLOCATED, 300)
+    upstream = model_inputs(dev_gke, ModelSettings(autoscaler={
+        "scale_down_utilization_threshold": 0.3, "scale_down_gpu_utilization_threshold": 0.2,
+        "unremovable_node_recheck_timeout": "2m", "backoff_reset_timeout": "1h"}))
+    u = upstream.timings
+    assert (u.scale_down_utilisation_threshold, u.scale_down_gpu_utilisation_threshold, u.unremovable_recheck, u.backoff_reset) == (0.3, 0.2, 120, 3600)
 
 
 def test_dev_gke_is_the_guide_s_cluster_to_the_model(dev_gke) -> None:
@@ -228,19 +235,24 @@ def test_the_command_writes_the_report_s_json_and_plots(tmp_path: Path, capsys: 
 
 
 def test_a_sweep_prints_a_table_and_names_the_cheapest_meeting_the_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The cheapest per workload among the configurations meeting the target, checked on --seeds seeds."""
     code, out, err = _cli(
-        ["dev-gke", "--sweep", "model.autoscaler.scale_down_unneeded_time=1m,10m", "--target-p90", "10m",
-         "--processes", "2", "--out", str(tmp_path / "out"), "--json", str(tmp_path / "sweep.json")], capsys,
+        ["dev-gke", "--workload", str(PROJECT_DIR / "examples" / "simulate" / "light.yaml"), "--sweep", "gke.gpu_pools[t4].autoscaling.min_nodes=0,2",
+         "--target-p90", "10m", "--seeds", "2", "--processes", "2", "--out", str(tmp_path / "out"), "--json", str(tmp_path / "sweep.json")],
+        capsys,
     )
     assert code == 0, err
     document = json.loads((tmp_path / "sweep.json").read_text())
     rows = document["configurations"]
     assert [r["simulation"]["overrides"] for r in rows] == [
-        {"model.autoscaler.scale_down_unneeded_time": "1m"}, {"model.autoscaler.scale_down_unneeded_time": "10m"},
+        {"gke.gpu_pools[t4].autoscaling.min_nodes": 0}, {"gke.gpu_pools[t4].autoscaling.min_nodes": 2},
     ]
-    cheapest = min((r for r in rows if r["pending_p90_s"] <= 600), key=lambda r: r["cost"]["usd_per_day"])
+    cheapest = min((r for r in rows if r["pending_p90_s"] <= 600), key=lambda r: r["cost"]["usd_per_workload"])
     assert document["cheapest_meeting_target"] == cheapest["simulation"]["label"]
-    assert "cheapest meeting p90 <= 600 s" in out
+    recommendation = document["recommendation"]
+    assert recommendation["seeds"] == [0, 1] and recommendation["label"] == cheapest["simulation"]["label"]
+    assert all(p <= 600 for p in recommendation["pending_p90_s_by_seed"])
+    assert "cheapest meeting p90 <= 600 s" in out and "meets the target on 2 of 2 seeds 0-1" in out
     assert (tmp_path / "out" / "sweep.png").stat().st_size > 10_000
 
 
@@ -260,6 +272,7 @@ def test_a_sweep_prints_a_table_and_names_the_cheapest_meeting_the_target(tmp_pa
          'gpu-platform: --target-p90: a duration is seconds (90) or a Go duration such as 90s, 7m, 1.5h or 1h30m (units ns, us, ms, s, m, h; no d) (got "soon")'),
         (["--processes", "-1"], "gpu-platform: --processes -1: 0 (one per core) or more"),
         (["--sweep", "model.seed=1"], "gpu-platform: --sweep model.seed: give at least two values (V1,V2,...); use --set for one"),
+        (["--seeds", "0"], "gpu-platform: --seeds 0: 1 to 64 seeds"),
         (["--sweep", "model.seed=1,2,3", "--sweep", "model.autoscaler.scan_interval=1,2,3", "--max-configs", "8"],
          "gpu-platform: --sweep: 3 x 3 = 9 configurations, more than --max-configs 8; sweep fewer values or raise --max-configs"),
         (["--hours", "0"], "gpu-platform: --hours 0: a number of hours above 0, at most 744 (31 days)"),
