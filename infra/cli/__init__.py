@@ -42,6 +42,7 @@ from gpu_platform.infra.cli import (
     plan_capacity,
     preflight,
     preview,
+    prices,
     report,
     simulate,
     upstream,
@@ -62,7 +63,7 @@ from gpu_platform.infra.output import claim_stdout
 
 __all__ = ["build_parser", "main", "run"]
 
-COMMANDS = (preview, preflight, docs, plan_capacity, upstream, report, simulate)
+COMMANDS = (preview, preflight, docs, plan_capacity, upstream, report, simulate, prices)
 """One module per command, in the order `--help` lists them; each adds its parser with register()."""
 
 

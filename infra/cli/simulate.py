@@ -283,7 +283,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sim.add_argument("--max-configs", type=int, default=64, help="most configurations a sweep may run (default 64)")
     sim.add_argument("--target-p90", metavar="DURATION", help='with --sweep: name the cheapest configuration whose p90 wait is at most this ("60s")')
     sim.add_argument("--processes", type=int, default=0, help="parallel processes for a sweep (default: one per core)")
-    sim.add_argument("--prices", metavar="FILE", help="a price table (YAML, the shape of the shipped infra/simulate/prices.yaml)")
+    sim.add_argument("--prices", metavar="FILE", help="a price table (YAML or JSON, the shape of the shipped infra/simulate/prices.json; gpu-platform prices refresh writes one)")
     sim.add_argument("--json", metavar="FILE", help="write the figures as JSON (report.json's keys plus cost, failover, admission; - for standard output)")
     sim.add_argument("--out", metavar="DIR", help="write report.json and the plots (and sweep.png) into DIR, replaced whole")
     sim.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
