@@ -207,13 +207,18 @@ def table_of(
     date: str, sources: list[str], gcp_machines: dict[str, dict[str, HourlyPrice]],
     gcp_gpus: dict[str, dict[str, HourlyPrice]], aws: dict[str, dict[str, HourlyPrice]],
 ) -> PriceTable:
-    """The price table: one entry per region, regions and types sorted (a rebuild diffs line by line)."""
+    """The price table: one entry per region offering a GPU type of the catalog (a GPU platform has no use
+    for the others), regions and types sorted (a rebuild diffs line by line)."""
+    gcp_gpu_regions = {r for r, m in gcp_machines.items() if any(GCP_MACHINE_SHAPES[t].accelerator for t in m)} | {
+        r for r, g in gcp_gpus.items() if g
+    }
+    aws = {r: m for r, m in aws.items() if any(AWS_INSTANCE_TYPES[t].gpu for t in m if t in AWS_INSTANCE_TYPES)}
     gcp = [
         CloudPrices(
             region=r, cluster_per_hour=CLUSTER_PER_HOUR,
             machines=dict(sorted(gcp_machines.get(r, {}).items())), gpus=dict(sorted(gcp_gpus.get(r, {}).items())),
         )
-        for r in sorted(set(gcp_machines) | set(gcp_gpus))
+        for r in sorted(gcp_gpu_regions)
     ]
     aws_tables = [CloudPrices(region=r, cluster_per_hour=CLUSTER_PER_HOUR, machines=dict(sorted(aws[r].items()))) for r in sorted(aws)]
     return PriceTable(date=date, sources=sources, gcp=gcp, aws=aws_tables)
