@@ -134,8 +134,13 @@ def _aws_client() -> Any:
 
 
 def _gcp_client() -> Any:
+    import warnings
+
     try:
-        from google.cloud import billing_v1
+        with warnings.catch_warnings():
+            # google-api-core warns on import about Python versions it will drop one day: not the user's error.
+            warnings.simplefilter("ignore", FutureWarning)
+            from google.cloud import billing_v1
     except ImportError:
         raise CommandError(
             "cannot ask Google Cloud Billing: google-cloud-billing is not installed (pip install 'gpu-platform[prices]')",

@@ -4,6 +4,7 @@ simulated run costs, paid against used."""
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,8 +85,9 @@ class PriceTable(BaseModel):
 
     @classmethod
     def shipped(cls) -> PriceTable:
-        """The table in the package (infra/simulate/prices.json, written by ``gpu-platform prices build``)."""
-        return cls.model_validate(json.loads(SHIPPED.read_text(encoding="utf-8")))
+        """The table in the package (infra/simulate/prices.json, written by ``gpu-platform prices build``), read
+        once per process (it is frozen)."""
+        return _shipped()
 
     @classmethod
     def from_data(cls, data: Any, where: str) -> PriceTable:
@@ -123,6 +125,11 @@ class PriceTable(BaseModel):
             # GCP bills an N1 machine and each GPU attached to it apart; A2, A3 and G2 prices hold their GPUs.
             total += group.gpus_per_node * zoned(table.gpus, group.accelerator or "", "GPU")
         return total
+
+
+@functools.cache
+def _shipped() -> PriceTable:
+    return PriceTable.model_validate(json.loads(SHIPPED.read_text(encoding="utf-8")))
 
 
 @dataclass

@@ -5,7 +5,11 @@ with the Price List API's own response shape; GCP: google-cloud-billing's own Sk
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +34,7 @@ from gpu_platform.infra.simulate.price_sources import (
     table_of,
 )
 from gpu_platform.infra.simulate.prices import SHIPPED, HourlyPrice, PriceTable
-from gpu_platform.infra.simulate.refresh import COMPUTE_ENGINE, CloudError, aws_prices, gcp_prices, refreshed_table
+from gpu_platform.infra.simulate.refresh import CloudError, aws_prices, refreshed_table
 from gpu_platform.infra.simulate.runs import run
 from gpu_platform.infra.simulate.settings import ModelSettings, SimulationError
 from gpu_platform.infra.simulate.workloads import DeepDive, deep_dive, repeat
@@ -361,14 +365,6 @@ def test_refresh_without_credentials_is_one_line_exit_4(
     code, _, err = _cli(["prices", "refresh", "--cloud", "aws", "--out", str(out)], capsys)
     assert code == 4 and not out.exists()
     assert err.strip() == "gpu-platform: cannot ask AWS: no credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
-    # Google: no application default credentials and no metadata server asked.
-    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
-    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
-    monkeypatch.setenv("NO_GCE_CHECK", "True")
-    pytest.importorskip("google.cloud.billing_v1", reason="google-cloud-billing (the prices extra) is not installed")
-    code, _, err = _cli(["prices", "refresh", "--cloud", "gcp", "--out", str(out)], capsys)
-    assert code == 4 and not out.exists()
-    assert err.strip().startswith("gpu-platform: cannot ask Google Cloud Billing: no credentials") and len(err.strip().splitlines()) == 1
 
 
 def test_a_refusal_is_one_line(aws_env: None) -> None:
@@ -384,87 +380,35 @@ def test_a_refusal_is_one_line(aws_env: None) -> None:
 
 
 # prices refresh: GCP ----------------------------------------------------------------------------
+# google-cloud-billing's protos and the Pulumi SDK's both define google.rpc.Status: one process
+# cannot import both (protobuf refuses the second). The CLI imports the billing client only for
+# `prices refresh --cloud gcp`, which loads nothing of Pulumi's; the tests run in a process of
+# their own (tests/infra/billing_check.py), as the command does.
+
+needs_billing = pytest.mark.skipif(
+    importlib.util.find_spec("google.cloud.billing_v1") is None, reason="google-cloud-billing (the prices extra) is not installed"
+)
 
 
-try:
-    from google.cloud import billing_v1
-except ImportError:  # the prices extra (dev installs it)
-    billing_v1 = None
-
-needs_billing = pytest.mark.skipif(billing_v1 is None, reason="google-cloud-billing (the prices extra) is not installed")
-
-
-def _sku(description: str, regions: list[str], usd: float, unit: str = "h", usage: str = "OnDemand") -> Any:
-    from google.type import money_pb2
-
-    units = int(usd)
-    money = money_pb2.Money(currency_code="USD", units=units, nanos=round((usd - units) * 1e9))
-    return billing_v1.Sku(
-        name=f"services/6F81-5844-456A/skus/{abs(hash(description)) % 10**6}", sku_id=str(abs(hash(description)) % 10**6),
-        description=description, service_regions=regions,
-        category=billing_v1.Category(service_display_name="Compute Engine", resource_family="Compute", resource_group="CPU", usage_type=usage),
-        pricing_info=[billing_v1.PricingInfo(pricing_expression=billing_v1.PricingExpression(
-            usage_unit=unit, tiered_rates=[billing_v1.PricingExpression.TierRate(start_usage_amount=0, unit_price=money)],
-        ))],
+def _in_own_process(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *argv], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
     )
 
 
-class _Catalog:
-    """A CloudCatalogClient's list_skus, answering the library's own Sku messages."""
-
-    def __init__(self, skus: list[Any]) -> None:
-        self.skus = skus
-        self.asked: list[str] = []
-
-    def list_skus(self, parent: str) -> list[Any]:
-        self.asked.append(parent)
-        return self.skus
+@needs_billing
+@pytest.mark.parametrize("case", ["machines_from_their_skus", "a_google_api_error_is_one_line"])
+def test_refresh_prices_gcp(case: str) -> None:
+    """tests/infra/billing_check.py: machine types priced from their SKUs (google-cloud-billing's own Sku
+    messages), and a Google API error as one line."""
+    done = _in_own_process("-m", "tests.infra.billing_check", case)
+    assert done.returncode == 0 and done.stdout.strip() == f"ok {case}", done.stderr[-3000:]
 
 
 @needs_billing
-def test_refresh_prices_gcp_machines_from_their_skus() -> None:
-    ew4 = ["europe-west4"]
-    client = _Catalog([
-        _sku("G2 Instance Core running in Netherlands", ew4, 0.024),
-        _sku("G2 Instance Ram running in Netherlands", ew4, 0.0028, "GiBy.h"),
-        _sku("Nvidia L4 GPU running in Netherlands", ew4, 0.56),
-        _sku("Spot Preemptible G2 Instance Core running in Netherlands", ew4, 0.01, usage="Preemptible"),
-        _sku("Spot Preemptible G2 Instance Ram running in Netherlands", ew4, 0.001, "GiBy.h", usage="Preemptible"),
-        _sku("Nvidia L4 GPU attached to Spot Preemptible VMs running in Netherlands", ew4, 0.2, usage="Preemptible"),
-        _sku("N1 Predefined Instance Core running in Americas", ["us-central1", "us-east1"], 0.031611),
-        _sku("N1 Predefined Instance Ram running in Americas", ["us-central1", "us-east1"], 0.004237, "GiBy.h"),
-        _sku("Nvidia Tesla T4 GPU running in Americas", ["us-central1"], 0.35),
-        _sku("Commitment v1: Nvidia Tesla T4 GPU running in Americas for 1 Year", ["us-central1"], 0.2, usage="Commit1Yr"),
-        _sku("A3 Instance Core running in Americas", ["us-central1"], 0.02),
-        _sku("A3 Instance Ram running in Americas", ["us-central1"], 0.002, "GiBy.h"),
-        _sku("Nvidia H100 80GB GPU running in Americas", ["us-central1"], 10.0),
-        _sku("SSD backed Local Storage in Americas", ["us-central1"], 0.08, "GiBy.mo"),
-    ])
-    machines, gpus = gcp_prices(client)
-    assert client.asked == [COMPUTE_ENGINE]
-    g2 = machines["europe-west4"]["g2-standard-4"]
-    assert g2.on_demand == pytest.approx(4 * 0.024 + 16 * 0.0028 + 0.56)
-    assert g2.spot == pytest.approx(4 * 0.01 + 16 * 0.001 + 0.2)
-    n1 = machines["us-central1"]["n1-standard-4"]
-    assert n1.on_demand == pytest.approx(4 * 0.031611 + 15 * 0.004237, abs=1e-5) and n1.spot is None
-    assert gpus == {"us-central1": {"nvidia-tesla-t4": HourlyPrice(on_demand=0.35)}}  # the commitment SKU is no price
-    # A3 holds its 8 GPUs and the 6000 GB local SSD it comes with (billed per GiB-month, 730 h).
-    a3 = machines["us-central1"]["a3-highgpu-8g"]
-    assert a3.on_demand == pytest.approx(208 * 0.02 + 1872 * 0.002 + 8 * 10.0 + 6000 * 0.08 / 730, abs=1e-4)
-    # Where a SKU a type needs is missing, the type is not priced there (no G2 in us-central1, no A3 in us-east1).
-    assert "g2-standard-4" not in machines["us-central1"] and "a3-highgpu-8g" not in machines["us-east1"]
-
-
-@needs_billing
-def test_a_google_api_error_is_one_line() -> None:
-    from google.api_core import exceptions
-
-    class Refusing:
-        def list_skus(self, parent: str) -> list[Any]:
-            raise exceptions.PermissionDenied("Cloud Billing API has not been used in project 1 before or it is disabled.")
-
-    with pytest.raises(CloudError) as exc:
-        gcp_prices(Refusing())
-    assert str(exc.value) == (
-        "cannot ask Google Cloud Billing: PermissionDenied: 403 Cloud Billing API has not been used in project 1 before or it is disabled."
-    )
+def test_refresh_gcp_without_credentials_is_one_line_exit_4(tmp_path: Path) -> None:
+    out = tmp_path / "p.json"
+    env = {"CLOUDSDK_CONFIG": str(tmp_path / "gcloud"), "NO_GCE_CHECK": "True", "GOOGLE_APPLICATION_CREDENTIALS": ""}
+    done = _in_own_process("-c", "from gpu_platform.infra.cli import run; run()", "prices", "refresh", "--cloud", "gcp", "--out", str(out), env=env)
+    assert done.returncode == 4 and not out.exists(), done.stderr
+    assert done.stderr.startswith("gpu-platform: cannot ask Google Cloud Billing: no credentials") and len(done.stderr.strip().splitlines()) == 1
