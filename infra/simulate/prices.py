@@ -33,11 +33,11 @@ class HourlyPrice(BaseModel):
     on_demand: Annotated[Float, Field(ge=0)]
     """Per hour, on-demand. Required."""
     spot: Annotated[Float, Field(ge=0)] | None = None
-    """Per hour, spot: the region's (GCP prices spot per region), or the middle of the zones' (AWS). Default: none
-    (no spot price: a spot group of the type is refused)."""
+    """Per hour, spot: the region's (GCP prices spot per region), or the median of its zones' (AWS).
+    Default: none (no spot price: a spot group of the type is refused)."""
     spot_zones: dict[str, Annotated[Float, Field(ge=0)]] = Field(default_factory=dict)
-    """Per hour, spot, by zone name (AWS prices spot per Availability Zone); a spot group pays the mean over those
-    of its zones listed here, ``spot`` where none is. Default: {} (``spot`` in every zone)."""
+    """Per hour, spot, by zone name (AWS prices spot per Availability Zone); a spot group pays the mean over
+    those of its zones listed here, ``spot`` where none is. Default: {} (``spot`` in every zone)."""
 
 
 class CloudPrices(BaseModel):
