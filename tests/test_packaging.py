@@ -86,7 +86,7 @@ data = [
     resources.files("gpu_platform.components").joinpath("data/dcgm_fields.json").is_file(),
     resources.files("gpu_platform.components").joinpath("py.typed").is_file(),
     resources.files("gpu_platform.infra.preview").joinpath("upstream.lock.yaml").is_file(),
-    resources.files("gpu_platform.infra.simulate").joinpath("prices.yaml").is_file(),
+    resources.files("gpu_platform.infra.simulate").joinpath("prices.json").is_file(),
     resources.files("gpu_platform.policies").joinpath("PulumiPolicy.yaml").is_file(),
 ]
 print(json.dumps({"modules": modules, "names": names, "data": data, "bare": [m for m in ("components", "infra", "policies") if importlib.util.find_spec(m)]}))

@@ -80,6 +80,8 @@ CLAIMS: dict[tuple[str, str], str] = {
         "test_readme.test_make_sample_writes_its_three_files_beside_others (the table make_sample.py prints)",
     ("README.md", ".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload"):
         "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("README.md", ".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'"):
+        "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("components/README.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("components/README.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
 }
@@ -169,6 +171,9 @@ def test_the_quick_start_preview_runs_and_shows_the_pool_tree(dev_gke_preview: s
         ("gpu-platform preview --program examples/composed gke", 0, "Stack gke (acme-gpu): "),
         ("gpu-platform preview --program examples/composed gke", 1, "Stack eks (acme-gpu): "),
         (".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload", 0, "GPU pods"),
+        # Shipped prices for a region outside the shipped stacks' (the refresh line: tests/infra/test_prices.py).
+        (".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'",
+         0, "(europe-west4, prices of "),
     ],
 )
 def test_the_shell_commands_that_need_no_cloud_run_as_written(key: str, index: int, expected: str) -> None:

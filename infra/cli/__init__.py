@@ -19,6 +19,10 @@
         GPU pod wait times and GPU utilisation from the cluster's Prometheus, as a table,
         JSON and PNG plots (infra/report/prometheus.py). Exit 0, 2 on bad inputs, 4 when Prometheus
         cannot answer or lacks the metrics.
+    gpu-platform prices refresh [--cloud gcp|aws|both] --out FILE
+        The price table simulate costs runs with, asked of AWS's Price List and spot history and
+        Google's Cloud Billing Catalog (infra/cli/prices.py). Exit 0, 2 on bad flags, 4 when a
+        provider cannot be asked.
 
 Errors print one line per problem and no traceback, for any input; every command shares
 the exit codes of infra/errors.py (2 bad input, 3 an unexpected failure, 4 a service that
@@ -42,6 +46,7 @@ from gpu_platform.infra.cli import (
     plan_capacity,
     preflight,
     preview,
+    prices,
     report,
     simulate,
     upstream,
@@ -62,7 +67,7 @@ from gpu_platform.infra.output import claim_stdout
 
 __all__ = ["build_parser", "main", "run"]
 
-COMMANDS = (preview, preflight, docs, plan_capacity, upstream, report, simulate)
+COMMANDS = (preview, preflight, docs, plan_capacity, upstream, report, simulate, prices)
 """One module per command, in the order `--help` lists them; each adds its parser with register()."""
 
 

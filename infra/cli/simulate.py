@@ -363,7 +363,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sim.add_argument("--seeds", type=int, default=8,
                      help="with --target-p90: seeds a recommendation is run with; it must meet the target on 3 in 4 (default 8)")
     sim.add_argument("--processes", type=int, default=0, help="parallel processes for a sweep (default: one per core)")
-    sim.add_argument("--prices", metavar="FILE", help="a price table (YAML, the shape of the shipped infra/simulate/prices.yaml)")
+    sim.add_argument("--prices", metavar="FILE", help="a price table (YAML or JSON, the shape of the shipped infra/simulate/prices.json; gpu-platform prices refresh writes one)")
     sim.add_argument("--json", metavar="FILE", help="write the figures as JSON (report.json's keys plus cost, failover, admission; - for standard output)")
     sim.add_argument("--out", metavar="DIR", help="write report.json and the plots (and sweep.png) into DIR, replaced whole")
     sim.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")

@@ -1,13 +1,15 @@
-"""Prices and cost: the shipped price table (infra/simulate/prices.yaml, or --prices FILE of the same
-shape) and what a simulated run costs, paid against used."""
+"""Prices and cost: the shipped price table (infra/simulate/prices.json, built by ``gpu-platform prices
+build``; or --prices FILE of the same shape, such as ``gpu-platform prices refresh`` writes) and what a
+simulated run costs, paid against used."""
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError
 
 from gpu_platform.components.cloud import Cloud
@@ -17,7 +19,10 @@ from gpu_platform.infra.simulate.cluster import ModelInputs
 from gpu_platform.infra.simulate.inputs import NodeGroup, Trace
 from gpu_platform.infra.simulate.settings import SimulationError
 
-__all__ = ["Cost", "CostLine", "PriceTable", "cost_of"]
+__all__ = ["SHIPPED", "CloudPrices", "Cost", "CostLine", "HourlyPrice", "PriceTable", "cost_of"]
+
+SHIPPED = Path(__file__).parent / "prices.json"
+"""The price table in the package: every region of both clouds offering the catalog's types (prices build)."""
 
 
 class HourlyPrice(BaseModel):
@@ -28,7 +33,11 @@ class HourlyPrice(BaseModel):
     on_demand: Annotated[Float, Field(ge=0)]
     """Per hour, on-demand. Required."""
     spot: Annotated[Float, Field(ge=0)] | None = None
-    """Per hour, spot. Default: none (no spot price: a spot group of the type is refused)."""
+    """Per hour, spot: the region's (GCP prices spot per region), or the median of its zones' (AWS).
+    Default: none (no spot price: a spot group of the type is refused)."""
+    spot_zones: dict[str, Annotated[Float, Field(ge=0)]] = Field(default_factory=dict)
+    """Per hour, spot, by zone name (AWS prices spot per Availability Zone); a spot group pays the mean over
+    those of its zones listed here, ``spot`` where none is. Default: {} (``spot`` in every zone)."""
 
 
 class CloudPrices(BaseModel):
@@ -47,7 +56,7 @@ class CloudPrices(BaseModel):
 
 
 class PriceTable(BaseModel):
-    """Hourly prices by machine type and capacity type: infra/simulate/prices.yaml, or --prices FILE (the same shape)."""
+    """Hourly prices by machine type and capacity type: infra/simulate/prices.json, or --prices FILE (YAML or JSON, the same shape)."""
 
     model_config = ARGS_CONFIG
 
@@ -68,14 +77,17 @@ class PriceTable(BaseModel):
         for table in tables:
             if table.region == region:
                 return table
-        have = ", ".join(t.region for t in tables) or "none"
+        have = f"{len(tables)} regions: " + ", ".join(t.region for t in tables) if tables else "none"
         raise SimulationError(
-            f"the price table has no {cloud} prices for region {region} (it has: {have}); add them with --prices FILE"
+            f"the price table ({self.date}) has no {cloud} prices for region {region} (it has {have}); "
+            f"write them with `gpu-platform prices refresh --cloud {cloud}` or give --prices FILE"
         )
 
     @classmethod
     def shipped(cls) -> PriceTable:
-        return cls.model_validate(yaml.safe_load((Path(__file__).parent / "prices.yaml").read_text(encoding="utf-8")))
+        """The table in the package (infra/simulate/prices.json, written by ``gpu-platform prices build``), read
+        once per process (it is frozen)."""
+        return _shipped()
 
     @classmethod
     def from_data(cls, data: Any, where: str) -> PriceTable:
@@ -102,10 +114,22 @@ class PriceTable(BaseModel):
                 )
             return value
 
-        total = pick(table.machines, group.machine_type, "machine type")
+        def zoned(prices: dict[str, HourlyPrice], key: str, what: str) -> float:
+            price = prices.get(key)
+            listed = [price.spot_zones[z] for z in group.zones if z in price.spot_zones] if group.spot and price else []
+            # The autoscaler spreads a group's nodes over its zones: the mean is the price of a node of it.
+            return sum(listed) / len(listed) if listed else pick(prices, key, what)
+
+        total = zoned(table.machines, group.machine_type, "machine type")
         if Cloud(cloud) is Cloud.GCP and group.gpus_per_node and group.machine_type.startswith("n1-"):
-            total += group.gpus_per_node * pick(table.gpus, group.accelerator or "", "GPU")
+            # GCP bills an N1 machine and each GPU attached to it apart; A2, A3 and G2 prices hold their GPUs.
+            total += group.gpus_per_node * zoned(table.gpus, group.accelerator or "", "GPU")
         return total
+
+
+@functools.cache
+def _shipped() -> PriceTable:
+    return PriceTable.model_validate(json.loads(SHIPPED.read_text(encoding="utf-8")))
 
 
 @dataclass

@@ -321,8 +321,9 @@ def test_every_stack_simulates_with_the_shipped_prices(stack: str) -> None:
 def test_the_shipped_price_table_says_when_and_where() -> None:
     prices = PriceTable.shipped()
     assert prices.date and prices.currency == "USD" and prices.sources
-    # The regions of the shipped stacks: dev-gke and prod-gke us-central1, dev-eks ap-northeast-2, prod-eks us-west-2.
-    assert [t.region for t in prices.gcp] == ["us-central1"]
+    # The regions of the shipped stacks: dev-gke and prod-gke us-central1, dev-eks ap-northeast-2, prod-eks us-west-2
+    # (every region's: tests/infra/test_prices.py).
+    assert {t.region for t in prices.gcp} >= {"us-central1", "europe-west4"}
     assert {t.region for t in prices.aws} >= {"us-east-1", "us-west-2", "ap-northeast-2"}
     assert all(t.cluster_per_hour == 0.10 for t in [*prices.gcp, *prices.aws])
 
@@ -330,8 +331,11 @@ def test_the_shipped_price_table_says_when_and_where() -> None:
 def test_a_region_the_price_table_lacks_is_named(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _cli(["dev-eks", "--set", "eks.region=eu-west-1", "--set", "eks.zones=[eu-west-1a, eu-west-1b]"], capsys)
     assert code == 2
-    assert err.strip() == ("gpu-platform: the price table has no aws prices for region eu-west-1 "
-                           "(it has: us-east-1, us-west-2, ap-northeast-2); add them with --prices FILE")
+    table = PriceTable.shipped()
+    have = ", ".join(t.region for t in table.aws)
+    assert err.strip() == (f"gpu-platform: the price table ({table.date}) has no aws prices for region eu-west-1 "
+                           f"(it has {len(table.aws)} regions: {have}); write them with `gpu-platform prices refresh --cloud aws` "
+                           "or give --prices FILE")
 
 
 @pytest.mark.parametrize(("early_abort", "gives_up"), [("false", (420.0, 420.0)), ("true", (30.0, 90.0 + 10.0))])
@@ -353,7 +357,7 @@ def test_the_command_reports_how_long_spot_failover_took(
 
 def test_a_price_table_of_one_s_own(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     shipped = PriceTable.shipped().model_dump(mode="json")
-    gcp = shipped["gcp"][0]
+    gcp = next(t for t in shipped["gcp"] if t["region"] == "us-central1")
     gcp["gpus"]["nvidia-tesla-t4"]["on_demand"] = 0.0
     gcp["machines"] = {k: {"on_demand": 0.0, "spot": 0.0} for k in gcp["machines"]}
     gcp["cluster_per_hour"] = 0.0
