@@ -23,8 +23,8 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from gpu_platform.components.cluster_component import CLUSTER_COMPONENTS, ClusterComponent, a_type, on_cluster
 from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.cluster_component import CLUSTER_COMPONENTS, ClusterComponent, a_type, on_cluster
 from gpu_platform.components.dataset_args import (
     FSX_CSI_ADDON,
     FSX_CSI_DRIVER,

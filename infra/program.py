@@ -33,8 +33,8 @@ from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.dask_args import SERVICE_ACCOUNT as DASK_SERVICE_ACCOUNT
 from gpu_platform.components.dataset_args import SharedDatasetsArgs
 from gpu_platform.components.kubeflow_args import Edition
-from gpu_platform.components.shared_datasets import SharedDatasets
 from gpu_platform.components.prometheus_args import MetricSource
+from gpu_platform.components.shared_datasets import SharedDatasets
 from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 
 __all__ = ["Platform", "build", "compose_addons", "compose_datasets", "compose_monitoring", "scraped_later"]

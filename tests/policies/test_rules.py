@@ -17,7 +17,9 @@ from pulumi_policy import (
 from gpu_platform.policies.evaluate import PolicyConfigError, evaluate, load_policy_config
 from gpu_platform.policies.pack import build_policies
 from gpu_platform.policies.rules import RULES, Resource
-from gpu_platform.policies.rules.storage import LUSTRE, PUBLIC_BLOCKS, S3_BUCKET, S3_PUBLIC_ACCESS_BLOCK as S3_BLOCK, S3_ENCRYPTION as S3_SSE
+from gpu_platform.policies.rules.storage import LUSTRE, PUBLIC_BLOCKS, S3_BUCKET
+from gpu_platform.policies.rules.storage import S3_ENCRYPTION as S3_SSE
+from gpu_platform.policies.rules.storage import S3_PUBLIC_ACCESS_BLOCK as S3_BLOCK
 
 STACK = "urn:pulumi:dev::gpu-platform::"
 PROD = "urn:pulumi:prod-gke::gpu-platform::"
