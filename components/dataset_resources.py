@@ -22,6 +22,7 @@ __all__ = [
     "claim_args",
     "cluster_spec_with",
     "pod_annotations",
+    "pod_default_label",
     "pod_default_spec",
     "pod_with",
     "volume_args",
@@ -160,6 +161,11 @@ def cluster_spec_with(cluster: Mapping[str, Any], mounts: Sequence[DatasetMount]
             metadata = part.setdefault("metadata", {})
             metadata["annotations"] = {**(metadata.get("annotations") or {}), **annotations}
     return out
+
+
+def pod_default_label(dataset: DatasetArgs) -> str:
+    """The pod label (value "true") that selects a dataset's Kubeflow PodDefault."""
+    return f"{DATASET_LABEL}-{dataset.name}"
 
 
 def pod_default_spec(dataset: DatasetArgs, mount: DatasetMount, selector_label: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ Kubernetes service accounts; the Cloud Storage FUSE CSI driver is GKE's add-on
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -37,7 +37,14 @@ from gpu_platform.components.dataset_args import (
     FsxDeploymentType,
     SharedDatasetsArgs,
 )
-from gpu_platform.components.dataset_resources import GCSFUSE_CAPACITY, claim_args, csi_source, volume_args
+from gpu_platform.components.dataset_resources import (
+    GCSFUSE_CAPACITY,
+    claim_args,
+    csi_source,
+    pod_default_label,
+    pod_default_spec,
+    volume_args,
+)
 from gpu_platform.components.eks_args import AWS_MANAGED_POLICY
 from gpu_platform.components.eks_cluster import EksCluster
 from gpu_platform.components.eks_resources import irsa_trust_policy
@@ -83,11 +90,15 @@ class SharedDatasets(pulumi.ComponentResource):
         cluster: ClusterComponent,
         namespaces: Mapping[str, pulumi.Resource] | None = None,
         service_accounts: Mapping[str, Sequence[str]] | None = None,
+        pod_defaults: Collection[str] = (),
     ) -> None:
         """``cluster``: GpuGkeCluster, EksCluster, or the SpotFailoverEksNodeGroups built with an EksCluster.
         ``namespaces``: every mounting tenant's namespace resource (a Dask tenant's Namespace, a Kubeflow
         Profile), by tenant: claims wait for them. ``service_accounts`` (GKE): the Kubernetes service
         accounts of a tenant whose pods mount its datasets, by tenant. Default: DEFAULT_SERVICE_ACCOUNTS.
+        ``pod_defaults``: tenants that are Kubeflow platform profiles: each of their datasets also gets a
+        PodDefault (kubeflow.org/v1alpha1) that mounts it into the pods carrying the label
+        ``pod_default_label(dataset)`` (notebooks offer it in the UI). Default: none.
 
         Raises pulumi.InputPropertyError (or InputPropertiesError) before anything is registered when
         a bucket name is not valid on the cluster's cloud, a dataset carries the other cloud's settings,
@@ -101,6 +112,8 @@ class SharedDatasets(pulumi.ComponentResource):
             raise input_errors([(("args", "datasets", *loc), message) for loc, message, _ in problems])
         super().__init__("gpu-platform:shared_datasets:SharedDatasets", name, None, placed.opts)
         self._name = name
+        self._pod_defaults = frozenset(pod_defaults)
+        self._cloud = cloud
         self.buckets = {}
         self.volume_handles = {}
         self.claims = {}
@@ -362,6 +375,16 @@ class SharedDatasets(pulumi.ComponentResource):
         k8s.core.v1.PersistentVolumeClaim(f"{prefix}-claim", metadata=metadata, spec=claim_spec,
                                           opts=pulumi.ResourceOptions(parent=self, depends_on=[volume, *after]))
         self.claims.setdefault(dataset.name, []).append(f"{tenant}/{dataset.claim}")
+        if tenant in self._pod_defaults:
+            (mount,) = [m for m in SharedDatasetsArgs(datasets=[dataset]).tenant_mounts(self._cloud)[tenant]]
+            k8s.apiextensions.CustomResource(
+                f"{prefix}-pod-default",
+                api_version="kubeflow.org/v1alpha1",
+                kind="PodDefault",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=dataset.claim, namespace=tenant, labels=metadata.labels),
+                spec=pod_default_spec(dataset, mount, pod_default_label(dataset)),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+            )
 
 
 def _region_of(location: str) -> str:

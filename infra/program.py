@@ -181,7 +181,13 @@ def compose_datasets(
     if config.kubeflow is not None:
         profile_account = KUBEFLOW_PROFILE_ACCOUNT if config.kubeflow.install.edition is Edition.PLATFORM else "default"
         accounts |= {t.name: (profile_account,) for t in config.kubeflow.install.tenants}
-    shared = SharedDatasets(f"{stack}-datasets", datasets, cluster=cluster, namespaces=tenants, service_accounts=accounts)
+    profiles = (
+        [t.name for t in config.kubeflow.install.tenants]
+        if config.kubeflow is not None and config.kubeflow.install.edition is Edition.PLATFORM else []
+    )
+    shared = SharedDatasets(
+        f"{stack}-datasets", datasets, cluster=cluster, namespaces=tenants, service_accounts=accounts, pod_defaults=profiles,
+    )
     pulumi.export("datasetBuckets", shared.buckets)
     pulumi.export("datasetClaims", shared.claims)
     return shared

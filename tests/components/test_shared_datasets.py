@@ -505,3 +505,28 @@ def test_type_token_and_child_names_are_frozen(engine: Engine) -> pulumi.Output[
         assert children == FROZEN_CHILDREN_EKS
 
     return settled_tree(shared).apply(check)
+
+
+@pulumi.runtime.test
+def test_kubeflow_profiles_get_a_pod_default_that_mounts_the_dataset(engine: Engine) -> pulumi.Output[Any]:
+    import pulumi_kubernetes as k8s
+
+    args = SharedDatasetsArgs.model_validate({"datasets": [dataset(tenants=["ds-team", "team-a"])]})
+    cluster = GpuGkeCluster("c", GpuGkeClusterArgs.model_validate({**gke(), "gcs_fuse_csi_driver": True}))
+    profile = k8s.core.v1.Namespace("ds-team", metadata=k8s.meta.v1.ObjectMetaArgs(name="ds-team"))
+    dask_ns = k8s.core.v1.Namespace("team-a", metadata=k8s.meta.v1.ObjectMetaArgs(name="team-a"))
+    shared = SharedDatasets("s", args, cluster=cluster, namespaces={"ds-team": profile, "team-a": dask_ns},
+                            service_accounts={"ds-team": ["default-editor"]}, pod_defaults=["ds-team"])
+
+    def check(_: Any) -> None:
+        pod_default = engine.resource("s-reference-ds-team-pod-default").inputs
+        assert (pod_default["apiVersion"], pod_default["kind"]) == ("kubeflow.org/v1alpha1", "PodDefault")
+        assert pod_default["metadata"]["namespace"] == "ds-team" and pod_default["metadata"]["name"] == "dataset-reference"
+        assert pod_default["spec"]["selector"] == {"matchLabels": {"gpu-platform.io/dataset-reference": "true"}}
+        assert pod_default["spec"]["volumes"] == [{"name": "dataset-reference", "persistentVolumeClaim": {"claimName": "dataset-reference", "readOnly": True}}]
+        assert pod_default["spec"]["annotations"] == {GCSFUSE_VOLUMES_ANNOTATION: "true"}
+        assert "s-reference-team-a-pod-default" not in engine.names()  # a Dask tenant mounts through its specs
+        (grant,) = [r for r in engine.of_type("gcp:storage/bucketIAMMember:BucketIAMMember") if "ds-team" in r.name]
+        assert grant.inputs["member"].endswith("/subject/ns/ds-team/sa/default-editor")
+
+    return settled_tree(shared).apply(check)
