@@ -14,6 +14,16 @@ from gpu_platform.components.dask_operator import (
     RapidsDaskClusterSpec,
     SharedDaskClusterArgs,
 )
+from gpu_platform.components.dataset_args import (
+    DatasetAccess,
+    DatasetArgs,
+    DatasetBucketArgs,
+    DatasetMountArgs,
+    FsxDeploymentType,
+    FsxLustreArgs,
+    GcsFuseArgs,
+    SharedDatasetsArgs,
+)
 from gpu_platform.components.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
 from gpu_platform.components.eks_args import AccessScope, EksAccessEntryArgs, EksAccessPolicy, ExistingVpcArgs, SecretsEncryption
 from gpu_platform.components.eks_cluster import (
@@ -95,6 +105,14 @@ __all__ = [
     "OperatorScope",
     "RapidsDaskClusterSpec",
     "SharedDaskClusterArgs",
+    "DatasetAccess",
+    "DatasetArgs",
+    "DatasetBucketArgs",
+    "DatasetMountArgs",
+    "FsxDeploymentType",
+    "FsxLustreArgs",
+    "GcsFuseArgs",
+    "SharedDatasetsArgs",
     "AWS_INSTANCE_TYPES",
     "AmiType",
     "ClassRole",

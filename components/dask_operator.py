@@ -22,7 +22,7 @@ into the tenant's notebook, whose image has no gpu-platform::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -49,6 +49,8 @@ from gpu_platform.components.dask_args import (
     SharedDaskClusterArgs,
 )
 from gpu_platform.components.dask_resources import gpu_placement, managed_labels, operator_values, toleration_args
+from gpu_platform.components.dataset_args import DatasetMount
+from gpu_platform.components.dataset_resources import cluster_spec_with, pod_annotations, volume_mount_args
 from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import GPU_QUOTA_KEY, GPU_RESOURCE, TENANT_LABEL
 from gpu_platform.components.models import input_error, input_errors
@@ -87,8 +89,11 @@ class DaskOperator(pulumi.ComponentResource):
         *,
         pools: Sequence[NodePoolShape] = (),
         cluster: ClusterComponent | None = None,
+        datasets: Mapping[str, Sequence[DatasetMount]] | None = None,
     ) -> None:
-        """``cluster``: the cluster component it runs on (GpuGkeCluster, or on EKS the
+        """``datasets``: the shared datasets each tenant's pods mount (workers, schedulers and the notebook), by
+        tenant (SharedDatasetsArgs.tenant_mounts; SharedDatasets makes the claims). Default: none.
+        ``cluster``: the cluster component it runs on (GpuGkeCluster, or on EKS the
         SpotFailoverEksNodeGroups built with the EksCluster): its provider, its node pools waited for,
         its ``pool_shapes()`` as ``pools``. ``pools``: the cluster's pools without a cluster component
         (StackConfig.pool_shapes(), or other languages' ``poolShapes`` outputs), for the scheduler's and
@@ -105,6 +110,10 @@ class DaskOperator(pulumi.ComponentResource):
                 raise input_error("pools", "pools: the cluster component given as cluster= gives them; pass cluster= or pools=, not both")
             pools = placed.component.pool_shapes()
         opts = placed.opts
+        datasets = dict(datasets or {})
+        if unknown := sorted(set(datasets) - {t.name for t in args.tenants}):
+            raise input_error("datasets", f"datasets: mounts for {', '.join(unknown)}, which are no tenants of args.tenants; mount datasets for its tenants only")
+        self._datasets = datasets
         if problems := args.placement_problems(pools):
             raise input_errors([(("args", *loc), message) for loc, message, _ in problems])
         try:
@@ -236,18 +245,19 @@ class DaskOperator(pulumi.ComponentResource):
             ),
             opts=in_ns,
         )
+        mounts = self._datasets.get(tenant.name, [])
         k8s.core.v1.ConfigMap(
             f"{prefix}-dask-cluster-spec",
             metadata=meta(CLUSTER_SPEC_CONFIG_MAP),
-            # The placed spec the platform uses: notebooks load it without gpu-platform installed.
-            data={CLUSTER_SPEC_KEY: yaml.safe_dump(self.cluster_spec, sort_keys=False)},
+            # The placed spec the platform uses (with the tenant's datasets): notebooks load it without gpu-platform installed.
+            data={CLUSTER_SPEC_KEY: yaml.safe_dump(cluster_spec_with(self.cluster_spec, mounts), sort_keys=False)},
             opts=in_ns,
         )
         if tenant.notebook is not None:
             self.notebook_services[tenant.name] = self._notebook(prefix, tenant, gpu_pools, in_ns)
         if tenant.shared_cluster is not None:
             shared = tenant.shared_cluster
-            body = spec.model_copy(update={"name": shared.name, "n_workers": shared.min_workers}).to_dict()
+            body = cluster_spec_with(spec.model_copy(update={"name": shared.name, "n_workers": shared.min_workers}).to_dict(), mounts)
             after = pulumi.ResourceOptions(parent=self, depends_on=[ns, *crds])
             k8s.apiextensions.CustomResource(
                 f"{prefix}-{shared.name}-cluster",
@@ -283,6 +293,7 @@ class DaskOperator(pulumi.ComponentResource):
         if nb.gpus:
             limits[GPU_RESOURCE] = str(nb.gpus)
         selector = {"app.kubernetes.io/name": "rapids-notebook", TENANT_LABEL: tenant.name}
+        dataset_volumes, dataset_mounts = volume_mount_args(self._datasets.get(tenant.name, []))
         k8s.apps.v1.Deployment(
             f"{prefix}-notebook",
             metadata=meta("rapids-notebook"),
@@ -291,7 +302,9 @@ class DaskOperator(pulumi.ComponentResource):
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=selector),
                 strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
                 template=k8s.core.v1.PodTemplateSpecArgs(
-                    metadata=k8s.meta.v1.ObjectMetaArgs(labels={**labels, **selector}),
+                    metadata=k8s.meta.v1.ObjectMetaArgs(
+                        labels={**labels, **selector}, annotations=pod_annotations(self._datasets.get(tenant.name, [])) or None
+                    ),
                     spec=k8s.core.v1.PodSpecArgs(
                         service_account_name=SERVICE_ACCOUNT,
                         node_selector=dict(placement.node_selector) or None,
@@ -319,6 +332,7 @@ class DaskOperator(pulumi.ComponentResource):
                                     k8s.core.v1.VolumeMountArgs(
                                         name="dask-cluster-spec", mount_path=CLUSTER_SPEC_DIR, read_only=True
                                     ),
+                                    *dataset_mounts,
                                 ],
                             )
                         ],
@@ -331,6 +345,7 @@ class DaskOperator(pulumi.ComponentResource):
                                 name="dask-cluster-spec",
                                 config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=CLUSTER_SPEC_CONFIG_MAP),
                             ),
+                            *dataset_volumes,
                         ],
                     ),
                 ),

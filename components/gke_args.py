@@ -235,6 +235,8 @@ class GpuGkeClusterArgs(BaseModel):
     """Cluster autoscaler profile; OPTIMIZE_UTILIZATION removes idle GPU nodes sooner. Default: OPTIMIZE_UTILIZATION."""
     deletion_protection: bool = True
     """Refuse to delete the cluster (GKE deletion_protection and Pulumi protect). Default: true."""
+    gcs_fuse_csi_driver: bool = False
+    """Turn on GKE's Cloud Storage FUSE CSI driver add-on (pods mount buckets as volumes; the stack turns it on when it has shared datasets). Default: false."""
     dataplane_v2: bool = True
     """GKE Dataplane V2 (datapath ADVANCED_DATAPATH), which enforces NetworkPolicy (the Dask tenants' isolation); GKE sets it at creation only, so changing it replaces the cluster. Default: true."""
     network: Annotated[StrInput, CheckedWhenKnown("its form (a network name or self link)")] = "default"

@@ -113,6 +113,13 @@ def cluster_args(
             {**args.resource_labels, **({ENVIRONMENT_LABEL: args.environment.value} if args.environment else {})}
             or None
         ),
+        addons_config=(
+            gcp.container.ClusterAddonsConfigArgs(
+                gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True)
+            )
+            if args.gcs_fuse_csi_driver
+            else None
+        ),
         monitoring_config=(
             gcp.container.ClusterMonitoringConfigArgs(
                 enable_components=["SYSTEM_COMPONENTS", "DCGM"],

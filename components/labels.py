@@ -32,6 +32,8 @@ __all__ = [
     "PoolRole",
     "SCHEDULER_LABEL",
     "TENANT_LABEL",
+    "DATASET_LABEL",
+    "GCSFUSE_VOLUMES_ANNOTATION",
 ]
 
 
@@ -97,3 +99,9 @@ GPU_TEMPLATE_TAG = f"{NODE_TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"
 """The tag that tells the cluster autoscaler how many GPUs a node of an empty EKS node group will
 have. The component sets it on each GPU node group (and its ASG), so the policy pack reads the GPUs
 per node of an instance type the catalog does not know from the node group itself."""
+
+DATASET_LABEL = "gpu-platform.io/dataset"
+"""The label naming the shared dataset a PersistentVolume, its claims and a Kubeflow PodDefault belong to."""
+GCSFUSE_VOLUMES_ANNOTATION = "gke-gcsfuse/volumes"
+"""GKE: the pod annotation ("true") that makes GKE inject the Cloud Storage FUSE sidecar into a pod
+that mounts a gcsfuse.csi.storage.gke.io volume; without it the mount never happens."""

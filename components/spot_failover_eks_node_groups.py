@@ -297,6 +297,11 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
         return cluster, cluster.ref, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(providers=[cluster.provider]), opts)
 
     @property
+    def eks_cluster(self) -> EksCluster | None:
+        """The EksCluster these node groups were built with (None when built with its ref)."""
+        return self._cluster
+
+    @property
     def cloud(self) -> ClusterKind:
         """eks."""
         return ClusterKind.EKS

@@ -30,10 +30,17 @@ from gpu_platform.components import (
     SpotFailoverEksNodeGroups,
 )
 from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.dask_args import SERVICE_ACCOUNT as DASK_SERVICE_ACCOUNT
+from gpu_platform.components.dataset_args import SharedDatasetsArgs
+from gpu_platform.components.kubeflow_args import Edition
 from gpu_platform.components.prometheus_args import MetricSource
+from gpu_platform.components.shared_datasets import SharedDatasets
 from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 
-__all__ = ["Platform", "build", "compose_addons", "compose_monitoring", "scraped_later"]
+__all__ = ["Platform", "build", "compose_addons", "compose_datasets", "compose_monitoring", "scraped_later"]
+
+KUBEFLOW_PROFILE_ACCOUNT = "default-editor"
+"""The account a Kubeflow profile's notebooks and pipeline steps run as (the profile controller makes it)."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +132,9 @@ def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, m
     node groups built with the EksCluster); ``monitoring`` from compose_monitoring."""
     if monitoring is not None and config.monitoring.dcgm_exporter is not None:
         DcgmExporter(f"{stack}-dcgm", config.monitoring.dcgm_exporter, cluster=cluster, service_monitor_crd=monitoring.release)
+    tenants: dict[str, pulumi.Resource] = {}
+    datasets = config.shared_datasets if config.shared_datasets is not None and config.shared_datasets.datasets else None
+    mounts = datasets.tenant_mounts(config.cloud) if datasets is not None else {}
     if config.kubeflow is not None:
         kubeflow = config.kubeflow
         if kubeflow.capacity_check is CapacityCheck.WARN and (problem := kubeflow.capacity_problem(cluster.pool_shapes())):
@@ -144,8 +154,40 @@ def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, m
         pulumi.export("kubeflowUiService", install.ui_service)
         pulumi.export("kubeflowTrainingPlacement", install.training_placement)
         pulumi.export("kubeflowStorage", install.storage)
+        tenants.update(install.tenant_quotas)
     if config.dask is not None:
-        dask = DaskOperator(f"{stack}-dask", config.dask, cluster=cluster)
+        dask_tenants = {t.name for t in config.dask.tenants}
+        dask = DaskOperator(
+            f"{stack}-dask", config.dask, cluster=cluster,
+            datasets={t: m for t, m in mounts.items() if t in dask_tenants} or None,
+        )
+        tenants.update(dask.namespaces)
         pulumi.export("daskTenants", list(dask.namespaces))
         pulumi.export("daskNotebooks", dask.notebook_services)
         pulumi.export("daskClusterSpec", dask.cluster_spec)
+    if datasets is not None:
+        compose_datasets(stack, config, datasets, cluster, tenants)
+
+
+def compose_datasets(
+    stack: str, config: StackConfig, datasets: SharedDatasetsArgs, cluster: ClusterComponent, tenants: dict[str, pulumi.Resource]
+) -> SharedDatasets:
+    """The stack's shared datasets, their claims in the tenants' namespaces (``tenants``: each namespace's
+    resource, by tenant); on GKE the grants go to the service accounts the tenants' pods run as."""
+    accounts: dict[str, tuple[str, ...]] = {}
+    if config.dask is not None:
+        # Dask workers and schedulers run as the namespace's default account, the notebook as rapids-dask.
+        accounts |= {t.name: ("default", DASK_SERVICE_ACCOUNT) for t in config.dask.tenants}
+    if config.kubeflow is not None:
+        profile_account = KUBEFLOW_PROFILE_ACCOUNT if config.kubeflow.install.edition is Edition.PLATFORM else "default"
+        accounts |= {t.name: (profile_account,) for t in config.kubeflow.install.tenants}
+    profiles = (
+        [t.name for t in config.kubeflow.install.tenants]
+        if config.kubeflow is not None and config.kubeflow.install.edition is Edition.PLATFORM else []
+    )
+    shared = SharedDatasets(
+        f"{stack}-datasets", datasets, cluster=cluster, namespaces=tenants, service_accounts=accounts, pod_defaults=profiles,
+    )
+    pulumi.export("datasetBuckets", shared.buckets)
+    pulumi.export("datasetClaims", shared.claims)
+    return shared

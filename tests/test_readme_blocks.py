@@ -65,6 +65,11 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs"):
         "test_the_autoscaler_fragment_runs_after_the_composed_example",
     ("README.md", "gpu-platform:dask:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "example:datasets-eks"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "example:datasets-gke"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "example:datasets-refused"): "test_the_dataset_refusals_are_the_lines_shown",
+    ("README.md", 'gpu-platform:shared_datasets.datasets[0].tenants[1].access: tenant team-a mounts dataset features read_write, but the dataset is read_only; make the dataset read_write or mount it read_only (got "read_write")'): "test_the_dataset_refusals_are_the_lines_shown",
+    ("README.md", 'gpu-platform:shared_datasets.datasets[0].bucket.name: a Cloud Storage bucket name may not start with goog nor contain google (cloud gcp) (got "acme-google-features")'): "test_the_dataset_refusals_are_the_lines_shown",
     ("README.md", "import yaml"):
         "exempt: runs in a tenant's notebook against a live cluster (KubeCluster creates a DaskCluster); "
         "test_the_dask_notebook_reads_the_spec_the_stack_mounts checks the path and the spec",
@@ -230,6 +235,8 @@ def _merge(base: Any, patch: Any) -> Any:
         ("README.md", "gpu-platform:eks_node_groups:", "dev-eks", ""),
         ("README.md", "  gpu-platform:eks:", "dev-eks", ""),
         ("README.md", "gpu-platform:dask:", "dev-gke", ""),
+        ("README.md", "example:datasets-eks", "dev-eks", ""),
+        ("README.md", "example:datasets-gke", "dev-gke", ""),
         ("components/README.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
         ("components/README.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],
@@ -248,6 +255,22 @@ def test_the_stack_config_snippets_are_valid_in_a_shipped_stack(doc: str, key: s
     assert typed is not None
     # The snippet is not a no-op: the merged config differs from the shipped one where it says.
     assert any(config.get(k) != v for k, v in merged.items())
+
+
+def test_the_dataset_refusals_are_the_lines_shown() -> None:
+    """The refused dataset merged into dev-gke prints the first block's line; with the dataset made
+    read_write (the read_write mount then allowed), the second block's lines, all at once."""
+    from gpu_platform.infra.stack.errors import ConfigError
+    from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
+
+    snippet = yaml.safe_load(block("README.md", "example:datasets-refused"))
+    config, secret = read_stack_file(PROJECT_DIR, "dev-gke")
+    for patch, shown in ((None, 'gpu-platform:shared_datasets.datasets[0].tenants[1].access: tenant team-a mounts dataset features read_write, but the dataset is read_only; make the dataset read_write or mount it read_only (got "read_write")'), ("read_write", 'gpu-platform:shared_datasets.datasets[0].bucket.name: a Cloud Storage bucket name may not start with goog nor contain google (cloud gcp) (got "acme-google-features")')):
+        if patch:
+            snippet["gpu-platform:shared_datasets"]["datasets"][0]["access"] = patch
+        with pytest.raises(ConfigError) as info:
+            stack_config_from({**config, **snippet}, secret, "dev-gke")
+        assert info.value.lines == block("README.md", shown).splitlines()
 
 
 @pytest.mark.parametrize(

@@ -54,6 +54,8 @@ PLACEHOLDER_ACCOUNT = "123456789012"  # AWS's documentation account id
 PLACEHOLDER_SECURITY_GROUP = "sg-00000000000000000"
 PLACEHOLDER_OIDC_ID = "0FFL1NE0000000000000000000000000"
 PLACEHOLDER_PASSWORD = "0ff1ineP1aceh01derNeverDep10yed0ff1ineP1aceh01der"
+PLACEHOLDER_LUSTRE_MOUNT = "0ff1ine0"  # FSx for Lustre names a file system's mount with 8 characters
+PLACEHOLDER_PROJECT_NUMBER = "000000000000"  # no GCP project has it
 
 
 
@@ -152,6 +154,9 @@ def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
     if args.typ in ("aws:iam/role:Role", "aws:iam/openIdConnectProvider:OpenIdConnectProvider"):
         kind = "role" if args.typ.endswith("Role") else "oidc-provider"
         return {"arn": f"arn:aws:iam::{PLACEHOLDER_ACCOUNT}:{kind}/{args.name}"}
+    if args.typ == "aws:fsx/lustreFileSystem:LustreFileSystem":
+        region = inputs.get("region") or "us-east-1"
+        return {"dnsName": f"{args.name}-id.fsx.{region}.amazonaws.com", "mountName": PLACEHOLDER_LUSTRE_MOUNT}
     if args.typ == "aws:kms/key:Key":
         region = inputs.get("region") or "us-east-1"
         return {"arn": f"arn:aws:kms:{region}:{PLACEHOLDER_ACCOUNT}:key/{args.name}", "keyId": args.name}
@@ -189,6 +194,13 @@ def _offline_call(args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], st
             "instanceTypes": [t for _, t in pairs],
             "locationTypes": ["availability-zone"] * len(pairs),
         }, notice
+    if args.token == "gcp:organizations/getProject:getProject":
+        project = args.args.get("projectId") or "project"
+        notice = (
+            f"project {project}'s number was not looked up offline (Workload Identity principals show "
+            f"{PLACEHOLDER_PROJECT_NUMBER}); `pulumi preview` looks it up"
+        )
+        return {"id": f"projects/{project}", "projectId": project, "number": PLACEHOLDER_PROJECT_NUMBER}, notice
     return {}, None
 
 

@@ -26,6 +26,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.dask_args import DaskOperatorArgs
+from gpu_platform.components.dataset_args import SharedDatasetsArgs
 from gpu_platform.components.dcgm_args import DcgmExporterArgs
 from gpu_platform.components.eks_args import (
     EksClusterArgs,
@@ -173,6 +174,8 @@ class StackConfig(BaseModel):
     """The Kubeflow OIDC client's secret at the issuer; a Pulumi secret. Required when kubeflow.install.oidc is set. Default: none."""
     kubeflow_dex_password_hash: SecretStr | None = None
     """bcrypt hash of the Kubeflow login's password; a Pulumi secret. Required with the platform edition. Default: none."""
+    shared_datasets: SharedDatasetsArgs | None = None
+    """Buckets shared with Dask tenants and Kubeflow profiles: FSx for Lustre on EKS, Cloud Storage FUSE on GKE (see SharedDatasetsArgs). Default: none."""
 
     @model_validator(mode="before")
     @classmethod
@@ -190,6 +193,18 @@ class StackConfig(BaseModel):
         if not isinstance(name, str):
             return data
         return {**data, "eks_node_groups": {**groups, "other_node_groups": [name]}}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gcs_fuse_for_datasets(cls, data: Any) -> Any:
+        """Shared datasets on GKE need the Cloud Storage FUSE CSI driver add-on: on unless gke says otherwise
+        (then refused by _check_datasets), so the component gets the very Args the stack checks read."""
+        if not isinstance(data, dict) or not isinstance(data.get("gke"), dict) or "gcs_fuse_csi_driver" in data["gke"]:
+            return data
+        shared = data.get("shared_datasets")
+        if isinstance(shared, dict) and shared.get("datasets"):
+            return {**data, "gke": {**data["gke"], "gcs_fuse_csi_driver": True}}
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -267,6 +282,7 @@ class StackConfig(BaseModel):
         problems += self._check_storage_classes()
         problems += self._check_namespaces()
         problems += self._check_isolation()
+        problems += self._check_datasets()
         if self.eks is not None and self.eks_node_groups is not None:
             try:
                 autoscaler_image(self.eks_node_groups.autoscaler, self.eks.version)
@@ -318,6 +334,29 @@ class StackConfig(BaseModel):
         if self.dask is not None:
             for i, tenant in enumerate(self.dask.tenants):
                 claim(tenant.name, "a Dask tenant", ("dask", "tenants", i, "name"))
+        return problems
+
+    def tenant_names(self) -> set[str]:
+        """Every tenant a dataset may be mounted by: the Dask tenants and the Kubeflow profiles."""
+        names = {t.name for t in self.dask.tenants} if self.dask is not None else set()
+        if self.kubeflow is not None:
+            names |= {t.name for t in self.kubeflow.install.tenants}
+        return names
+
+    def _check_datasets(self) -> list[Problem]:
+        """Datasets valid on this cloud, mounted by tenants this stack has (see SharedDatasetsArgs.problems)."""
+        shared = self.shared_datasets
+        if shared is None or not shared.datasets:
+            return []
+        problems: list[Problem] = [
+            (("shared_datasets", "datasets", *loc), message, value) for loc, message, value in shared.problems(self.cloud, self.tenant_names())
+        ]
+        if self.gke is not None and not self.gke.gcs_fuse_csi_driver:
+            problems.append((
+                ("gke", "gcs_fuse_csi_driver"),
+                "shared datasets on gcp are mounted by GKE's Cloud Storage FUSE CSI driver; leave gcs_fuse_csi_driver out (the stack turns it on)",
+                False,
+            ))
         return problems
 
     def _check_isolation(self) -> list[Problem]:

@@ -38,6 +38,10 @@ MODELS = [*_models(StackConfig), *(m for root in (ModelSettings, DeepDive, Workl
 
 # Defaults described in words, and the test that pins each.
 DESCRIBED = {
+    ("DatasetMountArgs", "access"): "tests/components/test_shared_datasets.py::test_a_mount_defaults_to_the_datasets_access_and_a_tenant_may_be_given_by_name",
+    ("DatasetArgs", "mount_path"): "tests/components/test_shared_datasets.py::test_dataset_defaults",
+    ("FsxLustreArgs", "per_unit_storage_throughput"): "tests/components/test_shared_datasets.py::test_fsx_defaults_are_persistent_2_at_125_with_1200_gib",
+    ("GcsFuseArgs", "mount_options"): "tests/components/test_shared_datasets.py::test_gcs_fuse_defaults_to_implicit_dirs",
     ("GpuGkeClusterArgs", "project"): "tests/components/test_gpu_gke_cluster.py::test_project_defaults_to_the_provider_project",
     ("GpuGkeClusterArgs", "cluster_name"): "tests/components/test_gpu_gke_cluster.py::test_cluster_name_defaults_to_the_component_name",
     ("GpuGkeClusterArgs", "control_plane"): "test_control_plane_default_is_public_and_unrestricted",

@@ -17,6 +17,9 @@ from pulumi_policy import (
 from gpu_platform.policies.evaluate import PolicyConfigError, evaluate, load_policy_config
 from gpu_platform.policies.pack import build_policies
 from gpu_platform.policies.rules import RULES, Resource
+from gpu_platform.policies.rules.storage import LUSTRE, PUBLIC_BLOCKS, S3_BUCKET
+from gpu_platform.policies.rules.storage import S3_ENCRYPTION as S3_SSE
+from gpu_platform.policies.rules.storage import S3_PUBLIC_ACCESS_BLOCK as S3_BLOCK
 
 STACK = "urn:pulumi:dev::gpu-platform::"
 PROD = "urn:pulumi:prod-gke::gpu-platform::"
@@ -161,7 +164,46 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
         {},
         "artifact store claim seaweedfs-pvc is not protected",
     ),
+    "bucket-encrypted": (
+        [res(S3_BUCKET, "data", {"bucket": "data"}),
+         res(S3_SSE, "other-sse", {"bucket": "other", "rules": [{"applyServerSideEncryptionByDefault": {"sseAlgorithm": "aws:kms"}}]})],
+        [res(S3_BUCKET, "data", {"bucket": "data"}),
+         res(S3_SSE, "data-sse", {"bucket": "data", "rules": [{"applyServerSideEncryptionByDefault": {"sseAlgorithm": "aws:kms"}}]}),
+         res(S3_BUCKET, "inline", {"bucket": "inline", "serverSideEncryptionConfiguration": {"rule": {"applyServerSideEncryptionByDefault": {"sseAlgorithm": "AES256"}}}}),
+         res("gcp:storage/bucket:Bucket", "gcs", {"name": "gcs", "publicAccessPrevention": "enforced"})],
+        {},
+        "S3 bucket data declares no default server-side encryption",
+    ),
+    "fsx-encrypted": (
+        [res(LUSTRE, "fs", {"deploymentType": "PERSISTENT_2", "storageCapacity": 1200})],
+        [res(LUSTRE, "fs", {"deploymentType": "PERSISTENT_2", "kmsKeyId": "arn:aws:kms:us-east-1:123456789012:key/k"}),
+         res(LUSTRE, "scratch", {"deploymentType": "SCRATCH_2"})],
+        {},
+        "of type PERSISTENT_2 names no KMS key",
+    ),
+    "bucket-not-public": (
+        [res(S3_BUCKET, "data", {"bucket": "data"}),
+         res(S3_BLOCK, "data-block", {"bucket": "data", **{k: True for k in PUBLIC_BLOCKS}, "restrictPublicBuckets": False}),
+         res("gcp:storage/bucket:Bucket", "gcs", {"name": "gcs", "publicAccessPrevention": "inherited"}),
+         res("gcp:storage/bucketIAMMember:BucketIAMMember", "everyone", {"bucket": "gcs", "member": "allUsers", "role": "roles/storage.objectViewer"})],
+        [res(S3_BUCKET, "data", {"bucket": "data"}),
+         res(S3_BLOCK, "data-block", {"bucket": "data", **{k: True for k in PUBLIC_BLOCKS}}),
+         res("gcp:storage/bucket:Bucket", "gcs", {"name": "gcs", "publicAccessPrevention": "enforced"}),
+         res("gcp:storage/bucketIAMMember:BucketIAMMember", "tenant", {"bucket": "gcs", "role": "roles/storage.objectViewer",
+             "member": "principal://iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p.svc.id.goog/subject/ns/a/sa/default"})],
+        {},
+        "S3 bucket data has no public access block",
+    ),
 }
+
+
+def test_bucket_not_public_names_every_way_a_bucket_is_public() -> None:
+    bad, _, _, _ = CASES["bucket-not-public"]
+    acl = res(S3_BUCKET, "acl", {"bucket": "acl", "acl": "public-read"})
+    messages = [f.message for f in evaluate([*bad, acl], load_policy_config({})) if f.rule == "bucket-not-public"]
+    assert any("does not enforce public access prevention" in m for m in messages), messages
+    assert any("is granted to allUsers" in m for m in messages), messages
+    assert any("public canned ACL public-read" in m for m in messages), messages
 
 
 def test_every_rule_has_cases() -> None:
