@@ -25,6 +25,7 @@ from gpu_platform.components import (
     DcgmExporter,
     EksCluster,
     GpuGkeCluster,
+    Headlamp,
     KubeflowInstall,
     PrometheusStack,
     SpotFailoverEksNodeGroups,
@@ -125,6 +126,7 @@ def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, m
     node groups built with the EksCluster); ``monitoring`` from compose_monitoring."""
     if monitoring is not None and config.monitoring.dcgm_exporter is not None:
         DcgmExporter(f"{stack}-dcgm", config.monitoring.dcgm_exporter, cluster=cluster, service_monitor_crd=monitoring.release)
+    tenants: list[pulumi.Resource] = []  # what creates the tenant namespaces Headlamp binds viewers in
     if config.kubeflow is not None:
         kubeflow = config.kubeflow
         if kubeflow.capacity_check is CapacityCheck.WARN and (problem := kubeflow.capacity_problem(cluster.pool_shapes())):
@@ -144,8 +146,16 @@ def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, m
         pulumi.export("kubeflowUiService", install.ui_service)
         pulumi.export("kubeflowTrainingPlacement", install.training_placement)
         pulumi.export("kubeflowStorage", install.storage)
+        tenants.append(install)
     if config.dask is not None:
         dask = DaskOperator(f"{stack}-dask", config.dask, cluster=cluster)
         pulumi.export("daskTenants", list(dask.namespaces))
         pulumi.export("daskNotebooks", dask.notebook_services)
         pulumi.export("daskClusterSpec", dask.cluster_spec)
+        tenants.append(dask)
+    if config.headlamp.enabled:
+        headlamp = Headlamp(
+            f"{stack}-headlamp", config.headlamp.args(config.tenant_namespaces()), cluster=cluster,
+            opts=pulumi.ResourceOptions(depends_on=tenants),
+        )
+        pulumi.export("headlampNamespace", headlamp.namespace)

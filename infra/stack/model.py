@@ -53,6 +53,7 @@ from gpu_platform.components.pools import Environment, NodePoolShape
 from gpu_platform.components.prometheus_args import PrometheusStackArgs
 from gpu_platform.components.zones import unchecked_region
 from gpu_platform.infra.kubernetes_api import supported_kubernetes_versions
+from gpu_platform.infra.stack.headlamp import HeadlampConfig
 
 __all__ = [
     "PROJECT",
@@ -173,6 +174,8 @@ class StackConfig(BaseModel):
     """The Kubeflow OIDC client's secret at the issuer; a Pulumi secret. Required when kubeflow.install.oidc is set. Default: none."""
     kubeflow_dex_password_hash: SecretStr | None = None
     """bcrypt hash of the Kubeflow login's password; a Pulumi secret. Required with the platform edition. Default: none."""
+    headlamp: HeadlampConfig = Field(default_factory=HeadlampConfig)
+    """The cluster UI (Headlamp) and each tenant's read-only access to its namespace. Default: see HeadlampConfig (not installed)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -279,6 +282,8 @@ class StackConfig(BaseModel):
                     problems.append((("eks_node_groups", "classes", i, "ami_type"), problem, cls.ami_type.value))
         if self.kubeflow is not None:
             problems += self._check_kubeflow(self.kubeflow)
+        if self.headlamp.enabled:
+            problems += self.headlamp.problems(self.tenant_namespaces())
         if self.dask is not None:
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
             problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
@@ -318,7 +323,15 @@ class StackConfig(BaseModel):
         if self.dask is not None:
             for i, tenant in enumerate(self.dask.tenants):
                 claim(tenant.name, "a Dask tenant", ("dask", "tenants", i, "name"))
+        if self.headlamp.enabled:
+            claim(self.headlamp.namespace, "Headlamp", ("headlamp", "namespace"))
         return problems
+
+    def tenant_namespaces(self) -> list[str]:
+        """Every tenant's namespace: the Kubeflow tenants', then the Dask tenants' (one namespace per tenant)."""
+        names = [p.name for p in self.kubeflow.install.tenants] if self.kubeflow is not None else []
+        names += [t.name for t in self.dask.tenants] if self.dask is not None else []
+        return list(dict.fromkeys(names))
 
     def _check_isolation(self) -> list[Problem]:
         """A Dask tenant's NetworkPolicy only isolates it where the cluster's datapath enforces it."""
