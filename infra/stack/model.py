@@ -38,6 +38,7 @@ from gpu_platform.components.eks_node_group_args import (
 )
 from gpu_platform.components.eks_plan import EksPlan, plan_node_groups
 from gpu_platform.components.gke_args import GpuGkeClusterArgs
+from gpu_platform.components.gpu_zones import pool_gpu_notices
 from gpu_platform.components.kube import kubernetes_owns
 from gpu_platform.components.kubeflow_args import (
     DEFAULT_DEX_PASSWORD,
@@ -419,10 +420,12 @@ class StackConfig(BaseModel):
         return problems
 
     def notices(self) -> list[str]:
-        """Checks of this config that could not be made offline (a region the zone data does not list)."""
+        """Checks of this config that could not be made offline (a region the zone data does not list), and each GKE
+        GPU pool pinned to a zone that does not offer its GPU by the shipped data (components/gpu_zones.py)."""
         region = self.region
         notice = unchecked_region(self.cloud, region) if region else None
-        return [notice] if notice else []
+        gpus = pool_gpu_notices(self.gke.plan) if self.gke is not None else []
+        return ([notice] if notice else []) + gpus
 
     @property
     def region(self) -> str | None:
