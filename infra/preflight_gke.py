@@ -139,11 +139,6 @@ def preflight_gke(config: StackConfig, project: str | None, clients: ComputeClie
                 Finding(False, "quotas (GPUs, preemptible GPUs, CPUs) are not checked offline; run preflight gke online")]
     if not project:
         raise CloudError("cannot ask Google Cloud: no project (set gke.project or gcp:project in the stack file)")
-    try:
-        from google.api_core import exceptions as api_exceptions
-        from google.auth import exceptions as auth_exceptions
-    except ImportError:  # a look-alike client without the library
-        api_exceptions = auth_exceptions = None  # type: ignore[assignment]
     region = config.gke.region
     try:
         # Every zone of the region besides the pools' own, so a refusal can name the zones that do offer the GPU.
@@ -152,11 +147,14 @@ def preflight_gke(config: StackConfig, project: str | None, clients: ComputeClie
         offered = {z: {a.name for a in clients.accelerator_types.list(project=project, zone=z)} for z in zones}
         quotas = {q.metric: (float(q.limit), float(q.usage)) for q in clients.regions.get(project=project, region=region).quotas}
     except Exception as exc:
-        if auth_exceptions is not None and isinstance(exc, auth_exceptions.DefaultCredentialsError):
+        # Recognised by shape, not imported: google.api_core.exceptions loads google.rpc.status_pb2, which cannot
+        # be loaded beside the Pulumi SDK's own copy of that proto (a duplicate symbol) in one process.
+        module, name = type(exc).__module__, type(exc).__name__
+        if module.startswith("google.auth") and name == "DefaultCredentialsError":
             raise CloudError("cannot ask Google Cloud: no credentials (gcloud auth application-default login, "
                              "or GOOGLE_APPLICATION_CREDENTIALS)") from None
-        if api_exceptions is not None and isinstance(exc, api_exceptions.GoogleAPICallError):
-            message = " ".join(str(exc.message or exc).split())[:200]
-            raise CloudError(f"Google Cloud refused a Compute API call in {region}: {exc.code} {message}") from None
+        if module.startswith("google.api_core") and getattr(exc, "code", None) is not None:
+            message = " ".join(str(getattr(exc, "message", None) or exc).split())[:200]
+            raise CloudError(f"Google Cloud refused a Compute API call in {region}: {exc.code} {message}") from None  # type: ignore[attr-defined]
         raise
     return [*_zone_findings(config, offered), *_quota_findings(config, quotas)]

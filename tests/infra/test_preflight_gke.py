@@ -2,11 +2,18 @@
 table, online from the Compute API), the regional GPU, preemptible GPU and CPU quotas; and the offline
 preview's notice of a GPU pool pinned to a zone without its GPU. The online tests give preflight clients
 shaped like google-cloud-compute's AcceleratorTypesClient and RegionsClient, answering with the library's
-own message types."""
+own message types in a fresh interpreter (test_the_library_s_own_types_and_errors): google-cloud-compute's
+google.rpc.status_pb2 cannot be loaded beside the Pulumi SDK's copy of that proto in one process, so the
+in-process fakes answer with objects carrying the same fields (AcceleratorType.name; Quota.metric, limit,
+usage)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -20,8 +27,6 @@ from gpu_platform.infra.preflight_gke import GPU_QUOTAS, ComputeClients, preflig
 from gpu_platform.infra.stack.model import StackConfig
 from tests.conftest import PROJECT_DIR
 from tests.factories import a100_pool, stack
-
-compute_v1 = pytest.importorskip("google.cloud.compute_v1", reason="google-cloud-compute is the [gcp] extra")
 
 H100 = {"name": "h100", "machine_type": "a3-highgpu-8g", "accelerator_type": "nvidia-h100-80gb",
         "autoscaling": {"scope": "total", "min_nodes": 0, "max_nodes": 2}}
@@ -116,6 +121,31 @@ def test_offline_checks_every_zone_gke_may_pick_when_none_are_named() -> None:
 # --- preflight gke online -----------------------------------------------------------------------
 
 
+@dataclass
+class AcceleratorType:
+    """The fields of compute_v1.AcceleratorType preflight reads."""
+
+    name: str
+    zone: str
+
+
+@dataclass
+class Quota:
+    """compute_v1.Quota."""
+
+    metric: str
+    limit: float
+    usage: float
+
+
+@dataclass
+class Region:
+    """compute_v1.Region (its quotas)."""
+
+    name: str
+    quotas: list[Quota] = field(default_factory=list)
+
+
 class FakeAcceleratorTypes:
     """AcceleratorTypesClient.list(project=, zone=) as google-cloud-compute has it, from a table."""
 
@@ -126,7 +156,7 @@ class FakeAcceleratorTypes:
         self.asked.append((project, zone))
         if self.error is not None:
             raise self.error
-        return [compute_v1.AcceleratorType(name=name, zone=zone) for name in self.offered.get(zone, [])]
+        return [AcceleratorType(name=name, zone=zone) for name in self.offered.get(zone, [])]
 
 
 class FakeRegions:
@@ -136,7 +166,7 @@ class FakeRegions:
         self.quotas = quotas
 
     def get(self, *, project: str, region: str) -> Any:
-        return compute_v1.Region(name=region, quotas=[compute_v1.Quota(metric=m, limit=limit, usage=usage) for m, (limit, usage) in self.quotas.items()])
+        return Region(name=region, quotas=[Quota(metric=m, limit=limit, usage=usage) for m, (limit, usage) in self.quotas.items()])
 
 
 ZONES = {"us-central1-a": ["nvidia-tesla-a100", "nvidia-tesla-t4"], "us-central1-b": ["nvidia-tesla-t4"], "us-central1-c": ["nvidia-tesla-a100", "nvidia-tesla-t4"]}
@@ -191,22 +221,57 @@ def test_online_checks_the_cpu_quota_over_every_node_pool() -> None:
     assert f"ok: quota CPUS in us-central1 is {need} (0 in use); the node pools need at most {need}" in lines(enough)
 
 
-def test_online_refusal_is_one_line() -> None:
+LIBRARY_CHECK = textwrap.dedent("""
+    import warnings
+    warnings.simplefilter("ignore", FutureWarning)
+    from google.cloud import compute_v1                      # first: before the Pulumi SDK's protos
     from google.api_core import exceptions
-
-    failing = ComputeClients(FakeAcceleratorTypes({}, exceptions.Forbidden("Required 'compute.acceleratorTypes.list' permission")), FakeRegions({}))
-    with pytest.raises(CloudError) as info:
-        preflight_gke(a100_stack(["us-central1-a"]), "ml-platform", failing)
-    assert str(info.value) == ("Google Cloud refused a Compute API call in us-central1: 403 Required "
-                               "'compute.acceleratorTypes.list' permission")
-
-
-def test_online_without_credentials_is_one_line() -> None:
     from google.auth.exceptions import DefaultCredentialsError
+    from gpu_platform.infra.preflight import CloudError
+    from gpu_platform.infra.preflight_gke import ComputeClients, preflight_gke
+    from gpu_platform.infra.stack.model import StackConfig
+    from tests.factories import a100_pool, stack
 
-    failing = ComputeClients(FakeAcceleratorTypes({}, DefaultCredentialsError("no ADC")), FakeRegions({}))
-    with pytest.raises(CloudError, match=r"^cannot ask Google Cloud: no credentials"):
-        preflight_gke(a100_stack(["us-central1-a"]), "ml-platform", failing)
+    data = {**stack(node_locations=["us-central1-a"], gpu_pools=[a100_pool(node_locations=["us-central1-a"])]),
+            "monitoring": {"enabled": False}}
+    config = StackConfig.model_validate(data)
+
+    class Types:
+        def __init__(self, error=None): self.error = error
+        def list(self, *, project, zone):
+            if self.error: raise self.error
+            return [compute_v1.AcceleratorType(name="nvidia-tesla-a100", zone=zone)] if zone != "us-central1-b" else []
+
+    class Regions:
+        def get(self, *, project, region):
+            return compute_v1.Region(name=region, quotas=[compute_v1.Quota(metric=m, limit=64, usage=0) for m in
+                                     ("CPUS", "NVIDIA_A100_GPUS", "PREEMPTIBLE_NVIDIA_A100_GPUS")])
+
+    for finding in preflight_gke(config, "ml-platform", ComputeClients(Types(), Regions())):
+        print(finding)
+    for error in (exceptions.Forbidden("Required 'compute.acceleratorTypes.list' permission"), DefaultCredentialsError("no ADC")):
+        try:
+            preflight_gke(config, "ml-platform", ComputeClients(Types(error), Regions()))
+        except CloudError as exc:
+            print("refused:", exc)
+""")
+
+
+def test_the_library_s_own_types_and_errors() -> None:
+    """google-cloud-compute's message types and google-api-core's and google-auth's errors, as the real clients
+    answer, in a fresh interpreter that loads the library before the Pulumi SDK."""
+    pytest.importorskip("google.auth", reason="google-cloud-compute is the [gcp] extra")
+    done = subprocess.run([sys.executable, "-c", LIBRARY_CHECK], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120)
+    if "No module named 'google.cloud'" in done.stderr:
+        pytest.skip("google-cloud-compute is the [gcp] extra")
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout.splitlines()
+    assert "ok: pool a100: nvidia-tesla-a100 is offered in us-central1-a by the Compute API" in out
+    assert "ok: quota PREEMPTIBLE_NVIDIA_A100_GPUS in us-central1 is 64 (0 in use); the node pools need at most 8" in out
+    assert out[-2:] == [
+        "refused: Google Cloud refused a Compute API call in us-central1: 403 Required 'compute.acceleratorTypes.list' permission",
+        "refused: cannot ask Google Cloud: no credentials (gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS)",
+    ]
 
 
 def test_online_without_a_project_is_one_line() -> None:
