@@ -56,6 +56,7 @@ from gpu_platform.components.gpu_gke_cluster import (
     SystemPoolArgs,
 )
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
+from gpu_platform.components.headlamp import Headlamp, HeadlampArgs, HeadlampTenantAccess
 from gpu_platform.components.kubeflow_install import (
     AlbCognitoIngress,
     Edition,
@@ -139,6 +140,9 @@ __all__ = [
     "SystemNodeGroupArgs",
     "AlbCognitoIngress",
     "Edition",
+    "Headlamp",
+    "HeadlampArgs",
+    "HeadlampTenantAccess",
     "KubeflowInstall",
     "KubeflowInstallArgs",
     "TenantProfile",

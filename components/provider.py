@@ -60,6 +60,8 @@ from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
+from gpu_platform.components.headlamp import Headlamp
+from gpu_platform.components.headlamp_args import HeadlampArgs
 from gpu_platform.components.kubeflow_args import KubeflowInstallArgs
 from gpu_platform.components.kubeflow_install import KubeflowInstall
 from gpu_platform.components.models import _InputSchema, key_path
@@ -589,6 +591,7 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
         },
     ),
     exposed_component(GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs),
+    exposed_component(Headlamp, HeadlampArgs),
 ]
 """The components other languages use, by their Python names."""
 

@@ -25,6 +25,7 @@ from gpu_platform.components import (
     DcgmExporter,
     EksCluster,
     GpuGkeCluster,
+    Headlamp,
     KubeflowInstall,
     PrometheusStack,
     SpotFailoverEksNodeGroups,
@@ -132,7 +133,7 @@ def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, m
     node groups built with the EksCluster); ``monitoring`` from compose_monitoring."""
     if monitoring is not None and config.monitoring.dcgm_exporter is not None:
         DcgmExporter(f"{stack}-dcgm", config.monitoring.dcgm_exporter, cluster=cluster, service_monitor_crd=monitoring.release)
-    tenants: dict[str, pulumi.Resource] = {}
+    tenants: dict[str, pulumi.Resource] = {}  # each tenant's namespace (or what is made in it), by tenant
     datasets = config.shared_datasets if config.shared_datasets is not None and config.shared_datasets.datasets else None
     mounts = datasets.tenant_mounts(config.cloud) if datasets is not None else {}
     if config.kubeflow is not None:
@@ -167,6 +168,12 @@ def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, m
         pulumi.export("daskClusterSpec", dask.cluster_spec)
     if datasets is not None:
         compose_datasets(stack, config, datasets, cluster, tenants)
+    if config.headlamp.enabled:
+        headlamp = Headlamp(
+            f"{stack}-headlamp", config.headlamp.args(config.tenant_namespaces()), cluster=cluster,
+            opts=pulumi.ResourceOptions(depends_on=list(tenants.values())),
+        )
+        pulumi.export("headlampNamespace", headlamp.namespace)
 
 
 def compose_datasets(

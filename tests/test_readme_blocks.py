@@ -61,6 +61,7 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "nodeSelector: {gpu-platform.io/gpu-class: small}"): "test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks",
     ("README.md", ".venv/bin/gpu-platform preflight eks dev-eks"):
         "exempt: needs AWS (EC2 and Service Quotas); tests/infra/test_preflight.py runs the command against moto in-process",
+    ("README.md", ".venv/bin/gpu-platform preflight gke prod-gke --offline"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("README.md", "  gpu-platform:eks:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs"):
         "test_the_autoscaler_fragment_runs_after_the_composed_example",
@@ -179,6 +180,7 @@ def test_the_quick_start_preview_runs_and_shows_the_pool_tree(dev_gke_preview: s
         # Shipped prices for a region outside the shipped stacks' (the refresh line: tests/infra/test_prices.py).
         (".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'",
          0, "(europe-west4, prices of "),
+        (".venv/bin/gpu-platform preflight gke prod-gke --offline", 0, "ok: pool a100x8: nvidia-tesla-a100 is offered in us-central1-c"),
     ],
 )
 def test_the_shell_commands_that_need_no_cloud_run_as_written(key: str, index: int, expected: str) -> None:

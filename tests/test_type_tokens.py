@@ -26,6 +26,7 @@ FROZEN_TOKENS = {
     "EksCluster": "gpu-platform:eks_cluster:EksCluster",
     "GpuGkeCluster": "gpu-platform:gpu_gke_cluster:GpuGkeCluster",
     "GpuUtilizationAutoscaler": "gpu-platform:gpu_utilization_autoscaler:GpuUtilizationAutoscaler",
+    "Headlamp": "gpu-platform:headlamp:Headlamp",
     "KubeflowInstall": "gpu-platform:kubeflow_install:KubeflowInstall",
     "PrometheusStack": "gpu-platform:prometheus_stack:PrometheusStack",
     "SpotFailoverEksNodeGroups": "gpu-platform:spot_failover_eks_node_groups:SpotFailoverEksNodeGroups",
@@ -50,6 +51,11 @@ FROZEN_CHILDREN = {
         "kubernetes:core/v1:ConfigMap metrics",
         "kubernetes:core/v1:Namespace namespace",
         "kubernetes:helm.sh/v3:Release release",
+    ],
+    "gpu-platform:headlamp:Headlamp": [
+        "kubernetes:core/v1:Namespace namespace",
+        "kubernetes:helm.sh/v3:Release release",
+        "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding vision-viewers",
     ],
     "gpu-platform:eks_cluster:EksCluster": [
         "aws:ec2/eip:Eip nat-a-ip",

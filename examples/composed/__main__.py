@@ -29,6 +29,9 @@ from gpu_platform.components import (
     GpuNodePoolArgs,
     GpuUtilizationAutoscaler,
     GpuUtilizationAutoscalerArgs,
+    Headlamp,
+    HeadlampArgs,
+    HeadlampTenantAccess,
     KubeflowInstall,
     KubeflowInstallArgs,
     MetricSource,
@@ -73,6 +76,8 @@ if acme.require("cloud") == "gcp":
     )
     DcgmExporter("ml-dcgm", DcgmExporterArgs(node_selection="gke"), cluster=cluster, service_monitor_crd=monitoring.release)
     DaskOperator("ml-dask", DaskOperatorArgs(tenants=[DaskTenantArgs(name=team, gpu_quota=4)]), cluster=cluster)
+    # The cluster UI: no cluster-admin token; the team's group views its namespace read-only.
+    Headlamp("ml-ui", HeadlampArgs(tenants=[HeadlampTenantAccess(namespace=team, group=f"{team}-viewers")]), cluster=cluster)
     KubeflowInstall(
         "ml-kubeflow",
         KubeflowInstallArgs(tenants=[TenantProfile(name=f"{team}-pipelines", owner=f"{team}-lead@example.com", gpus=4)]),
@@ -98,6 +103,7 @@ else:
     )
     DcgmExporter("ml-dcgm", DcgmExporterArgs(node_selection="eks"), cluster=gpu, service_monitor_crd=monitoring.release)
     DaskOperator("ml-dask", DaskOperatorArgs(tenants=[DaskTenantArgs(name=team, gpu_quota=4)]), cluster=gpu)
+    Headlamp("ml-ui", HeadlampArgs(tenants=[HeadlampTenantAccess(namespace=team, group=f"{team}-viewers")]), cluster=gpu)
     GpuUtilizationAutoscaler(
         "ml-inference",
         GpuUtilizationAutoscalerArgs(deployment="inference", namespace=team, max_replicas=4),

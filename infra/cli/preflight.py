@@ -1,4 +1,4 @@
-"""`gpu-platform preflight eks`: what the cloud account must offer before a stack deploys."""
+"""`gpu-platform preflight eks|gke`: what the cloud account must offer before a stack deploys."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     from gpu_platform.infra.preflight import CloudError, preflight_eks
 
     config = read_stack(args)
+    if args.cloud == "gke":
+        return _preflight_gke(args, config)
     if config.cloud is not Cloud.AWS:
         raise CommandError(f"stack {args.stack} deploys to {config.cloud.value}, not aws: preflight {args.cloud} checks EKS stacks")
     import boto3
@@ -42,10 +44,52 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if errors else EXIT_OK
 
 
+def _preflight_gke(args: argparse.Namespace, config: Any) -> int:
+    from gpu_platform.components.cloud import Cloud
+    from gpu_platform.infra.preflight import CloudError
+    from gpu_platform.infra.preflight_gke import ComputeClients, preflight_gke
+
+    if config.cloud is not Cloud.GCP:
+        raise CommandError(f"stack {args.stack} deploys to {config.cloud.value}, not gcp: preflight gke checks GKE stacks")
+    clients = None
+    project = config.gke.project if isinstance(config.gke.project, str) else None
+    if not args.offline:
+        try:
+            import warnings
+
+            import pulumi_gcp
+
+            with warnings.catch_warnings():  # google-api-core's notice of Python versions it will drop: not the user's problem here
+                warnings.simplefilter("ignore", FutureWarning)
+                from google.cloud import compute_v1
+        except ImportError as exc:
+            raise CommandError(f"preflight gke online needs google-cloud-compute ({exc.name} is missing): "
+                               "pip install 'gpu-platform[gcp]', or run it with --offline") from None
+        project = project or pulumi_gcp.config.project
+        from google.auth.exceptions import DefaultCredentialsError
+
+        try:
+            clients = ComputeClients(compute_v1.AcceleratorTypesClient(), compute_v1.RegionsClient())
+        except DefaultCredentialsError:
+            raise CommandError("cannot ask Google Cloud: no credentials (gcloud auth application-default login, "
+                               "or GOOGLE_APPLICATION_CREDENTIALS)", EXIT_SERVICE) from None
+    try:
+        findings = preflight_gke(config, project, clients)
+    except CloudError as exc:
+        raise CommandError(str(exc), EXIT_SERVICE) from exc
+    for finding in findings:
+        print(finding)
+    errors = sum(f.error for f in findings)
+    print(f"{len(findings)} checks, {errors} would fail a deploy" + (" (offline: the shipped GPU zone table, no quotas)" if clients is None else ""))
+    return EXIT_VIOLATIONS if errors else EXIT_OK
+
+
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add the `preflight` command to the parser."""
     preflight = sub.add_parser("preflight", parents=[common], help="what the cloud account must offer before a stack deploys")
-    preflight.add_argument("cloud", choices=["eks"], help="eks: zones, instance shapes and GPU vCPU quotas, asked of AWS")
+    preflight.add_argument("cloud", choices=["eks", "gke"], help="eks: zones, instance shapes and GPU vCPU quotas, asked of AWS; "
+                           "gke: the zones that offer each pool's GPU and the regional GPU, preemptible GPU and CPU quotas, asked of the Compute API")
     preflight.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    preflight.add_argument("--offline", action="store_true", help="gke: check the GPU zones against the shipped table only (no Google Cloud call, no quotas)")
     preflight.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")
     preflight.set_defaults(func=cmd_preflight)

@@ -623,6 +623,7 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
     from gpu_platform.components.dask_args import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
     from gpu_platform.components.dcgm_args import DCGM_REPOSITORY
     from gpu_platform.components.eks_node_group_args import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
+    from gpu_platform.components.headlamp_args import HEADLAMP_CHART, HEADLAMP_REPOSITORY, HeadlampArgs
     from gpu_platform.components.kubeflow_args import KNOWN_RELEASES, KubeflowInstallArgs
     from gpu_platform.components.kubeflow_plan import manifest_sources
 
@@ -633,6 +634,7 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
         ("dcgm-exporter", DcgmExporterArgs.model_fields["chart_version"].default, DCGM_REPOSITORY),
         (DASK_OPERATOR_CHART, DaskOperatorArgs.model_fields["chart_version"].default, DASK_REPO),
         (AUTOSCALER_CHART, ClusterAutoscalerSettings.model_fields["chart_version"].default, AUTOSCALER_REPO),
+        (HEADLAMP_CHART, HeadlampArgs.model_fields["chart_version"].default, HEADLAMP_REPOSITORY),
     ]
     urls = [
         url

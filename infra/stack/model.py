@@ -39,6 +39,7 @@ from gpu_platform.components.eks_node_group_args import (
 )
 from gpu_platform.components.eks_plan import EksPlan, plan_node_groups
 from gpu_platform.components.gke_args import GpuGkeClusterArgs
+from gpu_platform.components.gpu_zones import pool_gpu_notices
 from gpu_platform.components.kube import kubernetes_owns
 from gpu_platform.components.kubeflow_args import (
     DEFAULT_DEX_PASSWORD,
@@ -54,6 +55,7 @@ from gpu_platform.components.pools import Environment, NodePoolShape
 from gpu_platform.components.prometheus_args import PrometheusStackArgs
 from gpu_platform.components.zones import unchecked_region
 from gpu_platform.infra.kubernetes_api import supported_kubernetes_versions
+from gpu_platform.infra.stack.headlamp import HeadlampConfig
 
 __all__ = [
     "PROJECT",
@@ -176,6 +178,8 @@ class StackConfig(BaseModel):
     """bcrypt hash of the Kubeflow login's password; a Pulumi secret. Required with the platform edition. Default: none."""
     shared_datasets: SharedDatasetsArgs | None = None
     """Buckets shared with Dask tenants and Kubeflow profiles: FSx for Lustre on EKS, Cloud Storage FUSE on GKE (see SharedDatasetsArgs). Default: none."""
+    headlamp: HeadlampConfig = Field(default_factory=HeadlampConfig)
+    """The cluster UI (Headlamp) and each tenant's read-only access to its namespace. Default: see HeadlampConfig (not installed)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -295,6 +299,8 @@ class StackConfig(BaseModel):
                     problems.append((("eks_node_groups", "classes", i, "ami_type"), problem, cls.ami_type.value))
         if self.kubeflow is not None:
             problems += self._check_kubeflow(self.kubeflow)
+        if self.headlamp.enabled:
+            problems += self.headlamp.problems(self.tenant_namespaces())
         if self.dask is not None:
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
             problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
@@ -334,14 +340,13 @@ class StackConfig(BaseModel):
         if self.dask is not None:
             for i, tenant in enumerate(self.dask.tenants):
                 claim(tenant.name, "a Dask tenant", ("dask", "tenants", i, "name"))
+        if self.headlamp.enabled:
+            claim(self.headlamp.namespace, "Headlamp", ("headlamp", "namespace"))
         return problems
 
     def tenant_names(self) -> set[str]:
-        """Every tenant a dataset may be mounted by: the Dask tenants and the Kubeflow profiles."""
-        names = {t.name for t in self.dask.tenants} if self.dask is not None else set()
-        if self.kubeflow is not None:
-            names |= {t.name for t in self.kubeflow.install.tenants}
-        return names
+        """Every tenant a dataset may be mounted by: the Dask tenants and the Kubeflow profiles (tenant_namespaces)."""
+        return set(self.tenant_namespaces())
 
     def _check_datasets(self) -> list[Problem]:
         """Datasets valid on this cloud, mounted by tenants this stack has (see SharedDatasetsArgs.problems)."""
@@ -358,6 +363,11 @@ class StackConfig(BaseModel):
                 False,
             ))
         return problems
+    def tenant_namespaces(self) -> list[str]:
+        """Every tenant's namespace: the Kubeflow tenants', then the Dask tenants' (one namespace per tenant)."""
+        names = [p.name for p in self.kubeflow.install.tenants] if self.kubeflow is not None else []
+        names += [t.name for t in self.dask.tenants] if self.dask is not None else []
+        return list(dict.fromkeys(names))
 
     def _check_isolation(self) -> list[Problem]:
         """A Dask tenant's NetworkPolicy only isolates it where the cluster's datapath enforces it."""
@@ -445,10 +455,12 @@ class StackConfig(BaseModel):
         return problems
 
     def notices(self) -> list[str]:
-        """Checks of this config that could not be made offline (a region the zone data does not list)."""
+        """Checks of this config that could not be made offline (a region the zone data does not list), and each GKE
+        GPU pool pinned to a zone that does not offer its GPU by the shipped data (components/gpu_zones.py)."""
         region = self.region
         notice = unchecked_region(self.cloud, region) if region else None
-        return [notice] if notice else []
+        gpus = pool_gpu_notices(self.gke.plan) if self.gke is not None else []
+        return ([notice] if notice else []) + gpus
 
     @property
     def region(self) -> str | None:

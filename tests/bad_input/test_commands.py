@@ -161,7 +161,8 @@ CASES: list[tuple[list[str], int, str]] = [
     (["docs", "--project-dir", "{tmp}/empty"], 2, "no Pulumi.yaml"),
     (["docs", "--bogus"], 2, "--bogus"),
     # preflight (refused before AWS is asked)
-    (["preflight", "gke", "dev-eks", *PD], 2, "invalid choice: 'gke'"),
+    (["preflight", "gke", "dev-eks", *PD], 2, "stack dev-eks deploys to aws, not gcp: preflight gke checks GKE stacks"),
+    (["preflight", "aks", "dev-eks", *PD], 2, "invalid choice: 'aks'"),
     (["preflight", "eks", *PD], 2, "stack"),
     (["preflight", "eks", "dev-gke", *PD], 2, "stack dev-gke deploys to gcp, not aws"),
     (["preflight", "eks", "nope", *PD], 2, "stack 'nope'"),

@@ -70,6 +70,8 @@ DESCRIBED = {
     ("SpotFailoverEksNodeGroupsArgs", "autoscaler"): "tests/components/test_eks_args.py::test_autoscaler_defaults_are_the_seeds_failover",
     ("ClusterAutoscalerSettings", "expanders"): "tests/components/test_eks_args.py::test_autoscaler_defaults_are_the_seeds_failover",
     ("KubeflowConfig", "install"): "test_kubeflow_config_defaults",
+    ("StackConfig", "headlamp"): "tests/components/test_headlamp.py::test_the_stack_setting_is_off_by_default",
+    ("HeadlampConfig", "viewer_group"): "tests/components/test_headlamp.py::test_the_setting_is_off_by_default",
     ("KubeflowInstallArgs", "training_pool"): "tests/components/test_kubeflow_install.py::test_kubeflow_defaults",
     ("TrainingPoolSelector", "taint"): "tests/components/test_kubeflow_install.py::test_kubeflow_defaults",
     ("AutoscalerModel", "scale_down_unneeded_time"): "tests/infra/test_simulate.py::test_the_stack_s_autoscaler_settings_fill_the_model",

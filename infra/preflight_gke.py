@@ -1,0 +1,160 @@
+"""`gpu-platform preflight gke <stack>`: what Google Cloud must offer before a GKE stack can deploy.
+
+For the stack's region and GPU pools:
+
+- which zones offer each pool's GPU: online, the Compute API's acceleratorTypes.list in every zone the pool
+  runs in (its node locations, or every zone of the region when GKE picks them); offline (``--offline``, or
+  no client), the shipped table (components/data/gpu_zones.json, with its sources and date), saying which
+  GPUs it does not list;
+- online, whether the project's regional quotas hold every node pool at its maximum: the GPU quota of each
+  GPU (NVIDIA_<TYPE>_GPUS for on-demand node pools, PREEMPTIBLE_NVIDIA_<TYPE>_GPUS for spot ones, which
+  Spot VMs count against) and CPUS for every node's vCPUs (regions.get's ``quotas``).
+
+One finding per line; a finding that would make a deploy fail (or leave a node pool that can never
+scale) is an error. The clients are google-cloud-compute's (``AcceleratorTypesClient``, ``RegionsClient``);
+anything shaped like them will do.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.gpu_zones import GPU_ZONES_DATE, zones_offering
+from gpu_platform.components.zones import zones_of
+from gpu_platform.infra.preflight import CloudError, Finding
+from gpu_platform.infra.stack.model import StackConfig
+
+__all__ = ["GPU_QUOTAS", "ComputeClients", "preflight_gke"]
+
+GPU_QUOTAS: dict[str, str] = {
+    "nvidia-tesla-t4": "NVIDIA_T4_GPUS",
+    "nvidia-tesla-p4": "NVIDIA_P4_GPUS",
+    "nvidia-tesla-p100": "NVIDIA_P100_GPUS",
+    "nvidia-tesla-v100": "NVIDIA_V100_GPUS",
+    "nvidia-l4": "NVIDIA_L4_GPUS",
+    "nvidia-tesla-a100": "NVIDIA_A100_GPUS",
+    "nvidia-a100-80gb": "NVIDIA_A100_80GB_GPUS",
+    "nvidia-h100-80gb": "NVIDIA_H100_GPUS",
+    "nvidia-h100-mega-80gb": "NVIDIA_H100_MEGA_GPUS",
+}
+"""The regional Compute Engine quota metric of each GKE GPU (on-demand); Spot VMs count against PREEMPTIBLE_<metric>."""
+PREEMPTIBLE = "PREEMPTIBLE_"
+CPUS = "CPUS"
+
+
+@dataclass(frozen=True)
+class ComputeClients:
+    """What preflight asks: google-cloud-compute's AcceleratorTypesClient and RegionsClient (or look-alikes)."""
+
+    accelerator_types: Any
+    regions: Any
+
+
+def _pool_zones(config: StackConfig) -> list[tuple[str, str, tuple[str, ...], bool]]:
+    """(pool, accelerator, zones, zones_named) per GPU pool: its zones, or the region's when GKE picks them."""
+    assert config.gke is not None
+    region_zones = tuple(zones_of(Cloud.GCP, config.gke.region) or ())
+    rows = []
+    for pool in config.gke.plan:
+        if pool.shape.accelerator is None:
+            continue
+        named = pool.zones.names is not None
+        rows.append((pool.args.name, pool.shape.accelerator, pool.zones.names if named else region_zones, named))
+    return rows
+
+
+def _zone_findings(config: StackConfig, offered: dict[str, set[str]] | None) -> list[Finding]:
+    """Each GPU pool against the zones that offer its GPU: ``offered`` (zone -> accelerators) asked of the
+    Compute API, or None for the shipped table."""
+    assert config.gke is not None
+    region = config.gke.region
+    findings: list[Finding] = []
+    for pool, accelerator, zones, named in _pool_zones(config):
+        if offered is None:
+            have = zones_offering(accelerator)
+            if have is None:
+                findings.append(Finding(False, f"pool {pool}: {accelerator} not checked offline: the shipped GPU zone data "
+                                               f"({GPU_ZONES_DATE}) does not list it; run preflight gke online"))
+                continue
+            source = f"by the shipped data ({GPU_ZONES_DATE})"
+        else:
+            have = sorted(z for z, accelerators in offered.items() if accelerator in accelerators)
+            source = "by the Compute API"
+        if not zones:
+            findings.append(Finding(False, f"pool {pool}: the zones of {region} are not known offline; not checked"))
+            continue
+        lacking = [z for z in zones if z not in have]
+        good = [z for z in have if z.rsplit("-", 1)[0] == region]
+        where = "node_locations" if named else f"the zones GKE may pick in {region} (set node_locations)"
+        if lacking:
+            findings.append(Finding(True, f"pool {pool}: zone {', '.join(lacking)} of {where} does not offer {accelerator} "
+                                          f"{source}; zones of {region} that do: {', '.join(good) or 'none'}"))
+        else:
+            findings.append(Finding(False, f"pool {pool}: {accelerator} is offered in {', '.join(zones)} {source}"))
+    return findings
+
+
+def _quota_findings(config: StackConfig, quotas: dict[str, tuple[float, float]]) -> list[Finding]:
+    """The regional GPU and CPU quotas (metric -> (limit, usage)) against every node pool at its maximum."""
+    assert config.gke is not None
+    region = config.gke.region
+    gpus: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    cpus: list[tuple[str, int]] = []
+    for pool in config.gke.plan:
+        shape = pool.shape
+        for node_pool in pool.node_pools:
+            cpus.append((f"{node_pool.gke_name} {node_pool.max_total}x{shape.vcpus}", node_pool.max_total * shape.vcpus))
+            if shape.accelerator is None:
+                continue
+            metric = GPU_QUOTAS[shape.accelerator]
+            gpus[(PREEMPTIBLE + metric) if node_pool.spot else metric].append(
+                (f"{node_pool.gke_name} {node_pool.max_total}x{shape.gpus_per_node}", node_pool.max_total * shape.gpus_per_node)
+            )
+    findings: list[Finding] = []
+    for metric, needs in [*sorted(gpus.items()), (CPUS, cpus)]:
+        total = sum(n for _, n in needs)
+        detail = " + ".join(label for label, _ in needs)
+        if metric not in quotas:
+            findings.append(Finding(True, f"quota {metric} in {region}: the region has no such quota (0 allowed); the node pools may need {total} ({detail})"))
+            continue
+        limit, usage = quotas[metric]
+        what = f"quota {metric} in {region} is {limit:g} ({usage:g} in use)"
+        if total > limit - usage:
+            findings.append(Finding(True, f"{what}; the node pools may need {total} more ({detail}): request an increase"))
+        else:
+            findings.append(Finding(False, f"{what}; the node pools need at most {total}"))
+    return findings
+
+
+def preflight_gke(config: StackConfig, project: str | None, clients: ComputeClients | None) -> list[Finding]:
+    """The findings for a gcp stack. ``clients`` None: offline, the shipped GPU zone table and no quotas.
+
+    Raises CloudError (one line) when Google Cloud cannot be asked (no credentials, a refusal, no project)."""
+    assert config.gke is not None
+    if clients is None:
+        return [*_zone_findings(config, None),
+                Finding(False, "quotas (GPUs, preemptible GPUs, CPUs) are not checked offline; run preflight gke online")]
+    if not project:
+        raise CloudError("cannot ask Google Cloud: no project (set gke.project or gcp:project in the stack file)")
+    region = config.gke.region
+    try:
+        # Every zone of the region besides the pools' own, so a refusal can name the zones that do offer the GPU.
+        asked = {z for _, _, pool_zones, _ in _pool_zones(config) for z in pool_zones} if _pool_zones(config) else set()
+        zones = sorted(asked | (set(zones_of(Cloud.GCP, region) or ()) if asked else set()))
+        offered = {z: {a.name for a in clients.accelerator_types.list(project=project, zone=z)} for z in zones}
+        quotas = {q.metric: (float(q.limit), float(q.usage)) for q in clients.regions.get(project=project, region=region).quotas}
+    except Exception as exc:
+        # Recognised by shape, not imported: google.api_core.exceptions loads google.rpc.status_pb2, which cannot
+        # be loaded beside the Pulumi SDK's own copy of that proto (a duplicate symbol) in one process.
+        module, name = type(exc).__module__, type(exc).__name__
+        if module.startswith("google.auth") and name == "DefaultCredentialsError":
+            raise CloudError("cannot ask Google Cloud: no credentials (gcloud auth application-default login, "
+                             "or GOOGLE_APPLICATION_CREDENTIALS)") from None
+        if module.startswith("google.api_core") and getattr(exc, "code", None) is not None:
+            message = " ".join(str(getattr(exc, "message", None) or exc).split())[:200]
+            raise CloudError(f"Google Cloud refused a Compute API call in {region}: {exc.code} {message}") from None  # type: ignore[attr-defined]
+        raise
+    return [*_zone_findings(config, offered), *_quota_findings(config, quotas)]
