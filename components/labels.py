@@ -13,6 +13,8 @@ __all__ = [
     "AWS_ACCELERATOR_LABEL",
     "CAPACITY_LABEL",
     "CLASS_LABEL",
+    "ELB_ROLE_TAG",
+    "INTERNAL_ELB_ROLE_TAG",
     "COMPUTE_CLASS_LABEL",
     "EKS_CAPACITY_LABEL",
     "EKS_NODEGROUP_LABEL",
@@ -97,3 +99,10 @@ GPU_TEMPLATE_TAG = f"{NODE_TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"
 """The tag that tells the cluster autoscaler how many GPUs a node of an empty EKS node group will
 have. The component sets it on each GPU node group (and its ASG), so the policy pack reads the GPUs
 per node of an instance type the catalog does not know from the node group itself."""
+
+ELB_ROLE_TAG = "kubernetes.io/role/elb"
+"""The subnet tag (value 1) by which the AWS Load Balancer Controller finds the public subnets of
+internet-facing load balancers."""
+INTERNAL_ELB_ROLE_TAG = "kubernetes.io/role/internal-elb"
+"""The subnet tag (value 1) by which the AWS Load Balancer Controller finds the private subnets of
+internal load balancers."""
