@@ -4,7 +4,6 @@ Import a component and its Args from here; nothing in this package creates a res
 at import time.
 """
 
-from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs, LoadBalancer
 from gpu_platform.components.cluster_component import ClusterComponent
 from gpu_platform.components.dask_operator import (
     DaskNotebookArgs,
@@ -46,7 +45,6 @@ from gpu_platform.components.gpu_gke_cluster import (
     SchedulerPoolArgs,
     SystemPoolArgs,
 )
-from gpu_platform.components.gpu_inference_service import GpuInferenceService, GpuInferenceServiceArgs, InferenceIngressArgs
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
 from gpu_platform.components.kubeflow_install import (
     AlbCognitoIngress,
@@ -89,12 +87,6 @@ from gpu_platform.components.spot_failover_eks_node_groups import (
 )
 
 __all__ = [
-    "AwsLoadBalancerController",
-    "AwsLoadBalancerControllerArgs",
-    "GpuInferenceService",
-    "GpuInferenceServiceArgs",
-    "InferenceIngressArgs",
-    "LoadBalancer",
     "ClusterComponent",
     "DaskNotebookArgs",
     "DaskOperator",

@@ -20,18 +20,18 @@ from dataclasses import dataclass
 import pulumi
 
 from gpu_platform.components import (
-    AwsLoadBalancerController,
     ClusterComponent,
     DaskOperator,
     DcgmExporter,
     EksCluster,
     GpuGkeCluster,
-    GpuInferenceService,
     KubeflowInstall,
     PrometheusStack,
     SpotFailoverEksNodeGroups,
 )
+from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController
 from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.gpu_inference_service import GpuInferenceService
 from gpu_platform.components.prometheus_args import MetricSource
 from gpu_platform.components.load_balancer_args import iam_policy_url
 from gpu_platform.infra.stack.errors import ConfigError

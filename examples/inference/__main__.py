@@ -14,8 +14,6 @@ Ingress is GKE's own load balancer.
 import pulumi
 
 from gpu_platform.components import (
-    AwsLoadBalancerController,
-    AwsLoadBalancerControllerArgs,
     AutoscalingBounds,
     BoundsScope,
     CapacityStrategy,
@@ -26,8 +24,6 @@ from gpu_platform.components import (
     GpuClassArgs,
     GpuGkeCluster,
     GpuGkeClusterArgs,
-    GpuInferenceService,
-    GpuInferenceServiceArgs,
     GpuNodePoolArgs,
     MetricSource,
     PrometheusStack,
@@ -35,7 +31,12 @@ from gpu_platform.components import (
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
 )
-from gpu_platform.components.load_balancer_args import iam_policy_url
+from gpu_platform.components.aws_load_balancer_controller import (
+    AwsLoadBalancerController,
+    AwsLoadBalancerControllerArgs,
+    iam_policy_url,
+)
+from gpu_platform.components.gpu_inference_service import GpuInferenceService, GpuInferenceServiceArgs
 from gpu_platform.infra.preview.upstream import upstream_file
 
 acme = pulumi.Config("acme")

@@ -11,7 +11,8 @@ import pulumi
 import pytest
 from pydantic import ValidationError
 
-from gpu_platform.components import AwsLoadBalancerController, AwsLoadBalancerControllerArgs, EksCluster, EksClusterArgs
+from gpu_platform.components import EksCluster, EksClusterArgs
+from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs
 from gpu_platform.components.load_balancer_args import CONTROLLER_RELEASES, iam_policy_name, iam_policy_url
 from tests.conftest import Engine, settled, settled_tree
 from tests.factories import eks

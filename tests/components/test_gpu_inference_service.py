@@ -15,19 +15,15 @@ import yaml
 from pydantic import ValidationError
 
 from gpu_platform.components import (
-    AwsLoadBalancerController,
-    AwsLoadBalancerControllerArgs,
     EksCluster,
     EksClusterArgs,
     GpuGkeCluster,
     GpuGkeClusterArgs,
-    GpuInferenceService,
-    GpuInferenceServiceArgs,
-    InferenceIngressArgs,
-    LoadBalancer,
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
 )
+from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs, LoadBalancer
+from gpu_platform.components.gpu_inference_service import GpuInferenceService, GpuInferenceServiceArgs, InferenceIngressArgs
 from gpu_platform.components.gpu_inference_service import saturation_rule
 from gpu_platform.components.labels import GPU_RESOURCE
 from tests.components.test_aws_load_balancer_controller import POLICY
