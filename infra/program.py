@@ -32,8 +32,8 @@ from gpu_platform.components import (
 from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.gpu_inference_service import GpuInferenceService
-from gpu_platform.components.prometheus_args import MetricSource
 from gpu_platform.components.load_balancer_args import iam_policy_url
+from gpu_platform.components.prometheus_args import MetricSource
 from gpu_platform.infra.stack.errors import ConfigError
 from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 

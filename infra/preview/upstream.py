@@ -336,7 +336,7 @@ class Sources:
         import urllib.request
 
         try:
-            with urllib.request.urlopen(pin.url, timeout=60) as response:  # noqa: S310 (https only: FilePin.url)
+            with urllib.request.urlopen(pin.url, timeout=60) as response:
                 data = response.read()
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             reason = getattr(exc, "reason", None) or exc

@@ -23,8 +23,7 @@ from gpu_platform.components import (
     SpotFailoverEksNodeGroupsArgs,
 )
 from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs, LoadBalancer
-from gpu_platform.components.gpu_inference_service import GpuInferenceService, GpuInferenceServiceArgs, InferenceIngressArgs
-from gpu_platform.components.gpu_inference_service import saturation_rule
+from gpu_platform.components.gpu_inference_service import GpuInferenceService, GpuInferenceServiceArgs, InferenceIngressArgs, saturation_rule
 from gpu_platform.components.labels import GPU_RESOURCE
 from tests.components.test_aws_load_balancer_controller import POLICY
 from tests.conftest import Engine, settled, settled_tree
