@@ -24,6 +24,8 @@ SATURATION_ALERT = "GpuInferenceAtMaxReplicas"
 
 Problem = tuple[tuple[str | int, ...], str, Any]
 
+_GCE_HINTS = {"certificate_arn": " (GKE takes certificates from a ManagedCertificate)", "internal": ""}
+
 
 class InferenceIngressArgs(BaseModel):
     """The Ingress in front of the inference Service: an AWS ALB (through the AWS Load Balancer
@@ -49,7 +51,7 @@ class InferenceIngressArgs(BaseModel):
                 if getattr(self, key) not in (None, False):
                     raise field_error(
                         "InferenceIngressArgs", key,
-                        f"{key} applies to load_balancer alb, not gce; remove it (GKE takes certificates from a ManagedCertificate)",
+                        f"{key} applies to load_balancer alb, not gce; remove it{_GCE_HINTS[key]}",
                         getattr(self, key),
                     )
         return self
@@ -68,7 +70,8 @@ class InferenceIngressArgs(BaseModel):
             return []
         return [((
             "load_balancer",
-        ), f"an {balancer.value} Ingress needs a {balancer.cluster_kind.value} cluster, not {kind.value}; use {LoadBalancer.of(kind).value} or leave load_balancer unset", balancer.value)]
+        ), f"load_balancer {balancer.value} exists on {balancer.cluster_kind.value} clusters, not on {kind.value}; "
+           f"use {LoadBalancer.of(kind).value} or leave load_balancer unset", balancer.value)]
 
 
 class GpuInferenceServiceArgs(BaseModel):

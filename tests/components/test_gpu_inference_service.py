@@ -146,7 +146,7 @@ def test_fails_when_an_alb_ingress_is_asked_for_on_gke(engine: Engine) -> pulumi
     cluster = on_gke()
     args = GpuInferenceServiceArgs(image=IMAGE, ingress=InferenceIngressArgs(load_balancer=LoadBalancer.ALB))
     return _refused(engine, lambda: GpuInferenceService("bad", args, cluster=cluster), [
-        ("args.ingress.load_balancer", "an alb Ingress needs a eks cluster, not gke; use gce or leave load_balancer unset"),
+        ("args.ingress.load_balancer", "load_balancer alb exists on eks clusters, not on gke; use gce or leave load_balancer unset"),
     ])
 
 
@@ -155,7 +155,7 @@ def test_fails_when_a_gce_ingress_is_asked_for_on_eks(engine: Engine) -> pulumi.
     _, gpu, controller = on_eks()
     args = GpuInferenceServiceArgs(image=IMAGE, ingress=InferenceIngressArgs(load_balancer=LoadBalancer.GCE))
     return _refused(engine, lambda: GpuInferenceService("bad", args, cluster=gpu, ingress_controller=controller.release), [
-        ("args.ingress.load_balancer", "an gce Ingress needs a gke cluster, not eks; use alb or leave load_balancer unset"),
+        ("args.ingress.load_balancer", "load_balancer gce exists on gke clusters, not on eks; use alb or leave load_balancer unset"),
     ])
 
 
@@ -230,7 +230,7 @@ def test_inference_defaults() -> None:
     ({"ingress": {"load_balancer": "gce", "certificate_arn": "arn:aws:acm:us-west-2:123456789012:certificate/abc"}}, ("ingress", "certificate_arn"),
      "certificate_arn applies to load_balancer alb, not gce; remove it (GKE takes certificates from a ManagedCertificate)"),
     ({"ingress": {"load_balancer": "gce", "internal": True}}, ("ingress", "internal"),
-     "internal applies to load_balancer alb, not gce; remove it (GKE takes certificates from a ManagedCertificate)"),
+     "internal applies to load_balancer alb, not gce; remove it"),
     ({"ingress": {"load_balancer": "nlb"}}, ("ingress", "load_balancer"), "Input should be 'alb' or 'gce'"),
     ({"ingress": {"certificate_arn": "not-an-arn"}}, ("ingress", "certificate_arn"), None),
     ({"replicas": 2}, ("replicas",), "Extra inputs are not permitted"),

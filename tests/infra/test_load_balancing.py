@@ -146,7 +146,7 @@ def test_the_controller_comes_with_an_alb_ingress_or_the_setting() -> None:
 REFUSALS: dict[str, tuple[str, Callable[[dict[str, Any]], None], str]] = {
     "an ALB Ingress on GKE": (
         "dev-gke", lambda c: c.update({NS + "inference": {"image": IMAGE, "ingress": {"load_balancer": "alb"}}}),
-        "gpu-platform: gpu-platform:inference.ingress.load_balancer: an alb Ingress needs a eks cluster, not gke; "
+        "gpu-platform: gpu-platform:inference.ingress.load_balancer: load_balancer alb exists on eks clusters, not on gke; "
         "use gce or leave load_balancer unset (got \"alb\")",
     ),
     "the controller on GKE": (
