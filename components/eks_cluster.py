@@ -52,7 +52,7 @@ from gpu_platform.components.eks_resources import (
     secrets_key_policy,
     zones_offering,
 )
-from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
+from gpu_platform.components.labels import ELB_ROLE_TAG, INTERNAL_ELB_ROLE_TAG, POOL_ROLE_LABEL, PoolRole
 from gpu_platform.components.models import input_error, report_checks_not_made
 from gpu_platform.components.pools import ENVIRONMENT_LABEL, NodePoolShape
 from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
@@ -456,12 +456,12 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
             opts=child,
         )
 
-        def subnet(kind: str, zone: str, block: ipaddress.IPv4Network, elb_role: str, route_table: aws.ec2.RouteTable) -> aws.ec2.Subnet:
+        def subnet(kind: str, zone: str, block: ipaddress.IPv4Network, role_tag: str, route_table: aws.ec2.RouteTable) -> aws.ec2.Subnet:
             made = aws.ec2.Subnet(
                 f"{name}-{kind}-{zone[-1]}",
                 aws.ec2.SubnetArgs(
                     vpc_id=vpc.id, availability_zone=zone, cidr_block=str(block), map_public_ip_on_launch=kind == "public",
-                    tags={**tags, **cluster_tag, "Name": f"{cluster_name}-{kind}-{zone}", f"kubernetes.io/role/{elb_role}": "1"},
+                    tags={**tags, **cluster_tag, "Name": f"{cluster_name}-{kind}-{zone}", role_tag: "1"},
                 ),
                 opts=child,
             )
@@ -474,7 +474,7 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
 
         public_subnets, private_subnets, nats = [], [], []
         for i, zone in enumerate(zones):
-            public = subnet("public", zone, blocks[i], "elb", public_rt)
+            public = subnet("public", zone, blocks[i], ELB_ROLE_TAG, public_rt)
             public_subnets.append(public)
             if args.nat_gateways is NatGateways.PER_ZONE or i == 0:
                 eip = aws.ec2.Eip(f"{name}-nat-{zone[-1]}-ip", aws.ec2.EipArgs(domain="vpc", tags=tags), opts=child)
@@ -494,7 +494,7 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
                 ),
                 opts=child,
             )
-            private_subnets.append(subnet("private", zone, blocks[len(zones) + i], "internal-elb", private_rt))
+            private_subnets.append(subnet("private", zone, blocks[len(zones) + i], INTERNAL_ELB_ROLE_TAG, private_rt))
         return vpc.id, [s.id for s in private_subnets], [s.id for s in public_subnets]
 
 

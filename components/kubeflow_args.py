@@ -169,8 +169,9 @@ class TenantProfile(BaseModel):
 class AlbCognitoIngress(BaseModel):
     """Expose the UI on an AWS ALB behind Amazon Cognito, as the Kubeflow-on-EKS guide does.
 
-    The Ingress (class alb) is acted on by the AWS Load Balancer Controller, a prerequisite this
-    component does not install: without it the Ingress stays without an address.
+    The Ingress (class alb) is acted on by the AWS Load Balancer Controller (AwsLoadBalancerController),
+    which the gpu-platform program installs with it on EKS; a program of one's own installs it beside
+    this component: without it the Ingress stays without an address.
     """
 
     model_config = ARGS_CONFIG
@@ -240,7 +241,7 @@ class KubeflowInstallArgs(BaseModel):
     oidc: OidcIssuer | None = None
     """platform only: also sign in through an OIDC issuer (Dex connector; client secret from a Pulumi secret). Default: none."""
     ingress: AlbCognitoIngress | None = None
-    """Expose the UI on an AWS ALB with Cognito sign-in (EKS). Needs the AWS Load Balancer Controller on the cluster, which this component does not install. Default: none (in-cluster only)."""
+    """Expose the UI on an AWS ALB with Cognito sign-in (EKS). Needs the AWS Load Balancer Controller, which the gpu-platform program installs with it (AwsLoadBalancerController). Default: none (in-cluster only)."""
 
     @model_validator(mode="after")
     def _edition_rules(self) -> KubeflowInstallArgs:

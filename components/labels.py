@@ -13,6 +13,8 @@ __all__ = [
     "AWS_ACCELERATOR_LABEL",
     "CAPACITY_LABEL",
     "CLASS_LABEL",
+    "ELB_ROLE_TAG",
+    "INTERNAL_ELB_ROLE_TAG",
     "COMPUTE_CLASS_LABEL",
     "EKS_CAPACITY_LABEL",
     "EKS_NODEGROUP_LABEL",
@@ -105,3 +107,9 @@ DATASET_LABEL = "gpu-platform.io/dataset"
 GCSFUSE_VOLUMES_ANNOTATION = "gke-gcsfuse/volumes"
 """GKE: the pod annotation ("true") that makes GKE inject the Cloud Storage FUSE sidecar into a pod
 that mounts a gcsfuse.csi.storage.gke.io volume; without it the mount never happens."""
+ELB_ROLE_TAG = "kubernetes.io/role/elb"
+"""The subnet tag (value 1) by which the AWS Load Balancer Controller finds the public subnets of
+internet-facing load balancers."""
+INTERNAL_ELB_ROLE_TAG = "kubernetes.io/role/internal-elb"
+"""The subnet tag (value 1) by which the AWS Load Balancer Controller finds the private subnets of
+internal load balancers."""

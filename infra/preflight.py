@@ -23,6 +23,7 @@ from typing import Any
 from gpu_platform.components.eks_args import ExistingVpcArgs
 from gpu_platform.components.eks_plan import class_node_groups
 from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES
+from gpu_platform.components.labels import ELB_ROLE_TAG, INTERNAL_ELB_ROLE_TAG
 from gpu_platform.components.pools import CapacityType
 from gpu_platform.infra.stack.model import StackConfig
 
@@ -129,7 +130,24 @@ def _existing_vpc(vpc: ExistingVpcArgs, ec2: Any) -> list[Finding]:
         else:
             free = seen.get("AvailableIpAddressCount")
             findings.append(Finding(False, f"{key}: subnet {subnet} is in {vpc.vpc_id}, zone {zone}" + (f", {free} free addresses" if free is not None else "")))
+            findings.append(_role_tag(key, subnet, seen))
     return findings
+
+
+def _role_tag(key: str, subnet: str, seen: dict[str, Any]) -> Finding:
+    """The subnet carries the role tag by which the AWS Load Balancer Controller finds it: kubernetes.io/role/elb=1
+    on a public subnet (internet-facing load balancers), kubernetes.io/role/internal-elb=1 on a private one."""
+    public = ".public_subnet_ids[" in key
+    tag, balancers = (ELB_ROLE_TAG, "internet-facing") if public else (INTERNAL_ELB_ROLE_TAG, "internal")
+    tags = {t["Key"]: t.get("Value", "") for t in seen.get("Tags", [])}
+    if tags.get(tag) == "1":
+        return Finding(False, f"{key}: subnet {subnet} carries {tag}=1 ({balancers} load balancers)")
+    found = f"it has {tag}={tags[tag]}" if tag in tags else "it has no such tag"
+    return Finding(
+        True,
+        f"{key}: subnet {subnet} needs tag {tag}=1, by which the AWS Load Balancer Controller finds subnets for {balancers} "
+        f"load balancers ({found}); tag it",
+    )
 
 
 def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> list[Finding]:

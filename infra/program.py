@@ -30,15 +30,19 @@ from gpu_platform.components import (
     PrometheusStack,
     SpotFailoverEksNodeGroups,
 )
+from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.dask_args import SERVICE_ACCOUNT as DASK_SERVICE_ACCOUNT
 from gpu_platform.components.dataset_args import SharedDatasetsArgs
+from gpu_platform.components.gpu_inference_service import GpuInferenceService
 from gpu_platform.components.kubeflow_args import Edition
+from gpu_platform.components.load_balancer_args import iam_policy_url
 from gpu_platform.components.prometheus_args import MetricSource
 from gpu_platform.components.shared_datasets import SharedDatasets
+from gpu_platform.infra.stack.errors import ConfigError
 from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 
-__all__ = ["Platform", "build", "compose_addons", "compose_datasets", "compose_monitoring", "scraped_later"]
+__all__ = ["Platform", "build", "compose_addons", "compose_datasets", "compose_inference", "compose_monitoring", "load_balancer_policy", "scraped_later"]
 
 KUBEFLOW_PROFILE_ACCOUNT = "default-editor"
 """The account a Kubeflow profile's notebooks and pipeline steps run as (the profile controller makes it)."""
@@ -58,9 +62,12 @@ class Platform:
 
 def build(stack: str, config: StackConfig) -> Platform:
     """Register the stack's cluster and add-ons and export their outputs."""
+    # Read before anything is registered: a policy that cannot be had stops the run with one line.
+    policy = load_balancer_policy(config)
     pulumi.export("cloud", config.cloud.value)
     pulumi.export("environment", config.environment.value)
     cluster: ClusterComponent
+    controller: AwsLoadBalancerController | None = None
     if config.cloud is Cloud.GCP:
         assert config.gke is not None  # the config model requires it for gcp
         gke = GpuGkeCluster(stack, config.gke)
@@ -88,10 +95,13 @@ def build(stack: str, config: StackConfig) -> Platform:
         pulumi.export("zones", eks.zones)
         pulumi.export("nodeGroups", [config.eks.system_node_group.name, *gpu.node_groups])
         pulumi.export("autoscalerPriorities", gpu.expander.configmap_text())
+        if (alb := config.load_balancer_controller) is not None and policy is not None:
+            controller = AwsLoadBalancerController(f"{stack}-alb-controller", alb, cluster=eks, iam_policy=policy)
+            pulumi.export("loadBalancerControllerRoleArn", controller.role_arn)
         # The node groups stand for the cluster with its GPUs: add-ons wait for the nodes, CoreDNS and
         # the StorageClass their claims name, and are placed on the system node group and the GPU classes.
         cluster = gpu
-    compose_addons(stack, config, cluster, monitoring)
+    compose_addons(stack, config, cluster, monitoring, ingress_controller=controller)
     return Platform(config, cluster, monitoring)
 
 
@@ -128,9 +138,46 @@ def compose_monitoring(stack: str, config: StackConfig, cluster: ClusterComponen
     return monitoring
 
 
-def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, monitoring: PrometheusStack | None) -> None:
+def load_balancer_policy(config: StackConfig) -> str | None:
+    """The AWS Load Balancer Controller's published IAM policy when the stack installs the controller, read from
+    the pinned upstream sources (infra/preview/upstream.py: --upstream offline, fetched and digest-checked
+    online); ConfigError (one line) when it cannot be had."""
+    from gpu_platform.infra.preview.upstream import SourceError, upstream_file
+
+    alb = config.load_balancer_controller
+    if alb is None:
+        return None
+    try:
+        return upstream_file(iam_policy_url(alb.chart_version))
+    except SourceError as exc:
+        raise ConfigError([f"gpu-platform:aws_load_balancer_controller: the controller's IAM policy: {exc}"]) from None
+
+
+def compose_inference(
+    stack: str, config: StackConfig, cluster: ClusterComponent, monitoring: PrometheusStack | None,
+    ingress_controller: AwsLoadBalancerController | None,
+) -> GpuInferenceService | None:
+    """The stack's GPU inference service (gpu-platform:inference), its alert shipped with the monitoring stack."""
+    if config.inference is None:
+        return None
+    service = GpuInferenceService(
+        f"{stack}-inference",
+        config.inference,
+        cluster=cluster,
+        ingress_controller=None if ingress_controller is None else ingress_controller.release,
+        prometheus_rule_crd=None if monitoring is None else monitoring.release,
+    )
+    pulumi.export("inferenceService", service.service_address)
+    return service
+
+
+def compose_addons(
+    stack: str, config: StackConfig, cluster: ClusterComponent, monitoring: PrometheusStack | None,
+    *, ingress_controller: AwsLoadBalancerController | None = None,
+) -> None:
     """Install and export the add-ons the stack config asks for on ``cluster`` (its every pool: on EKS the
-    node groups built with the EksCluster); ``monitoring`` from compose_monitoring."""
+    node groups built with the EksCluster); ``monitoring`` from compose_monitoring; ``ingress_controller``: the
+    AWS Load Balancer Controller when the stack installs it (ALB Ingresses wait for it)."""
     if monitoring is not None and config.monitoring.dcgm_exporter is not None:
         DcgmExporter(f"{stack}-dcgm", config.monitoring.dcgm_exporter, cluster=cluster, service_monitor_crd=monitoring.release)
     tenants: dict[str, pulumi.Resource] = {}  # each tenant's namespace (or what is made in it), by tenant
@@ -174,6 +221,7 @@ def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, m
             opts=pulumi.ResourceOptions(depends_on=list(tenants.values())),
         )
         pulumi.export("headlampNamespace", headlamp.namespace)
+    compose_inference(stack, config, cluster, monitoring, ingress_controller)
 
 
 def compose_datasets(

@@ -71,6 +71,11 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "example:datasets-refused"): "test_the_dataset_refusals_are_the_lines_shown",
     ("README.md", 'gpu-platform:shared_datasets.datasets[0].tenants[1].access: tenant team-a mounts dataset features read_write, but the dataset is read_only; make the dataset read_write or mount it read_only (got "read_write")'): "test_the_dataset_refusals_are_the_lines_shown",
     ("README.md", 'gpu-platform:shared_datasets.datasets[0].bucket.name: a Cloud Storage bucket name may not start with goog nor contain google (cloud gcp) (got "acme-google-features")'): "test_the_dataset_refusals_are_the_lines_shown",
+    ("README.md", "gpu-platform:aws_load_balancer_controller:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "gpu-platform:inference:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "gpu-platform preview --program examples/inference gke"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("README.md", "gpu-platform preview --program examples/inference eks --upstream ../shared/reference/upstream"):
+        "test_the_inference_example_previews_on_eks_with_the_pinned_policy",
     ("README.md", "import yaml"):
         "exempt: runs in a tenant's notebook against a live cluster (KubeCluster creates a DaskCluster); "
         "test_the_dask_notebook_reads_the_spec_the_stack_mounts checks the path and the spec",
@@ -176,6 +181,7 @@ def test_the_quick_start_preview_runs_and_shows_the_pool_tree(dev_gke_preview: s
         ("gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34", 0, "Stack dev (gpu-platform-consumer): "),
         ("gpu-platform preview --program examples/composed gke", 0, "Stack gke (acme-gpu): "),
         ("gpu-platform preview --program examples/composed gke", 1, "Stack eks (acme-gpu): "),
+        ("gpu-platform preview --program examples/inference gke", 0, "Stack gke (acme-inference): "),
         (".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload", 0, "GPU pods"),
         # Shipped prices for a region outside the shipped stacks' (the refresh line: tests/infra/test_prices.py).
         (".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'",
@@ -192,6 +198,21 @@ def test_the_shell_commands_that_need_no_cloud_run_as_written(key: str, index: i
     done = bash(command, PROJECT_DIR)
     assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
     assert expected in done.stdout, (command, done.stdout[-2000:])
+
+
+def test_the_inference_example_previews_on_eks_with_the_pinned_policy() -> None:
+    """As printed, from the repository root (../shared beside it): the controller and its IAM policy are in the
+    tree, and the HPA with them."""
+    from tests.conftest import upstream_or_skip
+
+    upstream_or_skip()
+    command = block("README.md", "gpu-platform preview --program examples/inference eks --upstream ../shared/reference/upstream")
+    done = bash(command, PROJECT_DIR)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    assert done.stdout.startswith("Stack eks (acme-inference): ")
+    for line in ("aws:iam/policy:Policy  ml-alb-policy", "kubernetes:helm.sh/v3:Release  ml-alb-release",
+                 "kubernetes:autoscaling/v2:HorizontalPodAutoscaler  ml-inference-autoscaler-hpa"):
+        assert line in done.stdout, line
 
 
 def test_the_byo_network_preview_prints_the_warnings_shown() -> None:
@@ -239,6 +260,8 @@ def _merge(base: Any, patch: Any) -> Any:
         ("README.md", "gpu-platform:dask:", "dev-gke", ""),
         ("README.md", "example:datasets-eks", "dev-eks", ""),
         ("README.md", "example:datasets-gke", "dev-gke", ""),
+        ("README.md", "gpu-platform:aws_load_balancer_controller:", "dev-eks", ""),
+        ("README.md", "gpu-platform:inference:", "dev-eks", ""),
         ("components/README.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
         ("components/README.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],

@@ -40,7 +40,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     args.stack = _preview_stack(args)
     sources = None if args.no_render else upstream_sources(args)
     policy_config = read_policy_config(Path(args.policy_config) if args.policy_config is not None else None)
-    plan, stack_config = _run(args)
+    plan, stack_config = _run(args, sources)
 
     checks = check_plan(plan, stack_config, policy_config, sources)
     if checks.report is not None and args.render and checks.report.notices:
@@ -65,10 +65,13 @@ def cmd_preview(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if checks.failed or applied else EXIT_OK
 
 
-def _run(args: argparse.Namespace) -> tuple[Any, Any]:
+def _run(args: argparse.Namespace, sources: Any = None) -> tuple[Any, Any]:
     """Run the program (this repository's, or --program's) once: its plan, and the config it read
-    (a program of one's own has none of ours: program_target stands in)."""
+    (a program of one's own has none of ours: program_target stands in). The program reads the upstream
+    files it needs (the AWS Load Balancer Controller's IAM policy) from ``sources``, the ones rendering uses
+    (--upstream, else the cache), when given."""
     from gpu_platform.infra.preview.engine import load_program, run_program
+    from gpu_platform.infra.preview.upstream import sources_for_program
     from gpu_platform.infra.stack.errors import ConfigError
     from gpu_platform.infra.stack.read import read_stack_file
 
@@ -78,7 +81,7 @@ def _run(args: argparse.Namespace) -> tuple[Any, Any]:
     try:
         # Ctrl-C takes effect when the run ends (seconds; a second Ctrl-C at once): an
         # interrupt inside the SDK's event loop or a provider SDK's import is not safe.
-        with deferred_interrupts(second_raises=True):
+        with deferred_interrupts(second_raises=True), sources_for_program(sources):
             plan = run_program(project_dir, args.stack, config, secret_keys, program=program)
         own = plan.stack_config if program is None else None
         return plan, own if own is not None else program_target(plan, args.kubernetes_version)

@@ -26,6 +26,8 @@ def cmd_upstream(args: argparse.Namespace) -> int:
         SourceError,
         check_lock,
         dump_lock,
+        lock_files,
+        sources_for_program,
     )
     from gpu_platform.infra.stack.read import read_stack_file
 
@@ -34,12 +36,13 @@ def cmd_upstream(args: argparse.Namespace) -> int:
         problems = check_lock(sources)
         for line in problems:
             err(line)
-        print(f"{len(sources.lock.charts)} charts and {len(sources.lock.git)} git refs locked; "
+        print(f"{len(sources.lock.charts)} charts, {len(sources.lock.git)} git refs and {len(sources.lock.files)} files locked; "
               f"{len(problems)} problems in {sources.describe()}")
         return EXIT_VIOLATIONS if problems else EXIT_OK
     from gpu_platform.infra.preview.render import (
         declared_sources,
         lock_for,
+        supported_files,
         supported_sources,
     )
 
@@ -47,12 +50,18 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     project_dir = find_project(args)
     stacks = args.stacks or sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (project_dir / "stacks").glob("Pulumi.*.yaml"))
     declared = [supported_sources()]
+    try:
+        # The single files first: a stack's program reads them (the controller's IAM policy).
+        files = lock_files(supported_files(), sources)
+    except SourceError as exc:
+        raise CommandError([str(exc)], EXIT_CONFIG) from None
+    sources.lock = sources.lock.model_copy(update={"files": files})
     for stack in stacks:
         config, secret_keys = read_stack_file(project_dir, stack)
-        with deferred_interrupts(second_raises=True):
+        with deferred_interrupts(second_raises=True), sources_for_program(sources):
             declared.append(declared_sources(run_program(project_dir, stack, config, secret_keys)))
     try:
-        text = dump_lock(lock_for(declared, sources))
+        text = dump_lock(lock_for(declared, sources).model_copy(update={"files": files}))
     except SourceError as exc:
         raise CommandError([str(exc)], EXIT_CONFIG) from None
     if target is None:

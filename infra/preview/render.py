@@ -626,6 +626,7 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
     from gpu_platform.components.headlamp_args import HEADLAMP_CHART, HEADLAMP_REPOSITORY, HeadlampArgs
     from gpu_platform.components.kubeflow_args import KNOWN_RELEASES, KubeflowInstallArgs
     from gpu_platform.components.kubeflow_plan import manifest_sources
+    from gpu_platform.components.load_balancer_args import CONTROLLER_CHART, CONTROLLER_REPOSITORY, AwsLoadBalancerControllerArgs
 
     prometheus = PrometheusStackArgs()
     charts = [
@@ -635,6 +636,7 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
         (DASK_OPERATOR_CHART, DaskOperatorArgs.model_fields["chart_version"].default, DASK_REPO),
         (AUTOSCALER_CHART, ClusterAutoscalerSettings.model_fields["chart_version"].default, AUTOSCALER_REPO),
         (HEADLAMP_CHART, HeadlampArgs.model_fields["chart_version"].default, HEADLAMP_REPOSITORY),
+        (CONTROLLER_CHART, AwsLoadBalancerControllerArgs.model_fields["chart_version"].default, CONTROLLER_REPOSITORY),
     ]
     urls = [
         url
@@ -643,6 +645,14 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
         for _, url in manifest_sources(KubeflowInstallArgs.model_construct(edition=edition, release=release))
     ]
     return charts, urls
+
+
+def supported_files() -> list[tuple[str, str]]:
+    """The single upstream files (name in the sources, URL) the components read: the AWS Load Balancer
+    Controller's IAM policy of every release it accepts."""
+    from gpu_platform.components.load_balancer_args import CONTROLLER_RELEASES, iam_policy_name, iam_policy_url
+
+    return [(iam_policy_name(version), iam_policy_url(version)) for version in CONTROLLER_RELEASES]
 
 
 def lock_for(declared: list[tuple[list[tuple[str, str, str | None]], list[str]]], sources: Sources) -> Lock:

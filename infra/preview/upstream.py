@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 __all__ = [
     "LOCK_PATH",
     "ChartPin",
+    "FilePin",
     "GitPin",
     "KustomizeUrl",
     "Lock",
@@ -44,6 +45,9 @@ __all__ = [
     "default_cache_dir",
     "load_lock",
     "parse_kustomize_url",
+    "program_sources",
+    "sources_for_program",
+    "upstream_file",
 ]
 
 LOCK_PATH = Path(__file__).with_name("upstream.lock.yaml")
@@ -88,9 +92,32 @@ class GitPin(_Model):
     commit: str = Field(pattern=r"^[0-9a-f]{40}$")
 
 
+class FilePin(_Model):
+    """A single upstream file a component reads at deploy time (the AWS Load Balancer Controller's
+    IAM policy): where upstream publishes it at its release tag, and the sha256 of its bytes."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    """The file's name in the sources, under ``charts/`` beside the chart it belongs to."""
+    url: str = Field(pattern=r"^https://")
+    """Where upstream publishes it (at a release tag, never a branch)."""
+    digest: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    """sha256 of the file's bytes."""
+
+    @property
+    def relative_path(self) -> str:
+        return f"charts/{self.name}"
+
+
 class Lock(_Model):
     charts: list[ChartPin] = []
     git: list[GitPin] = []
+    files: list[FilePin] = []
+
+    def file(self, url: str) -> FilePin | None:
+        for pin in self.files:
+            if pin.url == url:
+                return pin
+        return None
 
     def chart(self, name: str, version: str, repository: str | None) -> ChartPin | None:
         for pin in self.charts:
@@ -280,6 +307,45 @@ class Sources:
                 leftover.unlink()
             tmp.rmdir()
 
+    # --- single files ---------------------------------------------------------------------
+
+    def file_bytes(self, pin: FilePin) -> bytes:
+        """A locked file's bytes, its digest checked: from the local copy, else the cache (fetched
+        from its URL when fetching is on); SourceError otherwise. One path for the offline preview
+        (--upstream) and `pulumi up` online."""
+        path = self.root / pin.relative_path
+        if not path.is_file():
+            if not self.fetch:
+                raise SourceError(f"{pin.name} is not in {self.describe()} (looked for {path}); give --upstream DIR, or fetch it from {pin.url}")
+            self.fetch_file(pin, path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise SourceError(f"{path}: cannot read it: {exc.strerror}") from None
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        if digest != pin.digest:
+            raise SourceError(
+                f"{pin.name} in {path} has digest {digest}, the lock pins {pin.digest}: "
+                "the file is not the locked one (remove it to fetch it again, or re-lock on purpose)"
+            )
+        return data
+
+    def fetch_file(self, pin: FilePin, path: Path) -> None:
+        """Download ``pin.url`` to ``path`` (whole or not at all; its digest is checked by the caller)."""
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(pin.url, timeout=60) as response:
+                data = response.read()
+        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise SourceError(f"{pin.name} could not be fetched from {pin.url}: {reason}") from None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.parent / f".fetch-{os.getpid()}-{pin.name}"
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+
     # --- git --------------------------------------------------------------------------
 
     def git_dir(self, repository: str) -> Path:
@@ -390,6 +456,64 @@ def lock_entries(plan_sources: list[tuple[str, str, str | None]], git_refs: list
                 git=sorted(gits.values(), key=lambda p: (p.repository, p.tag)))
 
 
+def lock_files(urls: list[tuple[str, str]], sources: Sources) -> list[FilePin]:
+    """Lock entries for exactly the given files (name, url): locked ones kept as they are, new ones
+    with the digest of the file in ``sources`` (fetched online when they are not local)."""
+    pins: dict[str, FilePin] = {}
+    for name, url in urls:
+        if (locked := sources.lock.file(url)) is not None and locked.name == name:
+            pins[name] = locked
+            continue
+        path = sources.root / "charts" / name
+        if not path.is_file():
+            if not sources.fetch:
+                raise SourceError(f"{name} is not in {sources.describe()} (looked for {path})")
+            sources.fetch_file(FilePin(name=name, url=url, digest="sha256:" + "0" * 64), path)
+        pins[name] = FilePin(name=name, url=url, digest="sha256:" + hashlib.sha256(path.read_bytes()).hexdigest())
+    return sorted(pins.values(), key=lambda p: p.name)
+
+
+_PROGRAM_SOURCES: list[Sources] = []
+"""The sources the running program reads upstream files from, when a command set them (sources_for_program)."""
+
+
+def program_sources() -> Sources:
+    """Where the program (infra/program.py, or a program of one's own) reads upstream files: the sources
+    the running command set (`gpu-platform preview --upstream DIR`), else ``$GPU_PLATFORM_UPSTREAM``, else
+    the user cache, fetched online unless ``$GPU_PLATFORM_OFFLINE=1`` (what `pulumi up` uses)."""
+    if _PROGRAM_SOURCES:
+        return _PROGRAM_SOURCES[-1]
+    lock = load_lock()
+    upstream = os.environ.get("GPU_PLATFORM_UPSTREAM")
+    upstream_dir = check_upstream_dir("GPU_PLATFORM_UPSTREAM", upstream, lock) if upstream is not None else None
+    return Sources(lock, upstream_dir=upstream_dir, fetch=os.environ.get("GPU_PLATFORM_OFFLINE") != "1")
+
+
+class sources_for_program:  # noqa: N801 (a context manager used as a function)
+    """``with sources_for_program(sources):`` the program run inside reads upstream files from ``sources``."""
+
+    def __init__(self, sources: Sources | None) -> None:
+        self.sources = sources
+
+    def __enter__(self) -> None:
+        if self.sources is not None:
+            _PROGRAM_SOURCES.append(self.sources)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.sources is not None:
+            _PROGRAM_SOURCES.pop()
+
+
+def upstream_file(url: str) -> str:
+    """The text of the locked upstream file published at ``url`` (see program_sources); SourceError (one
+    line) when it is not locked, cannot be had, or is not the locked bytes."""
+    sources = program_sources()
+    pin = sources.lock.file(url)
+    if pin is None:
+        raise SourceError(f"{url} is not in the lock {LOCK_PATH.name}; run: gpu-platform upstream lock")
+    return sources.file_bytes(pin).decode("utf-8")
+
+
 def dump_lock(lock: Lock, path: Path = LOCK_PATH) -> str:
     """The lock's YAML, keeping the file's leading comment."""
     header = []
@@ -413,6 +537,11 @@ def check_lock(sources: Sources) -> list[str]:
     for pin in sources.lock.git:
         try:
             sources.check_tag(pin)
+        except SourceError as exc:
+            problems.append(str(exc))
+    for file in sources.lock.files:
+        try:
+            sources.file_bytes(file)
         except SourceError as exc:
             problems.append(str(exc))
     return problems

@@ -40,6 +40,7 @@ from gpu_platform.components.eks_node_group_args import (
 from gpu_platform.components.eks_plan import EksPlan, plan_node_groups
 from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.gpu_zones import pool_gpu_notices
+from gpu_platform.components.inference_args import GpuInferenceServiceArgs
 from gpu_platform.components.kube import kubernetes_owns
 from gpu_platform.components.kubeflow_args import (
     DEFAULT_DEX_PASSWORD,
@@ -49,6 +50,7 @@ from gpu_platform.components.kubeflow_args import (
 )
 from gpu_platform.components.kubeflow_plan import capacity_problem
 from gpu_platform.components.labels import PoolRole
+from gpu_platform.components.load_balancer_args import AwsLoadBalancerControllerArgs
 from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import Environment, NodePoolShape
@@ -56,6 +58,7 @@ from gpu_platform.components.prometheus_args import PrometheusStackArgs
 from gpu_platform.components.zones import unchecked_region
 from gpu_platform.infra.kubernetes_api import supported_kubernetes_versions
 from gpu_platform.infra.stack.headlamp import HeadlampConfig
+from gpu_platform.infra.stack.load_balancing import load_balancer_controller, load_balancing_problems
 
 __all__ = [
     "PROJECT",
@@ -180,6 +183,10 @@ class StackConfig(BaseModel):
     """Buckets shared with Dask tenants and Kubeflow profiles: FSx for Lustre on EKS, Cloud Storage FUSE on GKE (see SharedDatasetsArgs). Default: none."""
     headlamp: HeadlampConfig = Field(default_factory=HeadlampConfig)
     """The cluster UI (Headlamp) and each tenant's read-only access to its namespace. Default: see HeadlampConfig (not installed)."""
+    aws_load_balancer_controller: AwsLoadBalancerControllerArgs | None = None
+    """The AWS Load Balancer Controller (cloud aws only; see AwsLoadBalancerControllerArgs). Default: none (installed with its defaults wherever an ALB Ingress needs it: kubeflow.install.ingress, an inference ALB)."""
+    inference: GpuInferenceServiceArgs | None = None
+    """A GPU inference service with its Ingress and GPU-utilisation HPA (see GpuInferenceServiceArgs); needs monitoring.dcgm_exporter. Default: none."""
 
     @model_validator(mode="before")
     @classmethod
@@ -304,6 +311,7 @@ class StackConfig(BaseModel):
         if self.dask is not None:
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
             problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
+        problems += load_balancing_problems(self)
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
             problems.append((("kubeflow_dex_password_hash",), problem, "[secret]"))
@@ -342,6 +350,8 @@ class StackConfig(BaseModel):
                 claim(tenant.name, "a Dask tenant", ("dask", "tenants", i, "name"))
         if self.headlamp.enabled:
             claim(self.headlamp.namespace, "Headlamp", ("headlamp", "namespace"))
+        if self.inference is not None:
+            claim(self.inference.namespace, "the inference service", ("inference", "namespace"))
         return problems
 
     def tenant_names(self) -> set[str]:
@@ -474,6 +484,11 @@ class StackConfig(BaseModel):
             region = self.eks.region or pulumi_aws.config.region
             return str(region) if region else None
         return None
+
+    @property
+    def load_balancer_controller(self) -> AwsLoadBalancerControllerArgs | None:
+        """The AWS Load Balancer Controller the program installs (infra/stack/load_balancing.py), or None."""
+        return load_balancer_controller(self)
 
     @functools.cached_property
     def eks_plan(self) -> EksPlan | None:

@@ -91,6 +91,7 @@ DESCRIBED = {
     ("ModelSettings", "node"): "tests/infra/test_simulate.py::test_model_defaults",
     ("ModelSettings", "spot"): "tests/infra/test_simulate.py::test_model_defaults",
     ("DeepDive", "work"): "tests/infra/test_simulate.py::test_model_defaults",
+    ("GpuInferenceServiceArgs", "ingress"): "tests/components/test_gpu_inference_service.py::test_inference_defaults",
     ("WorkloadFile", "hours"): "tests/infra/test_simulate.py::test_a_workload_file_repeats_by_hour",
 }
 

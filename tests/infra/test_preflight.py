@@ -197,3 +197,40 @@ def test_a_stated_shape_is_checked_against_what_ec2_reports(ec2: Any, shape: dic
     assert expected in out
     assert "error: All P Spot Instance Requests (L-7212CCBC) in ap-northeast-2 is 96 vCPUs; the node groups may need 192 " \
            "(h200-spot 1x192): request an increase" in out
+
+
+def test_brought_subnets_need_the_load_balancer_role_tags(ec2: Any) -> None:
+    """kubernetes.io/role/elb=1 on a public subnet and kubernetes.io/role/internal-elb=1 on a private one, by
+    which the AWS Load Balancer Controller finds them: a missing or wrong tag is an error naming the key."""
+    vpc = ec2.create_vpc(CidrBlock="10.30.0.0/16")["Vpc"]["VpcId"]
+
+    def subnet(cidr: str, zone: str, tags: dict[str, str]) -> str:
+        made = ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=zone)["Subnet"]["SubnetId"]
+        if tags:
+            ec2.create_tags(Resources=[made], Tags=[{"Key": k, "Value": v} for k, v in tags.items()])
+        return made
+
+    private_a = subnet("10.30.0.0/20", "ap-northeast-2a", {"kubernetes.io/role/internal-elb": "1"})
+    private_c = subnet("10.30.16.0/20", "ap-northeast-2c", {"kubernetes.io/role/elb": "1"})  # the public subnets' tag
+    public_a = subnet("10.30.32.0/20", "ap-northeast-2a", {"kubernetes.io/role/elb": "1"})
+    public_c = subnet("10.30.48.0/20", "ap-northeast-2c", {"kubernetes.io/role/elb": "0"})
+    cluster = {**eks(), "vpc": {
+        "vpc_id": vpc,
+        "private_subnet_ids": {"ap-northeast-2a": private_a, "ap-northeast-2c": private_c},
+        "public_subnet_ids": {"ap-northeast-2a": public_a, "ap-northeast-2c": public_c},
+    }}
+    cluster.pop("zones")
+    config = StackConfig.model_validate({
+        "cloud": "aws", "eks": cluster, "monitoring": {"enabled": False},
+        "eks_node_groups": eks_node_groups(classes=[gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=4)]),
+    })
+    out = lines(preflight_eks(config, REGION, ec2, quotas({G_ON_DEMAND: 64, G_SPOT: 64})))
+    tagged = [line for line in out if "kubernetes.io/role/" in line]
+    assert tagged == [
+        f"ok: eks.vpc.private_subnet_ids[ap-northeast-2a]: subnet {private_a} carries kubernetes.io/role/internal-elb=1 (internal load balancers)",
+        f"error: eks.vpc.private_subnet_ids[ap-northeast-2c]: subnet {private_c} needs tag kubernetes.io/role/internal-elb=1, by which the "
+        "AWS Load Balancer Controller finds subnets for internal load balancers (it has no such tag); tag it",
+        f"ok: eks.vpc.public_subnet_ids[ap-northeast-2a]: subnet {public_a} carries kubernetes.io/role/elb=1 (internet-facing load balancers)",
+        f"error: eks.vpc.public_subnet_ids[ap-northeast-2c]: subnet {public_c} needs tag kubernetes.io/role/elb=1, by which the "
+        "AWS Load Balancer Controller finds subnets for internet-facing load balancers (it has kubernetes.io/role/elb=0); tag it",
+    ]

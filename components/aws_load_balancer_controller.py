@@ -1,0 +1,112 @@
+"""AwsLoadBalancerController: the controller that turns Ingresses of class alb into AWS Application Load
+Balancers (and Services of type LoadBalancer into NLBs), as the EKS DCGM + GPU HPA and the Kubeflow-on-EKS
+guides install it.
+
+The pinned aws-load-balancer-controller chart in kube-system, on the system node group, naming the cluster,
+its region and VPC; its IRSA role, trusted by its ServiceAccount only, with the controller's own published
+IAM policy (``iam_policy``: the document upstream publishes at the controller's release tag, which the
+program reads from the pinned upstream sources, its digest checked). The controller finds the subnets of a
+load balancer by their role tags (kubernetes.io/role/elb public, kubernetes.io/role/internal-elb private),
+which EksCluster puts on the subnets it creates and `gpu-platform preflight eks` checks on brought ones.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from gpu_platform.components.cluster_component import a_type, check_live, on_cluster
+from gpu_platform.components.eks_cluster import EksCluster
+from gpu_platform.components.eks_resources import irsa_trust_policy
+from gpu_platform.components.kube import helm_release
+from gpu_platform.components.labels import PoolRole
+from gpu_platform.components.load_balancer_args import (
+    CONTROLLER_CHART,
+    CONTROLLER_NAMESPACE,
+    AwsLoadBalancerControllerArgs,
+    LoadBalancer,
+    iam_policy_url,
+)
+from gpu_platform.components.load_balancer_resources import controller_values, policy_problem
+from gpu_platform.components.models import input_error
+from gpu_platform.components.pools import PoolPlacement
+
+__all__ = ["AwsLoadBalancerController", "AwsLoadBalancerControllerArgs", "LoadBalancer", "iam_policy_url"]
+
+
+class AwsLoadBalancerController(pulumi.ComponentResource):
+    """The AWS Load Balancer Controller on an EKS cluster, with its IAM role and policy."""
+
+    release: k8s.helm.v3.Release
+    """The controller's Helm release: an Ingress of class alb waits for it (its webhooks must answer)."""
+    role_arn: pulumi.Output[str]
+    """The controller's IRSA role."""
+    policy_arn: pulumi.Output[str]
+    """The IAM policy made from the controller's published policy document."""
+
+    def __init__(
+        self,
+        name: str,
+        args: AwsLoadBalancerControllerArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        cluster: EksCluster,
+        iam_policy: pulumi.Input[str],
+    ) -> None:
+        """``cluster``: the EksCluster (its provider, VPC, OIDC provider and system node group).
+        ``iam_policy``: the controller's published IAM policy document (JSON) for ``args.chart_version``, from
+        ``iam_policy_url(args.chart_version)``; a program reads it from its pinned upstream sources."""
+        if not isinstance(cluster, EksCluster):
+            raise input_error(
+                "cluster", f"cluster: expected an EksCluster (the controller needs its VPC and OIDC provider) (got {a_type(cluster)})"
+            )
+        check_live("iam_policy", iam_policy, (str,), "the controller's IAM policy document (JSON text)", optional=False)
+        if isinstance(iam_policy, str) and (problem := policy_problem(iam_policy)):
+            raise input_error("iam_policy", f"iam_policy: {problem}; give the document at {iam_policy_url(args.chart_version)}")
+        opts = on_cluster(cluster, opts).opts
+        super().__init__("gpu-platform:aws_load_balancer_controller:AwsLoadBalancerController", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        ref = cluster.ref
+
+        role = aws.iam.Role(
+            f"{name}-role",
+            aws.iam.RoleArgs(
+                description=f"AWS Load Balancer Controller of {ref.name} (IRSA)",
+                assume_role_policy=pulumi.Output.all(ref.oidc_provider_arn, ref.oidc_issuer).apply(
+                    lambda v: json.dumps(irsa_trust_policy(v[0], v[1], CONTROLLER_NAMESPACE, args.service_account))
+                ),
+            ),
+            opts=child,
+        )
+        policy = aws.iam.Policy(
+            f"{name}-policy",
+            aws.iam.PolicyArgs(
+                description=f"The AWS Load Balancer Controller's own IAM policy ({iam_policy_url(args.chart_version)})",
+                policy=iam_policy,
+            ),
+            opts=child,
+        )
+        attachment = aws.iam.RolePolicyAttachment(
+            f"{name}-role-policy", aws.iam.RolePolicyAttachmentArgs(role=role.name, policy_arn=policy.arn), opts=child
+        )
+        system = [p for p in cluster.pool_shapes() if p.role is PoolRole.SYSTEM]
+        placement = system[0].placement if system else PoolPlacement({}, ())
+        self.release = helm_release(
+            f"{name}-release",
+            chart=CONTROLLER_CHART,
+            version=args.chart_version,
+            repository=args.repository,
+            namespace=CONTROLLER_NAMESPACE,
+            values=controller_values(args, ref.name, ref.region, cluster.vpc_id, role.arn, placement),
+            release_name=CONTROLLER_CHART,
+            # The controller must be able to act when it starts.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[attachment]),
+        )
+        self.role_arn = role.arn
+        self.policy_arn = policy.arn
+        outputs: dict[str, Any] = {"roleArn": self.role_arn, "policyArn": self.policy_arn}
+        self.register_outputs(outputs)
