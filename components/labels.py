@@ -26,6 +26,7 @@ __all__ = [
     "WORKLOAD_LABEL",
     "NODE_POOL_LABEL",
     "MANAGED_LABELS",
+    "NAMESPACE_NAME_LABEL",
     "PART_OF_LABEL",
     "POOL_ROLE_LABEL",
     "PRIORITY_CONFIGMAP",
@@ -97,3 +98,6 @@ GPU_TEMPLATE_TAG = f"{NODE_TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"
 """The tag that tells the cluster autoscaler how many GPUs a node of an empty EKS node group will
 have. The component sets it on each GPU node group (and its ASG), so the policy pack reads the GPUs
 per node of an instance type the catalog does not know from the node group itself."""
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""The label Kubernetes sets on every Namespace to its own name: Kueue's namespace selectors pick the
+tenants' namespaces by it."""

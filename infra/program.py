@@ -26,6 +26,7 @@ from gpu_platform.components import (
     EksCluster,
     GpuGkeCluster,
     KubeflowInstall,
+    Kueue,
     PrometheusStack,
     SpotFailoverEksNodeGroups,
 )
@@ -125,6 +126,7 @@ def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, m
     node groups built with the EksCluster); ``monitoring`` from compose_monitoring."""
     if monitoring is not None and config.monitoring.dcgm_exporter is not None:
         DcgmExporter(f"{stack}-dcgm", config.monitoring.dcgm_exporter, cluster=cluster, service_monitor_crd=monitoring.release)
+    tenants: list[pulumi.Resource] = []
     if config.kubeflow is not None:
         kubeflow = config.kubeflow
         if kubeflow.capacity_check is CapacityCheck.WARN and (problem := kubeflow.capacity_problem(cluster.pool_shapes())):
@@ -144,8 +146,13 @@ def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, m
         pulumi.export("kubeflowUiService", install.ui_service)
         pulumi.export("kubeflowTrainingPlacement", install.training_placement)
         pulumi.export("kubeflowStorage", install.storage)
+        tenants.append(install)
     if config.dask is not None:
         dask = DaskOperator(f"{stack}-dask", config.dask, cluster=cluster)
         pulumi.export("daskTenants", list(dask.namespaces))
         pulumi.export("daskNotebooks", dask.notebook_services)
         pulumi.export("daskClusterSpec", dask.cluster_spec)
+        tenants.append(dask)
+    if config.queues is not None:
+        queues = Kueue(f"{stack}-queues", config.queues, tenants=config.queue_tenants(), cluster=cluster, after=tenants)
+        pulumi.export("clusterQueues", queues.cluster_queues)

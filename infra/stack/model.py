@@ -46,6 +46,8 @@ from gpu_platform.components.kubeflow_args import (
     KubeflowInstallArgs,
 )
 from gpu_platform.components.kubeflow_plan import capacity_problem
+from gpu_platform.components.kueue_args import KueueArgs
+from gpu_platform.components.kueue_plan import QueueTenant, dask_queue_tenants, kubeflow_queue_tenants, plan_queues
 from gpu_platform.components.labels import PoolRole
 from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.numbers import Int
@@ -173,6 +175,8 @@ class StackConfig(BaseModel):
     """The Kubeflow OIDC client's secret at the issuer; a Pulumi secret. Required when kubeflow.install.oidc is set. Default: none."""
     kubeflow_dex_password_hash: SecretStr | None = None
     """bcrypt hash of the Kubeflow login's password; a Pulumi secret. Required with the platform edition. Default: none."""
+    queues: KueueArgs | None = None
+    """Kueue tenant queues: a ClusterQueue per Dask and Kubeflow tenant in one Cohort, a ResourceFlavor per pool, a LocalQueue default per tenant namespace (see KueueArgs). Default: none (no Kueue)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -282,6 +286,9 @@ class StackConfig(BaseModel):
         if self.dask is not None:
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
             problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
+        if self.queues is not None:
+            plan = plan_queues(self.queues, self.queue_tenants(), self.pool_shapes())
+            problems += [(("queues", *loc), message, value) for loc, message, value in plan.problems]
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
             problems.append((("kubeflow_dex_password_hash",), problem, "[secret]"))
@@ -437,6 +444,14 @@ class StackConfig(BaseModel):
         if update:
             copied.__dict__.pop("eks_plan", None)
         return copied
+
+    def queue_tenants(self) -> list[QueueTenant]:
+        """The tenants the queues admit: the Dask tenants, then the Kubeflow tenants, placed on the plan's pools."""
+        pools = self.pool_shapes()
+        tenants = [] if self.dask is None else dask_queue_tenants(self.dask, pools)
+        if self.kubeflow is not None:
+            tenants += kubeflow_queue_tenants(self.kubeflow.install, pools)
+        return tenants
 
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every pool of the stack's cluster as workloads see it (see NodePoolShape): the plan's."""
