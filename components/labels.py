@@ -27,6 +27,7 @@ __all__ = [
     "NODE_POOL_LABEL",
     "MANAGED_LABELS",
     "NAMESPACE_NAME_LABEL",
+    "DEVICE_PLUGIN_CONFIG_LABEL",
     "PART_OF_LABEL",
     "POOL_ROLE_LABEL",
     "PRIORITY_CONFIGMAP",
@@ -101,3 +102,6 @@ per node of an instance type the catalog does not know from the node group itsel
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 """The label Kubernetes sets on every Namespace to its own name: Kueue's namespace selectors pick the
 tenants' namespaces by it."""
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+"""The node label naming which entry of the NVIDIA device plugin's config map a node runs with (the chart's
+config manager reads it): an EKS GPU class that shares its GPUs labels its nodes with its name."""

@@ -66,6 +66,7 @@ CLAIMS: dict[tuple[str, str], str] = {
         "test_the_autoscaler_fragment_runs_after_the_composed_example",
     ("README.md", "gpu-platform:dask:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "gpu-platform:queues:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "example:eks-sharing"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "import yaml"):
         "exempt: runs in a tenant's notebook against a live cluster (KubeCluster creates a DaskCluster); "
         "test_the_dask_notebook_reads_the_spec_the_stack_mounts checks the path and the spec",
@@ -227,6 +228,7 @@ def _merge(base: Any, patch: Any) -> Any:
         ("README.md", "  gpu-platform:eks:", "dev-eks", ""),
         ("README.md", "gpu-platform:dask:", "dev-gke", ""),
         ("README.md", "gpu-platform:queues:", "prod-eks", ""),
+        ("README.md", "example:eks-sharing", "dev-eks", ""),
         ("components/README.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
         ("components/README.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],
