@@ -9,7 +9,7 @@ which Kueue gives every workload that names no queue (so Dask and pipeline pods 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -79,13 +79,16 @@ class Kueue(pulumi.ComponentResource):
         tenants: Sequence[QueueTenant],
         cluster: ClusterComponent,
         after: Sequence[pulumi.Resource] = (),
+        shared_gpus: Mapping[str, int] | None = None,
     ) -> None:
         """``tenants``: the Dask and Kubeflow tenants (kueue_plan.dask_queue_tenants, kubeflow_queue_tenants).
         ``cluster``: the cluster component whose pools the flavors stand for. ``after``: what creates the tenants'
-        namespaces (the DaskOperator, the KubeflowInstall); the LocalQueues wait for it. Default: nothing."""
+        namespaces (the DaskOperator, the KubeflowInstall); the LocalQueues wait for it. Default: nothing.
+        ``shared_gpus``: pool -> clients per GPU of the pools that share GPUs (StackConfig.shared_gpus); their
+        capacity counts GPUs x clients. Default: none shared."""
         placed = on_cluster(cluster, opts, required=True)
         pools: list[NodePoolShape] = cluster.pool_shapes()
-        plan = plan_queues(args, tenants, pools)
+        plan = plan_queues(args, tenants, pools, shared_gpus)
         if plan.problems:
             raise input_errors([(("args", *loc), message) for loc, message, _ in plan.problems])
         super().__init__("gpu-platform:kueue:Kueue", name, None, placed.opts)

@@ -10,7 +10,7 @@ the tests read this plan: nothing downstream recomputes it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -96,8 +96,9 @@ def flavor_name(pool: NodePoolShape) -> str:
     return f"{pool.accelerator or 'cpu'}-{pool.name}"
 
 
-def _gpu_capacity(pool: NodePoolShape) -> int:
-    return pool.max_nodes * pool.gpus_per_node
+def _gpu_capacity(pool: NodePoolShape, clients: Mapping[str, int]) -> int:
+    """The nvidia.com/gpu a pool advertises at its maximum size: its GPUs, times the clients per GPU where shared."""
+    return pool.max_nodes * pool.gpus_per_node * clients.get(pool.name, 1)
 
 
 def _cpu(millicores: int) -> str:
@@ -128,7 +129,7 @@ class QueuesPlan:
 
 
 def _place(
-    args: KueueArgs, tenants: Sequence[QueueTenant], pools: Sequence[NodePoolShape],
+    args: KueueArgs, tenants: Sequence[QueueTenant], pools: Sequence[NodePoolShape], clients: Mapping[str, int],
 ) -> tuple[dict[str, dict[str, int]], list[tuple[tuple[str | int, ...], str, Any]]]:
     """Each tenant's nominal GPUs per pool: a GPU type's quota fills the tenant's home pool first, then the
     type's other pools in plan order, never beyond what a pool holds (oversubscription puts the excess on
@@ -148,7 +149,7 @@ def _place(
     for pool in pools:
         if pool.accelerator is not None and pool.gpus_per_node > 0:
             by_type.setdefault(pool.accelerator, []).append(pool)
-    free = {p.name: _gpu_capacity(p) for ps in by_type.values() for p in ps}
+    free = {p.name: _gpu_capacity(p, clients) for ps in by_type.values() for p in ps}
     nominal: dict[str, dict[str, int]] = {t.name: {} for t in tenants}
     wanted: dict[str, int] = {}
     for tenant in tenants:
@@ -189,9 +190,9 @@ def _place(
                 nominal[tenant.name][first] = nominal[tenant.name].get(first, 0) + left
     if not args.oversubscription:
         for gpu_type, count in wanted.items():
-            held = sum(_gpu_capacity(p) for p in by_type[gpu_type])
+            held = sum(_gpu_capacity(p, clients) for p in by_type[gpu_type])
             if count > held:
-                pools_held = ", ".join(f"{p.name} {_gpu_capacity(p)}" for p in by_type[gpu_type])
+                pools_held = ", ".join(f"{p.name} {_gpu_capacity(p, clients)}" for p in by_type[gpu_type])
                 problems.append((
                     ("oversubscription",),
                     f"the tenants' nominal {gpu_type} GPUs ({count}) exceed what the pools hold at their maximum "
@@ -202,9 +203,13 @@ def _place(
     return nominal, problems
 
 
-def plan_queues(args: KueueArgs, tenants: Sequence[QueueTenant], pools: Sequence[NodePoolShape]) -> QueuesPlan:
-    """The stack's Kueue objects for ``tenants`` on ``pools`` (the plan's pool shapes)."""
-    nominal, problems = _place(args, tenants, pools)
+def plan_queues(
+    args: KueueArgs, tenants: Sequence[QueueTenant], pools: Sequence[NodePoolShape], shared: Mapping[str, int] | None = None,
+) -> QueuesPlan:
+    """The stack's Kueue objects for ``tenants`` on ``pools`` (the plan's pool shapes); ``shared``: pool -> clients
+    per GPU of the pools that share their GPUs (time-slicing, MPS), whose capacity counts GPUs x clients."""
+    clients = dict(shared or {})
+    nominal, problems = _place(args, tenants, pools, clients)
     ordered = sorted(pools, key=lambda p: (p.gpus_per_node > 0, p.role is not PoolRole.SCHEDULER))
     overrides = {t.name: t for t in args.tenants}
     flavors = []
@@ -221,9 +226,9 @@ def plan_queues(args: KueueArgs, tenants: Sequence[QueueTenant], pools: Sequence
     cohort_flavors = [
         {"name": flavor_name(p), "resources": [
             {"name": "cpu", "nominalQuota": "0"}, {"name": "memory", "nominalQuota": "0"},
-            {"name": GPU_RESOURCE, "nominalQuota": _gpu_capacity(p) - placed[p.name]},
+            {"name": GPU_RESOURCE, "nominalQuota": _gpu_capacity(p, clients) - placed[p.name]},
         ]}
-        for p in ordered if _gpu_capacity(p) > placed[p.name]
+        for p in ordered if _gpu_capacity(p, clients) > placed[p.name]
     ]
     cohort_spec: dict[str, Any] = {}
     if cohort_flavors:

@@ -154,5 +154,8 @@ def compose_addons(stack: str, config: StackConfig, cluster: ClusterComponent, m
         pulumi.export("daskClusterSpec", dask.cluster_spec)
         tenants.append(dask)
     if config.queues is not None:
-        queues = Kueue(f"{stack}-queues", config.queues, tenants=config.queue_tenants(), cluster=cluster, after=tenants)
+        queues = Kueue(
+            f"{stack}-queues", config.queues, tenants=config.queue_tenants(), cluster=cluster, after=tenants,
+            shared_gpus=config.shared_gpus(),
+        )
         pulumi.export("clusterQueues", queues.cluster_queues)

@@ -287,7 +287,7 @@ class StackConfig(BaseModel):
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
             problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
         if self.queues is not None:
-            plan = plan_queues(self.queues, self.queue_tenants(), self.pool_shapes())
+            plan = plan_queues(self.queues, self.queue_tenants(), self.pool_shapes(), self.shared_gpus())
             problems += [(("queues", *loc), message, value) for loc, message, value in plan.problems]
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
@@ -444,6 +444,18 @@ class StackConfig(BaseModel):
         if update:
             copied.__dict__.pop("eks_plan", None)
         return copied
+
+    def shared_gpus(self) -> dict[str, int]:
+        """Pool (GKE pool, EKS GPU class) -> clients per GPU, for the pools that share their GPUs."""
+        pools: list[Any] = []
+        if self.gke is not None:
+            pools = [*self.gke.gpu_pools, self.gke.scheduler_pool]
+        if self.eks_node_groups is not None:
+            pools = list(self.eks_node_groups.classes)
+        return {
+            p.name: p.gpu_sharing.max_shared_clients_per_gpu
+            for p in pools if p is not None and getattr(p, "gpu_sharing", None) is not None
+        }
 
     def queue_tenants(self) -> list[QueueTenant]:
         """The tenants the queues admit: the Dask tenants, then the Kubeflow tenants, placed on the plan's pools."""

@@ -43,8 +43,8 @@ def _tenant_quotas(config: StackConfig) -> dict[str, int]:
     return quotas
 
 
-def _capacity(pool: NodePoolShape) -> int:
-    return pool.max_nodes * pool.gpus_per_node
+def _capacity(pool: NodePoolShape, shared: dict[str, int]) -> int:
+    return pool.max_nodes * pool.gpus_per_node * shared.get(pool.name, 1)
 
 
 # --- the shipped stacks run their tenants through Kueue ------------------------------------------------
@@ -101,7 +101,7 @@ def test_a_cluster_queue_per_tenant_holds_its_quota_and_the_cohort_the_rest(stac
     for flavor in cohort["spec"].get("resourceGroups", [{"flavors": []}])[0]["flavors"]:
         held[flavor["name"]] += {r["name"]: r["nominalQuota"] for r in flavor["resources"]}["nvidia.com/gpu"]
     # tenants and the cohort together hold every pool's GPUs at its maximum size, no more
-    assert held == {name: _capacity(pool) for name, pool in pools.items()}
+    assert held == {name: _capacity(pool, config.shared_gpus()) for name, pool in pools.items()}
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -285,3 +285,18 @@ def test_overrides_set_limits_weight_preemption_and_quotas() -> None:
     assert flavors["nvidia-tesla-v100-large"]["nvidia.com/gpu"]["lendingLimit"] == 0  # nothing there to lend
     assert flavors["cpu-system"]["cpu"]["nominalQuota"] == "8"
     assert flavors["cpu-system"]["memory"]["nominalQuota"] == f"{32 * 1024}Mi"
+
+
+def test_a_shared_pool_holds_gpus_times_clients() -> None:
+    """prod-eks's scheduler class is time-sliced four ways: its 4 T4 nodes are 16 nvidia.com/gpu to Kueue."""
+    config = _config("prod-eks")
+    assert config.shared_gpus() == {"scheduler": 4}
+    assert _config("prod-gke").shared_gpus() == {}
+    assert config.queues is not None
+    plan = plan_queues(config.queues, config.queue_tenants(), config.pool_shapes(), config.shared_gpus())
+    cohort = {f["name"]: f["resources"][2]["nominalQuota"] for f in plan.cohort["spec"]["resourceGroups"][0]["flavors"]}
+    assert cohort["nvidia-tesla-t4-scheduler"] == 16
+    unshared = plan_queues(config.queues, config.queue_tenants(), config.pool_shapes())
+    assert {f["name"]: f["resources"][2]["nominalQuota"] for f in unshared.cohort["spec"]["resourceGroups"][0]["flavors"]}[
+        "nvidia-tesla-t4-scheduler"
+    ] == 4
