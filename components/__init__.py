@@ -66,6 +66,8 @@ from gpu_platform.components.kubeflow_install import (
     TenantProfile,
     TrainingPoolSelector,
 )
+from gpu_platform.components.kueue import Kueue, KueueArgs
+from gpu_platform.components.kueue_args import ReclaimWithinCohort, TenantQueueArgs, WithinClusterQueue
 from gpu_platform.components.pools import (
     AutoscalingBounds,
     BoundsScope,
@@ -147,6 +149,11 @@ __all__ = [
     "KubeflowInstallArgs",
     "TenantProfile",
     "TrainingPoolSelector",
+    "Kueue",
+    "KueueArgs",
+    "ReclaimWithinCohort",
+    "TenantQueueArgs",
+    "WithinClusterQueue",
     "AlertSettings",
     "ClusterKind",
     "MetricSource",

@@ -52,7 +52,7 @@ from gpu_platform.components.dask_resources import gpu_placement, managed_labels
 from gpu_platform.components.dataset_args import DatasetMount
 from gpu_platform.components.dataset_resources import cluster_spec_with, pod_annotations, volume_mount_args
 from gpu_platform.components.kube import helm_release
-from gpu_platform.components.labels import GPU_QUOTA_KEY, GPU_RESOURCE, TENANT_LABEL
+from gpu_platform.components.labels import GPU_QUOTA_KEY, GPU_RESOURCE, NAMESPACE_NAME_LABEL, TENANT_LABEL
 from gpu_platform.components.models import input_error, input_errors
 from gpu_platform.components.pools import NodePoolShape, PoolPlacement
 
@@ -184,7 +184,7 @@ class DaskOperator(pulumi.ComponentResource):
             peers.append(
                 k8s.networking.v1.NetworkPolicyPeerArgs(
                     namespace_selector=k8s.meta.v1.LabelSelectorArgs(
-                        match_labels={"kubernetes.io/metadata.name": operator_namespace}
+                        match_labels={NAMESPACE_NAME_LABEL: operator_namespace}
                     )
                 )
             )

@@ -20,11 +20,13 @@ from gpu_platform.components.eks_plan import (
     example_asg_name,
 )
 from gpu_platform.components.gpu_catalog import AwsInstanceType, aws_shape, shape_checked
+from gpu_platform.components.gpu_sharing import GpuSharing, mig_sharing_problem
 from gpu_platform.components.kube import ChartVersion, PinnedImage
 from gpu_platform.components.labels import (
     AWS_ACCELERATOR_LABEL,
     CAPACITY_LABEL,
     CLASS_LABEL,
+    DEVICE_PLUGIN_CONFIG_LABEL,
     POOL_ROLE_LABEL,
     SCHEDULER_LABEL,
 )
@@ -137,6 +139,8 @@ class GpuClassArgs(BaseModel):
     """Extra Kubernetes labels on the nodes. Default: {}."""
     taints: EksClassTaints = Field(default_factory=list)
     """Extra taints (the GPU taint is always added). Default: []."""
+    gpu_sharing: GpuSharing | None = None
+    """Time-slicing (TIME_SHARING) or MPS through the NVIDIA device plugin's config, as on GKE: each GPU is advertised max_shared_clients_per_gpu times, and the autoscaler's node template says GPUs x that. Not with Bottlerocket (its own device plugin does not read this config). Default: none (one container per GPU)."""
 
     @field_validator("name")
     @classmethod
@@ -161,6 +165,28 @@ class GpuClassArgs(BaseModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _sharing(self) -> GpuClassArgs:
+        if self.gpu_sharing is None:
+            return self
+        if self.ami_type.ships_device_plugin:
+            raise field_error(
+                "GpuClassArgs", "gpu_sharing",
+                f"gpu_sharing needs the device plugin this component installs; ami_type {self.ami_type.value} ships its "
+                "own, which does not read it: use AL2023_x86_64_NVIDIA",
+                self.gpu_sharing.strategy.value,
+            )
+        # EKS classes take whole GPUs (no MIG setting): the one rule's other half is GKE's.
+        if problem := mig_sharing_problem(self.gpu_sharing, None):
+            raise field_error("GpuClassArgs", "gpu_sharing", problem, self.gpu_sharing.strategy.value)
+        return self
+
+    @property
+    def advertised_gpus(self) -> int:
+        """GPUs a node of the class advertises (nvidia.com/gpu): its GPUs, times the clients per GPU when shared."""
+        replicas = 1 if self.gpu_sharing is None else self.gpu_sharing.max_shared_clients_per_gpu
+        return self.instance_shape.gpu_count * replicas
+
     @property
     def instance_shape(self) -> AwsInstanceType:
         """The class's one shape: the catalog's, or the one stated."""
@@ -181,6 +207,8 @@ class GpuClassArgs(BaseModel):
         }
         if self.role is ClassRole.SCHEDULER:
             labels[SCHEDULER_LABEL[0]] = SCHEDULER_LABEL[1]
+        if self.gpu_sharing is not None:
+            labels[DEVICE_PLUGIN_CONFIG_LABEL] = self.name  # the chart's config manager picks config.map[<name>]
         return labels
 
     def node_taints(self) -> list[Taint]:
@@ -252,6 +280,8 @@ class Expander(StrEnum):
 
 
 AUTOSCALER_REPOSITORY = "registry.k8s.io/autoscaling/cluster-autoscaler"
+DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
+"""The NVIDIA device plugin's chart repository."""
 AUTOSCALER_RELEASES = {"1.34": "v1.34.5", "1.35": "v1.35.0"}
 """The autoscaler release per Kubernetes minor (upstream supports the matching minor only);
 1.35 is the chart's own image. Other minors set ``image``."""
@@ -353,6 +383,8 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
     """The cluster autoscaler. Default: see ClusterAutoscalerSettings."""
     priority_expander: PriorityExpander | None = None
     """Tiers of the priority expander. Default: none (derived: scheduler classes first, for Dask schedulers, which only prefer their pool; then small GPU classes above large, each spot group above its on-demand twin; every other group last)."""
+    device_plugin_chart_version: ChartVersion = "0.20.0"
+    """Version of the NVIDIA device plugin chart installed on the classes that share their GPUs (gpu_sharing), its config map holding each such class's sharing. Default: 0.20.0."""
     device_plugin_image: PinnedImage = "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"
     """NVIDIA device plugin, installed on groups whose AMI does not ship it. Default: nvcr.io/nvidia/k8s-device-plugin:v0.17.1."""
     other_node_groups: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=63)]] = Field(default_factory=list)

@@ -14,16 +14,21 @@ from gpu_platform.components.eks_node_group_args import (
     autoscaler_image,
 )
 from gpu_platform.components.eks_resources import irsa_trust_policy
+from gpu_platform.components.gpu_sharing import GpuSharing, GpuSharingStrategy
 from gpu_platform.components.labels import (
     EKS_CAPACITY_LABEL,
     EKS_NODEGROUP_LABEL,
+    GPU_RESOURCE,
     GPU_TEMPLATE_TAG,
     NODE_TEMPLATE_PREFIX,
     PART_OF_LABEL,
 )
 from gpu_platform.components.pools import CapacityType
 
-__all__ = ["asg_tags", "autoscaler_iam_policy", "autoscaler_trust_policy", "autoscaler_values", "device_plugin_daemonset"]
+__all__ = [
+    "asg_tags", "autoscaler_iam_policy", "autoscaler_trust_policy", "autoscaler_values", "device_plugin_daemonset",
+    "device_plugin_sharing_values", "sharing_config",
+]
 
 
 def asg_tags(cls: GpuClassArgs, capacity: CapacityType, node_group: str, cluster_name: str) -> dict[str, str]:
@@ -41,7 +46,7 @@ def asg_tags(cls: GpuClassArgs, capacity: CapacityType, node_group: str, cluster
         tags[f"{NODE_TEMPLATE_PREFIX}/label/{key}"] = value
     for taint in cls.node_taints():
         tags[f"{NODE_TEMPLATE_PREFIX}/taint/{taint.key}"] = f"{taint.value}:{taint.effect.value}"
-    tags[GPU_TEMPLATE_TAG] = str(cls.instance_shape.gpu_count)
+    tags[GPU_TEMPLATE_TAG] = str(cls.advertised_gpus)  # shared GPUs counted, so scale-from-zero fits them
     tags[f"{NODE_TEMPLATE_PREFIX}/resources/ephemeral-storage"] = f"{cls.disk_size_gib}Gi"
     return tags
 
@@ -193,3 +198,33 @@ def device_plugin_daemonset(
         ),
         opts=opts,
     )
+
+
+def sharing_config(sharing: GpuSharing) -> dict[str, Any]:
+    """The device plugin's config (version v1) that advertises each GPU ``max_shared_clients_per_gpu`` times,
+    by time-slicing or by MPS (the chart's config.map entry of a class)."""
+    key = "timeSlicing" if sharing.strategy is GpuSharingStrategy.TIME_SHARING else "mps"
+    return {
+        "version": "v1",
+        "flags": {"migStrategy": "none"},
+        "sharing": {key: {"resources": [{"name": GPU_RESOURCE, "replicas": sharing.max_shared_clients_per_gpu}]}},
+    }
+
+
+def device_plugin_sharing_values(classes: list[GpuClassArgs], node_groups: list[str]) -> dict[str, Any]:
+    """Values of the nvidia-device-plugin chart for the classes that share GPUs: one config.map entry per
+    class, named as the class (its nodes carry the label nvidia.com/device-plugin.config=<class>, which the
+    chart's config manager reads), running on those classes' node groups only, tolerating every taint."""
+    import yaml
+
+    return {
+        "config": {
+            "map": {c.name: yaml.safe_dump(sharing_config(c.gpu_sharing), sort_keys=False) for c in classes if c.gpu_sharing},
+            "default": "",
+        },
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": EKS_NODEGROUP_LABEL, "operator": "In", "values": sorted(node_groups)}]},
+        ]}}},
+        "tolerations": [{"operator": "Exists"}],
+        "failOnInitError": False,
+    }

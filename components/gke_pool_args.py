@@ -22,6 +22,7 @@ from gpu_platform.components.gpu_catalog import (
     gcp_gpu_shape,
     shape_checked,
 )
+from gpu_platform.components.gpu_sharing import GpuSharing, GpuSharingStrategy, mig_sharing_problem
 from gpu_platform.components.labels import COMPUTE_CLASS_LABEL
 from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.numbers import Int
@@ -92,26 +93,6 @@ class GpuDriverVersion(StrEnum):
     """The newest driver GKE offers for the node's GKE version (COS only)."""
     INSTALLATION_DISABLED = "INSTALLATION_DISABLED"
     """GKE installs no driver (the NVIDIA GPU operator or a DaemonSet of your own does)."""
-
-
-class GpuSharingStrategy(StrEnum):
-    """How several containers share one GPU."""
-
-    TIME_SHARING = "TIME_SHARING"
-    """Containers take turns on the whole GPU."""
-    MPS = "MPS"
-    """NVIDIA Multi-Process Service: containers run on the GPU at once."""
-
-
-class GpuSharing(BaseModel):
-    """Several containers on one physical GPU (time-sharing or NVIDIA MPS)."""
-
-    model_config = ARGS_CONFIG
-
-    strategy: GpuSharingStrategy
-    """TIME_SHARING or MPS. Required."""
-    max_shared_clients_per_gpu: Int = Field(ge=2, le=48)
-    """Containers that may share one GPU. Required (2..48)."""
 
 
 _MIG_PARTITION = re.compile(r"^[1-8]g\.[0-9]+gb$")
@@ -292,6 +273,8 @@ class GpuNodePoolArgs(_PoolBase):
                     f"{self.accelerator_type}; allowed: {allowed}",
                     self.gpu_partition_size,
                 )
+        if problem := mig_sharing_problem(self.gpu_sharing, self.gpu_partition_size):
+            raise field_error(model, "gpu_sharing", problem, self.gpu_sharing.strategy.value if self.gpu_sharing else None)
         placeable = known.compact_placement if known else gcp_family(self.machine_type) != "n1"
         if self.compact_placement and not placeable:
             raise field_error(

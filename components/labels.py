@@ -28,6 +28,8 @@ __all__ = [
     "WORKLOAD_LABEL",
     "NODE_POOL_LABEL",
     "MANAGED_LABELS",
+    "NAMESPACE_NAME_LABEL",
+    "DEVICE_PLUGIN_CONFIG_LABEL",
     "PART_OF_LABEL",
     "POOL_ROLE_LABEL",
     "PRIORITY_CONFIGMAP",
@@ -113,3 +115,9 @@ internet-facing load balancers."""
 INTERNAL_ELB_ROLE_TAG = "kubernetes.io/role/internal-elb"
 """The subnet tag (value 1) by which the AWS Load Balancer Controller finds the private subnets of
 internal load balancers."""
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""The label Kubernetes sets on every Namespace to its own name: Kueue's namespace selectors pick the
+tenants' namespaces by it."""
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+"""The node label naming which entry of the NVIDIA device plugin's config map a node runs with (the chart's
+config manager reads it): an EKS GPU class that shares its GPUs labels its nodes with its name."""

@@ -27,6 +27,7 @@ from gpu_platform.components import (
     GpuGkeCluster,
     Headlamp,
     KubeflowInstall,
+    Kueue,
     PrometheusStack,
     SpotFailoverEksNodeGroups,
 )
@@ -221,6 +222,12 @@ def compose_addons(
             opts=pulumi.ResourceOptions(depends_on=list(tenants.values())),
         )
         pulumi.export("headlampNamespace", headlamp.namespace)
+    if config.queues is not None:
+        queues = Kueue(
+            f"{stack}-queues", config.queues, tenants=config.queue_tenants(), cluster=cluster, after=list(tenants.values()),
+            shared_gpus=config.shared_gpus(),
+        )
+        pulumi.export("clusterQueues", queues.cluster_queues)
     compose_inference(stack, config, cluster, monitoring, ingress_controller)
 
 

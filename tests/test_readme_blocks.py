@@ -76,6 +76,8 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "gpu-platform preview --program examples/inference gke"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("README.md", "gpu-platform preview --program examples/inference eks --upstream ../shared/reference/upstream"):
         "test_the_inference_example_previews_on_eks_with_the_pinned_policy",
+    ("README.md", "gpu-platform:queues:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "example:eks-sharing"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "import yaml"):
         "exempt: runs in a tenant's notebook against a live cluster (KubeCluster creates a DaskCluster); "
         "test_the_dask_notebook_reads_the_spec_the_stack_mounts checks the path and the spec",
@@ -262,6 +264,8 @@ def _merge(base: Any, patch: Any) -> Any:
         ("README.md", "example:datasets-gke", "dev-gke", ""),
         ("README.md", "gpu-platform:aws_load_balancer_controller:", "dev-eks", ""),
         ("README.md", "gpu-platform:inference:", "dev-eks", ""),
+        ("README.md", "gpu-platform:queues:", "prod-eks", ""),
+        ("README.md", "example:eks-sharing", "dev-eks", ""),
         ("components/README.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
         ("components/README.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],

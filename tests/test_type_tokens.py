@@ -28,12 +28,26 @@ FROZEN_TOKENS = {
     "GpuUtilizationAutoscaler": "gpu-platform:gpu_utilization_autoscaler:GpuUtilizationAutoscaler",
     "Headlamp": "gpu-platform:headlamp:Headlamp",
     "KubeflowInstall": "gpu-platform:kubeflow_install:KubeflowInstall",
+    "Kueue": "gpu-platform:kueue:Kueue",
     "PrometheusStack": "gpu-platform:prometheus_stack:PrometheusStack",
     "SpotFailoverEksNodeGroups": "gpu-platform:spot_failover_eks_node_groups:SpotFailoverEksNodeGroups",
 }
 """Every component the package exports, by class name: its type token."""
 
 FROZEN_CHILDREN = {
+    "gpu-platform:kueue:Kueue": [
+        "kubernetes:core/v1:Namespace namespace",
+        "kubernetes:helm.sh/v3:Release release",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue queue-vision",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue queue-vision-pipelines",
+        "kubernetes:kueue.x-k8s.io/v1beta2:Cohort cohort-gpu-platform",
+        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue local-queue-vision",
+        "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue local-queue-vision-pipelines",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor flavor-cpu-system",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor flavor-nvidia-l4-l4",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor flavor-nvidia-tesla-t4-scheduler",
+        "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor flavor-nvidia-tesla-t4-t4",
+    ],
     "gpu-platform:dask_operator:DaskOperator": [
         "kubernetes:apps/v1:DaemonSet prepuller",
         "kubernetes:core/v1:ConfigMap vision-dask-cluster-spec",
@@ -203,8 +217,16 @@ def test_every_exported_component_has_its_frozen_type_token() -> None:
     assert {token for token in built} == set(FROZEN_TOKENS.values())
 
 
+PYTHON_ONLY = {
+    "Kueue": "its tenants are QueueTenant values built from the Dask and Kubeflow Args in Python "
+             "(kueue_plan.dask_queue_tenants, kubeflow_queue_tenants); not offered to other languages yet",
+}
+"""Components not (yet) offered to other languages, and why."""
+
+
 def test_the_other_languages_tokens_are_frozen() -> None:
-    assert sorted(c.pulumi_type for c in EXPOSED) == sorted(f"gpu-platform:index:{name}" for name in FROZEN_TOKENS)  # type: ignore[attr-defined]
+    offered = sorted(name for name in FROZEN_TOKENS if name not in PYTHON_ONLY)
+    assert sorted(c.pulumi_type for c in EXPOSED) == [f"gpu-platform:index:{name}" for name in offered]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("stack", ["gke", "eks"])

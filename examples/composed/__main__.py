@@ -34,6 +34,8 @@ from gpu_platform.components import (
     HeadlampTenantAccess,
     KubeflowInstall,
     KubeflowInstallArgs,
+    Kueue,
+    KueueArgs,
     MetricSource,
     PrometheusStack,
     PrometheusStackArgs,
@@ -42,6 +44,7 @@ from gpu_platform.components import (
     SpotFailoverEksNodeGroupsArgs,
     TenantProfile,
 )
+from gpu_platform.components.kueue_plan import dask_queue_tenants, kubeflow_queue_tenants
 
 acme = pulumi.Config("acme")
 team = acme.get("team") or "ml"
@@ -75,13 +78,18 @@ if acme.require("cloud") == "gcp":
         scrapes=[MetricSource.DCGM_EXPORTER],
     )
     DcgmExporter("ml-dcgm", DcgmExporterArgs(node_selection="gke"), cluster=cluster, service_monitor_crd=monitoring.release)
-    DaskOperator("ml-dask", DaskOperatorArgs(tenants=[DaskTenantArgs(name=team, gpu_quota=4)]), cluster=cluster)
+    dask_args = DaskOperatorArgs(tenants=[DaskTenantArgs(name=team, gpu_quota=4)])
+    dask = DaskOperator("ml-dask", dask_args, cluster=cluster)
     # The cluster UI: no cluster-admin token; the team's group views its namespace read-only.
     Headlamp("ml-ui", HeadlampArgs(tenants=[HeadlampTenantAccess(namespace=team, group=f"{team}-viewers")]), cluster=cluster)
-    KubeflowInstall(
-        "ml-kubeflow",
-        KubeflowInstallArgs(tenants=[TenantProfile(name=f"{team}-pipelines", owner=f"{team}-lead@example.com", gpus=4)]),
-        cluster=cluster,
+    kubeflow_args = KubeflowInstallArgs(tenants=[TenantProfile(name=f"{team}-pipelines", owner=f"{team}-lead@example.com", gpus=4)])
+    kubeflow = KubeflowInstall("ml-kubeflow", kubeflow_args, cluster=cluster)
+    # Tenant queues: a ClusterQueue per Dask and Kubeflow tenant, a LocalQueue default in each namespace.
+    pools = cluster.pool_shapes()
+    Kueue(
+        "ml-queues", KueueArgs(),
+        tenants=dask_queue_tenants(dask_args, pools) + kubeflow_queue_tenants(kubeflow_args, pools),
+        cluster=cluster, after=[dask, kubeflow],
     )
     pulumi.export("kubeconfig", cluster.kubeconfig)
 else:
@@ -102,8 +110,10 @@ else:
         service_monitor_crd=monitoring.release,
     )
     DcgmExporter("ml-dcgm", DcgmExporterArgs(node_selection="eks"), cluster=gpu, service_monitor_crd=monitoring.release)
-    DaskOperator("ml-dask", DaskOperatorArgs(tenants=[DaskTenantArgs(name=team, gpu_quota=4)]), cluster=gpu)
+    dask_args = DaskOperatorArgs(tenants=[DaskTenantArgs(name=team, gpu_quota=4)])
+    dask = DaskOperator("ml-dask", dask_args, cluster=gpu)
     Headlamp("ml-ui", HeadlampArgs(tenants=[HeadlampTenantAccess(namespace=team, group=f"{team}-viewers")]), cluster=gpu)
+    Kueue("ml-queues", KueueArgs(), tenants=dask_queue_tenants(dask_args, gpu.pool_shapes()), cluster=gpu, after=[dask])
     GpuUtilizationAutoscaler(
         "ml-inference",
         GpuUtilizationAutoscalerArgs(deployment="inference", namespace=team, max_replicas=4),

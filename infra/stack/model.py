@@ -49,6 +49,8 @@ from gpu_platform.components.kubeflow_args import (
     KubeflowInstallArgs,
 )
 from gpu_platform.components.kubeflow_plan import capacity_problem
+from gpu_platform.components.kueue_args import KueueArgs
+from gpu_platform.components.kueue_plan import QueueTenant, dask_queue_tenants, kubeflow_queue_tenants, plan_queues
 from gpu_platform.components.labels import PoolRole
 from gpu_platform.components.load_balancer_args import AwsLoadBalancerControllerArgs
 from gpu_platform.components.models import ARGS_CONFIG, field_error
@@ -187,6 +189,8 @@ class StackConfig(BaseModel):
     """The AWS Load Balancer Controller (cloud aws only; see AwsLoadBalancerControllerArgs). Default: none (installed with its defaults wherever an ALB Ingress needs it: kubeflow.install.ingress, an inference ALB)."""
     inference: GpuInferenceServiceArgs | None = None
     """A GPU inference service with its Ingress and GPU-utilisation HPA (see GpuInferenceServiceArgs); needs monitoring.dcgm_exporter. Default: none."""
+    queues: KueueArgs | None = None
+    """Kueue tenant queues: a ClusterQueue per Dask and Kubeflow tenant in one Cohort, a ResourceFlavor per pool, a LocalQueue default per tenant namespace (see KueueArgs). Default: none (no Kueue)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -312,6 +316,9 @@ class StackConfig(BaseModel):
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
             problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
         problems += load_balancing_problems(self)
+        if self.queues is not None:
+            plan = plan_queues(self.queues, self.queue_tenants(), self.pool_shapes(), self.shared_gpus())
+            problems += [(("queues", *loc), message, value) for loc, message, value in plan.problems]
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
             problems.append((("kubeflow_dex_password_hash",), problem, "[secret]"))
@@ -503,6 +510,26 @@ class StackConfig(BaseModel):
         if update:
             copied.__dict__.pop("eks_plan", None)
         return copied
+
+    def shared_gpus(self) -> dict[str, int]:
+        """Pool (GKE pool, EKS GPU class) -> clients per GPU, for the pools that share their GPUs."""
+        pools: list[Any] = []
+        if self.gke is not None:
+            pools = [*self.gke.gpu_pools, self.gke.scheduler_pool]
+        if self.eks_node_groups is not None:
+            pools = list(self.eks_node_groups.classes)
+        return {
+            p.name: p.gpu_sharing.max_shared_clients_per_gpu
+            for p in pools if p is not None and getattr(p, "gpu_sharing", None) is not None
+        }
+
+    def queue_tenants(self) -> list[QueueTenant]:
+        """The tenants the queues admit: the Dask tenants, then the Kubeflow tenants, placed on the plan's pools."""
+        pools = self.pool_shapes()
+        tenants = [] if self.dask is None else dask_queue_tenants(self.dask, pools)
+        if self.kubeflow is not None:
+            tenants += kubeflow_queue_tenants(self.kubeflow.install, pools)
+        return tenants
 
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every pool of the stack's cluster as workloads see it (see NodePoolShape): the plan's."""
