@@ -46,6 +46,14 @@ from gpu_platform.components.gpu_gke_cluster import (
     SystemPoolArgs,
 )
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
+from gpu_platform.components.karpenter_args import (
+    ConsolidationPolicy,
+    DisruptionBudget,
+    KarpenterDisruption,
+    KarpenterSettings,
+    Provisioner,
+)
+from gpu_platform.components.karpenter_node_pools import KarpenterNodePools
 from gpu_platform.components.kubeflow_install import (
     AlbCognitoIngress,
     Edition,
@@ -117,6 +125,12 @@ __all__ = [
     "PriorityExpander",
     "PriorityTier",
     "SpotFailoverEksNodeGroups",
+    "ConsolidationPolicy",
+    "DisruptionBudget",
+    "KarpenterDisruption",
+    "KarpenterNodePools",
+    "KarpenterSettings",
+    "Provisioner",
     "SpotFailoverEksNodeGroupsArgs",
     "SystemNodeGroupArgs",
     "AlbCognitoIngress",

@@ -32,6 +32,11 @@ __all__ = [
     "PoolRole",
     "SCHEDULER_LABEL",
     "TENANT_LABEL",
+    "INSTANCE_TYPE_LABEL",
+    "KARPENTER_CAPACITY_LABEL",
+    "KARPENTER_DISCOVERY_TAG",
+    "KARPENTER_NODEPOOL_LABEL",
+    "ZONE_LABEL",
 ]
 
 
@@ -97,3 +102,14 @@ GPU_TEMPLATE_TAG = f"{NODE_TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"
 """The tag that tells the cluster autoscaler how many GPUs a node of an empty EKS node group will
 have. The component sets it on each GPU node group (and its ASG), so the policy pack reads the GPUs
 per node of an instance type the catalog does not know from the node group itself."""
+
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+"""The kubelet's well-known label of a node's instance type (Karpenter NodePools require it)."""
+ZONE_LABEL = "topology.kubernetes.io/zone"
+"""The well-known label of a node's zone (Karpenter NodePools require it from the plan's zones)."""
+KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
+"""The label Karpenter puts on every node it provisions: the NodePool's name (<class>-spot, <class>-on-demand)."""
+KARPENTER_CAPACITY_LABEL = "karpenter.sh/capacity-type"
+"""Karpenter's capacity type requirement and node label: spot, on-demand (or reserved)."""
+KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"
+"""The AWS tag (value: the cluster name) by which EC2NodeClasses select subnets and security groups."""

@@ -25,11 +25,13 @@ from gpu_platform.components import (
     DcgmExporter,
     EksCluster,
     GpuGkeCluster,
+    KarpenterNodePools,
     KubeflowInstall,
     PrometheusStack,
     SpotFailoverEksNodeGroups,
 )
 from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.karpenter_args import Provisioner
 from gpu_platform.components.prometheus_args import MetricSource
 from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 
@@ -65,9 +67,23 @@ def build(stack: str, config: StackConfig) -> Platform:
         cluster = gke
     else:
         assert config.eks is not None and config.eks_node_groups is not None  # required for aws
-        eks = EksCluster(stack, config.eks, gpu_instance_types=config.eks_node_groups.instance_types())
+        karpenter = config.eks_node_groups.provisioner is Provisioner.KARPENTER
+        eks = EksCluster(stack, config.eks, gpu_instance_types=config.eks_node_groups.instance_types(), karpenter_discovery=karpenter)
         # Monitoring first, on the system nodes (eks.ready()): the autoscaler's ServiceMonitor needs its CRD.
         monitoring = compose_monitoring(stack, config, eks)
+        if karpenter:
+            # The same classes and tiers as NodePools: Karpenter provisions them (components/karpenter_node_pools.py).
+            plan = config.eks_plan
+            assert plan is not None  # planned for every aws stack
+            pools = KarpenterNodePools(f"{stack}-gpu", config.eks_node_groups, cluster=eks, zones=plan.zones.names)
+            pulumi.export("clusterName", eks.cluster_name)
+            pulumi.export("endpoint", eks.endpoint)
+            pulumi.export("kubeconfig", eks.kubeconfig)
+            pulumi.export("zones", eks.zones)
+            pulumi.export("nodePools", list(pools.node_pools))
+            pulumi.export("interruptionQueue", pools.interruption_queue)
+            compose_addons(stack, config, pools, monitoring)
+            return Platform(config, pools, monitoring)
         gpu = SpotFailoverEksNodeGroups(
             f"{stack}-gpu",
             config.eks_node_groups,
@@ -97,7 +113,7 @@ def scraped_later(config: StackConfig) -> frozenset[MetricSource]:
     sources = set()
     if config.monitoring.dcgm_exporter is not None:
         sources.add(MetricSource.DCGM_EXPORTER)
-    if config.cloud is Cloud.AWS:
+    if config.cloud is Cloud.AWS and config.eks_node_groups is not None and config.eks_node_groups.provisioner is Provisioner.CLUSTER_AUTOSCALER:
         sources.add(MetricSource.CLUSTER_AUTOSCALER)
     return frozenset(sources)
 
