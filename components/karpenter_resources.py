@@ -16,6 +16,7 @@ from gpu_platform.components.labels import (
     INSTANCE_TYPE_LABEL,
     KARPENTER_CAPACITY_LABEL,
     KARPENTER_DISCOVERY_TAG,
+    KARPENTER_NODEPOOL_LABEL,
     ZONE_LABEL,
 )
 
@@ -91,22 +92,22 @@ def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_
             allow("AllowScopedEC2InstanceAccessActions", ["ec2:RunInstances", "ec2:CreateFleet"],
                   [f"{ec2}::image/*", f"{ec2}::snapshot/*", f"{ec2}:*:security-group/*", f"{ec2}:*:subnet/*"]),
             allow("AllowScopedEC2LaunchTemplateAccessActions", ["ec2:RunInstances", "ec2:CreateFleet"], f"{ec2}:*:launch-template/*",
-                  {"StringEquals": owned, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}),
+                  {"StringEquals": owned, "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"}}),
             allow("AllowScopedEC2InstanceActionsWithTags", ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"], launched,
-                  {"StringEquals": request_owned, "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"}}),
+                  {"StringEquals": request_owned, "StringLike": {f"aws:RequestTag/{KARPENTER_NODEPOOL_LABEL}": "*"}}),
             allow("AllowScopedResourceCreationTagging", "ec2:CreateTags", launched, {
                 "StringEquals": {**request_owned, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"]},
-                "StringLike": {"aws:RequestTag/karpenter.sh/nodepool": "*"},
+                "StringLike": {f"aws:RequestTag/{KARPENTER_NODEPOOL_LABEL}": "*"},
             }),
             allow("AllowScopedResourceTagging", "ec2:CreateTags", f"{ec2}:*:instance/*", {
                 "StringEquals": owned,
-                "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"},
+                "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"},
                 "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": cluster_name},
                 "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]},
             }),
             allow("AllowScopedDeletion", ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
                   [f"{ec2}:*:instance/*", f"{ec2}:*:launch-template/*"],
-                  {"StringEquals": owned, "StringLike": {"aws:ResourceTag/karpenter.sh/nodepool": "*"}}),
+                  {"StringEquals": owned, "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"}}),
             allow("AllowRegionalReadActions", [
                 "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes",
                 "ec2:DescribeLaunchTemplates", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets",

@@ -68,6 +68,7 @@ from gpu_platform.components.pools import NodePoolShape
 from gpu_platform.components.prometheus_args import MonitoredCluster, PrometheusStackArgs
 from gpu_platform.components.prometheus_stack import PrometheusStack
 from gpu_platform.components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroups
+from gpu_platform.components.karpenter_node_pools import KarpenterNodePools
 
 __all__ = ["EXPOSED", "PACKAGE", "GpuPlatformProvider", "camel_case", "exposed_component", "main"]
 
@@ -550,6 +551,11 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
     exposed_component(
         SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs,
         live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the node groups join: EksCluster's ref output. Required.", _read_cluster_target)},
+        extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
+    ),
+    exposed_component(
+        KarpenterNodePools, SpotFailoverEksNodeGroupsArgs,
+        live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the NodePools provision for: EksCluster's ref output. Required.", _read_cluster_target)},
         extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
     ),
     exposed_component(
