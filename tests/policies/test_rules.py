@@ -164,6 +164,29 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
 }
 
 
+def node_pool(limits: dict[str, str] | None, taints: list[dict[str, str]] | None = None) -> Resource:
+    """A Karpenter NodePool as KarpenterNodePools declares it (a GPU tier: V100s, GPU-tainted)."""
+    spec: dict[str, Any] = {"template": {"spec": {"taints": taints if taints is not None else [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}}
+    if limits is not None:
+        spec["limits"] = limits
+    return res("kubernetes:karpenter.sh/v1:NodePool", "c-gpu-small-spot-node-pool", {"kind": "NodePool", "spec": spec})
+
+
+LIMITED = {"cpu": "160", "memory": "1249280Mi", "nvidia.com/gpu": "20"}
+CASES["karpenter-node-pool-limited"] = (
+    [node_pool(None), node_pool({"cpu": "160", "memory": "1249280Mi"})],
+    [node_pool(LIMITED), node_pool({"cpu": "8", "memory": "1Gi"}, taints=[])],
+    {},
+    "NodePool has no limit on cpu, memory, nvidia.com/gpu",
+)
+CASES["karpenter-gpu-node-pool-tainted"] = (
+    [node_pool(LIMITED, taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "PreferNoSchedule"}])],
+    [node_pool(LIMITED), node_pool({"cpu": "8", "memory": "1Gi"}, taints=[])],
+    {},
+    "GPU NodePool lacks the taint nvidia.com/gpu=present:NoSchedule",
+)
+
+
 def test_every_rule_has_cases() -> None:
     assert set(CASES) == {r.name for r in RULES}
     assert len(RULES) >= 12
