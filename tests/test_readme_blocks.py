@@ -80,6 +80,7 @@ CLAIMS: dict[tuple[str, str], str] = {
         "test_readme.test_make_sample_writes_its_three_files_beside_others (the table make_sample.py prints)",
     ("README.md", ".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload"):
         "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("README.md", "example:karpenter"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("components/README.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("components/README.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
 }
@@ -225,6 +226,7 @@ def _merge(base: Any, patch: Any) -> Any:
         ("README.md", "gpu-platform:eks_node_groups:", "dev-eks", ""),
         ("README.md", "  gpu-platform:eks:", "dev-eks", ""),
         ("README.md", "gpu-platform:dask:", "dev-gke", ""),
+        ("README.md", "example:karpenter", "prod-eks", "gpu-platform:eks_node_groups"),
         ("components/README.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
         ("components/README.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],
