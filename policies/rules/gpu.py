@@ -11,6 +11,7 @@ from pydantic import Field
 
 from gpu_platform.components.labels import PRIORITY_CONFIGMAP
 from gpu_platform.components.pools import GPU_TAINT
+from gpu_platform.policies.rules.karpenter import KARPENTER_NODE_POOL, launches_gpus, node_pool_gpus
 from gpu_platform.policies.rules.base import (
     EKS_NODE_GROUP,
     GKE_CLUSTER,
@@ -56,6 +57,8 @@ def _pool_gpus(resources: list[Resource]) -> Iterator[tuple[Resource, int | None
     for r in resources:
         if is_gpu_node_pool(r):
             yield r, gpu_pool_gpus(r, zones.get(str(r.props.get("cluster"))))
+        elif r.type == KARPENTER_NODE_POOL and launches_gpus(r):
+            yield r, node_pool_gpus(r)
 
 
 def check_pools_bounded(resources: list[Resource], config: PoolBoundConfig) -> Iterator[tuple[str, str]]:

@@ -14,7 +14,7 @@ from gpu_platform.components.labels import GPU_RESOURCE
 from gpu_platform.components.pools import GPU_TAINT
 from gpu_platform.policies.rules.base import Resource, ResourceRule, RuleConfig
 
-__all__ = ["KARPENTER_NODE_POOL", "RULES", "check_node_pool_limited", "check_node_pool_tainted"]
+__all__ = ["KARPENTER_NODE_POOL", "RULES", "check_node_pool_limited", "check_node_pool_tainted", "launches_gpus", "node_pool_gpus"]
 
 KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 _BOUNDED = ("cpu", "memory")
@@ -32,6 +32,15 @@ def launches_gpus(r: Resource) -> bool:
     """A NodePool for GPU nodes: it carries the GPU taint or limits GPUs (as KarpenterNodePools' do)."""
     spec = _spec(r)
     return GPU_RESOURCE in (spec.get("limits") or {}) or any(t.get("key") == GPU_TAINT.key for t in _taints(spec))
+
+
+def node_pool_gpus(r: Resource) -> int | None:
+    """Most GPUs a NodePool may launch (its nvidia.com/gpu limit); None when it has none."""
+    value = (_spec(r).get("limits") or {}).get(GPU_RESOURCE)
+    try:
+        return None if value is None else int(str(value))
+    except ValueError:
+        return None
 
 
 def check_node_pool_limited(r: Resource, config: RuleConfig) -> Iterator[str]:

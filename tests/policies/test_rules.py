@@ -370,3 +370,15 @@ def test_eks_tag_carries_the_environment() -> None:
     tagged = Resource(r.type, r.name, r.urn, {**r.props, "tags": {"gpu-platform-environment": "prod"}}, r.protect)
     assert _deletion_findings([tagged])
     assert _deletion_findings([r]) == []
+
+
+def test_the_gpu_budget_counts_karpenter_node_pools() -> None:
+    """On a Karpenter stack the GPU budget rules read the NodePools' GPU limits (no node groups to count)."""
+    config = load_policy_config({"gpu-stack-budget": {"maxGpusPerStack": 30}, "gpu-pool-bounded": {"maxGpusPerPool": 16}})
+    findings = {f.rule: f.message for f in evaluate([node_pool(LIMITED), node_pool({**LIMITED, "nvidia.com/gpu": "12"})], config)}
+    assert "can scale to 32 GPUs" in findings["gpu-stack-budget"]
+    assert "can scale to 20 GPUs; the per-pool limit is 16" in findings["gpu-pool-bounded"]
+    unbounded = {f.rule for f in evaluate([node_pool({"cpu": "8", "memory": "1Gi"})], load_policy_config({}))}
+    assert "gpu-pool-bounded" in unbounded  # a GPU-tainted NodePool without a GPU limit is unbounded
+    fine = [f for f in evaluate([node_pool(LIMITED)], load_policy_config({})) if f.rule.startswith("gpu-")]
+    assert fine == []
