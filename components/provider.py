@@ -60,6 +60,7 @@ from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
+from gpu_platform.components.karpenter_node_pools import KarpenterNodePools
 from gpu_platform.components.kubeflow_args import KubeflowInstallArgs
 from gpu_platform.components.kubeflow_install import KubeflowInstall
 from gpu_platform.components.models import _InputSchema, key_path
@@ -68,7 +69,6 @@ from gpu_platform.components.pools import NodePoolShape
 from gpu_platform.components.prometheus_args import MonitoredCluster, PrometheusStackArgs
 from gpu_platform.components.prometheus_stack import PrometheusStack
 from gpu_platform.components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroups
-from gpu_platform.components.karpenter_node_pools import KarpenterNodePools
 
 __all__ = ["EXPOSED", "PACKAGE", "GpuPlatformProvider", "camel_case", "exposed_component", "main"]
 

@@ -11,7 +11,6 @@ from pydantic import Field
 
 from gpu_platform.components.labels import PRIORITY_CONFIGMAP
 from gpu_platform.components.pools import GPU_TAINT
-from gpu_platform.policies.rules.karpenter import KARPENTER_NODE_POOL, launches_gpus, node_pool_gpus
 from gpu_platform.policies.rules.base import (
     EKS_NODE_GROUP,
     GKE_CLUSTER,
@@ -23,6 +22,7 @@ from gpu_platform.policies.rules.base import (
     gpu_pool_gpus,
     is_gpu_node_pool,
 )
+from gpu_platform.policies.rules.karpenter import KARPENTER_NODE_POOL, launches_gpus, node_pool_gpus
 
 COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"
 PRIORITY_CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
