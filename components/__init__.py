@@ -53,7 +53,7 @@ from gpu_platform.components.karpenter_args import (
     KarpenterSettings,
     Provisioner,
 )
-from gpu_platform.components.karpenter_node_pools import KarpenterNodePools
+from gpu_platform.components.karpenter_node_pools import KarpenterNodePools, KarpenterNodePoolsArgs
 from gpu_platform.components.kubeflow_install import (
     AlbCognitoIngress,
     Edition,
@@ -129,6 +129,7 @@ __all__ = [
     "DisruptionBudget",
     "KarpenterDisruption",
     "KarpenterNodePools",
+    "KarpenterNodePoolsArgs",
     "KarpenterSettings",
     "Provisioner",
     "SpotFailoverEksNodeGroupsArgs",

@@ -51,6 +51,7 @@ __all__ = [
     "ClusterAutoscalerSettings",
     "Expander",
     "GpuClassArgs",
+    "KarpenterNodePoolsArgs",
     "NodeGroupPlan",
     "PriorityExpander",
     "PriorityTier",
@@ -478,3 +479,15 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every class as workloads see it (the plan's, eks_plan.class_shape)."""
         return [class_shape(cls) for cls in self.classes]
+
+
+class KarpenterNodePoolsArgs(SpotFailoverEksNodeGroupsArgs):
+    """Inputs of KarpenterNodePools: the same GPU classes and tiers as SpotFailoverEksNodeGroupsArgs, provisioned by Karpenter."""
+
+    provisioner: Provisioner = Provisioner.KARPENTER
+    """What provisions the classes' nodes; KarpenterNodePools takes karpenter only. Default: karpenter."""
+
+    @classmethod
+    def of(cls, args: SpotFailoverEksNodeGroupsArgs) -> KarpenterNodePoolsArgs:
+        """The stack's eks_node_groups (provisioner karpenter) as KarpenterNodePools' Args: the settings it was given, validated again."""
+        return cls.model_validate(args.model_dump(mode="json", exclude_unset=True))

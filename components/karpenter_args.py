@@ -63,8 +63,11 @@ class DisruptionReason(StrEnum):
     """The disruption methods a budget may be limited to (the NodePool CRD's enum)."""
 
     UNDERUTILIZED = "Underutilized"
+    """Consolidation of nodes whose pods fit elsewhere (WhenEmptyOrUnderutilized)."""
     EMPTY = "Empty"
+    """Consolidation of nodes without workload pods."""
     DRIFTED = "Drifted"
+    """Replacement of nodes that no longer match their NodePool or EC2NodeClass (a new AMI, a changed spec)."""
 
 
 class DisruptionBudget(BaseModel):

@@ -24,7 +24,7 @@ import pulumi_kubernetes as k8s
 
 from gpu_platform.components.cluster_component import ClusterComponent, a_type, check_live
 from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
-from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs
+from gpu_platform.components.eks_node_group_args import KarpenterNodePoolsArgs, SpotFailoverEksNodeGroupsArgs
 from gpu_platform.components.eks_node_group_resources import device_plugin_daemonset
 from gpu_platform.components.eks_resources import assume_role_policy
 from gpu_platform.components.karpenter_args import KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_REPO, Provisioner
@@ -48,7 +48,7 @@ from gpu_platform.components.models import input_error
 from gpu_platform.components.pools import NodePoolShape, PoolPlacement
 from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
-__all__ = ["KarpenterNodePools"]
+__all__ = ["KarpenterNodePools", "KarpenterNodePoolsArgs"]
 
 
 class KarpenterNodePools(pulumi.ComponentResource, ClusterComponent):
@@ -77,7 +77,7 @@ class KarpenterNodePools(pulumi.ComponentResource, ClusterComponent):
     def __init__(
         self,
         name: str,
-        args: SpotFailoverEksNodeGroupsArgs,
+        args: KarpenterNodePoolsArgs,
         opts: pulumi.ResourceOptions | None = None,
         *,
         cluster: EksCluster | EksClusterRef,

@@ -55,7 +55,7 @@ from gpu_platform.components.dcgm_args import DcgmExporterArgs
 from gpu_platform.components.dcgm_exporter import DcgmExporter
 from gpu_platform.components.eks_args import EksClusterArgs
 from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
-from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs
+from gpu_platform.components.eks_node_group_args import KarpenterNodePoolsArgs, SpotFailoverEksNodeGroupsArgs
 from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
@@ -554,7 +554,7 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
         extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
     ),
     exposed_component(
-        KarpenterNodePools, SpotFailoverEksNodeGroupsArgs,
+        KarpenterNodePools, KarpenterNodePoolsArgs,
         live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the NodePools provision for: EksCluster's ref output. Required.", _read_cluster_target)},
         extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
     ),

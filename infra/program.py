@@ -26,6 +26,7 @@ from gpu_platform.components import (
     EksCluster,
     GpuGkeCluster,
     KarpenterNodePools,
+    KarpenterNodePoolsArgs,
     KubeflowInstall,
     PrometheusStack,
     SpotFailoverEksNodeGroups,
@@ -75,7 +76,8 @@ def build(stack: str, config: StackConfig) -> Platform:
             # The same classes and tiers as NodePools: Karpenter provisions them (components/karpenter_node_pools.py).
             plan = config.eks_plan
             assert plan is not None  # planned for every aws stack
-            pools = KarpenterNodePools(f"{stack}-gpu", config.eks_node_groups, cluster=eks, zones=plan.zones.names)
+            args = KarpenterNodePoolsArgs.of(config.eks_node_groups)
+            pools = KarpenterNodePools(f"{stack}-gpu", args, cluster=eks, zones=plan.zones.names)
             pulumi.export("clusterName", eks.cluster_name)
             pulumi.export("endpoint", eks.endpoint)
             pulumi.export("kubeconfig", eks.kubeconfig)

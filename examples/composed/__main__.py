@@ -30,12 +30,12 @@ from gpu_platform.components import (
     GpuUtilizationAutoscaler,
     GpuUtilizationAutoscalerArgs,
     KarpenterNodePools,
+    KarpenterNodePoolsArgs,
     KubeflowInstall,
     KubeflowInstallArgs,
     MetricSource,
     PrometheusStack,
     PrometheusStackArgs,
-    Provisioner,
     SchedulerPoolArgs,
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
@@ -99,7 +99,7 @@ else:
     if karpenter:
         # The same classes provisioned by Karpenter: a NodePool per class and tier (the stack eks-karpenter).
         gpu = KarpenterNodePools(
-            "ml-gpu", SpotFailoverEksNodeGroupsArgs(classes=classes, provisioner=Provisioner.KARPENTER), cluster=eks
+            "ml-gpu", KarpenterNodePoolsArgs(classes=classes), cluster=eks
         )
     else:
         gpu = SpotFailoverEksNodeGroups(

@@ -10,7 +10,7 @@ import pulumi
 import pytest
 from pydantic import ValidationError
 
-from gpu_platform.components import EksCluster, EksClusterArgs, KarpenterNodePools, SpotFailoverEksNodeGroupsArgs
+from gpu_platform.components import EksCluster, EksClusterArgs, KarpenterNodePools, KarpenterNodePoolsArgs, SpotFailoverEksNodeGroupsArgs
 from gpu_platform.components.dcgm_values import dcgm_values
 from gpu_platform.components.eks_plan import class_node_groups
 from gpu_platform.components.karpenter_args import (
@@ -154,7 +154,7 @@ def test_a_node_pool_per_node_group_of_the_plan_spot_weighing_more() -> None:
 def build(**groups: Any) -> tuple[EksCluster, KarpenterNodePools, SpotFailoverEksNodeGroupsArgs]:
     args = karpenter_args(**groups)
     cluster = EksCluster("c", EksClusterArgs.model_validate(eks()), gpu_instance_types=args.instance_types(), karpenter_discovery=True)
-    pools = KarpenterNodePools("c-gpu", args, cluster=cluster)
+    pools = KarpenterNodePools("c-gpu", KarpenterNodePoolsArgs.of(args), cluster=cluster)
     return cluster, pools, args
 
 
@@ -276,3 +276,12 @@ def test_fails_when_cluster_is_not_an_eks_cluster() -> None:
     with pytest.raises(pulumi.InputPropertyError) as info:
         KarpenterNodePools("x", args, cluster=object())  # type: ignore[arg-type]
     assert "cluster: expected an EksCluster" in str(info.value)
+
+
+def test_karpenter_node_pools_args_default_to_karpenter_and_keep_what_was_set() -> None:
+    assert KarpenterNodePoolsArgs.model_validate(eks_node_groups()).provisioner is Provisioner.KARPENTER
+    given = karpenter_args(karpenter={"ami_version": "v1.50.0"})
+    args = KarpenterNodePoolsArgs.of(given)
+    assert args.karpenter.ami_version == "v1.50.0" and args.classes == given.classes
+    with pytest.raises(ValidationError):  # the refusals hold for the component's own Args too
+        KarpenterNodePoolsArgs.model_validate(eks_node_groups(priority_expander={"tiers": [{"priority": 1, "patterns": [".*"]}]}))
