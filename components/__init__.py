@@ -57,6 +57,14 @@ from gpu_platform.components.gpu_gke_cluster import (
 )
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
 from gpu_platform.components.headlamp import Headlamp, HeadlampArgs, HeadlampTenantAccess
+from gpu_platform.components.karpenter_args import (
+    ConsolidationPolicy,
+    DisruptionBudget,
+    KarpenterDisruption,
+    KarpenterSettings,
+    Provisioner,
+)
+from gpu_platform.components.karpenter_node_pools import KarpenterNodePools, KarpenterNodePoolsArgs
 from gpu_platform.components.kubeflow_install import (
     AlbCognitoIngress,
     Edition,
@@ -138,6 +146,13 @@ __all__ = [
     "PriorityExpander",
     "PriorityTier",
     "SpotFailoverEksNodeGroups",
+    "ConsolidationPolicy",
+    "DisruptionBudget",
+    "KarpenterDisruption",
+    "KarpenterNodePools",
+    "KarpenterNodePoolsArgs",
+    "KarpenterSettings",
+    "Provisioner",
     "SpotFailoverEksNodeGroupsArgs",
     "SystemNodeGroupArgs",
     "AlbCognitoIngress",

@@ -52,7 +52,7 @@ from gpu_platform.components.eks_resources import (
     secrets_key_policy,
     zones_offering,
 )
-from gpu_platform.components.labels import ELB_ROLE_TAG, INTERNAL_ELB_ROLE_TAG, POOL_ROLE_LABEL, PoolRole
+from gpu_platform.components.labels import ELB_ROLE_TAG, INTERNAL_ELB_ROLE_TAG, KARPENTER_DISCOVERY_TAG, POOL_ROLE_LABEL, PoolRole
 from gpu_platform.components.models import input_error, report_checks_not_made
 from gpu_platform.components.pools import ENVIRONMENT_LABEL, NodePoolShape
 from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
@@ -153,8 +153,11 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
         opts: pulumi.ResourceOptions | None = None,
         *,
         gpu_instance_types: Sequence[str] = (),
+        karpenter_discovery: bool = False,
     ) -> None:
-        """``gpu_instance_types``: every GPU instance type the node groups will use; each zone must offer them all."""
+        """``gpu_instance_types``: every GPU instance type the node groups will use; each zone must offer them all.
+        ``karpenter_discovery``: tag the private subnets and the cluster security group karpenter.sh/discovery=<cluster
+        name>, which KarpenterNodePools' EC2NodeClasses select them by. Default: false."""
         region, cluster_name = _region_and_cluster_name(name, args)
         # Before anything is registered: a zone without the GPUs would leave node groups that never scale.
         zones = _zones_offering_gpus(args, region, gpu_instance_types)
@@ -164,6 +167,7 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
         child = pulumi.ResourceOptions(parent=self)
         report_checks_not_made(self, name, args)
         tags = {**args.tags, **({ENVIRONMENT_LABEL: args.environment.value} if args.environment else {})}
+        self._discovery = {KARPENTER_DISCOVERY_TAG: cluster_name} if karpenter_discovery else {}
 
         vpc_id, private_subnet_ids, public_subnet_ids = self._vpc_and_subnets(name, args, cluster_name, zones, tags)
 
@@ -199,6 +203,13 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
         self.certificate_authority_data = cluster.certificate_authority.data
         self.oidc_issuer_url = issuer
         self.cluster_security_group_id = cluster.vpc_config.cluster_security_group_id
+        if self._discovery:
+            # EKS creates the cluster security group (every node's); Karpenter finds it by this tag.
+            aws.ec2.Tag(
+                f"{name}-cluster-sg-discovery",
+                aws.ec2.TagArgs(resource_id=self.cluster_security_group_id, key=KARPENTER_DISCOVERY_TAG, value=cluster_name, region=region),
+                opts=child,
+            )
         self.public_subnet_ids = pulumi.Output.all(*public_subnet_ids)
         self.endpoint = cluster.endpoint
         self.vpc_id = vpc_id
@@ -247,6 +258,13 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
             return self._network(name, args, cluster_name, zones, tags)
         vpc_id = pulumi.Output.from_input(args.vpc.vpc_id)
         private_subnet_ids = [args.vpc.private_subnet_ids[z] for z in zones]
+        for zone, subnet_id in zip(zones, private_subnet_ids, strict=True):
+            for key, value in self._discovery.items():
+                aws.ec2.Tag(
+                    f"{name}-private-{zone[-1]}-discovery",
+                    aws.ec2.TagArgs(resource_id=subnet_id, key=key, value=value, region=args.region),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
         public_subnet_ids = list(args.vpc.public_subnet_ids.values())
         return vpc_id, private_subnet_ids, public_subnet_ids
 
@@ -461,7 +479,10 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
                 f"{name}-{kind}-{zone[-1]}",
                 aws.ec2.SubnetArgs(
                     vpc_id=vpc.id, availability_zone=zone, cidr_block=str(block), map_public_ip_on_launch=kind == "public",
-                    tags={**tags, **cluster_tag, "Name": f"{cluster_name}-{kind}-{zone}", role_tag: "1"},
+                    tags={
+                        **tags, **cluster_tag, "Name": f"{cluster_name}-{kind}-{zone}", role_tag: "1",
+                        **(self._discovery if kind == "private" else {}),
+                    },
                 ),
                 opts=child,
             )

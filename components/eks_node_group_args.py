@@ -9,7 +9,8 @@ from typing import Annotated, Any
 
 import re2
 import yaml
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from gpu_platform.components.durations import GoDuration
 from gpu_platform.components.eks_plan import (
@@ -21,6 +22,8 @@ from gpu_platform.components.eks_plan import (
 )
 from gpu_platform.components.gpu_catalog import AwsInstanceType, aws_shape, shape_checked
 from gpu_platform.components.gpu_sharing import GpuSharing, mig_sharing_problem
+from gpu_platform.components.karpenter_args import KarpenterSettings, Provisioner
+from gpu_platform.components.karpenter_plan import provisioner_problems
 from gpu_platform.components.kube import ChartVersion, PinnedImage
 from gpu_platform.components.labels import (
     AWS_ACCELERATOR_LABEL,
@@ -50,6 +53,7 @@ __all__ = [
     "ClusterAutoscalerSettings",
     "Expander",
     "GpuClassArgs",
+    "KarpenterNodePoolsArgs",
     "NodeGroupPlan",
     "PriorityExpander",
     "PriorityTier",
@@ -389,6 +393,24 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
     """NVIDIA device plugin, installed on groups whose AMI does not ship it. Default: nvcr.io/nvidia/k8s-device-plugin:v0.17.1."""
     other_node_groups: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$", max_length=63)]] = Field(default_factory=list)
     """Managed node groups of the cluster outside this component (EksCluster's system group), which explicit tiers may name besides the classes' groups. Default: [] (a stack sets its system group)."""
+    provisioner: Provisioner = Provisioner.CLUSTER_AUTOSCALER
+    """What provisions the classes' nodes: cluster_autoscaler (managed node groups, SpotFailoverEksNodeGroups) or karpenter (NodePools, KarpenterNodePools). Default: cluster_autoscaler."""
+    karpenter: KarpenterSettings = Field(default_factory=KarpenterSettings)
+    """Karpenter's controller and disruption settings (provisioner karpenter only). Default: see KarpenterSettings."""
+
+    @model_validator(mode="after")
+    def _provisioner(self) -> SpotFailoverEksNodeGroupsArgs:
+        """Settings of the other provisioner are refused, one line each, naming the key, the value and the fix."""
+        problems = provisioner_problems(self)
+        if len(problems) == 1:
+            loc, message, value = problems[0]
+            raise field_error("SpotFailoverEksNodeGroupsArgs", loc, message, value)
+        if problems:
+            raise ValidationError.from_exception_data(
+                "SpotFailoverEksNodeGroupsArgs",
+                [InitErrorDetails(type=PydanticCustomError("invalid_combination", m), loc=loc, input=v) for loc, m, v in problems],
+            )
+        return self
 
     @model_validator(mode="after")
     def _expander(self) -> SpotFailoverEksNodeGroupsArgs:
@@ -489,3 +511,15 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every class as workloads see it (the plan's, eks_plan.class_shape)."""
         return [class_shape(cls) for cls in self.classes]
+
+
+class KarpenterNodePoolsArgs(SpotFailoverEksNodeGroupsArgs):
+    """Inputs of KarpenterNodePools: the same GPU classes and tiers as SpotFailoverEksNodeGroupsArgs, provisioned by Karpenter."""
+
+    provisioner: Provisioner = Provisioner.KARPENTER
+    """What provisions the classes' nodes; KarpenterNodePools takes karpenter only. Default: karpenter."""
+
+    @classmethod
+    def of(cls, args: SpotFailoverEksNodeGroupsArgs) -> KarpenterNodePoolsArgs:
+        """The stack's eks_node_groups (provisioner karpenter) as KarpenterNodePools' Args: the settings it was given, validated again."""
+        return cls.model_validate(args.model_dump(mode="json", exclude_unset=True))

@@ -138,9 +138,10 @@ def autoscaler_values(
 
 
 def device_plugin_daemonset(
-    name: str, image: str, node_groups: list[str], opts: pulumi.ResourceOptions
+    name: str, image: str, node_groups: list[str], opts: pulumi.ResourceOptions, *, group_label: str = EKS_NODEGROUP_LABEL
 ) -> k8s.apps.v1.DaemonSet:
-    """The NVIDIA device plugin on the given node groups only, tolerating every taint (it must run on each GPU node)."""
+    """The NVIDIA device plugin on the given node groups only (their nodes carry ``group_label``: the managed
+    node group's, or Karpenter's NodePool label), tolerating every taint (it must run on each GPU node)."""
     labels = {"app.kubernetes.io/name": "nvidia-device-plugin", **PART_OF_LABEL}
     return k8s.apps.v1.DaemonSet(
         name,
@@ -161,7 +162,7 @@ def device_plugin_daemonset(
                                         k8s.core.v1.NodeSelectorTermArgs(
                                             match_expressions=[
                                                 k8s.core.v1.NodeSelectorRequirementArgs(
-                                                    key=EKS_NODEGROUP_LABEL, operator="In", values=node_groups
+                                                    key=group_label, operator="In", values=node_groups
                                                 )
                                             ]
                                         )

@@ -128,9 +128,11 @@ def helm_release(
     values: dict[str, Any],
     opts: pulumi.ResourceOptions,
     release_name: str | None = None,
+    skip_crds: bool | None = None,
 ) -> k8s.helm.v3.Release:
     """A pinned Helm release. helm.v3.Release, not helm.v4.Chart: v4 drops chart hooks
-    (kube-prometheus-stack's admission webhook jobs are hooks)."""
+    (kube-prometheus-stack's admission webhook jobs are hooks). ``skip_crds``: leave the chart's crds/
+    out (another release manages them). Default: none (Helm installs them)."""
     return k8s.helm.v3.Release(
         name,
         k8s.helm.v3.ReleaseArgs(
@@ -141,6 +143,7 @@ def helm_release(
             namespace=namespace,
             values=values,
             max_history=10,
+            skip_crds=skip_crds,
         ),
         opts=opts,
     )

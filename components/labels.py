@@ -38,6 +38,11 @@ __all__ = [
     "TENANT_LABEL",
     "DATASET_LABEL",
     "GCSFUSE_VOLUMES_ANNOTATION",
+    "INSTANCE_TYPE_LABEL",
+    "KARPENTER_CAPACITY_LABEL",
+    "KARPENTER_DISCOVERY_TAG",
+    "KARPENTER_NODEPOOL_LABEL",
+    "ZONE_LABEL",
 ]
 
 
@@ -121,3 +126,13 @@ tenants' namespaces by it."""
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 """The node label naming which entry of the NVIDIA device plugin's config map a node runs with (the chart's
 config manager reads it): an EKS GPU class that shares its GPUs labels its nodes with its name."""
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+"""The kubelet's well-known label of a node's instance type (Karpenter NodePools require it)."""
+ZONE_LABEL = "topology.kubernetes.io/zone"
+"""The well-known label of a node's zone (Karpenter NodePools require it from the plan's zones)."""
+KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
+"""The label Karpenter puts on every node it provisions: the NodePool's name (<class>-spot, <class>-on-demand)."""
+KARPENTER_CAPACITY_LABEL = "karpenter.sh/capacity-type"
+"""Karpenter's capacity type requirement and node label: spot, on-demand (or reserved)."""
+KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"
+"""The AWS tag (value: the cluster name) by which EC2NodeClasses select subnets and security groups."""

@@ -55,13 +55,14 @@ from gpu_platform.components.dcgm_args import DcgmExporterArgs
 from gpu_platform.components.dcgm_exporter import DcgmExporter
 from gpu_platform.components.eks_args import EksClusterArgs
 from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
-from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs
+from gpu_platform.components.eks_node_group_args import KarpenterNodePoolsArgs, SpotFailoverEksNodeGroupsArgs
 from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
 from gpu_platform.components.headlamp import Headlamp
 from gpu_platform.components.headlamp_args import HeadlampArgs
+from gpu_platform.components.karpenter_node_pools import KarpenterNodePools
 from gpu_platform.components.kubeflow_args import KubeflowInstallArgs
 from gpu_platform.components.kubeflow_install import KubeflowInstall
 from gpu_platform.components.models import _InputSchema, key_path
@@ -552,6 +553,11 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
     exposed_component(
         SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs,
         live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the node groups join: EksCluster's ref output. Required.", _read_cluster_target)},
+        extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
+    ),
+    exposed_component(
+        KarpenterNodePools, KarpenterNodePoolsArgs,
+        live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the NodePools provision for: EksCluster's ref output. Required.", _read_cluster_target)},
         extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
     ),
     exposed_component(

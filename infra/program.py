@@ -26,6 +26,8 @@ from gpu_platform.components import (
     EksCluster,
     GpuGkeCluster,
     Headlamp,
+    KarpenterNodePools,
+    KarpenterNodePoolsArgs,
     KubeflowInstall,
     Kueue,
     PrometheusStack,
@@ -38,6 +40,7 @@ from gpu_platform.components.dataset_args import SharedDatasetsArgs
 from gpu_platform.components.gpu_inference_service import GpuInferenceService
 from gpu_platform.components.kubeflow_args import Edition
 from gpu_platform.components.load_balancer_args import iam_policy_url
+from gpu_platform.components.karpenter_args import Provisioner
 from gpu_platform.components.prometheus_args import MetricSource
 from gpu_platform.components.shared_datasets import SharedDatasets
 from gpu_platform.infra.stack.errors import ConfigError
@@ -81,9 +84,24 @@ def build(stack: str, config: StackConfig) -> Platform:
         cluster = gke
     else:
         assert config.eks is not None and config.eks_node_groups is not None  # required for aws
-        eks = EksCluster(stack, config.eks, gpu_instance_types=config.eks_node_groups.instance_types())
+        karpenter = config.eks_node_groups.provisioner is Provisioner.KARPENTER
+        eks = EksCluster(stack, config.eks, gpu_instance_types=config.eks_node_groups.instance_types(), karpenter_discovery=karpenter)
         # Monitoring first, on the system nodes (eks.ready()): the autoscaler's ServiceMonitor needs its CRD.
         monitoring = compose_monitoring(stack, config, eks)
+        if karpenter:
+            # The same classes and tiers as NodePools: Karpenter provisions them (components/karpenter_node_pools.py).
+            plan = config.eks_plan
+            assert plan is not None  # planned for every aws stack
+            args = KarpenterNodePoolsArgs.of(config.eks_node_groups)
+            pools = KarpenterNodePools(f"{stack}-gpu", args, cluster=eks, zones=plan.zones.names)
+            pulumi.export("clusterName", eks.cluster_name)
+            pulumi.export("endpoint", eks.endpoint)
+            pulumi.export("kubeconfig", eks.kubeconfig)
+            pulumi.export("zones", eks.zones)
+            pulumi.export("nodePools", list(pools.node_pools))
+            pulumi.export("interruptionQueue", pools.interruption_queue)
+            compose_addons(stack, config, pools, monitoring)
+            return Platform(config, pools, monitoring)
         gpu = SpotFailoverEksNodeGroups(
             f"{stack}-gpu",
             config.eks_node_groups,
@@ -116,7 +134,7 @@ def scraped_later(config: StackConfig) -> frozenset[MetricSource]:
     sources = set()
     if config.monitoring.dcgm_exporter is not None:
         sources.add(MetricSource.DCGM_EXPORTER)
-    if config.cloud is Cloud.AWS:
+    if config.cloud is Cloud.AWS and config.eks_node_groups is not None and config.eks_node_groups.provisioner is Provisioner.CLUSTER_AUTOSCALER:
         sources.add(MetricSource.CLUSTER_AUTOSCALER)
     return frozenset(sources)
 

@@ -95,6 +95,7 @@ CLAIMS: dict[tuple[str, str], str] = {
         "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("README.md", ".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'"):
         "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("README.md", "example:karpenter"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("components/README.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("components/README.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
 }
@@ -266,6 +267,7 @@ def _merge(base: Any, patch: Any) -> Any:
         ("README.md", "gpu-platform:inference:", "dev-eks", ""),
         ("README.md", "gpu-platform:queues:", "prod-eks", ""),
         ("README.md", "example:eks-sharing", "dev-eks", ""),
+        ("README.md", "example:karpenter", "prod-eks", "gpu-platform:eks_node_groups"),
         ("components/README.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
         ("components/README.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],

@@ -4,7 +4,7 @@ The frozen lists below are written by hand from the released components; a chang
 a child's role (the part after ``<component name>-``) or a child's type fails here first. The
 children are those examples/composed registers on GKE and on EKS (every component, with the
 children its options add: the scheduler pool, the compute class, a tenant, the EBS driver, the
-priority expander, the device plugin). Change a list only with a CHANGELOG entry that says what
+priority expander, the device plugin; the stack eks-karpenter: Karpenter's NodePools and the discovery tag). Change a list only with a CHANGELOG entry that says what
 users must do (``aliases``) for what they have deployed.
 """
 
@@ -27,6 +27,7 @@ FROZEN_TOKENS = {
     "GpuGkeCluster": "gpu-platform:gpu_gke_cluster:GpuGkeCluster",
     "GpuUtilizationAutoscaler": "gpu-platform:gpu_utilization_autoscaler:GpuUtilizationAutoscaler",
     "Headlamp": "gpu-platform:headlamp:Headlamp",
+    "KarpenterNodePools": "gpu-platform:karpenter_node_pools:KarpenterNodePools",
     "KubeflowInstall": "gpu-platform:kubeflow_install:KubeflowInstall",
     "Kueue": "gpu-platform:kueue:Kueue",
     "PrometheusStack": "gpu-platform:prometheus_stack:PrometheusStack",
@@ -86,6 +87,7 @@ FROZEN_CHILDREN = {
         "aws:ec2/subnet:Subnet private-b",
         "aws:ec2/subnet:Subnet public-a",
         "aws:ec2/subnet:Subnet public-b",
+        "aws:ec2/tag:Tag cluster-sg-discovery",
         "aws:ec2/vpc:Vpc vpc",
         "aws:eks/addon:Addon aws-ebs-csi-driver",
         "aws:eks/addon:Addon coredns",
@@ -125,6 +127,34 @@ FROZEN_CHILDREN = {
     ],
     "gpu-platform:gpu_utilization_autoscaler:GpuUtilizationAutoscaler": [
         "kubernetes:autoscaling/v2:HorizontalPodAutoscaler hpa",
+    ],
+    "gpu-platform:karpenter_node_pools:KarpenterNodePools": [
+        "aws:cloudwatch/eventRule:EventRule instance-state-change-rule",
+        "aws:cloudwatch/eventRule:EventRule rebalance-rule",
+        "aws:cloudwatch/eventRule:EventRule scheduled-change-rule",
+        "aws:cloudwatch/eventRule:EventRule spot-interruption-rule",
+        "aws:cloudwatch/eventTarget:EventTarget instance-state-change-target",
+        "aws:cloudwatch/eventTarget:EventTarget rebalance-target",
+        "aws:cloudwatch/eventTarget:EventTarget scheduled-change-target",
+        "aws:cloudwatch/eventTarget:EventTarget spot-interruption-target",
+        "aws:eks/accessEntry:AccessEntry node-access",
+        "aws:iam/role:Role controller-role",
+        "aws:iam/role:Role node-role",
+        "aws:iam/rolePolicy:RolePolicy controller-role-policy",
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment node-role-amazonec2containerregistrypullonly",
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment node-role-amazoneks-cni-policy",
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment node-role-amazoneksworkernodepolicy",
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment node-role-amazonssmmanagedinstancecore",
+        "aws:sqs/queue:Queue interruption-queue",
+        "aws:sqs/queuePolicy:QueuePolicy interruption-queue-policy",
+        "kubernetes:apps/v1:DaemonSet device-plugin",
+        "kubernetes:helm.sh/v3:Release karpenter",
+        "kubernetes:helm.sh/v3:Release karpenter-crd",
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass scheduler-node-class",
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass t4-node-class",
+        "kubernetes:karpenter.sh/v1:NodePool scheduler-on-demand-node-pool",
+        "kubernetes:karpenter.sh/v1:NodePool t4-on-demand-node-pool",
+        "kubernetes:karpenter.sh/v1:NodePool t4-spot-node-pool",
     ],
     "gpu-platform:kubeflow_install:KubeflowInstall": [
         "kubernetes:core/v1:Namespace tenant-vision-pipelines",
@@ -213,7 +243,7 @@ def test_every_exported_component_has_its_frozen_type_token() -> None:
         if isinstance(cls := getattr(components, name), type) and issubclass(cls, pulumi.ComponentResource)
     }
     assert sorted(exported) == sorted(FROZEN_TOKENS), "a component was added or removed: freeze its token here"
-    built = registered("gke") | registered("eks")
+    built = registered("gke") | registered("eks") | registered("eks-karpenter")
     assert {token for token in built} == set(FROZEN_TOKENS.values())
 
 
@@ -229,7 +259,7 @@ def test_the_other_languages_tokens_are_frozen() -> None:
     assert sorted(c.pulumi_type for c in EXPOSED) == [f"gpu-platform:index:{name}" for name in offered]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("stack", ["gke", "eks"])
+@pytest.mark.parametrize("stack", ["gke", "eks", "eks-karpenter"])
 def test_child_names_and_types_are_frozen(stack: str) -> None:
     for token, children in registered(stack).items():
         frozen = set(FROZEN_CHILDREN[token])
@@ -237,7 +267,7 @@ def test_child_names_and_types_are_frozen(stack: str) -> None:
 
 
 def test_every_frozen_child_is_still_registered() -> None:
-    gke, eks = registered("gke"), registered("eks")
+    stacks = [registered(s) for s in ("gke", "eks", "eks-karpenter")]
     for token, frozen in FROZEN_CHILDREN.items():
-        seen = gke.get(token, frozenset()) | eks.get(token, frozenset())
+        seen = frozenset().union(*(r.get(token, frozenset()) for r in stacks))
         assert set(frozen) == seen, f"{token}: frozen children no longer registered: {sorted(set(frozen) - seen)}"

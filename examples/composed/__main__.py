@@ -32,6 +32,8 @@ from gpu_platform.components import (
     Headlamp,
     HeadlampArgs,
     HeadlampTenantAccess,
+    KarpenterNodePools,
+    KarpenterNodePoolsArgs,
     KubeflowInstall,
     KubeflowInstallArgs,
     Kueue,
@@ -93,22 +95,32 @@ if acme.require("cloud") == "gcp":
     )
     pulumi.export("kubeconfig", cluster.kubeconfig)
 else:
-    eks = EksCluster("ml", EksClusterArgs(zones=["us-west-2a", "us-west-2b"]))
-    # The node groups' autoscaler ships a ServiceMonitor and dcgm-exporter follows: both scraped.
+    karpenter = acme.get("provisioner") == "karpenter"
+    eks = EksCluster("ml", EksClusterArgs(zones=["us-west-2a", "us-west-2b"]), karpenter_discovery=karpenter)
+    # The node groups' autoscaler ships a ServiceMonitor and dcgm-exporter follows: both scraped
+    # (Karpenter has no cluster autoscaler to scrape).
     monitoring = PrometheusStack(
         "ml-monitoring", PrometheusStackArgs(), cluster=eks, grafana_admin_password=password,
-        scrapes=[MetricSource.CLUSTER_AUTOSCALER, MetricSource.DCGM_EXPORTER],
+        scrapes=[MetricSource.DCGM_EXPORTER] if karpenter else [MetricSource.CLUSTER_AUTOSCALER, MetricSource.DCGM_EXPORTER],
     )
-    gpu = SpotFailoverEksNodeGroups(
-        "ml-gpu",
-        SpotFailoverEksNodeGroupsArgs(classes=[
-            GpuClassArgs(name="t4", instance_types=["g4dn.xlarge"], capacity=CapacityStrategy.SPOT_THEN_ON_DEMAND, max_nodes=4),
-            GpuClassArgs(name="scheduler", role=ClassRole.SCHEDULER, instance_types=["g4dn.xlarge"],
-                         capacity=CapacityStrategy.ON_DEMAND, max_nodes=2),
-        ]),
-        cluster=eks,  # the EksCluster itself: the node groups then stand for the cluster with its GPUs
-        service_monitor_crd=monitoring.release,
-    )
+    classes = [
+        GpuClassArgs(name="t4", instance_types=["g4dn.xlarge"], capacity=CapacityStrategy.SPOT_THEN_ON_DEMAND, max_nodes=4),
+        GpuClassArgs(name="scheduler", role=ClassRole.SCHEDULER, instance_types=["g4dn.xlarge"],
+                     capacity=CapacityStrategy.ON_DEMAND, max_nodes=2),
+    ]
+    gpu: SpotFailoverEksNodeGroups | KarpenterNodePools
+    if karpenter:
+        # The same classes provisioned by Karpenter: a NodePool per class and tier (the stack eks-karpenter).
+        gpu = KarpenterNodePools(
+            "ml-gpu", KarpenterNodePoolsArgs(classes=classes), cluster=eks
+        )
+    else:
+        gpu = SpotFailoverEksNodeGroups(
+            "ml-gpu",
+            SpotFailoverEksNodeGroupsArgs(classes=classes),
+            cluster=eks,  # the EksCluster itself: the node groups then stand for the cluster with its GPUs
+            service_monitor_crd=monitoring.release,
+        )
     DcgmExporter("ml-dcgm", DcgmExporterArgs(node_selection="eks"), cluster=gpu, service_monitor_crd=monitoring.release)
     dask_args = DaskOperatorArgs(tenants=[DaskTenantArgs(name=team, gpu_quota=4)])
     dask = DaskOperator("ml-dask", dask_args, cluster=gpu)

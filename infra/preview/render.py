@@ -328,7 +328,8 @@ def _render_helm(source: RenderedSource, chart: Any, kubernetes_version: str, ap
         source.error = f"chart {source.origin} does not render with these values: {' '.join(str(exc).split())[:400]}"
         return
     installed = []
-    for crd in chart.crds:
+    # skipCrds: another release manages the chart's crds/ (Helm leaves them out).
+    for crd in [] if inputs.get("skipCrds") else chart.crds:
         installed += [d for d in _documents(crd["data"]) if d.get("kind") == "CustomResourceDefinition"]
     bodies = []
     for path, text in sorted(rendered.items()):

@@ -250,6 +250,7 @@ def configurations(
         config = {**others, **{prefix + k: v for k, v in stack_raw.items()}}
         try:
             stack = stack_config_from(config, secret_keys, stack_name)
+            refuse_karpenter(stack)
             settings = validate_model(model_raw)
         except (ConfigError, SimulationError) as exc:
             lines = list(getattr(exc, "lines", None) or [str(exc)])
@@ -260,6 +261,24 @@ def configurations(
     if problems:
         raise SimulationError(problems)
     return out
+
+
+KARPENTER_NOT_MODELLED = (
+    "gpu-platform:eks_node_groups.provisioner: simulate models the cluster autoscaler's node groups, not yet "
+    "Karpenter's provisioning (its batching of pending pods into NodeClaims, consolidation, NodePool weights) "
+    "(got karpenter); simulate a copy of the stack with provisioner: cluster_autoscaler and no karpenter section"
+)
+"""Why simulate refuses a Karpenter stack (one line)."""
+
+
+def refuse_karpenter(stack: Any) -> None:
+    """SimulationError when the stack's GPU nodes are provisioned by Karpenter, which the model does not
+    simulate: answering with the cluster autoscaler's behaviour would be a wrong answer, not an estimate."""
+    from gpu_platform.components.karpenter_args import Provisioner
+
+    groups = getattr(stack, "eks_node_groups", None)
+    if groups is not None and groups.provisioner is Provisioner.KARPENTER:
+        raise SimulationError(KARPENTER_NOT_MODELLED)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from gpu_platform.policies.rules.base import (
     gpu_pool_gpus,
     is_gpu_node_pool,
 )
+from gpu_platform.policies.rules.karpenter import KARPENTER_NODE_POOL, launches_gpus, node_pool_gpus
 
 COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"
 PRIORITY_CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
@@ -56,6 +57,8 @@ def _pool_gpus(resources: list[Resource]) -> Iterator[tuple[Resource, int | None
     for r in resources:
         if is_gpu_node_pool(r):
             yield r, gpu_pool_gpus(r, zones.get(str(r.props.get("cluster"))))
+        elif r.type == KARPENTER_NODE_POOL and launches_gpus(r):
+            yield r, node_pool_gpus(r)
 
 
 def check_pools_bounded(resources: list[Resource], config: PoolBoundConfig) -> Iterator[tuple[str, str]]:

@@ -70,7 +70,7 @@ def test_the_schema_has_every_exposed_component_under_the_index_module() -> None
     assert sorted(SCHEMA["resources"]) == sorted(f"{PACKAGE}:index:{c.__name__}" for c in EXPOSED)
     assert {c.__name__ for c in EXPOSED} == {
         "GpuGkeCluster", "EksCluster", "SpotFailoverEksNodeGroups", "PrometheusStack", "DcgmExporter", "DaskOperator",
-        "KubeflowInstall", "GpuUtilizationAutoscaler", "Headlamp"}
+        "KubeflowInstall", "GpuUtilizationAutoscaler", "Headlamp", "KarpenterNodePools"}
     assert all(r["isComponent"] for r in SCHEMA["resources"].values())
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 import yaml
@@ -37,25 +38,33 @@ def rank(p: Plan, group: str) -> int:
 
 
 def test_prod_eks_reproduces_the_seed_layout() -> None:
+    """prod-eks provisions with Karpenter: the seed's four tiers are NodePools, ranked by weight in the seed's
+    order (spot-small > on-demand-small > spot-large > on-demand-large), each with its own capacity type,
+    generated labels and the training taint."""
     p = plan("prod-eks")
-    groups = {n: g for n, g in gpu_groups(p).items() if g["labels"]["gpu-platform.io/pool-role"] == "gpu"}
-    assert {(n, g["capacityType"], tuple(g["instanceTypes"])) for n, g in groups.items()} == {
-        ("small-spot", "SPOT", ("p3.2xlarge",)),
-        ("small-on-demand", "ON_DEMAND", ("p3.2xlarge",)),
-        ("large-spot", "SPOT", ("p3.8xlarge",)),
-        ("large-on-demand", "ON_DEMAND", ("p3.8xlarge",)),
+    pools = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in p.of_type("kubernetes:karpenter.sh/v1:NodePool")}
+    gpu = {n: s for n, s in pools.items() if s["template"]["metadata"]["labels"]["gpu-platform.io/pool-role"] == "gpu"}
+
+    def requirement(spec: dict[str, Any], key: str) -> tuple[str, ...]:
+        return tuple(next(r["values"] for r in spec["template"]["spec"]["requirements"] if r["key"] == key))
+
+    assert {(n, requirement(s, "karpenter.sh/capacity-type"), requirement(s, "node.kubernetes.io/instance-type")) for n, s in gpu.items()} == {
+        ("small-spot", ("spot",), ("p3.2xlarge",)),
+        ("small-on-demand", ("on-demand",), ("p3.2xlarge",)),
+        ("large-spot", ("spot",), ("p3.8xlarge",)),
+        ("large-on-demand", ("on-demand",), ("p3.8xlarge",)),
     }
-    order = sorted(groups, key=lambda g: -rank(p, g))
+    order = sorted(gpu, key=lambda n: -gpu[n]["weight"])
     assert order == ["small-spot", "small-on-demand", "large-spot", "large-on-demand"]
-    assert [rank(p, g) for g in order] == [50, 40, 30, 20]
-    # The seed's mistake, fixed: on-demand groups carry on-demand labels.
-    assert groups["small-on-demand"]["labels"]["gpu-platform.io/capacity"] == "on-demand"
-    for g in groups.values():
-        assert g["labels"]["gpu-platform.io/workload"] == "training"
-        assert {"key": "gpu-platform.io/workload", "value": "training", "effect": "NO_SCHEDULE"} in g["taints"]
+    # The seed's mistake, fixed: on-demand tiers carry on-demand labels.
+    assert gpu["small-on-demand"]["template"]["metadata"]["labels"]["gpu-platform.io/capacity"] == "on-demand"
+    for spec in gpu.values():
+        assert spec["template"]["metadata"]["labels"]["gpu-platform.io/workload"] == "training"
+        assert {"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"} in spec["template"]["spec"]["taints"]
+    assert not p.of_type("aws:eks/nodeGroup:NodeGroup")[1:]  # only the system node group
 
 
-@pytest.mark.parametrize("stack", ["dev-eks", "prod-eks"])
+@pytest.mark.parametrize("stack", ["dev-eks"])  # prod-eks provisions with Karpenter
 def test_every_gpu_group_scales_from_zero_under_the_failover_flags(stack: str) -> None:
     p = plan(stack)
     groups = gpu_groups(p)

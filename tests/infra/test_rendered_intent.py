@@ -218,6 +218,8 @@ def test_the_autoscaler_runs_with_the_typed_flags_and_its_irsa_role(rendered: tu
     stack, config, plan, rendering = rendered
     if config.cloud.value != "aws":
         pytest.skip("GKE runs its autoscaler outside the cluster")
+    if config.eks_node_groups.provisioner.value == "karpenter":
+        pytest.skip("Karpenter provisions this stack (test_karpenter_names_the_cluster_and_the_queue_and_its_pools_the_typed_classes)")
     settings = config.eks_node_groups.autoscaler
     (deployment,) = [o for o in rendering.objects if o.kind == "Deployment" and "cluster-autoscaler" in o.name]
     (container,) = deployment.body["spec"]["template"]["spec"]["containers"]
@@ -240,6 +242,50 @@ def test_the_autoscaler_runs_with_the_typed_flags_and_its_irsa_role(rendered: tu
     assert role_arn in roles, f"{stack}: {role_arn} is not a role of the plan"
     priorities = [o for o in _objects(plan, rendering) if o.kind == "ConfigMap" and o.name == "cluster-autoscaler-priority-expander"]
     assert [o.namespace for o in priorities] == [settings.namespace]
+
+
+def test_karpenter_names_the_cluster_and_the_queue_and_its_pools_the_typed_classes(rendered: tuple[str, Any, Any, Rendering]) -> None:
+    """The rendered controller's env names the stack's cluster and interruption queue, its service account the
+    plan's IRSA role; every NodePool's limits, taints and capacity type equal the typed class's tier (a drift in
+    either the NodePool or the class fails here)."""
+    from gpu_platform.components.karpenter_plan import plan_node_pools
+    from gpu_platform.components.labels import KARPENTER_CAPACITY_LABEL
+
+    stack, config, plan, rendering = rendered
+    if config.cloud.value != "aws" or config.eks_node_groups.provisioner.value != "karpenter":
+        pytest.skip("the cluster autoscaler provisions this stack")
+    settings = config.eks_node_groups.karpenter
+    (deployment,) = [o for o in rendering.objects if o.kind == "Deployment" and o.name == "karpenter"]
+    assert deployment.namespace == settings.namespace
+    (container,) = deployment.body["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in container.get("env", [])}
+    (queue,) = [r for r in plan.resources if r.type == "aws:sqs/queue:Queue"]
+    assert env["CLUSTER_NAME"] == config.eks.cluster_name, stack
+    assert env["INTERRUPTION_QUEUE"] == queue.inputs["name"] == config.eks.cluster_name, stack
+    account = deployment.body["spec"]["template"]["spec"]["serviceAccountName"]
+    (sa,) = [o for o in rendering.objects if o.kind == "ServiceAccount" and o.name == account]
+    roles = {f"arn:aws:iam::123456789012:role/{r.name}" for r in plan.resources if r.type == "aws:iam/role:Role"}
+    assert sa.body["metadata"]["annotations"]["eks.amazonaws.com/role-arn"] in roles
+    # The controller runs on the system node group, never on nodes it provisions.
+    selector = deployment.body["spec"]["template"]["spec"]["nodeSelector"]
+    assert selector["eks.amazonaws.com/nodegroup"] == config.eks.system_node_group.name
+    pools = {o.name: o.body["spec"] for o in _objects(plan, rendering) if o.kind == "NodePool"}
+    typed = plan_node_pools(config.eks_node_groups)
+    assert set(pools) == {p.name for p in typed}
+    for pool in typed:
+        spec = pools[pool.name]
+        shape = pool.cls.instance_shape
+        assert spec["limits"] == {"cpu": str(shape.vcpus * pool.max_nodes), "memory": f"{shape.memory_mib * pool.max_nodes}Mi",
+                                  "nvidia.com/gpu": str(shape.gpu_count * pool.max_nodes)}, pool.name
+        taints = [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in pool.cls.node_taints()]
+        assert spec["template"]["spec"]["taints"] == taints, pool.name
+        capacity = [r["values"] for r in spec["template"]["spec"]["requirements"] if r["key"] == KARPENTER_CAPACITY_LABEL]
+        assert capacity == [[pool.capacity.value]], pool.name
+        assert spec["template"]["metadata"]["labels"] == pool.cls.node_labels(pool.capacity), pool.name
+    # Spot first: every class's spot pool outweighs its on-demand twin.
+    for spot in (p for p in typed if p.capacity.value == "spot"):
+        twin = pools.get(f"{spot.cls.name}-on-demand")
+        assert twin is None or pools[spot.name]["weight"] > twin["weight"]
 
 
 def test_every_rule_of_the_stack_reads_only_scraped_metrics(rendered: tuple[str, Any, Any, Rendering]) -> None:

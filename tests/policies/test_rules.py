@@ -204,6 +204,27 @@ def test_bucket_not_public_names_every_way_a_bucket_is_public() -> None:
     assert any("does not enforce public access prevention" in m for m in messages), messages
     assert any("is granted to allUsers" in m for m in messages), messages
     assert any("public canned ACL public-read" in m for m in messages), messages
+def node_pool(limits: dict[str, str] | None, taints: list[dict[str, str]] | None = None) -> Resource:
+    """A Karpenter NodePool as KarpenterNodePools declares it (a GPU tier: V100s, GPU-tainted)."""
+    spec: dict[str, Any] = {"template": {"spec": {"taints": taints if taints is not None else [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}}
+    if limits is not None:
+        spec["limits"] = limits
+    return res("kubernetes:karpenter.sh/v1:NodePool", "c-gpu-small-spot-node-pool", {"kind": "NodePool", "spec": spec})
+
+
+LIMITED = {"cpu": "160", "memory": "1249280Mi", "nvidia.com/gpu": "20"}
+CASES["karpenter-node-pool-limited"] = (
+    [node_pool(None), node_pool({"cpu": "160", "memory": "1249280Mi"})],
+    [node_pool(LIMITED), node_pool({"cpu": "8", "memory": "1Gi"}, taints=[])],
+    {},
+    "NodePool has no limit on cpu, memory, nvidia.com/gpu",
+)
+CASES["karpenter-gpu-node-pool-tainted"] = (
+    [node_pool(LIMITED, taints=[{"key": "nvidia.com/gpu", "value": "present", "effect": "PreferNoSchedule"}])],
+    [node_pool(LIMITED), node_pool({"cpu": "8", "memory": "1Gi"}, taints=[])],
+    {},
+    "GPU NodePool lacks the taint nvidia.com/gpu=present:NoSchedule",
+)
 
 
 def test_every_rule_has_cases() -> None:
@@ -389,3 +410,15 @@ def test_eks_tag_carries_the_environment() -> None:
     tagged = Resource(r.type, r.name, r.urn, {**r.props, "tags": {"gpu-platform-environment": "prod"}}, r.protect)
     assert _deletion_findings([tagged])
     assert _deletion_findings([r]) == []
+
+
+def test_the_gpu_budget_counts_karpenter_node_pools() -> None:
+    """On a Karpenter stack the GPU budget rules read the NodePools' GPU limits (no node groups to count)."""
+    config = load_policy_config({"gpu-stack-budget": {"maxGpusPerStack": 30}, "gpu-pool-bounded": {"maxGpusPerPool": 16}})
+    findings = {f.rule: f.message for f in evaluate([node_pool(LIMITED), node_pool({**LIMITED, "nvidia.com/gpu": "12"})], config)}
+    assert "can scale to 32 GPUs" in findings["gpu-stack-budget"]
+    assert "can scale to 20 GPUs; the per-pool limit is 16" in findings["gpu-pool-bounded"]
+    unbounded = {f.rule for f in evaluate([node_pool({"cpu": "8", "memory": "1Gi"})], load_policy_config({}))}
+    assert "gpu-pool-bounded" in unbounded  # a GPU-tainted NodePool without a GPU limit is unbounded
+    fine = [f for f in evaluate([node_pool(LIMITED)], load_policy_config({})) if f.rule.startswith("gpu-")]
+    assert fine == []

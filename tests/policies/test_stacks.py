@@ -126,6 +126,15 @@ if rule == "pipeline-storage-retained":
             resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": "20Gi"})))
 if rule == "tenant-gpu-quota":
     k8s.core.v1.Namespace("tenant", metadata=k8s.meta.v1.ObjectMetaArgs(name="team-a", labels={"gpu-platform.io/tenant": "team-a"}))
+if rule in ("karpenter-node-pool-limited", "karpenter-gpu-node-pool-tainted"):
+    # A NodePool written by hand: unbounded, or with its GPU taint dropped.
+    limits = None if rule == "karpenter-node-pool-limited" else {"cpu": "16", "memory": "64Gi", "nvidia.com/gpu": "4"}
+    taints = [] if rule == "karpenter-gpu-node-pool-tainted" else [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+    k8s.apiextensions.CustomResource("gpu-pool", api_version="karpenter.sh/v1", kind="NodePool",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name="gpu"),
+        spec={"template": {"spec": {"taints": taints, "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+              "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g4dn.xlarge"]}]}},
+              **({"limits": limits} if limits else {})})
 if rule == "iam-no-basic-roles":
     gcp.projects.IAMMember("grant", gcp.projects.IAMMemberArgs(project="p", role="roles/owner", member="user:a@example.com"))
 """
