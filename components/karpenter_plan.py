@@ -62,6 +62,14 @@ def provisioner_problems(args: SpotFailoverEksNodeGroupsArgs) -> list[Problem]:
                     f"(EC2NodeClass aliases al2023, bottlerocket); use one of them",
                     cls.ami_type.value,
                 ))
+            if cls.gpu_sharing is not None:
+                problems.append((
+                    ("classes", i, "gpu_sharing"),
+                    f"class {cls.name}: GPU sharing is not offered with provisioner karpenter yet (Karpenter counts "
+                    "a node's physical GPUs, so it would launch a node per shared GPU asked for, until a NodeOverlay "
+                    "says GPUs x clients); remove gpu_sharing, or set provisioner: cluster_autoscaler",
+                    cls.gpu_sharing.strategy.value,
+                ))
         pools = sum(len(class_node_groups(c)) for c in args.classes)
         if pools > MAX_NODE_POOLS:
             problems.append((("classes",), f"{pools} NodePools would be made; Karpenter weights allow at most {MAX_NODE_POOLS}", pools))

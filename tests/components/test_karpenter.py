@@ -106,6 +106,10 @@ def test_a_scheduled_budget_renders_schedule_duration_and_reasons() -> None:
         ({"autoscaler": {"scale_down_unneeded_time": "1m"}}, ("autoscaler", "scale_down_unneeded_time"), "autoscaler.scale_down_unneeded_time is a cluster autoscaler setting"),
         ({"priority_expander": {"tiers": [{"priority": 10, "patterns": [".*"]}]}}, ("priority_expander",), "priority_expander ranks the cluster autoscaler's node groups"),
         ({"classes": [gpu_class(ami_type="AL2_x86_64_GPU")]}, ("classes", 0, "ami_type"), "class small: Karpenter launches AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA"),
+        (
+            {"classes": [gpu_class(gpu_sharing={"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 4})]},
+            ("classes", 0, "gpu_sharing"), "class small: GPU sharing is not offered with provisioner karpenter yet",
+        ),
     ],
 )
 def test_fails_when_karpenter_meets_a_cluster_autoscaler_setting(overrides: dict[str, Any], loc: tuple[Any, ...], start: str) -> None:
