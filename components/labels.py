@@ -21,6 +21,9 @@ __all__ = [
     "GPU_QUOTA_KEY",
     "GPU_RESOURCE",
     "GPU_TEMPLATE_TAG",
+    "INSTANCE_TYPE_LABEL",
+    "KARPENTER_CAPACITY_LABEL",
+    "NODE_COST_LABELS",
     "NODE_TEMPLATE_PREFIX",
     "OWNER_ANNOTATION",
     "WORKLOAD_LABEL",
@@ -97,3 +100,13 @@ GPU_TEMPLATE_TAG = f"{NODE_TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"
 """The tag that tells the cluster autoscaler how many GPUs a node of an empty EKS node group will
 have. The component sets it on each GPU node group (and its ASG), so the policy pack reads the GPUs
 per node of an instance type the catalog does not know from the node group itself."""
+
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+"""The kubelet's well-known label of a node's instance type (Karpenter NodePools require it)."""
+KARPENTER_CAPACITY_LABEL = "karpenter.sh/capacity-type"
+"""Karpenter's capacity type requirement and node label: spot, on-demand (or reserved)."""
+NODE_COST_LABELS = (
+    INSTANCE_TYPE_LABEL, GKE_ACCELERATOR_LABEL, GKE_SPOT_LABEL, EKS_CAPACITY_LABEL, CAPACITY_LABEL, KARPENTER_CAPACITY_LABEL,
+)
+"""The node labels kube-state-metrics exports (kube_node_labels) so `gpu-platform report` prices each GPU node:
+its machine or instance type, its GPU (GCP N1 machines pay it apart) and its capacity type (spot or on-demand)."""

@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from gpu_platform.components.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE
+from gpu_platform.components.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL
 from gpu_platform.infra.apply.local import KWOK_NODE_ANNOTATION
 
 __all__ = ["POOL_NODE_LABEL", "node_count", "node_name", "pool_nodes"]
@@ -63,7 +63,7 @@ def pool_nodes(shapes: Sequence[Any], counts: dict[str, int] | None = None) -> l
             name = node_name(shape.name, i)
             labels = {
                 "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-                "node.kubernetes.io/instance-type": shape.machine_type, POOL_NODE_LABEL: shape.name,
+                INSTANCE_TYPE_LABEL: shape.machine_type, POOL_NODE_LABEL: shape.name,
                 **dict(shape.labels), **dict(shape.placement.node_selector),
             }
             if shape.gpus_per_node and shape.accelerator and shape.reserve_formula is ReserveFormula.GKE:
