@@ -168,6 +168,8 @@ class TenantFigures:
     wait_p99_s: int | None
     queue: QueueFigures | None
     """None for IDLE and OTHER, and when Kueue's metrics are absent."""
+    refused_workloads: int | None = None
+    """Simulated runs with queues: the tenant's workloads that could never be admitted; None when measured."""
 
 
 @dataclass

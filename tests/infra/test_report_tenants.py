@@ -193,3 +193,21 @@ def test_ksm_label_names_node_labels_as_kube_state_metrics_does() -> None:
     assert ksm_label("eks.amazonaws.com/capacityType") == "label_eks_amazonaws_com_capacity_type"
     assert ksm_label("cloud.google.com/gke-spot") == "label_cloud_google_com_gke_spot"
     assert ksm_label("node.kubernetes.io/instance-type") == "label_node_kubernetes_io_instance_type"
+
+
+def test_requests_above_a_nodes_capacity_share_its_cost_by_request_and_no_queue_metrics_leave_queues_empty() -> None:
+    from gpu_platform.infra.report.tenants import NodePrice, tenant_figures, tenant_rows
+
+    # One 2-GPU node at 7.2/h for 10 steps of 1 s; a and b request 2 GPUs each on it for the first 5 steps.
+    held = [("a", "n", dict.fromkeys(range(5), 2.0)), ("b", "n", dict.fromkeys(range(5), 2.0))]
+    report = tenant_figures(
+        step=1, tenants={"a": "a", "b": "b"}, held=held, capacity={"n": dict.fromkeys(range(10), 2.0)},
+        prices={"n": NodePrice(7.2, spot=False)}, waits={"a/p": 3}, queues=None, currency="USD", prices_date="d", region="r",
+    )
+    assert report.cost == pytest.approx(0.02)
+    assert report.row("a").cost == report.row("b").cost == pytest.approx(0.005), "half of 5 s each"
+    assert report.row(IDLE).cost == pytest.approx(0.01) and report.row(IDLE).gpu_hours == pytest.approx(10 / HOUR)
+    assert report.row("a").gpu_hours == pytest.approx(10 / HOUR) and report.row("a").spot_share == 0.0
+    assert not report.kueue_metrics and all(r.queue is None for r in report.rows)
+    assert [r[0] for r in tenant_rows(report)] == ["a", "b", IDLE, "total"]
+    assert tenant_rows(report)[0][6:] == ("-", "-")
