@@ -10,7 +10,7 @@ from typing import Any
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.infra.report.tenants import tenant_namespaces
 from gpu_platform.infra.simulate.inputs import Binding, NodeGroup, Resources, Timings
-from gpu_platform.infra.simulate.queues import TenantQueue
+from gpu_platform.infra.simulate.queues import Cohort
 from gpu_platform.infra.simulate.settings import ModelSettings
 
 __all__ = ["ModelInputs", "model_inputs"]
@@ -31,9 +31,9 @@ class ModelInputs:
     """The model's settings as given, for the JSON."""
     tenants: dict[str, str] = field(default_factory=dict)
     """namespace -> tenant (infra/report/tenants.tenant_namespaces): the per-tenant figures' rows."""
-    queues: tuple[TenantQueue, ...] | None = None
-    """The tenants' Kueue ClusterQueues (infra/simulate/queues.py): admission through them instead of the
-    quotas; None: no queues."""
+    queues: Cohort | None = None
+    """The tenants' Kueue queues (infra/simulate/queues.py): admission through them instead of the quotas;
+    None: no queues."""
 
 
 def _resources(shape: Any) -> Resources:

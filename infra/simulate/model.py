@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 import simpy
 
 from gpu_platform.infra.simulate.inputs import Binding, Fallback, Gang, Job, NodeGroup, NodeRecord, PodRecord, PodSpec, Resources, Timings, Trace
-from gpu_platform.infra.simulate.queues import Queues, TenantQueue
+from gpu_platform.infra.simulate.queues import Cohort, Queues
 
 __all__ = ["ClusterModel"]
 
@@ -130,7 +130,7 @@ class ClusterModel:
     def __init__(
         self, groups: Sequence[NodeGroup], *, timings: Timings = Timings(), binding: Binding = Binding.MOST_ALLOCATED,
         seed: int = 0, autoscale: bool = True, quotas: dict[str, int] | None = None,
-        queues: Sequence[TenantQueue] | None = None, tenants: dict[str, str] | None = None,
+        queues: Cohort | None = None, tenants: dict[str, str] | None = None,
     ) -> None:
         self.env = simpy.Environment()
         self.random = random.Random(seed)

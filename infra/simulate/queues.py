@@ -3,7 +3,8 @@ simulated run (the report's: infra/report/tenants.py).
 
 The queues are the stack's Kueue ClusterQueues, one per tenant in one Cohort: each with a nominal GPU
 quota, a borrowing limit (None: no limit), a lending limit (None: all of its unused quota) and a
-fair-sharing weight. A Dask cluster's or a pipeline step's pods (a gang of the model) are one workload:
+fair-sharing weight; the Cohort's own nominal quota (the pools' GPUs no tenant has) is lent to any
+queue. GPUs of every flavor count together (one GPU flavor: a tenant's limits are summed over flavors). A Dask cluster's or a pipeline step's pods (a gang of the model) are one workload:
 
 - a workload is admitted when its queue's GPU usage plus its GPUs stays within the queue's nominal quota
   plus what it may borrow: at most its borrowing limit above its nominal quota, and only from the
@@ -27,13 +28,13 @@ then waits for borrowed quota to be released, so its simulated wait is an upper 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_platform.components.labels import GPU_RESOURCE
 
-__all__ = ["KUEUE_BUCKETS", "Queues", "TenantQueue", "queues_from_cluster_queues", "trace_tenants"]
+__all__ = ["KUEUE_BUCKETS", "Cohort", "Queues", "TenantQueue", "cohort_from_objects", "trace_tenants"]
 
 KUEUE_BUCKETS = tuple(float(2**i) for i in range(14))
 """Kueue's admission wait histogram buckets (pkg/metrics generateExponentialBuckets(14): 1, 2, 4 ... 8192 s):
@@ -53,19 +54,37 @@ class TenantQueue:
     weight: float = 1.0
 
 
+@dataclass(frozen=True)
+class Cohort:
+    """The tenants' queues and the Cohort's own GPUs (lent to any of them)."""
+
+    queues: tuple[TenantQueue, ...]
+    gpus: int = 0
+
+
 def _quantity(value: Any) -> int:
     text = str(value)
     return int(text[:-1]) * 1000 if text.endswith("k") else int(float(text))
 
 
-def queues_from_cluster_queues(objects: Iterable[Mapping[str, Any]], namespaces: Mapping[str, str]) -> list[TenantQueue]:
-    """The GPU queues of Kueue ClusterQueue objects (as rendered: metadata.name, spec.resourceGroups[].flavors[]
-    .resources[name=nvidia.com/gpu] nominalQuota/borrowingLimit/lendingLimit summed over flavors,
-    spec.fairSharing.weight), for the tenants of ``namespaces`` (namespace -> tenant; a ClusterQueue is
-    named as its tenant)."""
+def cohort_from_objects(objects: Iterable[Mapping[str, Any]], namespaces: Mapping[str, str]) -> Cohort:
+    """The GPU queues of Kueue objects as the Kueue component renders them: each ClusterQueue of a tenant of
+    ``namespaces`` (namespace -> tenant; a ClusterQueue is named as its tenant) with its
+    spec.resourceGroups[].flavors[].resources[name=nvidia.com/gpu] nominalQuota, borrowingLimit and
+    lendingLimit summed over flavors and spec.fairSharing.weight; the Cohort's GPU nominalQuota likewise."""
     tenants = set(namespaces.values())
     out = []
+    cohort_gpus = 0
     for obj in objects:
+        if obj.get("kind") == "Cohort":
+            cohort_gpus += sum(
+                _quantity(r.get("nominalQuota", 0))
+                for group in obj.get("spec", {}).get("resourceGroups", [])
+                for flavor in group.get("flavors", [])
+                for r in flavor.get("resources", [])
+                if r.get("name") == GPU_RESOURCE
+            )
+            continue
         if obj.get("kind") != "ClusterQueue" or obj["metadata"]["name"] not in tenants:
             continue
         spec = obj.get("spec", {})
@@ -83,7 +102,7 @@ def queues_from_cluster_queues(objects: Iterable[Mapping[str, Any]], namespaces:
                     lending = None if lending is None or le is None else lending + _quantity(le)
         weight = float(spec.get("fairSharing", {}).get("weight", 1) or 1)
         out.append(TenantQueue(obj["metadata"]["name"], nominal, borrowing, lending, weight))
-    return out
+    return Cohort(tuple(out), cohort_gpus)
 
 
 @dataclass
@@ -116,13 +135,13 @@ class _QueueState:
 class Queues:
     """The cohort's queues: submit a workload, release it when done; admissions call back."""
 
-    def __init__(self, queues: Sequence[TenantQueue], namespaces: Mapping[str, str], now: Callable[[], float]) -> None:
-        self.state = {q.tenant: _QueueState(q) for q in queues}
+    def __init__(self, cohort: Cohort, namespaces: Mapping[str, str], now: Callable[[], float]) -> None:
+        self.state = {q.tenant: _QueueState(q) for q in cohort.queues}
         self.namespaces = dict(namespaces)
         self.now = now
         self.admitted: dict[object, tuple[str, int]] = {}
-        self.pool = sum(s.spec.nominal - s.guaranteed for s in self.state.values())
-        """The cohort's lendable quota."""
+        self.pool = cohort.gpus + sum(s.spec.nominal - s.guaranteed for s in self.state.values())
+        """The cohort's lendable quota: its own and what the queues lend."""
 
     def queue_of(self, namespace: str) -> str | None:
         tenant = self.namespaces.get(namespace)

@@ -13,7 +13,7 @@ from gpu_platform.infra.report.tenants import IDLE, TenantFigures
 from gpu_platform.infra.simulate.distributions import fixed
 from gpu_platform.infra.simulate.inputs import Job, NodeGroup, PodSpec, Resources, Stage, Timings
 from gpu_platform.infra.simulate.model import ClusterModel
-from gpu_platform.infra.simulate.queues import KUEUE_BUCKETS, Queues, TenantQueue, queues_from_cluster_queues
+from gpu_platform.infra.simulate.queues import KUEUE_BUCKETS, Cohort, Queues, TenantQueue, cohort_from_objects
 
 ONE_GPU = PodSpec("worker", Resources(gpus=1))
 WORK = 600.0
@@ -28,9 +28,9 @@ class Clock:
         return self.t
 
 
-def _queues(*specs: TenantQueue) -> tuple[Queues, Clock, list[str]]:
+def _queues(*specs: TenantQueue, cohort: int = 0) -> tuple[Queues, Clock, list[str]]:
     clock, admitted = Clock(), []
-    return Queues(specs, {s.tenant: s.tenant for s in specs} | {"free": "free"}, clock), clock, admitted
+    return Queues(Cohort(specs, cohort), {s.tenant: s.tenant for s in specs} | {"free": "free"}, clock), clock, admitted
 
 
 def test_within_nominal_admitted_at_once_above_it_borrowed_up_to_the_limit_then_queued() -> None:
@@ -91,11 +91,21 @@ def test_cluster_queue_objects_give_the_gpu_queues() -> None:
             }]},
         }
 
-    objects = [cq("analytics", 4, borrowingLimit=2), cq("team-nlp", "8", lendingLimit="1"), cq("not-a-tenant", 1)]
-    assert queues_from_cluster_queues(objects, TENANTS) == [
+    cohort = {"kind": "Cohort", "metadata": {"name": "platform"}, "spec": {"resourceGroups": [{"flavors": [
+        {"name": "a100x8", "resources": [{"name": "cpu", "nominalQuota": "0"}, {"name": "nvidia.com/gpu", "nominalQuota": 8}]},
+    ]}]}}
+    objects = [cohort, cq("analytics", 4, borrowingLimit=2), cq("team-nlp", "8", lendingLimit="1"), cq("not-a-tenant", 1)]
+    assert cohort_from_objects(objects, TENANTS) == Cohort((
         TenantQueue("analytics", 8, borrowing_limit=4, lending_limit=None, weight=2.0),
         TenantQueue("team-nlp", 16, borrowing_limit=None, lending_limit=2, weight=2.0),
-    ]
+    ), gpus=8)
+
+
+def test_the_cohorts_own_gpus_are_lent_to_any_queue() -> None:
+    queues, _, admitted = _queues(TenantQueue("a", 2, lending_limit=0), TenantQueue("b", 2, lending_limit=0), cohort=3)
+    for i in range(9):
+        queues.submit(f"a{i}", "a", 1, lambda i=i: admitted.append(f"a{i}"))
+    assert len(admitted) == 5, "its 2 and the cohort's 3; b's 2 are not lent"
 
 
 # --- in the cluster model: one tenant bursts, the other's wait stays bounded ---------------------------------
@@ -107,7 +117,7 @@ def _burst(jobs: int, queues: tuple[TenantQueue, ...]) -> tuple[ClusterModel, di
                       gpus_per_node=1, min_nodes=8, max_nodes=8)
     work = [Job(0.0, "analytics", f"a{i}", (Stage.of((ONE_GPU,), WORK),)) for i in range(jobs)]
     work += [Job(at, "team-nlp", f"n{at:g}-{i}", (Stage.of((ONE_GPU,), WORK),)) for at in (100.0, 2000.0) for i in range(4)]
-    model = ClusterModel([group], timings=Timings(pod_start=fixed(0)), autoscale=False, queues=queues, tenants=TENANTS)
+    model = ClusterModel([group], timings=Timings(pod_start=fixed(0)), autoscale=False, queues=Cohort(queues), tenants=TENANTS)
     model.add_jobs(work)
     trace = model.run()
     waits: dict[str, list[float]] = {}
@@ -150,7 +160,7 @@ def test_simulate_on_a_shipped_stack_reports_per_tenant_figures_with_queues() ->
 
     (config,) = configurations(PROJECT_DIR, "prod-gke", [], [], 1)
     assert set(TENANTS) <= set(config.inputs.tenants)
-    inputs = dataclasses.replace(config.inputs, queues=(TenantQueue("analytics", 2), TenantQueue("team-nlp", 2)))
+    inputs = dataclasses.replace(config.inputs, queues=Cohort((TenantQueue("analytics", 2), TenantQueue("team-nlp", 2))))
     a100 = PodSpec("worker", Resources(cpu=1000, memory=4000, gpus=1), pools=("a100",), tolerations=None)
     jobs = [Job(0.0, "analytics", f"a{i}", (Stage.of((a100,), WORK),)) for i in range(12)]
     jobs += [Job(1200.0, "team-nlp", f"n{i}", (Stage.of((a100,), WORK),)) for i in range(2)]
