@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
-from gpu_platform.components.labels import EKS_CAPACITY_LABEL, GKE_SPOT_LABEL
+from gpu_platform.components.labels import NODE_COST_LABELS
 from gpu_platform.components.prometheus_args import (
     ALWAYS_SCRAPED,
     DCGM_DASHBOARD_ID,
@@ -204,9 +204,10 @@ def stack_values(args: PrometheusStackArgs, cluster: MonitoredCluster) -> dict[s
             }
         },
         "grafana": grafana,
-        # The platform dashboard tells spot from on-demand GPU nodes by their node labels.
+        # The platform dashboard tells spot from on-demand GPU nodes by their node labels; `gpu-platform
+        # report` prices each GPU node by its type and capacity type.
         "kube-state-metrics": {
-            "metricLabelsAllowlist": [f"nodes=[{GKE_SPOT_LABEL},{EKS_CAPACITY_LABEL}]"]
+            "metricLabelsAllowlist": [f"nodes=[{','.join(NODE_COST_LABELS)}]"]
         },
         # Managed control planes: no scrape Service, no rule that could only say "down".
         **{component: {"enabled": False} for component in MANAGED_CONTROL_PLANE},

@@ -96,6 +96,8 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", ".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'"):
         "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("README.md", "example:karpenter"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("README.md", "│ analytics   │ 1.62  │ 4.46     │ 26.6%  │ 41%  │ 20 / 30 / 30       │ ≤32 / ≤32 / ≤32   │ 0.03 / 1         │"):
+        "test_report_tenants.test_the_command_prints_the_tenant_table_and_writes_json_and_plot (the README's lines as printed)",
     ("components/README.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("components/README.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
 }
@@ -132,6 +134,7 @@ def test_every_block_is_claimed_exactly_once() -> None:
     exempt = [k for k, v in CLAIMS.items() if v.startswith("exempt: ")]
     assert len(exempt) <= 10 and all(len(CLAIMS[k]) > 40 for k in exempt), "few exemptions, each with its reason"
     here = sys.modules[__name__]
+    import tests.infra.test_report_tenants as tenant_tests
     import tests.test_readme as readme_tests
 
     for claim in CLAIMS.values():
@@ -139,7 +142,7 @@ def test_every_block_is_claimed_exactly_once() -> None:
             continue
         name = claim.split()[0]
         module, _, function = name.rpartition(".")
-        owner = {"": here, "test_readme": readme_tests}[module]
+        owner = {"": here, "test_readme": readme_tests, "test_report_tenants": tenant_tests}[module]
         assert callable(getattr(owner, function, None)), claim
 
 

@@ -48,7 +48,8 @@ def run(out: Path = HERE) -> int:
         code = main(["report", "--prometheus", url, "--start", str(workload.start), "--end", str(end), "--out", str(staged)])
         if code != 0:
             return code
-        write_outputs([(file_target("--out", str(out / name)), (staged / name).read_bytes()) for name in REPORT_FILES])
+        written = [name for name in REPORT_FILES if (staged / name).exists()]  # tenants.png only with --stack
+        write_outputs([(file_target("--out", str(out / name)), (staged / name).read_bytes()) for name in written])
     return 0
 
 

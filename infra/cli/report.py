@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from typing import Any
 
 from gpu_platform.infra.errors import EXIT_OK, CommandError
@@ -15,6 +16,40 @@ def _url_password(url: str) -> str | None:
         return urlsplit(url).password or None
     except ValueError:
         return None
+
+@dataclass(frozen=True)
+class _Stack:
+    """What the per-tenant figures need from the stack: its tenants, cloud and region, and the prices."""
+
+    tenants: dict[str, str]
+    cloud: Any
+    region: str
+    prices: Any
+
+
+def _tenant_inputs(args: argparse.Namespace) -> _Stack:
+    """The stack's tenants and the price table, checked before any query (one line, exit 2, otherwise)."""
+    from gpu_platform.infra.cli.common import read_stack, yaml_file
+    from gpu_platform.infra.report.tenants import tenant_namespaces
+    from gpu_platform.infra.simulate.prices import PriceTable
+    from gpu_platform.infra.simulate.settings import SimulationError
+
+    prices = (
+        PriceTable.from_data(yaml_file("--prices", args.prices, "a price table (date, sources, gcp, aws)"), f"--prices {args.prices}")
+        if args.prices is not None else PriceTable.shipped()
+    )
+    config = read_stack(args)
+    tenants = tenant_namespaces(config)
+    if not tenants:
+        raise CommandError(f"--stack {args.stack}: the stack has no tenants (dask.tenants, kubeflow.install.tenants) to report on")
+    if config.region is None:
+        raise CommandError(f"--stack {args.stack}: the stack does not say its region (gke location, eks.region or aws:region): the prices need it")
+    try:
+        prices.region(config.cloud, config.region)
+    except SimulationError as exc:
+        raise CommandError(f"--stack {args.stack}: {exc}") from None
+    return _Stack(tenants, config.cloud, config.region, prices)
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
@@ -40,6 +75,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise CommandError([line.replace(password, "***") if password else line for line in lines]) from None
     # Checked now, written (whole, or not at all) only when the report is made.
     target = folder_target("--out", args.out, REPORT_FILES)
+    stack = _tenant_inputs(args) if args.stack is not None else None
     # rich and matplotlib only load for this command: the preview does not pay for them.
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -52,10 +88,22 @@ def cmd_report(args: argparse.Namespace) -> int:
         task = bar.add_task("starting", total=None)
         try:
             report = collect(inputs, progress=lambda what: bar.update(task, description=what))
+            if stack is not None:
+                from gpu_platform.infra.report.tenants import collect_tenants
+
+                report.tenants = collect_tenants(
+                    inputs, report.pending_by_pod, stack.tenants, stack.prices, stack.cloud, stack.region,
+                    progress=lambda what: bar.update(task, description=what),
+                )
         except ReportError:
             bar.stop()
             raise
-    write_outputs([(target, report_files(report))])
+    files = report_files(report)
+    if report.tenants is not None:
+        from gpu_platform.infra.report.tenants import tenant_plot
+
+        files["tenants.png"] = tenant_plot(report.tenants)
+    write_outputs([(target, files)])
     table = Table(title="GPU pod wait times and GPU utilisation")
     table.add_column("what")
     table.add_column("value")
@@ -63,7 +111,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         table.add_row(what, value)
     console = Console(width=max(110, Console().width))
     console.print(table)
-    console.print(f"wrote {target.path / 'report.json'}, " + ", ".join(str(target.path / n) for n in REPORT_FILES[1:]), soft_wrap=True)
+    if report.tenants is not None:
+        from gpu_platform.infra.report.tenants import print_tenants
+
+        print_tenants(console, report.tenants)
+    console.print(f"wrote {target.path / 'report.json'}, " + ", ".join(str(target.path / n) for n in REPORT_FILES[1:] if n in files), soft_wrap=True)
     return EXIT_OK
 
 
@@ -79,4 +131,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         help="where report.json and the PNG plots go, replaced whole when the report is made (default ./report)",
     )
     report.add_argument("--timeout", default="30", help="seconds per HTTP request (default 30)")
+    report.add_argument(
+        "--stack", help="per-tenant cost and queues for this stack's tenants (stacks/Pulumi.<stack>.yaml): "
+        "GPU-hours, cost, spot share, pod and queue waits, tenants.png",
+    )
+    report.add_argument("--prices", metavar="FILE", help="--stack: a price table (the shape of infra/simulate/prices.yaml; default the shipped one)")
+    report.add_argument("--project-dir", metavar="DIR", help="--stack: the folder holding Pulumi.yaml")
     report.set_defaults(func=cmd_report)

@@ -401,6 +401,8 @@ class Report:
     available: list[float] = field(repr=False)
     utilised: list[float] = field(repr=False)
     nodes: list[float] = field(repr=False)
+    tenants: Any = field(default=None, repr=False)
+    """Per tenant (report --stack, and simulate): infra/report/tenants.TenantReport; None otherwise."""
 
     def per_minute(self) -> dict[str, Any]:
         """The time series in buckets of BUCKET s from the first step: means of the GPUs, most nodes."""
@@ -612,7 +614,7 @@ def table_rows(report: Report) -> list[tuple[str, str]]:
     return rows
 
 
-REPORT_FILES = ("report.json", "wait_times.png", "gpus.png")
+REPORT_FILES = ("report.json", "wait_times.png", "gpus.png", "tenants.png")
 """What a report --out folder may hold: gpu-platform replaces it whole (infra/output.py)."""
 
 

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_platform.components.cloud import Cloud
+from gpu_platform.infra.report.tenants import tenant_namespaces
 from gpu_platform.infra.simulate.inputs import Binding, NodeGroup, Resources, Timings
+from gpu_platform.infra.simulate.queues import Cohort
 from gpu_platform.infra.simulate.settings import ModelSettings
 
 __all__ = ["ModelInputs", "model_inputs"]
@@ -27,6 +29,11 @@ class ModelInputs:
     seed: int
     settings: dict[str, Any] = field(default_factory=dict)
     """The model's settings as given, for the JSON."""
+    tenants: dict[str, str] = field(default_factory=dict)
+    """namespace -> tenant (infra/report/tenants.tenant_namespaces): the per-tenant figures' rows."""
+    queues: Cohort | None = None
+    """The tenants' Kueue queues (infra/simulate/queues.py): admission through them instead of the quotas;
+    None: no queues."""
 
 
 def _resources(shape: Any) -> Resources:
@@ -134,5 +141,5 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     return ModelInputs(
         cloud=stack.cloud, region=region, groups=tuple(groups), timings=timings,
         binding=settings.binding or binding, quotas=quotas, seed=settings.seed,
-        settings=settings.model_dump(mode="json"),
+        settings=settings.model_dump(mode="json"), tenants=tenant_namespaces(stack),
     )

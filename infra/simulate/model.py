@@ -73,6 +73,7 @@ from dataclasses import dataclass, field
 import simpy
 
 from gpu_platform.infra.simulate.inputs import Binding, Fallback, Gang, Job, NodeGroup, NodeRecord, PodRecord, PodSpec, Resources, Timings, Trace
+from gpu_platform.infra.simulate.queues import Cohort, Queues
 
 __all__ = ["ClusterModel"]
 
@@ -129,6 +130,7 @@ class ClusterModel:
     def __init__(
         self, groups: Sequence[NodeGroup], *, timings: Timings = Timings(), binding: Binding = Binding.MOST_ALLOCATED,
         seed: int = 0, autoscale: bool = True, quotas: dict[str, int] | None = None,
+        queues: Cohort | None = None, tenants: dict[str, str] | None = None,
     ) -> None:
         self.env = simpy.Environment()
         self.random = random.Random(seed)
@@ -138,6 +140,8 @@ class ClusterModel:
         self.groups = list(groups)
         self.quotas = dict(quotas or {})
         self.quota_used: dict[str, int] = {}
+        self.queues = None if queues is None else Queues(queues, tenants or {}, lambda: self.env.now)
+        """Kueue's admission (infra/simulate/queues.py) in place of the quotas; None without queues."""
         self.nodes: list[_Node] = []
         self.upcoming: list[_Node] = []
         """Nodes asked for whose GPUs are not allocatable yet (provisioning, or joined without GPUs)."""
@@ -367,7 +371,10 @@ class ClusterModel:
                 pod.node.pods.discard(pod)
             else:
                 self.pending.remove(pod)
-        self.quota_used[job.namespace] -= sum(p.requests.gpus for p in gang.gang.pods)
+        if self.queues is not None:
+            self.queues.release(gang)
+        else:
+            self.quota_used[job.namespace] -= sum(p.requests.gpus for p in gang.gang.pods)
         gang.done = True
         if gang.gang.work is not None:
             self.trace.gangs_done += 1
@@ -384,6 +391,16 @@ class ClusterModel:
         quota = self.quotas.get(job.namespace)
         for gang in job.stages[index].gangs:
             gpus = sum(p.requests.gpus for p in gang.pods)
+            if self.queues is not None:
+                # The gang waits in its tenant's queue; its pods are created when it is admitted.
+                run = _GangRun(stage, gang)
+                if not self.queues.submit(run, job.namespace, gpus, lambda run=run: self._admitted(run)):
+                    self.trace.refused_gangs += 1
+                    self.trace.refused_pods += len(gang.pods)
+                    continue
+                stage.open += 1
+                self.trace.gangs += 1
+                continue
             used = self.quota_used.get(job.namespace, 0)
             if quota is not None and used + gpus > quota:
                 self.trace.refused_gangs += 1
@@ -400,6 +417,12 @@ class ClusterModel:
             # Every gang refused: the job cannot go on.
             self.trace.refused_jobs += 1
             self._job_done(job, refused=True)
+
+    def _admitted(self, run: _GangRun) -> None:
+        """A queued gang is admitted: its pods are created (bound by the next pass)."""
+        run.pods = [self._create(run, spec) for spec in run.gang.pods]
+        if run.gang.work is None:
+            self._sessions.append(run)
 
     def _job_done(self, job: Job, refused: bool = False) -> None:
         if not refused:

@@ -189,6 +189,7 @@ def run(
     done, plus ``tail``)."""
     model = ClusterModel(
         inputs.groups, timings=inputs.timings, binding=inputs.binding, seed=inputs.seed + 1, quotas=inputs.quotas,
+        queues=inputs.queues, tenants=inputs.tenants,
     )
     # Price every group before running: a missing price fails in a moment, not after the run.
     for group in inputs.groups:
@@ -197,6 +198,10 @@ def run(
     trace = model.run(horizon, progress=progress, tail=tail)
     report = trace_report(trace, label or "simulation")
     cost = cost_of(trace, inputs, prices, report.gpu_hours_utilised)
+    if inputs.tenants:
+        from gpu_platform.infra.simulate.queues import trace_tenants
+
+        report.tenants = trace_tenants(trace, inputs, prices, report.pending_by_pod, model.queues)
     return Outcome(label, dict(overrides or {}), report, cost, trace, gangs_per_workload)
 
 

@@ -76,6 +76,8 @@ class Node:
     free: int = GPUS_PER_NODE
     idle_since: int = 0
     pods: list[Pod] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
+    """Its kube_node_labels labels, as kube-state-metrics names them (label_node_kubernetes_io_instance_type...)."""
 
 
 @dataclass
@@ -89,6 +91,8 @@ class Workload:
     """DCGM_FI_DEV_GPU_UTIL samples every DCGM_EVERY s: (node, gpu index) -> [(t, percent)]."""
     cpu_pods: list[Pod] = field(default_factory=list)
     """CPU-only pods (a Dask scheduler per burst, on SYSTEM_NODE): never in the report's numbers."""
+    extra: list[str] = field(default_factory=list)
+    """More OpenMetrics families, written as they are before # EOF (Kueue's metrics in the tenant workload)."""
 
     # --- the truth, by the report's definitions -----------------------------------------------
 
@@ -204,11 +208,19 @@ class Workload:
             series = f'kube_node_status_capacity{{node="{n.name}",resource="nvidia_com_gpu",unit="integer"}}'
             for t in range(n.ready, min(n.removed if n.removed is not None else end, end)):
                 out.append(f"{series} {n.gpus} {self.start + t}")
+        if any(n.labels for n in self.nodes):
+            out.append("# TYPE kube_node_labels gauge")
+            for n in self.nodes:
+                labels = ",".join(f'{k}="{v}"' for k, v in sorted(n.labels.items()))
+                series = f'kube_node_labels{{node="{n.name}",{labels}}}'
+                for t in range(n.ready, min(n.removed if n.removed is not None else end, end)):
+                    out.append(f"{series} 1 {self.start + t}")
         out.append("# TYPE DCGM_FI_DEV_GPU_UTIL gauge")
         for (node, gpu), samples in self.dcgm.items():
             series = f'DCGM_FI_DEV_GPU_UTIL{{Hostname="{node}",gpu="{gpu}",modelName="Tesla T4"}}'
             for t, value in samples:
                 out.append(f"{series} {value} {self.start + t}")
+        out.extend(self.extra)
         out.append("# EOF")
         return "\n".join(out) + "\n"
 

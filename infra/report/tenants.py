@@ -1,0 +1,499 @@
+"""Cost per tenant, measured: what each tenant's GPUs held, what they cost, how long its pods and its
+queue waited. `gpu-platform report --stack NAME` adds it to the report; `gpu-platform simulate` computes
+the same figures (same keys in report.json) from a simulated run, so a plan and its measurement
+compare line by line.
+
+A tenant is a tenant namespace of the stack: each Dask tenant and each Kubeflow tenant (profile).
+GPU pods of any other namespace share one row, ``OTHER``. Definitions, on the report's grid (every
+``step`` s of [start, end)):
+
+- GPU-hours used by a tenant: the GPUs its pods request while Running (kube-state-metrics'
+  ``kube_pod_container_resource_requests{resource="nvidia_com_gpu"}`` with its ``node`` label, times
+  ``kube_pod_status_phase{phase="Running"}``), times the step.
+- Cost: every GPU node (``kube_node_status_capacity{resource="nvidia_com_gpu"}`` > 0 at the step) costs
+  its hourly price times the step; the price is the simulator's price table (infra/simulate/prices.py,
+  or --prices FILE) for the node's machine or instance type and capacity type, read from its labels
+  (``kube_node_labels``: components/labels.NODE_COST_LABELS, which the PrometheusStack's kube-state-metrics
+  exports). The step's cost of a node is shared out to the pods running on it by their share of its
+  GPUs (requested / capacity; by their share of the requests when they exceed the capacity); the share
+  of its GPUs no pod requests is the ``IDLE`` row, never spread over the tenants. System nodes, disks
+  and the control plane fee are not in these figures.
+- Spot share: of a tenant's GPU-hours, the share on spot nodes (a node is spot when one of its capacity
+  labels says so: cloud.google.com/gke-spot=true, eks.amazonaws.com/capacityType=SPOT,
+  gpu-platform.io/capacity=spot, karpenter.sh/capacity-type=spot).
+- Pod wait: the report's pending seconds of the tenant's GPU pods created in the range
+  (``pending_by_pod``), p50/p90/p99 by the nearest-rank method.
+- Queue (Kueue's own metrics, per ClusterQueue, the tenant's: ``cluster_queue_of``): the pending
+  workloads (``kueue_pending_workloads``, summed over status) mean and most over the steps; the
+  workloads admitted in the range and their admission wait from the histogram
+  ``kueue_admission_wait_time_seconds`` (the bucket counters at the last step minus those at the first:
+  the mean is exact, p50/p90/p99 are the upper bound of the bucket holding that rank, "at most");
+  the GPU quota in use (``kueue_cluster_queue_resource_usage{resource="nvidia.com/gpu"}``, mean) and
+  the nominal GPU quota (``kueue_cluster_queue_nominal_quota``, most). Null when Prometheus has no
+  Kueue series (Kueue not installed or not scraped); the usage and quota need Kueue's
+  ``metrics.enableClusterQueueResources``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from gpu_platform.components.labels import (
+    CAPACITY_LABEL,
+    EKS_CAPACITY_LABEL,
+    GKE_ACCELERATOR_LABEL,
+    GKE_SPOT_LABEL,
+    GPU_RESOURCE,
+    INSTANCE_TYPE_LABEL,
+    KARPENTER_CAPACITY_LABEL,
+    NODE_COST_LABELS,
+)
+from gpu_platform.infra.report.prometheus import GPU_CAPACITY, GPU_REQUESTS, Prometheus, ReportError, ReportInputs, nearest_rank
+
+__all__ = [
+    "IDLE",
+    "OTHER",
+    "NodePrice",
+    "QueueFigures",
+    "TenantFigures",
+    "TenantReport",
+    "cluster_queue_of",
+    "collect_tenants",
+    "ksm_label",
+    "tenant_figures",
+    "tenant_namespaces",
+    "print_tenants",
+    "tenant_plot",
+    "tenant_rows",
+]
+
+IDLE = "idle"
+"""The row of the GPU capacity no pod requested: its GPU-hours and what it cost."""
+OTHER = "other"
+"""The row of the GPU pods of namespaces that are not a tenant of the stack."""
+TOTAL = "total"
+"""The table's last row: the GPU nodes' capacity-hours and cost (the rows add up to it)."""
+PERCENTS = (50, 90, 99)
+SPOT_VALUES = {GKE_SPOT_LABEL: "true", EKS_CAPACITY_LABEL: "SPOT", CAPACITY_LABEL: "spot", KARPENTER_CAPACITY_LABEL: "spot"}
+"""A node is spot when one of these labels has this value."""
+
+HELD = (
+    f"sum by (namespace, pod, node) ({GPU_REQUESTS}) * on (namespace, pod) group_left () "
+    '(max by (namespace, pod) (kube_pod_status_phase{phase="Running"}) == 1)'
+)
+"""The GPUs each running GPU pod requests, by the node it runs on."""
+CAPACITY = f"max by (node) ({GPU_CAPACITY})"
+NODE_LABELS = "kube_node_labels"
+PENDING_WORKLOADS = "sum by (cluster_queue) (kueue_pending_workloads)"
+ADMISSION_BUCKETS = "sum by (cluster_queue, le) (kueue_admission_wait_time_seconds_bucket)"
+ADMISSION_SUM = "sum by (cluster_queue) (kueue_admission_wait_time_seconds_sum)"
+QUOTA_USED = f'sum by (cluster_queue) (kueue_cluster_queue_resource_usage{{resource="{GPU_RESOURCE}"}})'
+QUOTA_NOMINAL = f'sum by (cluster_queue) (kueue_cluster_queue_nominal_quota{{resource="{GPU_RESOURCE}"}})'
+
+
+def ksm_label(key: str) -> str:
+    """The Prometheus label kube-state-metrics gives a Kubernetes label key in kube_node_labels:
+    label_ + the key with every character outside [a-zA-Z0-9_] made _, camelCase made snake_case
+    (eks.amazonaws.com/capacityType -> label_eks_amazonaws_com_capacity_type)."""
+    sanitized = re.sub(r"[^a-zA-Z0-9_]", "_", key)
+    return "label_" + re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", sanitized).lower()
+
+
+def cluster_queue_of(tenant: str) -> str:
+    """The ClusterQueue of a tenant: named as the tenant (the Kueue component's naming)."""
+    return tenant
+
+
+def tenant_namespaces(config: Any) -> dict[str, str]:
+    """namespace -> tenant of a stack config: each Dask tenant and each Kubeflow tenant is a namespace
+    of its own name, in the order the stack lists them (Dask first)."""
+    names: list[str] = []
+    if config.dask is not None:
+        names += [t.name for t in config.dask.tenants]
+    if config.kubeflow is not None:
+        names += [t.name for t in config.kubeflow.install.tenants]
+    return {name: name for name in names}
+
+
+# --- the figures ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodePrice:
+    """What one GPU node costs per hour (None: the price table has no price for it), and whether it is spot."""
+
+    per_hour: float | None
+    spot: bool
+
+
+@dataclass
+class QueueFigures:
+    """A tenant's ClusterQueue over the range, from Kueue's metrics (or the simulator's queues)."""
+
+    cluster_queue: str
+    pending_workloads_mean: float
+    pending_workloads_max: float
+    admitted: int
+    """Workloads admitted in the range."""
+    admission_wait_mean_s: float | None
+    admission_wait_p50_s: float | None
+    """At most this (the upper bound of the histogram bucket holding the rank); None when none was admitted."""
+    admission_wait_p90_s: float | None
+    admission_wait_p99_s: float | None
+    gpu_quota_used_mean: float | None
+    """Mean GPUs of the queue's quota in use (borrowed included); None without the resource metrics."""
+    gpu_quota_nominal: float | None
+
+
+@dataclass
+class TenantFigures:
+    """One row: a tenant, OTHER or IDLE."""
+
+    tenant: str
+    gpu_hours: float
+    """Used (requested x running time); for IDLE, the GPU capacity no pod requested."""
+    cost: float
+    """Its share of the GPU nodes' cost, in the price table's currency."""
+    cost_share: float
+    """Of the GPU nodes' cost (0..1)."""
+    spot_share: float | None
+    """Of its GPU-hours, on spot nodes (0..1); None with no GPU-hours."""
+    pods_created: int
+    """GPU pods created in the range (the waits)."""
+    wait_p50_s: int | None
+    wait_p90_s: int | None
+    wait_p99_s: int | None
+    queue: QueueFigures | None
+    """None for IDLE and OTHER, and when Kueue's metrics are absent."""
+    refused_workloads: int | None = None
+    """Simulated runs with queues: the tenant's workloads that could never be admitted; None when measured."""
+
+
+@dataclass
+class TenantReport:
+    currency: str
+    prices_date: str
+    region: str
+    gpu_hours_paid: float
+    """GPU capacity-hours of the GPU nodes (every row's GPU-hours add up to it)."""
+    cost: float
+    """What the GPU nodes cost over the range (every row's cost adds up to it)."""
+    kueue_metrics: bool
+    """Whether Prometheus had Kueue's series."""
+    rows: list[TenantFigures] = field(default_factory=list)
+    """The tenants in the stack's order, then OTHER (when it has GPU pods), then IDLE."""
+    unpriced_nodes: list[str] = field(default_factory=list)
+    """GPU nodes the price table has no price for: their GPU-hours count, their cost is 0 (named in the table)."""
+
+    def summary(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def row(self, tenant: str) -> TenantFigures:
+        return next(r for r in self.rows if r.tenant == tenant)
+
+
+def _percentiles(waits: list[int]) -> tuple[int | None, ...]:
+    ordered = sorted(waits)
+    return tuple(nearest_rank(ordered, p) if ordered else None for p in PERCENTS)
+
+
+def tenant_figures(
+    *,
+    step: int,
+    tenants: Mapping[str, str],
+    held: Iterable[tuple[str, str, Mapping[int, float]]],
+    capacity: Mapping[str, Mapping[int, float]],
+    prices: Mapping[str, NodePrice],
+    waits: Mapping[str, int],
+    queues: Mapping[str, QueueFigures] | None,
+    currency: str,
+    prices_date: str,
+    region: str,
+) -> TenantReport:
+    """The per-tenant figures from what was measured (or simulated) on a grid of ``step`` s.
+
+    ``tenants``: namespace -> tenant; ``held``: (namespace, node, {t: GPUs requested while running});
+    ``capacity``: node -> {t: GPU capacity}; ``prices``: node -> its price and capacity type;
+    ``waits``: namespace/pod -> pending seconds of the GPU pods created in the range; ``queues``:
+    tenant -> its queue's figures, None when there are no queue metrics."""
+    order = list(dict.fromkeys(tenants.values()))
+
+    def tenant_of(namespace: str) -> str:
+        return tenants.get(namespace, OTHER)
+
+    # node -> t -> [(tenant, GPUs)]
+    on_node: dict[str, dict[int, list[tuple[str, float]]]] = {}
+    used: dict[str, float] = {}
+    spot_used: dict[str, float] = {}
+    for namespace, node, values in held:
+        tenant = tenant_of(namespace)
+        price = prices.get(node)
+        for t, gpus in values.items():
+            if gpus <= 0:
+                continue
+            on_node.setdefault(node, {}).setdefault(t, []).append((tenant, gpus))
+            used[tenant] = used.get(tenant, 0.0) + gpus * step
+            if price is not None and price.spot:
+                spot_used[tenant] = spot_used.get(tenant, 0.0) + gpus * step
+    cost: dict[str, float] = {}
+    idle_gpu_s = paid_gpu_s = total = 0.0
+    for node, series in capacity.items():
+        price = prices.get(node)
+        rate = ((price.per_hour if price is not None else None) or 0.0) * step / 3600
+        for t, gpus in series.items():
+            if gpus <= 0:
+                continue
+            holders = on_node.get(node, {}).get(t, [])
+            requested = sum(g for _, g in holders)
+            share_of = max(gpus, requested)
+            paid_gpu_s += gpus * step
+            idle_gpu_s += max(0.0, gpus - requested) * step
+            total += rate
+            for tenant, g in holders:
+                cost[tenant] = cost.get(tenant, 0.0) + rate * g / share_of
+            cost[IDLE] = cost.get(IDLE, 0.0) + rate * max(0.0, gpus - requested) / share_of
+    by_tenant: dict[str, list[int]] = {}
+    for pod, seconds in waits.items():
+        by_tenant.setdefault(tenant_of(pod.split("/", 1)[0]), []).append(seconds)
+    names = order + ([OTHER] if OTHER in used or OTHER in by_tenant else [])
+    rows = []
+    for tenant in names:
+        gpu_s = used.get(tenant, 0.0)
+        p50, p90, p99 = _percentiles(by_tenant.get(tenant, []))
+        rows.append(
+            TenantFigures(
+                tenant=tenant, gpu_hours=gpu_s / 3600, cost=cost.get(tenant, 0.0),
+                cost_share=cost.get(tenant, 0.0) / total if total else 0.0,
+                spot_share=spot_used.get(tenant, 0.0) / gpu_s if gpu_s else None,
+                pods_created=len(by_tenant.get(tenant, [])), wait_p50_s=p50, wait_p90_s=p90, wait_p99_s=p99,
+                queue=None if queues is None or tenant == OTHER else queues.get(tenant),
+            )
+        )
+    idle_spot = sum(
+        max(0.0, gpus - sum(g for _, g in on_node.get(node, {}).get(t, []))) * step
+        for node, series in capacity.items()
+        if (price := prices.get(node)) is not None and price.spot
+        for t, gpus in series.items()
+        if gpus > 0
+    )
+    rows.append(
+        TenantFigures(
+            tenant=IDLE, gpu_hours=idle_gpu_s / 3600, cost=cost.get(IDLE, 0.0),
+            cost_share=cost.get(IDLE, 0.0) / total if total else 0.0,
+            spot_share=idle_spot / idle_gpu_s if idle_gpu_s else None,
+            pods_created=0, wait_p50_s=None, wait_p90_s=None, wait_p99_s=None, queue=None,
+        )
+    )
+    return TenantReport(
+        currency=currency, prices_date=prices_date, region=region, gpu_hours_paid=paid_gpu_s / 3600, cost=total,
+        kueue_metrics=queues is not None, rows=rows,
+        unpriced_nodes=sorted(n for n in capacity if (p := prices.get(n)) is None or p.per_hour is None),
+    )
+
+
+# --- from Prometheus -----------------------------------------------------------------------------
+
+
+def node_price(labels: Mapping[str, str], prices: Any, cloud: Any, region: str) -> NodePrice:
+    """The price of a node from its kube_node_labels (no price when its type is unlabelled or not in the table)."""
+    from gpu_platform.infra.simulate.inputs import NodeGroup, Resources
+    from gpu_platform.infra.simulate.settings import SimulationError
+
+    spot = any(labels.get(ksm_label(key)) == value for key, value in SPOT_VALUES.items())
+    machine = labels.get(ksm_label(INSTANCE_TYPE_LABEL))
+    if not machine:
+        return NodePrice(None, spot)
+    accelerator = labels.get(ksm_label(GKE_ACCELERATOR_LABEL)) or None
+    gpus = int(labels.get("gpus", "0"))
+    group = NodeGroup(
+        name=machine, pool=machine, role="gpu", machine_type=machine, allocatable=Resources(gpus=gpus),
+        gpus_per_node=gpus, accelerator=accelerator, spot=spot,
+    )
+    try:
+        return NodePrice(prices.hourly(cloud, region, group), spot)
+    except SimulationError:
+        return NodePrice(None, spot)
+
+
+def _queue_figures(
+    prom: Prometheus, inputs: ReportInputs, tenants: Iterable[str], progress: Callable[[str], None]
+) -> dict[str, QueueFigures] | None:
+    times = inputs.grid()
+    first, last = times[0], times[-1]
+    if not prom.series("kueue_pending_workloads", first, last) and not prom.series(
+        "kueue_admission_wait_time_seconds_bucket", first, last
+    ):
+        return None
+    progress("Kueue's queues")
+
+    def by_queue(result: Mapping[Any, Any]) -> dict[str, Any]:
+        return {dict(labels).get("cluster_queue", ""): values for labels, values in result.items()}
+
+    pending = by_queue(prom.query_range(PENDING_WORKLOADS, times, inputs.step, inputs.max_points))
+    used = by_queue(prom.query_range(QUOTA_USED, times, inputs.step, inputs.max_points))
+    nominal = by_queue(prom.query_range(QUOTA_NOMINAL, times, inputs.step, inputs.max_points))
+    # The counters at the first step (0 when they did not exist yet) and at the last.
+    buckets = {at: prom.instant(ADMISSION_BUCKETS, at) for at in (first, last)}
+    sums = {at: by_queue(prom.instant(ADMISSION_SUM, at)) for at in (first, last)}
+    out = {}
+    for tenant in tenants:
+        queue = cluster_queue_of(tenant)
+        counts: dict[float, float] = {}
+        for at, sign in ((last, 1), (first, -1)):
+            for labels, value in buckets[at].items():
+                items = dict(labels)
+                if items.get("cluster_queue") == queue:
+                    le = float(items["le"])
+                    counts[le] = counts.get(le, 0.0) + sign * value
+        admitted = int(round(max(counts.values(), default=0.0)))
+        waited = sums[last].get(queue, 0.0) - sums[first].get(queue, 0.0)
+        bounds = sorted(counts)
+
+        def at_most(percent: int, bounds: list[float] = bounds, counts: dict[float, float] = counts, admitted: int = admitted) -> float | None:
+            if not admitted:
+                return None
+            rank = max(1, -(-percent * admitted // 100))
+            return next(le for le in bounds if counts[le] >= rank - 1e-9)
+
+        steps = [pending.get(queue, {}).get(t, 0.0) for t in times]
+        used_values = list(used.get(queue, {}).values())
+        nominal_values = list(nominal.get(queue, {}).values())
+        out[tenant] = QueueFigures(
+            cluster_queue=queue, pending_workloads_mean=sum(steps) / len(steps), pending_workloads_max=max(steps),
+            admitted=admitted, admission_wait_mean_s=waited / admitted if admitted else None,
+            admission_wait_p50_s=at_most(50), admission_wait_p90_s=at_most(90), admission_wait_p99_s=at_most(99),
+            gpu_quota_used_mean=(sum(used.get(queue, {}).get(t, 0.0) for t in times) / len(times)) if used_values else None,
+            gpu_quota_nominal=max(nominal_values) if nominal_values else None,
+        )
+    return out
+
+
+def collect_tenants(
+    inputs: ReportInputs, waits: Mapping[str, int], tenants: Mapping[str, str], prices: Any, cloud: Any, region: str,
+    progress: Callable[[str], None] = lambda _: None,
+) -> TenantReport:
+    """The per-tenant figures from Prometheus over the report's range (``waits``: the report's pending_by_pod)."""
+    prom = Prometheus(inputs.prometheus, inputs.timeout)
+    times = inputs.grid()
+    first, last = times[0], times[-1]
+    progress("GPUs held per tenant and node")
+    held = [
+        (dict(labels).get("namespace", ""), dict(labels).get("node", ""), values)
+        for labels, values in prom.query_range(HELD, times, inputs.step, inputs.max_points).items()
+    ]
+    progress("GPU capacity per node")
+    capacity = {
+        dict(labels).get("node", ""): values
+        for labels, values in prom.query_range(CAPACITY, times, inputs.step, inputs.max_points).items()
+    }
+    progress("node labels")
+    labels_of: dict[str, dict[str, str]] = {}
+    for series in prom.series(NODE_LABELS, first, last):
+        if series.get("node") in capacity:
+            labels_of.setdefault(series["node"], {}).update(series)
+    if capacity and not labels_of:
+        raise ReportError(
+            f"no {NODE_LABELS} series for the GPU nodes: is kube-state-metrics scraped, with "
+            f"--metric-labels-allowlist=nodes=[{','.join(NODE_COST_LABELS)}] (the PrometheusStack sets it)?"
+        )
+    node_prices = {
+        node: node_price({**labels_of.get(node, {}), "gpus": str(int(max(series.values(), default=0)))}, prices, cloud, region)
+        for node, series in capacity.items()
+    }
+    queues = _queue_figures(prom, inputs, dict.fromkeys(tenants.values()), progress)
+    table = prices.region(cloud, region)  # checked by the command before any query
+    return tenant_figures(
+        step=inputs.step, tenants=tenants, held=held, capacity=capacity, prices=node_prices, waits=waits, queues=queues,
+        currency=prices.currency, prices_date=prices.date, region=table.region,
+    )
+
+
+# --- output -------------------------------------------------------------------------------------
+
+
+def _seconds(values: Iterable[float | int | None], prefix: str = "") -> str:
+    shown = [v for v in values]
+    if all(v is None for v in shown):
+        return "-"
+    return " / ".join("-" if v is None else f"{prefix}{v:g}" for v in shown)
+
+
+def tenant_rows(report: TenantReport) -> list[tuple[str, ...]]:
+    """The per-tenant table: tenant, GPU-h used, cost, share, spot, pod wait p50/p90/p99, queue wait, pending."""
+    rows = []
+    for r in report.rows:
+        q = r.queue
+        rows.append(
+            (
+                r.tenant,
+                f"{r.gpu_hours:.2f}",
+                f"{r.cost:.2f}",
+                f"{100 * r.cost_share:.1f}%",
+                "-" if r.spot_share is None else f"{100 * r.spot_share:.0f}%",
+                "-" if r.tenant == IDLE else _seconds((r.wait_p50_s, r.wait_p90_s, r.wait_p99_s)),
+                "-" if q is None else _seconds((q.admission_wait_p50_s, q.admission_wait_p90_s, q.admission_wait_p99_s), "≤"),
+                "-" if q is None else f"{q.pending_workloads_mean:.2f} / {q.pending_workloads_max:g}",
+            )
+        )
+    rows.append((TOTAL, f"{report.gpu_hours_paid:.2f}", f"{report.cost:.2f}", "100.0%", "", "", "", ""))
+    return rows
+
+
+TENANT_COLUMNS = (
+    "tenant", "GPU-h", "cost {currency}", "share", "spot", "pod wait p50/90/99 s", "queue wait p50/90/99 s", "pending mean/max",
+)
+"""The per-tenant table's columns (the queue's: Kueue's admission wait and pending workloads)."""
+
+
+def tenant_plot(report: TenantReport) -> bytes:
+    """tenants.png: per tenant, GPU-hours used (idle apart) and cost, side by side."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from gpu_platform.infra.report.prometheus import png
+
+    names = [r.tenant for r in report.rows]
+    colours = ["#bbbbbb" if r.tenant == IDLE else "#4477aa" for r in report.rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, max(3.0, 0.5 * len(names) + 1.5)))
+    y = list(range(len(names)))
+    left.barh(y, [r.gpu_hours for r in report.rows], color=colours)
+    spot = [r.gpu_hours * (r.spot_share or 0.0) for r in report.rows]
+    left.barh(y, spot, color="none", edgecolor="#ee6677", hatch="//", label="on spot nodes")
+    left.set_yticks(y, names)
+    left.invert_yaxis()
+    left.set_xlabel("GPU-hours")
+    left.set_title(f"GPU-hours used per tenant, idle apart (of {report.gpu_hours_paid:.1f} paid)")
+    left.legend(loc="upper right")
+    right.barh(y, [r.cost for r in report.rows], color=colours)
+    right.set_yticks(y, names)
+    right.invert_yaxis()
+    right.set_xlabel(report.currency)
+    right.set_title(f"Cost of the GPU nodes: {report.cost:.2f} {report.currency}")
+    for i, r in enumerate(report.rows):
+        right.annotate(f" {100 * r.cost_share:.0f}%", (r.cost, i), va="center", fontsize=8)
+    right.margins(x=0.15)
+    return png(fig)
+
+
+def print_tenants(console: Any, report: TenantReport) -> None:
+    """The per-tenant table on the terminal (rich), and the nodes it could not price."""
+    from rich.table import Table
+
+    table = Table(title=f"Per tenant: GPU-hours used, cost of the GPU nodes ({report.region} prices of {report.prices_date})")
+    for column in TENANT_COLUMNS:
+        table.add_column(column.format(currency=report.currency))
+    for row in tenant_rows(report):
+        table.add_row(*row)
+    console.print(table)
+    if not report.kueue_metrics:
+        console.print("no Kueue metrics in this Prometheus: the queue columns are empty")
+    if report.unpriced_nodes:
+        console.print(
+            f"no price for {len(report.unpriced_nodes)} GPU node(s) (cost 0; add their type with --prices FILE): "
+            + ", ".join(report.unpriced_nodes), soft_wrap=True,
+        )
