@@ -284,6 +284,8 @@ class Expander(StrEnum):
 
 
 AUTOSCALER_REPOSITORY = "registry.k8s.io/autoscaling/cluster-autoscaler"
+DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
+"""The NVIDIA device plugin's chart name in its repository."""
 DEVICE_PLUGIN_REPOSITORY = "https://nvidia.github.io/k8s-device-plugin"
 """The NVIDIA device plugin's chart repository."""
 AUTOSCALER_RELEASES = {"1.34": "v1.34.5", "1.35": "v1.35.0"}

@@ -18,7 +18,7 @@ import yaml
 
 from gpu_platform.components.cluster_component import ClusterComponent, on_cluster
 from gpu_platform.components.kube import component_namespace, helm_release
-from gpu_platform.components.kueue_args import KUEUE_REPOSITORY, KueueArgs
+from gpu_platform.components.kueue_args import KUEUE_CHART, KUEUE_REPOSITORY, KueueArgs
 from gpu_platform.components.kueue_plan import QueuesPlan, QueueTenant, plan_queues
 from gpu_platform.components.labels import NAMESPACE_NAME_LABEL
 from gpu_platform.components.models import input_errors
@@ -96,7 +96,7 @@ class Kueue(pulumi.ComponentResource):
         ns = component_namespace(name, args.namespace, child)
         self.release = helm_release(
             f"{name}-release",
-            chart="kueue",
+            chart=KUEUE_CHART,
             version=args.chart_version,
             repository=KUEUE_REPOSITORY,
             namespace=ns.metadata.name,

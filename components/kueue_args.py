@@ -14,6 +14,7 @@ from gpu_platform.components.numbers import Float, Int
 
 __all__ = [
     "KUEUE_API_VERSION",
+    "KUEUE_CHART",
     "KUEUE_REPOSITORY",
     "LOCAL_QUEUE",
     "KueueArgs",
@@ -22,6 +23,8 @@ __all__ = [
     "WithinClusterQueue",
 ]
 
+KUEUE_CHART = "kueue"
+"""The Kueue chart's name in its repository."""
 KUEUE_REPOSITORY = "oci://registry.k8s.io/kueue/charts"
 """Where the Kueue project publishes its chart (the chart's README installs it from there)."""
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"

@@ -30,6 +30,7 @@ from gpu_platform.components.eks_node_group_args import (
     ACCELERATOR_LABEL,
     AUTOSCALER_CHART,
     AUTOSCALER_REPO,
+    DEVICE_PLUGIN_CHART,
     DEVICE_PLUGIN_REPOSITORY,
     AmiType,
     ClassRole,
@@ -145,7 +146,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
             # Shared GPUs: the device plugin's chart, its config map holding each class's sharing.
             helm_release(
                 f"{name}-device-plugin-sharing",
-                chart="nvidia-device-plugin",
+                chart=DEVICE_PLUGIN_CHART,
                 version=args.device_plugin_chart_version,
                 repository=DEVICE_PLUGIN_REPOSITORY,
                 namespace="kube-system",

@@ -38,9 +38,9 @@ from gpu_platform.components.cloud import Cloud
 from gpu_platform.components.dask_args import SERVICE_ACCOUNT as DASK_SERVICE_ACCOUNT
 from gpu_platform.components.dataset_args import SharedDatasetsArgs
 from gpu_platform.components.gpu_inference_service import GpuInferenceService
+from gpu_platform.components.karpenter_args import Provisioner
 from gpu_platform.components.kubeflow_args import Edition
 from gpu_platform.components.load_balancer_args import iam_policy_url
-from gpu_platform.components.karpenter_args import Provisioner
 from gpu_platform.components.prometheus_args import MetricSource
 from gpu_platform.components.shared_datasets import SharedDatasets
 from gpu_platform.infra.stack.errors import ConfigError

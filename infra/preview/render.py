@@ -623,10 +623,19 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
     from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
     from gpu_platform.components.dask_args import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
     from gpu_platform.components.dcgm_args import DCGM_REPOSITORY
-    from gpu_platform.components.eks_node_group_args import AUTOSCALER_CHART, AUTOSCALER_REPO, ClusterAutoscalerSettings
+    from gpu_platform.components.eks_node_group_args import (
+        AUTOSCALER_CHART,
+        AUTOSCALER_REPO,
+        DEVICE_PLUGIN_CHART,
+        DEVICE_PLUGIN_REPOSITORY,
+        ClusterAutoscalerSettings,
+        SpotFailoverEksNodeGroupsArgs,
+    )
     from gpu_platform.components.headlamp_args import HEADLAMP_CHART, HEADLAMP_REPOSITORY, HeadlampArgs
+    from gpu_platform.components.karpenter_args import KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_REPO, KarpenterSettings
     from gpu_platform.components.kubeflow_args import KNOWN_RELEASES, KubeflowInstallArgs
     from gpu_platform.components.kubeflow_plan import manifest_sources
+    from gpu_platform.components.kueue_args import KUEUE_CHART, KUEUE_REPOSITORY, KueueArgs
     from gpu_platform.components.load_balancer_args import CONTROLLER_CHART, CONTROLLER_REPOSITORY, AwsLoadBalancerControllerArgs
 
     prometheus = PrometheusStackArgs()
@@ -638,6 +647,10 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
         (AUTOSCALER_CHART, ClusterAutoscalerSettings.model_fields["chart_version"].default, AUTOSCALER_REPO),
         (HEADLAMP_CHART, HeadlampArgs.model_fields["chart_version"].default, HEADLAMP_REPOSITORY),
         (CONTROLLER_CHART, AwsLoadBalancerControllerArgs.model_fields["chart_version"].default, CONTROLLER_REPOSITORY),
+        (DEVICE_PLUGIN_CHART, SpotFailoverEksNodeGroupsArgs.model_fields["device_plugin_chart_version"].default, DEVICE_PLUGIN_REPOSITORY),
+        (KARPENTER_CRD_CHART, KarpenterSettings.model_fields["chart_version"].default, KARPENTER_REPO),
+        (KARPENTER_CHART, KarpenterSettings.model_fields["chart_version"].default, KARPENTER_REPO),
+        (KUEUE_CHART, KueueArgs.model_fields["chart_version"].default, KUEUE_REPOSITORY),
     ]
     urls = [
         url
