@@ -477,7 +477,13 @@ class StackConfig(BaseModel):
         region = self.region
         notice = unchecked_region(self.cloud, region) if region else None
         gpus = pool_gpu_notices(self.gke.plan) if self.gke is not None else []
-        return ([notice] if notice else []) + gpus
+        profiles = self.unqueued_profiles()
+        unqueued = [
+            f"gpu-platform:queues: Kubeflow profiles {', '.join(profiles)} are not queued: on the platform edition the "
+            "profile controller makes their namespaces after Pulumi applies, so no LocalQueue can be declared there; "
+            "their ResourceQuota alone bounds them"
+        ] if profiles else []
+        return ([notice] if notice else []) + gpus + unqueued
 
     @property
     def region(self) -> str | None:
@@ -524,12 +530,20 @@ class StackConfig(BaseModel):
         }
 
     def queue_tenants(self) -> list[QueueTenant]:
-        """The tenants the queues admit: the Dask tenants, then the Kubeflow tenants, placed on the plan's pools."""
+        """The tenants the queues admit: the Dask tenants, then the Kubeflow tenants (not the platform edition's
+        profiles: see unqueued_profiles), placed on the plan's pools."""
         pools = self.pool_shapes()
         tenants = [] if self.dask is None else dask_queue_tenants(self.dask, pools)
-        if self.kubeflow is not None:
+        if self.kubeflow is not None and self.kubeflow.install.edition is not Edition.PLATFORM:
             tenants += kubeflow_queue_tenants(self.kubeflow.install, pools)
         return tenants
+
+    def unqueued_profiles(self) -> list[str]:
+        """Kubeflow tenants the queues leave out: the platform edition's profiles, whose namespaces the
+        profile controller makes after Pulumi has applied (a LocalQueue declared there would be refused)."""
+        if self.queues is None or self.kubeflow is None or self.kubeflow.install.edition is not Edition.PLATFORM:
+            return []
+        return [t.name for t in self.kubeflow.install.tenants]
 
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every pool of the stack's cluster as workloads see it (see NodePoolShape): the plan's."""
@@ -538,27 +552,6 @@ class StackConfig(BaseModel):
         if self.eks_plan is not None:
             return list(self.eks_plan.shapes)
         return []
-
-
-
-
-# --- reading Pulumi config ------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 # --- error formatting -------------------------------------------------------------------------

@@ -300,3 +300,22 @@ def test_a_shared_pool_holds_gpus_times_clients() -> None:
     assert {f["name"]: f["resources"][2]["nominalQuota"] for f in unshared.cohort["spec"]["resourceGroups"][0]["flavors"]}[
         "nvidia-tesla-t4-scheduler"
     ] == 4
+
+
+def test_the_platform_editions_profiles_are_left_out_of_queueing_and_the_preview_says_so() -> None:
+    """On the platform edition the profile controller makes each profile's namespace after Pulumi has applied,
+    so no LocalQueue can be declared there (the real API server refuses it): those tenants are not queued, the
+    Dask tenants still are, and the preview says which profiles are left out."""
+    raw = prod_eks_raw()
+    raw["kubeflow"]["install"].update(edition="platform", dex_user_email="ml-admin@corp.example")
+    raw["kubeflow"]["install"].pop("release", None)
+    config = StackConfig.model_validate({**raw, "queues": {}})
+    profiles = [t.name for t in config.kubeflow.install.tenants]
+    queued = [t.name for t in config.queue_tenants()]
+    assert profiles and not set(profiles) & set(queued)
+    assert set(queued) == {t.name for t in config.dask.tenants}
+    assert config.unqueued_profiles() == profiles
+    (line,) = [n for n in config.notices() if n.startswith("gpu-platform:queues:")]
+    assert all(p in line for p in profiles) and "not queued" in line
+    pipelines = StackConfig.model_validate({**prod_eks_raw(), "queues": {}})
+    assert pipelines.unqueued_profiles() == [] and {t.name for t in pipelines.kubeflow.install.tenants} <= {t.name for t in pipelines.queue_tenants()}
