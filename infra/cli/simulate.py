@@ -18,7 +18,7 @@ from gpu_platform.infra.cli.common import (
 )
 from gpu_platform.infra.errors import EXIT_OK, EXIT_VIOLATIONS
 
-SIMULATE_FILES = ("report.json", "wait_times.png", "gpus.png", "sweep.png")
+SIMULATE_FILES = ("report.json", "wait_times.png", "gpus.png", "tenants.png", "sweep.png")
 """What a simulate --out folder may hold: replaced whole."""
 
 def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
@@ -288,6 +288,10 @@ def _outputs(json_target: Any, out_target: Any, outcomes: list[Any], configs: li
 
         files = {"report.json": json_bytes(first.json_document(described, configs[outcomes.index(first)].inputs)),
                  **plot_files(first.report)}
+        if first.report.tenants is not None:
+            from gpu_platform.infra.report.tenants import tenant_plot
+
+            files["tenants.png"] = tenant_plot(first.report.tenants)
         if len(outcomes) > 1:
             files["sweep.png"] = sweep_plot(outcomes, chosen, target, [k for k, _ in flags.sweeps])
         outputs.append((out_target, files))
@@ -317,6 +321,11 @@ def _print(args: argparse.Namespace, outcomes: list[Any], chosen: Any, target: f
         for line in legend:
             out.print(escape(line), soft_wrap=True)
     out.print(table)
+    tenants = (chosen or outcomes[0]).report.tenants
+    if tenants is not None:
+        from gpu_platform.infra.report.tenants import print_tenants
+
+        print_tenants(out, tenants, no_queues="the stack has no queues (gpu-platform:queues): the queue columns are empty")
     if target is not None and advice is not None:
         for note in advice.notes:
             out.print(escape(note), soft_wrap=True)

@@ -109,13 +109,8 @@ def cluster_queue_of(tenant: str) -> str:
 
 def tenant_namespaces(config: Any) -> dict[str, str]:
     """namespace -> tenant of a stack config: each Dask tenant and each Kubeflow tenant is a namespace
-    of its own name, in the order the stack lists them (Dask first)."""
-    names: list[str] = []
-    if config.dask is not None:
-        names += [t.name for t in config.dask.tenants]
-    if config.kubeflow is not None:
-        names += [t.name for t in config.kubeflow.install.tenants]
-    return {name: name for name in names}
+    of its own name (StackConfig.tenant_namespaces: Dask first)."""
+    return {name: name for name in config.tenant_namespaces()}
 
 
 # --- the figures ---------------------------------------------------------------------------------
@@ -480,8 +475,11 @@ def tenant_plot(report: TenantReport) -> bytes:
     return png(fig)
 
 
-def print_tenants(console: Any, report: TenantReport) -> None:
-    """The per-tenant table on the terminal (rich), and the nodes it could not price."""
+def print_tenants(
+    console: Any, report: TenantReport, no_queues: str = "no Kueue metrics in this Prometheus: the queue columns are empty",
+) -> None:
+    """The per-tenant table on the terminal (rich), and the nodes it could not price; ``no_queues``: the line
+    printed when the figures have no queues (report: Prometheus has no Kueue series; simulate: the stack no queues)."""
     from rich.table import Table
 
     table = Table(title=f"Per tenant: GPU-hours used, cost of the GPU nodes ({report.region} prices of {report.prices_date})")
@@ -491,7 +489,7 @@ def print_tenants(console: Any, report: TenantReport) -> None:
         table.add_row(*row)
     console.print(table)
     if not report.kueue_metrics:
-        console.print("no Kueue metrics in this Prometheus: the queue columns are empty")
+        console.print(no_queues)
     if report.unpriced_nodes:
         console.print(
             f"no price for {len(report.unpriced_nodes)} GPU node(s) (cost 0; add their type with --prices FILE): "

@@ -10,7 +10,7 @@ from typing import Any
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.infra.report.tenants import tenant_namespaces
 from gpu_platform.infra.simulate.inputs import Binding, NodeGroup, Resources, Timings
-from gpu_platform.infra.simulate.queues import Cohort
+from gpu_platform.infra.simulate.queues import Cohort, cohort_from_objects
 from gpu_platform.infra.simulate.settings import ModelSettings
 
 __all__ = ["ModelInputs", "model_inputs"]
@@ -138,8 +138,12 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         preemption_notice=s.notice if s.notice is not None else notice,
     )
     quotas = {t.name: t.gpu_quota for t in stack.dask.tenants} if stack.dask is not None else {}
+    tenants = tenant_namespaces(stack)
+    plan = stack.queues_plan
+    # With queues, Kueue admits (the stack's own ClusterQueues and Cohort) in place of the quotas.
+    queues = None if plan is None else cohort_from_objects([plan.cohort, *plan.cluster_queues], tenants)
     return ModelInputs(
         cloud=stack.cloud, region=region, groups=tuple(groups), timings=timings,
         binding=settings.binding or binding, quotas=quotas, seed=settings.seed,
-        settings=settings.model_dump(mode="json"), tenants=tenant_namespaces(stack),
+        settings=settings.model_dump(mode="json"), tenants=tenants, queues=queues,
     )

@@ -50,7 +50,7 @@ from gpu_platform.components.kubeflow_args import (
 )
 from gpu_platform.components.kubeflow_plan import capacity_problem
 from gpu_platform.components.kueue_args import KueueArgs
-from gpu_platform.components.kueue_plan import QueueTenant, dask_queue_tenants, kubeflow_queue_tenants, plan_queues
+from gpu_platform.components.kueue_plan import QueuesPlan, QueueTenant, dask_queue_tenants, kubeflow_queue_tenants, plan_queues
 from gpu_platform.components.labels import PoolRole
 from gpu_platform.components.load_balancer_args import AwsLoadBalancerControllerArgs
 from gpu_platform.components.models import ARGS_CONFIG, field_error
@@ -317,8 +317,7 @@ class StackConfig(BaseModel):
             problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
         problems += load_balancing_problems(self)
         if self.queues is not None:
-            plan = plan_queues(self.queues, self.queue_tenants(), self.pool_shapes(), self.shared_gpus())
-            problems += [(("queues", *loc), message, value) for loc, message, value in plan.problems]
+            problems += [(("queues", *loc), message, value) for loc, message, value in self.queues_plan.problems]
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
             problems.append((("kubeflow_dex_password_hash",), problem, "[secret]"))
@@ -380,10 +379,11 @@ class StackConfig(BaseModel):
                 False,
             ))
         return problems
+
     def tenant_namespaces(self) -> list[str]:
-        """Every tenant's namespace: the Kubeflow tenants', then the Dask tenants' (one namespace per tenant)."""
-        names = [p.name for p in self.kubeflow.install.tenants] if self.kubeflow is not None else []
-        names += [t.name for t in self.dask.tenants] if self.dask is not None else []
+        """Every tenant's namespace: the Dask tenants', then the Kubeflow tenants' (one namespace per tenant, the queues' order)."""
+        names = [t.name for t in self.dask.tenants] if self.dask is not None else []
+        names += [p.name for p in self.kubeflow.install.tenants] if self.kubeflow is not None else []
         return list(dict.fromkeys(names))
 
     def _check_isolation(self) -> list[Problem]:
@@ -510,11 +510,20 @@ class StackConfig(BaseModel):
             return plan_node_groups(self.eks, self.eks_node_groups)
         return None
 
+    @functools.cached_property
+    def queues_plan(self) -> QueuesPlan | None:
+        """The Kueue objects of the stack's queues (kueue_plan.plan_queues over queue_tenants and the pools),
+        computed once; None without queues."""
+        if self.queues is None:
+            return None
+        return plan_queues(self.queues, self.queue_tenants(), self.pool_shapes(), self.shared_gpus())
+
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with ``update``, its plan is made again from the updated values."""
         copied = super().model_copy(update=update, deep=deep)
         if update:
             copied.__dict__.pop("eks_plan", None)
+            copied.__dict__.pop("queues_plan", None)
         return copied
 
     def shared_gpus(self) -> dict[str, int]:
