@@ -83,3 +83,18 @@ def prod_eks_raw() -> dict[str, Any]:
     raw = {k: v for k, v in raw.items() if not k.endswith(("_password", "_hash", "_secret"))}
     raw["eks"]["region"] = values.get("aws:region", "us-west-2")
     return raw
+
+
+def recipe_stack() -> Any:
+    """prod-eks on the cluster autoscaler with the README's Dask scheduler recipe: its scheduler class
+    time-sliced four ways (prod-eks itself is provisioned by Karpenter, which refuses GPU sharing)."""
+    raw = prod_eks_raw()
+    raw["eks_node_groups"].pop("provisioner", None)
+    raw["eks_node_groups"].pop("karpenter", None)
+    for cls in raw["eks_node_groups"]["classes"]:
+        if cls["name"] == "scheduler":
+            cls["gpu_sharing"] = {"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 4}
+    from gpu_platform.infra.stack.model import StackConfig
+
+    return StackConfig.model_validate(raw)
+

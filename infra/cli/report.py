@@ -135,6 +135,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "--stack", help="per-tenant cost and queues for this stack's tenants (stacks/Pulumi.<stack>.yaml): "
         "GPU-hours, cost, spot share, pod and queue waits, tenants.png",
     )
-    report.add_argument("--prices", metavar="FILE", help="--stack: a price table (the shape of infra/simulate/prices.yaml; default the shipped one)")
+    report.add_argument("--prices", metavar="FILE", help="--stack: a price table (the shape of infra/simulate/prices.json; default the shipped one)")
     report.add_argument("--project-dir", metavar="DIR", help="--stack: the folder holding Pulumi.yaml")
     report.set_defaults(func=cmd_report)

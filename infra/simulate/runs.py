@@ -14,7 +14,7 @@ overrides a stack key (``gke.gpu_pools[t4].autoscaling.min_nodes=2``) or a model
 combination.
 
 The figures are the report's (infra/report/prometheus.py ``figures``) from the simulated run sampled
-on its 1 s grid, plus the cost (infra/simulate/prices.yaml or ``--prices``), the failovers and the
+on its 1 s grid, plus the cost (infra/simulate/prices.json or ``--prices``), the failovers and the
 pods refused at admission.
 """
 

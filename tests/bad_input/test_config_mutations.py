@@ -270,9 +270,9 @@ HAND: list[Case] = [
     Case("kubeflow-tenant-name-missing", "prod-eks", "gpu-platform:kubeflow.install.tenants[0].name: required",
          delete("gpu-platform:kubeflow", "install", "tenants", 0, "name")),
     # values accepted before although wrong
-    Case("autoscaler-duration-too-long", "prod-eks", "gpu-platform:eks_node_groups.autoscaler.max_node_provision_time: '9999999999h' is longer",
+    Case("autoscaler-duration-too-long", "dev-eks", "gpu-platform:eks_node_groups.autoscaler.max_node_provision_time: '9999999999h' is longer",
          set_(NG, "autoscaler", "max_node_provision_time", value="9999999999h")),
-    Case("autoscaler-duration-in-days", "prod-eks", "gpu-platform:eks_node_groups.autoscaler.max_node_provision_time: '1d' is not a Go duration",
+    Case("autoscaler-duration-in-days", "dev-eks", "gpu-platform:eks_node_groups.autoscaler.max_node_provision_time: '1d' is not a Go duration",
          set_(NG, "autoscaler", "max_node_provision_time", value="1d")),
     Case("prometheus-retention-out-of-order", "dev-gke", "gpu-platform:monitoring.prometheus.retention: '12h7d'",
          set_("gpu-platform:monitoring", "prometheus", "retention", value="12h7d")),

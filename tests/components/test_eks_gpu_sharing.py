@@ -18,8 +18,8 @@ from gpu_platform.components.gpu_sharing import GpuSharing, mig_sharing_problem,
 from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
 from tests.components.test_eks_components import ASG_TAG, build, done
-from tests.conftest import PROJECT_DIR, Engine, upstream_or_skip
-from tests.factories import eks_stack, gpu_class, t4_pool
+from tests.conftest import Engine, upstream_or_skip
+from tests.factories import eks_stack, gpu_class, recipe_stack, t4_pool
 
 TIME_SLICED = {"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 4}
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
@@ -149,12 +149,10 @@ def test_the_same_rules_as_gke_one_home() -> None:
         GpuNodePoolArgs.model_validate(t4_pool(gpu_partition_size="1g.5gb"))
 
 
-def test_the_dask_scheduler_recipe_is_the_shipped_prod_eks() -> None:
-    """The README's recipe: prod-eks's scheduler class is time-sliced four ways, so its 4 T4 nodes
-    advertise 16 GPUs and the autoscaler's empty-group template says 4 per node."""
-    from gpu_platform.infra.stack.read import load_stack
-
-    config = load_stack(PROJECT_DIR, "prod-eks")
+def test_the_dask_scheduler_recipe() -> None:
+    """The README's recipe on prod-eks's classes (cluster autoscaler): the scheduler class time-sliced four
+    ways, so its 4 T4 nodes advertise 16 GPUs and the autoscaler's empty-group template says 4 per node."""
+    config = recipe_stack()
     assert config.eks_node_groups is not None
     (scheduler,) = [c for c in config.eks_node_groups.classes if c.name == "scheduler"]
     assert scheduler.gpu_sharing == GpuSharing(strategy="TIME_SHARING", max_shared_clients_per_gpu=4)

@@ -298,10 +298,11 @@ def test_gpu_features(engine: Engine) -> pulumi.Output[Any]:
                 name="mig",
                 capacity="on_demand",
                 gpu_partition_size="1g.5gb",
-                gpu_sharing={"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 4},
                 node_locations=["us-central1-b"],
                 compact_placement=True,
             ),
+            # Sharing and MIG are exclusive (components/gpu_sharing.py): the time-shared pool is its own.
+            a100_pool(name="shared", capacity="on_demand", gpu_sharing={"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 4}),
             a100_pool(name="dws", capacity="on_demand", queued_provisioning=True),
         ]
     )
@@ -310,7 +311,9 @@ def test_gpu_features(engine: Engine) -> pulumi.Output[Any]:
         mig = engine.resource("ml-mig").inputs
         acc = mig["nodeConfig"]["guestAccelerators"][0]
         assert acc["gpuPartitionSize"] == "1g.5gb"
-        assert acc["gpuSharingConfig"] == {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4}
+        assert "gpuSharingConfig" not in acc
+        shared = engine.resource("ml-shared").inputs["nodeConfig"]["guestAccelerators"][0]
+        assert shared["gpuSharingConfig"] == {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4}
         assert mig["placementPolicy"] == {"type": "COMPACT"}
         dws = engine.resource("ml-dws").inputs
         assert dws["queuedProvisioning"] == {"enabled": True}

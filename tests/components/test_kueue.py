@@ -20,7 +20,7 @@ from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.stack.read import load_stack
 from tests.conftest import PROJECT_DIR, Engine, settled_tree, shipped_plan, upstream_or_skip
-from tests.factories import prod_eks_raw
+from tests.factories import prod_eks_raw, recipe_stack
 
 STACKS = ("prod-gke", "prod-eks")
 
@@ -288,8 +288,8 @@ def test_overrides_set_limits_weight_preemption_and_quotas() -> None:
 
 
 def test_a_shared_pool_holds_gpus_times_clients() -> None:
-    """prod-eks's scheduler class is time-sliced four ways: its 4 T4 nodes are 16 nvidia.com/gpu to Kueue."""
-    config = _config("prod-eks")
+    """The recipe's scheduler class is time-sliced four ways: its 4 T4 nodes are 16 nvidia.com/gpu to Kueue."""
+    config = recipe_stack()
     assert config.shared_gpus() == {"scheduler": 4}
     assert _config("prod-gke").shared_gpus() == {}
     assert config.queues is not None

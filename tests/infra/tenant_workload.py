@@ -8,9 +8,8 @@ in use and the nominal quota."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-
-import yaml
 
 from tests.infra.report_workload import Node, Pod, Workload
 
@@ -111,7 +110,7 @@ def kueue_metrics(w: Workload) -> list[str]:
 
 def hourly_prices(project: Path) -> dict[tuple[str, bool], float]:
     """(machine type, spot) -> USD per hour, from the shipped price table's us-central1 (the stack's region)."""
-    table = yaml.safe_load((project / "infra" / "simulate" / "prices.yaml").read_text())
+    table = json.loads((project / "infra" / "simulate" / "prices.json").read_text())
     region = next(r for r in table["gcp"] if r["region"] == "us-central1")
     return {
         (machine, spot): region["machines"][machine]["spot" if spot else "on_demand"]

@@ -42,11 +42,20 @@ def test_plan_has_the_monitoring(stack: str) -> None:
     (rule,) = p.of_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
     alerts = {r["alert"] for g in rule.inputs["spec"]["groups"] for r in g["rules"]}
     assert {"GpuAllocatedButIdle", "GpuPodPending", "DcgmExporterDown", "GpuXidError"} <= alerts
-    # Only the EKS stacks run an in-cluster autoscaler, scraped through its chart's ServiceMonitor.
-    assert ("NodeGroupScaleUpFailing" in alerts) is stack.endswith("-eks")
-    if stack.endswith("-eks"):
+    # Only the EKS stacks on the cluster autoscaler run it in-cluster, scraped through its chart's ServiceMonitor.
+    assert ("NodeGroupScaleUpFailing" in alerts) is _cluster_autoscaled(stack)
+    if _cluster_autoscaled(stack):
         assert charts["cluster-autoscaler"]["values"]["serviceMonitor"]["enabled"] is True
     assert p.outputs["prometheusUrl"] == "http://kube-prometheus-stack-prometheus.prometheus.svc:9090"
+
+
+def _cluster_autoscaled(stack: str) -> bool:
+    """Whether the stack file has an EKS stack provisioned by the cluster autoscaler (the default; prod-eks is Karpenter's)."""
+    from gpu_platform.components.karpenter_args import Provisioner
+    from gpu_platform.infra.stack.read import load_stack
+
+    groups = load_stack(PROJECT_DIR, stack).eks_node_groups
+    return groups is not None and groups.provisioner is Provisioner.CLUSTER_AUTOSCALER
 
 
 MONITORING_KINDS = ("serviceMonitor", "podMonitor", "prometheusRule")
@@ -67,7 +76,7 @@ def test_everything_that_ships_a_monitoring_resource_waits_for_the_crd(stack: st
     p = plan(stack)
     (kps,) = [r for r in p.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "kube-prometheus-stack"]
     shipping = [r for r in p.of_type("kubernetes:helm.sh/v3:Release") if r is not kps and _ships_monitoring_resources(r.inputs["values"])]
-    assert {r.inputs["chart"] for r in shipping} == ({"dcgm-exporter", "cluster-autoscaler"} if stack.endswith("-eks") else {"dcgm-exporter"})
+    assert {r.inputs["chart"] for r in shipping} == ({"dcgm-exporter", "cluster-autoscaler"} if _cluster_autoscaled(stack) else {"dcgm-exporter"})
     custom = [r for r in p.resources if r.type.startswith("kubernetes:monitoring.coreos.com/")]
     for resource in [*shipping, *custom]:
         assert kps.urn in resource.depends_on, f"{resource.name} ships a monitoring.coreos.com resource before its CRD"

@@ -135,6 +135,13 @@ if rule in ("karpenter-node-pool-limited", "karpenter-gpu-node-pool-tainted"):
         spec={"template": {"spec": {"taints": taints, "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
               "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g4dn.xlarge"]}]}},
               **({"limits": limits} if limits else {})})
+if rule in ("bucket-encrypted", "bucket-not-public"):
+    # A bucket made by hand: no default encryption, no public access block.
+    aws.s3.Bucket("data", bucket="acme-raw-data")
+if rule == "fsx-encrypted":
+    # A persistent Lustre file system without a customer-managed key.
+    aws.fsx.LustreFileSystem("scratch", subnet_ids="subnet-1", storage_capacity=1200, deployment_type="PERSISTENT_2",
+                             per_unit_storage_throughput=125)
 if rule == "iam-no-basic-roles":
     gcp.projects.IAMMember("grant", gcp.projects.IAMMemberArgs(project="p", role="roles/owner", member="user:a@example.com"))
 """
