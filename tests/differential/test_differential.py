@@ -1,0 +1,92 @@
+"""The simulator against the real cluster autoscaler: each scenario of scenarios.py run by the
+simulator (its model's own entry points) and compared with reference.json, the real autoscaler's
+figures on the same pod stream and settings (regenerate.py writes it where Go and the autoscaler are;
+this test needs neither).
+
+Tolerances, in scaled seconds, fixed from where the two sides can differ, not from the results:
+
+- per-pod wait (creation to scheduled, sorted waits compared pair by pair) and each scale-up time:
+  one scan interval (the real loop runs at any phase to the pods' arrivals; the model's loop starts
+  at 0) + 1 s (the autoscaler reads pod ages from creationTimestamp, whole seconds, for its 2 s and
+  30 s waits) + 1 s (the real chain after a node turns Ready: the node-lifecycle controller lifts
+  the not-ready taint, the scheduler retries the pod; the watch sees it);
+- each scale-down time: two scan intervals (the loop that first finds the node unneeded and the one
+  that removes it, each at any phase) + 1 s (the deletion seen by the watch);
+- node counts (peak, nodes added, nodes left at the end, nodes added per group) and pods never
+  scheduled: exact.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.differential.scenarios import REAL, SCENARIOS, TIME_FACTOR, Scenario, simulated_figures
+
+REFERENCE = Path(__file__).resolve().parent / "reference.json"
+EXACT = ("peak_nodes", "nodes_added", "nodes_at_end", "groups")
+
+KNOWN_DISAGREEMENTS: dict[str, str] = {}
+"""Scenario -> what disagrees beyond the tolerances (with the numbers); its test is a strict xfail."""
+
+
+def tolerances(scenario: Scenario) -> dict[str, float]:
+    scan = scenario.scaled("scan_interval")
+    return {"wait": scan + 2.0, "scale_up": scan + 2.0, "scale_down": 2 * scan + 1.0}
+
+
+def differences(scenario: Scenario, real: dict, sim: dict) -> list[str]:
+    """One line per figure outside its tolerance."""
+    tol = tolerances(scenario)
+    out = [f"{key}: real {real[key]}, simulated {sim[key]}" for key in EXACT if real[key] != sim[key]]
+    if real.get("unscheduled", 0) != len(scenario.pods) - len(sim["waits"]):
+        out.append(f"pods never scheduled: real {real.get('unscheduled')}, simulated {len(scenario.pods) - len(sim['waits'])}")
+    for key, series, limit in (("wait", "waits", tol["wait"]), ("scale-up", "scale_up_times", tol["scale_up"]),
+                               ("scale-down", "scale_down_times", tol["scale_down"])):
+        for i, (r, s) in enumerate(zip(real[series], sim[series], strict=False)):
+            if abs(r - s) > limit:
+                out.append(f"{key} #{i + 1}: real {r:g} s, simulated {s:g} s (tolerance {limit:g} s)")
+        if len(real[series]) != len(sim[series]):
+            out.append(f"{series}: real has {len(real[series])}, simulated {len(sim[series])}")
+    return out
+
+
+def _reference() -> dict:
+    return json.loads(REFERENCE.read_text())
+
+
+def test_reference_states_its_versions_and_time_factor() -> None:
+    ref = _reference()
+    assert ref["cluster_autoscaler"] == "1.34.5"
+    assert ref["time_factor"] == TIME_FACTOR
+    assert ref["real_settings"] == REAL
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_simulator_agrees_with_the_real_autoscaler(scenario: Scenario) -> None:
+    real = _reference()["scenarios"].get(scenario.name)
+    assert real is not None, f"{scenario.name}: not in reference.json (python -m tests.differential.regenerate --scenario {scenario.name})"
+    if scenario.name in KNOWN_DISAGREEMENTS:
+        pytest.xfail(KNOWN_DISAGREEMENTS[scenario.name]) if differences(scenario, real, simulated_figures(scenario)) else None
+        pytest.fail(f"{scenario.name} now agrees: remove it from KNOWN_DISAGREEMENTS")
+    assert differences(scenario, real, simulated_figures(scenario)) == []
+
+
+def test_the_comparison_fails_a_simulator_that_is_off() -> None:
+    """The check can fail: a real figure moved past its tolerance is reported."""
+    scenario = SCENARIOS[0]
+    sim = simulated_figures(scenario)
+    moved = dict(sim, waits=[w + tolerances(scenario)["wait"] + 0.5 for w in sim["waits"]], peak_nodes=sim["peak_nodes"] + 1)
+    lines = differences(scenario, moved, sim)
+    assert any(line.startswith("wait #1:") for line in lines) and any(line.startswith("peak_nodes:") for line in lines)
+    assert differences(scenario, sim, sim) == []
+
+
+def test_regenerate_help_runs_without_go() -> None:
+    out = subprocess.run([sys.executable, "-m", "tests.differential.regenerate", "--help"], capture_output=True, text=True,
+                         timeout=60, cwd=Path(__file__).resolve().parents[2], check=True)
+    assert "--autoscaler-source" in out.stdout and "-tags kwok" in out.stdout
