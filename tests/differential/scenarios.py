@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpu_platform.infra.simulate.distributions import fixed
+from gpu_platform.infra.simulate.distributions import Dist, fixed
 from gpu_platform.infra.simulate.inputs import Binding, Job, NodeGroup, PodSpec, Resources, Stage, Timings, Trace
 from gpu_platform.infra.simulate.model import ClusterModel
 
@@ -117,15 +117,16 @@ def groups_of(scenario: Scenario) -> list[NodeGroup]:
     ]
 
 
-def timings_of(scenario: Scenario) -> Timings:
+def timings_of(scenario: Scenario, ready: tuple[float, float] | None = None) -> Timings:
     """The simulator's settings for the scenario: the same scaled values the real autoscaler gets; a node
     joins with its GPUs ``node_ready`` after the scale-up (kwok makes it Ready then); no image pull, no
     container start (kwok runs no container); a group whose nodes never become Ready is a spot group
     that always finds no capacity, given up on at max_node_provision (the kwok provider reports no
-    instance errors, so there is no early abort on the real side)."""
+    instance errors, so there is no early abort on the real side). ``ready``: the (shortest, longest)
+    creation-to-usable time the real run measured, instead of exactly node_ready."""
     s = scenario.scaled
     return Timings(
-        scan_interval=s("scan_interval"), provision=fixed(s("node_ready")), gpu_ready=fixed(0.0), image_pull=fixed(0.0),
+        scan_interval=s("scan_interval"), provision=Dist("uniform", *ready) if ready else fixed(s("node_ready")), gpu_ready=fixed(0.0), image_pull=fixed(0.0),
         image_pull_streaming=fixed(0.0), prepuller=True, pod_start=fixed(0.0), scale_down_unneeded=s("scale_down_unneeded"),
         scale_down_delay_after_add=s("scale_down_delay_after_add"), unremovable_recheck=s("unremovable_recheck"),
         max_node_provision=s("max_node_provision"), early_abort=False, initial_backoff=s("initial_backoff"),
@@ -140,9 +141,9 @@ def jobs_of(scenario: Scenario) -> list[Job]:
     ]
 
 
-def simulate(scenario: Scenario, seed: int = 0) -> Trace:
+def simulate(scenario: Scenario, seed: int = 0, ready: tuple[float, float] | None = None) -> Trace:
     """The simulator on the scenario, through its model's own entry points (ClusterModel, add_jobs, run)."""
-    model = ClusterModel(groups_of(scenario), timings=timings_of(scenario), binding=Binding.LEAST_ALLOCATED, seed=seed)
+    model = ClusterModel(groups_of(scenario), timings=timings_of(scenario, ready), binding=Binding.LEAST_ALLOCATED, seed=seed)
     model.add_jobs(jobs_of(scenario))
     return model.run(scenario.horizon)
 
@@ -169,8 +170,8 @@ def figures(waits: list[float], nodes: list[tuple[float, float | None]], horizon
     }
 
 
-def simulated_figures(scenario: Scenario, seed: int = 0) -> dict[str, object]:
-    trace = simulate(scenario, seed)
+def simulated_figures(scenario: Scenario, seed: int = 0, ready: tuple[float, float] | None = None) -> dict[str, object]:
+    trace = simulate(scenario, seed, ready)
     waits = [p.bound - p.created for p in trace.pods if p.bound is not None]
     nodes = [(n.requested, n.removed) for n in trace.nodes]
     out = figures(waits, nodes, scenario.horizon)
