@@ -38,7 +38,7 @@ from typing import Any
 
 import yaml
 
-from gpu_platform.infra.apply.local import BINARIES, KWOK_STAGES, ControlPlaneError, _stop, _Process, control_plane, find_binaries, free_port, go_binary
+from gpu_platform.infra.apply.local import BINARIES, KWOK_STAGES, ControlPlaneError, _Process, _stop, control_plane, find_binaries, free_port, go_binary
 from tests.differential.scenarios import REAL, SCENARIOS, TIME_FACTOR, Scenario, figures
 
 HERE = Path(__file__).resolve().parent
