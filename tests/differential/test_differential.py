@@ -38,7 +38,17 @@ REFERENCE = Path(__file__).resolve().parent / "reference.json"
 SEEDS = 8
 EXACT = ("peak_nodes", "nodes_added", "nodes_at_end", "groups")
 
-KNOWN_DISAGREEMENTS: dict[str, str] = {}
+KNOWN_DISAGREEMENTS: dict[str, str] = {
+    "steady": (
+        "steady arrivals disagree beyond the tolerances (reference.json of 2026-11-25): the real waits run from 0.07 s "
+        "to 85.3 s (7 pods under 6 s; the longest 49.6, 65.7, 85.3 s), the simulated ones from 0 to 40 s on 8 seeds; "
+        "the real autoscaler adds its last three nodes at 46.8, 47.0 and 55.0 s, the simulator at 72 s. Two causes "
+        "seen in the logs: kube-scheduler's requeue back-off and queue order (a pod that failed many times waits out "
+        "its back-off while a newer pod takes the node that was added for it), which the model leaves out (README); "
+        "and which pending pods upstream's packing leaves over for the 30 s wait: the model takes the newest, upstream "
+        "any (the pod lister's order sorted by priority alone, core/podlistprocessor/filter_out_schedulable.go:97-101)"
+    ),
+}
 """Scenario -> what disagrees beyond the tolerances (with the numbers); its test is a strict xfail."""
 
 
