@@ -31,6 +31,7 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "quickstart:preview"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
     ("README.md", "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py"):
         "test_readme.test_ci_runs_the_readme_apply_stacks_command",
+    ("README.md", "example:differential"): "test_the_differential_regenerate_block_runs_its_help_and_names_its_flags",
     ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
     ("README.md", "example:consumer"): "test_readme.test_consumer_example_runs_under_mocks (and from the built wheel in a fresh virtualenv: test_packaging.test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel)",
     ("README.md", "gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
@@ -417,3 +418,16 @@ def test_the_dask_notebook_reads_the_spec_the_stack_mounts() -> None:
     spec = yaml.safe_load(spec_map.inputs["data"][os.path.basename(path)])
     assert spec["kind"] == "DaskCluster"
 
+
+
+def test_the_differential_regenerate_block_runs_its_help_and_names_its_flags() -> None:
+    """The README's differential block: its first line runs as printed (no Go needed); every flag of
+    the others is one the script's --help lists (running them needs Go and minutes per scenario)."""
+    import shlex
+
+    first, *others = [line.split("#")[0].strip() for line in block("README.md", "example:differential").splitlines() if line.strip()]
+    out = subprocess.run(shlex.split(first), cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "-tags kwok" in out and "refuses" in out, out
+    for line in others:
+        for flag in [w for w in shlex.split(line) if w.startswith("--")]:
+            assert flag in out, flag

@@ -1,0 +1,126 @@
+"""The simulator against the real cluster autoscaler: each scenario of scenarios.py run by the
+simulator (its model's own entry points) and compared with reference.json, the real autoscaler's
+figures on the same pod stream and settings (regenerate.py writes it where Go and the autoscaler are;
+this test needs neither).
+
+The real run is one draw of upstream's random choices (which pending pods its packing leaves over:
+the pod lister's order; least-waste's tie-break), so the simulator runs SEEDS seeds and each real
+figure must lie within the range of the simulated ones, widened by its tolerance. Tolerances, in
+scaled seconds, fixed from where the two sides can differ, not from the results:
+
+- per-pod wait (creation to scheduled, sorted waits compared pair by pair) and each scale-up time:
+  one scan interval (the real loop runs at any phase to the pods' arrivals; the model's loop starts
+  at 0) + 1 s (the autoscaler reads pod ages from creationTimestamp, whole seconds, for its 2 s and
+  30 s waits) + 1 s (the scheduler binding once the node is usable; the watch seeing it);
+- each scale-down time: two scan intervals (the loop that first finds the node unneeded and the one
+  that removes it, each at any phase) + 1 s (the deletion seen by the watch);
+
+The node timings are the real run's: kwok makes a node Ready later than its stage's delay on a busy
+machine (and the harness then lifts its startup taint), so the real run records each new node's
+creation-to-usable time (reference.json ``node_ready_after``) and the simulator's nodes take
+uniform(shortest, longest) of them, as the same node timings on both sides.
+- node counts (peak, nodes added, nodes left at the end, nodes added per group) and pods never
+  scheduled: exact.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.differential.scenarios import REAL, SCENARIOS, TIME_FACTOR, Scenario, simulated_figures
+
+REFERENCE = Path(__file__).resolve().parent / "reference.json"
+SEEDS = 8
+EXACT = ("peak_nodes", "nodes_added", "nodes_at_end", "groups")
+
+KNOWN_DISAGREEMENTS: dict[str, str] = {
+    "steady": (
+        "steady arrivals disagree beyond the tolerances (reference.json of 2026-11-25): the real waits run from 0.07 s "
+        "to 85.3 s (7 pods under 6 s; the longest 49.6, 65.7, 85.3 s), the simulated ones from 0 to 40 s on 8 seeds; "
+        "the real autoscaler adds its last three nodes at 46.8, 47.0 and 55.0 s, the simulator at 72 s. Two causes "
+        "seen in the logs: kube-scheduler's requeue back-off and queue order (a pod that failed many times waits out "
+        "its back-off while a newer pod takes the node that was added for it), which the model leaves out (README); "
+        "and which pending pods upstream's packing leaves over for the 30 s wait: the model takes the newest, upstream "
+        "any (the pod lister's order sorted by priority alone, core/podlistprocessor/filter_out_schedulable.go:97-101)"
+    ),
+}
+"""Scenario -> what disagrees beyond the tolerances (with the numbers); its test is a strict xfail."""
+
+
+def tolerances(scenario: Scenario) -> dict[str, float]:
+    scan = scenario.scaled("scan_interval")
+    return {"wait": scan + 2.0, "scale_up": scan + 2.0, "scale_down": 2 * scan + 1.0}
+
+
+def differences(scenario: Scenario, real: dict, sims: list[dict]) -> list[str]:
+    """One line per real figure outside the simulated seeds' range widened by its tolerance."""
+    tol = tolerances(scenario)
+    out = []
+    for key in EXACT:
+        seen = [sim[key] for sim in sims]
+        if real[key] not in seen:
+            out.append(f"{key}: real {real[key]}, simulated {sorted(map(str, seen)) if key == 'groups' else sorted(set(seen))}")
+    never = sorted({len(scenario.pods) - len(sim["waits"]) for sim in sims})
+    if real.get("unscheduled", 0) not in never:
+        out.append(f"pods never scheduled: real {real.get('unscheduled')}, simulated {never}")
+    for key, series, limit in (("wait", "waits", tol["wait"]), ("scale-up", "scale_up_times", tol["scale_up"]),
+                               ("scale-down", "scale_down_times", tol["scale_down"])):
+        lengths = {len(sim[series]) for sim in sims}
+        if len(real[series]) not in lengths:
+            out.append(f"{series}: real has {len(real[series])}, simulated {sorted(lengths)}")
+        for i, r in enumerate(real[series]):
+            seen = [sim[series][i] for sim in sims if i < len(sim[series])]
+            if seen and not min(seen) - limit <= r <= max(seen) + limit:
+                out.append(f"{key} #{i + 1}: real {r:g} s, simulated {min(seen):g}-{max(seen):g} s (tolerance {limit:g} s)")
+    return out
+
+
+def simulated(scenario: Scenario, real: dict | None = None) -> list[dict]:
+    """The simulator on SEEDS seeds, its nodes usable after the real run's measured node timings."""
+    ready = (real or {}).get("node_ready_after") or None
+    bounds = (min(ready), max(ready)) if ready else None
+    return [simulated_figures(scenario, seed, bounds) for seed in range(SEEDS)]
+
+
+def _reference() -> dict:
+    return json.loads(REFERENCE.read_text())
+
+
+def test_reference_states_its_versions_and_time_factor() -> None:
+    ref = _reference()
+    assert ref["cluster_autoscaler"] == "1.34.5"
+    assert ref["time_factor"] == TIME_FACTOR
+    assert ref["real_settings"] == REAL
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_simulator_agrees_with_the_real_autoscaler(scenario: Scenario) -> None:
+    real = _reference()["scenarios"].get(scenario.name)
+    assert real is not None, f"{scenario.name}: not in reference.json (python -m tests.differential.regenerate --scenario {scenario.name})"
+    found = differences(scenario, real, simulated(scenario, real))
+    if scenario.name in KNOWN_DISAGREEMENTS:
+        assert found, f"{scenario.name} now agrees: remove it from KNOWN_DISAGREEMENTS"
+        pytest.xfail(f"{KNOWN_DISAGREEMENTS[scenario.name]}: {'; '.join(found)}")
+    assert found == []
+
+
+def test_the_comparison_fails_a_simulator_that_is_off() -> None:
+    """The check can fail: a real figure moved past its tolerance is reported."""
+    scenario = next(s for s in SCENARIOS if s.name == "burst")
+    sims = simulated(scenario)
+    sim = sims[0]
+    moved = dict(sim, waits=[w + tolerances(scenario)["wait"] + 0.5 for w in sim["waits"]], peak_nodes=sim["peak_nodes"] + 1)
+    lines = differences(scenario, moved, sims)
+    assert any(line.startswith("wait #1:") for line in lines) and any(line.startswith("peak_nodes:") for line in lines)
+    assert differences(scenario, sim, sims) == []
+
+
+def test_regenerate_help_runs_without_go() -> None:
+    out = subprocess.run([sys.executable, "-m", "tests.differential.regenerate", "--help"], capture_output=True, text=True,
+                         timeout=60, cwd=Path(__file__).resolve().parents[2], check=True)
+    assert "--autoscaler-source" in out.stdout and "-tags kwok" in out.stdout
