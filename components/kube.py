@@ -5,6 +5,7 @@ autoscaler's flags) live in components/durations.py, re-exported here as ``GoDur
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 import pulumi
@@ -16,6 +17,8 @@ from gpu_platform.components.durations import GoDuration
 from gpu_platform.components.labels import PART_OF_LABEL
 
 __all__ = [
+    "OCI_PREFIX",
+    "chart_source",
     "ChartRepository",
     "ChartVersion",
     "DnsLabel",
@@ -118,6 +121,20 @@ PinnedImage = Annotated[str, AfterValidator(_pinned_image)]
 """An image reference with a version tag or digest."""
 
 
+OCI_PREFIX = "oci://"
+"""How a chart reference or repository names an OCI registry."""
+
+
+def chart_source(inputs: Mapping[str, Any]) -> tuple[str, str | None]:
+    """(chart name, repository) of a helm.v3.Release's inputs as helm_release declares them: the chart and
+    repositoryOpts.repo, or for an OCI chart its full reference split at the last slash."""
+    chart = str(inputs.get("chart"))
+    if chart.startswith(OCI_PREFIX):
+        repository, _, name = chart.rpartition("/")
+        return name, repository
+    return chart, (inputs.get("repositoryOpts") or {}).get("repo")
+
+
 def helm_release(
     name: str,
     *,
@@ -132,14 +149,18 @@ def helm_release(
 ) -> k8s.helm.v3.Release:
     """A pinned Helm release. helm.v3.Release, not helm.v4.Chart: v4 drops chart hooks
     (kube-prometheus-stack's admission webhook jobs are hooks). ``skip_crds``: leave the chart's crds/
-    out (another release manages them). Default: none (Helm installs them)."""
+    out (another release manages them). Default: none (Helm installs them). A chart of an OCI registry
+    (``repository`` oci://...) is named by its full reference, oci://<registry>/<path>/<chart>, with no
+    repositoryOpts: Helm pulls OCI charts by reference and has no index to look a name up in
+    (pulumi/pulumi-kubernetes#1892, #2334); see chart_source."""
+    oci = repository.startswith(OCI_PREFIX)
     return k8s.helm.v3.Release(
         name,
         k8s.helm.v3.ReleaseArgs(
             name=release_name,
-            chart=chart,
+            chart=f"{repository.rstrip('/')}/{chart}" if oci else chart,
             version=version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repository),
+            repository_opts=None if oci else k8s.helm.v3.RepositoryOptsArgs(repo=repository),
             namespace=namespace,
             values=values,
             max_history=10,

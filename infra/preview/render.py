@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from gpu_platform.components.kube import chart_source
 from gpu_platform.infra.kubernetes_api import builtin_groups, ga_api_versions
 from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 from gpu_platform.infra.preview.manifests import ObjectView
@@ -187,7 +188,7 @@ _CHART_KEYS = {
 
 def config_key(resource: RecordedResource) -> str:
     if resource.type == HELM_RELEASE:
-        return _CHART_KEYS.get(str(resource.inputs.get("chart")), f"the chart of {resource.name}")
+        return _CHART_KEYS.get(chart_source(resource.inputs)[0], f"the chart of {resource.name}")
     return "gpu-platform:kubeflow.install.release"
 
 
@@ -277,8 +278,7 @@ def _kubectl() -> str | None:
 
 def _prepare_helm(source: RenderedSource, lock: Lock, sources: Sources | None) -> Any:
     inputs = source.resource.inputs
-    chart, version = str(inputs.get("chart")), str(inputs.get("version"))
-    repository = (inputs.get("repositoryOpts") or {}).get("repo")
+    (chart, repository), version = chart_source(inputs), str(inputs.get("version"))
     pin = lock.chart(chart, version, repository)
     if pin is None:
         locked = [f"{p.name} {p.version}" for p in lock.charts if p.name == chart]
@@ -609,8 +609,9 @@ def check_rendered(plan: Plan, plan_objects: list[Any], stack_config: Any, sourc
 def declared_sources(plan: Plan) -> tuple[list[tuple[str, str, str | None]], list[str]]:
     """The charts (name, version, repository) and kustomize URLs a plan declares."""
     charts = [
-        (str(r.inputs.get("chart")), str(r.inputs.get("version")), (r.inputs.get("repositoryOpts") or {}).get("repo"))
+        (name, str(r.inputs.get("version")), repository)
         for r in plan.resources if r.type == HELM_RELEASE
+        for name, repository in [chart_source(r.inputs)]
     ]
     urls = [str(r.inputs.get("directory")) for r in plan.resources if r.type == KUSTOMIZE_DIRECTORY]
     return charts, urls

@@ -6,6 +6,8 @@ from typing import Any
 
 import yaml
 
+from gpu_platform.components.kube import chart_source
+
 
 def _secret(value: Any) -> bool:
     from gpu_platform.infra.preview.engine import SECRET_SIG
@@ -97,11 +99,11 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
     elif type_ == "gcp:projects/service:Service":
         parts.append(f"service={inputs.get('service')}")
     elif type_ == "kubernetes:helm.sh/v3:Release":
-        parts.append(f"chart={inputs.get('chart')}@{inputs.get('version')} namespace={inputs.get('namespace')}")
-        repo = (inputs.get("repositoryOpts") or {}).get("repo")
+        chart, repo = chart_source(inputs)
+        parts.append(f"chart={chart}@{inputs.get('version')} namespace={inputs.get('namespace')}")
         if repo:
             parts.append(f"repo={repo}")
-        if inputs.get("chart") == "cluster-autoscaler":
+        if chart == "cluster-autoscaler":
             args = (inputs.get("values") or {}).get("extraArgs") or {}
             parts.append(" ".join(f"--{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in args.items()))
     elif type_ == "kubernetes:kustomize/v2:Directory":

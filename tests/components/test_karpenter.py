@@ -211,8 +211,10 @@ def test_controller_names_the_cluster_and_the_queue_and_runs_on_the_system_group
     def check() -> None:
         releases = {r.name: r.inputs for r in engine.of_type("kubernetes:helm.sh/v3:Release")}
         controller, crds = releases["c-gpu-karpenter"], releases["c-gpu-karpenter-crd"]
-        assert (controller["chart"], controller["version"], controller["skipCrds"]) == ("karpenter", "1.14.1", True)
-        assert (crds["chart"], crds["version"]) == ("karpenter-crd", "1.14.1")
+        # OCI charts by full reference, no repositoryOpts: Helm has no index to look a name up in an OCI registry.
+        assert (controller["chart"], controller["version"], controller["skipCrds"]) == ("oci://public.ecr.aws/karpenter/karpenter", "1.14.1", True)
+        assert (crds["chart"], crds["version"]) == ("oci://public.ecr.aws/karpenter/karpenter-crd", "1.14.1")
+        assert "repositoryOpts" not in controller and "repositoryOpts" not in crds
         (queue,) = engine.of_type("aws:sqs/queue:Queue")
         assert controller["values"]["settings"] == {"clusterName": "c", "interruptionQueue": queue.inputs["name"]}
         assert controller["values"]["nodeSelector"]["eks.amazonaws.com/nodegroup"] == "system"

@@ -110,7 +110,7 @@ def test_each_tenant_namespace_gets_a_default_local_queue_and_only_those_are_que
     tenants = sorted(_tenant_quotas(config))
     local = sorted((q["metadata"]["namespace"], q["metadata"]["name"], q["spec"]["clusterQueue"]) for q in _bodies(plan, "LocalQueue"))
     assert local == [(t, "default", t) for t in tenants]
-    (release,) = [r for r in plan.resources if r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["chart"] == "kueue"]
+    (release,) = [r for r in plan.resources if r.type == "kubernetes:helm.sh/v3:Release" and r.inputs["chart"] == "oci://registry.k8s.io/kueue/charts/kueue"]
     manager = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
     assert manager["managedJobsNamespaceSelector"] == {
         "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": tenants}],
@@ -141,8 +141,9 @@ def test_the_component_declares_the_plan_on_the_cluster(engine: Engine) -> pulum
 
     def check(_: Any) -> None:
         release = engine.resource("q-release").inputs
-        assert (release["chart"], release["version"], release["namespace"]) == ("kueue", "0.19.2", "kueue-system")
-        assert release["repositoryOpts"] == {"repo": "oci://registry.k8s.io/kueue/charts"}
+        # An OCI chart by its full reference, no repositoryOpts (components/kube.py chart_source).
+        assert (release["chart"], release["version"], release["namespace"]) == ("oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", "kueue-system")
+        assert "repositoryOpts" not in release
         plan = plan_queues(config.queues, config.queue_tenants(), config.pool_shapes())
         for body in [*plan.flavors, plan.cohort, *plan.cluster_queues]:
             role = {"ResourceFlavor": "flavor", "Cohort": "cohort", "ClusterQueue": "queue"}[body["kind"]]

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gpu_platform.components.kube import chart_source
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.preview.render import HELM_RELEASE, KUSTOMIZE_DIRECTORY
 from gpu_platform.infra.preview.upstream import GitPin, Lock, SourceError, Sources, chart_digest, load_lock, parse_kustomize_url
@@ -80,7 +81,7 @@ def test_a_chart_missing_from_the_copy_names_the_archive_looked_for(tmp_path: Pa
 
 def _declared(plan: Any) -> tuple[list[tuple[str, str, str | None]], list[str]]:
     charts = [
-        (str(r.inputs["chart"]), str(r.inputs["version"]), (r.inputs.get("repositoryOpts") or {}).get("repo"))
+        (chart_source(r.inputs)[0], str(r.inputs["version"]), chart_source(r.inputs)[1])
         for r in plan.resources if r.type == HELM_RELEASE
     ]
     urls = [str(r.inputs["directory"]) for r in plan.resources if r.type == KUSTOMIZE_DIRECTORY]

@@ -230,8 +230,11 @@ def test_the_command_writes_the_report_s_json_and_plots(tmp_path: Path, capsys: 
     assert {"pending_p90_s", "cost", "failover", "admission", "simulation"} <= document.keys()
     assert document["simulation"]["workload"]["name"] == "deep-dive"
     assert {"usd_per_day", "gpu_hours_paid", "gpu_hours_used", "spot_share", "lines", "prices_date", "region"} <= document["cost"].keys()
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["gpus.png", "report.json", "wait_times.png"]
+    # dev-gke has Dask tenants: the per-tenant figures, as report --stack gives them (tenants.png, the table).
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["gpus.png", "report.json", "tenants.png", "wait_times.png"]
     assert "pending median" in out and "cost total / per day" in out
+    assert "Per tenant" in out and "the stack has no queues (gpu-platform:queues)" in out
+    assert {"team-a", "team-b", "other", "idle"} <= {row["tenant"] for row in document["tenants"]["rows"]}
 
 
 def test_a_sweep_prints_a_table_and_names_the_cheapest_meeting_the_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
