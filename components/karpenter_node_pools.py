@@ -22,8 +22,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpu_platform.components.cluster_component import ClusterComponent, a_type, check_live
+from gpu_platform.components.cluster_component import check_live
 from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
+from gpu_platform.components.eks_gpu_pools import EksGpuPools, join_eks_cluster
 from gpu_platform.components.eks_node_group_args import KarpenterNodePoolsArgs, SpotFailoverEksNodeGroupsArgs
 from gpu_platform.components.eks_node_group_resources import device_plugin_daemonset
 from gpu_platform.components.eks_resources import assume_role_policy
@@ -45,13 +46,13 @@ from gpu_platform.components.karpenter_resources import (
 from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import KARPENTER_NODEPOOL_LABEL, MANAGED_LABELS
 from gpu_platform.components.models import input_error
-from gpu_platform.components.pools import NodePoolShape, PoolPlacement
-from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
+from gpu_platform.components.pools import PoolPlacement
+from gpu_platform.components.prometheus_args import MetricSource
 
 __all__ = ["KarpenterNodePools", "KarpenterNodePoolsArgs"]
 
 
-class KarpenterNodePools(pulumi.ComponentResource, ClusterComponent):
+class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
     """GPU classes provisioned by Karpenter: spot first, on-demand when spot runs out, from zero.
 
     Built with ``cluster=<EksCluster>``, it stands for that cluster with its GPU NodePools: pass it as
@@ -226,32 +227,14 @@ class KarpenterNodePools(pulumi.ComponentResource, ClusterComponent):
     ) -> tuple[EksCluster | None, EksClusterRef, pulumi.ResourceOptions | None]:
         """The live inputs checked (before anything is registered): the EksCluster (when given), its ref,
         and ``opts`` with its provider; ``args`` must choose Karpenter."""
-        if not isinstance(cluster, (EksCluster, EksClusterRef)):
-            raise input_error("cluster", f"cluster: expected an EksCluster or an EksClusterRef (EksCluster.ref) (got {a_type(cluster)})")
+        joined = join_eks_cluster(cluster, opts)
         if isinstance(args, SpotFailoverEksNodeGroupsArgs) and args.provisioner is not Provisioner.KARPENTER:
             raise input_error(
                 "args.provisioner",
                 f"args.provisioner: KarpenterNodePools provisions with Karpenter (got {args.provisioner.value}); "
                 "set provisioner: karpenter, or build SpotFailoverEksNodeGroups",
             )
-        if isinstance(cluster, EksClusterRef):
-            return None, cluster, opts
-        return cluster, cluster.ref, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(providers=[cluster.provider]), opts)
-
-    @property
-    def cloud(self) -> ClusterKind:
-        """eks."""
-        return ClusterKind.EKS
-
-    @property
-    def provider(self) -> k8s.Provider | None:
-        """The cluster's Kubernetes provider: the EksCluster's when built with one, else None."""
-        return None if self._cluster is None else self._cluster.provider
-
-    def pool_shapes(self) -> list[NodePoolShape]:
-        """The cluster's pools as workloads see them: its system node group (when built with the EksCluster)
-        and the GPU classes (the same shapes as SpotFailoverEksNodeGroups gives: one plan)."""
-        return [*(self._cluster.pool_shapes() if self._cluster is not None else []), *self._pool_shapes]
+        return joined
 
     def ready(self) -> list[pulumi.Resource]:
         """What the cluster waits for (when built with the EksCluster), the controller and every NodePool:

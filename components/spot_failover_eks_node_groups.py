@@ -24,8 +24,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpu_platform.components.cluster_component import ClusterComponent, a_type, check_live
+from gpu_platform.components.cluster_component import check_live
 from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
+from gpu_platform.components.eks_gpu_pools import EksGpuPools, join_eks_cluster
 from gpu_platform.components.eks_node_group_args import (
     ACCELERATOR_LABEL,
     AUTOSCALER_CHART,
@@ -63,10 +64,9 @@ from gpu_platform.components.labels import (
 from gpu_platform.components.models import input_error, input_errors
 from gpu_platform.components.pools import (
     CapacityType,
-    NodePoolShape,
     PoolPlacement,
 )
-from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
+from gpu_platform.components.prometheus_args import MetricSource
 
 __all__ = [
     "ACCELERATOR_LABEL",
@@ -82,7 +82,7 @@ __all__ = [
     "asg_name_pattern",
 ]
 
-class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
+class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
     """GPU node groups with spot-first, on-demand-fallback autoscaling from zero.
 
     Built with ``cluster=<EksCluster>``, it stands for that cluster with its GPU node groups: pass it as
@@ -306,32 +306,9 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, ClusterComponent):
         cluster: Any, opts: pulumi.ResourceOptions | None, service_monitor_crd: Any
     ) -> tuple[EksCluster | None, EksClusterRef, pulumi.ResourceOptions | None]:
         """The live inputs checked: the EksCluster (when given), its ref, and ``opts`` with its provider."""
-        if not isinstance(cluster, (EksCluster, EksClusterRef)):
-            raise input_error("cluster", f"cluster: expected an EksCluster or an EksClusterRef (EksCluster.ref) (got {a_type(cluster)})")
+        joined = join_eks_cluster(cluster, opts)
         check_live("service_monitor_crd", service_monitor_crd, (pulumi.Resource,), "the resource that installs the ServiceMonitor CRD (PrometheusStack.release)")
-        if isinstance(cluster, EksClusterRef):
-            return None, cluster, opts
-        return cluster, cluster.ref, pulumi.ResourceOptions.merge(pulumi.ResourceOptions(providers=[cluster.provider]), opts)
-
-    @property
-    def eks_cluster(self) -> EksCluster | None:
-        """The EksCluster these node groups were built with (None when built with its ref)."""
-        return self._cluster
-
-    @property
-    def cloud(self) -> ClusterKind:
-        """eks."""
-        return ClusterKind.EKS
-
-    @property
-    def provider(self) -> k8s.Provider | None:
-        """The cluster's Kubernetes provider: the EksCluster's when built with one, else None."""
-        return None if self._cluster is None else self._cluster.provider
-
-    def pool_shapes(self) -> list[NodePoolShape]:
-        """The cluster's pools as workloads see them: its system node group (when built with the EksCluster)
-        and the GPU classes (total node bounds over each class's spot and on-demand groups)."""
-        return [*(self._cluster.pool_shapes() if self._cluster is not None else []), *self._pool_shapes]
+        return joined
 
     def ready(self) -> list[pulumi.Resource]:
         """What the cluster waits for (when built with the EksCluster) and every node group."""
