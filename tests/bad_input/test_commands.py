@@ -442,6 +442,29 @@ def test_sigint_during_a_preview_exits_130_writing_nothing(tmp_path: Path) -> No
     assert list(tmp_path.iterdir()) == []
 
 
+def test_sigint_while_the_command_line_imports_exits_130_with_one_line(tmp_path: Path) -> None:
+    """Ctrl-C while the console script is still importing the provider SDKs (over a second on a
+    loaded machine) is answered as at any later instant: one line, 130, nothing written. The
+    interrupt is made to land inside that import, deterministically, by an import hook."""
+    hook = (
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'gpu_platform.components.kubeflow_install':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "from gpu_platform.infra.cli import run\n"
+        "run()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", hook, "preview", "prod-eks", *PD, "--quiet", "--json", str(tmp_path / "plan.json")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert (result.returncode, result.stderr) == (130, "gpu-platform: interrupted\n")
+    assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
 # --- services that answer nonsense: exit 4 --------------------------------------------------
 
 
