@@ -59,8 +59,10 @@ FIELD_MANAGER_PREFIX = "pulumi-kubernetes-"
 PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce"
 FIELD_MANAGER_ANNOTATION = "pulumi.com/patchFieldManager"
 CRD_TIMEOUT = 120.0
-"""Seconds a run of CRDs may take to become Established (the server establishes 85 Kubeflow CRDs one by
-one; on a loaded 2-core machine that takes tens of seconds)."""
+"""Seconds a CRD may take to become Established after the run was sent or the CRD before it in the run was
+Established: a bound on a stall, not on the run (the server establishes 85 Kubeflow CRDs one by one and
+publishes each one's OpenAPI; on a loaded 2-core machine the whole run can take minutes while every CRD
+still makes progress)."""
 REQUEST_TIMEOUT = 60.0
 CRD_CONCURRENCY = 4
 """CRDs sent at once (the large ones take the API server seconds each to apply)."""
@@ -321,8 +323,8 @@ def _apply_one(server: Server, obj: ApplyObject, result: ApplyResult) -> dict[st
     return document
 
 
-def _wait_established(server: Server, obj: ApplyObject, deadline: float) -> str | None:
-    """None once the CRD is Established, else why not."""
+def _wait_established(server: Server, obj: ApplyObject, deadline: float, timeout: float) -> str | None:
+    """None once the CRD is Established, else why not (``timeout``: the seconds ``deadline`` was set to)."""
     why = "no status yet"
     while True:
         status, document, _ = server.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{obj.name}")
@@ -336,7 +338,7 @@ def _wait_established(server: Server, obj: ApplyObject, deadline: float) -> str 
                 return f"names not accepted: {names.get('message')}"
             why = established.get("message") or why
         if time.monotonic() > deadline:
-            return f"not Established within {CRD_TIMEOUT:.0f} s: {why}"
+            return f"not Established within {timeout:g} s: {why}"
         time.sleep(0.1)
 
 
@@ -369,9 +371,11 @@ def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyR
             result.warnings += own.warnings
             result.unserved += own.unserved
             if applied is not None and crd.api_version.startswith("apiextensions.k8s.io/"):
-                why = _wait_established(server, crd, deadline)
+                why = _wait_established(server, crd, deadline, crd_timeout)
                 if why is not None:
                     result.refusals.append(Refusal(crd, why))
+                else:  # progress: the next one's bound starts now (after a stall, the rest share what is left)
+                    deadline = time.monotonic() + crd_timeout
         i = j
     result.seconds += time.monotonic() - start
     return result
