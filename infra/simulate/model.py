@@ -526,7 +526,7 @@ class ClusterModel:
             self._scale_down(hold=wait)
             if self._stalled() and not self.done.triggered:
                 self.trace.stalled_at = self.env.now
-                self.trace.stalled_pods = len(self.pending)
+                self.trace.stalled_pods = sum(1 for p in self.pending if not p.placeholder)
                 self.trace.stall_causes = self.stall_causes()
                 self.done.succeed(self.env.now)
 

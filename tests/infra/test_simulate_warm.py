@@ -104,3 +104,13 @@ def test_warm_capacity_is_a_setting_both_clouds_let_a_user_set(cloud: str) -> No
     from gpu_platform.components.cloud import Cloud
 
     assert unsettable(Cloud(cloud), warm_key("t4")) is None
+
+
+def test_a_stall_names_the_workloads_pods_not_the_placeholders() -> None:
+    """A pod no node can ever take stalls the run; the placeholders (pending or placed) are neither counted
+    nor named among its causes."""
+    model = ClusterModel([group("gpu", gpus=1, lo=0, hi=1)], timings=STARTUP, warm={"gpu": 2})
+    model.add_jobs([job(60.0, 600, (PodSpec("worker", Resources(cpu=1000, memory=4000, gpus=2)),))])
+    trace = model.run()
+    assert trace.stalled_at is not None and trace.stalled_pods == 1
+    assert len(trace.stall_causes) == 1 and "placeholder" not in trace.stall_causes[0] and "warm-" not in trace.stall_causes[0]
