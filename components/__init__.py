@@ -106,6 +106,7 @@ from gpu_platform.components.spot_failover_eks_node_groups import (
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
 )
+from gpu_platform.components.warm_capacity_args import WarmCapacityArgs
 
 __all__ = [
     "ClusterComponent",
@@ -124,6 +125,7 @@ __all__ = [
     "FsxLustreArgs",
     "GcsFuseArgs",
     "SharedDatasetsArgs",
+    "WarmCapacityArgs",
     "AWS_INSTANCE_TYPES",
     "AmiType",
     "ClassRole",

@@ -246,6 +246,10 @@ def compose_addons(
             shared_gpus=config.shared_gpus(),
         )
         pulumi.export("clusterQueues", queues.cluster_queues)
+    if config.warm_capacity is not None and config.warm_capacity.enabled():
+        from gpu_platform.components.warm_capacity import WarmCapacity
+
+        WarmCapacity(f"{stack}-warm", config.warm_capacity, cluster=cluster)
     compose_inference(stack, config, cluster, monitoring, ingress_controller)
 
 

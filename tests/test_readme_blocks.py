@@ -32,6 +32,7 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py"):
         "test_readme.test_ci_runs_the_readme_apply_stacks_command",
     ("README.md", "example:differential"): "test_the_differential_regenerate_block_runs_its_help_and_names_its_flags",
+    ("README.md", "example:warm-capacity"): "test_the_warm_capacity_recommendation_is_what_its_command_prints",
     ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
     ("README.md", "example:consumer"): "test_readme.test_consumer_example_runs_under_mocks (and from the built wheel in a fresh virtualenv: test_packaging.test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel)",
     ("README.md", "gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
@@ -431,3 +432,15 @@ def test_the_differential_regenerate_block_runs_its_help_and_names_its_flags() -
     for line in others:
         for flag in [w for w in shlex.split(line) if w.startswith("--")]:
             assert flag in out, flag
+
+
+def test_the_warm_capacity_recommendation_is_what_its_command_prints() -> None:
+    """The README's warm-capacity block: its first line, run as printed from the repository root, prints
+    exactly the lines below it (the sizes tried, their p90s per seed, the recommendation and its cost per
+    workload and per day beside the baseline)."""
+    venv_or_skip()
+    command, *printed = block("README.md", "example:warm-capacity").splitlines()
+    done = bash(command, PROJECT_DIR, timeout=300)
+    assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    assert done.stdout.splitlines() == printed
+    assert any("/workload" in line and "meeting p90 <= 60 s" in line for line in printed)

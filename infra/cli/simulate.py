@@ -76,6 +76,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if args.prices is not None else PriceTable.shipped()
     )
     json_target = file_target("--json", args.json) if args.json is not None else None
+    if flags.target is not None and not flags.sweeps:
+        return _warm(args, flags, prices, json_target)
     out_target = folder_target("--out", args.out, SIMULATE_FILES) if args.out is not None else None
     configs = configurations(find_project(args), args.stack, flags.sets, flags.sweeps, args.max_configs)
     work, described = _work(args, flags, configs, prices)
@@ -129,8 +131,10 @@ def _flags(args: argparse.Namespace) -> _Flags:
             target = parse_seconds(args.target_p90)
         except ValueError as exc:
             raise SimulationError(f"--target-p90: {exc} (got {json.dumps(args.target_p90)})") from None
-        if not sweeps:
-            raise SimulationError("--target-p90: names the cheapest configuration of a sweep; give --sweep KEY=V1,V2")
+        if not sweeps and args.replay:
+            raise SimulationError("--target-p90 without --sweep sizes warm capacity on a workload: give it without --replay")
+        if not sweeps and args.out is not None:
+            raise SimulationError("--out: a warm-capacity search (--target-p90 without --sweep) writes no plots; use --json")
     if args.max_configs < 1:
         raise SimulationError(f"--max-configs {args.max_configs}: at least 1")
     if not 1 <= args.seeds <= 64:
@@ -184,8 +188,6 @@ def _gangs(jobs: Any) -> int:
     return sum(1 for job in jobs for stage in job.stages for gang in stage.gangs if gang.work is not None)
 
 
-HOLDS = (3, 4)
-"""A recommendation must meet its target on at least 3 in 4 of the seeds it is run with (--seeds)."""
 
 
 @dataclass
@@ -205,7 +207,7 @@ def _recommend(args: argparse.Namespace, flags: _Flags, configs: list[Any], outc
     of --seeds seeds (the sweep's and the next ones); at most four candidates are checked on every seed."""
     import dataclasses
 
-    from gpu_platform.infra.simulate.runs import cost_key, run_all, unsettable
+    from gpu_platform.infra.simulate.runs import HOLDS, cost_key, run_all, unsettable
     from gpu_platform.infra.simulate.workloads import repeat
 
     target = flags.target
@@ -242,6 +244,48 @@ def _recommend(args: argparse.Namespace, flags: _Flags, configs: list[Any], outc
     return _Advice(None, [], [], notes)
 
 
+def _warm(args: argparse.Namespace, flags: _Flags, prices: Any, json_target: Any) -> int:
+    """--target-p90 without --sweep: the smallest warm capacity of one pool meeting the target on most seeds
+    (infra/simulate/warm_search.py), its cost per workload and per day beside the no-buffer baseline."""
+    import dataclasses
+
+    from gpu_platform.infra.output import write_outputs
+    from gpu_platform.infra.simulate.runs import Work, configurations, run_all, unsettable
+    from gpu_platform.infra.simulate.settings import SimulationError
+    from gpu_platform.infra.simulate.warm_search import refusal, search, search_document, search_lines, warm_key, warm_pool
+    from gpu_platform.infra.simulate.workloads import repeat
+
+    project = find_project(args)
+    base = configurations(project, args.stack, flags.sets, [], 1)[0]
+    pool, bound = warm_pool(base.stack, args.pool)
+    key = warm_key(pool)
+    if any(k == key for k, _ in flags.sets):
+        raise SimulationError(f"--set {key}: the warm-capacity search sets it; give it without --set")
+    if (why := unsettable(base.inputs.cloud, key)) is not None:
+        raise SimulationError(why)
+    seeds = [base.inputs.seed + k for k in range(args.seeds)]
+
+    def run_size(gpus: int) -> list[Any]:
+        config = configurations(project, args.stack, [*flags.sets, (key, gpus)], [], 1)[0]
+        work = []
+        for seed in seeds:
+            pattern = _workload(args, config.stack, seed)
+            jobs, horizon = repeat(pattern, flags.hours)
+            work.append(Work(dataclasses.replace(config.inputs, seed=seed), jobs, horizon, pattern.tail_s, prices,
+                             f"{key}={gpus} seed {seed}", config.overrides, _gangs(pattern.jobs)))
+        return run_all(work, args.processes or os.cpu_count() or 1)
+
+    result = search(pool, bound, flags.target, seeds, run_size)
+    if json_target is not None:
+        write_outputs([(json_target, json_bytes(search_document(result)))])
+    for line in search_lines(result):
+        print(line)
+    if result.chosen is None:
+        err(refusal(result))
+        return EXIT_VIOLATIONS
+    return EXIT_OK
+
+
 def _run(args: argparse.Namespace, work: list[Any]) -> list[Any]:
     """Run every configuration (a sweep in parallel processes), with progress on standard error."""
     from rich.console import Console
@@ -262,7 +306,7 @@ def _run(args: argparse.Namespace, work: list[Any]) -> list[Any]:
 def _outputs(json_target: Any, out_target: Any, outcomes: list[Any], configs: list[Any], chosen: Any, target: float | None,
              described: dict[str, Any], advice: _Advice | None, flags: _Flags) -> list[Any]:
     """What --json and --out get: the figures (per configuration for a sweep), the plots."""
-    from gpu_platform.infra.simulate.runs import sweep_plot
+    from gpu_platform.infra.simulate.runs import HOLDS, sweep_plot
 
     first = chosen or outcomes[0]
     document: Any
@@ -305,7 +349,7 @@ def _print(args: argparse.Namespace, outcomes: list[Any], chosen: Any, target: f
     from rich.markup import escape
     from rich.table import Table
 
-    from gpu_platform.infra.simulate.runs import short_key, sweep_table, table_rows
+    from gpu_platform.infra.simulate.runs import HOLDS, short_key, sweep_table, table_rows
 
     out = Console()
     if len(outcomes) == 1:
@@ -355,7 +399,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         "or a workload file (YAML: tenants with arrival rates per hour, cluster sizes, durations)",
     )
     sim.add_argument("--inputs", metavar="FILE", help="--workload kfp: plan-capacity's inputs (steps, run_duration, runs, window)")
-    sim.add_argument("--pool", help="--workload kfp: the pool (GKE) or GPU class (EKS) the pipelines run on")
+    sim.add_argument("--pool", help="--workload kfp: the pool (GKE) or GPU class (EKS) the pipelines run on; --target-p90 without --sweep: the pool whose warm capacity is sized")
     sim.add_argument("--replay", action="store_true", help="replay the GPU pods a real cluster ran (with --prometheus, --start, --end)")
     sim.add_argument("--prometheus", metavar="URL", help="--replay: the Prometheus base URL")
     sim.add_argument("--start", help="--replay: start, RFC 3339 or Unix seconds")
@@ -368,9 +412,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sim.add_argument("--sweep", action="append", default=[], metavar="KEY=V1,V2",
                      help="run every combination of these values (repeatable), in parallel processes")
     sim.add_argument("--max-configs", type=int, default=64, help="most configurations a sweep may run (default 64)")
-    sim.add_argument("--target-p90", metavar="DURATION", help='with --sweep: name the cheapest configuration whose p90 wait is at most this ("60s")')
+    sim.add_argument("--target-p90", metavar="DURATION", help='with --sweep: name the cheapest configuration whose p90 wait is at most this ("60s"); without: the smallest '
+                     "warm capacity (warm_capacity.pools.POOL, GPUs) of the pool (--pool, or the stack's one GPU pool) that meets it")
     sim.add_argument("--seeds", type=int, default=8,
-                     help="with --target-p90: seeds a recommendation is run with; it must meet the target on 3 in 4 (default 8)")
+                     help="with --target-p90: seeds a recommendation (or each warm-capacity size) is run with; it must meet the target on 3 in 4 (default 8)")
     sim.add_argument("--processes", type=int, default=0, help="parallel processes for a sweep (default: one per core)")
     sim.add_argument("--prices", metavar="FILE", help="a price table (YAML or JSON, the shape of the shipped infra/simulate/prices.json; gpu-platform prices refresh writes one)")
     sim.add_argument("--json", metavar="FILE", help="write the figures as JSON (report.json's keys plus cost, failover, admission; - for standard output)")

@@ -34,6 +34,8 @@ class ModelInputs:
     queues: Cohort | None = None
     """The tenants' Kueue queues (infra/simulate/queues.py): admission through them instead of the quotas;
     None: no queues."""
+    warm: dict[str, int] = field(default_factory=dict)
+    """GPUs kept warm by placeholder pods, by pool (StackConfig.warm_capacity; infra/simulate/warm.py)."""
 
 
 def _resources(shape: Any) -> Resources:
@@ -146,4 +148,5 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         cloud=stack.cloud, region=region, groups=tuple(groups), timings=timings,
         binding=settings.binding or binding, quotas=quotas, seed=settings.seed,
         settings=settings.model_dump(mode="json"), tenants=tenants, queues=queues,
+        warm={} if stack.warm_capacity is None else stack.warm_capacity.enabled(),
     )

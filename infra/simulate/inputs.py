@@ -230,6 +230,8 @@ class Trace:
     """Gangs whose work finished (sessions aside)."""
     fallbacks: list[Fallback] = field(default_factory=list)
     preemptions: int = 0
+    placeholders_preempted: int = 0
+    """Warm-capacity placeholders evicted by the scheduler for a pod that fit no node (infra/simulate/warm.py)."""
     stalled_at: float | None = None
     """When the run stopped because pending pods could never be placed (the stack cannot run the workload)."""
     stalled_pods: int = 0

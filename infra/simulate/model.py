@@ -55,6 +55,11 @@ The model, rule by rule (each rule names what it stands for):
   to the group's minimum. Out of scope (README, "What the model takes from the cluster
   autoscaler, and what it leaves out"): node deletion latency, GPUs held while pods terminate,
   the scheduler's requeue back-off, image streaming only for Artifact Registry images.
+- Warm capacity (``warm``, pool -> GPUs; infra/simulate/warm.py): placeholder pods of one GPU each at a
+  negative priority hold GPUs on nodes (the run starts with them placed, on nodes up since its start where
+  the pool's minimum has no room); a pod that fits no node preempts placeholders (kube-scheduler's
+  defaultpreemption), each evicted placeholder is replaced pending, and the autoscaler scales up for it.
+  Warm nodes are paid as any node; placeholders are not counted as waiting or utilising pods.
 - Spot nodes are preempted at ``preemption_per_node_hour`` (a Poisson process per node);
   after ``preemption_notice`` the node is gone and its pods are recreated pending (the Dask
   operator replaces a lost worker), the stage's work continuing.
@@ -105,6 +110,8 @@ class _Pod:
     record: PodRecord
     gang: _GangRun
     node: _Node | None = None
+    placeholder: bool = False
+    """A warm-capacity placeholder (infra/simulate/warm.py): no gang, lowest priority, preempted by any pod."""
 
 
 @dataclass(eq=False)
@@ -130,7 +137,7 @@ class ClusterModel:
     def __init__(
         self, groups: Sequence[NodeGroup], *, timings: Timings = Timings(), binding: Binding = Binding.MOST_ALLOCATED,
         seed: int = 0, autoscale: bool = True, quotas: dict[str, int] | None = None,
-        queues: Cohort | None = None, tenants: dict[str, str] | None = None,
+        queues: Cohort | None = None, tenants: dict[str, str] | None = None, warm: dict[str, int] | None = None,
     ) -> None:
         self.env = simpy.Environment()
         self.random = random.Random(seed)
@@ -172,6 +179,12 @@ class ClusterModel:
                         node.image_at = 0.0
                     self.nodes.append(node)
                     self._watch_preemption(node)
+        self.placeholders = None
+        """Warm capacity's placeholder pods (infra/simulate/warm.py); None without warm capacity."""
+        if warm and any(warm.values()):
+            from gpu_platform.infra.simulate.warm import Placeholders
+
+            self.placeholders = Placeholders(self, warm)
         if autoscale:
             self.env.process(self._autoscaler())
 
@@ -282,6 +295,9 @@ class ClusterModel:
             pod.record.finished = self.env.now
             pod.record.lost = True
             node.pods.discard(pod)
+            if pod.placeholder:
+                self.placeholders.replace(pod)
+                continue
             gang = pod.gang
             gang.pods.remove(pod)
             gang.pods.append(self._create(gang, pod.spec, replacing=True))
@@ -290,6 +306,37 @@ class ClusterModel:
     def _remove(self, node: _Node) -> None:
         node.record.removed = self.env.now
         self.nodes.remove(node)
+
+    # --- for warm capacity's placeholders (infra/simulate/warm.py) ------------------------------
+
+    def next_number(self) -> int:
+        """A new number for a node's or pod's name."""
+        self._counter += 1
+        return self._counter
+
+    def add_placeholder(self, spec: PodSpec, record: PodRecord) -> _Pod:
+        """A pending placeholder pod (no gang: a Deployment's pod)."""
+        pod = _Pod(spec, record, None, placeholder=True)  # type: ignore[arg-type]
+        self.pending.append(pod)  # the scheduler's queue puts it behind every real pod (_bind)
+        return pod
+
+    def schedule(self) -> None:
+        """One pass of the scheduler over the pending pods."""
+        self._bind()
+
+    def add_ready_node(self, group: NodeGroup) -> bool:
+        """A node of ``group`` up now with its GPUs ready (the steady state a run starts in); False when the
+        group has no room (its maximum, or every zone's)."""
+        zone = self._zone_for(group)
+        if self.size(group) >= group.total_max or (zone is None and group.per_zone):
+            return False
+        node = self._new_node(group, zone)
+        node.record.joined = node.record.gpu_ready = self.env.now
+        if self.timings.prepuller:
+            node.image_at = self.env.now
+        self.nodes.append(node)
+        self._watch_preemption(node)
+        return True
 
     # --- pods and the scheduler ------------------------------------------------------------
 
@@ -310,14 +357,18 @@ class ClusterModel:
         is skipped for the rest of the pass: binding only takes room)."""
         blocked: set[PodSpec] = set()
         left: list[_Pod] = []
-        for pod in self.pending:
+        # The scheduler's queue sorts by priority first (PrioritySort): placeholders after every real pod.
+        queue, self.pending = sorted(self.pending, key=lambda p: p.placeholder), []
+        for pod in queue:
             node = None if pod.spec in blocked else self._best_node(pod.spec)
+            if node is None and self.placeholders is not None and not pod.placeholder and pod.spec not in blocked:
+                node = self.placeholders.preempt(pod.spec)
             if node is None:
                 blocked.add(pod.spec)
                 left.append(pod)
             else:
                 self._start(pod, node)
-        self.pending = left
+        self.pending = left + self.pending  # placeholders replaced during the pass queue behind
 
     def _best_node(self, spec: PodSpec) -> _Node | None:
         best, best_key = None, None
@@ -339,6 +390,9 @@ class ClusterModel:
         node.unneeded_since = None
         pod.node = node
         pod.record.bound, pod.record.node = now, node.record.name
+        if pod.placeholder:
+            pod.record.running = now  # a pause container: no image of the workload's to pull
+            return
         if node.image_at is None:
             node.image_at = now + self._pull_time(node.group)
         delay = max(0.0, node.image_at - now) + self.timings.pod_start.draw(self.random)
@@ -472,23 +526,26 @@ class ClusterModel:
             self._scale_down(hold=wait)
             if self._stalled() and not self.done.triggered:
                 self.trace.stalled_at = self.env.now
-                self.trace.stalled_pods = len(self.pending)
+                self.trace.stalled_pods = sum(1 for p in self.pending if not p.placeholder)
                 self.trace.stall_causes = self.stall_causes()
                 self.done.succeed(self.env.now)
 
     def _stalled(self) -> bool:
         """Pending pods that nothing will ever place: no node coming, no group that may grow for them
         (back-off aside), no pod starting and no gang at work that will free room."""
-        if not self.pending or self.upcoming:
+        pending = [p for p in self.pending if not p.placeholder]
+        if not pending or self.upcoming:
             return False
         for node in self.nodes:
             for pod in node.pods:
+                if pod.placeholder:
+                    continue
                 if pod.record.running is None:
                     return False  # containers starting: a gang may begin its work
                 gang = pod.gang
                 if gang.working_since is not None and gang.gang.work is not None:
                     return False  # work that will end and free room
-        for pod in self.pending:
+        for pod in pending:
             for group in self.groups:
                 if pod.spec.may_use(group) and group.allocatable.fits(pod.spec.requests) and self.size(group) < group.total_max:
                     return False

@@ -34,7 +34,7 @@ from gpu_platform.infra.simulate.model import ClusterModel
 from gpu_platform.infra.simulate.prices import Cost, PriceTable, cost_of
 from gpu_platform.infra.simulate.settings import SimulationError, apply_overrides, validate_model
 
-__all__ = ["Configuration", "Outcome", "Work", "cheapest_meeting", "configurations", "run", "run_all", "sweep_figure", "sweep_plot", "sweep_table", "trace_report", "unsettable"]
+__all__ = ["HOLDS", "Configuration", "Outcome", "Work", "cheapest_meeting", "configurations", "run", "run_all", "sweep_figure", "sweep_plot", "sweep_table", "trace_report", "unsettable"]
 
 
 def _steps(times: list[tuple[float, float, int]], horizon: int) -> list[float]:
@@ -189,7 +189,7 @@ def run(
     done, plus ``tail``)."""
     model = ClusterModel(
         inputs.groups, timings=inputs.timings, binding=inputs.binding, seed=inputs.seed + 1, quotas=inputs.quotas,
-        queues=inputs.queues, tenants=inputs.tenants,
+        queues=inputs.queues, tenants=inputs.tenants, warm=dict(inputs.warm),
     )
     # Price every group before running: a missing price fails in a moment, not after the run.
     for group in inputs.groups:
@@ -343,6 +343,11 @@ def unsettable(cloud: Any, key: str) -> str | None:
         return (f"GKE does not let a user set {key} (it runs the autoscaler itself and exposes only the "
                 "profile: gke.autoscaling_profile=BALANCED or OPTIMIZE_UTILIZATION)")
     return None
+
+
+HOLDS = (3, 4)
+"""A recommendation (a sweep's with --target-p90, or a warm-capacity size) must meet its target on at least
+3 in 4 of the seeds it is run with (--seeds)."""
 
 
 def cost_key(o: Outcome) -> tuple[float, float]:

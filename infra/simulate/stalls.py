@@ -38,7 +38,7 @@ def _pods(pods: list[Any]) -> str:
 def stall_causes(model: Any) -> list[str]:
     """Why each kind of pending pod of ``model`` (a ClusterModel) is never placed (see Trace.stall_causes)."""
     by_spec: dict[PodSpec, list[Any]] = {}
-    for pod in model.pending:
+    for pod in (p for p in model.pending if not p.placeholder):  # warm capacity's placeholders are not the workload
         by_spec.setdefault(pod.spec, []).append(pod)
     return [f"{_pods(pods)}: {_why_unplaced(model, spec)}" for spec, pods in by_spec.items()]
 

@@ -57,6 +57,7 @@ from gpu_platform.components.models import ARGS_CONFIG, field_error
 from gpu_platform.components.numbers import Int
 from gpu_platform.components.pools import Environment, NodePoolShape
 from gpu_platform.components.prometheus_args import PrometheusStackArgs
+from gpu_platform.components.warm_capacity_args import WarmCapacityArgs, warm_capacity_problems
 from gpu_platform.components.zones import unchecked_region
 from gpu_platform.infra.kubernetes_api import supported_kubernetes_versions
 from gpu_platform.infra.stack.headlamp import HeadlampConfig
@@ -191,6 +192,8 @@ class StackConfig(BaseModel):
     """A GPU inference service with its Ingress and GPU-utilisation HPA (see GpuInferenceServiceArgs); needs monitoring.dcgm_exporter. Default: none."""
     queues: KueueArgs | None = None
     """Kueue tenant queues: a ClusterQueue per Dask and Kubeflow tenant in one Cohort, a ResourceFlavor per pool, a LocalQueue default per tenant namespace (see KueueArgs). Default: none (no Kueue)."""
+    warm_capacity: WarmCapacityArgs | None = None
+    """GPUs kept warm per pool by placeholder pods at a negative priority, on GKE and EKS alike (see WarmCapacityArgs). Default: none (no warm capacity)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -318,6 +321,8 @@ class StackConfig(BaseModel):
         problems += load_balancing_problems(self)
         if self.queues is not None:
             problems += [(("queues", *loc), message, value) for loc, message, value in self.queues_plan.problems]
+        if self.warm_capacity is not None:
+            problems += [(("warm_capacity", *loc), message, value) for loc, message, value in warm_capacity_problems(self.warm_capacity, self.pool_shapes())]
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
             problems.append((("kubeflow_dex_password_hash",), problem, "[secret]"))
@@ -358,6 +363,8 @@ class StackConfig(BaseModel):
             claim(self.headlamp.namespace, "Headlamp", ("headlamp", "namespace"))
         if self.inference is not None:
             claim(self.inference.namespace, "the inference service", ("inference", "namespace"))
+        if self.warm_capacity is not None and self.warm_capacity.enabled():
+            claim(self.warm_capacity.namespace, "warm capacity", ("warm_capacity", "namespace"))
         return problems
 
     def tenant_names(self) -> set[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import gpu_platform.infra.simulate.model as real_model
+from tests.infra import test_simulate_warm as warm_checks
 from tests.infra import test_simulation as checks
 
 SOURCE = Path(real_model.__file__).read_text(encoding="utf-8")
@@ -92,13 +93,20 @@ MUTANTS: dict[str, tuple[str, str, list[Check]]] = {
         "        self.pending.insert(0, pod)\n        return pod\n",
         [checks.test_a_fixed_pool_with_poisson_arrivals_waits_as_erlang_c],
     ),
+    "warm-capacity placeholders never preempted": (
+        "node = self.placeholders.preempt(pod.spec)",
+        "node = None",
+        [warm_checks.test_a_pod_that_finds_no_free_gpu_preempts_a_placeholder_and_starts_at_once],
+    ),
 }
 
 
 @pytest.mark.parametrize("name", list(MUTANTS))
 def test_each_mutant_of_the_model_fails_a_test(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     old, new, targeted = MUTANTS[name]
-    monkeypatch.setattr(checks, "ClusterModel", mutant(old, new).ClusterModel)
+    mutated = mutant(old, new).ClusterModel
+    monkeypatch.setattr(checks, "ClusterModel", mutated)
+    monkeypatch.setattr(warm_checks, "ClusterModel", mutated)
     failed = []
     for check in targeted:
         try:
