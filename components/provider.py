@@ -49,6 +49,7 @@ from pulumi.provider.experimental.util import camel_case  # the schema's spellin
 from pulumi.provider.provider import Provider
 from pydantic import BaseModel, ValidationError
 
+from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController
 from gpu_platform.components.cloud import ClusterKind
 from gpu_platform.components.cluster_component import ClusterPools
 from gpu_platform.components.dask_args import DaskOperatorArgs
@@ -69,6 +70,7 @@ from gpu_platform.components.inference_args import GpuInferenceServiceArgs
 from gpu_platform.components.karpenter_node_pools import KarpenterNodePools
 from gpu_platform.components.kubeflow_args import KubeflowInstallArgs
 from gpu_platform.components.kubeflow_install import KubeflowInstall
+from gpu_platform.components.load_balancer_args import AwsLoadBalancerControllerArgs
 from gpu_platform.components.models import _InputSchema, key_path
 from gpu_platform.components.outputs import attribute_docs, component_outputs
 from gpu_platform.components.pools import NodePoolShape
@@ -630,6 +632,24 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
                 _RELEASE_INPUT,
                 "What acts on the UI's ALB Ingress (the AWS Load Balancer Controller's Helm release); the Ingress waits for it. "
                 "Default: none (a controller installed outside this program).",
+            ),
+        },
+    ),
+    exposed_component(
+        AwsLoadBalancerController, AwsLoadBalancerControllerArgs,
+        live={
+            "cluster": Live(pulumi.Input[EksClusterTarget], "The cluster whose ALBs the controller makes: EksCluster's ref output. Required.", _read_cluster_target),
+            "iam_policy": Live(
+                pulumi.Input[str],
+                "The controller's published IAM policy document (JSON) for chartVersion: the iam_policy.json at the "
+                "controller's release tag (docs/install/iam_policy.json). Required.",
+            ),
+            "vpc_id": Live(pulumi.Input[str], "The cluster's VPC: EksCluster's vpcId output. Required."),
+            "pools": Live(
+                Optional[pulumi.Input[list[_POOL_SHAPE]]],  # type: ignore[valid-type]
+                "The cluster's pools (EksCluster's poolShapes output): the controller runs on the system pool among them. "
+                "Default: [] (no placement).",
+                _read_pools,
             ),
         },
     ),

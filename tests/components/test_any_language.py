@@ -70,7 +70,7 @@ def test_the_schema_has_every_exposed_component_under_the_index_module() -> None
     assert sorted(SCHEMA["resources"]) == sorted(f"{PACKAGE}:index:{c.__name__}" for c in EXPOSED)
     assert {c.__name__ for c in EXPOSED} == {
         "GpuGkeCluster", "EksCluster", "SpotFailoverEksNodeGroups", "PrometheusStack", "DcgmExporter", "DaskOperator",
-        "KubeflowInstall", "GpuUtilizationAutoscaler", "Headlamp", "KarpenterNodePools", "GpuInferenceService"}
+        "KubeflowInstall", "GpuUtilizationAutoscaler", "Headlamp", "KarpenterNodePools", "GpuInferenceService", "AwsLoadBalancerController"}
     assert all(r["isComponent"] for r in SCHEMA["resources"].values())
 
 
@@ -475,3 +475,34 @@ def _plain_shapes() -> list[dict[str, Any]]:
                 "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}]}
     args = GpuGkeClusterArgs.model_validate(gke(project="ml-platform", gpu_pools=[t4_pool(**training)]))
     return [_plain(p) for p in args.pool_shapes() if p.role.value == "gpu"]
+
+
+def test_the_load_balancer_controller_from_another_language_builds_what_python_builds() -> None:
+    """``new AwsLoadBalancerController("alb", {cluster: eks.ref, vpcId: eks.vpcId, pools: eks.poolShapes, iamPolicy},
+    {providers: [eks.provider]})``: the Python API's role, policy and release (naming the cluster, its region and
+    VPC, on the system node group), waiting for the system node group and CoreDNS as in Python."""
+    import json
+
+    from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs
+
+    policy = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["elasticloadbalancing:DescribeLoadBalancers"], "Resource": "*"}]})
+
+    def python() -> None:
+        cluster = EksCluster("c", EksClusterArgs.model_validate(eks()))
+        AwsLoadBalancerController("alb", AwsLoadBalancerControllerArgs(replicas=3), cluster=cluster, iam_policy=policy)
+
+    def other() -> None:
+        cluster = construct("EksCluster", as_other_languages_send(eks()))
+        construct("AwsLoadBalancerController", {
+            "replicas": 3.0, "cluster": cluster.state["ref"], "vpcId": cluster.state["vpcId"],
+            "pools": cluster.state["poolShapes"], "iamPolicy": policy,
+        }, "alb", pulumi.ResourceOptions(providers=[cluster.state["provider"]]))
+
+    expected, got = run_components(python), run_components(other)
+    got.assert_no_violations()
+    assert custom_resources(got) == custom_resources(expected)
+    for label, plan in (("python", expected), ("other", got)):
+        (release,) = [r for r in plan.of_type("kubernetes:helm.sh/v3:Release") if r.name == "alb-release"]
+        assert release.inputs["values"]["nodeSelector"] == {"eks.amazonaws.com/nodegroup": "system"}
+        assert release.inputs["values"]["replicaCount"] == 3
+        assert waits_for(plan, release, "aws:eks/nodeGroup:NodeGroup::c-system"), (label, release.depends_on)
