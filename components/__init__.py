@@ -4,7 +4,7 @@ Import a component and its Args from here; nothing in this package creates a res
 at import time.
 """
 
-from gpu_platform.components.cluster_component import ClusterComponent
+from gpu_platform.components.cluster_component import ClusterComponent, ClusterPools
 from gpu_platform.components.dask_operator import (
     DaskNotebookArgs,
     DaskOperator,
@@ -110,6 +110,7 @@ from gpu_platform.components.warm_capacity_args import WarmCapacityArgs
 
 __all__ = [
     "ClusterComponent",
+    "ClusterPools",
     "DaskNotebookArgs",
     "DaskOperator",
     "DaskOperatorArgs",

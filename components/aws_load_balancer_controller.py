@@ -13,14 +13,15 @@ which EksCluster puts on the subnets it creates and `gpu-platform preflight eks`
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from gpu_platform.components.cluster_component import a_type, check_live, on_cluster
-from gpu_platform.components.eks_cluster import EksCluster
+from gpu_platform.components.cluster_component import a_type, check_live, check_pools, on_cluster
+from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
 from gpu_platform.components.eks_resources import irsa_trust_policy
 from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import PoolRole
@@ -33,7 +34,7 @@ from gpu_platform.components.load_balancer_args import (
 )
 from gpu_platform.components.load_balancer_resources import controller_values, policy_problem
 from gpu_platform.components.models import input_error
-from gpu_platform.components.pools import PoolPlacement
+from gpu_platform.components.pools import NodePoolShape, PoolPlacement
 
 __all__ = ["AwsLoadBalancerController", "AwsLoadBalancerControllerArgs", "LoadBalancer", "iam_policy_url"]
 
@@ -54,23 +55,40 @@ class AwsLoadBalancerController(pulumi.ComponentResource):
         args: AwsLoadBalancerControllerArgs,
         opts: pulumi.ResourceOptions | None = None,
         *,
-        cluster: EksCluster,
+        cluster: EksCluster | EksClusterRef,
         iam_policy: pulumi.Input[str],
+        vpc_id: pulumi.Input[str] | None = None,
+        pools: Sequence[NodePoolShape] | None = None,
     ) -> None:
-        """``cluster``: the EksCluster (its provider, VPC, OIDC provider and system node group).
+        """``cluster``: the EksCluster (its provider, VPC, OIDC provider and system node group); or its ``ref``
+        (EksClusterRef, what other languages pass), with ``opts.providers`` holding its Kubernetes provider.
         ``iam_policy``: the controller's published IAM policy document (JSON) for ``args.chart_version``, from
-        ``iam_policy_url(args.chart_version)``; a program reads it from its pinned upstream sources."""
-        if not isinstance(cluster, EksCluster):
+        ``iam_policy_url(args.chart_version)``; a program reads it from its pinned upstream sources.
+        ``vpc_id``: with an EksClusterRef, the cluster's VPC (EksCluster.vpc_id). Default: none (required with a ref;
+        an EksCluster gives its own). ``pools``: with an EksClusterRef, the cluster's pools (EksCluster.pool_shapes());
+        the controller runs on the system pool among them. Default: none (an EksCluster gives its own; else no placement)."""
+        if not isinstance(cluster, (EksCluster, EksClusterRef)):
             raise input_error(
-                "cluster", f"cluster: expected an EksCluster (the controller needs its VPC and OIDC provider) (got {a_type(cluster)})"
+                "cluster", f"cluster: expected an EksCluster or its ref (the controller needs its VPC and OIDC provider) (got {a_type(cluster)})"
             )
         check_live("iam_policy", iam_policy, (str,), "the controller's IAM policy document (JSON text)", optional=False)
         if isinstance(iam_policy, str) and (problem := policy_problem(iam_policy)):
             raise input_error("iam_policy", f"iam_policy: {problem}; give the document at {iam_policy_url(args.chart_version)}")
-        opts = on_cluster(cluster, opts).opts
+        waits: list[pulumi.Resource] = []
+        if isinstance(cluster, EksCluster):
+            for keyword, value in (("vpc_id", vpc_id), ("pools", pools)):
+                if value is not None:
+                    raise input_error(keyword, f"{keyword}: the EksCluster given as cluster= gives it; pass it with an EksClusterRef only")
+            opts = on_cluster(cluster, opts).opts
+            ref, vpc, shapes = cluster.ref, cluster.vpc_id, cluster.pool_shapes()
+            waits = list(ref.controllers_ready)  # the component's own wait does not hold its children back
+        else:
+            check_live("vpc_id", vpc_id, (str,), "the cluster's VPC id (EksCluster.vpc_id) with an EksClusterRef", optional=False)
+            assert vpc_id is not None
+            ref, vpc, waits = cluster, vpc_id, list(cluster.controllers_ready)
+            shapes = [] if pools is None else check_pools("pools", pools)
         super().__init__("gpu-platform:aws_load_balancer_controller:AwsLoadBalancerController", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        ref = cluster.ref
 
         role = aws.iam.Role(
             f"{name}-role",
@@ -93,7 +111,7 @@ class AwsLoadBalancerController(pulumi.ComponentResource):
         attachment = aws.iam.RolePolicyAttachment(
             f"{name}-role-policy", aws.iam.RolePolicyAttachmentArgs(role=role.name, policy_arn=policy.arn), opts=child
         )
-        system = [p for p in cluster.pool_shapes() if p.role is PoolRole.SYSTEM]
+        system = [p for p in shapes if p.role is PoolRole.SYSTEM]
         placement = system[0].placement if system else PoolPlacement({}, ())
         self.release = helm_release(
             f"{name}-release",
@@ -101,10 +119,10 @@ class AwsLoadBalancerController(pulumi.ComponentResource):
             version=args.chart_version,
             repository=args.repository,
             namespace=CONTROLLER_NAMESPACE,
-            values=controller_values(args, ref.name, ref.region, cluster.vpc_id, role.arn, placement),
+            values=controller_values(args, ref.name, ref.region, vpc, role.arn, placement),
             release_name=CONTROLLER_CHART,
-            # The controller must be able to act when it starts.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[attachment]),
+            # The controller must be able to act when it starts, on the system nodes with CoreDNS.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[attachment, *waits]),
         )
         self.role_arn = role.arn
         self.policy_arn = policy.arn

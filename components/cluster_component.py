@@ -25,7 +25,7 @@ from gpu_platform.components.models import input_error
 from gpu_platform.components.pools import NodePoolShape
 from gpu_platform.components.prometheus_args import ClusterKind, MetricSource
 
-__all__ = ["CLUSTER_COMPONENTS", "ClusterComponent", "OnCluster", "a_type", "check_live", "check_pools", "on_cluster"]
+__all__ = ["CLUSTER_COMPONENTS", "ClusterComponent", "ClusterPools", "OnCluster", "a_type", "check_live", "check_pools", "on_cluster"]
 
 CLUSTER_COMPONENTS = "a cluster component (GpuGkeCluster, EksCluster or SpotFailoverEksNodeGroups)"
 """How an error names what ``cluster=`` accepts."""
@@ -61,6 +61,18 @@ class ClusterComponent:
 
 
 @dataclass(frozen=True)
+class ClusterPools:
+    """A cluster as other Pulumi languages describe it to an add-on that places pods on its pools: its kind and
+    its pools (the cluster components' ``poolShapes`` outputs). The Kubernetes provider comes in the add-on's
+    options; nothing is waited for but what those options name."""
+
+    kind: ClusterKind
+    """gke or eks: which load balancers and node labels the cluster has."""
+    pools: tuple[NodePoolShape, ...]
+    """Every pool of the cluster as workloads see them: GpuGkeCluster's poolShapes, or on EKS the EksCluster's and the node groups' (or NodePools') together."""
+
+
+@dataclass(frozen=True)
 class OnCluster:
     """What an add-on was told about the cluster it runs on."""
 
@@ -77,6 +89,12 @@ class OnCluster:
         if self.component is not None:
             return self.component.cloud
         return getattr(self.descriptor, "kind", None)
+
+    def pool_shapes(self) -> list[NodePoolShape]:
+        """The cluster's pools: the component's ``pool_shapes()``, a ClusterPools' ``pools``, else none."""
+        if self.component is not None:
+            return self.component.pool_shapes()
+        return list(getattr(self.descriptor, "pools", ()))
 
 
 def on_cluster(

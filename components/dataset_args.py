@@ -48,8 +48,6 @@ FSX_CSI_ADDON = "aws-fsx-csi-driver"
 """The EKS add-on that installs the FSx for Lustre CSI driver."""
 FSX_CSI_SERVICE_ACCOUNT = "fsx-csi-controller-sa"
 """The add-on's controller service account in kube-system (its IRSA role's subject)."""
-FSX_CSI_POLICY = "AmazonFSxFullAccess"
-"""The AWS managed policy the add-on's role gets (as the EKS add-on's documentation attaches)."""
 GCSFUSE_CSI_DRIVER = "gcsfuse.csi.storage.gke.io"
 """The Cloud Storage FUSE CSI driver's name (GKE add-on gcsFuseCsiDriverConfig)."""
 LUSTRE_PORTS = ((988, 988), (1018, 1023))

@@ -15,7 +15,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpu_platform.components.cluster_component import ClusterComponent, check_live, on_cluster
+from gpu_platform.components.cluster_component import ClusterComponent, ClusterPools, check_live, on_cluster
 from gpu_platform.components.dask_args import pod_resources
 from gpu_platform.components.dask_resources import toleration_args
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
@@ -82,12 +82,13 @@ class GpuInferenceService(pulumi.ComponentResource):
         args: GpuInferenceServiceArgs,
         opts: pulumi.ResourceOptions | None = None,
         *,
-        cluster: ClusterComponent,
+        cluster: ClusterComponent | ClusterPools,
         ingress_controller: pulumi.Resource | None = None,
         prometheus_rule_crd: pulumi.Resource | None = None,
     ) -> None:
         """``cluster``: the cluster component the pods run on (GpuGkeCluster, or on EKS the
-        SpotFailoverEksNodeGroups built with the EksCluster): its provider, its GPU pools' placement.
+        SpotFailoverEksNodeGroups built with the EksCluster): its provider, its GPU pools' placement; or, from
+        other languages, a ClusterPools (the cluster's kind and poolShapes; the provider in ``opts``).
         ``ingress_controller``: what acts on an ALB Ingress (AwsLoadBalancerController.release); the Ingress
         waits for it (the controller's webhooks must answer). Default: none.
         ``prometheus_rule_crd``: what installs the PrometheusRule CRD (PrometheusStack.release); given, the
@@ -95,17 +96,17 @@ class GpuInferenceService(pulumi.ComponentResource):
 
         Raises pulumi.InputPropertyError(s) at ``args.<key>`` when the pool does not exist or the pods fit no node
         of it, or the Ingress's load balancer does not exist on this cluster, before anything is registered."""
-        placed = on_cluster(cluster, opts, required=True)
-        assert placed.component is not None
-        component = placed.component
+        placed = on_cluster(cluster, opts, descriptors=(ClusterPools,), required=True)
+        cloud = placed.cloud
+        assert cloud is not None
         check_live("ingress_controller", ingress_controller, (pulumi.Resource,), "the AWS Load Balancer Controller (AwsLoadBalancerController.release)")
         check_live("prometheus_rule_crd", prometheus_rule_crd, (pulumi.Resource,), "the resource that installs the PrometheusRule CRD (PrometheusStack.release)")
-        pools = component.pool_shapes()
+        pools = placed.pool_shapes()
         problems = [(("args", *loc), message) for loc, message, _ in args.placement_problems(pools)]
         balancer = None
         if args.ingress is not None:
-            balancer = args.ingress.resolved(component.cloud)
-            problems += [(("args", "ingress", *loc), message) for loc, message, _ in args.ingress.cloud_problems(component.cloud)]
+            balancer = args.ingress.resolved(cloud)
+            problems += [(("args", "ingress", *loc), message) for loc, message, _ in args.ingress.cloud_problems(cloud)]
         if problems:
             raise input_errors(problems)
         if balancer is LoadBalancer.ALB and ingress_controller is None:

@@ -117,12 +117,16 @@ class KubeflowInstall(pulumi.ComponentResource):
         dex_password_hash: pulumi.Input[str] | None = None,
         oidc_client_secret: pulumi.Input[str] | None = None,
         cluster: ClusterComponent | None = None,
+        ingress_controller: pulumi.Resource | None = None,
     ) -> None:
         """``cluster``: the cluster component it runs on (GpuGkeCluster, or on EKS the
         SpotFailoverEksNodeGroups built with the EksCluster): its provider, its node pools waited for, its
         ``pool_shapes()`` as ``training_pools``. ``training_pools``: the pools training steps may run on
         without a cluster component (other languages' ``poolShapes`` outputs); one of the two, not both.
-        ``dex_password_hash`` and ``oidc_client_secret``: Pulumi secrets (the platform edition's Dex)."""
+        ``dex_password_hash`` and ``oidc_client_secret``: Pulumi secrets (the platform edition's Dex).
+        ``ingress_controller``: what acts on the UI's ALB Ingress (AwsLoadBalancerController.release); the
+        Ingress waits for it (the controller's webhooks must answer). Default: none (a controller installed
+        outside this program; without any, the Ingress never gets an address)."""
         placed = on_cluster(cluster, opts)
         if placed.component is not None and training_pools is not None:
             raise input_error("training_pools", "training_pools: the cluster component given as cluster= gives them; pass cluster= or training_pools=, not both")
@@ -131,6 +135,7 @@ class KubeflowInstall(pulumi.ComponentResource):
         training_pools = placed.component.pool_shapes() if placed.component is not None else check_pools("training_pools", training_pools)
         for keyword, value in (("dex_password_hash", dex_password_hash), ("oidc_client_secret", oidc_client_secret)):
             check_live(keyword, value, (str,), "a string or a pulumi.Output[str] (pass a secret)")
+        check_live("ingress_controller", ingress_controller, (pulumi.Resource,), "the AWS Load Balancer Controller (AwsLoadBalancerController.release)")
         opts = placed.opts
         if args.edition is Edition.PLATFORM and dex_password_hash is None:
             raise input_error("dex_password_hash", "the platform edition needs dex_password_hash (a bcrypt hash, as a Pulumi secret)")
@@ -166,7 +171,10 @@ class KubeflowInstall(pulumi.ComponentResource):
         self.ingress = None
         ui_url: str | None = None
         if args.ingress is not None:
-            self.ingress = self._ingress(name, args, args.ingress, installed)
+            # The controller's webhooks must answer before the Ingress is created, and it gives the Ingress its address.
+            controller = [] if ingress_controller is None else [ingress_controller]
+            after = pulumi.ResourceOptions(parent=self, depends_on=[*self.directories, *controller])
+            self.ingress = self._ingress(name, args, args.ingress, after)
             ui_url = f"https://{args.ingress.hostname}"
 
         self.namespace = pulumi.Output.from_input(KUBEFLOW_NAMESPACE)

@@ -49,6 +49,9 @@ from pulumi.provider.experimental.util import camel_case  # the schema's spellin
 from pulumi.provider.provider import Provider
 from pydantic import BaseModel, ValidationError
 
+from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController
+from gpu_platform.components.cloud import ClusterKind
+from gpu_platform.components.cluster_component import ClusterPools
 from gpu_platform.components.dask_args import DaskOperatorArgs
 from gpu_platform.components.dask_operator import DaskOperator
 from gpu_platform.components.dcgm_args import DcgmExporterArgs
@@ -58,13 +61,16 @@ from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
 from gpu_platform.components.eks_node_group_args import KarpenterNodePoolsArgs, SpotFailoverEksNodeGroupsArgs
 from gpu_platform.components.gke_args import GpuGkeClusterArgs
 from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
+from gpu_platform.components.gpu_inference_service import GpuInferenceService
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
 from gpu_platform.components.headlamp import Headlamp
 from gpu_platform.components.headlamp_args import HeadlampArgs
+from gpu_platform.components.inference_args import GpuInferenceServiceArgs
 from gpu_platform.components.karpenter_node_pools import KarpenterNodePools
 from gpu_platform.components.kubeflow_args import KubeflowInstallArgs
 from gpu_platform.components.kubeflow_install import KubeflowInstall
+from gpu_platform.components.load_balancer_args import AwsLoadBalancerControllerArgs
 from gpu_platform.components.models import _InputSchema, key_path
 from gpu_platform.components.outputs import attribute_docs, component_outputs
 from gpu_platform.components.pools import NodePoolShape
@@ -534,6 +540,34 @@ def _read_monitored_cluster(value: Any, reader: _Reader, path: list[str | int]) 
     return validated(MonitoredCluster, fields, reader.component, path)
 
 
+class ClusterPoolsTarget:
+    """The cluster an add-on places pods on, as other languages give it (Python's ClusterPools): its kind and its
+    pools. The Kubernetes provider comes in the add-on's resource options."""
+
+    kind: ClusterKind
+    """gke or eks: which load balancers and node labels the cluster has."""
+    pools: pulumi.Input[list[_POOL_SHAPE]]  # type: ignore[valid-type]
+    """Every pool of the cluster: GpuGkeCluster's poolShapes output, or on EKS the EksCluster's and the node groups' (or NodePools') together."""
+
+
+_FIELDS[ClusterPoolsTarget] = {"kind": _Field("plain"), "pools": _Field("plain")}  # type: ignore[index]
+
+
+def _read_cluster_pools(value: Any, reader: _Reader, path: list[str | int]) -> ClusterPools:
+    fields = reader.model(value, ClusterPoolsTarget, path, None)  # type: ignore[arg-type]
+    if not isinstance(fields, Mapping):
+        raise pulumi.InputPropertyError(key_path(path), f"{key_path(path)} must be an object with kind and pools (a cluster's poolShapes)")
+    kind = fields.get("kind")
+    if kind not in [k.value for k in ClusterKind]:
+        where = key_path([*path, "kind"])
+        raise pulumi.InputPropertyError(where, f"{where}: expected 'gke' or 'eks' (got {kind!r})")
+    pools = _read_pools(fields.get("pools"), reader, [*path, "pools"])
+    return ClusterPools(kind=ClusterKind(kind), pools=tuple(pools))
+
+
+_RELEASE_INPUT = Optional[pulumi.Input[k8s.helm.v3.Release]]
+"""A Helm release other languages pass as a resource reference (another component's ``release`` output)."""
+
 EXPOSED: list[type[pulumi.ComponentResource]] = [
     exposed_component(GpuGkeCluster, GpuGkeClusterArgs, extra={
         "pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the system pool, the scheduler pool, the GPU pools"),
@@ -594,6 +628,49 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
             ),
             "dex_password_hash": Live(Optional[pulumi.Input[str]], "platform edition: the bcrypt hash of the Dex static user's password (pass a secret). Default: none."),
             "oidc_client_secret": Live(Optional[pulumi.Input[str]], "platform edition: the OIDC client secret shared by Dex and oauth2-proxy (pass a secret). Default: none."),
+            "ingress_controller": Live(
+                _RELEASE_INPUT,
+                "What acts on the UI's ALB Ingress (the AWS Load Balancer Controller's Helm release); the Ingress waits for it. "
+                "Default: none (a controller installed outside this program).",
+            ),
+        },
+    ),
+    exposed_component(
+        AwsLoadBalancerController, AwsLoadBalancerControllerArgs,
+        live={
+            "cluster": Live(pulumi.Input[EksClusterTarget], "The cluster whose ALBs the controller makes: EksCluster's ref output. Required.", _read_cluster_target),
+            "iam_policy": Live(
+                pulumi.Input[str],
+                "The controller's published IAM policy document (JSON) for chartVersion: the iam_policy.json at the "
+                "controller's release tag (docs/install/iam_policy.json). Required.",
+            ),
+            "vpc_id": Live(pulumi.Input[str], "The cluster's VPC: EksCluster's vpcId output. Required."),
+            "pools": Live(
+                Optional[pulumi.Input[list[_POOL_SHAPE]]],  # type: ignore[valid-type]
+                "The cluster's pools (EksCluster's poolShapes output): the controller runs on the system pool among them. "
+                "Default: [] (no placement).",
+                _read_pools,
+            ),
+        },
+    ),
+    exposed_component(
+        GpuInferenceService, GpuInferenceServiceArgs,
+        live={
+            "cluster": Live(
+                pulumi.Input[ClusterPoolsTarget],
+                "The cluster the model server runs on: its kind (gke or eks) and its poolShapes (on EKS the cluster's and the "
+                "node groups' together); the Kubernetes provider comes in the resource options. Required.",
+                _read_cluster_pools,
+            ),
+            "ingress_controller": Live(
+                _RELEASE_INPUT,
+                "What acts on an ALB Ingress (the AWS Load Balancer Controller's Helm release); the Ingress waits for it. "
+                "Default: none (required with an ALB Ingress).",
+            ),
+            "prometheus_rule_crd": Live(
+                _RELEASE_INPUT,
+                "What installs the PrometheusRule CRD (PrometheusStack's release); given, the saturation alert ships. Default: none (no alert).",
+            ),
         },
     ),
     exposed_component(GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs),

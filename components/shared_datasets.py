@@ -4,7 +4,8 @@ Per dataset, on EKS (the Kubeflow-on-EKS guide's shared dataset): the S3 bucket 
 public access blocked, or an existing one), an FSx for Lustre file system in the cluster's private
 subnet behind a security group that opens the Lustre ports to the nodes, linked to the bucket (a data
 repository association on PERSISTENT_2, import/export paths on SCRATCH_2), and once for the cluster the
-FSx CSI driver as the EKS add-on ``aws-fsx-csi-driver`` with its IRSA role. On GKE: the Cloud Storage
+FSx CSI driver as the EKS add-on ``aws-fsx-csi-driver`` with its IRSA role (allowed nothing: static volumes need no
+AWS call of the driver). On GKE: the Cloud Storage
 bucket (created with uniform access and public access prevention enforced, or an existing one) and
 Workload Identity grants (roles/storage.objectViewer or objectUser) for each mounting tenant's
 Kubernetes service accounts; the Cloud Storage FUSE CSI driver is GKE's add-on
@@ -28,7 +29,6 @@ from gpu_platform.components.cluster_component import CLUSTER_COMPONENTS, Cluste
 from gpu_platform.components.dataset_args import (
     FSX_CSI_ADDON,
     FSX_CSI_DRIVER,
-    FSX_CSI_POLICY,
     FSX_CSI_SERVICE_ACCOUNT,
     GCSFUSE_CSI_DRIVER,
     LUSTRE_PORTS,
@@ -45,7 +45,6 @@ from gpu_platform.components.dataset_resources import (
     pod_default_spec,
     volume_args,
 )
-from gpu_platform.components.eks_args import AWS_MANAGED_POLICY
 from gpu_platform.components.eks_cluster import EksCluster
 from gpu_platform.components.eks_resources import irsa_trust_policy
 from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
@@ -129,7 +128,18 @@ class SharedDatasets(pulumi.ComponentResource):
     # --- EKS ------------------------------------------------------------------------------------
 
     def _fsx_csi_driver(self, args: SharedDatasetsArgs, eks: EksCluster) -> aws.eks.Addon:
-        """The FSx CSI driver as the EKS add-on, its controller assuming an IRSA role with the FSx policy."""
+        """The FSx CSI driver as the EKS add-on, its controller assuming an IRSA role that is allowed nothing.
+
+        This component makes the file systems (Pulumi) and mounts each with a static PersistentVolume whose
+        volumeAttributes carry its DNS and mount names, so the driver calls no AWS API for it: the node plugin
+        mounts ``<dnsname>@tcp:/<mountname>`` from those attributes (aws-fsx-csi-driver v1.9.0, the chart
+        1.17.0's app: pkg/driver/node.go:108-119), and the controller calls FSx only to create, delete,
+        validate and resize volumes it provisions itself (pkg/driver/controller.go:120-344, 392-404, 459-504;
+        install.md's AmazonFSxFullAccess is for that dynamic provisioning, which the claims here, with no
+        StorageClass and reclaimed by Retain, never ask for). Its one other call, a background ``fsx:DescribeFileSystems`` each minute
+        that fills the cache only CreateVolume reads (pkg/cloud/cloud.go:50, 489-503), is refused and logged.
+        The role is kept, without a policy, so that the controller never falls back to the node role's
+        credentials."""
         name, child = self._name, pulumi.ResourceOptions(parent=self)
         role = aws.iam.Role(
             f"{name}-fsx-csi-role",
@@ -140,11 +150,6 @@ class SharedDatasets(pulumi.ComponentResource):
                 ),
                 tags=self._aws_tags(eks),
             ),
-            opts=child,
-        )
-        policy = aws.iam.RolePolicyAttachment(
-            f"{name}-fsx-csi-role-policy",
-            aws.iam.RolePolicyAttachmentArgs(role=role.name, policy_arn=AWS_MANAGED_POLICY + FSX_CSI_POLICY),
             opts=child,
         )
         return aws.eks.Addon(
@@ -159,7 +164,7 @@ class SharedDatasets(pulumi.ComponentResource):
                 resolve_conflicts_on_update="PRESERVE",
                 tags=self._aws_tags(eks),
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[eks.system_node_group, policy]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[eks.system_node_group]),
         )
 
     @staticmethod

@@ -46,7 +46,7 @@ from gpu_platform.components.shared_datasets import SharedDatasets
 from gpu_platform.infra.stack.errors import ConfigError
 from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 
-__all__ = ["Platform", "build", "compose_addons", "compose_datasets", "compose_inference", "compose_monitoring", "load_balancer_policy", "scraped_later"]
+__all__ = ["Platform", "build", "compose_addons", "compose_datasets", "compose_inference", "compose_load_balancer", "compose_monitoring", "load_balancer_policy", "scraped_later"]
 
 KUBEFLOW_PROFILE_ACCOUNT = "default-editor"
 """The account a Kubeflow profile's notebooks and pipeline steps run as (the profile controller makes it)."""
@@ -100,7 +100,8 @@ def build(stack: str, config: StackConfig) -> Platform:
             pulumi.export("zones", eks.zones)
             pulumi.export("nodePools", list(pools.node_pools))
             pulumi.export("interruptionQueue", pools.interruption_queue)
-            compose_addons(stack, config, pools, monitoring)
+            controller = compose_load_balancer(stack, config, eks, policy)
+            compose_addons(stack, config, pools, monitoring, ingress_controller=controller)
             return Platform(config, pools, monitoring)
         gpu = SpotFailoverEksNodeGroups(
             f"{stack}-gpu",
@@ -114,9 +115,7 @@ def build(stack: str, config: StackConfig) -> Platform:
         pulumi.export("zones", eks.zones)
         pulumi.export("nodeGroups", [config.eks.system_node_group.name, *gpu.node_groups])
         pulumi.export("autoscalerPriorities", gpu.expander.configmap_text())
-        if (alb := config.load_balancer_controller) is not None and policy is not None:
-            controller = AwsLoadBalancerController(f"{stack}-alb-controller", alb, cluster=eks, iam_policy=policy)
-            pulumi.export("loadBalancerControllerRoleArn", controller.role_arn)
+        controller = compose_load_balancer(stack, config, eks, policy)
         # The node groups stand for the cluster with its GPUs: add-ons wait for the nodes, CoreDNS and
         # the StorageClass their claims name, and are placed on the system node group and the GPU classes.
         cluster = gpu
@@ -172,6 +171,16 @@ def load_balancer_policy(config: StackConfig) -> str | None:
         raise ConfigError([f"gpu-platform:aws_load_balancer_controller: the controller's IAM policy: {exc}"]) from None
 
 
+def compose_load_balancer(stack: str, config: StackConfig, eks: EksCluster, policy: str | None) -> AwsLoadBalancerController | None:
+    """The AWS Load Balancer Controller on ``eks`` when the stack installs it (``policy``: load_balancer_policy's),
+    whichever provisioner the GPU classes have: the ALB Ingresses (Kubeflow's UI, the inference service) wait for it."""
+    if (alb := config.load_balancer_controller) is None or policy is None:
+        return None
+    controller = AwsLoadBalancerController(f"{stack}-alb-controller", alb, cluster=eks, iam_policy=policy)
+    pulumi.export("loadBalancerControllerRoleArn", controller.role_arn)
+    return controller
+
+
 def compose_inference(
     stack: str, config: StackConfig, cluster: ClusterComponent, monitoring: PrometheusStack | None,
     ingress_controller: AwsLoadBalancerController | None,
@@ -216,6 +225,7 @@ def compose_addons(
                 None if config.kubeflow_oidc_client_secret is None
                 else pulumi.Output.secret(config.kubeflow_oidc_client_secret.get_secret_value())
             ),
+            ingress_controller=None if ingress_controller is None else ingress_controller.release,
         )
         pulumi.export("kubeflowPipelinesEndpoint", install.pipelines_endpoint)
         pulumi.export("kubeflowUiService", install.ui_service)

@@ -70,7 +70,7 @@ def test_the_schema_has_every_exposed_component_under_the_index_module() -> None
     assert sorted(SCHEMA["resources"]) == sorted(f"{PACKAGE}:index:{c.__name__}" for c in EXPOSED)
     assert {c.__name__ for c in EXPOSED} == {
         "GpuGkeCluster", "EksCluster", "SpotFailoverEksNodeGroups", "PrometheusStack", "DcgmExporter", "DaskOperator",
-        "KubeflowInstall", "GpuUtilizationAutoscaler", "Headlamp", "KarpenterNodePools"}
+        "KubeflowInstall", "GpuUtilizationAutoscaler", "Headlamp", "KarpenterNodePools", "GpuInferenceService", "AwsLoadBalancerController"}
     assert all(r["isComponent"] for r in SCHEMA["resources"].values())
 
 
@@ -387,3 +387,122 @@ def test_the_plugin_entry_point_serves_the_schema_over_grpc_as_pulumi_package_ad
     assert served["name"] == PACKAGE
     assert sorted(served["resources"]) == sorted(SCHEMA["resources"])
     assert served["types"] == SCHEMA["types"]
+
+
+def test_the_inference_service_from_another_language_builds_what_python_builds() -> None:
+    """``new GpuInferenceService("inf", {image, pool, cluster: {kind: "gke", pools: gke.poolShapes}, prometheusRuleCrd})``:
+    the same Deployment, Service, Ingress, HPA and alert as the Python API given the cluster component."""
+    from gpu_platform.components import MonitoredCluster, PrometheusStack, PrometheusStackArgs
+    from gpu_platform.components.gpu_inference_service import GpuInferenceService, GpuInferenceServiceArgs
+
+    cluster_args = gke(project="ml-platform")
+    service = {"image": "nvcr.io/nvidia/tritonserver:25.01-py3", "pool": "t4", "max_replicas": 3}
+
+    def python() -> None:
+        cluster = GpuGkeCluster("c", GpuGkeClusterArgs.model_validate(cluster_args))
+        stack = PrometheusStack("mon", PrometheusStackArgs(), grafana_admin_password=pulumi.Output.secret("pw"), cluster=MonitoredCluster(kind="gke"))
+        GpuInferenceService("inf", GpuInferenceServiceArgs.model_validate(service), cluster=cluster, prometheus_rule_crd=stack.release)
+
+    def other() -> None:
+        cluster = construct("GpuGkeCluster", as_other_languages_send(cluster_args))
+        stack = construct("PrometheusStack", {"cluster": {"kind": "gke"}, "grafanaAdminPassword": pulumi.Output.secret("pw")}, "mon")
+        built = construct("GpuInferenceService", {
+            **as_other_languages_send(service),
+            "cluster": {"kind": "gke", "pools": cluster.state["poolShapes"]},
+            "prometheusRuleCrd": stack.state["release"],
+        }, "inf")
+        assert set(built.state) >= {"deployment", "service", "serviceAddress"}
+
+    expected, got = run_components(python), run_components(other)
+    assert custom_resources(got) == custom_resources(expected)
+    kinds = {r[0] for r in custom_resources(got) if r[1].startswith("inf-")}
+    assert {"kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Service", "kubernetes:networking.k8s.io/v1:Ingress",
+            "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "kubernetes:monitoring.coreos.com/v1:PrometheusRule"} <= kinds
+    (alert,) = [r for r in got.resources if r.type == "kubernetes:monitoring.coreos.com/v1:PrometheusRule" and r.name.startswith("inf-")]
+    assert waits_for(got, alert, "kubernetes:helm.sh/v3:Release::mon-release")
+
+
+def test_the_new_inputs_are_in_the_schema_in_camel_case_with_their_docs() -> None:
+    """GpuInferenceService's args and live inputs, and KubeflowInstall's ingressController, documented as in Python."""
+    from gpu_platform.components.gpu_inference_service import GpuInferenceServiceArgs
+
+    resource = SCHEMA["resources"][f"{PACKAGE}:index:GpuInferenceService"]
+    inputs = resource["inputProperties"]
+    for name, info in GpuInferenceServiceArgs.model_fields.items():
+        assert inputs[camel_case(name)]["description"] == info.description, name
+    assert sorted(resource["requiredInputs"]) == ["cluster", "image"]
+    assert inputs["cluster"]["$ref"] == f"#/types/{PACKAGE}:index:ClusterPoolsTarget"
+    assert inputs["maxReplicas"]["type"] == "integer" and inputs["saturatedFor"]["type"] == "string"
+    for key in ("ingressController", "prometheusRuleCrd"):
+        assert inputs[key]["$ref"].endswith("#/resources/kubernetes:helm.sh%2Fv3:Release") and inputs[key]["description"], key
+    target = SCHEMA["types"][f"{PACKAGE}:index:ClusterPoolsTarget"]
+    assert sorted(target["required"]) == ["kind", "pools"]
+    assert target["properties"]["pools"]["items"]["$ref"] == f"#/types/{PACKAGE}:index:NodePoolShape"
+    assert {"deployment", "service", "serviceAddress"} <= set(resource["properties"])
+    kubeflow = SCHEMA["resources"][f"{PACKAGE}:index:KubeflowInstall"]["inputProperties"]["ingressController"]
+    assert kubeflow["description"].startswith("What acts on the UI's ALB Ingress")
+
+
+def test_the_kubeflow_alb_ingress_waits_for_the_controller_given_from_another_language() -> None:
+    """``ingressController``: a Helm release (the AWS Load Balancer Controller's) the UI's Ingress waits for."""
+    import pulumi_kubernetes as k8s
+
+    ingress = {
+        "hostname": "kubeflow.corp.example",
+        "certificateArn": "arn:aws:acm:us-west-2:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555",
+        "cognitoUserPoolArn": "arn:aws:cognito-idp:us-west-2:123456789012:userpool/us-west-2_AbCdEf",
+        "cognitoUserPoolClientId": "4example", "cognitoUserPoolDomain": "corp-kubeflow",
+    }
+    pools = as_other_languages_send(_plain_shapes())
+
+    def other() -> None:
+        controller = k8s.helm.v3.Release("alb", k8s.helm.v3.ReleaseArgs(
+            chart="aws-load-balancer-controller", version="3.5.0", namespace="kube-system",
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo="https://aws.github.io/eks-charts")))
+        construct("KubeflowInstall", {"trainingPools": pools, "ingress": ingress, "ingressController": controller}, "kf")
+
+    got = run_components(other)
+    (kf_ingress,) = [r for r in got.resources if r.type == "kubernetes:networking.k8s.io/v1:Ingress"]
+    assert kf_ingress.name == "kf-ingress"
+    assert waits_for(got, kf_ingress, "kubernetes:helm.sh/v3:Release::alb")
+
+
+def _plain_shapes() -> list[dict[str, Any]]:
+    """GKE pool shapes with a training pool, as the poolShapes output carries them."""
+    from gpu_platform.components.provider import _plain
+
+    training = {"labels": {"gpu-platform.io/workload": "training"},
+                "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}]}
+    args = GpuGkeClusterArgs.model_validate(gke(project="ml-platform", gpu_pools=[t4_pool(**training)]))
+    return [_plain(p) for p in args.pool_shapes() if p.role.value == "gpu"]
+
+
+def test_the_load_balancer_controller_from_another_language_builds_what_python_builds() -> None:
+    """``new AwsLoadBalancerController("alb", {cluster: eks.ref, vpcId: eks.vpcId, pools: eks.poolShapes, iamPolicy},
+    {providers: [eks.provider]})``: the Python API's role, policy and release (naming the cluster, its region and
+    VPC, on the system node group), waiting for the system node group and CoreDNS as in Python."""
+    import json
+
+    from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs
+
+    policy = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["elasticloadbalancing:DescribeLoadBalancers"], "Resource": "*"}]})
+
+    def python() -> None:
+        cluster = EksCluster("c", EksClusterArgs.model_validate(eks()))
+        AwsLoadBalancerController("alb", AwsLoadBalancerControllerArgs(replicas=3), cluster=cluster, iam_policy=policy)
+
+    def other() -> None:
+        cluster = construct("EksCluster", as_other_languages_send(eks()))
+        construct("AwsLoadBalancerController", {
+            "replicas": 3.0, "cluster": cluster.state["ref"], "vpcId": cluster.state["vpcId"],
+            "pools": cluster.state["poolShapes"], "iamPolicy": policy,
+        }, "alb", pulumi.ResourceOptions(providers=[cluster.state["provider"]]))
+
+    expected, got = run_components(python), run_components(other)
+    got.assert_no_violations()
+    assert custom_resources(got) == custom_resources(expected)
+    for label, plan in (("python", expected), ("other", got)):
+        (release,) = [r for r in plan.of_type("kubernetes:helm.sh/v3:Release") if r.name == "alb-release"]
+        assert release.inputs["values"]["nodeSelector"] == {"eks.amazonaws.com/nodegroup": "system"}
+        assert release.inputs["values"]["replicaCount"] == 3
+        assert waits_for(plan, release, "aws:eks/nodeGroup:NodeGroup::c-system"), (label, release.depends_on)

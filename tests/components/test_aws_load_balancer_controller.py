@@ -81,13 +81,17 @@ def test_the_subnets_the_cluster_creates_carry_the_load_balancer_role_tags(engin
     ({"iam_policy": '{"Version": "2012-10-17"}'}, "iam_policy", "iam_policy: not an IAM policy document (no Statement list); "
      "give the document at " + iam_policy_url("3.5.0")),
     ({"iam_policy": None}, "iam_policy", "iam_policy: expected the controller's IAM policy document (JSON text) (got nothing)"),
-    ({"cluster": "c"}, "cluster", "cluster: expected an EksCluster (the controller needs its VPC and OIDC provider) (got a str)"),
+    ({"cluster": "c"}, "cluster", "cluster: expected an EksCluster or its ref (the controller needs its VPC and OIDC provider) (got a str)"),
+    ({"vpc_id": "vpc-1"}, "vpc_id", "vpc_id: the EksCluster given as cluster= gives it; pass it with an EksClusterRef only"),
+    ({"cluster": "ref"}, "vpc_id", "vpc_id: expected the cluster's VPC id (EksCluster.vpc_id) with an EksClusterRef (got nothing)"),
 ])
 @pulumi.runtime.test
 def test_fails_when_the_controller_gets_a_bad_live_input(engine: Engine, kwargs: dict[str, Any], path: str, reason: str) -> pulumi.Output[Any]:
     given: dict[str, Any] = {"iam_policy": POLICY, **kwargs}
     if "cluster" not in given:
         given["cluster"] = cluster()
+    elif given["cluster"] == "ref":
+        given["cluster"] = cluster().ref
     before = {r.name for r in engine.recorded}
     with pytest.raises(pulumi.InputPropertyError) as error:
         AwsLoadBalancerController("bad-alb", AwsLoadBalancerControllerArgs(), **given)

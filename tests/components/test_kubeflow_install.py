@@ -452,6 +452,33 @@ def test_platform_edition_resources(engine: Engine) -> pulumi.Output[Any]:
     return pulumi.Output.all(settled(kf, *kf.directories, *kf.tenant_quotas.values(), kf.ingress), kf.ui_service, kf.ui_url).apply(check)
 
 
+@pulumi.runtime.test
+def test_the_alb_ingress_waits_for_the_ingress_controller(engine: Engine) -> pulumi.Output[Any]:
+    """Given ingress_controller (AwsLoadBalancerController.release), the UI's Ingress depends on it as well as on the
+    manifests; without it (a controller installed elsewhere, the default) on the manifests only."""
+    controller = pulumi.CustomResource("test:index:Release", "alb-controller")
+    args = KubeflowInstallArgs.model_validate({"ingress": INGRESS})
+    waiting = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], ingress_controller=controller)
+    alone = KubeflowInstall("kf2", args, training_pools=[TRAINING_POOL])
+
+    def check(_: list[Any]) -> None:
+        ingress, other = engine.resource("kf-ingress"), engine.resource("kf2-ingress")
+        directories = {d.urn for d in engine.recorded if d.type == "kubernetes:kustomize/v2:Directory" and d.name.startswith("kf-")}
+        assert len(directories) == 2  # cluster-scoped resources, then the platform-agnostic env
+        assert set(ingress.depends_on) == {engine.resource("alb-controller").urn, *directories}
+        assert engine.resource("alb-controller").urn not in other.depends_on and other.depends_on
+
+    assert waiting.ingress is not None and alone.ingress is not None
+    return settled(controller, waiting, alone, waiting.ingress, alone.ingress, *waiting.directories, *alone.directories).apply(check)
+
+
+def test_component_refuses_an_ingress_controller_that_is_not_a_resource() -> None:
+    with pytest.raises(pulumi.InputPropertyError) as error:
+        KubeflowInstall("kf", KubeflowInstallArgs.model_validate({"ingress": INGRESS}), training_pools=[TRAINING_POOL], ingress_controller="aws-load-balancer-controller")  # type: ignore[arg-type]
+    assert error.value.property_path == "ingress_controller"
+    assert error.value.reason == "ingress_controller: expected the AWS Load Balancer Controller (AwsLoadBalancerController.release) (got a str)"
+
+
 def test_component_refuses_platform_without_a_password_hash() -> None:
     with pytest.raises(pulumi.InputPropertyError) as error:
         KubeflowInstall("kf", KubeflowInstallArgs.model_validate(PLATFORM), training_pools=[TRAINING_POOL])

@@ -367,7 +367,10 @@ def test_eks_dataset_is_lustre_linked_to_an_encrypted_private_bucket(engine: Eng
         trust = json.loads(engine.resource("s-fsx-csi-role").inputs["assumeRolePolicy"])
         (subject,) = [v for k, v in trust["Statement"][0]["Condition"]["StringEquals"].items() if k.endswith(":sub")]
         assert subject == "system:serviceaccount:kube-system:fsx-csi-controller-sa"
-        assert engine.resource("s-fsx-csi-role-policy").inputs["policyArn"] == "arn:aws:iam::aws:policy/AmazonFSxFullAccess"
+        # Static volumes need no AWS call of the driver: its role is allowed nothing (no attachment, no inline policy).
+        iam_grants = {"aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:iam/rolePolicy:RolePolicy", "aws:iam/policy:Policy"}
+        assert [r.name for r in engine.recorded if r.type in iam_grants and r.name.startswith("s-")] == []
+        assert "managedPolicyArns" not in engine.resource("s-fsx-csi-role").inputs
         volume = engine.resource("s-reference-team-b-volume").inputs
         assert volume["spec"]["csi"] == {
             "driver": "fsx.csi.aws.com", "volumeHandle": "s-reference-fsx-id", "readOnly": True,
@@ -479,7 +482,6 @@ FROZEN_CHILDREN_EKS = [
     "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation reference-s3-link",
     "aws:fsx/lustreFileSystem:LustreFileSystem reference-fsx",
     "aws:iam/role:Role fsx-csi-role",
-    "aws:iam/rolePolicyAttachment:RolePolicyAttachment fsx-csi-role-policy",
     "aws:kms/key:Key reference-fsx-key",
     "aws:s3/bucket:Bucket reference-bucket",
     "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock reference-public-access-block",

@@ -70,6 +70,27 @@ def _inference_eks(root: str) -> Plan:
         return run_program(project, "dev-eks", config, secrets)
 
 
+KUBEFLOW_INGRESS = {
+    "hostname": "kubeflow.corp.example",
+    "certificate_arn": "arn:aws:acm:us-west-2:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555",
+    "cognito_user_pool_arn": "arn:aws:cognito-idp:us-west-2:123456789012:userpool/us-west-2_AbCdEf",
+    "cognito_user_pool_client_id": "4example", "cognito_user_pool_domain": "corp-kubeflow",
+}
+
+
+def _with_kubeflow_ingress(config: dict[str, Any]) -> None:
+    config[NS + "kubeflow"]["install"]["ingress"] = KUBEFLOW_INGRESS
+
+
+@cache
+def _kubeflow_ingress_karpenter(root: str) -> Plan:
+    """prod-eks (Karpenter provisions its GPU classes) with the Kubeflow UI on an ALB."""
+    project = _project(Path(root), "prod-eks", _with_kubeflow_ingress)
+    config, secrets = read_stack_file(project, "prod-eks")
+    with sources_for_program(Sources(load_lock(), upstream_dir=UPSTREAM_DIR)):
+        return run_program(project, "prod-eks", config, secrets)
+
+
 def _alb_ingresses(plan: Any) -> list[Any]:
     return [r for r in plan.resources if r.type == INGRESS and (r.inputs.get("spec") or {}).get("ingressClassName") == "alb"]
 
@@ -90,10 +111,11 @@ def test_the_controller_and_its_policy_are_installed_wherever_an_alb_ingress_exi
     without one has no controller."""
     plans = {stack: shipped_plan(stack) for stack in STACKS}
     plans["dev-eks + inference"] = _inference_eks(str(tmp_path / "inference"))
+    plans["prod-eks + kubeflow ingress"] = _kubeflow_ingress_karpenter(str(tmp_path / "kubeflow"))
     for example_stack in ("eks", "gke"):
         plans[f"examples/inference {example_stack}"] = preview_program(PROJECT_DIR / "examples" / "inference", example_stack).plan
     with_alb = [name for name, plan in plans.items() if _alb_ingresses(plan)]
-    assert with_alb == ["dev-eks + inference", "examples/inference eks"], with_alb  # the check is not vacuous
+    assert with_alb == ["dev-eks + inference", "prod-eks + kubeflow ingress", "examples/inference eks"], with_alb  # not vacuous
     for name, plan in plans.items():
         assert _controller_installed(plan) == (name in with_alb), name
 
@@ -104,6 +126,18 @@ def test_the_alb_ingress_waits_for_the_controller(upstream_env: Path, tmp_path: 
     (release,) = [r for r in plan.resources if r.type == RELEASE and r.inputs.get("chart") == "aws-load-balancer-controller"]
     assert release.urn in ingress.depends_on
     assert ingress.inputs["metadata"]["annotations"]["alb.ingress.kubernetes.io/target-type"] == "ip"
+
+
+def test_the_kubeflow_alb_ingress_waits_for_the_controller_on_a_karpenter_stack(upstream_env: Path, tmp_path: Path) -> None:
+    """The Kubeflow UI's Ingress (class alb) depends on the controller's release the program installs with it, on
+    a stack whose GPU classes Karpenter provisions: without the controller's webhooks the Ingress is refused, and
+    without the controller it never gets an address."""
+    plan = _kubeflow_ingress_karpenter(str(tmp_path / "kubeflow"))
+    (ingress,) = _alb_ingresses(plan)
+    assert ingress.name == "prod-eks-kubeflow-ingress"
+    (release,) = [r for r in plan.resources if r.type == RELEASE and r.inputs.get("chart") == "aws-load-balancer-controller"]
+    assert release.urn in ingress.depends_on
+    assert any(r.type == "gpu-platform:karpenter_node_pools:KarpenterNodePools" for r in plan.resources)
 
 
 def test_the_inference_stack_previews_and_renders_clean(upstream_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -133,6 +133,15 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
         "values.grafana.adminPassword holds a secret in plain text",
     ),
     "iam-no-wildcard-actions": ([aws_policy(["autoscaling:*"])], [aws_policy(["autoscaling:SetDesiredCapacity"])], {}, "allows autoscaling:*"),
+    "iam-no-full-access-managed-policies": (
+        [res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "fsx", {"role": "r", "policyArn": "arn:aws:iam::aws:policy/AmazonFSxFullAccess"}),
+         res("aws:iam/role:Role", "admin", {"managedPolicyArns": ["arn:aws-cn:iam::aws:policy/AdministratorAccess"]})],
+        [res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "cni", {"role": "r", "policyArn": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"}),
+         res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "own", {"role": "r", "policyArn": "arn:aws:iam::123456789012:policy/TeamFullAccess"}),
+         res("aws:iam/role:Role", "ecr", {"managedPolicyArns": ["arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"]})],
+        {},
+        "attaches the AWS managed policy AmazonFSxFullAccess",
+    ),
     "iam-no-basic-roles": ([iam("roles/editor")], [iam("roles/container.defaultNodeServiceAccount")], {}, "basic role roles/editor"),
     "dcgm-probe-delay": (
         [res("kubernetes:helm.sh/v3:Release", "dcgm", {"chart": "dcgm-exporter", "version": "4.8.2", "values": {"livenessProbe": {"initialDelaySeconds": 5}}})],

@@ -115,6 +115,9 @@ if rule in ("charts-pinned", "no-plaintext-secrets"):
 if rule == "iam-no-wildcard-actions":
     aws.iam.Policy("autoscaler", aws.iam.PolicyArgs(policy=json.dumps(
         {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]})))
+if rule == "iam-no-full-access-managed-policies":
+    fsx = aws.iam.Role("fsx-csi", assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": []}))
+    aws.iam.RolePolicyAttachment("fsx-csi", role=fsx.name, policy_arn="arn:aws:iam::aws:policy/AmazonFSxFullAccess")
 if rule == "dcgm-probe-delay":
     k8s.helm.v3.Release("dcgm", k8s.helm.v3.ReleaseArgs(
         chart="dcgm-exporter", version="4.8.2",
