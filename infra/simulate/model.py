@@ -16,8 +16,10 @@ The model, rule by rule (each rule names what it stands for):
 - Admission: a tenant's GPU quota (ResourceQuota requests.nvidia.com/gpu) is checked when a
   gang's pods are created; a gang that would exceed it is refused (its pods are counted as
   refused and never wait); a stage whose every gang is refused ends its job.
-- The scheduler binds pending pods, oldest first, to ready nodes of the roles a pod may use
-  where its CPU, memory and GPUs fit: a preferred role first (the Dask scheduler's
+- The scheduler binds pending pods to ready nodes of the roles a pod may use where its CPU, memory
+  and GPUs fit, in kube-scheduler's queue order with its requeue back-off (``_bind``: a pod that
+  failed waits out a back-off doubling from 1 s to 10 s, and a pod no longer backing off goes
+  before one still backing off, so a pod that failed often can lose a new node to a newer pod): a preferred role first (the Dask scheduler's
   preferred node affinity for the scheduler pool), then by score: most-allocated (bin
   packing; GKE's optimize-utilization profile) or least-allocated (the default scheduler's
   spreading). A bound pod is Pending until its containers run: the image pull still owed
@@ -54,7 +56,7 @@ The model, rule by rule (each rule names what it stands for):
   :290-307); an empty candidate is unneeded, and after ``scale_down_unneeded`` it is removed, down
   to the group's minimum. Out of scope (README, "What the model takes from the cluster
   autoscaler, and what it leaves out"): node deletion latency, GPUs held while pods terminate,
-  the scheduler's requeue back-off, image streaming only for Artifact Registry images.
+  image streaming only for Artifact Registry images.
 - Spot nodes are preempted at ``preemption_per_node_hour`` (a Poisson process per node);
   after ``preemption_notice`` the node is gone and its pods are recreated pending (the Dask
   operator replaces a lost worker), the stage's work continuing.
@@ -83,6 +85,12 @@ core/static_autoscaler.go:67 ``unschedulablePodTimeBuffer``, checked at :537-547
 NEW_GPU_POD_BUFFER = 30.0
 """No scale-up while the oldest unschedulable GPU pod is younger than this: the autoscaler waits one
 more loop for more pods to come (upstream core/static_autoscaler.go:71 ``unschedulablePodWithGpuTimeBuffer``)."""
+POD_INITIAL_BACKOFF = 1.0
+"""kube-scheduler's back-off after a pod's first failed attempt (Kubernetes v1.34.12, the control plane
+tests/kube builds: pkg/scheduler/backend/queue/scheduling_queue.go:79 DefaultPodInitialBackoffDuration)."""
+POD_MAX_BACKOFF = 10.0
+"""Its longest back-off (scheduling_queue.go:83 DefaultPodMaxBackoffDuration); doubled per failed attempt up
+to it (backoff_queue.go:233-244 calculateBackoffDuration)."""
 
 
 @dataclass(eq=False)
@@ -105,6 +113,13 @@ class _Pod:
     record: PodRecord
     gang: _GangRun
     node: _Node | None = None
+    failures: int = 0
+    """Failed scheduling attempts (kube-scheduler's UnschedulableCount: its back-off grows with it)."""
+    queued: int = 0
+    """When it was last (re)queued, as a sequence number of attempts (the queue's Timestamp, refreshed at
+    each failure: scheduling_queue.go:881): the queue's order."""
+    queued_at: float = 0.0
+    """The same, in seconds (the back-off counts from it)."""
 
 
 @dataclass(eq=False)
@@ -159,6 +174,7 @@ class ClusterModel:
         self.last_scale_up = -math.inf
         self._open_fallbacks: list[Fallback] = []
         self._counter = 0
+        self._attempts = 0
         self._sessions: list[_GangRun] = []
         self._expected = self._session_jobs = self._settled = 0
         self.done = self.env.event()
@@ -252,7 +268,15 @@ class ClusterModel:
             # The prepuller pulls the whole image as the node joins. With image streaming it does not:
             # the image is fetched lazily when the first container starts (the deep-dive's 12 s).
             node.image_at = self.env.now + self._pull_time(node.group)
-        yield self.env.timeout(t.gpu_ready.draw(rng))
+        ready_after = t.gpu_ready.draw(rng)
+        if ready_after > 0:
+            # The node registers (a Node add): kube-scheduler's NodeResourcesFit queueing hint requeues the pods
+            # its allocatable fits (plugins/noderesources/fit.go:419-432), and each fails on it while it is not
+            # usable, its back-off one step longer. The model takes the node's allocatable as advertised at
+            # registration (as kwok's nodes are); a cloud GPU node advertises its GPUs only once the device
+            # plugin runs, so there the model counts one failed attempt per new node too many for GPU pods.
+            self._bind(only=[p for p in self.pending if p.spec.may_use(node.group) and node.group.allocatable.fits(p.spec.requests)])
+        yield self.env.timeout(ready_after)
         node.record.gpu_ready = self.env.now
         self.upcoming.remove(node)
         self.nodes.append(node)
@@ -301,23 +325,54 @@ class ClusterModel:
         name = job.name if alone else f"{job.name}-{spec.role}-{self._counter:06d}"
         record = PodRecord(job.namespace, name, spec.requests, self.env.now)
         self.trace.pods.append(record)
-        pod = _Pod(spec, record, gang)
+        self._attempts += 1
+        pod = _Pod(spec, record, gang, queued=self._attempts, queued_at=self.env.now)
         self.pending.append(pod)
         return pod
 
-    def _bind(self) -> None:
-        """Bind every pending pod that fits a ready node, oldest first (a kind of pod that fits no node
-        is skipped for the rest of the pass: binding only takes room)."""
+    def _backoff_expiry(self, pod: _Pod) -> float:
+        """When the pod's back-off ends, as kube-scheduler computes it (Kubernetes v1.34.12
+        pkg/scheduler/backend/queue/backoff_queue.go:221-244): none before its first failure; then
+        POD_INITIAL_BACKOFF doubled per failure to POD_MAX_BACKOFF, from its last requeue, truncated to the
+        whole second (:139-144, the 1 s ordering window of SchedulerPopFromBackoffQ, on by default in 1.34)."""
+        if pod.failures == 0:
+            return -math.inf
+        return math.floor(pod.queued_at + min(POD_MAX_BACKOFF, POD_INITIAL_BACKOFF * 2 ** (pod.failures - 1)))
+
+    def _bind(self, only: list[_Pod] | None = None) -> None:
+        """A scheduling pass: the pods an event requeues are tried in kube-scheduler's queue order and bound
+        where they fit, the others failing once more. ``only``: the pods the event concerns (new pods: only
+        they are tried; a registering node: the pods it fits); otherwise every pending pod (a node usable, a
+        pod gone: the events NodeResourcesFit's queueing hints requeue pods on).
+
+        The queue as Kubernetes v1.34.12 keeps it (pkg/scheduler/backend/queue): a requeued pod goes to the
+        active queue if its back-off is over, else to the back-off queue (scheduling_queue.go:1169-1190); the
+        active queue is ordered by priority and then by when the pod was last queued
+        (plugins/queuesort/priority_sort.go:45-49; the model has no pod priorities), a time refreshed at every
+        failure (scheduling_queue.go:881); when the active queue is empty the scheduler pops the back-off
+        queue in back-off order (active_queue.go:256-282, SchedulerPopFromBackoffQ), so no room is left idle
+        and the back-off decides only who goes first: a pod that failed often, backing off, loses a node to a
+        newer pod that is not. The 5-minute flush of unschedulable pods (scheduling_queue.go:66, :930-945)
+        changes nothing here: the model requeues every pending pod at every event that frees room. A kind of
+        pod that fits no node fails for the rest of the pass without being tried (binding only takes room)."""
+        now = math.floor(self.env.now)
+        tried = self.pending if only is None else only
+        expiry = {id(p): self._backoff_expiry(p) for p in tried}
+        order = sorted(tried, key=lambda p: (expiry[id(p)] >= now, expiry[id(p)] if expiry[id(p)] >= now else 0.0, p.queued))
         blocked: set[PodSpec] = set()
-        left: list[_Pod] = []
-        for pod in self.pending:
+        placed: set[int] = set()
+        for pod in order:
             node = None if pod.spec in blocked else self._best_node(pod.spec)
             if node is None:
                 blocked.add(pod.spec)
-                left.append(pod)
+                self._attempts += 1
+                pod.failures += 1
+                pod.queued, pod.queued_at = self._attempts, self.env.now
             else:
                 self._start(pod, node)
-        self.pending = left
+                placed.add(id(pod))
+        if placed:
+            self.pending = [p for p in self.pending if id(p) not in placed]
 
     def _best_node(self, spec: PodSpec) -> _Node | None:
         best, best_key = None, None
@@ -437,10 +492,11 @@ class ClusterModel:
             self.done.succeed(self.env.now)
 
     def submit(self, job: Job) -> None:
-        """A job arrives now."""
+        """A job arrives now: its new pods are tried (a new pod requeues no other)."""
         self.trace.jobs += 1
+        before = len(self.pending)
         self._next_stage(job, 0)
-        self._bind()
+        self._bind(only=self.pending[before:])
 
     def add_jobs(self, jobs: Iterable[Job]) -> None:
         """Jobs arriving at their ``at`` (sorted by it). A job whose every gang is a session (work None)
@@ -530,11 +586,16 @@ class ClusterModel:
     def _all_new(self, unplaced: list[tuple[PodSpec, int]]) -> bool:
         """The pods no upcoming node takes are all new (upstream static_autoscaler.go:1047-1053): the
         oldest is younger than NEW_POD_BUFFER, or the oldest GPU pod younger than NEW_GPU_POD_BUFFER.
-        Upcoming capacity is given to the oldest pods of a kind, so the unplaced ones are its newest."""
+        Which pods of a kind the upcoming nodes take is not their age order: upstream packs them in the
+        order of the pod lister (the informer cache's map, no order) sorted by priority alone
+        (core/podlistprocessor/filter_out_schedulable.go:97-101, sort.Slice, not stable), so the pods
+        left over are any of them: a random choice here, and an old pod among them ends the wait
+        (the differential check, tests/differential, showed the age-ordered choice scaling up later)."""
         now = self.env.now
         pods: list[_Pod] = []
         for spec, count in unplaced:
-            pods += [p for p in self.pending if p.spec == spec][-count:]
+            of_spec = [p for p in self.pending if p.spec == spec]
+            pods += self.random.sample(of_spec, count)
         oldest = min(p.record.created for p in pods)
         gpu = [p.record.created for p in pods if p.spec.requests.gpus]
         return oldest + NEW_POD_BUFFER > now or (bool(gpu) and min(gpu) + NEW_GPU_POD_BUFFER > now)
