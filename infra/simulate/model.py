@@ -175,6 +175,7 @@ class ClusterModel:
         self._open_fallbacks: list[Fallback] = []
         self._counter = 0
         self._attempts = 0
+        self._last_pass = -math.inf
         self._sessions: list[_GangRun] = []
         self._expected = self._session_jobs = self._settled = 0
         self.done = self.env.event()
@@ -354,23 +355,38 @@ class ClusterModel:
         and the back-off decides only who goes first: a pod that failed often, backing off, loses a node to a
         newer pod that is not. The 5-minute flush of unschedulable pods (scheduling_queue.go:66, :930-945)
         changes nothing here: the model requeues every pending pod at every event that frees room. A kind of
-        pod that fits no node fails for the rest of the pass without being tried (binding only takes room)."""
+        pod that fits no node fails for the rest of the pass without being tried (binding only takes room).
+
+        A burst of events (passes at one instant: the nodes of one scale-up registering) reorders the pods it
+        fails at random. Upstream, a pod whose attempt is in flight when an event comes is requeued at once
+        (scheduling_queue.go:771-801, :897) and, the active queue being empty, tried again, its timestamp
+        refreshed: which pods an event catches in flight is a race of milliseconds, so after a burst the
+        queue's order among pods of equal back-off is no longer their age. The model cannot time that race
+        and draws the order (the differential check's steady arrivals: the real runs' oldest pods lose the
+        nodes of the first scale-up to younger ones, different pods in each run). Spaced events keep the
+        order: a queue of pods that fail one event at a time is first come, first served."""
         now = math.floor(self.env.now)
         tried = self.pending if only is None else only
         expiry = {id(p): self._backoff_expiry(p) for p in tried}
         order = sorted(tried, key=lambda p: (expiry[id(p)] >= now, expiry[id(p)] if expiry[id(p)] >= now else 0.0, p.queued))
         blocked: set[PodSpec] = set()
         placed: set[int] = set()
+        failed: list[_Pod] = []
         for pod in order:
             node = None if pod.spec in blocked else self._best_node(pod.spec)
             if node is None:
                 blocked.add(pod.spec)
-                self._attempts += 1
-                pod.failures += 1
-                pod.queued, pod.queued_at = self._attempts, self.env.now
+                failed.append(pod)
             else:
                 self._start(pod, node)
                 placed.add(id(pod))
+        if self._last_pass == self.env.now and len(failed) > 1:
+            self.random.shuffle(failed)
+        self._last_pass = self.env.now
+        for pod in failed:
+            self._attempts += 1
+            pod.failures += 1
+            pod.queued, pod.queued_at = self._attempts, self.env.now
         if placed:
             self.pending = [p for p in self.pending if id(p) not in placed]
 

@@ -310,7 +310,8 @@ def run_scenario(scenario: Scenario, autoscaler: Path, log_dir: Path | None) -> 
                 rec.stop.set()
                 waits = [rec.scheduled[n] - created[n] for n in created if n in rec.scheduled]
                 unscheduled = sorted(set(created) - set(rec.scheduled))
-                result = figures(waits, [(a, r) for a, r in rec.nodes.values()], scenario.horizon)
+                binds = [rec.scheduled[n] for n in created if n in rec.scheduled]
+                result = figures(waits, [(a, r) for a, r in rec.nodes.values()], scenario.horizon, binds)
                 result["unscheduled"] = len(unscheduled)
                 # The kwok provider names a node <group>-<5 random letters> (kwok_nodegroups.go:78); warm ones <group>-warm<i>.
                 result["groups"] = {g.name: sum(1 for n in rec.nodes if n.rsplit("-", 1)[0] == g.name) for g in scenario.groups}
