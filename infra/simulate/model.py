@@ -16,11 +16,11 @@ The model, rule by rule (each rule names what it stands for):
 - Admission: a tenant's GPU quota (ResourceQuota requests.nvidia.com/gpu) is checked when a
   gang's pods are created; a gang that would exceed it is refused (its pods are counted as
   refused and never wait); a stage whose every gang is refused ends its job.
-- The scheduler binds pending pods to ready nodes of the roles a pod may use where its CPU, memory
-  and GPUs fit, in kube-scheduler's queue order with its requeue back-off (``_bind``: a pod that
-  failed waits out a back-off doubling from 1 s to 10 s, and a pod no longer backing off goes
-  before one still backing off, so a pod that failed often can lose a new node to a newer pod): a preferred role first (the Dask scheduler's
-  preferred node affinity for the scheduler pool), then by score: most-allocated (bin
+- The scheduler binds pending pods, in kube-scheduler's queue order with its requeue back-off
+  (``_bind``: a pod that failed waits out a back-off doubling from 1 s to 10 s, and a pod no longer
+  backing off goes before one still backing off, so a pod that failed often can lose a new node to
+  a newer pod), to ready nodes of the roles a pod may use where its CPU, memory and GPUs fit: a
+  preferred role first (the Dask scheduler's preferred node affinity for the scheduler pool), then by score: most-allocated (bin
   packing; GKE's optimize-utilization profile) or least-allocated (the default scheduler's
   spreading). A bound pod is Pending until its containers run: the image pull still owed
   on that node, then the container start.
@@ -56,7 +56,8 @@ The model, rule by rule (each rule names what it stands for):
   :290-307); an empty candidate is unneeded, and after ``scale_down_unneeded`` it is removed, down
   to the group's minimum. Out of scope (README, "What the model takes from the cluster
   autoscaler, and what it leaves out"): node deletion latency, GPUs held while pods terminate,
-  image streaming only for Artifact Registry images.
+  a GPU node registering before its device plugin advertises GPUs (``_provision``), image streaming
+  only for Artifact Registry images.
 - Spot nodes are preempted at ``preemption_per_node_hour`` (a Poisson process per node);
   after ``preemption_notice`` the node is gone and its pods are recreated pending (the Dask
   operator replaces a lost worker), the stage's work continuing.
