@@ -16,9 +16,11 @@ The model, rule by rule (each rule names what it stands for):
 - Admission: a tenant's GPU quota (ResourceQuota requests.nvidia.com/gpu) is checked when a
   gang's pods are created; a gang that would exceed it is refused (its pods are counted as
   refused and never wait); a stage whose every gang is refused ends its job.
-- The scheduler binds pending pods, oldest first, to ready nodes of the roles a pod may use
-  where its CPU, memory and GPUs fit: a preferred role first (the Dask scheduler's
-  preferred node affinity for the scheduler pool), then by score: most-allocated (bin
+- The scheduler binds pending pods, in kube-scheduler's queue order with its requeue back-off
+  (``_bind``: a pod that failed waits out a back-off doubling from 1 s to 10 s, and a pod no longer
+  backing off goes before one still backing off, so a pod that failed often can lose a new node to
+  a newer pod), to ready nodes of the roles a pod may use where its CPU, memory and GPUs fit: a
+  preferred role first (the Dask scheduler's preferred node affinity for the scheduler pool), then by score: most-allocated (bin
   packing; GKE's optimize-utilization profile) or least-allocated (the default scheduler's
   spreading). A bound pod is Pending until its containers run: the image pull still owed
   on that node, then the container start.
@@ -54,7 +56,8 @@ The model, rule by rule (each rule names what it stands for):
   :290-307); an empty candidate is unneeded, and after ``scale_down_unneeded`` it is removed, down
   to the group's minimum. Out of scope (README, "What the model takes from the cluster
   autoscaler, and what it leaves out"): node deletion latency, GPUs held while pods terminate,
-  the scheduler's requeue back-off, image streaming only for Artifact Registry images.
+  a GPU node registering before its device plugin advertises GPUs (``_provision``), image streaming
+  only for Artifact Registry images.
 - Warm capacity (``warm``, pool -> GPUs; infra/simulate/warm.py): placeholder pods of one GPU each at a
   negative priority hold GPUs on nodes (the run starts with them placed, on nodes up since its start where
   the pool's minimum has no room); a pod that fits no node preempts placeholders (kube-scheduler's
@@ -88,6 +91,12 @@ core/static_autoscaler.go:67 ``unschedulablePodTimeBuffer``, checked at :537-547
 NEW_GPU_POD_BUFFER = 30.0
 """No scale-up while the oldest unschedulable GPU pod is younger than this: the autoscaler waits one
 more loop for more pods to come (upstream core/static_autoscaler.go:71 ``unschedulablePodWithGpuTimeBuffer``)."""
+POD_INITIAL_BACKOFF = 1.0
+"""kube-scheduler's back-off after a pod's first failed attempt (Kubernetes v1.34.12, the control plane
+tests/kube builds: pkg/scheduler/backend/queue/scheduling_queue.go:79 DefaultPodInitialBackoffDuration)."""
+POD_MAX_BACKOFF = 10.0
+"""Its longest back-off (scheduling_queue.go:83 DefaultPodMaxBackoffDuration); doubled per failed attempt up
+to it (backoff_queue.go:233-244 calculateBackoffDuration)."""
 
 
 @dataclass(eq=False)
@@ -112,6 +121,13 @@ class _Pod:
     node: _Node | None = None
     placeholder: bool = False
     """A warm-capacity placeholder (infra/simulate/warm.py): no gang, lowest priority, preempted by any pod."""
+    failures: int = 0
+    """Failed scheduling attempts (kube-scheduler's UnschedulableCount: its back-off grows with it)."""
+    queued: int = 0
+    """When it was last (re)queued, as a sequence number of attempts (the queue's Timestamp, refreshed at
+    each failure: scheduling_queue.go:881): the queue's order."""
+    queued_at: float = 0.0
+    """The same, in seconds (the back-off counts from it)."""
 
 
 @dataclass(eq=False)
@@ -166,6 +182,8 @@ class ClusterModel:
         self.last_scale_up = -math.inf
         self._open_fallbacks: list[Fallback] = []
         self._counter = 0
+        self._attempts = 0
+        self._last_pass = -math.inf
         self._sessions: list[_GangRun] = []
         self._expected = self._session_jobs = self._settled = 0
         self.done = self.env.event()
@@ -265,7 +283,15 @@ class ClusterModel:
             # The prepuller pulls the whole image as the node joins. With image streaming it does not:
             # the image is fetched lazily when the first container starts (the deep-dive's 12 s).
             node.image_at = self.env.now + self._pull_time(node.group)
-        yield self.env.timeout(t.gpu_ready.draw(rng))
+        ready_after = t.gpu_ready.draw(rng)
+        if ready_after > 0:
+            # The node registers (a Node add): kube-scheduler's NodeResourcesFit queueing hint requeues the pods
+            # its allocatable fits (plugins/noderesources/fit.go:419-432), and each fails on it while it is not
+            # usable, its back-off one step longer. The model takes the node's allocatable as advertised at
+            # registration (as kwok's nodes are); a cloud GPU node advertises its GPUs only once the device
+            # plugin runs, so there the model counts one failed attempt per new node too many for GPU pods.
+            self._bind(only=[p for p in self.pending if p.spec.may_use(node.group) and node.group.allocatable.fits(p.spec.requests)])
+        yield self.env.timeout(ready_after)
         node.record.gpu_ready = self.env.now
         self.upcoming.remove(node)
         self.nodes.append(node)
@@ -348,27 +374,72 @@ class ClusterModel:
         name = job.name if alone else f"{job.name}-{spec.role}-{self._counter:06d}"
         record = PodRecord(job.namespace, name, spec.requests, self.env.now)
         self.trace.pods.append(record)
-        pod = _Pod(spec, record, gang)
+        self._attempts += 1
+        pod = _Pod(spec, record, gang, queued=self._attempts, queued_at=self.env.now)
         self.pending.append(pod)
         return pod
 
-    def _bind(self) -> None:
-        """Bind every pending pod that fits a ready node, oldest first (a kind of pod that fits no node
-        is skipped for the rest of the pass: binding only takes room)."""
+    def _backoff_expiry(self, pod: _Pod) -> float:
+        """When the pod's back-off ends, as kube-scheduler computes it (Kubernetes v1.34.12
+        pkg/scheduler/backend/queue/backoff_queue.go:221-244): none before its first failure; then
+        POD_INITIAL_BACKOFF doubled per failure to POD_MAX_BACKOFF, from its last requeue, truncated to the
+        whole second (:139-144, the 1 s ordering window of SchedulerPopFromBackoffQ, on by default in 1.34)."""
+        if pod.failures == 0:
+            return -math.inf
+        return math.floor(pod.queued_at + min(POD_MAX_BACKOFF, POD_INITIAL_BACKOFF * 2 ** (pod.failures - 1)))
+
+    def _bind(self, only: list[_Pod] | None = None) -> None:
+        """A scheduling pass: the pods an event requeues are tried in kube-scheduler's queue order and bound
+        where they fit, the others failing once more. ``only``: the pods the event concerns (new pods: only
+        they are tried; a registering node: the pods it fits); otherwise every pending pod (a node usable, a
+        pod gone: the events NodeResourcesFit's queueing hints requeue pods on).
+
+        The queue as Kubernetes v1.34.12 keeps it (pkg/scheduler/backend/queue): a requeued pod goes to the
+        active queue if its back-off is over, else to the back-off queue (scheduling_queue.go:1169-1190); the
+        active queue is ordered by priority and then by when the pod was last queued
+        (plugins/queuesort/priority_sort.go:45-49: warm-capacity placeholders, the one lower priority the
+        model has, go after every workload pod), a time refreshed at every
+        failure (scheduling_queue.go:881); when the active queue is empty the scheduler pops the back-off
+        queue in back-off order (active_queue.go:256-282, SchedulerPopFromBackoffQ), so no room is left idle
+        and the back-off decides only who goes first: a pod that failed often, backing off, loses a node to a
+        newer pod that is not. The 5-minute flush of unschedulable pods (scheduling_queue.go:66, :930-945)
+        changes nothing here: the model requeues every pending pod at every event that frees room. A kind of
+        pod that fits no node fails for the rest of the pass without being tried (binding only takes room).
+
+        A burst of events (passes at one instant: the nodes of one scale-up registering) reorders the pods it
+        fails at random. Upstream, a pod whose attempt is in flight when an event comes is requeued at once
+        (scheduling_queue.go:771-801, :897) and, the active queue being empty, tried again, its timestamp
+        refreshed: which pods an event catches in flight is a race of milliseconds, so after a burst the
+        queue's order among pods of equal back-off is no longer their age. The model cannot time that race
+        and draws the order (the differential check's steady arrivals: the real runs' oldest pods lose the
+        nodes of the first scale-up to younger ones, different pods in each run). Spaced events keep the
+        order: a queue of pods that fail one event at a time is first come, first served."""
+        now = math.floor(self.env.now)
+        tried = self.pending if only is None else only
+        expiry = {id(p): self._backoff_expiry(p) for p in tried}
+        order = sorted(tried, key=lambda p: (p.placeholder, expiry[id(p)] >= now, expiry[id(p)] if expiry[id(p)] >= now else 0.0, p.queued))
         blocked: set[PodSpec] = set()
-        left: list[_Pod] = []
-        # The scheduler's queue sorts by priority first (PrioritySort): placeholders after every real pod.
-        queue, self.pending = sorted(self.pending, key=lambda p: p.placeholder), []
-        for pod in queue:
+        placed: set[int] = set()
+        failed: list[_Pod] = []
+        for pod in order:
             node = None if pod.spec in blocked else self._best_node(pod.spec)
             if node is None and self.placeholders is not None and not pod.placeholder and pod.spec not in blocked:
                 node = self.placeholders.preempt(pod.spec)
             if node is None:
                 blocked.add(pod.spec)
-                left.append(pod)
+                failed.append(pod)
             else:
                 self._start(pod, node)
-        self.pending = left + self.pending  # placeholders replaced during the pass queue behind
+                placed.add(id(pod))
+        if self._last_pass == self.env.now and len(failed) > 1:
+            self.random.shuffle(failed)
+        self._last_pass = self.env.now
+        for pod in failed:
+            self._attempts += 1
+            pod.failures += 1
+            pod.queued, pod.queued_at = self._attempts, self.env.now
+        if placed:
+            self.pending = [p for p in self.pending if id(p) not in placed]
 
     def _best_node(self, spec: PodSpec) -> _Node | None:
         best, best_key = None, None
@@ -491,10 +562,11 @@ class ClusterModel:
             self.done.succeed(self.env.now)
 
     def submit(self, job: Job) -> None:
-        """A job arrives now."""
+        """A job arrives now: its new pods are tried (a new pod requeues no other)."""
         self.trace.jobs += 1
+        before = len(self.pending)
         self._next_stage(job, 0)
-        self._bind()
+        self._bind(only=self.pending[before:])
 
     def add_jobs(self, jobs: Iterable[Job]) -> None:
         """Jobs arriving at their ``at`` (sorted by it). A job whose every gang is a session (work None)
@@ -587,11 +659,16 @@ class ClusterModel:
     def _all_new(self, unplaced: list[tuple[PodSpec, int]]) -> bool:
         """The pods no upcoming node takes are all new (upstream static_autoscaler.go:1047-1053): the
         oldest is younger than NEW_POD_BUFFER, or the oldest GPU pod younger than NEW_GPU_POD_BUFFER.
-        Upcoming capacity is given to the oldest pods of a kind, so the unplaced ones are its newest."""
+        Which pods of a kind the upcoming nodes take is not their age order: upstream packs them in the
+        order of the pod lister (the informer cache's map, no order) sorted by priority alone
+        (core/podlistprocessor/filter_out_schedulable.go:97-101, sort.Slice, not stable), so the pods
+        left over are any of them: a random choice here, and an old pod among them ends the wait
+        (the differential check, tests/differential, showed the age-ordered choice scaling up later)."""
         now = self.env.now
         pods: list[_Pod] = []
         for spec, count in unplaced:
-            pods += [p for p in self.pending if p.spec == spec][-count:]
+            of_spec = [p for p in self.pending if p.spec == spec]
+            pods += self.random.sample(of_spec, count)
         oldest = min(p.record.created for p in pods)
         gpu = [p.record.created for p in pods if p.spec.requests.gpus]
         return oldest + NEW_POD_BUFFER > now or (bool(gpu) and min(gpu) + NEW_GPU_POD_BUFFER > now)

@@ -35,7 +35,8 @@ REAL = {
 
 @dataclass(frozen=True)
 class Group:
-    """A node group: its nodes' allocatable and bounds; ``ready`` False for nodes that never become Ready."""
+    """A node group: its nodes' allocatable and bounds; ``refused``: the cloud has no capacity for it and says so
+    at once (every scale-up of it fails when asked: see regenerate.py ``refuse``)."""
 
     name: str
     cpu: int
@@ -46,7 +47,7 @@ class Group:
     max_nodes: int
     min_nodes: int = 0
     priority: int = 0
-    ready: bool = True
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,9 @@ def _every(start: float, step: float, count: int, run: float, **kw: int) -> tupl
 
 SCENARIOS = (
     Scenario(
-        "steady", "one GPU pod every 4 s for 80 s, each running 40 s, on a group of 1-GPU nodes (one warm)",
-        (Group("gpu", 4000, 16384, 1, max_nodes=12, min_nodes=1),), _every(2.0, 4.0, 20, 40.0), horizon=180.0,
+        "steady", "one GPU pod every 4 s for 80 s, each running 42 s, on a group of 1-GPU nodes (one warm); a pod ends "
+        "2 s after a pod is created, never with it (which comes first would be decided by the harness's lag)",
+        (Group("gpu", 4000, 16384, 1, max_nodes=12, min_nodes=1),), _every(2.0, 4.0, 20, 42.0), horizon=180.0,
     ),
     Scenario(
         "burst", "12 GPU pods at once on an empty group of 1-GPU nodes, each running 30 s",
@@ -106,31 +108,41 @@ SCENARIOS = (
         (Group("big", 16000, 65536, 1, max_nodes=8), Group("small", 4000, 16384, 1, max_nodes=8)),
         tuple(Pod(2.0, 30.0, cpu=3000, memory=12288) for _ in range(4)), horizon=150.0,
     ),
+    Scenario(
+        "spot-shortage-early-abort",
+        "4 GPU pods at once; a spot group above its on-demand twin (priority expander) whose every scale-up the cloud "
+        "refuses at once: the autoscaler backs the spot group off and the next loop falls back to on-demand",
+        (Group("spot", 4000, 16384, 1, max_nodes=4, priority=20, refused=True), Group("ondemand", 4000, 16384, 1, max_nodes=4, priority=10)),
+        _every(2.0, 0.0, 4, 30.0), horizon=150.0, expander="priority,least-waste",
+    ),
 )
 
 
 def groups_of(scenario: Scenario) -> list[NodeGroup]:
     return [
         NodeGroup(g.name, g.name, "gpu", g.name, Resources(g.cpu, g.memory, g.gpus), g.gpus, accelerator="t4" if g.gpus else None,
-                  spot=not g.ready, priority=g.priority, min_nodes=g.min_nodes, max_nodes=g.max_nodes)
+                  spot=g.refused, priority=g.priority, min_nodes=g.min_nodes, max_nodes=g.max_nodes)
         for g in scenario.groups
     ]
 
 
 def timings_of(scenario: Scenario, ready: tuple[float, float] | None = None) -> Timings:
     """The simulator's settings for the scenario: the same scaled values the real autoscaler gets; a node
-    joins with its GPUs ``node_ready`` after the scale-up (kwok makes it Ready then); no image pull, no
-    container start (kwok runs no container); a group whose nodes never become Ready is a spot group
-    that always finds no capacity, given up on at max_node_provision (the kwok provider reports no
-    instance errors, so there is no early abort on the real side). ``ready``: the (shortest, longest)
+    registers at the scale-up (kwok's provider creates the Node object then, with its GPUs and a taint, so
+    the pods its registration requeues fail on it) and is usable ``node_ready`` later (kwok makes it Ready,
+    the harness lifts the taint); no image pull, no
+    container start (kwok runs no container); a refused group is a spot group that always finds no
+    capacity, reported at once (early abort with no report delay: the real side's IncreaseSize fails
+    when asked). ``ready``: the (shortest, longest)
     creation-to-usable time the real run measured, instead of exactly node_ready."""
     s = scenario.scaled
     return Timings(
-        scan_interval=s("scan_interval"), provision=Dist("uniform", *ready) if ready else fixed(s("node_ready")), gpu_ready=fixed(0.0), image_pull=fixed(0.0),
+        scan_interval=s("scan_interval"), provision=fixed(0.0), gpu_ready=Dist("uniform", *ready) if ready else fixed(s("node_ready")), image_pull=fixed(0.0),
         image_pull_streaming=fixed(0.0), prepuller=True, pod_start=fixed(0.0), scale_down_unneeded=s("scale_down_unneeded"),
         scale_down_delay_after_add=s("scale_down_delay_after_add"), unremovable_recheck=s("unremovable_recheck"),
-        max_node_provision=s("max_node_provision"), early_abort=False, initial_backoff=s("initial_backoff"),
-        max_backoff=s("max_backoff"), spot_shortage=1.0 if any(not g.ready for g in scenario.groups) else 0.0,
+        max_node_provision=s("max_node_provision"), initial_backoff=s("initial_backoff"),
+        max_backoff=s("max_backoff"), spot_shortage=1.0 if any(g.refused for g in scenario.groups) else 0.0,
+        early_abort=any(g.refused for g in scenario.groups), failure_report=fixed(0.0),
     )
 
 
@@ -148,8 +160,9 @@ def simulate(scenario: Scenario, seed: int = 0, ready: tuple[float, float] | Non
     return model.run(scenario.horizon)
 
 
-def figures(waits: list[float], nodes: list[tuple[float, float | None]], horizon: float) -> dict[str, object]:
-    """The compared figures from per-pod waits (creation to scheduled) and nodes (added, removed or None)."""
+def figures(waits: list[float], nodes: list[tuple[float, float | None]], horizon: float, binds: list[float] | None = None) -> dict[str, object]:
+    """The compared figures from per-pod waits (creation to scheduled), nodes (added, removed or None) and when
+    each pod was scheduled (``binds``)."""
     ordered = sorted(waits)
     added = sorted(a for a, _ in nodes)
     removed = sorted(r for _, r in nodes if r is not None)
@@ -161,6 +174,8 @@ def figures(waits: list[float], nodes: list[tuple[float, float | None]], horizon
     return {
         "waits": [round(w, 2) for w in ordered],
         "median_wait": round(ordered[len(ordered) // 2], 2) if ordered else None,
+        "mean_wait": round(sum(ordered) / len(ordered), 2) if ordered else None,
+        "binds": [round(b, 2) for b in sorted(binds or [])],
         "max_wait": round(ordered[-1], 2) if ordered else None,
         "peak_nodes": peak,
         "nodes_added": len(added),
@@ -173,7 +188,10 @@ def figures(waits: list[float], nodes: list[tuple[float, float | None]], horizon
 def simulated_figures(scenario: Scenario, seed: int = 0, ready: tuple[float, float] | None = None) -> dict[str, object]:
     trace = simulate(scenario, seed, ready)
     waits = [p.bound - p.created for p in trace.pods if p.bound is not None]
-    nodes = [(n.requested, n.removed) for n in trace.nodes]
-    out = figures(waits, nodes, scenario.horizon)
-    out["groups"] = {g.name: sum(1 for n in trace.nodes if n.group.name == g.name) for g in scenario.groups}
+    binds = [p.bound for p in trace.pods if p.bound is not None]
+    # Nodes that got no capacity never existed as Node objects (the real side's refused creations): not counted.
+    made = [n for n in trace.nodes if not n.failed]
+    nodes = [(n.requested, n.removed) for n in made]
+    out = figures(waits, nodes, scenario.horizon, binds)
+    out["groups"] = {g.name: sum(1 for n in made if n.group.name == g.name) for g in scenario.groups}
     return out

@@ -89,14 +89,19 @@ MUTANTS: dict[str, tuple[str, str, list[Check]]] = {
         [checks.test_max_node_provision_time_counts_from_the_group_s_newest_scale_up],
     ),
     "FIFO swapped for LIFO": (
-        "        self.pending.append(pod)\n        return pod\n",
-        "        self.pending.insert(0, pod)\n        return pod\n",
+        "expiry[id(p)] if expiry[id(p)] >= now else 0.0, p.queued))",
+        "expiry[id(p)] if expiry[id(p)] >= now else 0.0, -p.queued))",
         [checks.test_a_fixed_pool_with_poisson_arrivals_waits_as_erlang_c],
     ),
     "warm-capacity placeholders never preempted": (
         "node = self.placeholders.preempt(pod.spec)",
         "node = None",
         [warm_checks.test_a_pod_that_finds_no_free_gpu_preempts_a_placeholder_and_starts_at_once],
+    ),
+    "no requeue back-off": (
+        "        if pod.failures == 0:\n            return -math.inf\n",
+        "        if True:\n            return -math.inf\n",
+        [checks.test_a_pod_backing_off_longer_loses_the_node_to_a_newer_one],
     ),
 }
 

@@ -239,6 +239,27 @@ def test_pods_bind_oldest_first_across_kinds() -> None:
     assert running["older"] < running["younger"]
 
 
+def _backoff_race() -> dict[str, float]:
+    """One 1-GPU node held until 30 s; an "older" GPU pod from 1 s fails at every pod end of a CPU pod stream
+    (5, 10, ..., 25 and 29.5 s: 7 failures, a 10 s back-off), a "newer" one from 28 s fails twice: when the GPU
+    node frees at 30 s both are backing off, the newer until 31 s, the older until 39 s. When each was bound."""
+    cpu = PodSpec("cpu", Resources(cpu=100, memory=100))
+    model = ClusterModel([group(gpus=1, lo=1, hi=1), group("cpu", gpus=0, lo=1, hi=1)], timings=STARTUP, autoscale=False)
+    stream = [job(0.0, end, (cpu,), name=f"cpu{i}") for i, end in enumerate((5.0, 10.0, 15.0, 20.0, 25.0, 29.5))]
+    model.add_jobs([job(0.0, 30.0, name="holder"), *stream, job(1.0, 50, name="older"), job(28.0, 50, name="newer")])
+    trace = model.run(until=200)
+    return {p.name: p.bound for p in trace.pods if p.name in ("older", "newer")}  # type: ignore[misc]
+
+
+def test_a_pod_backing_off_longer_loses_the_node_to_a_newer_one() -> None:
+    """kube-scheduler's requeue back-off (model._bind): a pod's back-off doubles with each failed attempt, 1 s to
+    10 s, and among pods still backing off the one whose back-off ends first is tried first, so the newer pod,
+    with 2 failures, takes the node the older one, with 7, waited 29 s for. (Oldest first would bind the older.)"""
+    bound = _backoff_race()
+    assert bound["newer"] == 30.0
+    assert bound["older"] > 30.0
+
+
 def test_a_taint_keeps_pods_that_do_not_tolerate_it_off_the_pool() -> None:
     training = group("training", hi=4, taints=("gpu-platform.io/workload", "nvidia.com/gpu"), image_streaming=True)
     shared = group("shared", hi=4, taints=("nvidia.com/gpu",), image_streaming=True)
