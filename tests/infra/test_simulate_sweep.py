@@ -173,7 +173,7 @@ def test_a_configuration_that_meets_the_target_on_too_few_seeds_is_not_recommend
     than 3 in 4 of them. Run again with that target and those seeds, no warm node meets the target on seed 0
     but is not recommended, and two warm nodes per zone (a p90 of a few seconds) are, though they cost more."""
     from gpu_platform.infra.cli import main
-    from gpu_platform.infra.cli.simulate import HOLDS
+    from gpu_platform.infra.simulate.runs import HOLDS
 
     sweep = ["simulate", "dev-gke", "--workload", str(LIGHT), "--sweep", "gke.gpu_pools[t4].autoscaling.min_nodes=0,2", "--processes", "1"]
     assert main([*sweep, "--target-p90", "1h", "--seeds", "6", "--json", str(tmp_path / "probe.json")]) == 0
