@@ -219,11 +219,12 @@ _CLOUD_OF_KEY = {"gcp-machines": Cloud.GCP, "gcp-gpus": Cloud.GCP, "aws": Cloud.
 def kept_sources(table: PriceTable, cloud: Cloud | str) -> list[str]:
     """The source lines of ``table`` that ``cloud``'s part was read from, for a build that keeps that part.
 
-    A line citing one of the cloud's pinned files, or the cloud's pricing API, is kept as it is; a table
-    whose lines name neither (written by hand) is kept as one line naming its date and every source."""
+    A line citing one of the cloud's pinned files or its pricing API, or starting with the cloud's name
+    ("AWS part: ...", a build's --note), is kept as it is; a table whose lines name none of these (written
+    by hand) is kept as one line naming its date and every source."""
     cloud = Cloud(cloud)
     marks = [f"github.com/{s.repo}/blob/{s.commit}/{s.path}" for s in BUILD_SOURCES if _CLOUD_OF_KEY[s.key] is cloud]
-    marks += list(_CLOUD_SOURCE_MARKS[cloud])
+    marks += [*_CLOUD_SOURCE_MARKS[cloud], f"{cloud.value.upper()} "]
     own = [line for line in table.sources if any(line.startswith(mark) for mark in marks)]
     if own:
         return own

@@ -367,6 +367,9 @@ def test_prices_build_keeps_the_gcp_part_of_a_table_and_its_sources(tmp_path: Pa
     assert [t.region for t in table.aws] == ["ap-northeast-1", "ap-south-1", "eu-west-1", "us-west-2"]
     assert table.sources[:3] == [BUILD_SOURCES[0].cite(), BUILD_SOURCES[1].cite(), BUILD_SOURCES[2].cite()]
     assert table.sources[3] == "a note" and table.sources[4].startswith("control-plane fee")
+    # The shipped table's AWS lines (its pinned file and the notes on it) are what --aws-from keeps.
+    assert kept_sources(SHIPPED_TABLE, "aws") == [s for s in SHIPPED_TABLE.sources if s.startswith(("github.com/skypilot-org/skypilot-catalog/blob/27f67dd4", "AWS "))]
+    assert len(kept_sources(SHIPPED_TABLE, "aws")) == 3
     # A table of hand-written sources is kept as one line naming its date and every source.
     assert kept_sources(_table(g5_xlarge=HourlyPrice(on_demand=1.0)), "aws") == [
         "AWS part kept from a table of 2026-01-01, whose sources were: test"
