@@ -6,9 +6,10 @@
         credentials, and write the table (the shipped one's shape) for `simulate --prices FILE`.
         A cloud not asked keeps the shipped table's entries. Exit 0, 2 on bad flags, 4 when a
         provider cannot be asked (one line: no credentials, a refusal).
-    gpu-platform prices build --file KEY=PATH ... --date TEXT --out FILE
+    gpu-platform prices build --file KEY=PATH ... [--gcp-from TABLE | --aws-from TABLE] --date TEXT --out FILE
         Rebuild the shipped table (infra/simulate/prices.json) from local copies of the pinned
-        public files price_sources.BUILD_SOURCES names (each KEY at its commit).
+        public files price_sources.BUILD_SOURCES names (each KEY at its commit); one cloud's part
+        may be kept from an existing table instead (its sources carried over).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         aws_from_skypilot,
         gcp_gpus_from_skypilot,
         gcp_machines_from_cyclenerd,
+        kept_sources,
         table_json,
         table_of,
     )
@@ -71,22 +73,33 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     files = _files(args.file)
     target = file_target("--out", args.out)
-    for needed in ("gcp-machines", "gcp-gpus"):
-        if needed not in files:
-            raise CommandError(f"--file {needed}=PATH: required (the GCP part of the table)")
+    gcp_files = [k for k in ("gcp-machines", "gcp-gpus") if k in files]
+    if args.gcp_from is not None and gcp_files:
+        raise CommandError(f"give the GCP part once: --file {gcp_files[0]}=PATH or --gcp-from TABLE (kept), not both")
+    if args.gcp_from is None:
+        for needed in ("gcp-machines", "gcp-gpus"):
+            if needed not in files:
+                raise CommandError(f"--file {needed}=PATH: required (the GCP part of the table), or --gcp-from TABLE to keep it")
     if ("aws" in files) == (args.aws_from is not None):
         raise CommandError("give the AWS part once: --file aws=PATH (SkyPilot's aws/vms.csv) or --aws-from TABLE (kept)")
     by_key = {s.key: s for s in BUILD_SOURCES}
-    sources = [by_key[k].cite() for k in ("gcp-machines", "gcp-gpus")]
-    machines = gcp_machines_from_cyclenerd(_read_yaml("--file gcp-machines", files["gcp-machines"]))
-    gpus = gcp_gpus_from_skypilot(_read_text("--file gcp-gpus", files["gcp-gpus"]))
+    if args.gcp_from is None:
+        sources = [by_key[k].cite() for k in ("gcp-machines", "gcp-gpus")]
+        machines = gcp_machines_from_cyclenerd(_read_yaml("--file gcp-machines", files["gcp-machines"]))
+        gpus = gcp_gpus_from_skypilot(_read_text("--file gcp-gpus", files["gcp-gpus"]))
+    else:
+        kept = PriceTable.from_data(_read_yaml("--gcp-from", args.gcp_from), f"--gcp-from {args.gcp_from}")
+        machines = {t.region: dict(t.machines) for t in kept.gcp}
+        gpus = {t.region: dict(t.gpus) for t in kept.gcp}
+        sources = kept_sources(kept, "gcp")
     if "aws" in files:
         aws = aws_from_skypilot(_read_text("--file aws", files["aws"]))
         sources.append(by_key["aws"].cite())
     else:
         kept = PriceTable.from_data(_read_yaml("--aws-from", args.aws_from), f"--aws-from {args.aws_from}")
         aws = {t.region: dict(t.machines) for t in kept.aws}
-        sources += [f"AWS part kept from a table of {kept.date}, whose sources were: {s}" for s in kept.sources]
+        sources += kept_sources(kept, "aws")
+    sources += args.note
     sources.append("control-plane fee: GKE cluster management and EKS standard support, USD 0.10 per cluster-hour (the providers' pricing pages)")
     table = table_of(args.date, sources, machines, gpus, aws)
     data = table_json(table)
@@ -171,6 +184,10 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     build.add_argument("--file", action="append", default=[], metavar="KEY=PATH",
                        help="a local copy of a source at its commit: gcp-machines, gcp-gpus, aws (price_sources.BUILD_SOURCES)")
     build.add_argument("--aws-from", metavar="TABLE", help="keep the AWS part of this table instead of --file aws=PATH")
+    build.add_argument("--gcp-from", metavar="TABLE",
+                       help="keep the GCP part of this table (e.g. the shipped one) instead of --file gcp-machines/gcp-gpus")
+    build.add_argument("--note", action="append", default=[], metavar="TEXT",
+                       help="a line added to the table's sources (what a local copy holds of its source, say)")
     build.add_argument("--date", required=True, help="the table's date, as the report prints it")
     build.add_argument("--out", metavar="FILE", required=True, help="the table to write (the shipped one: infra/simulate/prices.json)")
     build.set_defaults(func=cmd_build)

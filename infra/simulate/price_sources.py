@@ -15,10 +15,12 @@ It is built from public, dated, pinned sources, named with their commits in the 
   ``catalogs/v7/gcp/vms.csv``, the accelerator rows (no InstanceType; a row's price is the count's,
   so one GPU costs price / count). The catalog repeats a region's price in each zone it lists.
 - AWS instance types: skypilot-org/skypilot-catalog's ``catalogs/v7/aws/vms.csv`` (on-demand per
-  region, spot per Availability Zone). Its zones are zone IDs (``usw2-az1``), which name a
+  region, spot per Availability Zone: the catalog's snapshot of each zone's spot price when its CI
+  wrote that commit, not an average over time). Its zones are zone IDs (``usw2-az1``), which name a
   different zone in each account, so the table keeps the region's spot as the middle of the
   zones' (the median) and no per-zone figure; ``prices refresh`` asks EC2 itself and keeps the
-  zone names the account sees.
+  zone names the account sees. Every region the file prices a GPU type of the catalog in is a
+  region of the table (22 at the pinned commit); a region it does not price is refused by name.
 
 Figures are rounded to 5 decimal places of a dollar per hour (a hundredth of a cent); the control
 plane's fee is the providers' list price (GKE cluster management and EKS standard support, USD
@@ -50,6 +52,7 @@ __all__ = [
     "catalog_types",
     "gcp_gpus_from_skypilot",
     "gcp_machines_from_cyclenerd",
+    "kept_sources",
     "table_json",
     "table_of",
 ]
@@ -93,7 +96,8 @@ BUILD_SOURCES: tuple[Source, ...] = (
     Source(
         "aws", "skypilot-org/skypilot-catalog", "27f67dd4e1bc0d35fa0ec075180ad54b230882c4",
         None, "catalogs/v7/aws/vms.csv",
-        "AWS instance types per region, on-demand; spot the median of the region's Availability Zones",
+        "AWS instance types per region, on-demand; spot the median of the region's Availability Zones "
+        "(the catalog's per-zone spot snapshot at this commit)",
     ),
 )
 """The files ``gpu-platform prices build`` reads, each at its commit."""
@@ -201,6 +205,30 @@ def aws_from_skypilot(text: str) -> dict[str, dict[str, HourlyPrice]]:
         s = spot.get((region, name))
         out[region][name] = _price(statistics.median(values), statistics.median(s) if s else None)
     return dict(out)
+
+
+# What names a cloud's part in a table's sources: its pinned files (BUILD_SOURCES) and the pricing APIs
+# ``prices refresh`` asks (refresh.refreshed_table's source lines).
+_CLOUD_SOURCE_MARKS = {
+    Cloud.GCP: ("Cloud Billing Catalog API",),
+    Cloud.AWS: ("AWS Price List API",),
+}
+_CLOUD_OF_KEY = {"gcp-machines": Cloud.GCP, "gcp-gpus": Cloud.GCP, "aws": Cloud.AWS}
+
+
+def kept_sources(table: PriceTable, cloud: Cloud | str) -> list[str]:
+    """The source lines of ``table`` that ``cloud``'s part was read from, for a build that keeps that part.
+
+    A line citing one of the cloud's pinned files or its pricing API, or starting with the cloud's name
+    ("AWS part: ...", a build's --note), is kept as it is; a table whose lines name none of these (written
+    by hand) is kept as one line naming its date and every source."""
+    cloud = Cloud(cloud)
+    marks = [f"github.com/{s.repo}/blob/{s.commit}/{s.path}" for s in BUILD_SOURCES if _CLOUD_OF_KEY[s.key] is cloud]
+    marks += [*_CLOUD_SOURCE_MARKS[cloud], f"{cloud.value.upper()} "]
+    own = [line for line in table.sources if any(line.startswith(mark) for mark in marks)]
+    if own:
+        return own
+    return [f"{cloud.value.upper()} part kept from a table of {table.date}, whose sources were: " + "; ".join(table.sources)]
 
 
 def table_of(

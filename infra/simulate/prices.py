@@ -106,7 +106,15 @@ class PriceTable(BaseModel):
 
         def pick(prices: dict[str, HourlyPrice], key: str, what: str) -> float:
             price = prices.get(key)
-            value = None if price is None else getattr(price, capacity)
+            if price is None:
+                kind = "gpus" if what == "GPU" else "machines"
+                where = [t.region for t in (self.gcp if Cloud(cloud) is Cloud.GCP else self.aws) if key in getattr(t, kind)]
+                have = f"it prices it in {len(where)} regions: " + ", ".join(where) if where else "it prices it in no region"
+                raise SimulationError(
+                    f"the price table has no {what} {key} in {cloud} {region} ({have}); "
+                    "choose a type offered there or add it with --prices FILE"
+                )
+            value = getattr(price, capacity)
             if value is None:
                 raise SimulationError(
                     f"the price table has no {capacity.replace('_', '-')} price for {what} {key} ({cloud} {region}); "

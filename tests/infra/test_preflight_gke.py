@@ -66,7 +66,23 @@ def test_notice_names_the_pool_the_zone_the_gpu_and_the_zones_that_have_it() -> 
     )
     assert gpu_zone_notice("h100", "nvidia-h100-80gb", "us-central1-a") is None
     assert "no zone of southamerica-east1 offers it" in (gpu_zone_notice("h100", "nvidia-h100-80gb", "southamerica-east1-a") or "")
-    assert "was not checked offline" in (gpu_zone_notice("t4", "nvidia-tesla-t4", "us-central1-a") or "")
+    # An accelerator the data does not list is said to be unchecked (every catalog GPU is listed now).
+    assert "was not checked offline" in (gpu_zone_notice("k80", "nvidia-tesla-k80", "us-central1-a") or "")
+
+
+def test_the_n1_gpus_are_listed_by_their_zones() -> None:
+    """The GPUs N1 machines attach (T4, P4, P100, V100), from the source's accelerator rows: asia-northeast1
+    offers T4 in zones a and c only; V100 is in europe-west4's three zones and no zone of asia-northeast1."""
+    assert [z for z in zones_offering("nvidia-tesla-t4") or [] if z.startswith("asia-northeast1-")] == [
+        "asia-northeast1-a", "asia-northeast1-c",
+    ]
+    assert gpu_zone_notice("t4", "nvidia-tesla-t4", "asia-northeast1-b") == (
+        "gke pool t4: zone asia-northeast1-b does not offer nvidia-tesla-t4 (zones of asia-northeast1 that offer it: "
+        "asia-northeast1-a, asia-northeast1-c; components/data/gpu_zones.json, 2026-11); its nodes could never start there"
+    )
+    assert gpu_zone_notice("v100", "nvidia-tesla-v100", "europe-west4-c") is None
+    assert "no zone of asia-northeast1 offers it" in (gpu_zone_notice("v100", "nvidia-tesla-v100", "asia-northeast1-a") or "")
+    assert len(zones_offering("nvidia-tesla-p4") or []) == 17 and len(zones_offering("nvidia-tesla-p100") or []) == 12
 
 
 # --- The offline preview's notice ---------------------------------------------------------------
@@ -82,8 +98,22 @@ def test_the_preview_says_nothing_of_a_pool_whose_zones_offer_its_gpu() -> None:
     assert [n for n in cfg.notices() if n.startswith("gke pool")] == []
 
 
-def test_the_preview_says_what_it_could_not_check() -> None:
-    (line,) = [n for n in config().notices() if n.startswith("gke pool")]  # the default pool: T4, not in the table
+def test_the_preview_notices_a_t4_pool_in_a_zone_without_t4_and_not_one_with_it() -> None:
+    tokyo = {"location": "asia-northeast1"}
+    cfg = config(**tokyo, node_locations=["asia-northeast1-a", "asia-northeast1-b"])
+    assert [n for n in cfg.notices() if n.startswith("gke pool")] == [gpu_zone_notice("t4", "nvidia-tesla-t4", "asia-northeast1-b")]
+    cfg = config(**tokyo, node_locations=["asia-northeast1-a", "asia-northeast1-c"])
+    assert [n for n in cfg.notices() if n.startswith("gke pool")] == []
+    assert [n for n in config().notices() if n.startswith("gke pool")] == []  # the default: T4 in us-central1-b and -c
+
+
+def test_the_preview_says_what_it_could_not_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GPU the shipped data does not list (here T4, taken out of it) is named as unchecked, not passed."""
+    from gpu_platform.components import gpu_zones
+
+    data = {**gpu_zones._data(), "gcp": {k: v for k, v in gpu_zones._data()["gcp"].items() if k != "nvidia-tesla-t4"}}
+    monkeypatch.setattr(gpu_zones, "_data", lambda: data)
+    (line,) = [n for n in config().notices() if n.startswith("gke pool")]
     assert line.startswith("gke pool t4: whether zone us-central1-b, us-central1-c offers nvidia-tesla-t4 was not checked offline")
 
 
@@ -99,9 +129,23 @@ def test_offline_refuses_a_zone_without_the_gpu() -> None:
     ]
 
 
-def test_offline_says_which_gpus_the_table_does_not_list() -> None:
+def test_offline_says_which_gpus_the_table_does_not_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpu_platform.components import gpu_zones
+
+    data = {**gpu_zones._data(), "gcp": {k: v for k, v in gpu_zones._data()["gcp"].items() if k != "nvidia-tesla-t4"}}
+    monkeypatch.setattr(gpu_zones, "_data", lambda: data)
     (line, _) = lines(preflight_gke(config(), None, None))
     assert line == "ok: pool t4: nvidia-tesla-t4 not checked offline: the shipped GPU zone data (2026-11) does not list it; run preflight gke online"
+
+
+def test_offline_checks_a_t4_pool_by_the_shipped_data() -> None:
+    (line, _) = lines(preflight_gke(config(), None, None))
+    assert line == "ok: pool t4: nvidia-tesla-t4 is offered in us-central1-b, us-central1-c by the shipped data (2026-11)"
+    findings = preflight_gke(config(location="asia-northeast1", node_locations=["asia-northeast1-a", "asia-northeast1-b"]), None, None)
+    assert lines(findings)[0] == (
+        "error: pool t4: zone asia-northeast1-b of node_locations does not offer nvidia-tesla-t4 by the shipped data (2026-11); "
+        "zones of asia-northeast1 that do: asia-northeast1-a, asia-northeast1-c"
+    )
 
 
 def test_offline_passes_zones_that_offer_the_gpu() -> None:
@@ -262,7 +306,8 @@ def test_the_library_s_own_types_and_errors() -> None:
     answer, in a fresh interpreter that loads the library before the Pulumi SDK."""
     pytest.importorskip("google.auth", reason="google-cloud-compute is the [gcp] extra")
     done = subprocess.run([sys.executable, "-c", LIBRARY_CHECK], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120)
-    if "No module named 'google.cloud'" in done.stderr:
+    # google.cloud may exist without compute_v1 (another google-cloud-* package, e.g. the [prices] extra's billing).
+    if "No module named 'google.cloud'" in done.stderr or "cannot import name 'compute_v1'" in done.stderr:
         pytest.skip("google-cloud-compute is the [gcp] extra")
     assert done.returncode == 0, done.stderr[-2000:]
     out = done.stdout.splitlines()

@@ -20,6 +20,7 @@ import yaml
 from botocore.stub import Stubber
 from moto import mock_aws
 
+from gpu_platform.components.aws_catalog import AWS_INSTANCE_TYPES
 from gpu_platform.components.cloud import Cloud
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.simulate.cluster import model_inputs
@@ -30,6 +31,7 @@ from gpu_platform.infra.simulate.price_sources import (
     catalog_types,
     gcp_gpus_from_skypilot,
     gcp_machines_from_cyclenerd,
+    kept_sources,
     table_json,
     table_of,
 )
@@ -171,8 +173,16 @@ def test_a_region_or_type_the_table_lacks_is_one_line_naming_it() -> None:
     ]
     with pytest.raises(SimulationError, match=r"^the price table has no spot price for machine type g5.xlarge \(aws us-west-2\)"):
         prices.hourly("aws", "us-west-2", _group("g5.xlarge", spot=True, zones=("us-west-2a",)))
-    with pytest.raises(SimulationError, match=r"no on-demand price for machine type g6.xlarge \(aws us-west-2\)"):
+    # A type the region's prices lack altogether: named with the regions that price it.
+    with pytest.raises(SimulationError) as exc:
         prices.hourly("aws", "us-west-2", _group("g6.xlarge", spot=False, zones=("us-west-2a",)))
+    assert exc.value.lines == [
+        "the price table has no machine type g6.xlarge in aws us-west-2 (it prices it in no region); "
+        "choose a type offered there or add it with --prices FILE"
+    ]
+    with pytest.raises(SimulationError, match=r"^the price table has no machine type g6.xlarge in aws eu-west-1 \(it prices it in "
+                       r"12 regions: .*us-west-2\); choose a type offered there"):
+        SHIPPED_TABLE.hourly("aws", "eu-west-1", _group("g6.xlarge", spot=True, zones=("eu-west-1a",)))
 
 
 def test_an_n1_machine_pays_its_attached_gpus_apart() -> None:
@@ -263,6 +273,114 @@ def test_prices_build_writes_the_table_from_local_copies(tmp_path: Path, capsys:
     assert table.date == "2026-07-30" and any(BUILD_SOURCES[2].commit in s for s in table.sources)
     code, _, err = _cli(["prices", "build", "--file", "nope=x", "--date", "d", "--out", str(out)], capsys)
     assert code == 2 and err.strip() == "gpu-platform: --file nope=x: KEY=PATH with KEY one of aws, gcp-gpus, gcp-machines"
+
+
+# The AWS part: every region the source prices a catalog GPU type in ------------------------------
+
+# SkyPilot's aws/vms.csv shape (the columns the builder reads; GpuInfo and the like left empty, as the
+# builder ignores them): the rule "a region of the table is one the source prices a catalog GPU type in".
+SKYPILOT_AWS_REGIONS = """InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone
+g6.xlarge,,,,,,0.8048,0.3814,us-west-2,usw2-az1
+g6.xlarge,,,,,,0.8048,,us-west-2,usw2-az2
+g6.xlarge,,,,,,0.8048,0.5386,us-west-2,usw2-az3
+g6.xlarge,,,,,,0.8048,0.3961,us-west-2,usw2-az4
+m6i.large,,,,,,0.096,0.0375,us-west-2,usw2-az1
+g5.xlarge,,,,,,1.123,0.5181,eu-west-1,euw1-az1
+g5.xlarge,,,,,,1.123,0.5149,eu-west-1,euw1-az2
+g5.xlarge,,,,,,1.123,0.5122,eu-west-1,euw1-az3
+m6i.large,,,,,,0.107,0.0524,eu-west-1,euw1-az1
+g4dn.xlarge,,,,,,0.71,0.2306,ap-northeast-1,apne1-az1
+g4dn.xlarge,,,,,,0.71,0.2157,ap-northeast-1,apne1-az4
+p4d.24xlarge,,,,,,39.32,,ap-south-1,aps1-az1
+p4d.24xlarge,,,,,,39.32,,ap-south-1,aps1-az2
+m6i.large,,,,,,0.1177,0.0369,me-central-1,mec1-az1
+g4ad.xlarge,,,,,,0.37853,0.1445,us-east-1,use1-az1
+"""
+
+
+def test_the_aws_part_holds_every_region_the_source_prices_a_catalog_gpu_type_in() -> None:
+    aws = aws_from_skypilot(SKYPILOT_AWS_REGIONS)
+    table = table_of("d", ["s"], {}, {}, aws)
+    # A region with a catalog GPU type is in; a region with only CPU types (me-central-1) or only types
+    # outside the catalog (us-east-1's g4ad) is not.
+    assert [t.region for t in table.aws] == ["ap-northeast-1", "ap-south-1", "eu-west-1", "us-west-2"]
+    west = table.region("aws", "us-west-2").machines
+    # Spot is the median of the zones that have one (an empty zone is no price); on-demand the region's.
+    assert west["g6.xlarge"] == HourlyPrice(on_demand=0.8048, spot=0.3961)
+    assert table.region("aws", "eu-west-1").machines["g5.xlarge"] == HourlyPrice(on_demand=1.123, spot=0.5149)
+    assert table.region("aws", "ap-northeast-1").machines["g4dn.xlarge"].spot == pytest.approx((0.2306 + 0.2157) / 2)
+    # A type no zone has a spot price for is on-demand only (a spot group of it is refused by name).
+    assert table.region("aws", "ap-south-1").machines["p4d.24xlarge"] == HourlyPrice(on_demand=39.32)
+    # The build does not depend on the order of the source's rows.
+    header, *rows = SKYPILOT_AWS_REGIONS.splitlines()
+    shuffled = "\n".join([header, *rows[::-1], ""])
+    assert table_json(table_of("d", ["s"], {}, {}, aws_from_skypilot(shuffled))) == table_json(table)
+
+
+def test_the_shipped_aws_part_is_every_region_of_its_pinned_source() -> None:
+    """22 regions (every region skypilot-catalog 27f67dd4's aws/vms.csv prices a catalog GPU type in), each
+    with a GPU type and a CPU type for a system group; the source cited at its commit."""
+    regions = [t.region for t in SHIPPED_TABLE.aws]
+    assert len(regions) == 22 and {"us-west-2", "eu-west-1", "ap-northeast-1", "ap-northeast-2", "us-east-1"} <= set(regions)
+    assert any(BUILD_SOURCES[2].repo in s and BUILD_SOURCES[2].commit in s for s in SHIPPED_TABLE.sources)
+    gpu_types = {name for name, shape in AWS_INSTANCE_TYPES.items() if shape.gpu}
+    for t in SHIPPED_TABLE.aws:
+        assert set(t.machines) & gpu_types and "m6i.large" in t.machines, t.region
+        for name, price in t.machines.items():
+            assert price.on_demand > 0 and (price.spot is None or price.spot <= price.on_demand + 1e-4), (t.region, name)
+    assert set(SHIPPED_TABLE.region("aws", "us-west-2").machines) >= {"g6.xlarge", "g5.xlarge", "g6e.xlarge", "p5.48xlarge"}
+
+
+@pytest.mark.parametrize(("region", "gpu"), [("us-west-2", "g6.xlarge"), ("eu-west-1", "g5.xlarge")])
+def test_an_eks_stack_simulates_with_shipped_prices_in(region: str, gpu: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """dev-eks moved to ``region`` on ``gpu`` simulates end to end, each node-hour costed at the shipped price there."""
+    out = tmp_path / "c.json"
+    code, _, err = _cli([
+        "simulate", "dev-eks", "--hours", "1", "--set", f"eks.region={region}", "--set", f"eks.zones=[{region}a, {region}b]",
+        "--set", f"eks_node_groups.classes[t4].instance_types=[{gpu}]",
+        "--set", f"eks_node_groups.classes[scheduler].instance_types=[{gpu}]",
+        "--json", str(out), "--project-dir", str(PROJECT_DIR),
+    ], capsys)
+    assert code == 0, err
+    cost = json.loads(out.read_text())["cost"]
+    table = SHIPPED_TABLE.region("aws", region).machines
+    assert cost["region"] == region and cost["total_usd"] > 0
+    rates = {(line["machine_type"], line["capacity"]): line["usd_per_hour"] for line in cost["lines"]}
+    assert rates[(gpu, "on-demand")] == table[gpu].on_demand and rates[(gpu, "spot")] == table[gpu].spot
+    assert rates[("m6i.large", "on-demand")] == table["m6i.large"].on_demand
+
+
+def test_prices_build_keeps_the_gcp_part_of_a_table_and_its_sources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--gcp-from keeps one cloud's part as it is, with the source lines it was read from; the AWS part
+    comes from the file given; --note lines follow the sources; the same inputs write the same bytes."""
+    (tmp_path / "aws.csv").write_text(SKYPILOT_AWS_REGIONS)
+    outs = [tmp_path / "one.json", tmp_path / "two.json"]
+    for out in outs:
+        code, _, err = _cli([
+            "prices", "build", "--file", f"aws={tmp_path / 'aws.csv'}", "--gcp-from", str(SHIPPED), "--note", "a note",
+            "--date", "d", "--out", str(out),
+        ], capsys)
+        assert code == 0, err
+    assert outs[0].read_bytes() == outs[1].read_bytes()
+    table = PriceTable.model_validate(json.loads(outs[0].read_text()))
+    assert table.gcp == SHIPPED_TABLE.gcp
+    assert [t.region for t in table.aws] == ["ap-northeast-1", "ap-south-1", "eu-west-1", "us-west-2"]
+    assert table.sources[:3] == [BUILD_SOURCES[0].cite(), BUILD_SOURCES[1].cite(), BUILD_SOURCES[2].cite()]
+    assert table.sources[3] == "a note" and table.sources[4].startswith("control-plane fee")
+    # The shipped table's AWS lines (its pinned file and the notes on it) are what --aws-from keeps.
+    assert kept_sources(SHIPPED_TABLE, "aws") == [s for s in SHIPPED_TABLE.sources if s.startswith(("github.com/skypilot-org/skypilot-catalog/blob/27f67dd4", "AWS "))]
+    assert len(kept_sources(SHIPPED_TABLE, "aws")) == 3
+    # A table of hand-written sources is kept as one line naming its date and every source.
+    assert kept_sources(_table(g5_xlarge=HourlyPrice(on_demand=1.0)), "aws") == [
+        "AWS part kept from a table of 2026-01-01, whose sources were: test"
+    ]
+    code, _, err = _cli([
+        "prices", "build", "--file", f"aws={tmp_path / 'aws.csv'}", "--file", f"gcp-gpus={tmp_path / 'aws.csv'}",
+        "--gcp-from", str(SHIPPED), "--date", "d", "--out", str(outs[0]),
+    ], capsys)
+    assert code == 2 and err.strip() == (
+        "gpu-platform: give the GCP part once: --file gcp-gpus=PATH or --gcp-from TABLE (kept), not both"
+    )
 
 
 # prices refresh: AWS ----------------------------------------------------------------------------

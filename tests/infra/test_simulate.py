@@ -195,7 +195,8 @@ def test_a_missing_price_names_the_type(dev_gke, tmp_path: Path) -> None:
     table.write_text("date: '2026-01-01'\nsources: [mine]\ngcp: [{region: us-central1, machines: {e2-standard-4: {on_demand: 0.1}}}]\n")
     prices = PriceTable.from_data(yaml.safe_load(table.read_text()), str(table))
     jobs, horizon = repeat(deep_dive(DeepDive(), 0), None)
-    with pytest.raises(SimulationError, match="no on-demand price for machine type n1-standard-2 .gcp us-central1.; add it with --prices FILE"):
+    with pytest.raises(SimulationError, match=r"^the price table has no machine type n1-standard-2 in gcp us-central1 \(it prices it in no region\); "
+                       "choose a type offered there or add it with --prices FILE$"):
         run(model_inputs(dev_gke, ModelSettings()), jobs, horizon, prices)
 
 
@@ -335,11 +336,11 @@ def test_the_shipped_price_table_says_when_and_where() -> None:
 
 
 def test_a_region_the_price_table_lacks_is_named(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = _cli(["dev-eks", "--set", "eks.region=eu-west-1", "--set", "eks.zones=[eu-west-1a, eu-west-1b]"], capsys)
+    code, _, err = _cli(["dev-eks", "--set", "eks.region=il-central-1", "--set", "eks.zones=[il-central-1a, il-central-1b]"], capsys)
     assert code == 2
     table = PriceTable.shipped()
     have = ", ".join(t.region for t in table.aws)
-    assert err.strip() == (f"gpu-platform: the price table ({table.date}) has no aws prices for region eu-west-1 "
+    assert err.strip() == (f"gpu-platform: the price table ({table.date}) has no aws prices for region il-central-1 "
                            f"(it has {len(table.aws)} regions: {have}); write them with `gpu-platform prices refresh --cloud aws` "
                            "or give --prices FILE")
 
