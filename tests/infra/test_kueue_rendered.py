@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from gpu_platform.infra.preview.render import Rendering
-from tests.infra.test_rendered_intent import STACKS, _matches, _rendered
 from tests.conftest import kubectl_or_skip, upstream_or_skip
+from tests.infra.test_rendered_intent import STACKS, _matches, _rendered
 
 QUEUED = [s for s in STACKS if s in ("prod-gke", "prod-eks")]
 """The shipped stacks with both queues and monitoring (a test below checks the list is all of them)."""
