@@ -144,7 +144,7 @@ class GpuClassArgs(BaseModel):
     taints: EksClassTaints = Field(default_factory=list)
     """Extra taints (the GPU taint is always added). Default: []."""
     gpu_sharing: GpuSharing | None = None
-    """Time-slicing (TIME_SHARING) or MPS through the NVIDIA device plugin's config, as on GKE: each GPU is advertised max_shared_clients_per_gpu times, and the autoscaler's node template says GPUs x that. Not with Bottlerocket (its own device plugin does not read this config). Default: none (one container per GPU)."""
+    """Time-slicing (TIME_SHARING) or MPS through the NVIDIA device plugin's config, as on GKE: each GPU is advertised max_shared_clients_per_gpu times, and the cluster autoscaler's node template (or, with provisioner karpenter, a NodeOverlay with Karpenter's alpha NodeOverlay gate on) says GPUs x that. Not with Bottlerocket (its own device plugin does not read this config). Default: none (one container per GPU)."""
 
     @field_validator("name")
     @classmethod

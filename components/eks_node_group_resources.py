@@ -212,10 +212,13 @@ def sharing_config(sharing: GpuSharing) -> dict[str, Any]:
     }
 
 
-def device_plugin_sharing_values(classes: list[GpuClassArgs], node_groups: list[str]) -> dict[str, Any]:
+def device_plugin_sharing_values(
+    classes: list[GpuClassArgs], node_groups: list[str], *, group_label: str = EKS_NODEGROUP_LABEL
+) -> dict[str, Any]:
     """Values of the nvidia-device-plugin chart for the classes that share GPUs: one config.map entry per
     class, named as the class (its nodes carry the label nvidia.com/device-plugin.config=<class>, which the
-    chart's config manager reads), running on those classes' node groups only, tolerating every taint."""
+    chart's config manager reads), running on those classes' node groups only (their nodes carry
+    ``group_label``: the managed node group's, or Karpenter's NodePool label), tolerating every taint."""
     import yaml
 
     return {
@@ -224,7 +227,7 @@ def device_plugin_sharing_values(classes: list[GpuClassArgs], node_groups: list[
             "default": "",
         },
         "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": EKS_NODEGROUP_LABEL, "operator": "In", "values": sorted(node_groups)}]},
+            {"matchExpressions": [{"key": group_label, "operator": "In", "values": sorted(node_groups)}]},
         ]}}},
         "tolerations": [{"operator": "Exists"}],
         "failOnInitError": False,

@@ -6,7 +6,10 @@ its root volume) and per class and capacity tier a NodePool (``<class>-spot`` we
 ``<class>-on-demand``, karpenter_plan); the Karpenter controller (karpenter-crd and karpenter charts) on the
 system node group with its least-privilege IRSA role; the node role with its EKS access entry; the
 interruption queue fed by EventBridge (spot interruption, rebalance recommendation, instance state change,
-scheduled change); and the NVIDIA device plugin on the NodePools whose AMI lacks it.
+scheduled change); and the NVIDIA device plugin on the NodePools whose AMI lacks it. A class that shares its
+GPUs (gpu_sharing) gets the device plugin's chart with its sharing config, as under the cluster autoscaler,
+and a NodeOverlay saying its nodes' nvidia.com/gpu is GPUs x clients (the controller's NodeOverlay feature
+gate on), so Karpenter launches one node for that many shared-GPU pods and scales the class from zero.
 
 How the failover works: a pending GPU pod is matched against the NodePools by weight, so its class's spot
 pool is tried first. When EC2 has no spot capacity for it, Karpenter caches those offerings as unavailable
@@ -25,11 +28,16 @@ import pulumi_kubernetes as k8s
 from gpu_platform.components.cluster_component import check_live
 from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
 from gpu_platform.components.eks_gpu_pools import EksGpuPools, join_eks_cluster
-from gpu_platform.components.eks_node_group_args import KarpenterNodePoolsArgs, SpotFailoverEksNodeGroupsArgs
-from gpu_platform.components.eks_node_group_resources import device_plugin_daemonset
+from gpu_platform.components.eks_node_group_args import (
+    DEVICE_PLUGIN_CHART,
+    DEVICE_PLUGIN_REPOSITORY,
+    KarpenterNodePoolsArgs,
+    SpotFailoverEksNodeGroupsArgs,
+)
+from gpu_platform.components.eks_node_group_resources import device_plugin_daemonset, device_plugin_sharing_values
 from gpu_platform.components.eks_resources import assume_role_policy
 from gpu_platform.components.karpenter_args import KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_REPO, Provisioner
-from gpu_platform.components.karpenter_plan import NodePoolPlan, plan_node_pools
+from gpu_platform.components.karpenter_plan import NodePoolPlan, node_overlays, plan_node_pools
 from gpu_platform.components.karpenter_resources import (
     INTERRUPTION_EVENTS,
     KARPENTER_NODE_POLICIES,
@@ -64,6 +72,8 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
     """Every NodePool, by name (<class>-spot, <class>-on-demand)."""
     node_classes: dict[str, k8s.apiextensions.CustomResource]
     """Every EC2NodeClass, by class name."""
+    node_overlays: dict[str, k8s.apiextensions.CustomResource]
+    """The NodeOverlay of each class that shares its GPUs (GPUs x clients), by class name; none without sharing."""
     controller_role_arn: pulumi.Output[str]
     """The controller's IRSA role."""
     node_role_arn: pulumi.Output[str]
@@ -170,11 +180,12 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             namespace=settings.namespace, values={}, release_name="karpenter-crd",
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(ref.controllers_ready)),
         )
+        overlays = node_overlays(self.plan)
         system = self._cluster.pool_shapes()[0].placement.node_selector if self._cluster is not None else {}
         controller = helm_release(
             f"{name}-karpenter",
             chart=KARPENTER_CHART, version=settings.chart_version, repository=KARPENTER_REPO, namespace=settings.namespace,
-            values=controller_values(settings, ref.name, queue.name, controller_role.arn, dict(system)),
+            values=controller_values(settings, ref.name, queue.name, controller_role.arn, dict(system), node_overlay=bool(overlays)),
             release_name="karpenter", skip_crds=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, policy, access, *ref.controllers_ready]),
         )
@@ -201,9 +212,37 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             )
             for pool in self.plan
         }
-        plugin_pools = sorted(p.name for p in self.plan if not p.cls.ami_type.ships_device_plugin)
+        # Shared classes: Karpenter sizes their nodes by the overlay (GPUs x clients), which needs the CRD and the gate.
+        self.node_overlays = {
+            body["metadata"]["name"]: k8s.apiextensions.CustomResource(
+                f"{name}-{body['metadata']['name']}-node-overlay",
+                api_version=body["apiVersion"],
+                kind=body["kind"],
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=body["metadata"]["name"], labels=dict(MANAGED_LABELS)),
+                spec=body["spec"],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, controller]),
+            )
+            for body in overlays
+        }
+        plugin_pools = sorted(p.name for p in self.plan if not p.cls.ami_type.ships_device_plugin and p.cls.gpu_sharing is None)
         if plugin_pools:
             device_plugin_daemonset(f"{name}-device-plugin", args.device_plugin_image, plugin_pools, child, group_label=KARPENTER_NODEPOOL_LABEL)
+        shared = [c for c in args.classes if c.gpu_sharing is not None]
+        if shared:
+            # As with the cluster autoscaler: the device plugin's chart, its config map holding each class's sharing,
+            # on the shared classes' NodePools (their nodes carry nvidia.com/device-plugin.config=<class>).
+            helm_release(
+                f"{name}-device-plugin-sharing",
+                chart=DEVICE_PLUGIN_CHART,
+                version=args.device_plugin_chart_version,
+                repository=DEVICE_PLUGIN_REPOSITORY,
+                namespace="kube-system",
+                values=device_plugin_sharing_values(
+                    shared, [p.name for p in self.plan if p.cls.gpu_sharing is not None], group_label=KARPENTER_NODEPOOL_LABEL,
+                ),
+                release_name="nvidia-device-plugin-sharing",  # beside the DaemonSet nvidia-device-plugin of the other classes
+                opts=child,
+            )
 
         self.controller_role_arn = controller_role.arn
         self.node_role_arn = node_role.arn

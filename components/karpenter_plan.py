@@ -6,6 +6,12 @@ type, its limits the group's maximum nodes times the class's shape, its labels a
 group (GpuClassArgs.node_labels / node_taints), its zones the plan's. Spot first, on-demand when spot
 runs out is expressed with NodePool weights, the way Karpenter orders NodePools (see NodePoolPlan.weight).
 
+A class that shares its GPUs (gpu_sharing) gets a NodeOverlay (karpenter.sh/v1alpha1, Karpenter 1.14's
+alpha NodeOverlay feature, gated by NodeOverlay=true): Karpenter otherwise sizes a node by the instance
+type's physical GPUs, so it would launch a node per shared GPU a pod asks for; the overlay sets the
+class's instance types' nvidia.com/gpu capacity, on the class's NodePools only, to GPUs x clients (what
+the device plugin's time-slicing or MPS config advertises), and the NodePools' GPU limits count the same.
+
 Also the refusals of a stack that mixes the provisioners' settings (``provisioner_problems``).
 """
 
@@ -16,13 +22,26 @@ from typing import TYPE_CHECKING, Any
 
 from gpu_platform.components.eks_plan import class_node_groups
 from gpu_platform.components.karpenter_args import Provisioner
-from gpu_platform.components.labels import GPU_RESOURCE, PoolRole
+from gpu_platform.components.labels import GPU_RESOURCE, INSTANCE_TYPE_LABEL, KARPENTER_NODEPOOL_LABEL, PoolRole
 from gpu_platform.components.pools import CapacityType, Taint
 
 if TYPE_CHECKING:
     from gpu_platform.components.eks_node_group_args import GpuClassArgs, SpotFailoverEksNodeGroupsArgs
 
-__all__ = ["MAX_NODE_POOLS", "NodePoolPlan", "ami_alias", "node_pool_limits", "plan_node_pools", "provisioner_problems"]
+__all__ = [
+    "MAX_NODE_POOLS",
+    "NODE_OVERLAY_API_VERSION",
+    "NodePoolPlan",
+    "ami_alias",
+    "node_overlays",
+    "node_pool_limits",
+    "plan_node_pools",
+    "provisioner_problems",
+]
+
+NODE_OVERLAY_API_VERSION = "karpenter.sh/v1alpha1"
+"""The NodeOverlay CRD's one version in karpenter-crd 1.14.1 (alpha: the controller reads overlays only with
+its NodeOverlay feature gate on)."""
 
 MAX_NODE_POOLS = 100
 """NodePool weights run 1..100 (the CRD's bounds), one per pool: at most 100 pools."""
@@ -62,14 +81,6 @@ def provisioner_problems(args: SpotFailoverEksNodeGroupsArgs) -> list[Problem]:
                     f"(EC2NodeClass aliases al2023, bottlerocket); use one of them",
                     cls.ami_type.value,
                 ))
-            if cls.gpu_sharing is not None:
-                problems.append((
-                    ("classes", i, "gpu_sharing"),
-                    f"class {cls.name}: GPU sharing is not offered with provisioner karpenter yet (Karpenter counts "
-                    "a node's physical GPUs, so it would launch a node per shared GPU asked for, until a NodeOverlay "
-                    "says GPUs x clients); remove gpu_sharing, or set provisioner: cluster_autoscaler",
-                    cls.gpu_sharing.strategy.value,
-                ))
         pools = sum(len(class_node_groups(c)) for c in args.classes)
         if pools > MAX_NODE_POOLS:
             problems.append((("classes",), f"{pools} NodePools would be made; Karpenter weights allow at most {MAX_NODE_POOLS}", pools))
@@ -89,13 +100,13 @@ def ami_alias(cls: GpuClassArgs, version: str) -> str:
 
 
 def node_pool_limits(cls: GpuClassArgs, max_nodes: int) -> dict[str, str]:
-    """A NodePool's limits: ``max_nodes`` nodes of the class's shape (cpu, memory, GPUs). Karpenter stops
-    launching once the pool's nodes reach any of them."""
+    """A NodePool's limits: ``max_nodes`` nodes of the class's shape (cpu, memory, GPUs as advertised: x clients
+    on a shared class, as its NodeOverlay says). Karpenter stops launching once the pool's nodes reach any of them."""
     shape = cls.instance_shape
     return {
         "cpu": str(shape.vcpus * max_nodes),
         "memory": f"{shape.memory_mib * max_nodes}Mi",
-        GPU_RESOURCE: str(shape.gpu_count * max_nodes),
+        GPU_RESOURCE: str(cls.advertised_gpus * max_nodes),
     }
 
 
@@ -138,3 +149,26 @@ def plan_node_pools(args: SpotFailoverEksNodeGroupsArgs) -> tuple[NodePoolPlan, 
     return tuple(
         NodePoolPlan(g.name, c, g.capacity, g.max_nodes, len(groups) - i) for i, (c, g) in enumerate(groups)
     )
+
+
+def node_overlays(pools: tuple[NodePoolPlan, ...]) -> list[dict[str, Any]]:
+    """A NodeOverlay per class that shares its GPUs, named as the class: on the class's NodePools and instance
+    types, nvidia.com/gpu capacity = GPUs x clients (the class has one shape, so one figure). Empty when no
+    class shares (and then the controller's NodeOverlay gate stays off)."""
+    classes: dict[str, tuple[GpuClassArgs, list[str]]] = {}
+    for pool in pools:
+        if pool.cls.gpu_sharing is not None:
+            classes.setdefault(pool.cls.name, (pool.cls, []))[1].append(pool.name)
+    return [
+        {
+            "apiVersion": NODE_OVERLAY_API_VERSION, "kind": "NodeOverlay", "metadata": {"name": name},
+            "spec": {
+                "requirements": [
+                    {"key": KARPENTER_NODEPOOL_LABEL, "operator": "In", "values": sorted(names)},
+                    {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": sorted(cls.instance_types)},
+                ],
+                "capacity": {GPU_RESOURCE: str(cls.advertised_gpus)},
+            },
+        }
+        for name, (cls, names) in classes.items()
+    ]

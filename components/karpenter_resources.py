@@ -173,13 +173,19 @@ def event_pattern(role: str) -> dict[str, list[str]]:
 
 
 def controller_values(
-    settings: KarpenterSettings, cluster_name: str, queue_name: Any, role_arn: Any, system_selector: dict[str, str]
+    settings: KarpenterSettings, cluster_name: str, queue_name: Any, role_arn: Any, system_selector: dict[str, str],
+    *, node_overlay: bool = False,
 ) -> dict[str, Any]:
     """Helm values of the karpenter chart: the cluster and the interruption queue, the IRSA service
     account, and the controller on the system node group (``system_selector``; the chart's own affinity
-    keeps it off nodes Karpenter provisions). The CRDs come from the karpenter-crd release."""
+    keeps it off nodes Karpenter provisions). The CRDs come from the karpenter-crd release. ``node_overlay``:
+    turn on the alpha NodeOverlay feature gate (settings.featureGates.nodeOverlay, the FEATURE_GATES
+    NodeOverlay=true), which a shared class's overlay needs. Default: off (the chart's own)."""
+    karpenter: dict[str, Any] = {"clusterName": cluster_name, "interruptionQueue": queue_name}
+    if node_overlay:
+        karpenter["featureGates"] = {"nodeOverlay": True}
     return {
-        "settings": {"clusterName": cluster_name, "interruptionQueue": queue_name},
+        "settings": karpenter,
         "serviceAccount": {
             "create": True,
             "name": KARPENTER_SERVICE_ACCOUNT,

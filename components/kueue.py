@@ -5,6 +5,11 @@ admitting the pods of the tenants' namespaces only (managedJobsNamespaceSelector
 and the objects kueue_plan derives from the tenants and the pools: a ResourceFlavor per pool, the
 platform's Cohort, a ClusterQueue per tenant and a LocalQueue ``default`` in each tenant namespace,
 which Kueue gives every workload that names no queue (so Dask and pipeline pods need no change).
+Where the stack has a Prometheus, the chart's ServiceMonitor has it scrape the controller's metrics
+(pending workloads, admission wait, and the per-ClusterQueue quota gauges the Configuration turns on),
+which `gpu-platform report` reads per tenant. (The chart's Role for service discovery binds kube-prometheus's
+``prometheus-k8s`` account in ``metrics.prometheusNamespace``; kube-prometheus-stack's Prometheus needs
+none of it: its ClusterRole lists endpoints in every namespace and may get /metrics.)
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from gpu_platform.components.cluster_component import ClusterComponent, on_cluster
+from gpu_platform.components.cluster_component import ClusterComponent, check_live, on_cluster
 from gpu_platform.components.kube import component_namespace, helm_release
 from gpu_platform.components.kueue_args import KUEUE_CHART, KUEUE_REPOSITORY, KueueArgs
 from gpu_platform.components.kueue_plan import QueuesPlan, QueueTenant, plan_queues
@@ -24,7 +29,7 @@ from gpu_platform.components.labels import NAMESPACE_NAME_LABEL
 from gpu_platform.components.models import input_errors
 from gpu_platform.components.pools import NodePoolShape
 
-__all__ = ["Kueue", "KueueArgs", "manager_config"]
+__all__ = ["Kueue", "KueueArgs", "manager_config", "release_values"]
 
 FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset")
 """The integrations on: Jobs, plain pods (pipeline steps), Deployments (the Dask operator's scheduler and
@@ -33,12 +38,14 @@ worker Deployments) and StatefulSets; the chart's other defaults name CRDs this 
 
 def manager_config(plan: QueuesPlan) -> dict[str, Any]:
     """The controller's Configuration (config.kueue.x-k8s.io/v1beta2): the chart's defaults as its values.yaml
-    writes them, with the integrations, the tenants' namespaces and fair sharing set."""
+    writes them, with the integrations, the tenants' namespaces, fair sharing and the quota gauges set."""
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         "health": {"healthProbeBindAddress": ":8081"},
-        "metrics": {"bindAddress": ":8443"},
+        # The per-ClusterQueue quota gauges (kueue_cluster_queue_resource_usage, _nominal_quota, ...), which
+        # `gpu-platform report` reads per tenant; off in the chart's config (a commented line there).
+        "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
         "controller": {"groupKindConcurrency": {
@@ -54,6 +61,18 @@ def manager_config(plan: QueuesPlan) -> dict[str, Any]:
         "integrations": {"frameworks": list(FRAMEWORKS)},
         "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
     }
+
+
+def release_values(plan: QueuesPlan, *, scraped: bool) -> dict[str, Any]:
+    """The chart's values: the controller's Configuration, and, when the stack's Prometheus ``scraped`` Kueue,
+    the chart's ServiceMonitor (enablePrometheus: the metrics Service's https port, /metrics, with the
+    Prometheus service account's token, which kube-prometheus-stack's ClusterRole lets get /metrics)."""
+    values: dict[str, Any] = {
+        "managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(plan), sort_keys=False)},
+    }
+    if scraped:
+        values["enablePrometheus"] = True
+    return values
 
 
 class Kueue(pulumi.ComponentResource):
@@ -80,13 +99,21 @@ class Kueue(pulumi.ComponentResource):
         cluster: ClusterComponent,
         after: Sequence[pulumi.Resource] = (),
         shared_gpus: Mapping[str, int] | None = None,
+        service_monitor_crd: pulumi.Resource | None = None,
     ) -> None:
         """``tenants``: the Dask and Kubeflow tenants (kueue_plan.dask_queue_tenants, kubeflow_queue_tenants).
         ``cluster``: the cluster component whose pools the flavors stand for. ``after``: what creates the tenants'
         namespaces (the DaskOperator, the KubeflowInstall); the LocalQueues wait for it. Default: nothing.
         ``shared_gpus``: pool -> clients per GPU of the pools that share GPUs (StackConfig.shared_gpus); their
-        capacity counts GPUs x clients. Default: none shared."""
+        capacity counts GPUs x clients. Default: none shared. ``service_monitor_crd``: what installs the
+        ServiceMonitor CRD (PrometheusStack.release): given, the chart's ServiceMonitor (enablePrometheus) has the
+        stack's Prometheus scrape Kueue's metrics Service, and the release waits for the CRD. Default: none (no
+        ServiceMonitor; Kueue's metrics are served but not scraped)."""
         placed = on_cluster(cluster, opts, required=True)
+        check_live(
+            "service_monitor_crd", service_monitor_crd, (pulumi.Resource,),
+            "the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None", optional=True,
+        )
         pools: list[NodePoolShape] = cluster.pool_shapes()
         plan = plan_queues(args, tenants, pools, shared_gpus)
         if plan.problems:
@@ -101,8 +128,8 @@ class Kueue(pulumi.ComponentResource):
             repository=KUEUE_REPOSITORY,
             namespace=ns.metadata.name,
             release_name="kueue",
-            values={"managerConfig": {"controllerManagerConfigYaml": yaml.safe_dump(manager_config(plan), sort_keys=False)}},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
+            values=release_values(plan, scraped=service_monitor_crd is not None),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[r for r in (ns, service_monitor_crd) if r is not None]),
         )
         crds = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
         for body in [*plan.flavors, plan.cohort, *plan.cluster_queues]:

@@ -253,7 +253,7 @@ def compose_addons(
     if config.queues is not None:
         queues = Kueue(
             f"{stack}-queues", config.queues, tenants=config.queue_tenants(), cluster=cluster, after=list(tenants.values()),
-            shared_gpus=config.shared_gpus(),
+            shared_gpus=config.shared_gpus(), service_monitor_crd=None if monitoring is None else monitoring.release,
         )
         pulumi.export("clusterQueues", queues.cluster_queues)
     if config.warm_capacity is not None and config.warm_capacity.enabled():

@@ -30,6 +30,7 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
         DeepDive,
         WorkloadFile,
         deep_dive,
+        deep_dive_namespace,
         from_file,
         kfp_pipelines,
     )
@@ -37,7 +38,7 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
 
     name = args.workload
     if name == "deep-dive":
-        return deep_dive(DeepDive(), seed)
+        return deep_dive(DeepDive(namespace=deep_dive_namespace(stack_config)), seed)
     if name == "kfp":
         from gpu_platform.infra.capacity import CapacityInputs
 

@@ -31,7 +31,8 @@ GPU pods of any other namespace share one row, ``OTHER``. Definitions, on the re
   the GPU quota in use (``kueue_cluster_queue_resource_usage{resource="nvidia.com/gpu"}``, mean) and
   the nominal GPU quota (``kueue_cluster_queue_nominal_quota``, most). Null when Prometheus has no
   Kueue series (Kueue not installed or not scraped); the usage and quota need Kueue's
-  ``metrics.enableClusterQueueResources``.
+  ``metrics.enableClusterQueueResources``. The Kueue component turns that on and, where the stack has a
+  Prometheus, has it scrape Kueue (the chart's ServiceMonitor). A follower replica's series are left out.
 """
 
 from __future__ import annotations
@@ -87,11 +88,14 @@ HELD = (
 """The GPUs each running GPU pod requests, by the node it runs on."""
 CAPACITY = f"max by (node) ({GPU_CAPACITY})"
 NODE_LABELS = "kube_node_labels"
-PENDING_WORKLOADS = "sum by (cluster_queue) (kueue_pending_workloads)"
-ADMISSION_BUCKETS = "sum by (cluster_queue, le) (kueue_admission_wait_time_seconds_bucket)"
-ADMISSION_SUM = "sum by (cluster_queue) (kueue_admission_wait_time_seconds_sum)"
-QUOTA_USED = f'sum by (cluster_queue) (kueue_cluster_queue_resource_usage{{resource="{GPU_RESOURCE}"}})'
-QUOTA_NOMINAL = f'sum by (cluster_queue) (kueue_cluster_queue_nominal_quota{{resource="{GPU_RESOURCE}"}})'
+LEADER = 'replica_role!="follower"'
+"""Kueue labels every series with the replica's role (leader, follower or standalone; pkg/metrics at v0.19.2):
+a follower's queue manager reports the same queues again, so only the leader's (or a lone replica's) count."""
+PENDING_WORKLOADS = f"sum by (cluster_queue) (kueue_pending_workloads{{{LEADER}}})"
+ADMISSION_BUCKETS = f"sum by (cluster_queue, le) (kueue_admission_wait_time_seconds_bucket{{{LEADER}}})"
+ADMISSION_SUM = f"sum by (cluster_queue) (kueue_admission_wait_time_seconds_sum{{{LEADER}}})"
+QUOTA_USED = f'sum by (cluster_queue) (kueue_cluster_queue_resource_usage{{resource="{GPU_RESOURCE}",{LEADER}}})'
+QUOTA_NOMINAL = f'sum by (cluster_queue) (kueue_cluster_queue_nominal_quota{{resource="{GPU_RESOURCE}",{LEADER}}})'
 
 
 def ksm_label(key: str) -> str:

@@ -36,9 +36,10 @@ from gpu_platform.components.labels import GPU_RESOURCE
 
 __all__ = ["KUEUE_BUCKETS", "Cohort", "Queues", "TenantQueue", "cohort_from_objects", "trace_tenants"]
 
-KUEUE_BUCKETS = tuple(float(2**i) for i in range(14))
-"""Kueue's admission wait histogram buckets (pkg/metrics generateExponentialBuckets(14): 1, 2, 4 ... 8192 s):
-the simulated queue wait percentiles are given as the same bucket bounds as the measured ones."""
+KUEUE_BUCKETS = (1.0, *(2.5 * 2**i for i in range(15)))
+"""Kueue 0.19.2's admission wait histogram buckets (pkg/metrics/metrics.go: kueue_admission_wait_time_seconds
+has generateExponentialBuckets(16), 1 then 2.5 x 2^i: 1, 2.5, 5, 10 ... 40960 s): the simulated queue wait
+percentiles are given as the same bucket bounds as the measured ones."""
 
 
 @dataclass(frozen=True)

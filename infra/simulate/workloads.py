@@ -24,7 +24,7 @@ from gpu_platform.infra.simulate.distributions import Dist
 from gpu_platform.infra.simulate.inputs import Gang, Job, PodSpec, Resources, Stage
 from gpu_platform.infra.simulate.settings import DistField
 
-__all__ = ["DeepDive", "Pattern", "TenantLoad", "WorkloadFile", "deep_dive", "kfp_pipelines", "repeat"]
+__all__ = ["DeepDive", "Pattern", "TenantLoad", "WorkloadFile", "deep_dive", "deep_dive_namespace", "kfp_pipelines", "repeat"]
 
 HOUR = 3600.0
 
@@ -123,7 +123,7 @@ class DeepDive(BaseModel):
     model_config = ARGS_CONFIG
 
     namespace: str = "default"
-    """Where the Dask clusters run (the deep-dive used the default namespace: no quota). Default: default."""
+    """Where the Dask clusters run (the deep-dive used the default namespace: no quota). `simulate` on a stack with tenant queues runs them in its first Dask tenant instead (deep_dive_namespace). Default: default."""
     workers: Int = Field(default=2, ge=1, le=100)
     """Workers per Dask cluster (the deep-dive's n_workers). Default: 2."""
     work: DistField = Dist("uniform", 20.0, 50.0)
@@ -132,6 +132,17 @@ class DeepDive(BaseModel):
     """The deep-dive's mock Jupyter cluster that submits the work: a scheduler and three workers, one GPU each, held for the whole run. Default: true."""
     lead: Annotated[Float, Field(ge=0, le=86_400)] = 900.0
     """Seconds from the start of the range to the first cluster (the deep-dive queried from 15 min before the run; the session runs from the start). Default: 900."""
+
+
+def deep_dive_namespace(stack: Any) -> str:
+    """Where ``stack``'s deep-dive runs: with tenant queues (``queues``) and Dask tenants, the first Dask tenant's
+    namespace, so its clusters are admitted through that tenant's queue (borrowing from the cohort above its
+    nominal quota, as Kueue admits them) and the per-tenant figures have them under that tenant; else
+    ``default``, as the guide ran it (without queues a tenant's quota would refuse most of its clusters)."""
+    dask = getattr(stack, "dask", None)
+    if getattr(stack, "queues", None) is not None and dask is not None and dask.tenants:
+        return str(dask.tenants[0].name)
+    return DeepDive().namespace
 
 
 def deep_dive(settings: DeepDive, seed: int) -> Pattern:

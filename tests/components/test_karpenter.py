@@ -20,7 +20,7 @@ from gpu_platform.components.karpenter_args import (
     KarpenterSettings,
     Provisioner,
 )
-from gpu_platform.components.karpenter_plan import plan_node_pools
+from gpu_platform.components.karpenter_plan import node_overlays, plan_node_pools
 from gpu_platform.components.karpenter_resources import INTERRUPTION_EVENTS, controller_policy, queue_policy
 from gpu_platform.components.labels import (
     AWS_ACCELERATOR_LABEL,
@@ -106,10 +106,6 @@ def test_a_scheduled_budget_renders_schedule_duration_and_reasons() -> None:
         ({"autoscaler": {"scale_down_unneeded_time": "1m"}}, ("autoscaler", "scale_down_unneeded_time"), "autoscaler.scale_down_unneeded_time is a cluster autoscaler setting"),
         ({"priority_expander": {"tiers": [{"priority": 10, "patterns": [".*"]}]}}, ("priority_expander",), "priority_expander ranks the cluster autoscaler's node groups"),
         ({"classes": [gpu_class(ami_type="AL2_x86_64_GPU")]}, ("classes", 0, "ami_type"), "class small: Karpenter launches AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA"),
-        (
-            {"classes": [gpu_class(gpu_sharing={"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 4})]},
-            ("classes", 0, "gpu_sharing"), "class small: GPU sharing is not offered with provisioner karpenter yet",
-        ),
     ],
 )
 def test_fails_when_karpenter_meets_a_cluster_autoscaler_setting(overrides: dict[str, Any], loc: tuple[Any, ...], start: str) -> None:
@@ -229,6 +225,60 @@ def test_controller_names_the_cluster_and_the_queue_and_runs_on_the_system_group
         term = daemonset.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
         assert term["matchExpressions"][0]["key"] == KARPENTER_NODEPOOL_LABEL
         assert sorted(term["matchExpressions"][0]["values"]) == sorted(pools.node_pools)
+
+    return done(cluster, pools, check)
+
+
+SHARED = {"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 4}
+
+
+def shared_classes() -> list[dict[str, Any]]:
+    """The seed's classes with small (p3.2xlarge, 1 V100) time-sliced four ways and large left whole."""
+    return [gpu_class(gpu_sharing=SHARED), gpu_class(name="large", instance_types=["p3.8xlarge"], max_nodes=2)]
+
+
+def test_a_shared_class_is_accepted_with_karpenter_and_overlaid_as_gpus_times_clients() -> None:
+    args = karpenter_args(classes=shared_classes())
+    (overlay,) = node_overlays(plan_node_pools(args))
+    assert overlay == {
+        "apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": "small"},
+        "spec": {
+            "requirements": [
+                {"key": KARPENTER_NODEPOOL_LABEL, "operator": "In", "values": ["small-on-demand", "small-spot"]},
+                {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": ["p3.2xlarge"]},
+            ],
+            "capacity": {GPU_RESOURCE: "4"},  # 1 V100 x 4 clients
+        },
+    }
+    assert node_overlays(plan_node_pools(karpenter_args())) == []  # no sharing, no overlay (and the gate stays off)
+
+
+@pulumi.runtime.test
+def test_a_shared_class_gets_its_overlay_the_gate_the_sharing_device_plugin_and_limits_in_shared_gpus(engine: Engine) -> pulumi.Output[Any]:
+    cluster, pools, args = build(classes=shared_classes())
+
+    def check() -> None:
+        (overlay,) = engine.of_type("kubernetes:karpenter.sh/v1alpha1:NodeOverlay")
+        assert overlay.name == "c-gpu-small-node-overlay" and list(pools.node_overlays) == ["small"]
+        assert overlay.inputs["spec"] == node_overlays(pools.plan)[0]["spec"]
+        assert {d.rsplit("::", 1)[-1] for d in overlay.depends_on} >= {"c-gpu-karpenter-crd", "c-gpu-karpenter"}  # CRD and gate first
+        releases = {r.name: r.inputs for r in engine.of_type("kubernetes:helm.sh/v3:Release")}
+        assert releases["c-gpu-karpenter"]["values"]["settings"]["featureGates"] == {"nodeOverlay": True}
+        sharing = releases["c-gpu-device-plugin-sharing"]
+        assert (sharing["chart"], sharing["version"]) == ("nvidia-device-plugin", "0.20.0")
+        assert list(sharing["values"]["config"]["map"]) == ["small"]
+        term = sharing["values"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+        assert term["matchExpressions"] == [{"key": KARPENTER_NODEPOOL_LABEL, "operator": "In", "values": ["small-on-demand", "small-spot"]}]
+        # The plain DaemonSet serves the unshared class only (one device plugin per node).
+        (daemonset,) = engine.of_type("kubernetes:apps/v1:DaemonSet")
+        plain = daemonset.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+        assert sorted(plain["matchExpressions"][0]["values"]) == ["large-on-demand", "large-spot"]
+        made = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in engine.of_type("kubernetes:karpenter.sh/v1:NodePool")}
+        # The shared class's nodes select its device-plugin config; its limits count shared GPUs, as the overlay does.
+        assert made["small-spot"]["template"]["metadata"]["labels"]["nvidia.com/device-plugin.config"] == "small"
+        assert made["small-spot"]["limits"][GPU_RESOURCE] == str(1 * 4 * 4)  # 4 nodes x 1 GPU x 4 clients
+        assert made["large-spot"]["limits"][GPU_RESOURCE] == str(2 * 4)  # 2 nodes x 4 GPUs, unshared
+        assert "nvidia.com/device-plugin.config" not in made["large-spot"]["template"]["metadata"]["labels"]
 
     return done(cluster, pools, check)
 

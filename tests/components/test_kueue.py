@@ -129,7 +129,9 @@ def test_the_manager_config_is_the_charts_with_only_the_queueing_settings_change
     upstream = yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
     ours = manager_config(plan_queues(KueueArgs(), [], []))
     changed = {k for k in ours.keys() | upstream.keys() if ours.get(k) != upstream.get(k)}
-    assert changed == {"integrations", "managedJobsNamespaceSelector", "fairSharing"}
+    assert changed == {"integrations", "managedJobsNamespaceSelector", "fairSharing", "metrics"}
+    # The metrics address is the chart's (its metrics Service targets it); only the quota gauges are added.
+    assert ours["metrics"] == {**upstream["metrics"], "enableClusterQueueResources": True}
 
 
 @pulumi.runtime.test
@@ -154,8 +156,28 @@ def test_the_component_declares_the_plan_on_the_cluster(engine: Engine) -> pulum
             recorded = engine.resource(f"q-local-queue-{body['metadata']['namespace']}")
             assert recorded.inputs["metadata"]["namespace"] == body["metadata"]["namespace"]
         assert queues.cluster_queues == ["analytics", "research", "team-vision", "team-nlp"]
+        assert "enablePrometheus" not in release["values"]  # no Prometheus given: no ServiceMonitor (no CRD for it)
 
     return settled_tree(queues).apply(check)
+
+
+@pulumi.runtime.test
+def test_with_a_prometheus_the_charts_service_monitor_is_on_and_waits_for_its_crd(engine: Engine) -> pulumi.Output[Any]:
+    config = _config("prod-gke")
+    assert config.gke is not None and config.queues is not None
+    cluster = GpuGkeCluster("gke", config.gke)
+    crd = pulumi.CustomResource("kubernetes:helm.sh/v3:Release", "monitoring")  # what installs the ServiceMonitor CRD
+    queues = Kueue("q", config.queues, tenants=config.queue_tenants(), cluster=cluster, service_monitor_crd=crd)
+
+    def check(_: Any) -> None:
+        release = engine.resource("q-release")
+        assert release.inputs["values"]["enablePrometheus"] is True
+        assert engine.resource("monitoring").urn in release.depends_on
+        manager = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+        assert manager["metrics"]["enableClusterQueueResources"] is True  # the quota gauges `report` reads
+
+    return settled_tree(queues).apply(check)
+
 
 
 @pulumi.runtime.test

@@ -20,8 +20,12 @@ UNPRICED = "gke-x9-0"
 """A GPU node of a type the price table does not have: its GPU-hours count, it costs 0 and is named."""
 TENANTS = ("analytics", "team-nlp")
 """The stack's tenants with pods here (the stack has research and team-vision too: rows with nothing)."""
-BUCKETS = [float(2**i) for i in range(14)]
-"""Kueue's admission wait buckets (generateExponentialBuckets(14): 1, 2, 4, ... 8192 s) and +Inf."""
+BUCKETS = [1.0, *(2.5 * 2**i for i in range(15))]
+"""Kueue 0.19.2's admission wait buckets (pkg/metrics/metrics.go: generateExponentialBuckets(16), 1 then
+2.5 x 2^i: 1, 2.5, 5, 10, ... 40960 s) and +Inf."""
+ROLES = ("leader", "follower")
+"""Kueue labels each series with the replica's role (replica_role); a follower of an HA install reports the
+same queues again, which the report must not count twice."""
 NOMINAL = {"analytics": 8, "team-nlp": 16}
 
 # namespace, name, GPUs, created, scheduled, runtime, node
@@ -65,43 +69,53 @@ def _queue_pods(w: Workload, tenant: str) -> list[Pod]:
 
 
 def kueue_metrics(w: Workload) -> list[str]:
-    """Kueue's series at a 1 s scrape: each pod is one workload, admitted when it is scheduled."""
+    """Kueue's series at a 1 s scrape, by the names and labels Kueue 0.19.2 exports (pkg/metrics/metrics.go:
+    pending_workloads{cluster_queue,status,replica_role}, admission_wait_time_seconds{cluster_queue,
+    priority_class,replica_role}, cluster_queue_resource_usage and _nominal_quota{cohort,cluster_queue,flavor,
+    resource,replica_role}), from a leader and a follower replica: each pod is one workload, admitted when
+    it is scheduled."""
     out = ["# TYPE kueue_pending_workloads gauge"]
     for tenant in TENANTS:
         pods = _queue_pods(w, tenant)
-        for status in ("active", "inadmissible"):
-            series = f'kueue_pending_workloads{{cluster_queue="{tenant}",status="{status}"}}'
-            for t in range(w.seconds):
-                value = sum(1 for p in pods if p.created <= t < (p.scheduled or 0)) if status == "active" else 0
-                out.append(f"{series} {value} {w.start + t}")
+        for role in ROLES:
+            for status in ("active", "inadmissible"):
+                series = f'kueue_pending_workloads{{cluster_queue="{tenant}",status="{status}",replica_role="{role}"}}'
+                for t in range(w.seconds):
+                    value = sum(1 for p in pods if p.created <= t < (p.scheduled or 0)) if status == "active" else 0
+                    out.append(f"{series} {value} {w.start + t}")
     # The histogram's series, as gauges of their own names (a backfill needs no counter semantics):
     # each exists from the queue's first admission on, as client_golang exports a histogram vector.
+    # No priority class: priority_class is empty, which Prometheus stores as no label.
     out.append("# TYPE kueue_admission_wait_time_seconds_bucket gauge")
     sums: list[str] = []
     for tenant in TENANTS:
         pods = _queue_pods(w, tenant)
         first = min(p.scheduled or 0 for p in pods)
-        for le in [*BUCKETS, float("inf")]:
-            label = "+Inf" if le == float("inf") else f"{le:g}"
-            series = f'kueue_admission_wait_time_seconds_bucket{{cluster_queue="{tenant}",le="{label}"}}'
+        for role in ROLES:
+            for le in [*BUCKETS, float("inf")]:
+                label = "+Inf" if le == float("inf") else f"{le:g}"
+                series = f'kueue_admission_wait_time_seconds_bucket{{cluster_queue="{tenant}",replica_role="{role}",le="{label}"}}'
+                for t in range(first, w.seconds):
+                    count = sum(1 for p in pods if (p.scheduled or 0) <= t and (p.scheduled or 0) - p.created <= le)
+                    out.append(f"{series} {count} {w.start + t}")
+            series = f'kueue_admission_wait_time_seconds_sum{{cluster_queue="{tenant}",replica_role="{role}"}}'
             for t in range(first, w.seconds):
-                count = sum(1 for p in pods if (p.scheduled or 0) <= t and (p.scheduled or 0) - p.created <= le)
-                out.append(f"{series} {count} {w.start + t}")
-        series = f'kueue_admission_wait_time_seconds_sum{{cluster_queue="{tenant}"}}'
-        for t in range(first, w.seconds):
-            total = sum((p.scheduled or 0) - p.created for p in pods if (p.scheduled or 0) <= t)
-            sums.append(f"{series} {total} {w.start + t}")
+                total = sum((p.scheduled or 0) - p.created for p in pods if (p.scheduled or 0) <= t)
+                sums.append(f"{series} {total} {w.start + t}")
     out += ["# TYPE kueue_admission_wait_time_seconds_sum gauge", *sums]
+    quota = 'cohort="gpu-platform",cluster_queue="{tenant}",flavor="nvidia-tesla-a100-a100x8",resource="nvidia.com/gpu",replica_role="{role}"'
     out.append("# TYPE kueue_cluster_queue_resource_usage gauge")
     for tenant in TENANTS:
         pods = _queue_pods(w, tenant)
-        series = f'kueue_cluster_queue_resource_usage{{cohort="platform",cluster_queue="{tenant}",flavor="a100x8",resource="nvidia.com/gpu"}}'
-        for t in range(w.seconds):
-            out.append(f"{series} {sum(p.gpus for p in pods if (p.scheduled or 0) <= t < p.finished)} {w.start + t}")
+        for role in ROLES:
+            series = f"kueue_cluster_queue_resource_usage{{{quota.format(tenant=tenant, role=role)}}}"
+            for t in range(w.seconds):
+                out.append(f"{series} {sum(p.gpus for p in pods if (p.scheduled or 0) <= t < p.finished)} {w.start + t}")
     out.append("# TYPE kueue_cluster_queue_nominal_quota gauge")
     for tenant in TENANTS:
-        series = f'kueue_cluster_queue_nominal_quota{{cohort="platform",cluster_queue="{tenant}",flavor="a100x8",resource="nvidia.com/gpu"}}'
-        out += [f"{series} {NOMINAL[tenant]} {w.start + t}" for t in range(w.seconds)]
+        for role in ROLES:
+            series = f"kueue_cluster_queue_nominal_quota{{{quota.format(tenant=tenant, role=role)}}}"
+            out += [f"{series} {NOMINAL[tenant]} {w.start + t}" for t in range(w.seconds)]
     return out
 
 

@@ -164,7 +164,7 @@ def test_the_command_prints_the_tenant_table_and_writes_json_and_plot(
     # The README's sample is what the command prints, line for line.
     from tests.test_readme_blocks import block
 
-    sample = block("README.md", "│ analytics   │ 1.62  │ 4.78     │ 25.5%  │ 41%  │ 20 / 30 / 30       │ ≤32 / ≤32 / ≤32   │ 0.03 / 1         │")
+    sample = block("README.md", "│ analytics   │ 1.62  │ 4.78     │ 25.5%  │ 41%  │ 20 / 30 / 30       │ ≤20 / ≤40 / ≤40   │ 0.03 / 1         │")
     printed = captured.out.splitlines()
     assert all(line in printed for line in sample.splitlines())
     summary = json.loads((out / "report.json").read_text())

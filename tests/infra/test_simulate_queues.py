@@ -6,6 +6,7 @@ report's (same keys)."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -181,3 +182,62 @@ def test_simulate_on_a_shipped_stack_reports_per_tenant_figures_with_queues() ->
     assert sum(r.cost for r in tenants.rows) == pytest.approx(tenants.cost) and rows[IDLE].gpu_hours > 0
     document = outcome.json_document({"name": "test"}, inputs)
     assert {r["tenant"] for r in document["tenants"]["rows"]} >= {"analytics", "team-nlp", IDLE}
+
+
+# --- the issue's "done when", on a shipped stack's own queues ------------------------------------------------
+
+
+def _prod_gke_burst(burst: int) -> dict[str, TenantFigures]:
+    """prod-gke as shipped (its ClusterQueues: analytics 16, research 8, team-vision 16, team-nlp 16 nominal
+    GPUs, the Cohort the pools' other 38): analytics bursts ``burst`` ten-minute one-GPU jobs at 0, research
+    submits its nominal quota's worth (8) at 1200 s; pods may use any GPU node, as many as the queues hold."""
+    from gpu_platform.infra.simulate.prices import PriceTable
+    from gpu_platform.infra.simulate.runs import configurations, run
+    from tests.conftest import PROJECT_DIR
+
+    (config,) = configurations(PROJECT_DIR, "prod-gke", [], [], 1)
+    cohort = config.inputs.queues
+    assert cohort is not None and {q.tenant: q.nominal for q in cohort.queues}["research"] == 8
+    any_gpu = PodSpec("worker", Resources(cpu=1000, memory=4000, gpus=1), roles=("gpu", "scheduler"), tolerations=None)
+    jobs = [Job(0.0, "analytics", f"a{i}", (Stage.of((any_gpu,), WORK),)) for i in range(burst)]
+    jobs += [Job(1200.0, "research", f"r{i}", (Stage.of((any_gpu,), WORK),)) for i in range(8)]
+    outcome = run(config.inputs, jobs, None, PriceTable.shipped())
+    assert outcome.trace.refused_pods == 0 and outcome.trace.stalled_at is None
+    return {r.tenant: r for r in outcome.report.tenants.rows}
+
+
+def test_on_prod_gke_a_burster_cannot_push_the_other_tenants_wait_past_one_job() -> None:
+    runs = {burst: _prod_gke_burst(burst) for burst in (200, 400)}
+    bound = min(b for b in KUEUE_BUCKETS if b >= WORK)  # one borrower's job: no preemption, so an upper bound
+    for burst, rows in runs.items():
+        research, analytics = rows["research"].queue, rows["analytics"].queue
+        assert research is not None and analytics is not None
+        assert (analytics.admitted, research.admitted) == (burst, 8)
+        # research asks within its nominal quota: it waits at most until a borrowed GPU comes back.
+        assert research.admission_wait_p99_s is not None and research.admission_wait_p99_s <= bound
+        assert research.admission_wait_mean_s is not None and 0 < research.admission_wait_mean_s <= WORK, "it did wait: all lent"
+        assert rows["research"].gpu_hours == pytest.approx(8 * WORK / 3600)
+    # Twice the burst: research's wait is the same to the second, analytics' own grows with its burst.
+    assert runs[400]["research"].queue.admission_wait_mean_s == runs[200]["research"].queue.admission_wait_mean_s  # type: ignore[union-attr]
+    assert runs[400]["analytics"].queue.admission_wait_p99_s > runs[200]["analytics"].queue.admission_wait_p99_s  # type: ignore[union-attr,operator]
+
+
+def test_the_deep_dive_runs_in_the_first_dask_tenant_of_a_stack_with_queues(tmp_path: Path) -> None:
+    import json
+
+    from gpu_platform.infra.cli import main
+    from gpu_platform.infra.simulate.workloads import deep_dive_namespace
+    from gpu_platform.infra.stack.read import load_stack
+    from tests.conftest import PROJECT_DIR
+
+    prod, dev = load_stack(PROJECT_DIR, "prod-gke"), load_stack(PROJECT_DIR, "dev-gke")
+    assert prod.queues is not None and prod.dask is not None
+    assert deep_dive_namespace(prod) == prod.dask.tenants[0].name == "analytics"
+    assert dev.queues is None and dev.dask is not None and dev.dask.tenants
+    assert deep_dive_namespace(dev) == "default"  # without queues its quota would refuse the guide's clusters
+    out = tmp_path / "sim.json"
+    assert main(["simulate", "prod-gke", "--hours", "0.5", "--json", str(out), "--project-dir", str(PROJECT_DIR)]) == 0
+    rows = {r["tenant"]: r for r in json.loads(out.read_text())["tenants"]["rows"]}
+    assert rows["analytics"]["gpu_hours"] > 0 and rows["analytics"]["queue"]["admitted"] > 0
+    assert all(rows[t]["gpu_hours"] == 0 for t in ("research", "team-vision", "team-nlp"))
+    assert "other" not in rows  # nothing ran outside the stack's tenants
