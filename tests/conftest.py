@@ -24,11 +24,19 @@ UPSTREAM_DIR = SHARED_DIR / "reference" / "upstream"
 @pytest.fixture(autouse=True, scope="session")
 def _offline_render_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never fetch upstream sources: rendering reads ../shared/reference/upstream where a
-    test passes it, and keeps its parse and build cache in one folder for the session."""
+    test passes it, and keeps its parse and build cache in one folder for the session, shared by the
+    xdist workers (one session's base temp folder holds every worker's: a chart parsed or a Kustomize
+    directory built on one worker is not done again on the other). The cache's entries are named by the
+    sha256 of what they were made from and written whole (tmp file + os.replace), so workers writing
+    the same entry at once leave one whole copy."""
     import os
 
     os.environ["GPU_PLATFORM_OFFLINE"] = "1"
-    os.environ["GPU_PLATFORM_CACHE"] = str(tmp_path_factory.mktemp("upstream-cache"))
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    cache = root / "upstream-cache"
+    cache.mkdir(exist_ok=True)
+    os.environ["GPU_PLATFORM_CACHE"] = str(cache)
     os.environ.pop("GPU_PLATFORM_UPSTREAM", None)
 
 
