@@ -13,6 +13,20 @@ import yaml
 
 from gpu_platform.infra.errors import EXIT_CONFIG, CommandError, deferred_interrupts
 
+TABLE_COLUMNS = 110
+"""The width the commands' tables are laid out for (simulate's sweep table fits 100 columns, report's
+per-tenant table 110). Printed to a pipe, a file or a CI log, rich would fall back to 80 columns and cut
+the swept values and the figures to an ellipsis; a terminal keeps its own width, wider or narrower."""
+
+
+def table_console() -> Any:
+    """The console a command prints its tables to: stdout at the terminal's width, or at TABLE_COLUMNS
+    (or COLUMNS when wider) when stdout is not a terminal."""
+    from rich.console import Console
+
+    console = Console()
+    return console if console.is_terminal else Console(width=max(TABLE_COLUMNS, console.width))
+
 
 def err(line: str) -> None:
     print(f"gpu-platform: {line}", file=sys.stderr)

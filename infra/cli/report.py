@@ -6,6 +6,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
+from gpu_platform.infra.cli.common import table_console
 from gpu_platform.infra.errors import EXIT_OK, CommandError
 
 
@@ -109,7 +110,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     table.add_column("value")
     for what, value in table_rows(report):
         table.add_row(what, value)
-    console = Console(width=max(110, Console().width))
+    console = table_console()
     console.print(table)
     if report.tenants is not None:
         from gpu_platform.infra.report.tenants import print_tenants

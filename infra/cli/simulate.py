@@ -14,6 +14,7 @@ from gpu_platform.infra.cli.common import (
     find_project,
     json_bytes,
     pool_shape,
+    table_console,
     yaml_file,
 )
 from gpu_platform.infra.errors import EXIT_OK, EXIT_VIOLATIONS
@@ -346,13 +347,12 @@ def _outputs(json_target: Any, out_target: Any, outcomes: list[Any], configs: li
 def _print(args: argparse.Namespace, outcomes: list[Any], chosen: Any, target: float | None, described: dict[str, Any],
            json_target: Any, out_target: Any, advice: _Advice | None, flags: _Flags) -> None:
     """The table (figures of one run, or one row per configuration) and what was written."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from gpu_platform.infra.simulate.runs import HOLDS, short_key, sweep_table, table_rows
 
-    out = Console()
+    out = table_console()
     if len(outcomes) == 1:
         table = Table(title=f"simulate {args.stack}: {described['name']}")
         table.add_column("what")

@@ -404,3 +404,19 @@ def test_dask_pods_stay_off_tainted_training_pools() -> None:
     tainted = {g.name for g in inputs.groups if "gpu-platform.io/workload" in g.taints}
     assert tainted
     assert not [n for n in outcome.trace.nodes if n.group.name in tainted and n.gpu_ready is not None and n.requested > 0]
+
+
+def test_a_sweep_printed_to_a_pipe_keeps_every_swept_value_and_figure_whole(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a terminal (a pipe, a CI log): the table is laid out at the width it was made for, not rich's
+    80-column fallback that cut OPTIMIZE_UTILIZATION and every figure to an ellipsis."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    code, out, err = _cli(
+        ["dev-gke", "--workload", str(PROJECT_DIR / "examples" / "simulate" / "light.yaml"),
+         "--sweep", "gke.autoscaling_profile=BALANCED,OPTIMIZE_UTILIZATION", "--processes", "1"],
+        capsys,
+    )
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if line.strip().startswith(("BALANCED", "OPTIMIZE_UTILIZATION"))]
+    assert [row.split()[0] for row in rows] == ["BALANCED", "OPTIMIZE_UTILIZATION"]
+    assert "…" not in out
+    assert max(len(line) for line in out.splitlines()) <= 110
