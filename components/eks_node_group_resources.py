@@ -9,12 +9,16 @@ import pulumi_kubernetes as k8s
 
 from gpu_platform.components.eks_node_group_args import (
     AUTOSCALER_SERVICE_ACCOUNT,
+    DEVICE_PLUGIN_CHART,
+    DEVICE_PLUGIN_REPOSITORY,
     ClusterAutoscalerSettings,
     GpuClassArgs,
+    SpotFailoverEksNodeGroupsArgs,
     autoscaler_image,
 )
 from gpu_platform.components.eks_resources import irsa_trust_policy
 from gpu_platform.components.gpu_sharing import GpuSharing, GpuSharingStrategy
+from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import (
     EKS_CAPACITY_LABEL,
     EKS_NODEGROUP_LABEL,
@@ -232,3 +236,28 @@ def device_plugin_sharing_values(
         "tolerations": [{"operator": "Exists"}],
         "failOnInitError": False,
     }
+
+
+def device_plugins(
+    name: str, args: SpotFailoverEksNodeGroupsArgs, plain: list[str], shared: list[str], opts: pulumi.ResourceOptions,
+    *, group_label: str = EKS_NODEGROUP_LABEL,
+) -> None:
+    """The NVIDIA device plugin on the GPU pools whose AMI does not ship it, as either EKS provisioner places
+    it (``group_label``: the managed node group's label, or Karpenter's NodePool label): ``plain``, the pools
+    of unshared classes, get the DaemonSet ``<name>-device-plugin``; ``shared``, the pools of classes that
+    share GPUs, the device plugin's chart ``<name>-device-plugin-sharing`` with its config map holding each
+    class's sharing (their nodes carry nvidia.com/device-plugin.config=<class>)."""
+    if plain:
+        device_plugin_daemonset(f"{name}-device-plugin", args.device_plugin_image, plain, opts, group_label=group_label)
+    classes = [c for c in args.classes if c.gpu_sharing is not None]
+    if classes:
+        helm_release(
+            f"{name}-device-plugin-sharing",
+            chart=DEVICE_PLUGIN_CHART,
+            version=args.device_plugin_chart_version,
+            repository=DEVICE_PLUGIN_REPOSITORY,
+            namespace="kube-system",
+            values=device_plugin_sharing_values(classes, shared, group_label=group_label),
+            release_name="nvidia-device-plugin-sharing",  # beside the DaemonSet nvidia-device-plugin of the other classes
+            opts=opts,
+        )

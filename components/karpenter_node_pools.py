@@ -29,12 +29,10 @@ from gpu_platform.components.cluster_component import check_live
 from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
 from gpu_platform.components.eks_gpu_pools import EksGpuPools, join_eks_cluster
 from gpu_platform.components.eks_node_group_args import (
-    DEVICE_PLUGIN_CHART,
-    DEVICE_PLUGIN_REPOSITORY,
     KarpenterNodePoolsArgs,
     SpotFailoverEksNodeGroupsArgs,
 )
-from gpu_platform.components.eks_node_group_resources import device_plugin_daemonset, device_plugin_sharing_values
+from gpu_platform.components.eks_node_group_resources import device_plugins
 from gpu_platform.components.eks_resources import assume_role_policy
 from gpu_platform.components.karpenter_args import KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_REPO, Provisioner
 from gpu_platform.components.karpenter_plan import NodePoolPlan, node_overlays, plan_node_pools
@@ -224,25 +222,11 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             )
             for body in overlays
         }
-        plugin_pools = sorted(p.name for p in self.plan if not p.cls.ami_type.ships_device_plugin and p.cls.gpu_sharing is None)
-        if plugin_pools:
-            device_plugin_daemonset(f"{name}-device-plugin", args.device_plugin_image, plugin_pools, child, group_label=KARPENTER_NODEPOOL_LABEL)
-        shared = [c for c in args.classes if c.gpu_sharing is not None]
-        if shared:
-            # As with the cluster autoscaler: the device plugin's chart, its config map holding each class's sharing,
-            # on the shared classes' NodePools (their nodes carry nvidia.com/device-plugin.config=<class>).
-            helm_release(
-                f"{name}-device-plugin-sharing",
-                chart=DEVICE_PLUGIN_CHART,
-                version=args.device_plugin_chart_version,
-                repository=DEVICE_PLUGIN_REPOSITORY,
-                namespace="kube-system",
-                values=device_plugin_sharing_values(
-                    shared, [p.name for p in self.plan if p.cls.gpu_sharing is not None], group_label=KARPENTER_NODEPOOL_LABEL,
-                ),
-                release_name="nvidia-device-plugin-sharing",  # beside the DaemonSet nvidia-device-plugin of the other classes
-                opts=child,
-            )
+        device_plugins(
+            name, args,
+            sorted(p.name for p in self.plan if not p.cls.ami_type.ships_device_plugin and p.cls.gpu_sharing is None),
+            [p.name for p in self.plan if p.cls.gpu_sharing is not None], child, group_label=KARPENTER_NODEPOOL_LABEL,
+        )
 
         self.controller_role_arn = controller_role.arn
         self.node_role_arn = node_role.arn

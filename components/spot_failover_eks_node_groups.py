@@ -31,8 +31,6 @@ from gpu_platform.components.eks_node_group_args import (
     ACCELERATOR_LABEL,
     AUTOSCALER_CHART,
     AUTOSCALER_REPO,
-    DEVICE_PLUGIN_CHART,
-    DEVICE_PLUGIN_REPOSITORY,
     AmiType,
     ClassRole,
     ClusterAutoscalerSettings,
@@ -50,8 +48,7 @@ from gpu_platform.components.eks_node_group_resources import (
     autoscaler_iam_policy,
     autoscaler_trust_policy,
     autoscaler_values,
-    device_plugin_daemonset,
-    device_plugin_sharing_values,
+    device_plugins,
 )
 from gpu_platform.components.eks_plan import class_node_groups
 from gpu_platform.components.kube import helm_release
@@ -135,25 +132,12 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
         self.priority_configmap = self._priority_configmap(name, settings, child) if Expander.PRIORITY in settings.expanders else None
         self._autoscaler_release(name, settings, cluster, role, policy, service_monitor_crd)
 
-        plugin_groups = sorted(
-            g.name for c in args.classes
-            if not c.ami_type.ships_device_plugin and c.gpu_sharing is None for g in class_node_groups(c)
-        )
-        if plugin_groups:
-            device_plugin_daemonset(f"{name}-device-plugin", args.device_plugin_image, plugin_groups, child)
         shared = [c for c in args.classes if c.gpu_sharing is not None]
-        if shared:
-            # Shared GPUs: the device plugin's chart, its config map holding each class's sharing.
-            helm_release(
-                f"{name}-device-plugin-sharing",
-                chart=DEVICE_PLUGIN_CHART,
-                version=args.device_plugin_chart_version,
-                repository=DEVICE_PLUGIN_REPOSITORY,
-                namespace="kube-system",
-                values=device_plugin_sharing_values(shared, [g.name for c in shared for g in class_node_groups(c)]),
-                release_name="nvidia-device-plugin-sharing",  # beside the DaemonSet nvidia-device-plugin of the other classes
-                opts=child,
-            )
+        device_plugins(
+            name, args,
+            sorted(g.name for c in args.classes if not c.ami_type.ships_device_plugin and c.gpu_sharing is None for g in class_node_groups(c)),
+            [g.name for c in shared for g in class_node_groups(c)], child,
+        )
 
         self._pool_shapes = args.pool_shapes()
         self.placements = {s.name: s.placement for s in self._pool_shapes}
