@@ -401,8 +401,10 @@ def create_nodes(server: Server, nodes: Sequence[dict[str, Any]], result: ApplyR
 
 
 def settle(server: Server, timeout: float = 60.0, quiet: float = 3.0) -> list[dict[str, Any]]:
-    """The pods once the controllers and the scheduler are done: no pod created, bound or changed
-    phase for ``quiet`` seconds (bounded by ``timeout``)."""
+    """The pods once the controllers and the scheduler are done: no pod created, bound or changed phase,
+    and no claim bound, for ``quiet`` seconds (bounded by ``timeout``); never while a claim that names its
+    volume waits for a volume that exists (the binder binds it on its next sync, and the scheduler then
+    places the pods that mount it)."""
     deadline = time.monotonic() + timeout
     last: Any = None
     since = time.monotonic()
@@ -410,9 +412,16 @@ def settle(server: Server, timeout: float = 60.0, quiet: float = 3.0) -> list[di
     while time.monotonic() < deadline:
         status, document, _ = server.request("GET", "/api/v1/pods")
         pods = document.get("items", []) if status == 200 else []
+        _, claims, _ = server.request("GET", "/api/v1/persistentvolumeclaims")
+        _, volumes, _ = server.request("GET", "/api/v1/persistentvolumes")
+        existing = {v["metadata"]["name"] for v in volumes.get("items", [])}
+        binding = any((c.get("status") or {}).get("phase") == "Pending" and c["spec"].get("volumeName") in existing
+                      for c in claims.get("items", []))
         state = sorted((p["metadata"].get("namespace"), p["metadata"]["name"], p["spec"].get("nodeName"),
                         (p.get("status") or {}).get("phase")) for p in pods)
-        if state != last:
+        state += sorted(("claim", c["metadata"].get("namespace"), c["metadata"]["name"], (c.get("status") or {}).get("phase"))
+                        for c in claims.get("items", []))
+        if state != last or binding:
             last, since = state, time.monotonic()
         elif time.monotonic() - since >= quiet:
             break

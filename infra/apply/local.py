@@ -396,7 +396,10 @@ def control_plane(binaries: Path | None = None, timeout: float = START_TIMEOUT, 
             f"--service-account-private-key-file={pki['sa_key']}", f"--root-ca-file={pki['ca']}",
             "--use-service-account-credentials=false", f"--service-cluster-ip-range={SERVICE_CIDR}",
             f"--cert-dir={folder / 'kcm-certs'}", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
-            "--concurrent-daemonset-syncs=10", "-v=1",
+            "--concurrent-daemonset-syncs=10",
+            # A claim added in the instant before its volume reached the binder's cache waits for the next
+            # sync (15 s by default): a second here, so a stack's static volumes bind as its pods arrive.
+            "--pvclaimbinder-sync-period=1s", "-v=1",
         ])
         scheduler = _start(processes, folder, "kube-scheduler", [
             str(binaries / "kube-scheduler"), f"--kubeconfig={kubeconfig}",
