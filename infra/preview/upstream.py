@@ -179,7 +179,9 @@ def _owner_name(repository: str) -> tuple[str, str]:
 
 def load_lock(path: Path = LOCK_PATH) -> Lock:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        # libyaml where PyYAML has it: the lock is read by every preview, and the pure-Python parser took
+        # a third of a preview that stops at a config error (tests/bad_input runs hundreds of those).
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
         return Lock.model_validate(data)
     except (OSError, yaml.YAMLError, ValidationError, UnicodeDecodeError) as exc:
         raise SourceError(f"{path}: not a readable lock of upstream sources: {str(exc).splitlines()[0]}") from None
