@@ -12,7 +12,6 @@ which EksCluster puts on the subnets it creates and `gpu-platform preflight eks`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +21,7 @@ import pulumi_kubernetes as k8s
 
 from gpu_platform.components.cluster_component import a_type, check_live, check_pools, on_cluster
 from gpu_platform.components.eks_cluster import EksCluster, EksClusterRef
-from gpu_platform.components.eks_resources import irsa_trust_policy
+from gpu_platform.components.eks_resources import irsa_role
 from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import PoolRole
 from gpu_platform.components.load_balancer_args import (
@@ -90,15 +89,9 @@ class AwsLoadBalancerController(pulumi.ComponentResource):
         super().__init__("gpu-platform:aws_load_balancer_controller:AwsLoadBalancerController", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
-        role = aws.iam.Role(
-            f"{name}-role",
-            aws.iam.RoleArgs(
-                description=f"AWS Load Balancer Controller of {ref.name} (IRSA)",
-                assume_role_policy=pulumi.Output.all(ref.oidc_provider_arn, ref.oidc_issuer).apply(
-                    lambda v: json.dumps(irsa_trust_policy(v[0], v[1], CONTROLLER_NAMESPACE, args.service_account))
-                ),
-            ),
-            opts=child,
+        role = irsa_role(
+            f"{name}-role", f"AWS Load Balancer Controller of {ref.name} (IRSA)", ref.oidc_provider_arn, ref.oidc_issuer,
+            CONTROLLER_NAMESPACE, args.service_account, child,
         )
         policy = aws.iam.Policy(
             f"{name}-policy",

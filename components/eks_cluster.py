@@ -48,7 +48,7 @@ from gpu_platform.components.eks_plan import system_node_group
 from gpu_platform.components.eks_resources import (
     assume_role_policy,
     eks_kubeconfig,
-    irsa_trust_policy,
+    irsa_role,
     secrets_key_policy,
     zones_offering,
 )
@@ -642,18 +642,9 @@ def _ebs_csi_driver(
     storage = args.block_storage
     if not storage.enabled:
         return None
-    ebs_role = aws.iam.Role(
-        f"{name}-ebs-csi-role",
-        aws.iam.RoleArgs(
-            description=f"EBS CSI driver of {cluster_name} (IRSA)",
-            assume_role_policy=pulumi.Output.all(oidc.arn, issuer).apply(
-                lambda v: json.dumps(
-                    irsa_trust_policy(v[0], v[1].removeprefix("https://"), "kube-system", EBS_CSI_SERVICE_ACCOUNT)
-                )
-            ),
-            tags=tags,
-        ),
-        opts=child,
+    ebs_role = irsa_role(
+        f"{name}-ebs-csi-role", f"EBS CSI driver of {cluster_name} (IRSA)", oidc.arn, issuer, "kube-system",
+        EBS_CSI_SERVICE_ACCOUNT, child, tags=tags,
     )
     ebs_policy = aws.iam.RolePolicyAttachment(
         f"{name}-ebs-csi-role-policy",

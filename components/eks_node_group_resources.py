@@ -16,7 +16,6 @@ from gpu_platform.components.eks_node_group_args import (
     SpotFailoverEksNodeGroupsArgs,
     autoscaler_image,
 )
-from gpu_platform.components.eks_resources import irsa_trust_policy
 from gpu_platform.components.gpu_sharing import GpuSharing, GpuSharingStrategy
 from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import (
@@ -30,7 +29,7 @@ from gpu_platform.components.labels import (
 from gpu_platform.components.pools import CapacityType
 
 __all__ = [
-    "asg_tags", "autoscaler_iam_policy", "autoscaler_trust_policy", "autoscaler_values", "device_plugin_daemonset",
+    "asg_tags", "autoscaler_iam_policy", "autoscaler_values", "device_plugin_daemonset",
     "device_plugin_sharing_values", "sharing_config",
 ]
 
@@ -86,11 +85,6 @@ def autoscaler_iam_policy(cluster_name: str) -> dict[str, Any]:
             },
         ],
     }
-
-
-def autoscaler_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str) -> dict[str, Any]:
-    """IRSA: only the autoscaler's service account may assume the role."""
-    return irsa_trust_policy(oidc_provider_arn, issuer, namespace, AUTOSCALER_SERVICE_ACCOUNT)
 
 
 AUTOSCALER_SCRAPE_INTERVAL = "30s"

@@ -6,6 +6,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import pulumi
+import pulumi_aws as aws
+
 from gpu_platform.components.kube import exec_kubeconfig
 
 __all__ = ["assume_role_policy", "eks_kubeconfig", "irsa_trust_policy", "zones_offering"]
@@ -64,6 +67,25 @@ def irsa_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str, servi
             }
         ],
     }
+
+
+def irsa_role(
+    name: str, description: str, oidc_provider_arn: pulumi.Input[str], issuer: pulumi.Input[str], namespace: str,
+    service_account: str, opts: pulumi.ResourceOptions, tags: pulumi.Input[dict[str, str]] | None = None,
+) -> aws.iam.Role:
+    """The IAM role one service account of the cluster assumes through IRSA (irsa_trust_policy); ``issuer``
+    with or without its https:// (the OIDC provider's URL or its bare issuer)."""
+    return aws.iam.Role(
+        name,
+        aws.iam.RoleArgs(
+            description=description,
+            assume_role_policy=pulumi.Output.all(oidc_provider_arn, issuer).apply(
+                lambda v: json.dumps(irsa_trust_policy(v[0], v[1].removeprefix("https://"), namespace, service_account))
+            ),
+            tags=tags,
+        ),
+        opts=opts,
+    )
 
 
 SECRETS_KEY_ACTIONS = ("kms:Encrypt", "kms:Decrypt", "kms:ListGrants", "kms:DescribeKey")

@@ -33,15 +33,14 @@ from gpu_platform.components.eks_node_group_args import (
     SpotFailoverEksNodeGroupsArgs,
 )
 from gpu_platform.components.eks_node_group_resources import device_plugins
-from gpu_platform.components.eks_resources import assume_role_policy
-from gpu_platform.components.karpenter_args import KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_REPO, Provisioner
+from gpu_platform.components.eks_resources import assume_role_policy, irsa_role
+from gpu_platform.components.karpenter_args import KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_REPO, KARPENTER_SERVICE_ACCOUNT, Provisioner
 from gpu_platform.components.karpenter_plan import NodePoolPlan, node_overlays, plan_node_pools
 from gpu_platform.components.karpenter_resources import (
     INTERRUPTION_EVENTS,
     KARPENTER_NODE_POLICIES,
     QUEUE_RETENTION_SECONDS,
     controller_policy,
-    controller_trust_policy,
     controller_values,
     event_pattern,
     node_class_spec,
@@ -151,15 +150,9 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             )
 
         # The controller's role (IRSA, as the cluster autoscaler's) and the controller.
-        controller_role = aws.iam.Role(
-            f"{name}-controller-role",
-            aws.iam.RoleArgs(
-                description=f"Karpenter controller of {ref.name} (IRSA)",
-                assume_role_policy=pulumi.Output.all(ref.oidc_provider_arn, ref.oidc_issuer).apply(
-                    lambda v: json.dumps(controller_trust_policy(v[0], v[1], settings.namespace))
-                ),
-            ),
-            opts=child,
+        controller_role = irsa_role(
+            f"{name}-controller-role", f"Karpenter controller of {ref.name} (IRSA)", ref.oidc_provider_arn, ref.oidc_issuer,
+            settings.namespace, KARPENTER_SERVICE_ACCOUNT, child,
         )
         cluster_arn = ref.cluster_resource.arn if isinstance(ref.cluster_resource, aws.eks.Cluster) else f"arn:{partition}:eks:{ref.region}:*:cluster/{ref.name}"
         policy = aws.iam.RolePolicy(

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_platform.components.eks_node_group_args import GpuClassArgs
-from gpu_platform.components.eks_resources import irsa_trust_policy
 from gpu_platform.components.karpenter_args import KARPENTER_SERVICE_ACCOUNT, KarpenterSettings
 from gpu_platform.components.karpenter_plan import NodePoolPlan, ami_alias
 from gpu_platform.components.labels import (
@@ -24,7 +23,6 @@ __all__ = [
     "INTERRUPTION_EVENTS",
     "KARPENTER_NODE_POLICIES",
     "controller_policy",
-    "controller_trust_policy",
     "controller_values",
     "event_pattern",
     "node_class_spec",
@@ -134,11 +132,6 @@ def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_
             allow("AllowAPIServerEndpointDiscovery", "eks:DescribeCluster", cluster_arn),
         ],
     }
-
-
-def controller_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str) -> dict[str, Any]:
-    """IRSA (as the cluster autoscaler's role): only the controller's service account may assume the role."""
-    return irsa_trust_policy(oidc_provider_arn, issuer, namespace, KARPENTER_SERVICE_ACCOUNT)
 
 
 def queue_policy(queue_arn: str) -> dict[str, Any]:

@@ -16,7 +16,6 @@ Kubernetes service accounts; the Cloud Storage FUSE CSI driver is GKE's add-on
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping, Sequence
 
 import pulumi
@@ -46,7 +45,7 @@ from gpu_platform.components.dataset_resources import (
     volume_args,
 )
 from gpu_platform.components.eks_cluster import EksCluster
-from gpu_platform.components.eks_resources import irsa_trust_policy
+from gpu_platform.components.eks_resources import irsa_role
 from gpu_platform.components.gpu_gke_cluster import GpuGkeCluster
 from gpu_platform.components.models import input_error, input_errors
 from gpu_platform.components.spot_failover_eks_node_groups import SpotFailoverEksNodeGroups
@@ -141,16 +140,9 @@ class SharedDatasets(pulumi.ComponentResource):
         The role is kept, without a policy, so that the controller never falls back to the node role's
         credentials."""
         name, child = self._name, pulumi.ResourceOptions(parent=self)
-        role = aws.iam.Role(
-            f"{name}-fsx-csi-role",
-            aws.iam.RoleArgs(
-                description="FSx for Lustre CSI driver (IRSA)",
-                assume_role_policy=pulumi.Output.all(eks.oidc_provider_arn, eks.oidc_issuer_url).apply(
-                    lambda v: json.dumps(irsa_trust_policy(v[0], v[1].removeprefix("https://"), "kube-system", FSX_CSI_SERVICE_ACCOUNT))
-                ),
-                tags=self._aws_tags(eks),
-            ),
-            opts=child,
+        role = irsa_role(
+            f"{name}-fsx-csi-role", "FSx for Lustre CSI driver (IRSA)", eks.oidc_provider_arn, eks.oidc_issuer_url,
+            "kube-system", FSX_CSI_SERVICE_ACCOUNT, child, tags=self._aws_tags(eks),
         )
         return aws.eks.Addon(
             f"{name}-{FSX_CSI_ADDON}",

@@ -31,6 +31,7 @@ from gpu_platform.components.eks_node_group_args import (
     ACCELERATOR_LABEL,
     AUTOSCALER_CHART,
     AUTOSCALER_REPO,
+    AUTOSCALER_SERVICE_ACCOUNT,
     AmiType,
     ClassRole,
     ClusterAutoscalerSettings,
@@ -46,11 +47,11 @@ from gpu_platform.components.eks_node_group_args import (
 from gpu_platform.components.eks_node_group_resources import (
     asg_tags,
     autoscaler_iam_policy,
-    autoscaler_trust_policy,
     autoscaler_values,
     device_plugins,
 )
 from gpu_platform.components.eks_plan import class_node_groups
+from gpu_platform.components.eks_resources import irsa_role
 from gpu_platform.components.kube import helm_release
 from gpu_platform.components.labels import (
     CLASS_LABEL,
@@ -225,15 +226,9 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
         name: str, settings: ClusterAutoscalerSettings, cluster: EksClusterRef, child: pulumi.ResourceOptions
     ) -> tuple[aws.iam.Role, aws.iam.RolePolicy]:
         """The autoscaler's IRSA role and its inline policy."""
-        role = aws.iam.Role(
-            f"{name}-autoscaler-role",
-            aws.iam.RoleArgs(
-                description=f"cluster-autoscaler of {cluster.name} (IRSA)",
-                assume_role_policy=pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
-                    lambda v: json.dumps(autoscaler_trust_policy(v[0], v[1], settings.namespace))
-                ),
-            ),
-            opts=child,
+        role = irsa_role(
+            f"{name}-autoscaler-role", f"cluster-autoscaler of {cluster.name} (IRSA)", cluster.oidc_provider_arn, cluster.oidc_issuer,
+            settings.namespace, AUTOSCALER_SERVICE_ACCOUNT, child,
         )
         policy = aws.iam.RolePolicy(
             f"{name}-autoscaler-role-policy",
