@@ -21,6 +21,7 @@ from gpu_platform.components.dask_resources import toleration_args
 from gpu_platform.components.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
 from gpu_platform.components.inference_args import SATURATION_ALERT, GpuInferenceServiceArgs, InferenceIngressArgs
+from gpu_platform.components.kube import prefix_ingress_spec
 from gpu_platform.components.labels import MANAGED_LABELS
 from gpu_platform.components.load_balancer_args import LoadBalancer
 from gpu_platform.components.models import input_error, input_errors
@@ -228,26 +229,6 @@ class GpuInferenceService(pulumi.ComponentResource):
         return k8s.networking.v1.Ingress(
             f"{name}-ingress",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=meta.labels, annotations=annotations),
-            spec=k8s.networking.v1.IngressSpecArgs(
-                ingress_class_name=class_name,
-                rules=[
-                    k8s.networking.v1.IngressRuleArgs(
-                        host=ingress.hostname,
-                        http=k8s.networking.v1.HTTPIngressRuleValueArgs(
-                            paths=[
-                                k8s.networking.v1.HTTPIngressPathArgs(
-                                    path=ingress.path,
-                                    path_type="Prefix",
-                                    backend=k8s.networking.v1.IngressBackendArgs(
-                                        service=k8s.networking.v1.IngressServiceBackendArgs(
-                                            name=args.name, port=k8s.networking.v1.ServiceBackendPortArgs(name="http")
-                                        )
-                                    ),
-                                )
-                            ]
-                        ),
-                    )
-                ],
-            ),
+            spec=prefix_ingress_spec(class_name, ingress.hostname, ingress.path, args.name, k8s.networking.v1.ServiceBackendPortArgs(name="http")),
             opts=opts,
         )

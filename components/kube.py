@@ -194,3 +194,28 @@ def component_namespace(name: str, namespace: str, opts: pulumi.ResourceOptions)
         metadata=k8s.meta.v1.ObjectMetaArgs(name=namespace, labels=dict(PART_OF_LABEL)),
         opts=opts,
     )
+
+
+def prefix_ingress_spec(
+    class_name: str | None, host: str | None, path: str, service: pulumi.Input[str], port: k8s.networking.v1.ServiceBackendPortArgs
+) -> k8s.networking.v1.IngressSpecArgs:
+    """An Ingress spec sending ``host`` (any host when None) and every path under ``path`` to one Service port."""
+    return k8s.networking.v1.IngressSpecArgs(
+        ingress_class_name=class_name,
+        rules=[
+            k8s.networking.v1.IngressRuleArgs(
+                host=host,
+                http=k8s.networking.v1.HTTPIngressRuleValueArgs(
+                    paths=[
+                        k8s.networking.v1.HTTPIngressPathArgs(
+                            path=path,
+                            path_type="Prefix",
+                            backend=k8s.networking.v1.IngressBackendArgs(
+                                service=k8s.networking.v1.IngressServiceBackendArgs(name=service, port=port)
+                            ),
+                        )
+                    ]
+                ),
+            )
+        ],
+    )

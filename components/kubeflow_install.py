@@ -42,6 +42,7 @@ import pulumi_kubernetes as k8s
 import pulumi_random as random
 
 from gpu_platform.components.cluster_component import CLUSTER_COMPONENTS, ClusterComponent, check_live, check_pools, on_cluster
+from gpu_platform.components.kube import prefix_ingress_spec
 from gpu_platform.components.kubeflow_args import (
     ALB_INGRESS_CLASS,
     EDITION_FOOTPRINT,
@@ -266,27 +267,8 @@ class KubeflowInstall(pulumi.ComponentResource):
                     **health,
                 },
             ),
-            spec=k8s.networking.v1.IngressSpecArgs(
-                ingress_class_name=ALB_INGRESS_CLASS,
-                rules=[
-                    k8s.networking.v1.IngressRuleArgs(
-                        host=ingress.hostname,
-                        http=k8s.networking.v1.HTTPIngressRuleValueArgs(
-                            paths=[
-                                k8s.networking.v1.HTTPIngressPathArgs(
-                                    path="/",
-                                    path_type="Prefix",
-                                    backend=k8s.networking.v1.IngressBackendArgs(
-                                        service=k8s.networking.v1.IngressServiceBackendArgs(
-                                            name=service_name,
-                                            port=k8s.networking.v1.ServiceBackendPortArgs(number=port),
-                                        )
-                                    ),
-                                )
-                            ]
-                        ),
-                    )
-                ],
+            spec=prefix_ingress_spec(
+                ALB_INGRESS_CLASS, ingress.hostname, "/", service_name, k8s.networking.v1.ServiceBackendPortArgs(number=port)
             ),
             opts=opts,
         )
