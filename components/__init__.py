@@ -4,8 +4,10 @@ Import a component and its Args from here; nothing in this package creates a res
 at import time.
 """
 
-from gpu_platform.components.cluster_component import ClusterComponent, ClusterPools
-from gpu_platform.components.dask_operator import (
+from gpu_platform.components import _moved
+from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
+from gpu_platform.components.core.cluster import ClusterComponent, ClusterPools
+from gpu_platform.components.dask.operator import (
     DaskNotebookArgs,
     DaskOperator,
     DaskOperatorArgs,
@@ -14,7 +16,7 @@ from gpu_platform.components.dask_operator import (
     RapidsDaskClusterSpec,
     SharedDaskClusterArgs,
 )
-from gpu_platform.components.dataset_args import (
+from gpu_platform.components.datasets.args import (
     DatasetAccess,
     DatasetArgs,
     DatasetBucketArgs,
@@ -24,9 +26,8 @@ from gpu_platform.components.dataset_args import (
     GcsFuseArgs,
     SharedDatasetsArgs,
 )
-from gpu_platform.components.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
-from gpu_platform.components.eks_args import AccessScope, EksAccessEntryArgs, EksAccessPolicy, ExistingVpcArgs, SecretsEncryption
-from gpu_platform.components.eks_cluster import (
+from gpu_platform.components.eks.args import AccessScope, EksAccessEntryArgs, EksAccessPolicy, ExistingVpcArgs, SecretsEncryption
+from gpu_platform.components.eks.cluster import (
     EbsStorageArgs,
     EksAddon,
     EksCluster,
@@ -37,8 +38,18 @@ from gpu_platform.components.eks_cluster import (
     NatGateways,
     SystemNodeGroupArgs,
 )
-from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
-from gpu_platform.components.gpu_gke_cluster import (
+from gpu_platform.components.eks.node_groups import (
+    AmiType,
+    ClassRole,
+    ClusterAutoscalerSettings,
+    Expander,
+    GpuClassArgs,
+    PriorityExpander,
+    PriorityTier,
+    SpotFailoverEksNodeGroups,
+    SpotFailoverEksNodeGroupsArgs,
+)
+from gpu_platform.components.gke.cluster import (
     AuthorizedNetwork,
     AutoscalingProfile,
     ControlPlaneAccess,
@@ -55,17 +66,16 @@ from gpu_platform.components.gpu_gke_cluster import (
     SchedulerPoolArgs,
     SystemPoolArgs,
 )
-from gpu_platform.components.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
-from gpu_platform.components.headlamp import Headlamp, HeadlampArgs, HeadlampTenantAccess
-from gpu_platform.components.karpenter_args import (
+from gpu_platform.components.headlamp.headlamp import Headlamp, HeadlampArgs, HeadlampTenantAccess
+from gpu_platform.components.karpenter.args import (
     ConsolidationPolicy,
     DisruptionBudget,
     KarpenterDisruption,
     KarpenterSettings,
     Provisioner,
 )
-from gpu_platform.components.karpenter_node_pools import KarpenterNodePools, KarpenterNodePoolsArgs
-from gpu_platform.components.kubeflow_install import (
+from gpu_platform.components.karpenter.node_pools import KarpenterNodePools, KarpenterNodePoolsArgs
+from gpu_platform.components.kubeflow.install import (
     AlbCognitoIngress,
     Edition,
     KubeflowInstall,
@@ -74,9 +84,18 @@ from gpu_platform.components.kubeflow_install import (
     TenantProfile,
     TrainingPoolSelector,
 )
-from gpu_platform.components.kueue import Kueue, KueueArgs
-from gpu_platform.components.kueue_args import ReclaimWithinCohort, TenantQueueArgs, WithinClusterQueue
-from gpu_platform.components.pools import (
+from gpu_platform.components.monitoring.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
+from gpu_platform.components.monitoring.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
+from gpu_platform.components.monitoring.prometheus_stack import (
+    AlertSettings,
+    ClusterKind,
+    MetricSource,
+    MetricsPreset,
+    MonitoredCluster,
+    PrometheusStack,
+    PrometheusStackArgs,
+)
+from gpu_platform.components.pools.shapes import (
     AutoscalingBounds,
     BoundsScope,
     CapacityStrategy,
@@ -86,27 +105,9 @@ from gpu_platform.components.pools import (
     Taint,
     TaintEffect,
 )
-from gpu_platform.components.prometheus_stack import (
-    AlertSettings,
-    ClusterKind,
-    MetricSource,
-    MetricsPreset,
-    MonitoredCluster,
-    PrometheusStack,
-    PrometheusStackArgs,
-)
-from gpu_platform.components.spot_failover_eks_node_groups import (
-    AmiType,
-    ClassRole,
-    ClusterAutoscalerSettings,
-    Expander,
-    GpuClassArgs,
-    PriorityExpander,
-    PriorityTier,
-    SpotFailoverEksNodeGroups,
-    SpotFailoverEksNodeGroupsArgs,
-)
-from gpu_platform.components.warm_capacity_args import WarmCapacityArgs
+from gpu_platform.components.queues.args import ReclaimWithinCohort, TenantQueueArgs, WithinClusterQueue
+from gpu_platform.components.queues.kueue import Kueue, KueueArgs
+from gpu_platform.components.warm.args import WarmCapacityArgs
 
 __all__ = [
     "ClusterComponent",
@@ -216,9 +217,13 @@ __all__ = [
 # help(<Component>) lists its outputs: appended from the annotated, docstring'd attributes.
 import pulumi as _pulumi
 
-from gpu_platform.components.outputs import document_outputs as _document_outputs
+from gpu_platform.components.core.outputs import document_outputs as _document_outputs
 
 for _exported in __all__:
     _value = globals()[_exported]
     if isinstance(_value, type) and issubclass(_value, _pulumi.ComponentResource):
         _document_outputs(_value)
+
+# The flat layout's deep import paths (gpu_platform.components.gke_plan, ...) still import, with a
+# DeprecationWarning, for one release.
+_moved.install()

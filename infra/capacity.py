@@ -29,11 +29,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from gpu_platform.components.models import ARGS_CONFIG, field_error
-from gpu_platform.components.numbers import Int
-from gpu_platform.components.pools import NodePoolShape
-from gpu_platform.components.quantities import MiB, Millicores, Seconds, format_duration
-from gpu_platform.components.reserves import (
+from gpu_platform.components.core.models import ARGS_CONFIG, field_error
+from gpu_platform.components.core.numbers import Int
+from gpu_platform.components.core.quantities import MiB, Millicores, Seconds, format_duration
+from gpu_platform.components.pools.reserves import (
     DaemonSetOverhead,
     NodeAllocatable,
     NodeReserves,
@@ -44,6 +43,7 @@ from gpu_platform.components.reserves import (
     gke_reserved_cpu_millicores,
     gke_reserved_memory_mib,
 )
+from gpu_platform.components.pools.shapes import NodePoolShape
 
 __all__ = [
     "CapacityInputs",

@@ -26,8 +26,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from gpu_platform import components
-from gpu_platform.components.cluster_component import CLUSTER_COMPONENTS, ClusterComponent
-from gpu_platform.components.outputs import component_outputs
+from gpu_platform.components.core.cluster import CLUSTER_COMPONENTS, ClusterComponent
+from gpu_platform.components.core.outputs import component_outputs
 from gpu_platform.infra.errors import CommandError
 from gpu_platform.infra.stack.model import StackConfig
 
@@ -348,12 +348,12 @@ def _gib(mib: int) -> str:
 
 def catalog_reference() -> str:
     """The machine catalog the validators and the capacity planner read, as tables."""
-    from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
+    from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
 
     lines = [
         "## Machine catalog",
         "",
-        "The shapes the components know (`gpu_platform.components.gpu_catalog`): pools are checked against them "
+        "The shapes the components know (`gpu_platform.components.catalog.gpus`): pools are checked against them "
         "and `plan-capacity` computes allocatable from them.",
         "",
         "### A type the catalog does not know",

@@ -110,7 +110,7 @@ def crd_schema(
     """The CRD schema of one kind available offline: from the CRDs the stack installs
     (``extra``), from the CRD files in ``crd_dir`` when given, or the DaskCluster, DaskAutoscaler, ... CRDs the
     dask-kubernetes wheel ships (one file per kind, read on demand)."""
-    from gpu_platform.components.dask_args import operator_chart_dir
+    from gpu_platform.components.dask.args import operator_chart_dir
 
     if extra and (api_version, kind) in extra:
         return extra[(api_version, kind)]

@@ -20,11 +20,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.components.eks_args import ExistingVpcArgs
-from gpu_platform.components.eks_plan import class_node_groups
-from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES
-from gpu_platform.components.labels import ELB_ROLE_TAG, INTERNAL_ELB_ROLE_TAG
-from gpu_platform.components.pools import CapacityType
+from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES
+from gpu_platform.components.core.labels import ELB_ROLE_TAG, INTERNAL_ELB_ROLE_TAG
+from gpu_platform.components.eks.args import ExistingVpcArgs
+from gpu_platform.components.eks.plan import class_node_groups
+from gpu_platform.components.pools.shapes import CapacityType
 from gpu_platform.infra.stack.model import StackConfig
 
 __all__ = ["QUOTAS", "CloudError", "Finding", "preflight_eks"]
@@ -208,7 +208,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
                 source, fix = (
                     ("the class's shape", f"correct eks_node_groups.classes[{index}].shape")
                     if cls.shape is not None and itype not in AWS_INSTANCE_TYPES
-                    else ("the catalog", "fix components/aws_catalog.py")
+                    else ("the catalog", "fix components/catalog/aws.py")
                 )
                 findings.append(
                     Finding(True, f"class {cls.name}: EC2 reports {itype} as {shapes[itype]} (vCPUs, MiB, GPU, GPUs), "

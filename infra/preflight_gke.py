@@ -4,7 +4,7 @@ For the stack's region and GPU pools:
 
 - which zones offer each pool's GPU: online, the Compute API's acceleratorTypes.list in every zone the pool
   runs in (its node locations, or every zone of the region when GKE picks them); offline (``--offline``, or
-  no client), the shipped table (components/data/gpu_zones.json, with its sources and date), saying which
+  no client), the shipped table (components/catalog/data/gpu_zones.json, with its sources and date), saying which
   GPUs it does not list;
 - online, whether the project's regional quotas hold every node pool at its maximum: the GPU quota of each
   GPU (NVIDIA_<TYPE>_GPUS for on-demand node pools, PREEMPTIBLE_NVIDIA_<TYPE>_GPUS for spot ones, which
@@ -21,9 +21,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.components.cloud import Cloud
-from gpu_platform.components.gpu_zones import GPU_ZONES_DATE, zones_offering
-from gpu_platform.components.zones import zones_of
+from gpu_platform.components.catalog.gpu_zones import GPU_ZONES_DATE, zones_offering
+from gpu_platform.components.catalog.zones import zones_of
+from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.infra.preflight import CloudError, Finding
 from gpu_platform.infra.stack.model import StackConfig
 

@@ -33,16 +33,16 @@ from gpu_platform.components import (
     PrometheusStack,
     SpotFailoverEksNodeGroups,
 )
-from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController
-from gpu_platform.components.cloud import Cloud
-from gpu_platform.components.dask_args import SERVICE_ACCOUNT as DASK_SERVICE_ACCOUNT
-from gpu_platform.components.dataset_args import SharedDatasetsArgs
-from gpu_platform.components.gpu_inference_service import GpuInferenceService
-from gpu_platform.components.karpenter_args import Provisioner
-from gpu_platform.components.kubeflow_args import Edition
-from gpu_platform.components.load_balancer_args import iam_policy_url
-from gpu_platform.components.prometheus_args import MetricSource
-from gpu_platform.components.shared_datasets import SharedDatasets
+from gpu_platform.components.core.cloud import Cloud
+from gpu_platform.components.dask.args import SERVICE_ACCOUNT as DASK_SERVICE_ACCOUNT
+from gpu_platform.components.datasets.args import SharedDatasetsArgs
+from gpu_platform.components.datasets.shared_datasets import SharedDatasets
+from gpu_platform.components.inference.service import GpuInferenceService
+from gpu_platform.components.karpenter.args import Provisioner
+from gpu_platform.components.kubeflow.args import Edition
+from gpu_platform.components.load_balancer.args import iam_policy_url
+from gpu_platform.components.load_balancer.controller import AwsLoadBalancerController
+from gpu_platform.components.monitoring.prometheus_args import MetricSource
 from gpu_platform.infra.stack.errors import ConfigError
 from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 
@@ -89,7 +89,7 @@ def build(stack: str, config: StackConfig) -> Platform:
         # Monitoring first, on the system nodes (eks.ready()): the autoscaler's ServiceMonitor needs its CRD.
         monitoring = compose_monitoring(stack, config, eks)
         if karpenter:
-            # The same classes and tiers as NodePools: Karpenter provisions them (components/karpenter_node_pools.py).
+            # The same classes and tiers as NodePools: Karpenter provisions them (components/karpenter/node_pools.py).
             plan = config.eks_plan
             assert plan is not None  # planned for every aws stack
             args = KarpenterNodePoolsArgs.of(config.eks_node_groups)
@@ -257,7 +257,7 @@ def compose_addons(
         )
         pulumi.export("clusterQueues", queues.cluster_queues)
     if config.warm_capacity is not None and config.warm_capacity.enabled():
-        from gpu_platform.components.warm_capacity import WarmCapacity
+        from gpu_platform.components.warm.warm_capacity import WarmCapacity
 
         WarmCapacity(f"{stack}-warm", config.warm_capacity, cluster=cluster)
     compose_inference(stack, config, cluster, monitoring, ingress_controller)

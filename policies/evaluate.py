@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, create_model
 
-from gpu_platform.components.models import key_path
+from gpu_platform.components.core.models import key_path
 from gpu_platform.policies.rules import RULES, Enforcement, Resource, ResourceRule, RuleConfig
 
 __all__ = ["Finding", "PolicyConfigError", "PolicyConfigFile", "evaluate", "load_policy_config", "read_policy_config"]

@@ -1,4 +1,4 @@
-"""One label table (components/labels.py): every well-known label key, annotation and the GPU resource
+"""One label table (components/core/labels.py): every well-known label key, annotation and the GPU resource
 name is spelled there and nowhere else in the package's code (docstrings, which document them, apart)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from gpu_platform.components import labels
+from gpu_platform.components.core import labels
 from tests.conftest import PROJECT_DIR
 
 LAYERS = ("components", "policies", "infra")
@@ -41,7 +41,7 @@ def spelled_out(root: Path) -> list[str]:
     problems = []
     for layer in LAYERS:
         for path in sorted((root / layer).rglob("*.py")):
-            if path == root / "components" / "labels.py":
+            if path == root / "components" / "core" / "labels.py":
                 continue
             tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
             skip = _docstrings(tree)
@@ -72,7 +72,8 @@ def test_no_module_spells_out_a_label_of_the_table() -> None:
 def test_the_guard_finds_a_spelled_out_label(tmp_path: Path) -> None:
     for layer in LAYERS:
         (tmp_path / layer).mkdir()
-    (tmp_path / "components" / "labels.py").write_text('GPU_RESOURCE = "nvidia.com/gpu"\n')
+    (tmp_path / "components" / "core").mkdir()
+    (tmp_path / "components" / "core" / "labels.py").write_text('GPU_RESOURCE = "nvidia.com/gpu"\n')
     (tmp_path / "infra" / "x.py").write_text(
         '"""Docstrings may name nvidia.com/gpu."""\nLIMITS = {"nvidia.com/gpu": 1}\nQUOTA = f"requests.nvidia.com/gpu={1}"\n'
     )

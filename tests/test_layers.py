@@ -71,14 +71,14 @@ def test_the_check_finds_hidden_imports(tmp_path: Path) -> None:
         "def f():\n    from gpu_platform.infra.capacity import MiB\n    return MiB\n"
     )
     (tmp_path / "components" / "b.py").write_text("import importlib\nimportlib.import_module('gpu_platform.policies.rules')\n")
-    (tmp_path / "components" / "c.py").write_text("from components.pools import Taint\n")
+    (tmp_path / "components" / "c.py").write_text("from components.pools.shapes import Taint\n")
     (tmp_path / "policies" / "d.py").write_text("from ..infra import config\n")
     (tmp_path / "infra" / "e.py").write_text("from gpu_platform.policies.rules import RULES\nfrom gpu_platform.components import pools\n")
-    (tmp_path / "policies" / "f.py").write_text("from gpu_platform.components.labels import X\n")
+    (tmp_path / "policies" / "f.py").write_text("from gpu_platform.components.core.labels import X\n")
     assert layer_violations(tmp_path) == [
         "components/a.py:2: components imports gpu_platform.infra.capacity",
         "components/b.py:2: components imports gpu_platform.policies.rules",
-        "components/c.py:1: imports components.pools; use gpu_platform.components.pools",
+        "components/c.py:1: imports components.pools.shapes; use gpu_platform.components.pools.shapes",
         "policies/d.py:1: policies imports gpu_platform.infra",
     ]
 

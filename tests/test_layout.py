@@ -78,7 +78,7 @@ import pulumi
 from gpu_platform.infra.preview.engine import RecordingMocks, RecordingMonitor
 monitor = RecordingMonitor(RecordingMocks())
 pulumi.runtime.set_mocks(monitor.mocks, monitor=monitor)
-import gpu_platform.components, gpu_platform.components.gpu_gke_cluster, gpu_platform.components.gpu_catalog, gpu_platform.components.pools
+import gpu_platform.components, gpu_platform.components.gke.cluster, gpu_platform.components.catalog.gpus, gpu_platform.components.pools.shapes
 print(len(monitor.recorded))
 """
     result = subprocess.run([sys.executable, "-c", probe], cwd=PROJECT_DIR, capture_output=True, text=True, check=True)
@@ -91,7 +91,7 @@ def test_components_reexports_its_public_api() -> None:
     for name in components.__all__:
         assert getattr(components, name) is not None
     # Every Args model and component a user builds is importable from the package itself.
-    for module in ("gke_args", "gpu_gke_cluster", "eks_cluster", "spot_failover_eks_node_groups"):
+    for module in ("gke/args", "gke/cluster", "eks/cluster", "eks/node_groups"):
         tree = ast.parse((PROJECT_DIR / "components" / f"{module}.py").read_text())
         public = {
             n.name for n in tree.body

@@ -81,9 +81,10 @@ for info in pkgutil.walk_packages(gpu_platform.__path__, "gpu_platform."):
         getattr(module, name)
         names += 1
 data = [
-    resources.files("gpu_platform.components").joinpath("dashboards/gpu-platform.json").is_file(),
-    resources.files("gpu_platform.components").joinpath("data/zones.json").is_file(),
-    resources.files("gpu_platform.components").joinpath("data/dcgm_fields.json").is_file(),
+    resources.files("gpu_platform.components.monitoring").joinpath("dashboards/gpu-platform.json").is_file(),
+    resources.files("gpu_platform.components.catalog").joinpath("data/zones.json").is_file(),
+    resources.files("gpu_platform.components.catalog").joinpath("data/gpu_zones.json").is_file(),
+    resources.files("gpu_platform.components.monitoring").joinpath("data/dcgm_fields.json").is_file(),
     resources.files("gpu_platform.components").joinpath("py.typed").is_file(),
     resources.files("gpu_platform.infra.preview").joinpath("upstream.lock.yaml").is_file(),
     resources.files("gpu_platform.infra.simulate").joinpath("prices.json").is_file(),

@@ -85,7 +85,7 @@ def test_the_reference_pages_are_linked_and_cover_every_component() -> None:
 
 
 def test_the_machine_catalog_is_listed_from_the_data() -> None:
-    from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
+    from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
 
     reference = (PROJECT_DIR / "components" / "README.md").read_text()
     catalog = reference.split("## Machine catalog\n", 1)[1]

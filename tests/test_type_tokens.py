@@ -16,7 +16,7 @@ import pulumi
 import pytest
 
 from gpu_platform import components
-from gpu_platform.components.provider import EXPOSED
+from gpu_platform.components.provider.provider import EXPOSED
 from gpu_platform.infra.testing import preview_program
 from tests.conftest import PROJECT_DIR
 

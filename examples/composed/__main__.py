@@ -46,7 +46,7 @@ from gpu_platform.components import (
     SpotFailoverEksNodeGroupsArgs,
     TenantProfile,
 )
-from gpu_platform.components.kueue_plan import dask_queue_tenants, kubeflow_queue_tenants
+from gpu_platform.components.queues.plan import dask_queue_tenants, kubeflow_queue_tenants
 
 acme = pulumi.Config("acme")
 team = acme.get("team") or "ml"

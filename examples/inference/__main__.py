@@ -31,12 +31,12 @@ from gpu_platform.components import (
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
 )
-from gpu_platform.components.aws_load_balancer_controller import (
+from gpu_platform.components.inference.service import GpuInferenceService, GpuInferenceServiceArgs
+from gpu_platform.components.load_balancer.controller import (
     AwsLoadBalancerController,
     AwsLoadBalancerControllerArgs,
     iam_policy_url,
 )
-from gpu_platform.components.gpu_inference_service import GpuInferenceService, GpuInferenceServiceArgs
 from gpu_platform.infra.preview.upstream import upstream_file
 
 acme = pulumi.Config("acme")

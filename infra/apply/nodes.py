@@ -3,7 +3,7 @@
 The pools come from the plan's one source, ``StackConfig.pool_shapes()`` (components NodePoolShape):
 each node carries the pool's labels, the labels its pods select it by (``placement.node_selector``),
 its taints, and the allocatable CPU, memory and GPUs the kubelet reports (capacity minus the
-kubelet's reserves: ``components.reserves.allocatable``; the DaemonSets' requests are not taken
+kubelet's reserves: ``components.pools.reserves.allocatable``; the DaemonSets' requests are not taken
 off here, the real DaemonSets are scheduled onto the nodes instead).
 
 Labels the cloud or the kubelet puts on every node are added as they do:
@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from gpu_platform.components.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL
+from gpu_platform.components.core.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL
 from gpu_platform.infra.apply.local import KWOK_NODE_ANNOTATION
 
 __all__ = ["POOL_NODE_LABEL", "node_count", "node_name", "pool_nodes"]
@@ -47,7 +47,7 @@ def node_name(pool: str, index: int) -> str:
 def pool_nodes(shapes: Sequence[Any], counts: dict[str, int] | None = None) -> list[dict[str, Any]]:
     """Node objects for every pool of ``shapes`` (NodePoolShape), ``node_count`` each unless
     ``counts`` names another number for a pool."""
-    from gpu_platform.components.reserves import ReserveFormula, allocatable
+    from gpu_platform.components.pools.reserves import ReserveFormula, allocatable
 
     nodes = []
     for shape in shapes:

@@ -15,7 +15,7 @@ from gpu_platform.infra.errors import (
 
 
 def cmd_preflight(args: argparse.Namespace) -> int:
-    from gpu_platform.components.cloud import Cloud
+    from gpu_platform.components.core.cloud import Cloud
     from gpu_platform.infra.preflight import CloudError, preflight_eks
 
     config = read_stack(args)
@@ -45,7 +45,7 @@ def cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def _preflight_gke(args: argparse.Namespace, config: Any) -> int:
-    from gpu_platform.components.cloud import Cloud
+    from gpu_platform.components.core.cloud import Cloud
     from gpu_platform.infra.preflight import CloudError
     from gpu_platform.infra.preflight_gke import ComputeClients, preflight_gke
 

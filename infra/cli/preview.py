@@ -137,7 +137,7 @@ def program_target(plan: Any, kubernetes_version: str | None) -> Any:
     its cluster runs on (from the plan's resources; gcp when it declares no cluster)."""
     from types import SimpleNamespace
 
-    from gpu_platform.components.cloud import Cloud
+    from gpu_platform.components.core.cloud import Cloud
     from gpu_platform.infra.stack.model import StackConfig
 
     version = kubernetes_version or StackConfig.model_fields["kubernetes_version"].default

@@ -109,7 +109,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
-    from gpu_platform.components.cloud import Cloud
+    from gpu_platform.components.core.cloud import Cloud
     from gpu_platform.infra.output import file_target, write_outputs
     from gpu_platform.infra.simulate.price_sources import table_json
     from gpu_platform.infra.simulate.prices import PriceTable

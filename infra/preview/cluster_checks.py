@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.infra.preview.engine import Plan, RecordedResource
 from gpu_platform.infra.preview.manifests import ObjectView
 
@@ -196,8 +196,8 @@ SYNTHETIC = ("up", "scrape_", "ALERTS", "ALERTS_FOR_STATE")
 
 
 def promql_metrics(expr: str) -> set[str]:
-    """The metric names an expression reads (components.prometheus_args.expression_metrics)."""
-    from gpu_platform.components.prometheus_args import expression_metrics
+    """The metric names an expression reads (components.monitoring.prometheus_args.expression_metrics)."""
+    from gpu_platform.components.monitoring.prometheus_args import expression_metrics
 
     return expression_metrics(expr)
 

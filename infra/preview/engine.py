@@ -145,7 +145,7 @@ def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
         }
     if args.typ == "aws:eks/nodeGroup:NodeGroup":
         # EKS names a managed node group's ASG eks-<nodegroup>-<uuid>.
-        from gpu_platform.components.eks_plan import example_asg_name
+        from gpu_platform.components.eks.plan import example_asg_name
 
         return {"resources": [{"autoscalingGroups": [{"name": example_asg_name(inputs["nodeGroupName"])}]}]}
     if args.typ == "random:index/randomPassword:RandomPassword":

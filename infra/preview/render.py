@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from gpu_platform.components.kube import chart_source
+from gpu_platform.components.core.kube import chart_source
 from gpu_platform.infra.kubernetes_api import builtin_groups, ga_api_versions
 from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 from gpu_platform.infra.preview.manifests import ObjectView
@@ -619,12 +619,11 @@ def declared_sources(plan: Plan) -> tuple[list[tuple[str, str, str | None]], lis
 
 def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
     """What the components install by default, and every Kubeflow release they accept
-    (components.kubeflow_install.KNOWN_RELEASES): the lock covers all of it, so a stack may
+    (components.kubeflow.install.KNOWN_RELEASES): the lock covers all of it, so a stack may
     pick any supported release without re-locking."""
     from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
-    from gpu_platform.components.dask_args import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
-    from gpu_platform.components.dcgm_args import DCGM_REPOSITORY
-    from gpu_platform.components.eks_node_group_args import (
+    from gpu_platform.components.dask.args import DASK_OPERATOR_CHART, DASK_REPO, DaskOperatorArgs
+    from gpu_platform.components.eks.node_group_args import (
         AUTOSCALER_CHART,
         AUTOSCALER_REPO,
         DEVICE_PLUGIN_CHART,
@@ -632,12 +631,13 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
         ClusterAutoscalerSettings,
         SpotFailoverEksNodeGroupsArgs,
     )
-    from gpu_platform.components.headlamp_args import HEADLAMP_CHART, HEADLAMP_REPOSITORY, HeadlampArgs
-    from gpu_platform.components.karpenter_args import KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_REPO, KarpenterSettings
-    from gpu_platform.components.kubeflow_args import KNOWN_RELEASES, KubeflowInstallArgs
-    from gpu_platform.components.kubeflow_plan import manifest_sources
-    from gpu_platform.components.kueue_args import KUEUE_CHART, KUEUE_REPOSITORY, KueueArgs
-    from gpu_platform.components.load_balancer_args import CONTROLLER_CHART, CONTROLLER_REPOSITORY, AwsLoadBalancerControllerArgs
+    from gpu_platform.components.headlamp.args import HEADLAMP_CHART, HEADLAMP_REPOSITORY, HeadlampArgs
+    from gpu_platform.components.karpenter.args import KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_REPO, KarpenterSettings
+    from gpu_platform.components.kubeflow.args import KNOWN_RELEASES, KubeflowInstallArgs
+    from gpu_platform.components.kubeflow.plan import manifest_sources
+    from gpu_platform.components.load_balancer.args import CONTROLLER_CHART, CONTROLLER_REPOSITORY, AwsLoadBalancerControllerArgs
+    from gpu_platform.components.monitoring.dcgm_args import DCGM_REPOSITORY
+    from gpu_platform.components.queues.args import KUEUE_CHART, KUEUE_REPOSITORY, KueueArgs
 
     prometheus = PrometheusStackArgs()
     charts = [
@@ -665,7 +665,7 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
 def supported_files() -> list[tuple[str, str]]:
     """The single upstream files (name in the sources, URL) the components read: the AWS Load Balancer
     Controller's IAM policy of every release it accepts."""
-    from gpu_platform.components.load_balancer_args import CONTROLLER_RELEASES, iam_policy_name, iam_policy_url
+    from gpu_platform.components.load_balancer.args import CONTROLLER_RELEASES, iam_policy_name, iam_policy_url
 
     return [(iam_policy_name(version), iam_policy_url(version)) for version in CONTROLLER_RELEASES]
 

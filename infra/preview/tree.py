@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from gpu_platform.components.kube import chart_source
+from gpu_platform.components.core.kube import chart_source
 
 
 def _secret(value: Any) -> bool:
@@ -32,7 +32,7 @@ def _taints_and_labels(node: dict[str, Any]) -> list[str]:
 
 def summarize(type_: str, inputs: dict[str, Any]) -> str:
     """The key settings of one resource, for the tree."""
-    from gpu_platform.components.labels import (
+    from gpu_platform.components.core.labels import (
         PRIORITY_CONFIGMAP,  # the package imports the provider SDKs
     )
 

@@ -60,8 +60,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
-from gpu_platform.components.models import ARGS_CONFIG, field_error
-from gpu_platform.components.numbers import Float, Int
+from gpu_platform.components.core.models import ARGS_CONFIG, field_error
+from gpu_platform.components.core.numbers import Float, Int
 from gpu_platform.infra.capacity import Seconds
 
 __all__ = [

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gpu_platform.components.labels import (
+from gpu_platform.components.core.labels import (
     CAPACITY_LABEL,
     EKS_CAPACITY_LABEL,
     GKE_ACCELERATOR_LABEL,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.infra.report.tenants import tenant_namespaces
 from gpu_platform.infra.simulate.inputs import Binding, NodeGroup, Resources, Timings
 from gpu_platform.infra.simulate.queues import Cohort, cohort_from_objects
@@ -39,7 +39,7 @@ class ModelInputs:
 
 
 def _resources(shape: Any) -> Resources:
-    from gpu_platform.components.reserves import allocatable
+    from gpu_platform.components.pools.reserves import allocatable
 
     node = allocatable(shape)
     return Resources(cpu=node.cpu, memory=node.memory_mib, gpus=node.gpus)
@@ -47,7 +47,7 @@ def _resources(shape: Any) -> Resources:
 
 def _taints(shape: Any) -> tuple[str, ...]:
     """The keys of the taints that keep pods off a pool (NoSchedule, NoExecute)."""
-    from gpu_platform.components.pools import TaintEffect
+    from gpu_platform.components.pools.shapes import TaintEffect
 
     return tuple(sorted({t.key for t in shape.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE}))
 
@@ -59,7 +59,7 @@ def _zone_names(names: tuple[str, ...] | None, count: int, region: str) -> tuple
 
 def _gke_groups(gke: Any) -> list[NodeGroup]:
     """One model group per node pool of the plan (gke_plan.plan_pools): its name, bounds and zones."""
-    from gpu_platform.components.pools import BoundsScope
+    from gpu_platform.components.pools.shapes import BoundsScope
 
     groups = []
     for planned in gke.plan:
@@ -82,7 +82,7 @@ def _gke_groups(gke: Any) -> list[NodeGroup]:
 
 def _eks_groups(plan: Any, region: str) -> list[NodeGroup]:
     """One model group per managed node group of the stack's plan (StackConfig.eks_plan): bounds in total."""
-    from gpu_platform.components.pools import CapacityType
+    from gpu_platform.components.pools.shapes import CapacityType
 
     zones = _zone_names(plan.zones.names, plan.zones.count, region)
     return [
@@ -98,8 +98,8 @@ def _eks_groups(plan: Any, region: str) -> list[NodeGroup]:
 
 def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     """The cluster model's groups, timings, binding and quotas for a StackConfig."""
-    from gpu_platform.components.durations import seconds
-    from gpu_platform.components.gke_args import AutoscalingProfile
+    from gpu_platform.components.core.durations import seconds
+    from gpu_platform.components.gke.args import AutoscalingProfile
 
     a, n, s = settings.autoscaler, settings.node, settings.spot
     # The stack's region as the program reads it; AWS's own default where the stack names none.

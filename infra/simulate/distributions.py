@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.components.durations import seconds as duration_seconds
+from gpu_platform.components.core.durations import seconds as duration_seconds
 
 __all__ = ["Dist", "fixed", "format_seconds", "parse_seconds"]
 
@@ -20,7 +20,7 @@ _CALL = re.compile(r"^\s*(fixed|uniform|exponential|lognormal|normal)\s*\((.*)\)
 
 def parse_seconds(text: str | float | int) -> float:
     """``90``, ``"90s"``, ``"2.5m"``, ``"1h30m"``, ``"1.5h"``, ``"500ms"`` -> seconds, by the one duration
-    grammar (components/durations.py: Go's, a bare number is seconds); ValueError otherwise."""
+    grammar (components/core/durations.py: Go's, a bare number is seconds); ValueError otherwise."""
     value = duration_seconds(text)
     if value < 0:
         raise ValueError("a duration is seconds of 0 or more, never negative")

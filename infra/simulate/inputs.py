@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from gpu_platform.components.labels import GPU_RESOURCE
+from gpu_platform.components.core.labels import GPU_RESOURCE
 from gpu_platform.infra.simulate.distributions import Dist, fixed
 
 __all__ = ["Binding", "Fallback", "Gang", "Job", "NodeGroup", "NodeRecord", "PodRecord", "PodSpec", "Resources", "Stage", "Timings", "Trace"]

@@ -1,8 +1,8 @@
 """Where the shipped price table comes from, and how ``gpu-platform prices build`` rebuilds it.
 
 The table holds the hourly price of every type a stack can name (the GKE catalog's machine types
-and the GPUs N1 machines attach, components/gpu_catalog.py; the EKS catalog's instance types,
-components/aws_catalog.py) in every region of either cloud that prices it, on-demand and spot.
+and the GPUs N1 machines attach, components/catalog/gpus.py; the EKS catalog's instance types,
+components/catalog/aws.py) in every region of either cloud that prices it, on-demand and spot.
 It is built from public, dated, pinned sources, named with their commits in the table itself
 (``sources``) and in BUILD_SOURCES below:
 
@@ -38,9 +38,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.components.aws_catalog import AWS_INSTANCE_TYPES
-from gpu_platform.components.cloud import Cloud
-from gpu_platform.components.gpu_catalog import GCP_ACCELERATORS, GCP_MACHINE_SHAPES
+from gpu_platform.components.catalog.aws import AWS_INSTANCE_TYPES
+from gpu_platform.components.catalog.gpus import GCP_ACCELERATORS, GCP_MACHINE_SHAPES
+from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.infra.simulate.prices import CloudPrices, HourlyPrice, PriceTable
 from gpu_platform.infra.simulate.settings import SimulationError
 

@@ -12,9 +12,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from gpu_platform.components.cloud import Cloud
-from gpu_platform.components.models import ARGS_CONFIG
-from gpu_platform.components.numbers import Float
+from gpu_platform.components.core.cloud import Cloud
+from gpu_platform.components.core.models import ARGS_CONFIG
+from gpu_platform.components.core.numbers import Float
 from gpu_platform.infra.simulate.cluster import ModelInputs
 from gpu_platform.infra.simulate.inputs import NodeGroup, Trace
 from gpu_platform.infra.simulate.settings import SimulationError

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_platform.components.labels import GPU_RESOURCE
+from gpu_platform.components.core.labels import GPU_RESOURCE
 
 __all__ = ["KUEUE_BUCKETS", "Cohort", "Queues", "TenantQueue", "cohort_from_objects", "trace_tenants"]
 

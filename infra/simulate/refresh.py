@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from gpu_platform.components.cloud import Cloud
-from gpu_platform.components.gpu_catalog import GCP_MACHINE_SHAPES
+from gpu_platform.components.catalog.gpus import GCP_MACHINE_SHAPES
+from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.infra.simulate.price_sources import LOCAL_SSD_GB, _price, catalog_types, table_of
 from gpu_platform.infra.simulate.prices import HourlyPrice, PriceTable
 

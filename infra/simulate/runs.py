@@ -279,7 +279,7 @@ KARPENTER_NOT_MODELLED = (
 def refuse_karpenter(stack: Any) -> None:
     """SimulationError when the stack's GPU nodes are provisioned by Karpenter, which the model does not
     simulate: answering with the cluster autoscaler's behaviour would be a wrong answer, not an estimate."""
-    from gpu_platform.components.karpenter_args import Provisioner
+    from gpu_platform.components.karpenter.args import Provisioner
 
     groups = getattr(stack, "eks_node_groups", None)
     if groups is not None and groups.provisioner is Provisioner.KARPENTER:
@@ -337,7 +337,7 @@ def unsettable(cloud: Any, key: str) -> str | None:
     """Why a user cannot set ``key`` on ``cloud`` (None: they can). GKE runs the cluster autoscaler itself
     and exposes only its profile (ClusterAutoscaling.autoscalingProfile, BALANCED or OPTIMIZE_UTILIZATION),
     so none of its flags the model's ``model.autoscaler.*`` and ``model.binding`` stand for can be set there."""
-    from gpu_platform.components.cloud import Cloud
+    from gpu_platform.components.core.cloud import Cloud
 
     if cloud is Cloud.GCP and (key.startswith("model.autoscaler.") or key == "model.binding"):
         return (f"GKE does not let a user set {key} (it runs the autoscaler itself and exposes only the "

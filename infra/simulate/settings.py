@@ -10,8 +10,8 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, ValidationError
 
-from gpu_platform.components.models import ARGS_CONFIG
-from gpu_platform.components.numbers import Float, Int
+from gpu_platform.components.core.models import ARGS_CONFIG
+from gpu_platform.components.core.numbers import Float, Int
 from gpu_platform.infra.simulate.distributions import Dist, parse_seconds
 from gpu_platform.infra.simulate.inputs import Binding
 
@@ -39,7 +39,7 @@ DistField = Annotated[Dist, BeforeValidator(_dist), PlainSerializer(str)]
 
 
 Duration = Annotated[Float, BeforeValidator(_duration), Field(ge=0, le=7 * 86_400)]
-"""Seconds: a bare number, or a Go duration ("2m", "1.5h", "1h30m", "500ms"; components/durations.py)."""
+"""Seconds: a bare number, or a Go duration ("2m", "1.5h", "1h30m", "500ms"; components/core/durations.py)."""
 
 
 class AutoscalerModel(BaseModel):

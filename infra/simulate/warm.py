@@ -1,4 +1,4 @@
-"""Warm capacity in the cluster model: placeholder pods (components/warm_capacity_args.py) hold GPUs on
+"""Warm capacity in the cluster model: placeholder pods (components/warm/args.py) hold GPUs on
 nodes at a negative priority; a pod that fits no node preempts them.
 
 What is modelled, from the upstream sources:
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_platform.components.warm_capacity_args import PLACEHOLDER_CPU_MILLI, PLACEHOLDER_MEMORY_MIB
+from gpu_platform.components.warm.args import PLACEHOLDER_CPU_MILLI, PLACEHOLDER_MEMORY_MIB
 from gpu_platform.infra.simulate.inputs import PodRecord, PodSpec, Resources
 
 __all__ = ["PLACEHOLDER_NAMESPACE", "Placeholders", "placeholder_spec"]

@@ -30,7 +30,7 @@ def warm_key(pool: str) -> str:
 
 def warm_pool(stack: Any, pool: str | None) -> tuple[str, int]:
     """The pool the search sizes and its bound: ``pool`` (--pool), else the stack's one GPU pool of role gpu."""
-    from gpu_platform.components.labels import PoolRole
+    from gpu_platform.components.core.labels import PoolRole
 
     shapes = [s for s in stack.pool_shapes() if s.gpus_per_node > 0]
     if pool is not None:

@@ -16,10 +16,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from gpu_platform.components.labels import COMPUTE_CLASS_LABEL
-from gpu_platform.components.models import ARGS_CONFIG, field_error
-from gpu_platform.components.numbers import Float, Int
-from gpu_platform.components.pools import GPU_TAINT
+from gpu_platform.components.core.labels import COMPUTE_CLASS_LABEL
+from gpu_platform.components.core.models import ARGS_CONFIG, field_error
+from gpu_platform.components.core.numbers import Float, Int
+from gpu_platform.components.pools.shapes import GPU_TAINT
 from gpu_platform.infra.simulate.distributions import Dist
 from gpu_platform.infra.simulate.inputs import Gang, Job, PodSpec, Resources, Stage
 from gpu_platform.infra.simulate.settings import DistField

@@ -12,7 +12,7 @@ from typing import Any
 import pulumi
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from gpu_platform.components.models import key_path
+from gpu_platform.components.core.models import key_path
 
 __all__ = ["ConfigError", "PreviewError", "SECRET_PLACEHOLDER", "format_validation_error"]
 

@@ -1,6 +1,6 @@
 """The stack's cluster UI setting, ``gpu-platform:headlamp``: Headlamp one setting away.
 
-``{enabled: true}`` installs Headlamp (components.headlamp) on the system pool and gives every tenant
+``{enabled: true}`` installs Headlamp (components.headlamp.headlamp) on the system pool and gives every tenant
 of the stack (each Dask tenant and each Kubeflow tenant: one namespace each) read-only access to its
 own namespace: the group named by ``viewer_group`` (``{tenant}`` replaced by the tenant's name), or the
 tenant's entry in ``groups``, is bound to the ``view`` ClusterRole there.
@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from gpu_platform.components.headlamp_args import GroupName, HeadlampArgs, HeadlampTenantAccess
-from gpu_platform.components.kube import ChartVersion, DnsLabel
-from gpu_platform.components.models import ARGS_CONFIG
+from gpu_platform.components.core.kube import ChartVersion, DnsLabel
+from gpu_platform.components.core.models import ARGS_CONFIG
+from gpu_platform.components.headlamp.args import GroupName, HeadlampArgs, HeadlampTenantAccess
 
 __all__ = ["TENANT_PLACEHOLDER", "HeadlampConfig"]
 

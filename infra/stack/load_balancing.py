@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_platform.components.cloud import Cloud
-from gpu_platform.components.load_balancer_args import AwsLoadBalancerControllerArgs, LoadBalancer
+from gpu_platform.components.core.cloud import Cloud
+from gpu_platform.components.load_balancer.args import AwsLoadBalancerControllerArgs, LoadBalancer
 
 __all__ = ["alb_ingresses", "load_balancer_controller", "load_balancing_problems"]
 

@@ -24,41 +24,41 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from gpu_platform.components.cloud import Cloud
-from gpu_platform.components.dask_args import DaskOperatorArgs
-from gpu_platform.components.dataset_args import SharedDatasetsArgs
-from gpu_platform.components.dcgm_args import DcgmExporterArgs
-from gpu_platform.components.eks_args import (
+from gpu_platform.components.catalog.gpu_zones import pool_gpu_notices
+from gpu_platform.components.catalog.zones import unchecked_region
+from gpu_platform.components.core.cloud import Cloud
+from gpu_platform.components.core.kube import kubernetes_owns
+from gpu_platform.components.core.labels import PoolRole
+from gpu_platform.components.core.models import ARGS_CONFIG, field_error
+from gpu_platform.components.core.numbers import Int
+from gpu_platform.components.dask.args import DaskOperatorArgs
+from gpu_platform.components.datasets.args import SharedDatasetsArgs
+from gpu_platform.components.eks.args import (
     EksClusterArgs,
     SystemNodeGroupArgs,
 )
-from gpu_platform.components.eks_node_group_args import (
+from gpu_platform.components.eks.node_group_args import (
     SpotFailoverEksNodeGroupsArgs,
     ami_problem,
     autoscaler_image,
 )
-from gpu_platform.components.eks_plan import EksPlan, plan_node_groups
-from gpu_platform.components.gke_args import GpuGkeClusterArgs
-from gpu_platform.components.gpu_zones import pool_gpu_notices
-from gpu_platform.components.inference_args import GpuInferenceServiceArgs
-from gpu_platform.components.kube import kubernetes_owns
-from gpu_platform.components.kubeflow_args import (
+from gpu_platform.components.eks.plan import EksPlan, plan_node_groups
+from gpu_platform.components.gke.args import GpuGkeClusterArgs
+from gpu_platform.components.inference.args import GpuInferenceServiceArgs
+from gpu_platform.components.kubeflow.args import (
     DEFAULT_DEX_PASSWORD,
     EDITION_NAMESPACES,
     Edition,
     KubeflowInstallArgs,
 )
-from gpu_platform.components.kubeflow_plan import capacity_problem
-from gpu_platform.components.kueue_args import KueueArgs
-from gpu_platform.components.kueue_plan import QueuesPlan, QueueTenant, dask_queue_tenants, kubeflow_queue_tenants, plan_queues
-from gpu_platform.components.labels import PoolRole
-from gpu_platform.components.load_balancer_args import AwsLoadBalancerControllerArgs
-from gpu_platform.components.models import ARGS_CONFIG, field_error
-from gpu_platform.components.numbers import Int
-from gpu_platform.components.pools import Environment, NodePoolShape
-from gpu_platform.components.prometheus_args import PrometheusStackArgs
-from gpu_platform.components.warm_capacity_args import WarmCapacityArgs, warm_capacity_problems
-from gpu_platform.components.zones import unchecked_region
+from gpu_platform.components.kubeflow.plan import capacity_problem
+from gpu_platform.components.load_balancer.args import AwsLoadBalancerControllerArgs
+from gpu_platform.components.monitoring.dcgm_args import DcgmExporterArgs
+from gpu_platform.components.monitoring.prometheus_args import PrometheusStackArgs
+from gpu_platform.components.pools.shapes import Environment, NodePoolShape
+from gpu_platform.components.queues.args import KueueArgs
+from gpu_platform.components.queues.plan import QueuesPlan, QueueTenant, dask_queue_tenants, kubeflow_queue_tenants, plan_queues
+from gpu_platform.components.warm.args import WarmCapacityArgs, warm_capacity_problems
 from gpu_platform.infra.kubernetes_api import supported_kubernetes_versions
 from gpu_platform.infra.stack.headlamp import HeadlampConfig
 from gpu_platform.infra.stack.load_balancing import load_balancer_controller, load_balancing_problems
@@ -480,7 +480,7 @@ class StackConfig(BaseModel):
 
     def notices(self) -> list[str]:
         """Checks of this config that could not be made offline (a region the zone data does not list), and each GKE
-        GPU pool pinned to a zone that does not offer its GPU by the shipped data (components/gpu_zones.py)."""
+        GPU pool pinned to a zone that does not offer its GPU by the shipped data (components/catalog/gpu_zones.py)."""
         region = self.region
         notice = unchecked_region(self.cloud, region) if region else None
         gpus = pool_gpu_notices(self.gke.plan) if self.gke is not None else []

@@ -18,11 +18,11 @@ import pulumi
 import yaml
 from pydantic import SecretStr, ValidationError
 
-from gpu_platform.components.cloud import Cloud
-from gpu_platform.components.eks_args import valid_eks_cluster_name
-from gpu_platform.components.gke_args import valid_cluster_name
-from gpu_platform.components.kubeflow_args import Edition
-from gpu_platform.components.zones import zone_problem
+from gpu_platform.components.catalog.zones import zone_problem
+from gpu_platform.components.core.cloud import Cloud
+from gpu_platform.components.eks.args import valid_eks_cluster_name
+from gpu_platform.components.gke.args import valid_cluster_name
+from gpu_platform.components.kubeflow.args import Edition
 from gpu_platform.infra.stack.errors import (
     SECRET_PLACEHOLDER,
     ConfigError,

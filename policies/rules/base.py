@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from gpu_platform.components.gke_plan import pool_zones
-from gpu_platform.components.labels import GPU_TEMPLATE_TAG
-from gpu_platform.components.pools import ENVIRONMENT_LABEL, Environment
+from gpu_platform.components.core.labels import GPU_TEMPLATE_TAG
+from gpu_platform.components.gke.plan import pool_zones
+from gpu_platform.components.pools.shapes import ENVIRONMENT_LABEL, Environment
 
 __all__ = [
     "Enforcement",
@@ -136,7 +136,7 @@ def eks_gpus_per_node(props: Mapping[str, Any]) -> int:
     """GPUs per node of an EKS node group: the most of its instance types' in the catalog, or,
     for types the catalog does not know (a class with a stated shape), the node group's
     autoscaler GPU tag (0: a CPU group)."""
-    from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES
+    from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES
 
     rows = [AWS_INSTANCE_TYPES.get(t) for t in props.get("instanceTypes") or []]
     known = max((r.gpu_count for r in rows if r is not None), default=0)

@@ -9,8 +9,8 @@ from typing import Any
 import yaml
 from pydantic import Field
 
-from gpu_platform.components.labels import PRIORITY_CONFIGMAP
-from gpu_platform.components.pools import GPU_TAINT
+from gpu_platform.components.core.labels import PRIORITY_CONFIGMAP
+from gpu_platform.components.pools.shapes import GPU_TAINT
 from gpu_platform.policies.rules.base import (
     EKS_NODE_GROUP,
     GKE_CLUSTER,
@@ -127,7 +127,7 @@ def _eks_priorities(resources: list[Resource]) -> list[dict[int, list[str]]]:
 
 def _eks_priority(priorities: dict[int, list[str]], node_group: str) -> int | None:
     """The priority the autoscaler gives a managed node group's ASG (eks-<nodegroup>-<uuid>)."""
-    from gpu_platform.components.eks_plan import example_asg_name
+    from gpu_platform.components.eks.plan import example_asg_name
 
     asg = example_asg_name(node_group)
     matching = [p for p, patterns in priorities.items() if any(_search(x, asg) for x in patterns)]
@@ -136,7 +136,7 @@ def _eks_priority(priorities: dict[int, list[str]], node_group: str) -> int | No
 
 def _search(pattern: str, text: str) -> bool:
     """Whether the autoscaler's RE2 finds ``pattern`` in ``text``; a pattern RE2 refuses matches nothing."""
-    from gpu_platform.components.eks_node_group_args import re2_pattern
+    from gpu_platform.components.eks.node_group_args import re2_pattern
 
     try:
         return re2_pattern(pattern).search(text) is not None

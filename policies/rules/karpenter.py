@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpu_platform.components.labels import GPU_RESOURCE
-from gpu_platform.components.pools import GPU_TAINT
+from gpu_platform.components.core.labels import GPU_RESOURCE
+from gpu_platform.components.pools.shapes import GPU_TAINT
 from gpu_platform.policies.rules.base import Resource, ResourceRule, RuleConfig
 
 __all__ = ["KARPENTER_NODE_POOL", "RULES", "check_node_pool_limited", "check_node_pool_tainted", "launches_gpus", "node_pool_gpus"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpu_platform.components.kubeflow_args import ARTIFACT_CLAIMS, DATABASE_CLAIMS, PIPELINE_STORAGE_TYPE
+from gpu_platform.components.kubeflow.args import ARTIFACT_CLAIMS, DATABASE_CLAIMS, PIPELINE_STORAGE_TYPE
 from gpu_platform.policies.rules.base import Resource, ResourceRule, RuleConfig
 
 

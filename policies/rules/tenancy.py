@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from gpu_platform.components.labels import GPU_QUOTA_KEY, GPU_RESOURCE, TENANT_LABEL
+from gpu_platform.components.core.labels import GPU_QUOTA_KEY, GPU_RESOURCE, TENANT_LABEL
 from gpu_platform.policies.rules.base import Resource, RuleConfig, StackRule
 
 NAMESPACE = "kubernetes:core/v1:Namespace"

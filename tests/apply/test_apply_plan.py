@@ -83,7 +83,7 @@ def test_stack_objects_are_the_plan_objects_with_one_field_manager_per_resource(
 
 
 def test_pool_nodes_carry_the_pools_labels_taints_and_kubelet_allocatable() -> None:
-    from gpu_platform.components.reserves import allocatable
+    from gpu_platform.components.pools.reserves import allocatable
     from gpu_platform.infra.apply.nodes import pool_nodes
     from gpu_platform.infra.stack.read import load_stack
 

@@ -1,5 +1,5 @@
 """Warm capacity on the real scheduler (kube-scheduler 1.34 with kwok nodes, the session's control plane):
-the placeholders the stack renders (components/warm_capacity.py) hold a GPU node's GPUs, and a pod with no
+the placeholders the stack renders (components/warm/warm_capacity.py) hold a GPU node's GPUs, and a pod with no
 priority class that finds no free GPU preempts one and is bound to that node, while the Deployment's
 replacement placeholder waits, as the simulator models it (infra/simulate/warm.py)."""
 
@@ -9,7 +9,7 @@ import copy
 import time
 from typing import Any
 
-from gpu_platform.components.labels import GPU_RESOURCE
+from gpu_platform.components.core.labels import GPU_RESOURCE
 from gpu_platform.infra.apply.apply import ApplyObject, ApplyResult, Server, apply_objects, create_nodes
 from gpu_platform.infra.apply.nodes import pool_nodes
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_platform.components.eks_node_group_args import SpotFailoverEksNodeGroupsArgs
-from gpu_platform.components.karpenter_args import KARPENTER_CHART, KARPENTER_CRD_CHART
-from gpu_platform.components.karpenter_plan import node_overlays, plan_node_pools
-from gpu_platform.components.karpenter_resources import controller_values
+from gpu_platform.components.eks.node_group_args import SpotFailoverEksNodeGroupsArgs
+from gpu_platform.components.karpenter.args import KARPENTER_CHART, KARPENTER_CRD_CHART
+from gpu_platform.components.karpenter.plan import node_overlays, plan_node_pools
+from gpu_platform.components.karpenter.resources import controller_values
 from gpu_platform.infra.preview.upstream import load_lock
 from tests.conftest import UPSTREAM_DIR, upstream_or_skip
 from tests.factories import prod_eks_raw

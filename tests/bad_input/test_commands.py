@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from gpu_platform.components.models import input_error, input_errors
+from gpu_platform.components.core.models import input_error, input_errors
 from gpu_platform.infra import errors, output
 from gpu_platform.infra.cli import main
 from tests.conftest import PROJECT_DIR
@@ -450,7 +450,7 @@ def test_sigint_while_the_command_line_imports_exits_130_with_one_line(tmp_path:
         "import sys\n"
         "class Interrupt:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'gpu_platform.components.kubeflow_install':\n"
+        "        if name == 'gpu_platform.components.kubeflow.install':\n"
         "            raise KeyboardInterrupt\n"
         "sys.meta_path.insert(0, Interrupt())\n"
         "from gpu_platform.infra.cli import run\n"

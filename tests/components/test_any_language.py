@@ -1,4 +1,4 @@
-"""The components for every Pulumi language (components/provider.py, PulumiPlugin.yaml): the
+"""The components for every Pulumi language (components/provider/provider.py, PulumiPlugin.yaml): the
 schema the SDK's analyzer infers from the exposed layer, and ``construct`` as the engine calls
 it for a TypeScript, Go or YAML program (camelCase keys, integers as floats, nested objects
 that arrive as Outputs), under the recording engine and with no Pulumi CLI."""
@@ -24,8 +24,8 @@ from gpu_platform.components import (
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
 )
-from gpu_platform.components.outputs import component_outputs
-from gpu_platform.components.provider import EXPOSED, PACKAGE, GpuPlatformProvider, camel_case
+from gpu_platform.components.core.outputs import component_outputs
+from gpu_platform.components.provider.provider import EXPOSED, PACKAGE, GpuPlatformProvider, camel_case
 from gpu_platform.infra.testing import ProgramPlan, preview_program, run_components
 from tests.conftest import PROJECT_DIR
 from tests.factories import eks, eks_node_groups, gke, t4_pool
@@ -123,7 +123,7 @@ def test_the_repository_is_a_source_based_package() -> None:
     manifest = yaml.safe_load((PROJECT_DIR / "PulumiPlugin.yaml").read_text())
     assert manifest == {"runtime": "python", "main": "infra/plugin/"}
     entry = PROJECT_DIR / "infra" / "plugin"
-    assert "from gpu_platform.components.provider import main" in (entry / "__main__.py").read_text()
+    assert "from gpu_platform.components.provider.provider import main" in (entry / "__main__.py").read_text()
     assert "-e ../.." in (entry / "requirements.txt").read_text().splitlines()
 
 
@@ -393,7 +393,7 @@ def test_the_inference_service_from_another_language_builds_what_python_builds()
     """``new GpuInferenceService("inf", {image, pool, cluster: {kind: "gke", pools: gke.poolShapes}, prometheusRuleCrd})``:
     the same Deployment, Service, Ingress, HPA and alert as the Python API given the cluster component."""
     from gpu_platform.components import MonitoredCluster, PrometheusStack, PrometheusStackArgs
-    from gpu_platform.components.gpu_inference_service import GpuInferenceService, GpuInferenceServiceArgs
+    from gpu_platform.components.inference.service import GpuInferenceService, GpuInferenceServiceArgs
 
     cluster_args = gke(project="ml-platform")
     service = {"image": "nvcr.io/nvidia/tritonserver:25.01-py3", "pool": "t4", "max_replicas": 3}
@@ -424,7 +424,7 @@ def test_the_inference_service_from_another_language_builds_what_python_builds()
 
 def test_the_new_inputs_are_in_the_schema_in_camel_case_with_their_docs() -> None:
     """GpuInferenceService's args and live inputs, and KubeflowInstall's ingressController, documented as in Python."""
-    from gpu_platform.components.gpu_inference_service import GpuInferenceServiceArgs
+    from gpu_platform.components.inference.service import GpuInferenceServiceArgs
 
     resource = SCHEMA["resources"][f"{PACKAGE}:index:GpuInferenceService"]
     inputs = resource["inputProperties"]
@@ -469,7 +469,7 @@ def test_the_kubeflow_alb_ingress_waits_for_the_controller_given_from_another_la
 
 def _plain_shapes() -> list[dict[str, Any]]:
     """GKE pool shapes with a training pool, as the poolShapes output carries them."""
-    from gpu_platform.components.provider import _plain
+    from gpu_platform.components.provider.provider import _plain
 
     training = {"labels": {"gpu-platform.io/workload": "training"},
                 "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}]}
@@ -483,7 +483,7 @@ def test_the_load_balancer_controller_from_another_language_builds_what_python_b
     VPC, on the system node group), waiting for the system node group and CoreDNS as in Python."""
     import json
 
-    from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs
+    from gpu_platform.components.load_balancer.controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs
 
     policy = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["elasticloadbalancing:DescribeLoadBalancers"], "Resource": "*"}]})
 

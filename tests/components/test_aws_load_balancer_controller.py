@@ -12,8 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from gpu_platform.components import EksCluster, EksClusterArgs
-from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs
-from gpu_platform.components.load_balancer_args import CONTROLLER_RELEASES, iam_policy_name, iam_policy_url
+from gpu_platform.components.load_balancer.args import CONTROLLER_RELEASES, iam_policy_name, iam_policy_url
+from gpu_platform.components.load_balancer.controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs
 from tests.conftest import Engine, settled, settled_tree
 from tests.factories import eks
 

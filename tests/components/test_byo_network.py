@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from gpu_platform.components import EksCluster, EksClusterArgs, ExistingVpcArgs, GpuGkeCluster, GpuGkeClusterArgs
-from gpu_platform.components.models import checks_not_made
+from gpu_platform.components.core.models import checks_not_made
 from gpu_platform.infra.testing import preview_program, run_components
 from tests.conftest import PROJECT_DIR, Engine, settled_tree
 from tests.factories import eks, gke

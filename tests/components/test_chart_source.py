@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_platform.components.kube import chart_source
+from gpu_platform.components.core.kube import chart_source
 
 
 @pytest.mark.parametrize(

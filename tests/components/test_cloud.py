@@ -1,16 +1,16 @@
-"""One ``Cloud`` (components/cloud.py): its serialized values, and everything that used to be its own
+"""One ``Cloud`` (components/core/cloud.py): its serialized values, and everything that used to be its own
 "which cloud" type derived from it."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpu_platform.components.cloud import Cloud, ClusterKind
-from gpu_platform.components.dcgm_args import GpuNodeSelection
-from gpu_platform.components.labels import AWS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL
-from gpu_platform.components.prometheus_args import ClusterKind as PrometheusClusterKind
-from gpu_platform.components.reserves import ReserveFormula
-from gpu_platform.components.zones import unchecked_region, zones_of
+from gpu_platform.components.catalog.zones import unchecked_region, zones_of
+from gpu_platform.components.core.cloud import Cloud, ClusterKind
+from gpu_platform.components.core.labels import AWS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL
+from gpu_platform.components.monitoring.dcgm_args import GpuNodeSelection
+from gpu_platform.components.monitoring.prometheus_args import ClusterKind as PrometheusClusterKind
+from gpu_platform.components.pools.reserves import ReserveFormula
 
 
 def test_serialized_values_are_the_stacks_and_the_inputs() -> None:

@@ -37,8 +37,8 @@ from gpu_platform.components import (
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
 )
-from gpu_platform.components.cluster_component import ClusterComponent
-from gpu_platform.components.prometheus_args import ClusterKind
+from gpu_platform.components.core.cluster import ClusterComponent
+from gpu_platform.components.monitoring.prometheus_args import ClusterKind
 from gpu_platform.infra.testing import run_components
 from tests.factories import eks, eks_node_groups, gke, gpu_class, t4_pool
 

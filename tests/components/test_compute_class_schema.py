@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from gpu_platform.components.gke_resources import compute_class_spec
+from gpu_platform.components.gke.resources import compute_class_spec
 from gpu_platform.infra.preview.manifests import kubernetes_objects
 from tests.conftest import PROJECT_DIR, shipped_plan
 

@@ -16,10 +16,10 @@ import yaml
 from pydantic import ValidationError
 
 from gpu_platform.components import DaskOperator, DaskOperatorArgs, RapidsDaskClusterSpec
-from gpu_platform.components.dask_args import GPU_NODE_LABELS, DaskNotebookArgs, node_room, operator_chart_dir
-from gpu_platform.components.dask_resources import operator_values
-from gpu_platform.components.pools import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
-from gpu_platform.components.reserves import ReserveFormula
+from gpu_platform.components.dask.args import GPU_NODE_LABELS, DaskNotebookArgs, node_room, operator_chart_dir
+from gpu_platform.components.dask.resources import operator_values
+from gpu_platform.components.pools.reserves import ReserveFormula
+from gpu_platform.components.pools.shapes import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
 from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
 from tests.components.test_upstream_schemas import unknown_keys

@@ -1,4 +1,4 @@
-"""The one duration grammar (components/durations.py): Go's time.ParseDuration, exact seconds out."""
+"""The one duration grammar (components/core/durations.py): Go's time.ParseDuration, exact seconds out."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from gpu_platform.components.durations import GO_DURATION_EXAMPLES, GoDuration, go_duration_ns, seconds
-from gpu_platform.components.quantities import Seconds
+from gpu_platform.components.core.durations import GO_DURATION_EXAMPLES, GoDuration, go_duration_ns, seconds
+from gpu_platform.components.core.quantities import Seconds
 
 # What Go's time.ParseDuration returns for each (in nanoseconds), as its own tests list them.
 GO = {

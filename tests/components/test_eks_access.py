@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from gpu_platform.components import EksCluster, EksClusterArgs
-from gpu_platform.components.eks_args import AccessScope, EksAccessEntryArgs, EksAccessPolicy
+from gpu_platform.components.eks.args import AccessScope, EksAccessEntryArgs, EksAccessPolicy
 from tests.conftest import Engine, settled_tree
 from tests.factories import eks
 

@@ -24,7 +24,7 @@ from gpu_platform.components import (
     SpotFailoverEksNodeGroupsArgs,
     SystemNodeGroupArgs,
 )
-from gpu_platform.components.eks_node_group_args import asg_name_pattern, example_asg_name
+from gpu_platform.components.eks.node_group_args import asg_name_pattern, example_asg_name
 from gpu_platform.infra.stack.errors import ConfigError, format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.stack.read import config_for_engine, load_stack_config
@@ -387,7 +387,7 @@ def test_kubeflow_claims_name_the_stacks_storage_class() -> None:
 def test_the_autoscaler_is_the_release_of_the_clusters_minor() -> None:
     """Upstream supports an autoscaler with its own Kubernetes minor only: 1.34 gets v1.34.5
     (not the chart's v1.35.0), 1.35 the chart's; a minor with no pinned release must name one."""
-    from gpu_platform.components.eks_node_group_resources import autoscaler_values
+    from gpu_platform.components.eks.node_group_resources import autoscaler_values
 
     settings = ClusterAutoscalerSettings()
     assert autoscaler_values(settings, "c", "r", "arn", "1.34")["image"] == {

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from gpu_platform.components import EksCluster, EksClusterArgs, SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs
-from gpu_platform.components.eks_node_group_resources import MUTATING_ACTIONS, READ_ACTIONS
+from gpu_platform.components.eks.node_group_resources import MUTATING_ACTIONS, READ_ACTIONS
 from gpu_platform.infra.preview.engine import RecordingMocks
 from tests.conftest import Engine, settled_tree
 from tests.factories import eks, eks_node_groups, gpu_class

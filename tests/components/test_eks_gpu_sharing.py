@@ -1,6 +1,6 @@
 """GPU sharing on EKS as on GKE: a time-sliced (or MPS) class advertises GPUs x clients, the autoscaler's
 node template says so (scale from zero), the device plugin's pinned chart carries the class's config, and
-the rules are GKE's (one home: components/gpu_sharing.py)."""
+the rules are GKE's (one home: components/pools/sharing.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import yaml
 from pydantic import ValidationError
 
 from gpu_platform.components import GpuNodePoolArgs, SpotFailoverEksNodeGroupsArgs
-from gpu_platform.components.eks_node_group_args import GpuClassArgs
-from gpu_platform.components.eks_node_group_resources import sharing_config
-from gpu_platform.components.gpu_sharing import GpuSharing, mig_sharing_problem, shared_request_problem
+from gpu_platform.components.eks.node_group_args import GpuClassArgs
+from gpu_platform.components.eks.node_group_resources import sharing_config
+from gpu_platform.components.pools.sharing import GpuSharing, mig_sharing_problem, shared_request_problem
 from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
 from tests.components.test_eks_components import ASG_TAG, build, done
@@ -88,7 +88,7 @@ def test_the_config_renders_in_the_pinned_chart() -> None:
     """The chart turns the class's config into its ConfigMap entry and runs its config manager on the label."""
     import helm_python
 
-    from gpu_platform.components.eks_node_group_resources import device_plugin_sharing_values
+    from gpu_platform.components.eks.node_group_resources import device_plugin_sharing_values
 
     chart = helm_python.Chart.load(str(upstream_or_skip() / "charts" / "nvidia-device-plugin-0.20.0.tgz"))
     cls = GpuClassArgs.model_validate(gpu_class(gpu_sharing=TIME_SLICED))

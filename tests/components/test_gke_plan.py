@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from gpu_platform.components.gke_args import GpuGkeClusterArgs
-from gpu_platform.components.gke_plan import plan_pools
-from gpu_platform.components.labels import PoolRole
-from gpu_platform.components.pools import GPU_TAINT, Taint, TaintEffect
-from gpu_platform.components.reserves import ReserveFormula
+from gpu_platform.components.core.labels import PoolRole
+from gpu_platform.components.gke.args import GpuGkeClusterArgs
+from gpu_platform.components.gke.plan import plan_pools
+from gpu_platform.components.pools.reserves import ReserveFormula
+from gpu_platform.components.pools.shapes import GPU_TAINT, Taint, TaintEffect
 from tests.factories import a100_pool, gke, t4_pool
 
 TRAINING = {"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_platform.components.gpu_catalog import (
+from gpu_platform.components.catalog.gpus import (
     GCP_ACCELERATORS,
     GCP_MACHINE_SHAPES,
     GpuCombinationError,
@@ -104,7 +104,7 @@ def test_aws_rows_match_what_ec2_reports() -> None:
     import boto3
     from moto import mock_aws
 
-    from gpu_platform.components.gpu_catalog import AWS_ENI_LIMITS, AWS_INSTANCE_TYPES
+    from gpu_platform.components.catalog.gpus import AWS_ENI_LIMITS, AWS_INSTANCE_TYPES
 
     with mock_aws():
         ec2 = boto3.client("ec2", region_name="us-east-1")
@@ -133,7 +133,7 @@ def test_aws_rows_match_what_ec2_reports() -> None:
 
 def test_eks_max_pods_follow_the_eni_formula() -> None:
     """ENIs x (IPv4 per ENI - 1) + 2, as amazon-eks-ami's eni-max-pods.txt lists them."""
-    from gpu_platform.components.gpu_catalog import AWS_ENI_LIMITS, AWS_INSTANCE_TYPES, aws_instance_type
+    from gpu_platform.components.catalog.gpus import AWS_ENI_LIMITS, AWS_INSTANCE_TYPES, aws_instance_type
 
     assert set(AWS_ENI_LIMITS) == set(AWS_INSTANCE_TYPES), "every catalog type has its network limits"
     known = {"g4dn.xlarge": 29, "g4dn.12xlarge": 234, "g5.xlarge": 58, "g5.48xlarge": 345, "p3.2xlarge": 58,
@@ -143,7 +143,7 @@ def test_eks_max_pods_follow_the_eni_formula() -> None:
 
 
 def test_aws_shapes_and_quota_families() -> None:
-    from gpu_platform.components.gpu_catalog import aws_instance_type
+    from gpu_platform.components.catalog.gpus import aws_instance_type
 
     assert aws_instance_type("g4dn.xlarge").quota_family == "G"
     assert aws_instance_type("p3.8xlarge").quota_family == "P"

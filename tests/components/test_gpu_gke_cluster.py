@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gpu_platform.components import GpuGkeCluster, GpuGkeClusterArgs
-from gpu_platform.components.gke_resources import compute_class_spec
+from gpu_platform.components.gke.resources import compute_class_spec
 from tests.conftest import Engine, settled
 from tests.factories import a100_pool, gke, t4_pool
 
@@ -301,7 +301,7 @@ def test_gpu_features(engine: Engine) -> pulumi.Output[Any]:
                 node_locations=["us-central1-b"],
                 compact_placement=True,
             ),
-            # Sharing and MIG are exclusive (components/gpu_sharing.py): the time-shared pool is its own.
+            # Sharing and MIG are exclusive (components/pools/sharing.py): the time-shared pool is its own.
             a100_pool(name="shared", capacity="on_demand", gpu_sharing={"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 4}),
             a100_pool(name="dws", capacity="on_demand", queued_provisioning=True),
         ]

@@ -22,9 +22,9 @@ from gpu_platform.components import (
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
 )
-from gpu_platform.components.aws_load_balancer_controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs, LoadBalancer
-from gpu_platform.components.gpu_inference_service import GpuInferenceService, GpuInferenceServiceArgs, InferenceIngressArgs, saturation_rule
-from gpu_platform.components.labels import GPU_RESOURCE
+from gpu_platform.components.core.labels import GPU_RESOURCE
+from gpu_platform.components.inference.service import GpuInferenceService, GpuInferenceServiceArgs, InferenceIngressArgs, saturation_rule
+from gpu_platform.components.load_balancer.controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs, LoadBalancer
 from tests.components.test_aws_load_balancer_controller import POLICY
 from tests.conftest import Engine, settled, settled_tree
 from tests.factories import eks, eks_node_groups, gke
@@ -210,7 +210,7 @@ def test_inference_defaults() -> None:
     assert args.ingress == InferenceIngressArgs()
     ingress = InferenceIngressArgs()
     assert (ingress.load_balancer, ingress.hostname, ingress.path, ingress.internal, ingress.certificate_arn) == (None, None, "/", False, None)
-    from gpu_platform.components.cloud import ClusterKind
+    from gpu_platform.components.core.cloud import ClusterKind
 
     assert (ingress.resolved(ClusterKind.EKS), ingress.resolved(ClusterKind.GKE)) == (LoadBalancer.ALB, LoadBalancer.GCE)
 

@@ -10,8 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from gpu_platform.components import GpuGkeCluster, GpuGkeClusterArgs, Headlamp, HeadlampArgs
-from gpu_platform.components.headlamp_args import headlamp_values
-from gpu_platform.components.pools import PoolPlacement, Taint
+from gpu_platform.components.headlamp.args import headlamp_values
+from gpu_platform.components.pools.shapes import PoolPlacement, Taint
 from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.headlamp import HeadlampConfig
 from gpu_platform.infra.stack.model import StackConfig

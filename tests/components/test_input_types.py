@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from gpu_platform.components.eks_args import AwsTagMap
-from gpu_platform.components.gke_args import GcpLabelMap, SystemPoolArgs
-from gpu_platform.components.kube import ChartRepository, DnsSubdomain, Duration, GoDuration
+from gpu_platform.components.core.kube import ChartRepository, DnsSubdomain, Duration, GoDuration
+from gpu_platform.components.eks.args import AwsTagMap
+from gpu_platform.components.gke.args import GcpLabelMap, SystemPoolArgs
 
 
 @pytest.mark.parametrize("value", ["90s", "7m", "1h30m", "2562047h", "1.5h", "300ms"])
@@ -18,7 +18,7 @@ def test_go_duration_reads_go_durations(value: str) -> None:
 
 @pytest.mark.parametrize("value", ["30s7m", "1m1m", ".5h", "2h45m30.5s"])
 def test_go_duration_takes_go_s_whole_grammar(value: str) -> None:
-    """Go accepts units in any order and repeated (components/durations.py); so does the stack."""
+    """Go accepts units in any order and repeated (components/core/durations.py); so does the stack."""
     assert TypeAdapter(GoDuration).validate_python(value) == value
 
 
@@ -102,9 +102,9 @@ def test_fails_when_system_pool_machine_is_gpu_or_unknown(machine: str, why: str
     assert info.value.errors()[0]["loc"] == ("machine_type",)
 
 
-# --- zones per region (components/data/zones.json) ---------------------------------------------
+# --- zones per region (components/catalog/data/zones.json) ---------------------------------------------
 
-from gpu_platform.components.zones import unchecked_region, zone_problem  # noqa: E402
+from gpu_platform.components.catalog.zones import unchecked_region, zone_problem  # noqa: E402
 
 
 def test_zones_of_a_listed_region_pass() -> None:
@@ -145,9 +145,9 @@ def test_preview_says_when_zones_were_not_checked(tmp_path, capsys) -> None:  # 
     assert "notice: offline: the zones of gcp region europe-west99 were not checked offline" in out
 
 
-# --- DCGM field names (components/data/dcgm_fields.json) ----------------------------------------
+# --- DCGM field names (components/monitoring/data/dcgm_fields.json) ----------------------------------------
 
-from gpu_platform.components.dcgm_args import DcgmMetric  # noqa: E402
+from gpu_platform.components.monitoring.dcgm_args import DcgmMetric  # noqa: E402
 
 
 @pytest.mark.parametrize("field", ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED"])

@@ -11,18 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from gpu_platform.components import EksCluster, EksClusterArgs, KarpenterNodePools, KarpenterNodePoolsArgs, SpotFailoverEksNodeGroupsArgs
-from gpu_platform.components.dcgm_values import dcgm_values
-from gpu_platform.components.eks_plan import class_node_groups
-from gpu_platform.components.karpenter_args import (
-    ConsolidationPolicy,
-    DisruptionBudget,
-    KarpenterDisruption,
-    KarpenterSettings,
-    Provisioner,
-)
-from gpu_platform.components.karpenter_plan import node_overlays, plan_node_pools
-from gpu_platform.components.karpenter_resources import INTERRUPTION_EVENTS, controller_policy, queue_policy
-from gpu_platform.components.labels import (
+from gpu_platform.components.core.labels import (
     AWS_ACCELERATOR_LABEL,
     CAPACITY_LABEL,
     GPU_RESOURCE,
@@ -32,6 +21,17 @@ from gpu_platform.components.labels import (
     KARPENTER_NODEPOOL_LABEL,
     ZONE_LABEL,
 )
+from gpu_platform.components.eks.plan import class_node_groups
+from gpu_platform.components.karpenter.args import (
+    ConsolidationPolicy,
+    DisruptionBudget,
+    KarpenterDisruption,
+    KarpenterSettings,
+    Provisioner,
+)
+from gpu_platform.components.karpenter.plan import node_overlays, plan_node_pools
+from gpu_platform.components.karpenter.resources import INTERRUPTION_EVENTS, controller_policy, queue_policy
+from gpu_platform.components.monitoring.dcgm_resources import dcgm_values
 from tests.conftest import Engine, settled_tree
 from tests.factories import eks, eks_node_groups, gpu_class
 
@@ -305,7 +305,7 @@ def test_queue_accepts_eventbridge_and_refuses_plain_http() -> None:
 
 
 def test_bottlerocket_keeps_images_on_its_data_volume() -> None:
-    from gpu_platform.components.karpenter_resources import node_class_spec
+    from gpu_platform.components.karpenter.resources import node_class_spec
 
     args = karpenter_args(classes=[gpu_class(ami_type="BOTTLEROCKET_x86_64_NVIDIA", disk_size_gib=300)])
     spec = node_class_spec(args.classes[0], KarpenterSettings(ami_version="v1.50.0"), "c", "role", {})
@@ -317,7 +317,7 @@ def test_bottlerocket_keeps_images_on_its_data_volume() -> None:
 
 def test_dcgm_exporter_lands_on_karpenter_gpu_nodes() -> None:
     """dcgm-exporter's eks node selection requires the accelerator label; every GPU NodePool puts it on its nodes."""
-    from gpu_platform.components.dcgm_args import DcgmExporterArgs
+    from gpu_platform.components.monitoring.dcgm_args import DcgmExporterArgs
 
     values = dcgm_values(DcgmExporterArgs(node_selection="eks"), "metrics")
     terms = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]

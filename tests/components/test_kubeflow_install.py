@@ -16,9 +16,9 @@ import yaml
 from pydantic import ValidationError
 
 from gpu_platform.components import KubeflowInstall, KubeflowInstallArgs, NodePoolShape, PoolPlacement, Taint, TrainingPoolSelector
-from gpu_platform.components.kubeflow_args import EDITION_FOOTPRINT, KNOWN_RELEASES, Edition
-from gpu_platform.components.kubeflow_plan import capacity_problem, manifest_sources, training_placement
-from gpu_platform.components.kubeflow_transforms import (
+from gpu_platform.components.kubeflow.args import EDITION_FOOTPRINT, KNOWN_RELEASES, Edition
+from gpu_platform.components.kubeflow.plan import capacity_problem, manifest_sources, training_placement
+from gpu_platform.components.kubeflow.transforms import (
     Credential,
     apply_transforms,
     as_pulumi_transform,
@@ -31,8 +31,8 @@ from gpu_platform.components.kubeflow_transforms import (
     tenant_quota_hard,
     upstream_credentials_transform,
 )
-from gpu_platform.components.pools import CapacityStrategy
-from gpu_platform.components.reserves import ReserveFormula
+from gpu_platform.components.pools.reserves import ReserveFormula
+from gpu_platform.components.pools.shapes import CapacityStrategy
 from gpu_platform.infra.stack.errors import format_validation_error
 from tests.conftest import Engine, settled, settled_tree
 
@@ -322,8 +322,8 @@ from pathlib import Path
 import yaml
 from kfp import compiler, dsl
 
-from gpu_platform.components.kubeflow_plan import place_on_training_pool
-from gpu_platform.components.pools import PoolPlacement, Taint
+from gpu_platform.components.kubeflow.plan import place_on_training_pool
+from gpu_platform.components.pools.shapes import PoolPlacement, Taint
 
 placement = PoolPlacement(
     {"cloud.google.com/gke-nodepool": "train"},

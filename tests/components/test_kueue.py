@@ -11,10 +11,10 @@ import yaml
 from pydantic import ValidationError
 
 from gpu_platform.components import GpuGkeCluster, Kueue, KueueArgs
-from gpu_platform.components.kueue import manager_config
-from gpu_platform.components.kueue_args import ReclaimWithinCohort, TenantQueueArgs, WithinClusterQueue
-from gpu_platform.components.kueue_plan import QueueTenant, TenantKind, flavor_name, plan_queues
-from gpu_platform.components.pools import NodePoolShape, tolerations
+from gpu_platform.components.pools.shapes import NodePoolShape, tolerations
+from gpu_platform.components.queues.args import ReclaimWithinCohort, TenantQueueArgs, WithinClusterQueue
+from gpu_platform.components.queues.kueue import manager_config
+from gpu_platform.components.queues.plan import QueueTenant, TenantKind, flavor_name, plan_queues
 from gpu_platform.infra.preview.engine import Plan
 from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
@@ -143,7 +143,7 @@ def test_the_component_declares_the_plan_on_the_cluster(engine: Engine) -> pulum
 
     def check(_: Any) -> None:
         release = engine.resource("q-release").inputs
-        # An OCI chart by its full reference, no repositoryOpts (components/kube.py chart_source).
+        # An OCI chart by its full reference, no repositoryOpts (components/core/kube.py chart_source).
         assert (release["chart"], release["version"], release["namespace"]) == ("oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", "kueue-system")
         assert "repositoryOpts" not in release
         plan = plan_queues(config.queues, config.queue_tenants(), config.pool_shapes())

@@ -7,7 +7,7 @@ import pulumi
 import pytest
 from pydantic import BaseModel, ValidationError, model_validator
 
-from gpu_platform.components.models import (
+from gpu_platform.components.core.models import (
     ARGS_CONFIG,
     check_min_max,
     check_unique,

@@ -18,9 +18,9 @@ from gpu_platform.components import (
     PrometheusStack,
     PrometheusStackArgs,
 )
-from gpu_platform.components.dcgm_args import DEFAULT_METRICS
-from gpu_platform.components.dcgm_values import dcgm_values, metrics_csv
-from gpu_platform.components.prometheus_args import (
+from gpu_platform.components.monitoring.dcgm_args import DEFAULT_METRICS
+from gpu_platform.components.monitoring.dcgm_resources import dcgm_values, metrics_csv
+from gpu_platform.components.monitoring.prometheus_args import (
     ALWAYS_SCRAPED,
     GPU_CUSTOM_METRICS,
     MANAGED_CONTROL_PLANE,
@@ -30,7 +30,7 @@ from gpu_platform.components.prometheus_args import (
     expression_metrics,
     metric_source,
 )
-from gpu_platform.components.prometheus_values import adapter_rules, adapter_values, dashboard_json, gpu_alert_groups, stack_values
+from gpu_platform.components.monitoring.prometheus_resources import adapter_rules, adapter_values, dashboard_json, gpu_alert_groups, stack_values
 from gpu_platform.infra.stack.errors import format_validation_error
 from tests.conftest import Engine, settled
 

@@ -1,4 +1,4 @@
-"""One strict integer and float type for every Args and config model (components.numbers)."""
+"""One strict integer and float type for every Args and config model (components.core.numbers)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ import pytest
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from gpu_platform import components, infra
-from gpu_platform.components.numbers import Float, Int
-from gpu_platform.components.pools import AutoscalingBounds
+from gpu_platform.components.core.numbers import Float, Int
+from gpu_platform.components.pools.shapes import AutoscalingBounds
 
 
 def _models() -> list[type[BaseModel]]:
     found: dict[str, type[BaseModel]] = {}
     for package in (components, infra):
-        for info in pkgutil.iter_modules(package.__path__):
-            if info.name in ("__main__", "platform"):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            if info.name.rpartition(".")[2] in ("__main__", "platform"):
                 continue
-            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            module = importlib.import_module(info.name)
             for _, cls in inspect.getmembers(module, inspect.isclass):
                 if issubclass(cls, BaseModel) and cls.__module__ == module.__name__:
                     found[f"{cls.__module__}.{cls.__qualname__}"] = cls

@@ -11,7 +11,7 @@ import pulumi
 import pytest
 
 from gpu_platform import components
-from gpu_platform.components.outputs import ComponentOutput, component_outputs, document_outputs
+from gpu_platform.components.core.outputs import ComponentOutput, component_outputs, document_outputs
 from gpu_platform.infra.docs import component_reference
 
 COMPONENTS = [

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
-from gpu_platform.components.gpu_gke_cluster import GpuNodePoolArgs
-from gpu_platform.components.labels import POOL_ROLE_LABEL, PoolRole
-from gpu_platform.components.models import ARGS_CONFIG
-from gpu_platform.components.pools import GPU_TAINT, AutoscalingBounds, BoundsScope, Taint, TaintEffect, pool_taints, tolerations
-from gpu_platform.components.spot_failover_eks_node_groups import GpuClassArgs
+from gpu_platform.components.core.labels import POOL_ROLE_LABEL, PoolRole
+from gpu_platform.components.core.models import ARGS_CONFIG
+from gpu_platform.components.eks.node_groups import GpuClassArgs
+from gpu_platform.components.gke.cluster import GpuNodePoolArgs
+from gpu_platform.components.pools.shapes import GPU_TAINT, AutoscalingBounds, BoundsScope, Taint, TaintEffect, pool_taints, tolerations
 
 
 class _Pool(BaseModel):

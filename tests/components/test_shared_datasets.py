@@ -12,8 +12,9 @@ import yaml
 from pydantic import ValidationError
 
 from gpu_platform.components import DaskOperator, DaskOperatorArgs, EksCluster, GpuGkeCluster, SpotFailoverEksNodeGroups
-from gpu_platform.components.cloud import Cloud
-from gpu_platform.components.dataset_args import (
+from gpu_platform.components.core.cloud import Cloud
+from gpu_platform.components.core.labels import GCSFUSE_VOLUMES_ANNOTATION
+from gpu_platform.components.datasets.args import (
     DatasetAccess,
     DatasetArgs,
     DatasetMountArgs,
@@ -23,10 +24,9 @@ from gpu_platform.components.dataset_args import (
     SharedDatasetsArgs,
     bucket_name_problem,
 )
-from gpu_platform.components.dataset_resources import cluster_spec_with, pod_default_spec
-from gpu_platform.components.gke_args import GpuGkeClusterArgs
-from gpu_platform.components.labels import GCSFUSE_VOLUMES_ANNOTATION
-from gpu_platform.components.shared_datasets import SharedDatasets, workload_identity_member
+from gpu_platform.components.datasets.resources import cluster_spec_with, pod_default_spec
+from gpu_platform.components.datasets.shared_datasets import SharedDatasets, workload_identity_member
+from gpu_platform.components.gke.args import GpuGkeClusterArgs
 from gpu_platform.infra.preview.engine import PLACEHOLDER_ACCOUNT
 from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
-from gpu_platform.components.dcgm_values import dcgm_values
-from gpu_platform.components.prometheus_args import AlertSettings, ClusterKind, MetricSource, MonitoredCluster
-from gpu_platform.components.prometheus_values import adapter_rules, adapter_values, gpu_alert_groups, stack_values
+from gpu_platform.components.monitoring.dcgm_resources import dcgm_values
+from gpu_platform.components.monitoring.prometheus_args import AlertSettings, ClusterKind, MetricSource, MonitoredCluster
+from gpu_platform.components.monitoring.prometheus_resources import adapter_rules, adapter_values, gpu_alert_groups, stack_values
 
 # Keys of subcharts whose own values.yaml is not among the references: the
 # kube-state-metrics chart (prometheus-community) documents metricLabelsAllowlist.
@@ -151,8 +151,8 @@ AUTOSCALER_FLAGS_BEYOND_CHART_COMMENTS = {
 
 
 def test_autoscaler_values_exist_upstream(shared_dir: Path) -> None:
-    from gpu_platform.components.eks_node_group_args import ClusterAutoscalerSettings
-    from gpu_platform.components.eks_node_group_resources import autoscaler_values
+    from gpu_platform.components.eks.node_group_args import ClusterAutoscalerSettings
+    from gpu_platform.components.eks.node_group_resources import autoscaler_values
 
     path = shared_dir / "reference" / "charts" / "cluster-autoscaler-9.59.0.values.yaml"
     reference = yaml.safe_load(path.read_text())

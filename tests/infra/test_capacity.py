@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from gpu_platform.components.pools import CapacityStrategy, NodePoolShape
+from gpu_platform.components.pools.shapes import CapacityStrategy, NodePoolShape
 from gpu_platform.infra.capacity import (
     CapacityInputs,
     DaemonSetOverhead,

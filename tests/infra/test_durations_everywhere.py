@@ -10,8 +10,8 @@ import typing
 import pytest
 from pydantic import TypeAdapter
 
-from gpu_platform.components.durations import GoDuration, seconds
-from gpu_platform.components.eks_node_group_args import ClusterAutoscalerSettings
+from gpu_platform.components.core.durations import GoDuration, seconds
+from gpu_platform.components.eks.node_group_args import ClusterAutoscalerSettings
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.simulate.runs import configurations
 from tests.conftest import PROJECT_DIR

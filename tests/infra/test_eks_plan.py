@@ -31,7 +31,7 @@ def priorities(p: Plan) -> dict[int, list[str]]:
 
 
 def rank(p: Plan, group: str) -> int:
-    from gpu_platform.components.eks_node_group_args import example_asg_name
+    from gpu_platform.components.eks.node_group_args import example_asg_name
 
     asg = example_asg_name(group)
     return max(prio for prio, patterns in priorities(p).items() if any(re.search(x, asg) for x in patterns))

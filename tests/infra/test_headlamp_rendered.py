@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from gpu_platform.components.headlamp import VIEWERS_BINDING
-from gpu_platform.components.headlamp_args import HEADLAMP_CHART, HeadlampArgs, headlamp_values
-from gpu_platform.components.labels import PoolRole
+from gpu_platform.components.core.labels import PoolRole
+from gpu_platform.components.headlamp.args import HEADLAMP_CHART, HeadlampArgs, headlamp_values
+from gpu_platform.components.headlamp.headlamp import VIEWERS_BINDING
 from gpu_platform.infra.preview.upstream import load_lock
 from tests.conftest import UPSTREAM_DIR, kubectl_or_skip, upstream_or_skip
 from tests.infra.test_rendered_intent import STACKS, _rendered

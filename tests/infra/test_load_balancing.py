@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_platform.components.load_balancer_args import AwsLoadBalancerControllerArgs, iam_policy_name, iam_policy_url
+from gpu_platform.components.load_balancer.args import AwsLoadBalancerControllerArgs, iam_policy_name, iam_policy_url
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.preview.engine import Plan, run_program
 from gpu_platform.infra.preview.render import render_plan

@@ -12,9 +12,9 @@ import pulumi
 import pytest
 
 from gpu_platform.components import EksCluster, EksClusterArgs, SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs
-from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES, gcp_name_states
-from gpu_platform.components.labels import GPU_TEMPLATE_TAG
-from gpu_platform.components.reserves import KUBELET_DEFAULT_MAX_PODS, allocatable
+from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES, gcp_name_states
+from gpu_platform.components.core.labels import GPU_TEMPLATE_TAG
+from gpu_platform.components.pools.reserves import KUBELET_DEFAULT_MAX_PODS, allocatable
 from gpu_platform.infra.capacity import CapacityInputs, plan
 from gpu_platform.infra.stack.errors import ConfigError
 from gpu_platform.infra.stack.read import config_for_engine, load_stack_config

@@ -51,7 +51,7 @@ def test_plan_has_the_monitoring(stack: str) -> None:
 
 def _cluster_autoscaled(stack: str) -> bool:
     """Whether the stack file has an EKS stack provisioned by the cluster autoscaler (the default; prod-eks is Karpenter's)."""
-    from gpu_platform.components.karpenter_args import Provisioner
+    from gpu_platform.components.karpenter.args import Provisioner
     from gpu_platform.infra.stack.read import load_stack
 
     groups = load_stack(PROJECT_DIR, stack).eks_node_groups

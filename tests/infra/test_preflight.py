@@ -12,7 +12,7 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from gpu_platform.components.gpu_catalog import AWS_INSTANCE_TYPES, AwsInstanceType
+from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES, AwsInstanceType
 from gpu_platform.infra.preflight import QUOTAS, preflight_eks
 from gpu_platform.infra.stack.model import StackConfig
 from tests.factories import eks, eks_node_groups, gpu_class
@@ -139,7 +139,7 @@ def test_fails_when_the_catalog_disagrees_with_ec2(ec2: Any, monkeypatch: pytest
     out = lines(preflight_eks(config, REGION, ec2, quotas({G_ON_DEMAND: 8, G_SPOT: 8})))
     assert (
         "error: class t4: EC2 reports g4dn.xlarge as (4, 16384, 'T4', 1) (vCPUs, MiB, GPU, GPUs), the catalog as "
-        "(4, 8192, 'T4', 1): fix components/aws_catalog.py"
+        "(4, 8192, 'T4', 1): fix components/catalog/aws.py"
     ) in out
 
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from gpu_platform.components.cloud import Cloud
-from gpu_platform.components.gpu_catalog import GCP_ACCELERATORS
-from gpu_platform.components.gpu_zones import gpu_zone_notice, zones_offering
-from gpu_platform.components.zones import zones_of
+from gpu_platform.components.catalog.gpu_zones import gpu_zone_notice, zones_offering
+from gpu_platform.components.catalog.gpus import GCP_ACCELERATORS
+from gpu_platform.components.catalog.zones import zones_of
+from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.infra.preflight import CloudError
 from gpu_platform.infra.preflight_gke import GPU_QUOTAS, ComputeClients, preflight_gke
 from gpu_platform.infra.stack.model import StackConfig
@@ -44,7 +44,7 @@ def lines(findings: list[Any]) -> list[str]:
 
 
 def test_the_table_covers_every_gke_gpu_or_says_it_does_not() -> None:
-    data = json.loads((PROJECT_DIR / "components" / "data" / "gpu_zones.json").read_text())
+    data = json.loads((PROJECT_DIR / "components" / "catalog" / "data" / "gpu_zones.json").read_text())
     listed, uncovered = set(data["gcp"]), set(data["not_covered"])
     assert listed | uncovered == set(GCP_ACCELERATORS) and not listed & uncovered
     assert data["date"] and data["sources"]
@@ -52,7 +52,7 @@ def test_the_table_covers_every_gke_gpu_or_says_it_does_not() -> None:
 
 
 def test_every_zone_of_the_table_is_a_zone_of_its_region() -> None:
-    for accelerator in json.loads((PROJECT_DIR / "components" / "data" / "gpu_zones.json").read_text())["gcp"]:
+    for accelerator in json.loads((PROJECT_DIR / "components" / "catalog" / "data" / "gpu_zones.json").read_text())["gcp"]:
         for zone in zones_offering(accelerator) or []:
             region = zone.rsplit("-", 1)[0]
             assert zone in (zones_of(Cloud.GCP, region) or [zone]), (accelerator, zone)
@@ -62,7 +62,7 @@ def test_notice_names_the_pool_the_zone_the_gpu_and_the_zones_that_have_it() -> 
     line = gpu_zone_notice("h100", "nvidia-h100-80gb", "us-central1-f")
     assert line == (
         "gke pool h100: zone us-central1-f does not offer nvidia-h100-80gb (zones of us-central1 that offer it: "
-        "us-central1-a, us-central1-b, us-central1-c; components/data/gpu_zones.json, 2026-11); its nodes could never start there"
+        "us-central1-a, us-central1-b, us-central1-c; components/catalog/data/gpu_zones.json, 2026-11); its nodes could never start there"
     )
     assert gpu_zone_notice("h100", "nvidia-h100-80gb", "us-central1-a") is None
     assert "no zone of southamerica-east1 offers it" in (gpu_zone_notice("h100", "nvidia-h100-80gb", "southamerica-east1-a") or "")
@@ -78,7 +78,7 @@ def test_the_n1_gpus_are_listed_by_their_zones() -> None:
     ]
     assert gpu_zone_notice("t4", "nvidia-tesla-t4", "asia-northeast1-b") == (
         "gke pool t4: zone asia-northeast1-b does not offer nvidia-tesla-t4 (zones of asia-northeast1 that offer it: "
-        "asia-northeast1-a, asia-northeast1-c; components/data/gpu_zones.json, 2026-11); its nodes could never start there"
+        "asia-northeast1-a, asia-northeast1-c; components/catalog/data/gpu_zones.json, 2026-11); its nodes could never start there"
     )
     assert gpu_zone_notice("v100", "nvidia-tesla-v100", "europe-west4-c") is None
     assert "no zone of asia-northeast1 offers it" in (gpu_zone_notice("v100", "nvidia-tesla-v100", "asia-northeast1-a") or "")
@@ -109,7 +109,7 @@ def test_the_preview_notices_a_t4_pool_in_a_zone_without_t4_and_not_one_with_it(
 
 def test_the_preview_says_what_it_could_not_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """A GPU the shipped data does not list (here T4, taken out of it) is named as unchecked, not passed."""
-    from gpu_platform.components import gpu_zones
+    from gpu_platform.components.catalog import gpu_zones
 
     data = {**gpu_zones._data(), "gcp": {k: v for k, v in gpu_zones._data()["gcp"].items() if k != "nvidia-tesla-t4"}}
     monkeypatch.setattr(gpu_zones, "_data", lambda: data)
@@ -130,7 +130,7 @@ def test_offline_refuses_a_zone_without_the_gpu() -> None:
 
 
 def test_offline_says_which_gpus_the_table_does_not_list(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpu_platform.components import gpu_zones
+    from gpu_platform.components.catalog import gpu_zones
 
     data = {**gpu_zones._data(), "gcp": {k: v for k, v in gpu_zones._data()["gcp"].items() if k != "nvidia-tesla-t4"}}
     monkeypatch.setattr(gpu_zones, "_data", lambda: data)

@@ -20,8 +20,8 @@ import yaml
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from gpu_platform.components.aws_catalog import AWS_INSTANCE_TYPES
-from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.catalog.aws import AWS_INSTANCE_TYPES
+from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.simulate.cluster import model_inputs
 from gpu_platform.infra.simulate.inputs import NodeGroup, Resources

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gpu_platform.components import eks_plan, gke_plan
+from gpu_platform.components.eks import plan as eks_plan
+from gpu_platform.components.gke import plan as gke_plan
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.stack.model import StackConfig
 from tests.conftest import PROJECT_DIR

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gpu_platform.components.kube import chart_source
+from gpu_platform.components.core.kube import chart_source
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.preview.render import HELM_RELEASE, KUSTOMIZE_DIRECTORY
 from gpu_platform.infra.preview.upstream import GitPin, Lock, SourceError, Sources, chart_digest, load_lock, parse_kustomize_url
@@ -103,9 +103,9 @@ def test_the_lock_covers_every_release_and_directory_of_the_stack(stack: str) ->
 
 def test_the_component_defaults_are_locked() -> None:
     from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
-    from gpu_platform.components.dask_args import DASK_OPERATOR_CHART, DaskOperatorArgs
-    from gpu_platform.components.eks_node_group_args import AUTOSCALER_CHART, ClusterAutoscalerSettings
-    from gpu_platform.components.kubeflow_args import DEFAULT_RELEASE, Edition
+    from gpu_platform.components.dask.args import DASK_OPERATOR_CHART, DaskOperatorArgs
+    from gpu_platform.components.eks.node_group_args import AUTOSCALER_CHART, ClusterAutoscalerSettings
+    from gpu_platform.components.kubeflow.args import DEFAULT_RELEASE, Edition
 
     lock = load_lock()
     prometheus = PrometheusStackArgs()

@@ -191,7 +191,7 @@ def test_the_adapter_serves_each_gpu_metric_with_exactly_one_rule(rendered: tupl
 
     import yaml
 
-    from gpu_platform.components.prometheus_args import GPU_CUSTOM_METRICS
+    from gpu_platform.components.monitoring.prometheus_args import GPU_CUSTOM_METRICS
 
     stack, _, plan, rendering = rendered
     adapter = [o for o in rendering.objects if o.kind == "ConfigMap" and "adapter" in o.name and "config.yaml" in (o.body.get("data") or {})]
@@ -249,8 +249,8 @@ def test_karpenter_names_the_cluster_and_the_queue_and_its_pools_the_typed_class
     """The rendered controller's env names the stack's cluster and interruption queue, its service account the
     plan's IRSA role; every NodePool's limits, taints and capacity type equal the typed class's tier (a drift in
     either the NodePool or the class fails here)."""
-    from gpu_platform.components.karpenter_plan import plan_node_pools
-    from gpu_platform.components.labels import KARPENTER_CAPACITY_LABEL
+    from gpu_platform.components.core.labels import KARPENTER_CAPACITY_LABEL
+    from gpu_platform.components.karpenter.plan import plan_node_pools
 
     stack, config, plan, rendering = rendered
     if config.cloud.value != "aws" or config.eks_node_groups.provisioner.value != "karpenter":
@@ -327,7 +327,7 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
 
 @pytest.mark.parametrize("edition", ["pipelines", "platform"])
 def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -> None:
-    from gpu_platform.components.kubeflow_transforms import edition_credentials, rendered_object_transforms
+    from gpu_platform.components.kubeflow.transforms import edition_credentials, rendered_object_transforms
 
     upstream_or_skip()
     kubectl_or_skip()

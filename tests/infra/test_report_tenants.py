@@ -195,7 +195,7 @@ def test_a_stack_without_tenants_or_an_unknown_stack_is_refused_in_one_line(
 
 
 def test_ksm_label_names_node_labels_as_kube_state_metrics_does() -> None:
-    # The names the platform dashboard (components/dashboards/gpu-platform.json) queries.
+    # The names the platform dashboard (components/monitoring/dashboards/gpu-platform.json) queries.
     assert ksm_label("eks.amazonaws.com/capacityType") == "label_eks_amazonaws_com_capacity_type"
     assert ksm_label("cloud.google.com/gke-spot") == "label_cloud_google_com_gke_spot"
     assert ksm_label("node.kubernetes.io/instance-type") == "label_node_kubernetes_io_instance_type"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpu_platform.components.gke_args import AutoscalingProfile
+from gpu_platform.components.gke.args import AutoscalingProfile
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.simulate.cluster import model_inputs
 from gpu_platform.infra.simulate.distributions import Dist

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from gpu_platform.components.eks_plan import plan_node_groups
-from gpu_platform.components.gke_plan import GKE_DEFAULT_ZONES, plan_pools
-from gpu_platform.components.pools import CapacityType
+from gpu_platform.components.eks.plan import plan_node_groups
+from gpu_platform.components.gke.plan import GKE_DEFAULT_ZONES, plan_pools
+from gpu_platform.components.pools.shapes import CapacityType
 from gpu_platform.infra.simulate.runs import configurations
 from tests.conftest import PROJECT_DIR
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from rich.console import Console
 
-from gpu_platform.components.cloud import Cloud
+from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.infra.simulate.prices import PriceTable
 from gpu_platform.infra.simulate.runs import (
     Outcome,

@@ -101,7 +101,7 @@ def test_the_search_refuses_when_no_size_up_to_the_bound_meets_it() -> None:
 
 @pytest.mark.parametrize("cloud", ["gcp", "aws"])
 def test_warm_capacity_is_a_setting_both_clouds_let_a_user_set(cloud: str) -> None:
-    from gpu_platform.components.cloud import Cloud
+    from gpu_platform.components.core.cloud import Cloud
 
     assert unsettable(Cloud(cloud), warm_key("t4")) is None
 

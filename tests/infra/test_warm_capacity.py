@@ -1,5 +1,5 @@
-"""Warm capacity's setting (StackConfig.warm_capacity, components/warm_capacity_args.py) and what it
-deploys (components/warm_capacity.py): the defaults, the validators (violating and compliant), and the
+"""Warm capacity's setting (StackConfig.warm_capacity, components/warm/args.py) and what it
+deploys (components/warm/warm_capacity.py): the defaults, the validators (violating and compliant), and the
 rendered placeholders: a priority below every real workload and at or above the cluster autoscaler's
 expendable cutoff, the pool's own node selector and tolerations."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from gpu_platform.components.warm_capacity_args import EXPENDABLE_PODS_PRIORITY_CUTOFF, WarmCapacityArgs
+from gpu_platform.components.warm.args import EXPENDABLE_PODS_PRIORITY_CUTOFF, WarmCapacityArgs
 from gpu_platform.infra.stack.errors import ConfigError
 from gpu_platform.infra.stack.model import StackConfig
 from gpu_platform.infra.stack.read import load_stack_config
@@ -102,7 +102,7 @@ def test_the_placeholders_priority_is_below_every_workload_and_above_the_cutoff(
 
 
 def test_each_pools_placeholders_carry_its_placement_and_ask_one_gpu_each() -> None:
-    from gpu_platform.components.pools import tolerations
+    from gpu_platform.components.pools.shapes import tolerations
 
     shapes = {s.name: s for s in _stack().pool_shapes()}
     deployments = {r.name.removeprefix("dev-gke-warm-"): r.inputs for r in _objects("Deployment") if r.name.startswith("dev-gke-warm-")}

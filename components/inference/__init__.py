@@ -1,0 +1,1 @@
+"""GpuInferenceService: its Args and the component."""

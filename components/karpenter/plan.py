@@ -1,0 +1,174 @@
+"""Planning Karpenter's NodePools from the typed GPU classes: one pure pass, no resource.
+
+The same classes and tiers the cluster autoscaler's node groups come from (eks_plan.class_node_groups)
+become a NodePool per node group: ``<class>-spot`` and ``<class>-on-demand``, each allowing one capacity
+type, its limits the group's maximum nodes times the class's shape, its labels and taints those of the
+group (GpuClassArgs.node_labels / node_taints), its zones the plan's. Spot first, on-demand when spot
+runs out is expressed with NodePool weights, the way Karpenter orders NodePools (see NodePoolPlan.weight).
+
+A class that shares its GPUs (gpu_sharing) gets a NodeOverlay (karpenter.sh/v1alpha1, Karpenter 1.14's
+alpha NodeOverlay feature, gated by NodeOverlay=true): Karpenter otherwise sizes a node by the instance
+type's physical GPUs, so it would launch a node per shared GPU a pod asks for; the overlay sets the
+class's instance types' nvidia.com/gpu capacity, on the class's NodePools only, to GPUs x clients (what
+the device plugin's time-slicing or MPS config advertises), and the NodePools' GPU limits count the same.
+
+Also the refusals of a stack that mixes the provisioners' settings (``provisioner_problems``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gpu_platform.components.core.labels import GPU_RESOURCE, INSTANCE_TYPE_LABEL, KARPENTER_NODEPOOL_LABEL, PoolRole
+from gpu_platform.components.eks.plan import class_node_groups
+from gpu_platform.components.karpenter.args import Provisioner
+from gpu_platform.components.pools.shapes import CapacityType, Taint
+
+if TYPE_CHECKING:
+    from gpu_platform.components.eks.node_group_args import GpuClassArgs, SpotFailoverEksNodeGroupsArgs
+
+__all__ = [
+    "MAX_NODE_POOLS",
+    "NODE_OVERLAY_API_VERSION",
+    "NodePoolPlan",
+    "ami_alias",
+    "node_overlays",
+    "node_pool_limits",
+    "plan_node_pools",
+    "provisioner_problems",
+]
+
+NODE_OVERLAY_API_VERSION = "karpenter.sh/v1alpha1"
+"""The NodeOverlay CRD's one version in karpenter-crd 1.14.1 (alpha: the controller reads overlays only with
+its NodeOverlay feature gate on)."""
+
+MAX_NODE_POOLS = 100
+"""NodePool weights run 1..100 (the CRD's bounds), one per pool: at most 100 pools."""
+
+_AMI_FAMILIES = {"AL2023_x86_64_NVIDIA": "al2023", "BOTTLEROCKET_x86_64_NVIDIA": "bottlerocket"}
+"""The EC2NodeClass alias family of each class AMI type Karpenter can launch (Karpenter picks the
+NVIDIA variant of the family for GPU instance types)."""
+
+Problem = tuple[tuple[str | int, ...], str, Any]
+
+
+def provisioner_problems(args: SpotFailoverEksNodeGroupsArgs) -> list[Problem]:
+    """Every setting of the provisioner the stack does not use, and every class Karpenter cannot
+    launch: (key path, what is wrong and the fix, value)."""
+    problems: list[Problem] = []
+    if args.provisioner is Provisioner.KARPENTER:
+        fix = "remove it (Karpenter does not read it), or set provisioner: cluster_autoscaler"
+        if "autoscaler" in args.model_fields_set:
+            for key in sorted(args.autoscaler.model_fields_set):
+                value = getattr(args.autoscaler, key)
+                shown = ",".join(str(getattr(v, "value", v)) for v in value) if isinstance(value, list) else value
+                problems.append((
+                    ("autoscaler", key),
+                    f"autoscaler.{key} is a cluster autoscaler setting and provisioner is karpenter: {fix}", shown,
+                ))
+        if args.priority_expander is not None:
+            problems.append((
+                ("priority_expander",),
+                "priority_expander ranks the cluster autoscaler's node groups and provisioner is karpenter "
+                f"(NodePool weights order the tiers): {fix}", "set",
+            ))
+        for i, cls in enumerate(args.classes):
+            if cls.ami_type.value not in _AMI_FAMILIES:
+                problems.append((
+                    ("classes", i, "ami_type"),
+                    f"class {cls.name}: Karpenter launches AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA "
+                    f"(EC2NodeClass aliases al2023, bottlerocket); use one of them",
+                    cls.ami_type.value,
+                ))
+        pools = sum(len(class_node_groups(c)) for c in args.classes)
+        if pools > MAX_NODE_POOLS:
+            problems.append((("classes",), f"{pools} NodePools would be made; Karpenter weights allow at most {MAX_NODE_POOLS}", pools))
+    elif "karpenter" in args.model_fields_set:
+        problems.append((
+            ("karpenter",),
+            "karpenter settings apply to provisioner karpenter and provisioner is cluster_autoscaler: "
+            "set provisioner: karpenter, or remove them",
+            "set",
+        ))
+    return problems
+
+
+def ami_alias(cls: GpuClassArgs, version: str) -> str:
+    """The EC2NodeClass amiSelectorTerms alias of a class: <family>@<version> (al2023, bottlerocket)."""
+    return f"{_AMI_FAMILIES[cls.ami_type.value]}@{version}"
+
+
+def node_pool_limits(cls: GpuClassArgs, max_nodes: int) -> dict[str, str]:
+    """A NodePool's limits: ``max_nodes`` nodes of the class's shape (cpu, memory, GPUs as advertised: x clients
+    on a shared class, as its NodeOverlay says). Karpenter stops launching once the pool's nodes reach any of them."""
+    shape = cls.instance_shape
+    return {
+        "cpu": str(shape.vcpus * max_nodes),
+        "memory": f"{shape.memory_mib * max_nodes}Mi",
+        GPU_RESOURCE: str(cls.advertised_gpus * max_nodes),
+    }
+
+
+@dataclass(frozen=True)
+class NodePoolPlan:
+    """One NodePool: a GPU class at one capacity tier."""
+
+    name: str
+    """<class>-spot or <class>-on-demand: the name of the node group the cluster autoscaler would grow."""
+    cls: GpuClassArgs
+    """The class it provisions (instance types, shape, AMI, root volume, labels, taints)."""
+    capacity: CapacityType
+    """The one capacity type it launches (karpenter.sh/capacity-type)."""
+    max_nodes: int
+    """Most nodes (over all zones): the class's max_nodes for its first tier, fallback_max_nodes (or max_nodes) for on-demand after spot."""
+    weight: int
+    """Karpenter tries NodePools by descending weight, and a NodePool whose offerings are all unavailable
+    (spot capacity exhausted: Karpenter caches insufficient-capacity offerings) is passed over for the
+    next: each class's spot pool weighs more than its on-demand twin. The order is the cluster
+    autoscaler's derived one (scheduler classes first, then small GPU classes above large)."""
+
+    @property
+    def limits(self) -> dict[str, str]:
+        return node_pool_limits(self.cls, self.max_nodes)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """The labels of the matching node group, generated by the class (never copied)."""
+        return self.cls.node_labels(self.capacity)
+
+    @property
+    def taints(self) -> list[Taint]:
+        return self.cls.node_taints()
+
+
+def plan_node_pools(args: SpotFailoverEksNodeGroupsArgs) -> tuple[NodePoolPlan, ...]:
+    """Every NodePool, in weight order (highest first)."""
+    ordered = sorted(args.classes, key=lambda c: (c.role.value != PoolRole.SCHEDULER.value, c.instance_shape.gpu_count, c.instance_shape.vcpus))
+    groups = [(c, g) for c in ordered for g in class_node_groups(c)]
+    return tuple(
+        NodePoolPlan(g.name, c, g.capacity, g.max_nodes, len(groups) - i) for i, (c, g) in enumerate(groups)
+    )
+
+
+def node_overlays(pools: tuple[NodePoolPlan, ...]) -> list[dict[str, Any]]:
+    """A NodeOverlay per class that shares its GPUs, named as the class: on the class's NodePools and instance
+    types, nvidia.com/gpu capacity = GPUs x clients (the class has one shape, so one figure). Empty when no
+    class shares (and then the controller's NodeOverlay gate stays off)."""
+    classes: dict[str, tuple[GpuClassArgs, list[str]]] = {}
+    for pool in pools:
+        if pool.cls.gpu_sharing is not None:
+            classes.setdefault(pool.cls.name, (pool.cls, []))[1].append(pool.name)
+    return [
+        {
+            "apiVersion": NODE_OVERLAY_API_VERSION, "kind": "NodeOverlay", "metadata": {"name": name},
+            "spec": {
+                "requirements": [
+                    {"key": KARPENTER_NODEPOOL_LABEL, "operator": "In", "values": sorted(names)},
+                    {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": sorted(cls.instance_types)},
+                ],
+                "capacity": {GPU_RESOURCE: str(cls.advertised_gpus)},
+            },
+        }
+        for name, (cls, names) in classes.items()
+    ]

@@ -1,0 +1,274 @@
+"""KubeflowInstall: Kubeflow Pipelines (standalone) or the full Kubeflow platform, at a
+pinned release, sized for many parallel pipelines on a dedicated training pool.
+
+How the manifests are installed, and why this way
+-------------------------------------------------
+The upstream kustomizations are rendered by ``kustomize.v2.Directory``: kustomize runs
+inside the Kubernetes provider (no kustomize binary) straight from the pinned git ref.
+The Pipelines edition applies ``manifests/kustomize/cluster-scoped-resources`` (the
+namespace and the CRDs) first and ``env/platform-agnostic`` after it (``depends_on``),
+as kubeflow/pipelines documents; the platform edition applies kubeflow/manifests'
+``example`` as one Directory, within which the provider orders CRDs and namespaces
+before the objects that need them.
+
+v2 Directory is a remote component: it takes no Python ``transformations`` (v1
+``kustomize.Directory`` did, by registering every rendered object from the program).
+What changes the rendered objects here is Pulumi's resource ``transforms`` option, set
+on each Directory: the engine calls the transforms for every child the provider
+registers, including children of remote components, before the child is created. So the
+artifact store and metadata database claims get their typed size, storage class and
+protect and retain-on-delete; every upstream default credential either edition renders (the
+object store keys minio/minio123, KFP's and Katib's MySQL root passwords, the oauth2-proxy <-> Dex
+client secret and oauth2-proxy's cookie secret; UPSTREAM_SECRETS) is replaced by a generated
+one (``pulumi_random``), Dex's static user gets its password hash from a Pulumi secret, and the
+upstream default Profile and its install ConfigMap get our owner, on a real ``pulumi up``.
+Under the SDK's mocks (the offline preview, the tests) a remote component's children are
+never registered, so the transforms are not called there: they are plain functions over one
+Kubernetes object (``rendered_object_transforms``, applied in order by ``apply_transforms``),
+unit tested directly and run over the rendered manifests.
+
+Nothing here imports the KFP SDK at import time; ``place_on_training_pool`` does, when
+a pipeline author calls it (``pip install 'gpu-platform[kfp]'``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pulumi_random as random
+
+from gpu_platform.components.core.cluster import CLUSTER_COMPONENTS, ClusterComponent, check_live, check_pools, on_cluster
+from gpu_platform.components.core.kube import prefix_ingress_spec
+from gpu_platform.components.core.labels import OWNER_ANNOTATION, PART_OF_LABEL, TENANT_LABEL
+from gpu_platform.components.core.models import input_error
+from gpu_platform.components.kubeflow.args import (
+    ALB_INGRESS_CLASS,
+    EDITION_FOOTPRINT,
+    KNOWN_RELEASES,
+    KUBEFLOW_NAMESPACE,
+    AlbCognitoIngress,
+    Edition,
+    Footprint,
+    KubeflowInstallArgs,
+    OidcIssuer,
+    TenantProfile,
+    TrainingPoolSelector,
+)
+from gpu_platform.components.kubeflow.plan import manifest_sources, place_on_training_pool, training_placement
+from gpu_platform.components.kubeflow.transforms import (
+    Credential,
+    as_pulumi_transform,
+    edition_credentials,
+    pipelines_gpu_quota_hard,
+    storage_summary,
+    tenant_quota_hard,
+)
+from gpu_platform.components.pools.shapes import NodePoolShape
+
+__all__ = [
+    "EDITION_FOOTPRINT",
+    "AlbCognitoIngress",
+    "OidcIssuer",
+    "Edition",
+    "Footprint",
+    "KubeflowInstall",
+    "KubeflowInstallArgs",
+    "TenantProfile",
+    "TrainingPoolSelector",
+    "KNOWN_RELEASES",
+    "place_on_training_pool",
+]
+
+
+class KubeflowInstall(pulumi.ComponentResource):
+    """Kubeflow Pipelines or the Kubeflow platform, pinned, with enlarged pipeline storage."""
+
+    namespace: pulumi.Output[str]
+    """Where Kubeflow runs (kubeflow)."""
+    ui_service: pulumi.Output[str]
+    """In-cluster address of the UI (host:port)."""
+    pipelines_endpoint: pulumi.Output[str]
+    """In-cluster Kubeflow Pipelines API URL."""
+    ui_url: pulumi.Output[str | None]
+    """The public UI URL when an ingress is configured, else None."""
+    training_placement: pulumi.Output[dict[str, Any]]
+    """nodeSelector and tolerations that put a pod (a pipeline step) on the training pool."""
+    storage: pulumi.Output[dict[str, Any]]
+    """What the transforms give the artifact store and database claims (size, class, retained)."""
+    directories: list[k8s.kustomize.v2.Directory]
+    """The upstream kustomizations, in the order they are applied."""
+    tenant_quotas: dict[str, pulumi.CustomResource]
+    """Per tenant, the object that carries its quota (a Profile, or a ResourceQuota on pipelines)."""
+    ingress: k8s.networking.v1.Ingress | None
+    """The ALB ingress of the UI, when configured."""
+    pipelines_quota: k8s.core.v1.ResourceQuota | None
+    """The GPU quota on the kubeflow namespace (pipelines edition with pipelines_gpu_quota), else None."""
+
+    def __init__(
+        self,
+        name: str,
+        args: KubeflowInstallArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        training_pools: Sequence[NodePoolShape] | None = None,
+        dex_password_hash: pulumi.Input[str] | None = None,
+        oidc_client_secret: pulumi.Input[str] | None = None,
+        cluster: ClusterComponent | None = None,
+        ingress_controller: pulumi.Resource | None = None,
+    ) -> None:
+        """``cluster``: the cluster component it runs on (GpuGkeCluster, or on EKS the
+        SpotFailoverEksNodeGroups built with the EksCluster): its provider, its node pools waited for, its
+        ``pool_shapes()`` as ``training_pools``. ``training_pools``: the pools training steps may run on
+        without a cluster component (other languages' ``poolShapes`` outputs); one of the two, not both.
+        ``dex_password_hash`` and ``oidc_client_secret``: Pulumi secrets (the platform edition's Dex).
+        ``ingress_controller``: what acts on the UI's ALB Ingress (AwsLoadBalancerController.release); the
+        Ingress waits for it (the controller's webhooks must answer). Default: none (a controller installed
+        outside this program; without any, the Ingress never gets an address)."""
+        placed = on_cluster(cluster, opts)
+        if placed.component is not None and training_pools is not None:
+            raise input_error("training_pools", "training_pools: the cluster component given as cluster= gives them; pass cluster= or training_pools=, not both")
+        if placed.component is None and training_pools is None:
+            raise input_error("cluster", f"cluster: expected {CLUSTER_COMPONENTS}, or training_pools= (got nothing)")
+        training_pools = placed.component.pool_shapes() if placed.component is not None else check_pools("training_pools", training_pools)
+        for keyword, value in (("dex_password_hash", dex_password_hash), ("oidc_client_secret", oidc_client_secret)):
+            check_live(keyword, value, (str,), "a string or a pulumi.Output[str] (pass a secret)")
+        check_live("ingress_controller", ingress_controller, (pulumi.Resource,), "the AWS Load Balancer Controller (AwsLoadBalancerController.release)")
+        opts = placed.opts
+        if args.edition is Edition.PLATFORM and dex_password_hash is None:
+            raise input_error("dex_password_hash", "the platform edition needs dex_password_hash (a bcrypt hash, as a Pulumi secret)")
+        if args.oidc is not None and oidc_client_secret is None:
+            raise input_error("oidc_client_secret", "oidc needs oidc_client_secret (the client's secret at the issuer, as a Pulumi secret)")
+        try:
+            placement = training_placement(args.training_pool, training_pools)
+        except ValueError as exc:
+            raise input_error("training_pools", str(exc)) from None
+        super().__init__("gpu-platform:kubeflow_install:KubeflowInstall", name, None, opts)
+
+        credentials = self._credentials(name, args.edition)
+        transform = as_pulumi_transform(args, dex_password_hash, oidc_client_secret, credentials)
+        self.directories = []
+        for role, url in manifest_sources(args):
+            self.directories.append(
+                k8s.kustomize.v2.Directory(
+                    f"{name}-{role}",
+                    k8s.kustomize.v2.DirectoryArgs(directory=url),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.directories), transforms=[transform]),
+                )
+            )
+        installed = pulumi.ResourceOptions(parent=self, depends_on=list(self.directories))
+        self.tenant_quotas = {t.name: self._tenant(name, args.edition, t, installed) for t in args.tenants}
+        self.pipelines_quota = None
+        if args.pipelines_gpu_quota is not None:
+            self.pipelines_quota = k8s.core.v1.ResourceQuota(
+                f"{name}-pipelines-gpu-quota",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name="pipelines-gpu-quota", namespace=KUBEFLOW_NAMESPACE),
+                spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=pipelines_gpu_quota_hard(args.pipelines_gpu_quota)),
+                opts=installed,
+            )
+        self.ingress = None
+        ui_url: str | None = None
+        if args.ingress is not None:
+            # The controller's webhooks must answer before the Ingress is created, and it gives the Ingress its address.
+            controller = [] if ingress_controller is None else [ingress_controller]
+            after = pulumi.ResourceOptions(parent=self, depends_on=[*self.directories, *controller])
+            self.ingress = self._ingress(name, args, args.ingress, after)
+            ui_url = f"https://{args.ingress.hostname}"
+
+        self.namespace = pulumi.Output.from_input(KUBEFLOW_NAMESPACE)
+        self.ui_service = pulumi.Output.from_input(args.ui_service)
+        self.pipelines_endpoint = pulumi.Output.from_input(args.pipelines_endpoint)
+        self.ui_url = pulumi.Output.from_input(ui_url)
+        self.training_placement = pulumi.Output.from_input(placement.pod_spec_fields())
+        self.storage = pulumi.Output.from_input(storage_summary(args))
+        self.register_outputs(
+            {
+                "namespace": self.namespace,
+                "uiService": self.ui_service,
+                "pipelinesEndpoint": self.pipelines_endpoint,
+                "uiUrl": self.ui_url,
+                "trainingPlacement": self.training_placement,
+                "storage": self.storage,
+            }
+        )
+
+    def _credentials(self, name: str, edition: Edition) -> dict[Credential, pulumi.Output[str]]:
+        """A generated value (alphanumeric, a Pulumi secret) for each upstream default credential of the edition."""
+        return {
+            credential: random.RandomPassword(
+                f"{name}-{credential.value}",
+                random.RandomPasswordArgs(length=credential.length, special=False),
+                opts=pulumi.ResourceOptions(parent=self),
+            ).result
+            for credential in edition_credentials(edition)
+        }
+
+    def _tenant(self, name: str, edition: Edition, tenant: TenantProfile, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+        hard = tenant_quota_hard(tenant)
+        if edition is Edition.PLATFORM:
+            # The profile controller creates the namespace, the owner's RBAC and the quota.
+            return k8s.apiextensions.CustomResource(
+                f"{name}-profile-{tenant.name}",
+                api_version="kubeflow.org/v1",
+                kind="Profile",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=tenant.name),
+                spec={"owner": {"kind": "User", "name": tenant.owner}, "resourceQuotaSpec": {"hard": hard}},
+                opts=opts,
+            )
+        # Pipelines standalone has no profile controller: a namespace and its quota.
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-tenant-{tenant.name}",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=tenant.name,
+                labels={**PART_OF_LABEL, TENANT_LABEL: tenant.name},
+                annotations={OWNER_ANNOTATION: tenant.owner},
+            ),
+            opts=opts,
+        )
+        return k8s.core.v1.ResourceQuota(
+            f"{name}-quota-{tenant.name}",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="tenant-quota", namespace=namespace.metadata.name),
+            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=hard),
+            opts=opts,
+        )
+
+    def _ingress(
+        self, name: str, args: KubeflowInstallArgs, ingress: AlbCognitoIngress, opts: pulumi.ResourceOptions
+    ) -> k8s.networking.v1.Ingress:
+        service_name, service_namespace, port = args.ui_backend
+        health_port, health_path = args.ui_health_check
+        health = {"alb.ingress.kubernetes.io/healthcheck-path": health_path}
+        if health_port is not None:
+            health["alb.ingress.kubernetes.io/healthcheck-port"] = str(health_port)
+        cognito = json.dumps(
+            {
+                "userPoolARN": ingress.cognito_user_pool_arn,
+                "userPoolClientID": ingress.cognito_user_pool_client_id,
+                "userPoolDomain": ingress.cognito_user_pool_domain,
+            }
+        )
+        return k8s.networking.v1.Ingress(
+            f"{name}-ingress",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name="kubeflow-ui",
+                namespace=service_namespace,
+                annotations={
+                    "alb.ingress.kubernetes.io/scheme": "internal" if ingress.internal else "internet-facing",
+                    "alb.ingress.kubernetes.io/target-type": "ip",
+                    "alb.ingress.kubernetes.io/listen-ports": '[{"HTTPS":443}]',
+                    "alb.ingress.kubernetes.io/certificate-arn": ingress.certificate_arn,
+                    "alb.ingress.kubernetes.io/auth-type": "cognito",
+                    "alb.ingress.kubernetes.io/auth-idp-cognito": cognito,
+                    "alb.ingress.kubernetes.io/auth-on-unauthenticated-request": "authenticate",
+                    "alb.ingress.kubernetes.io/auth-scope": "openid email",
+                    **health,
+                },
+            ),
+            spec=prefix_ingress_spec(
+                ALB_INGRESS_CLASS, ingress.hostname, "/", service_name, k8s.networking.v1.ServiceBackendPortArgs(number=port)
+            ),
+            opts=opts,
+        )

@@ -1,0 +1,376 @@
+"""What KubeflowInstall changes in upstream's rendered manifests: volume sizes and protection, the Dex login and OIDC client, every upstream default credential replaced, the default Profile's owner, and the tenant quotas."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import pulumi
+import yaml
+
+from gpu_platform.components.core.labels import GPU_QUOTA_KEY
+from gpu_platform.components.kubeflow.args import (
+    ARTIFACT_CLAIMS,
+    ARTIFACT_SECRET,
+    DATABASE_CLAIMS,
+    DATABASE_DEPLOYMENT,
+    DATABASE_SECRET,
+    DEFAULT_INSTALL_CONFIG,
+    KUBEFLOW_NAMESPACE,
+    OIDC_CONNECTOR_ID,
+    OIDC_DIGEST_ANNOTATION,
+    OIDC_SECRET,
+    OIDC_SECRET_ENV,
+    PIPELINE_STORAGE_TYPE,
+    UPSTREAM_PROFILE_OWNER,
+    Edition,
+    KubeflowInstallArgs,
+    OidcIssuer,
+    TenantProfile,
+)
+
+__all__ = [
+    "Credential",
+    "UPSTREAM_EMPTY_ROOT_PASSWORDS",
+    "UPSTREAM_SECRETS",
+    "apply_transforms",
+    "as_pulumi_transform",
+    "default_profile_transform",
+    "dex_oidc_transform",
+    "dex_password_transform",
+    "edition_credentials",
+    "pipeline_volume_transform",
+    "pipelines_gpu_quota_hard",
+    "rendered_object_transforms",
+    "storage_summary",
+    "tenant_quota_hard",
+    "upstream_credentials_transform",
+]
+
+
+def pipeline_volume_transform(obj: dict[str, Any], args: KubeflowInstallArgs) -> dict[str, Any] | None:
+    """The artifact store or database claim resized (and classed), or None for any other object."""
+    name = (obj.get("metadata") or {}).get("name")
+    if obj.get("kind") != "PersistentVolumeClaim" or name not in ARTIFACT_CLAIMS | DATABASE_CLAIMS:
+        return None
+    size = args.artifact_storage_gib if name in ARTIFACT_CLAIMS else args.database_storage_gib
+    spec = dict(obj.get("spec") or {})
+    resources = dict(spec.get("resources") or {})
+    resources["requests"] = {**(resources.get("requests") or {}), "storage": f"{size}Gi"}
+    spec["resources"] = resources
+    if args.storage_class is not None:
+        spec["storageClassName"] = args.storage_class
+    return {**obj, "spec": spec}
+
+
+def storage_summary(args: KubeflowInstallArgs) -> dict[str, Any]:
+    """The claims the volume transform changes and what it gives them."""
+    return {
+        "artifactStore": {"claims": sorted(ARTIFACT_CLAIMS), "storage": f"{args.artifact_storage_gib}Gi"},
+        "database": {"claims": sorted(DATABASE_CLAIMS), "storage": f"{args.database_storage_gib}Gi"},
+        "storageClassName": args.storage_class,
+        "protect": args.keep_volumes_on_delete,
+        "retainOnDelete": args.keep_volumes_on_delete,
+    }
+
+
+def dex_password_transform(obj: dict[str, Any], email: str, password_hash: pulumi.Input[str]) -> dict[str, Any] | None:
+    """Dex's static user: our email in its config, our hash in its password Secret; None otherwise.
+
+    kubeflow/manifests' Dex reads the user's bcrypt hash from Secret auth/dex-passwords
+    (key DEX_USER_PASSWORD, ``hashFromEnv``) and the user from ConfigMap auth/dex.
+    """
+    metadata = obj.get("metadata") or {}
+    if metadata.get("namespace") != "auth":
+        return None
+    if obj.get("kind") == "Secret" and metadata.get("name") == "dex-passwords":
+        rest = {k: v for k, v in obj.items() if k not in ("data", "stringData")}
+        return {**rest, "stringData": {"DEX_USER_PASSWORD": pulumi.Output.secret(password_hash)}}
+    if obj.get("kind") == "ConfigMap" and metadata.get("name") == "dex":
+        config = yaml.safe_load((obj.get("data") or {}).get("config.yaml") or "{}")
+        for user in config.get("staticPasswords") or []:
+            user["email"] = email
+            user["username"] = email.split("@", 1)[0]
+        return {**obj, "data": {**obj["data"], "config.yaml": yaml.safe_dump(config, sort_keys=False)}}
+    return None
+
+
+def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer, client_secret: pulumi.Input[str]) -> dict[str, Any] | None:
+    """Dex with an OIDC connector; None for any other object.
+
+    kubeflow/manifests' Dex Deployment takes its environment from Secrets auth/dex-oidc-client
+    (the static client oauth2-proxy uses: OIDC_CLIENT_ID, OIDC_CLIENT_SECRET) and
+    auth/dex-passwords through ``envFrom``. The upstream client's secret goes into the rendered
+    dex-oidc-client under its own key, UPSTREAM_OIDC_CLIENT_SECRET, so Dex has it from its first
+    start and nothing upstream is overwritten; the connector reads it as
+    ``$UPSTREAM_OIDC_CLIENT_SECRET``, which Dex expands. The Deployment's pod template carries
+    a digest of the secret, so rotating it rolls Dex (envFrom is read at start only).
+    """
+    metadata = obj.get("metadata") or {}
+    if metadata.get("namespace") != "auth":
+        return None
+    if obj.get("kind") == "ConfigMap" and metadata.get("name") == "dex":
+        config = yaml.safe_load((obj.get("data") or {}).get("config.yaml") or "{}")
+        connector = {
+            "type": "oidc",
+            "id": OIDC_CONNECTOR_ID,
+            "name": oidc.name,
+            "config": {
+                "issuer": oidc.issuer,
+                "clientID": oidc.client_id,
+                "clientSecret": f"${OIDC_SECRET_ENV}",
+                "redirectURI": oidc.redirect_uri,
+                "scopes": ["openid", "profile", "email"],
+            },
+        }
+        connectors = [c for c in config.get("connectors") or [] if c.get("id") != OIDC_CONNECTOR_ID]
+        config["connectors"] = [*connectors, connector]
+        return {**obj, "data": {**obj["data"], "config.yaml": yaml.safe_dump(config, sort_keys=False)}}
+    if obj.get("kind") == "Secret" and metadata.get("name") == OIDC_SECRET:
+        string_data = {**(obj.get("stringData") or {}), OIDC_SECRET_ENV: pulumi.Output.secret(client_secret)}
+        return {**obj, "stringData": string_data}
+    if obj.get("kind") == "Deployment" and metadata.get("name") == "dex":
+        spec = obj["spec"]
+        template = spec["template"]
+        template_metadata = template.get("metadata") or {}
+        digest = pulumi.Output.secret(client_secret).apply(lambda value: hashlib.sha256(value.encode()).hexdigest())
+        annotations = {**(template_metadata.get("annotations") or {}), OIDC_DIGEST_ANNOTATION: digest}
+        template = {**template, "metadata": {**template_metadata, "annotations": annotations}}
+        return {**obj, "spec": {**spec, "template": template}}
+    return None
+
+
+class Credential(StrEnum):
+    """An upstream default credential replaced by a generated one (the value names its RandomPassword child)."""
+
+    ARTIFACT_ACCESS_KEY = "artifact-store-access-key"
+    """KFP's object store access key (upstream minio)."""
+    ARTIFACT_SECRET_KEY = "artifact-store-secret-key"
+    """KFP's object store secret key (upstream minio123)."""
+    DATABASE_PASSWORD = "database-password"
+    """KFP's MySQL root password (upstream empty)."""
+    KATIB_DATABASE_PASSWORD = "katib-database-password"
+    """Katib's MySQL root password (upstream test, with MYSQL_ALLOW_EMPTY_PASSWORD)."""
+    OAUTH2_CLIENT_SECRET = "oauth2-client-secret"
+    """The secret of Dex's static client that oauth2-proxy signs in with (upstream a fixed string in both)."""
+    OAUTH2_COOKIE_SECRET = "oauth2-cookie-secret"
+    """oauth2-proxy's cookie signing secret (upstream a fixed string; 32 bytes)."""
+
+    @property
+    def length(self) -> int:
+        """Generated length (alphanumeric: the values reach shell commands and DSNs unquoted)."""
+        return {Credential.ARTIFACT_ACCESS_KEY: 20, Credential.ARTIFACT_SECRET_KEY: 40}.get(self, 32)
+
+
+@dataclass(frozen=True)
+class SecretSlot:
+    """One key of an upstream Secret that holds a default credential."""
+
+    namespace: str
+    name: re.Pattern[str]
+    """The Secret's name; kustomize's secretGenerator appends a content hash (oauth2-proxy-h675gf55ht)."""
+    key: str
+    credential: Credential
+    editions: frozenset[Edition]
+
+
+@dataclass(frozen=True)
+class RootPasswordSlot:
+    """A MySQL Deployment upstream starts with MYSQL_ALLOW_EMPTY_PASSWORD: its container gets
+    MYSQL_ROOT_PASSWORD from the Secret key that holds the generated password instead."""
+
+    deployment: str
+    container: str
+    secret: str
+    key: str
+    editions: frozenset[Edition]
+
+
+_BOTH = frozenset(Edition)
+_PLATFORM = frozenset({Edition.PLATFORM})
+UPSTREAM_SECRETS: tuple[SecretSlot, ...] = (
+    # KFP (both editions): read by secretKeyRef by the object store, the API server, the UI, the
+    # multi-user profile controller (which copies them into every profile namespace), the cache
+    # server and metadata-grpc; by the launcher through the Kubernetes API.
+    SecretSlot(KUBEFLOW_NAMESPACE, re.compile(rf"^{ARTIFACT_SECRET}$"), "accesskey", Credential.ARTIFACT_ACCESS_KEY, _BOTH),
+    SecretSlot(KUBEFLOW_NAMESPACE, re.compile(rf"^{ARTIFACT_SECRET}$"), "secretkey", Credential.ARTIFACT_SECRET_KEY, _BOTH),
+    SecretSlot(KUBEFLOW_NAMESPACE, re.compile(rf"^{DATABASE_SECRET}$"), "password", Credential.DATABASE_PASSWORD, _BOTH),
+    # Katib (platform): katib-mysql and katib-db-manager read MYSQL_ROOT_PASSWORD by secretKeyRef.
+    SecretSlot(KUBEFLOW_NAMESPACE, re.compile(r"^katib-mysql-secrets$"), "MYSQL_ROOT_PASSWORD",
+               Credential.KATIB_DATABASE_PASSWORD, _PLATFORM),
+    # Dex's static client and oauth2-proxy must hold the same client secret: one credential, both sides.
+    SecretSlot("auth", re.compile(rf"^{OIDC_SECRET}$"), "OIDC_CLIENT_SECRET", Credential.OAUTH2_CLIENT_SECRET, _PLATFORM),
+    SecretSlot("oauth2-proxy", re.compile(r"^oauth2-proxy(-[a-z0-9]{10})?$"), "client-secret",
+               Credential.OAUTH2_CLIENT_SECRET, _PLATFORM),
+    SecretSlot("oauth2-proxy", re.compile(r"^oauth2-proxy(-[a-z0-9]{10})?$"), "cookie-secret",
+               Credential.OAUTH2_COOKIE_SECRET, _PLATFORM),
+)
+"""Every upstream default credential either edition renders (found by building kubeflow/pipelines'
+manifests at each known release and kubeflow/manifests' example/ at v1.10.2), and what replaces it.
+Dex's static user's password (auth/dex-passwords) has its own transform: its hash is configured."""
+UPSTREAM_EMPTY_ROOT_PASSWORDS: tuple[RootPasswordSlot, ...] = (
+    RootPasswordSlot(DATABASE_DEPLOYMENT, "mysql", DATABASE_SECRET, "password", _BOTH),
+    RootPasswordSlot("katib-mysql", "katib-mysql", "katib-mysql-secrets", "MYSQL_ROOT_PASSWORD", _PLATFORM),
+)
+
+
+def edition_credentials(edition: Edition) -> list[Credential]:
+    """The credentials an edition generates, in a stable order."""
+    wanted = {slot.credential for slot in UPSTREAM_SECRETS if edition in slot.editions}
+    return [c for c in Credential if c in wanted]
+
+
+def _string_data(obj: dict[str, Any]) -> dict[str, Any]:
+    """A Secret's content as stringData (data decoded), so single keys can be replaced."""
+    decoded = {k: base64.b64decode(v).decode() for k, v in (obj.get("data") or {}).items()}
+    return {**decoded, **(obj.get("stringData") or {})}
+
+
+def upstream_credentials_transform(
+    obj: dict[str, Any], credentials: Mapping[Credential, pulumi.Input[str]]
+) -> dict[str, Any] | None:
+    """Upstream default credentials replaced by ours; None for any other object.
+
+    A Secret listed in UPSTREAM_SECRETS gets the generated value under each listed key (other keys
+    kept); a MySQL Deployment in UPSTREAM_EMPTY_ROOT_PASSWORDS loses MYSQL_ALLOW_EMPTY_PASSWORD and
+    takes MYSQL_ROOT_PASSWORD from its Secret. Every consumer reads these Secrets (envFrom,
+    secretKeyRef or the Kubernetes API), so nothing else changes. Only the credentials given are
+    replaced (an edition passes its own). MySQL applies MYSQL_ROOT_PASSWORD only when it initialises
+    an empty data directory.
+    """
+    metadata = obj.get("metadata") or {}
+    kind, name, namespace = obj.get("kind"), str(metadata.get("name")), metadata.get("namespace")
+    if kind == "Secret":
+        slots = [
+            s for s in UPSTREAM_SECRETS
+            if s.namespace == namespace and s.name.match(name) and s.credential in credentials
+        ]
+        if not slots:
+            return None
+        rest = {k: v for k, v in obj.items() if k not in ("data", "stringData")}
+        values = {s.key: pulumi.Output.secret(credentials[s.credential]) for s in slots}
+        return {**rest, "stringData": {**_string_data(obj), **values}}
+    if kind != "Deployment" or namespace != KUBEFLOW_NAMESPACE:
+        return None
+    slot = next((s for s in UPSTREAM_EMPTY_ROOT_PASSWORDS if s.deployment == name), None)
+    if slot is None or not any(
+        c.name.match(slot.secret) and c.key == slot.key and c.credential in credentials for c in UPSTREAM_SECRETS
+    ):
+        return None
+    spec = obj["spec"]
+    template = spec["template"]
+    containers = template["spec"]["containers"]
+    if not any(c.get("name") == slot.container for c in containers):
+        raise ValueError(
+            f"Deployment {KUBEFLOW_NAMESPACE}/{slot.deployment} has no container named {slot.container} "
+            f"(got {[c.get('name') for c in containers]}); its root password cannot be set"
+        )
+    root_password = {"name": "MYSQL_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": slot.secret, "key": slot.key}}}
+    changed = []
+    for container in containers:
+        if container.get("name") == slot.container:
+            env = [e for e in container.get("env") or [] if e.get("name") not in ("MYSQL_ALLOW_EMPTY_PASSWORD", "MYSQL_ROOT_PASSWORD")]
+            container = {**container, "env": [*env, root_password]}
+        changed.append(container)
+    template = {**template, "spec": {**template["spec"], "containers": changed}}
+    return {**obj, "spec": {**spec, "template": template}}
+
+
+def default_profile_transform(obj: dict[str, Any], email: str) -> dict[str, Any] | None:
+    """kubeflow/manifests' default Profile owned by ``email`` instead of user@example.com; None otherwise.
+
+    common/user-namespace renders Profile kubeflow-user-example-com (kubeflow.org/v1beta1) with
+    ``spec.owner`` {kind: User, name: user@example.com}, and the namespace-less ConfigMap it was
+    generated from, default-install-config-<hash> (keys profile-name and user), which gets ``email``
+    as its user too.
+    """
+    if obj.get("kind") == "ConfigMap":
+        name = str((obj.get("metadata") or {}).get("name"))
+        data = obj.get("data") or {}
+        if not DEFAULT_INSTALL_CONFIG.match(name) or data.get("user") != UPSTREAM_PROFILE_OWNER:
+            return None
+        return {**obj, "data": {**data, "user": email}}
+    if obj.get("kind") != "Profile" or not str(obj.get("apiVersion", "")).startswith("kubeflow.org/"):
+        return None
+    spec = obj.get("spec") or {}
+    owner = spec.get("owner") or {}
+    if owner.get("name") != UPSTREAM_PROFILE_OWNER:
+        return None
+    return {**obj, "spec": {**spec, "owner": {**owner, "name": email}}}
+
+
+Transform = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+
+
+def rendered_object_transforms(
+    args: KubeflowInstallArgs,
+    dex_password_hash: pulumi.Input[str] | None = None,
+    oidc_client_secret: pulumi.Input[str] | None = None,
+    credentials: Mapping[Credential, pulumi.Input[str]] | None = None,
+) -> list[Transform]:
+    """The transforms of one rendered object, in the order they apply (each sees the previous one's result;
+    each returns None for an object it does not target)."""
+    steps: list[Transform] = [lambda obj: pipeline_volume_transform(obj, args)]
+    if credentials:
+        steps.append(lambda obj: upstream_credentials_transform(obj, credentials))
+    if args.dex_user_email:
+        email = args.dex_user_email
+        steps.append(lambda obj: default_profile_transform(obj, email))
+        if dex_password_hash is not None:
+            steps.append(lambda obj: dex_password_transform(obj, email, dex_password_hash))
+    if args.oidc is not None and oidc_client_secret is not None:
+        oidc = args.oidc
+        steps.append(lambda obj: dex_oidc_transform(obj, oidc, oidc_client_secret))
+    return steps
+
+
+def apply_transforms(steps: Sequence[Transform], obj: dict[str, Any]) -> dict[str, Any] | None:
+    """``obj`` after every step, or None when no step changed it."""
+    changed = None
+    for step in steps:
+        changed = step(changed or obj) or changed
+    return changed
+
+
+def as_pulumi_transform(
+    args: KubeflowInstallArgs,
+    dex_password_hash: pulumi.Input[str] | None,
+    oidc_client_secret: pulumi.Input[str] | None = None,
+    credentials: Mapping[Credential, pulumi.Input[str]] | None = None,
+) -> pulumi.ResourceTransform:
+    """rendered_object_transforms as the Pulumi resource transform of every child of a Directory."""
+    steps = rendered_object_transforms(args, dex_password_hash, oidc_client_secret, credentials)
+
+    def transform(t: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        changed = apply_transforms(steps, dict(t.props))
+        if changed is None:
+            return None
+        opts = t.opts
+        if t.type_ == PIPELINE_STORAGE_TYPE and args.keep_volumes_on_delete:
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))
+        return pulumi.ResourceTransformResult(changed, opts)
+
+    return transform
+
+
+# --- tenants ----------------------------------------------------------------------------------
+
+
+def tenant_quota_hard(tenant: TenantProfile) -> dict[str, str]:
+    """The ResourceQuota ``hard`` limits of a tenant."""
+    hard = {GPU_QUOTA_KEY: str(tenant.gpus)}
+    if tenant.cpus is not None:
+        hard["requests.cpu"] = str(tenant.cpus)
+    if tenant.memory_gib is not None:
+        hard["requests.memory"] = f"{tenant.memory_gib}Gi"
+    return hard
+
+
+def pipelines_gpu_quota_hard(gpus: int) -> dict[str, str]:
+    """The ResourceQuota ``hard`` limits on the kubeflow namespace, where KFP standalone runs steps."""
+    return {GPU_QUOTA_KEY: str(gpus)}

@@ -1,0 +1,279 @@
+"""The tenant queues, derived from the typed tenants and the one plan of the pools (pure: no resource).
+
+One ResourceFlavor per pool (its GPU type and pool: the pool's node selector and tolerations, as
+NodePoolShape.placement gives them), CPU pools first so a pod asking for no GPU is admitted onto a CPU
+pool; one ClusterQueue per tenant in one Cohort, with every flavor (nominal GPUs where the tenant has
+them, 0 elsewhere, so it may borrow); the Cohort's own quota holds each pool's GPUs no tenant has as
+nominal quota; a LocalQueue ``default`` in each tenant namespace. The component, the stack checks and
+the tests read this plan: nothing downstream recomputes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from gpu_platform.components.core.labels import GPU_RESOURCE, NAMESPACE_NAME_LABEL, PoolRole
+from gpu_platform.components.core.quantities import MiB, Millicores
+from gpu_platform.components.dask.args import DaskOperatorArgs
+from gpu_platform.components.kubeflow.args import KubeflowInstallArgs
+from gpu_platform.components.pools.shapes import NodePoolShape, tolerations
+from gpu_platform.components.queues.args import KUEUE_API_VERSION, LOCAL_QUEUE, KueueArgs, TenantQueueArgs
+
+__all__ = [
+    "QueueTenant",
+    "QueuesPlan",
+    "TenantKind",
+    "dask_queue_tenants",
+    "flavor_name",
+    "kubeflow_queue_tenants",
+    "plan_queues",
+]
+
+COVERED = ("cpu", "memory", GPU_RESOURCE)
+"""The resources every ClusterQueue covers: all that a Dask or pipeline pod requests."""
+
+
+class TenantKind(StrEnum):
+    """Which add-on a tenant comes from."""
+
+    DASK = "dask"
+    KUBEFLOW = "kubeflow"
+
+
+@dataclass(frozen=True)
+class QueueTenant:
+    """A tenant as its add-on defines it: its namespace, its ResourceQuota and the pool its pods run on."""
+
+    name: str
+    """The tenant's name, which is its namespace."""
+    kind: TenantKind
+    """Dask or Kubeflow."""
+    gpus: int
+    """GPUs its ResourceQuota allows (requests.nvidia.com/gpu)."""
+    millicores: int | None
+    """CPU its ResourceQuota allows, millicores; None when unbounded."""
+    memory_mib: int | None
+    """Memory its ResourceQuota allows, MiB; None when unbounded."""
+    home_pool: str | None
+    """The pool its GPU pods run on (a Dask tenant's workers, a Kubeflow tenant's training pool); None when no pool fits."""
+
+
+def dask_queue_tenants(dask: DaskOperatorArgs, pools: Sequence[NodePoolShape]) -> list[QueueTenant]:
+    """The Dask tenants: their workers run on the first GPU pool (RapidsDaskClusterSpec.for_pools)."""
+    home = next((p.name for p in pools if p.role is PoolRole.GPU), None)
+    return [
+        QueueTenant(
+            name=t.name, kind=TenantKind.DASK, gpus=t.gpu_quota,
+            millicores=None if t.cpu_quota is None else TypeAdapter(Millicores).validate_python(t.cpu_quota),
+            memory_mib=None if t.memory_quota is None else TypeAdapter(MiB).validate_python(t.memory_quota),
+            home_pool=home,
+        )
+        for t in dask.tenants
+    ]
+
+
+def kubeflow_queue_tenants(install: KubeflowInstallArgs, pools: Sequence[NodePoolShape]) -> list[QueueTenant]:
+    """The Kubeflow tenants: their steps run on the first pool the training pool selector matches."""
+    home = next((p.name for p in pools if install.training_pool.matches(p)), None)
+    return [
+        QueueTenant(
+            name=t.name, kind=TenantKind.KUBEFLOW, gpus=t.gpus,
+            millicores=None if t.cpus is None else t.cpus * 1000,
+            memory_mib=None if t.memory_gib is None else t.memory_gib * 1024,
+            home_pool=home,
+        )
+        for t in install.tenants
+    ]
+
+
+def flavor_name(pool: NodePoolShape) -> str:
+    """The ResourceFlavor of ``pool``: its GPU type (cpu on a CPU pool) and its name."""
+    return f"{pool.accelerator or 'cpu'}-{pool.name}"
+
+
+def _gpu_capacity(pool: NodePoolShape, clients: Mapping[str, int]) -> int:
+    """The nvidia.com/gpu a pool advertises at its maximum size: its GPUs, times the clients per GPU where shared."""
+    return pool.max_nodes * pool.gpus_per_node * clients.get(pool.name, 1)
+
+
+def _cpu(millicores: int) -> str:
+    return f"{millicores // 1000}" if millicores % 1000 == 0 else f"{millicores}m"
+
+
+@dataclass(frozen=True)
+class QueuesPlan:
+    """The Kueue objects of a stack, as Kubernetes object bodies, and what is wrong with them."""
+
+    flavors: list[dict[str, Any]]
+    """One ResourceFlavor per pool, CPU pools first."""
+    cohort: dict[str, Any]
+    """The platform's Cohort, holding the GPUs no tenant has as nominal quota."""
+    cluster_queues: list[dict[str, Any]]
+    """One ClusterQueue per tenant, in the stack's tenant order (Dask, then Kubeflow)."""
+    local_queues: list[dict[str, Any]]
+    """The LocalQueue ``default`` in each tenant namespace."""
+    nominal_gpus: dict[str, dict[str, int]]
+    """tenant -> pool -> nominal GPUs, as placed."""
+    problems: list[tuple[tuple[str | int, ...], str, Any]] = field(default_factory=list)
+    """(key path under the queues section, what is wrong and the fix, the value) per problem."""
+
+    @property
+    def namespaces(self) -> list[str]:
+        """The tenant namespaces whose pods Kueue admits (the controller's managedJobsNamespaceSelector)."""
+        return [q["metadata"]["namespace"] for q in self.local_queues]
+
+
+def _place(
+    args: KueueArgs, tenants: Sequence[QueueTenant], pools: Sequence[NodePoolShape], clients: Mapping[str, int],
+) -> tuple[dict[str, dict[str, int]], list[tuple[tuple[str | int, ...], str, Any]]]:
+    """Each tenant's nominal GPUs per pool: a GPU type's quota fills the tenant's home pool first, then the
+    type's other pools in plan order, never beyond what a pool holds (oversubscription puts the excess on
+    the tenant's first pool of the type)."""
+    problems: list[tuple[tuple[str | int, ...], str, Any]] = []
+    overrides = {t.name: (i, t) for i, t in enumerate(args.tenants)}
+    known = {t.name for t in tenants}
+    for i, override in enumerate(args.tenants):
+        if override.name not in known:
+            problems.append((
+                ("tenants", i, "name"),
+                f"tenant {override.name} is neither a Dask nor a Kubeflow tenant of this stack; "
+                f"use one of {', '.join(sorted(known)) or 'none (the stack has no tenants)'}",
+                override.name,
+            ))
+    by_type: dict[str, list[NodePoolShape]] = {}
+    for pool in pools:
+        if pool.accelerator is not None and pool.gpus_per_node > 0:
+            by_type.setdefault(pool.accelerator, []).append(pool)
+    free = {p.name: _gpu_capacity(p, clients) for ps in by_type.values() for p in ps}
+    nominal: dict[str, dict[str, int]] = {t.name: {} for t in tenants}
+    wanted: dict[str, int] = {}
+    for tenant in tenants:
+        i, override = overrides.get(tenant.name, (None, TenantQueueArgs(name=tenant.name)))
+        home = next((p for p in pools if p.name == tenant.home_pool), None)
+        if override.gpus is None:
+            quota = {home.accelerator: tenant.gpus} if home is not None and home.accelerator else {}
+        else:
+            quota = dict(override.gpus)
+            for gpu_type, count in quota.items():
+                if gpu_type not in by_type:
+                    problems.append((
+                        ("tenants", i, "gpus", gpu_type),
+                        f"tenant {tenant.name} has a quota of GPU type {gpu_type}, which no pool has; "
+                        f"use one of {', '.join(sorted(by_type)) or 'none (no GPU pool)'}",
+                        count,
+                    ))
+            quota = {k: v for k, v in quota.items() if k in by_type}
+            if (total := sum(quota.values())) > tenant.gpus:
+                problems.append((
+                    ("tenants", i, "gpus"),
+                    f"tenant {tenant.name}'s nominal GPUs ({total}) exceed its ResourceQuota of {tenant.gpus} GPUs, "
+                    "which refuses the pods beyond it before Kueue sees them; lower gpus or raise the tenant's quota",
+                    total,
+                ))
+        for gpu_type, count in quota.items():
+            wanted[gpu_type] = wanted.get(gpu_type, 0) + count
+            order = sorted(by_type[gpu_type], key=lambda p: p.name != tenant.home_pool)
+            left = count
+            for pool in order:
+                take = min(left, free[pool.name])
+                if take:
+                    nominal[tenant.name][pool.name] = nominal[tenant.name].get(pool.name, 0) + take
+                    free[pool.name] -= take
+                    left -= take
+            if left and args.oversubscription:
+                first = order[0].name
+                nominal[tenant.name][first] = nominal[tenant.name].get(first, 0) + left
+    if not args.oversubscription:
+        for gpu_type, count in wanted.items():
+            held = sum(_gpu_capacity(p, clients) for p in by_type[gpu_type])
+            if count > held:
+                pools_held = ", ".join(f"{p.name} {_gpu_capacity(p, clients)}" for p in by_type[gpu_type])
+                problems.append((
+                    ("oversubscription",),
+                    f"the tenants' nominal {gpu_type} GPUs ({count}) exceed what the pools hold at their maximum "
+                    f"size ({held}: {pools_held}); lower the tenants' quotas, raise the pools' max_nodes, "
+                    "or set oversubscription: true",
+                    False,
+                ))
+    return nominal, problems
+
+
+def plan_queues(
+    args: KueueArgs, tenants: Sequence[QueueTenant], pools: Sequence[NodePoolShape], shared: Mapping[str, int] | None = None,
+) -> QueuesPlan:
+    """The stack's Kueue objects for ``tenants`` on ``pools`` (the plan's pool shapes); ``shared``: pool -> clients
+    per GPU of the pools that share their GPUs (time-slicing, MPS), whose capacity counts GPUs x clients."""
+    clients = dict(shared or {})
+    nominal, problems = _place(args, tenants, pools, clients)
+    ordered = sorted(pools, key=lambda p: (p.gpus_per_node > 0, p.role is not PoolRole.SCHEDULER))
+    overrides = {t.name: t for t in args.tenants}
+    flavors = []
+    for pool in ordered:
+        spec: dict[str, Any] = {}
+        if pool.placement.node_selector:
+            spec["nodeLabels"] = dict(pool.placement.node_selector)
+        if pool.placement.tolerations:
+            spec["tolerations"] = tolerations(pool.placement.tolerations)
+        flavors.append({
+            "apiVersion": KUEUE_API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": flavor_name(pool)}, "spec": spec,
+        })
+    placed = {p.name: sum(n.get(p.name, 0) for n in nominal.values()) for p in ordered}
+    cohort_flavors = [
+        {"name": flavor_name(p), "resources": [
+            {"name": "cpu", "nominalQuota": "0"}, {"name": "memory", "nominalQuota": "0"},
+            {"name": GPU_RESOURCE, "nominalQuota": _gpu_capacity(p, clients) - placed[p.name]},
+        ]}
+        for p in ordered if _gpu_capacity(p, clients) > placed[p.name]
+    ]
+    cohort_spec: dict[str, Any] = {}
+    if cohort_flavors:
+        cohort_spec["resourceGroups"] = [{"coveredResources": list(COVERED), "flavors": cohort_flavors}]
+    cohort = {"apiVersion": KUEUE_API_VERSION, "kind": "Cohort", "metadata": {"name": args.cohort}, "spec": cohort_spec}
+    cluster_queues, local_queues = [], []
+    for tenant in tenants:
+        override = overrides.get(tenant.name, TenantQueueArgs(name=tenant.name))
+        flavor_entries = []
+        for pool in ordered:
+            cpu = pool.vcpus * pool.max_nodes * 1000
+            if override.cpus is not None:
+                cpu = min(cpu, round(override.cpus * 1000))
+            elif tenant.millicores is not None:
+                cpu = min(cpu, tenant.millicores)
+            memory = pool.memory_mib * pool.max_nodes
+            if override.memory_gib is not None:
+                memory = min(memory, round(override.memory_gib * 1024))
+            elif tenant.memory_mib is not None:
+                memory = min(memory, tenant.memory_mib)
+            gpus = nominal[tenant.name].get(pool.name, 0)
+            gpu: dict[str, Any] = {"name": GPU_RESOURCE, "nominalQuota": gpus}
+            if override.borrowing_limit is not None:
+                gpu["borrowingLimit"] = override.borrowing_limit
+            if override.lending_limit is not None:
+                gpu["lendingLimit"] = min(override.lending_limit, gpus)
+            flavor_entries.append({"name": flavor_name(pool), "resources": [
+                {"name": "cpu", "nominalQuota": _cpu(cpu)}, {"name": "memory", "nominalQuota": f"{memory}Mi"}, gpu,
+            ]})
+        cluster_queues.append({
+            "apiVersion": KUEUE_API_VERSION, "kind": "ClusterQueue", "metadata": {"name": tenant.name},
+            "spec": {
+                "cohortName": args.cohort,
+                "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: tenant.name}},
+                "queueingStrategy": "BestEffortFIFO",
+                "fairSharing": {"weight": f"{override.weight:g}"},
+                "preemption": {
+                    "reclaimWithinCohort": args.reclaim_within_cohort.value,
+                    "withinClusterQueue": args.within_cluster_queue.value,
+                },
+                "resourceGroups": [{"coveredResources": list(COVERED), "flavors": flavor_entries}],
+            },
+        })
+        local_queues.append({
+            "apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue",
+            "metadata": {"name": LOCAL_QUEUE, "namespace": tenant.name}, "spec": {"clusterQueue": tenant.name},
+        })
+    return QueuesPlan(flavors, cohort, cluster_queues, local_queues, nominal, problems)

@@ -1,0 +1,1 @@
+"""WarmCapacity: warm GPU capacity per pool, its Args and the component."""
