@@ -123,16 +123,17 @@ def test_alerts_ship_only_when_what_they_read_is_scraped(sources: set[MetricSour
 
 
 def test_fails_when_an_alert_reads_a_metric_nothing_scrapes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gpu_platform.components import AlertSettings, prometheus_values
+    from gpu_platform.components import AlertSettings
+    from gpu_platform.components.monitoring import prometheus_resources
 
-    candidates = prometheus_values._gpu_alert_candidates
+    candidates = prometheus_resources._gpu_alert_candidates
 
     def with_unscraped(alerts: AlertSettings) -> list[dict[str, Any]]:
         groups = candidates(alerts)
         groups[0]["rules"].append({"alert": "Nvml", "expr": "nvml_gpu_temperature_celsius > 90"})
         return groups
 
-    monkeypatch.setattr(prometheus_values, "_gpu_alert_candidates", with_unscraped)
+    monkeypatch.setattr(prometheus_resources, "_gpu_alert_candidates", with_unscraped)
     with pytest.raises(ValueError, match="alert Nvml reads nvml_gpu_temperature_celsius, which no source of the stack scrapes"):
         gpu_alert_groups(AlertSettings(), set(MetricSource))
 
