@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import fcntl
 import hashlib
 import ipaddress
 import json
@@ -149,10 +150,34 @@ def find_binaries(build: bool = False) -> Path:
 
 
 def build_binaries(modules: Path) -> Path:
-    """Run tests/kube/build.sh (idempotent; minutes the first time, instant when cached)."""
+    """Run tests/kube/build.sh (idempotent; minutes the first time, instant when cached), once however many
+    processes ask at the same time: the first builds under a lock beside the cache entry, the others wait and
+    take its result. A build that failed while a process waited is not tried again by that process."""
     go = go_binary()
     if go is None:
         raise ControlPlaneError(NEEDS_GO)
+    key = cache_key(modules)
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    failed = root / f"{key}.failed"
+    asked = time.time()
+    with (root / f"{key}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        folder = root / key / "bin"
+        if _complete(folder):
+            return folder
+        if failed.exists() and failed.stat().st_mtime >= asked:
+            raise ControlPlaneError(f"tests/kube/build.sh failed in another process while this one waited ({failed}); not building again")
+        try:
+            built = _run_build(modules, go)
+        except ControlPlaneError:
+            failed.touch()
+            raise
+        failed.unlink(missing_ok=True)
+        return built
+
+
+def _run_build(modules: Path, go: str) -> Path:
     env = {**os.environ, "PATH": f"{Path(go).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     try:
         out = subprocess.run(["bash", str(modules / "build.sh")], env=env, stdout=subprocess.PIPE, stderr=None,
