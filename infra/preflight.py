@@ -23,7 +23,6 @@ from typing import Any
 from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES
 from gpu_platform.components.core.labels import ELB_ROLE_TAG, INTERNAL_ELB_ROLE_TAG
 from gpu_platform.components.eks.args import ExistingVpcArgs
-from gpu_platform.components.eks.plan import class_node_groups
 from gpu_platform.components.pools.shapes import CapacityType
 from gpu_platform.infra.stack.model import StackConfig
 
@@ -226,7 +225,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
     for cls in groups.classes:
         shape = cls.instance_shape
         assert shape.quota_family is not None  # GPU classes only
-        for group in class_node_groups(cls):
+        for group in cls.node_groups():
             need[(shape.quota_family, group.capacity)].append(
                 (f"{group.name} {group.max_nodes}x{shape.vcpus}", group.max_nodes * shape.vcpus)
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from enum import StrEnum
@@ -228,7 +229,12 @@ class SystemNodeGroupArgs(BaseModel):
         return self
 
     def pool_shape(self) -> NodePoolShape:
-        """The system node group as workloads see it (the plan's, eks_plan.system_shape)."""
+        """The system node group as workloads see it (the plan's, eks_plan.system_shape; ``planned_shape``)."""
+        return self.planned_shape
+
+    @functools.cached_property
+    def planned_shape(self) -> NodePoolShape:
+        """The system node group as workloads see it (eks_plan.system_shape), planned once for these Args."""
         return system_shape(self)
 
 

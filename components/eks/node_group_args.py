@@ -82,6 +82,14 @@ def re2_pattern(pattern: str) -> Any:
         raise ValueError(f"pattern {pattern!r} is not RE2, which the autoscaler uses: {reason}") from None
 
 
+def _re2_compiles(pattern: str) -> bool:
+    try:
+        re2_pattern(pattern)
+    except ValueError:
+        return False
+    return True
+
+
 class AmiType(StrEnum):
     """EKS-optimised GPU AMIs."""
 
@@ -196,9 +204,20 @@ class GpuClassArgs(BaseModel):
         """The class's one shape: the catalog's, or the one stated."""
         return aws_shape(self.instance_types, self.shape, gpu=True)
 
+    @functools.cached_property
+    def planned_node_groups(self) -> tuple[NodeGroupPlan, ...]:
+        """The class's node groups in the order the autoscaler should try them (eks_plan.class_node_groups),
+        planned once for these Args: the validators, the stack's plan, the components and preflight read this one."""
+        return tuple(class_node_groups(self))
+
     def node_groups(self) -> list[NodeGroupPlan]:
-        """The class's node groups in the order the autoscaler should try them (eks_plan.class_node_groups)."""
-        return class_node_groups(self)
+        """The class's node groups in the order the autoscaler should try them (``planned_node_groups``)."""
+        return list(self.planned_node_groups)
+
+    @functools.cached_property
+    def planned_shape(self) -> NodePoolShape:
+        """The class as workloads see it (eks_plan.class_shape), planned once for these Args."""
+        return class_shape(self)
 
     def node_labels(self, capacity: CapacityType) -> dict[str, str]:
         """Labels every node of one of the class's groups carries, generated (never copied between groups)."""
@@ -263,9 +282,37 @@ class PriorityExpander(BaseModel):
         return max(matching) if matching else None
 
     def configmap_text(self) -> str:
-        """The ``priorities`` value: a YAML map of priority to patterns, highest first."""
+        """The ``priorities`` value: a YAML map of priority to patterns, highest first (``text``)."""
+        return self.text
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The ``priorities`` value, written once for these tiers: the ConfigMap, the component's output and the
+        stack's export hold this one."""
         tiers = sorted(self.tiers, key=lambda t: -t.priority)
         return yaml.safe_dump({t.priority: list(t.patterns) for t in tiers}, sort_keys=False)
+
+    @classmethod
+    def of_configmap_text(cls, text: str) -> PriorityExpander | None:
+        """The tiers a ``priorities`` value declares (what the policy pack reads back from the ConfigMap), or None
+        when it is not a map of integer priorities to pattern lists; patterns RE2 refuses are kept out."""
+        try:
+            parsed = yaml.safe_load(text or "") or {}
+        except yaml.YAMLError:
+            return None
+        if not isinstance(parsed, dict):
+            return None
+        tiers = []
+        for priority, patterns in parsed.items():
+            if isinstance(priority, str) and priority.lstrip("-").isdigit():
+                priority = int(priority)
+            if not isinstance(priority, int) or not isinstance(patterns, list | None):
+                return None
+            patterns = patterns or []
+            kept = [str(p) for p in patterns if _re2_compiles(str(p))]
+            if kept:
+                tiers.append(PriorityTier.model_construct(priority=priority, patterns=kept))
+        return cls.model_construct(tiers=tiers)
 
 
 class Expander(StrEnum):
@@ -486,7 +533,12 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         return self
 
     def effective_expander(self) -> PriorityExpander:
-        """The tiers in force: the given ones, or the derived order (as the Kubeflow-on-EKS guide: spot-small 50 >
+        """The tiers in force: the given ones, or the derived order (``planned_expander``)."""
+        return self.planned_expander
+
+    @functools.cached_property
+    def planned_expander(self) -> PriorityExpander:
+        """The tiers in force, derived once for these Args: the given ones, or the derived order (as the Kubeflow-on-EKS guide: spot-small 50 >
         on-demand-small 40 > spot-large 30 > on-demand-large 20) with every other group at 1."""
         if self.priority_expander is not None:
             return self.priority_expander
@@ -511,8 +563,8 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         return self.effective_expander() if Expander.PRIORITY in self.autoscaler.expanders else None
 
     def pool_shapes(self) -> list[NodePoolShape]:
-        """Every class as workloads see it (the plan's, eks_plan.class_shape)."""
-        return [class_shape(cls) for cls in self.classes]
+        """Every class as workloads see it (the plan's, eks_plan.class_shape; each class's ``planned_shape``)."""
+        return [cls.planned_shape for cls in self.classes]
 
 
 class KarpenterNodePoolsArgs(SpotFailoverEksNodeGroupsArgs):
@@ -523,5 +575,7 @@ class KarpenterNodePoolsArgs(SpotFailoverEksNodeGroupsArgs):
 
     @classmethod
     def of(cls, args: SpotFailoverEksNodeGroupsArgs) -> KarpenterNodePoolsArgs:
-        """The stack's eks_node_groups (provisioner karpenter) as KarpenterNodePools' Args: the settings it was given, validated again."""
-        return cls.model_validate(args.model_dump(mode="json", exclude_unset=True))
+        """The stack's eks_node_groups (provisioner karpenter) as KarpenterNodePools' Args: the settings it was given,
+        validated again; its classes are the same (validated) objects, so what they planned is not planned again."""
+        given = args.model_dump(mode="json", exclude_unset=True, exclude={"classes"})
+        return cls.model_validate({**given, "classes": list(args.classes)})

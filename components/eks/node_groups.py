@@ -58,7 +58,6 @@ from gpu_platform.components.eks.node_group_resources import (
     autoscaler_values,
     device_plugins,
 )
-from gpu_platform.components.eks.plan import class_node_groups
 from gpu_platform.components.eks.resources import irsa_role
 from gpu_platform.components.monitoring.prometheus_args import MetricSource
 from gpu_platform.components.pools.shapes import (
@@ -124,7 +123,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
 
         self.node_groups = {}
         for cls in args.classes:
-            for group, capacity, minimum, maximum in class_node_groups(cls):
+            for group, capacity, minimum, maximum in cls.node_groups():
                 self.node_groups[group] = self._node_group(name, cls, group, capacity, minimum, maximum, cluster, child)
 
         role, policy = self._autoscaler_role(name, settings, cluster, child)
@@ -136,8 +135,8 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
         shared = [c for c in args.classes if c.gpu_sharing is not None]
         device_plugins(
             name, args,
-            sorted(g.name for c in args.classes if not c.ami_type.ships_device_plugin and c.gpu_sharing is None for g in class_node_groups(c)),
-            [g.name for c in shared for g in class_node_groups(c)], child,
+            sorted(g.name for c in args.classes if not c.ami_type.ships_device_plugin and c.gpu_sharing is None for g in c.node_groups()),
+            [g.name for c in shared for g in c.node_groups()], child,
         )
 
         self._pool_shapes = args.pool_shapes()

@@ -94,7 +94,7 @@ def system_shape(system: SystemNodeGroupArgs) -> NodePoolShape:
 def class_shape(cls: GpuClassArgs) -> NodePoolShape:
     """A GPU class as workloads see it (total node bounds over its spot and on-demand groups)."""
     shape = cls.instance_shape
-    groups = class_node_groups(cls)
+    groups = cls.node_groups()
     taints = tuple(cls.node_taints())
     labels = {k: v for k, v in cls.node_labels(groups[0].capacity).items() if k != CAPACITY_LABEL}
     return NodePoolShape.build(
@@ -154,11 +154,10 @@ def plan_node_groups(eks: EksClusterArgs, classes: SpotFailoverEksNodeGroupsArgs
     def priority(name: str) -> int:
         return (expander.priority_of(example_asg_name(name)) or 0) if expander is not None else 0
 
-    system = system_shape(eks.system_node_group)
+    system = eks.system_node_group.pool_shape()
     shapes = [system]
     planned = [PlannedNodeGroup(system_node_group(eks.system_node_group), system, priority(system.name))]
     for cls in classes.classes:
-        shape = class_shape(cls)
-        shapes.append(shape)
-        planned += [PlannedNodeGroup(g, shape, priority(g.name)) for g in class_node_groups(cls)]
+        shapes.append(cls.planned_shape)
+        planned += [PlannedNodeGroup(g, cls.planned_shape, priority(g.name)) for g in cls.node_groups()]
     return EksPlan(cluster_zones(eks), tuple(planned), tuple(shapes))

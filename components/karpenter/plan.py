@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpu_platform.components.core.labels import GPU_RESOURCE, INSTANCE_TYPE_LABEL, KARPENTER_NODEPOOL_LABEL, PoolRole
-from gpu_platform.components.eks.plan import class_node_groups
 from gpu_platform.components.karpenter.args import Provisioner
 from gpu_platform.components.pools.shapes import CapacityType, Taint
 
@@ -81,7 +80,7 @@ def provisioner_problems(args: SpotFailoverEksNodeGroupsArgs) -> list[Problem]:
                     f"(EC2NodeClass aliases al2023, bottlerocket); use one of them",
                     cls.ami_type.value,
                 ))
-        pools = sum(len(class_node_groups(c)) for c in args.classes)
+        pools = sum(len(c.node_groups()) for c in args.classes)
         if pools > MAX_NODE_POOLS:
             problems.append((("classes",), f"{pools} NodePools would be made; Karpenter weights allow at most {MAX_NODE_POOLS}", pools))
     elif "karpenter" in args.model_fields_set:
@@ -145,7 +144,7 @@ class NodePoolPlan:
 def plan_node_pools(args: SpotFailoverEksNodeGroupsArgs) -> tuple[NodePoolPlan, ...]:
     """Every NodePool, in weight order (highest first)."""
     ordered = sorted(args.classes, key=lambda c: (c.role.value != PoolRole.SCHEDULER.value, c.instance_shape.gpu_count, c.instance_shape.vcpus))
-    groups = [(c, g) for c in ordered for g in class_node_groups(c)]
+    groups = [(c, g) for c in ordered for g in c.node_groups()]
     return tuple(
         NodePoolPlan(g.name, c, g.capacity, g.max_nodes, len(groups) - i) for i, (c, g) in enumerate(groups)
     )

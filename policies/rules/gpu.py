@@ -4,9 +4,8 @@ types, pinned drivers, and an on-demand fallback ranked below every spot GPU poo
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import Field
 
 from gpu_platform.components.core.labels import PRIORITY_CONFIGMAP
@@ -23,6 +22,9 @@ from gpu_platform.policies.rules.base import (
     is_gpu_node_pool,
 )
 from gpu_platform.policies.rules.karpenter import KARPENTER_NODE_POOL, launches_gpus, node_pool_gpus
+
+if TYPE_CHECKING:
+    from gpu_platform.components.eks.node_group_args import PriorityExpander
 
 COMPUTE_CLASS = "kubernetes:cloud.google.com/v1:ComputeClass"
 PRIORITY_CONFIGMAP_TYPE = "kubernetes:core/v1:ConfigMap"
@@ -111,37 +113,26 @@ def check_driver_pinned(r: Resource, config: RuleConfig) -> Iterator[str]:
             yield f"{acc.get('type')} has no explicit gpuDriverVersion: the driver drifts, and setting it later replaces the pool"
 
 
-def _eks_priorities(resources: list[Resource]) -> list[dict[int, list[str]]]:
-    """The cluster autoscaler's priority-expander maps declared in the stack."""
+def _eks_priorities(resources: list[Resource]) -> list[PriorityExpander]:
+    """The cluster autoscaler's priority-expander tiers declared in the stack, read back from each ConfigMap with the
+    components' own reader (PriorityExpander.of_configmap_text); a value that is not such a map is passed over."""
+    from gpu_platform.components.eks.node_group_args import PriorityExpander
+
     maps = []
     for r in resources:
         if r.type == PRIORITY_CONFIGMAP_TYPE and (r.props.get("metadata") or {}).get("name") == PRIORITY_CONFIGMAP:
-            try:
-                parsed = yaml.safe_load((r.props.get("data") or {}).get("priorities") or "") or {}
-            except yaml.YAMLError:
-                continue
-            if isinstance(parsed, dict):
-                maps.append({int(k): [str(p) for p in v or []] for k, v in parsed.items()})
+            expander = PriorityExpander.of_configmap_text(str((r.props.get("data") or {}).get("priorities") or ""))
+            if expander is not None:
+                maps.append(expander)
     return maps
 
 
-def _eks_priority(priorities: dict[int, list[str]], node_group: str) -> int | None:
-    """The priority the autoscaler gives a managed node group's ASG (eks-<nodegroup>-<uuid>)."""
+def _eks_priority(expander: PriorityExpander, node_group: str) -> int | None:
+    """The priority the autoscaler gives a managed node group's ASG (eks-<nodegroup>-<uuid>): the components' rule
+    (PriorityExpander.priority_of: the highest tier with a pattern RE2 finds in the name)."""
     from gpu_platform.components.eks.plan import example_asg_name
 
-    asg = example_asg_name(node_group)
-    matching = [p for p, patterns in priorities.items() if any(_search(x, asg) for x in patterns)]
-    return max(matching) if matching else None
-
-
-def _search(pattern: str, text: str) -> bool:
-    """Whether the autoscaler's RE2 finds ``pattern`` in ``text``; a pattern RE2 refuses matches nothing."""
-    from gpu_platform.components.eks.node_group_args import re2_pattern
-
-    try:
-        return re2_pattern(pattern).search(text) is not None
-    except ValueError:
-        return False
+    return expander.priority_of(example_asg_name(node_group))
 
 
 def check_spot_fallback(resources: list[Resource], config: RuleConfig) -> Iterator[tuple[str, str]]:

@@ -55,3 +55,48 @@ def test_the_counting_sees_a_second_read(monkeypatch: pytest.MonkeyPatch) -> Non
     load_stack(PROJECT_DIR, "dev-gke").pool_shapes()
     load_stack(PROJECT_DIR, "dev-gke").pool_shapes()
     assert plans[0] == 2
+
+
+def _count_cached(monkeypatch: pytest.MonkeyPatch, owner: type, name: str) -> list[int]:
+    """Count every computation of a cached property (not every read of it)."""
+    prop = owner.__dict__[name]
+    calls = [0]
+    function = prop.func
+
+    def counted(instance: Any) -> Any:
+        calls[0] += 1
+        return function(instance)
+
+    monkeypatch.setattr(prop, "func", counted)
+    return calls
+
+
+@pytest.mark.parametrize("stack", ["dev-eks", "prod-eks"])
+def test_one_eks_preview_plans_each_class_its_expander_and_its_priorities_once(stack: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node groups, the expander's ConfigMap, the stack's plan and the policy pack read one plan: per preview
+    each class's node groups and shape, the system group's shape, the expander's tiers and their ConfigMap text
+    are made once (they were made 16, 4, 2, 2 and 3 times on dev-eks)."""
+    from gpu_platform.components.eks.node_group_args import PriorityExpander, SpotFailoverEksNodeGroupsArgs
+    from gpu_platform.components.karpenter import plan as karpenter_plan
+    from gpu_platform.infra.stack.read import load_stack
+
+    classes = len(load_stack(PROJECT_DIR, stack).eks_node_groups.classes)  # type: ignore[union-attr]
+    counts = {
+        "class_node_groups": _count_calls(monkeypatch, eks_plan.class_node_groups),
+        "class_shape": _count_calls(monkeypatch, eks_plan.class_shape),
+        "system_shape": _count_calls(monkeypatch, eks_plan.system_shape),
+        "plan_node_pools": _count_calls(monkeypatch, karpenter_plan.plan_node_pools),
+        "expander": _count_cached(monkeypatch, SpotFailoverEksNodeGroupsArgs, "planned_expander"),
+        "priorities_text": _count_cached(monkeypatch, PriorityExpander, "text"),
+    }
+    assert main(["preview", stack, "--quiet", "--no-render", "--project-dir", str(PROJECT_DIR)]) in (0, 1)
+    karpenter = stack == "prod-eks"
+    assert {k: v[0] for k, v in counts.items()} == {
+        "class_node_groups": classes,
+        "class_shape": classes,
+        "system_shape": 1,
+        "plan_node_pools": 1 if karpenter else 0,
+        "expander": 1,
+        # Karpenter stacks have no priority expander ConfigMap.
+        "priorities_text": 0 if karpenter else 1,
+    }
