@@ -230,17 +230,26 @@ def test_volume_transform_keeps_the_default_class_and_other_objects() -> None:
     assert pipeline_volume_transform({"kind": "ConfigMap", "metadata": {"name": "mysql-pv-claim"}}, args) is None
 
 
+def transformed(transform: pulumi.ResourceTransform, type_: str, name: str, props: dict[str, Any]) -> pulumi.Output[Any]:
+    """What the (async) transform answers for one child, as an Output: the engine awaits it."""
+    return pulumi.Output.from_input(transform(pulumi.ResourceTransformArgs(True, type_, name, props, pulumi.ResourceOptions())))  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("keep", [True, False])
-def test_pulumi_transform_retains_the_volumes(keep: bool) -> None:
+@pulumi.runtime.test
+def test_pulumi_transform_retains_the_volumes(keep: bool) -> pulumi.Output[Any]:
     transform = as_pulumi_transform(KubeflowInstallArgs(keep_volumes_on_delete=keep), None)
-    result = transform(
-        pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"), pulumi.ResourceOptions())
-    )
-    assert result is not None
-    assert result.props["spec"]["resources"]["requests"]["storage"] == "500Gi"  # type: ignore[union-attr]
-    assert bool(result.opts.retain_on_delete) is keep and bool(result.opts.protect) is keep  # type: ignore[union-attr]
-    other = pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", {"kind": "Deployment"}, pulumi.ResourceOptions())
-    assert transform(other) is None
+    result = transformed(transform, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"))
+    other = transformed(transform, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", {"kind": "Deployment"})
+
+    def check(results: list[Any]) -> None:
+        claimed, unchanged = results
+        assert claimed is not None
+        assert claimed.props["spec"]["resources"]["requests"]["storage"] == "500Gi"
+        assert bool(claimed.opts.retain_on_delete) is keep and bool(claimed.opts.protect) is keep
+        assert unchanged is None
+
+    return pulumi.Output.all(result, other).apply(check)
 
 
 UPSTREAM_DEX_SECRET = {
@@ -547,17 +556,18 @@ def test_oidc_transform_adds_the_connector_and_its_secret_env() -> pulumi.Output
     # Through the Pulumi transform, after the static user's own change.
     args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
     transform = as_pulumi_transform(args, "$2b$12$hash", "s3cret")
-    result = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:ConfigMap", "kf:auth/dex", UPSTREAM_DEX_CONFIG, pulumi.ResourceOptions()))
-    assert result is not None
-    both = yaml.safe_load(result.props["data"]["config.yaml"])
-    assert both["staticPasswords"][0]["email"] == "ml-admin@corp.example" and both["connectors"][0]["id"] == "upstream-oidc"
+    result = transformed(transform, "kubernetes:core/v1:ConfigMap", "kf:auth/dex", UPSTREAM_DEX_CONFIG)
     value = secret["stringData"]["UPSTREAM_OIDC_CLIENT_SECRET"]
     digest = annotations["gpu-platform.io/upstream-oidc-secret-sha256"]
 
     def check(values: list[Any]) -> None:
-        assert values == ["s3cret", True, hashlib.sha256(b"s3cret").hexdigest(), True]  # both stay Pulumi secrets
+        changed, *rest = values
+        assert changed is not None
+        both = yaml.safe_load(changed.props["data"]["config.yaml"])
+        assert both["staticPasswords"][0]["email"] == "ml-admin@corp.example" and both["connectors"][0]["id"] == "upstream-oidc"
+        assert rest == ["s3cret", True, hashlib.sha256(b"s3cret").hexdigest(), True]  # both stay Pulumi secrets
 
-    return pulumi.Output.all(value, value.is_secret(), digest, digest.is_secret()).apply(check)
+    return pulumi.Output.all(result, value, value.is_secret(), digest, digest.is_secret()).apply(check)
 
 
 @pulumi.runtime.test
@@ -655,17 +665,22 @@ def test_credentials_transform_fails_when_mysql_has_no_mysql_container() -> None
         upstream_credentials_transform(renamed, CREDENTIALS)
 
 
-def test_pulumi_transform_applies_the_credentials_on_pipelines_only() -> None:
+@pulumi.runtime.test
+def test_pulumi_transform_applies_the_credentials_on_pipelines_only() -> pulumi.Output[Any]:
     transform = as_pulumi_transform(KubeflowInstallArgs(), None, None, CREDENTIALS)
-    secret = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET, pulumi.ResourceOptions()))
-    mysql = transform(pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/mysql", UPSTREAM_MYSQL, pulumi.ResourceOptions()))
-    assert secret is not None and mysql is not None
-    assert secret.props["stringData"]["password"] is not None  # type: ignore[index]
-    assert [e["name"] for e in mysql.props["spec"]["template"]["spec"]["containers"][0]["env"]] == ["MYSQL_ROOT_PASSWORD"]  # type: ignore[index]
-    api = transform(pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", UPSTREAM_API_SERVER, pulumi.ResourceOptions()))
-    assert api is None
-    without = as_pulumi_transform(KubeflowInstallArgs(), None)
-    assert without(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET, pulumi.ResourceOptions())) is None
+    secret = transformed(transform, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET)
+    mysql = transformed(transform, "kubernetes:apps/v1:Deployment", "kf:kubeflow/mysql", UPSTREAM_MYSQL)
+    api = transformed(transform, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", UPSTREAM_API_SERVER)
+    without = transformed(as_pulumi_transform(KubeflowInstallArgs(), None), "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET)
+
+    def check(results: list[Any]) -> None:
+        changed_secret, changed_mysql, unchanged_api, unchanged_secret = results
+        assert changed_secret is not None and changed_mysql is not None
+        assert changed_secret.props["stringData"]["password"] is not None
+        assert [e["name"] for e in changed_mysql.props["spec"]["template"]["spec"]["containers"][0]["env"]] == ["MYSQL_ROOT_PASSWORD"]
+        assert unchanged_api is None and unchanged_secret is None
+
+    return pulumi.Output.all(secret, mysql, api, without).apply(check)
 
 
 @pulumi.runtime.test
@@ -816,16 +831,19 @@ def test_every_directory_carries_the_transform(engine: Engine, monkeypatch: pyte
     args = KubeflowInstallArgs.model_validate({**data, "artifact_storage_gib": 750})
     kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h" if data else None)
     assert sorted(captured) == sorted(f"kf-{role}" for role, _ in manifest_sources(args))
+    results = []
     for name, opts in captured.items():
         assert opts.transforms and len(opts.transforms) == 1, f"{name} carries no transform"
         (transform,) = opts.transforms
-        result = transform(pulumi.ResourceTransformArgs(  # type: ignore[call-arg]
-            True, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"), pulumi.ResourceOptions()
-        ))
-        assert result is not None, f"{name}'s transform leaves the artifact claim alone"
-        assert result.props["spec"]["resources"]["requests"]["storage"] == "750Gi"  # type: ignore[index]
-        assert result.opts.protect is True and result.opts.retain_on_delete is True  # type: ignore[union-attr]
-    return settled(kf, *kf.directories)
+        results.append(transformed(transform, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc")))
+
+    def check(answers: list[Any]) -> None:
+        for name, result in zip(captured, answers, strict=True):
+            assert result is not None, f"{name}'s transform leaves the artifact claim alone"
+            assert result.props["spec"]["resources"]["requests"]["storage"] == "750Gi"
+            assert result.opts.protect is True and result.opts.retain_on_delete is True
+
+    return pulumi.Output.all(settled(kf, *kf.directories), *results).apply(lambda v: check(v[1:]))
 
 
 # --- the platform's default Profile ------------------------------------------------------------------
@@ -836,7 +854,8 @@ UPSTREAM_PROFILE = {  # kubeflow/manifests common/user-namespace at v1.10.2, aft
 }
 
 
-def test_default_profile_transform_gives_the_profile_our_owner() -> None:
+@pulumi.runtime.test
+def test_default_profile_transform_gives_the_profile_our_owner() -> pulumi.Output[Any]:
     changed = default_profile_transform(UPSTREAM_PROFILE, "ml-admin@corp.example")
     assert changed == {**UPSTREAM_PROFILE, "spec": {"owner": {"kind": "User", "name": "ml-admin@corp.example"}}}
     assert UPSTREAM_PROFILE["spec"]["owner"]["name"] == "user@example.com"  # the input is not mutated
@@ -844,10 +863,12 @@ def test_default_profile_transform_gives_the_profile_our_owner() -> None:
     assert default_profile_transform(ours, "ml-admin@corp.example") is None  # a tenant's Profile stays its own
     assert default_profile_transform({**UPSTREAM_PROFILE, "apiVersion": "other.io/v1"}, "a@b.c") is None
     transform = as_pulumi_transform(KubeflowInstallArgs.model_validate(PLATFORM), "$2b$12$h")
-    result = transform(pulumi.ResourceTransformArgs(
-        True, "kubernetes:kubeflow.org/v1beta1:Profile", "kf:kubeflow-user-example-com", UPSTREAM_PROFILE, pulumi.ResourceOptions()
-    ))
-    assert result is not None and result.props["spec"]["owner"]["name"] == "ml-admin@corp.example"  # type: ignore[index]
+    result = transformed(transform, "kubernetes:kubeflow.org/v1beta1:Profile", "kf:kubeflow-user-example-com", UPSTREAM_PROFILE)
+
+    def check(changed: Any) -> None:
+        assert changed is not None and changed.props["spec"]["owner"]["name"] == "ml-admin@corp.example"
+
+    return result.apply(check)
 
 
 # --- the load balancer's health check ----------------------------------------------------------------
