@@ -169,7 +169,8 @@ def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer, client_secret: pul
 
 
 class Credential(StrEnum):
-    """An upstream default credential replaced by a generated one (the value names its RandomPassword child)."""
+    """An upstream default credential replaced by ours: one the user brings, or one generated (the value names
+    its RandomPassword child, its key in the credentials Secret, and its stack config key)."""
 
     ARTIFACT_ACCESS_KEY = "artifact-store-access-key"
     """KFP's object store access key (upstream minio)."""
@@ -188,6 +189,39 @@ class Credential(StrEnum):
     def length(self) -> int:
         """Generated length (alphanumeric: the values reach shell commands and DSNs unquoted)."""
         return {Credential.ARTIFACT_ACCESS_KEY: 20, Credential.ARTIFACT_SECRET_KEY: 40}.get(self, 32)
+
+    @property
+    def upstream(self) -> str:
+        """The value upstream ships (kubeflow/pipelines 2.17.0, kubeflow/manifests v1.10.2), never deployed."""
+        return _UPSTREAM_VALUES[self]
+
+    def problem(self, value: str) -> str | None:
+        """Why ``value`` cannot stand for this credential, or None. The message never quotes the value."""
+        if not value:
+            return f"{self.value} is empty"
+        if value == self.upstream:
+            return f"{self.value} is the value upstream Kubeflow ships; choose your own"
+        if not _ALPHANUMERIC.match(value):
+            return f"{self.value} must be letters and digits only: it reaches a shell command and MySQL DSNs unquoted"
+        if self is Credential.OAUTH2_COOKIE_SECRET and len(value) not in (16, 24, 32):
+            return f"{self.value} must be 16, 24 or 32 characters (oauth2-proxy's AES key), got {len(value)}"
+        shortest = _SHORTEST.get(self, 1)
+        if len(value) < shortest:
+            return f"{self.value} must be at least {shortest} characters (the object store refuses shorter keys), got {len(value)}"
+        return None
+
+
+_UPSTREAM_VALUES = {
+    Credential.ARTIFACT_ACCESS_KEY: "minio",
+    Credential.ARTIFACT_SECRET_KEY: "minio123",
+    Credential.DATABASE_PASSWORD: "",
+    Credential.KATIB_DATABASE_PASSWORD: "test",
+    Credential.OAUTH2_CLIENT_SECRET: "pUBnBOY80SnXgjibTYM9ZWNzY2xreNGQok",
+    Credential.OAUTH2_COOKIE_SECRET: "7d16fee92f8d11b8940b081b3f8b8acb",
+}
+_SHORTEST = {Credential.ARTIFACT_ACCESS_KEY: 3, Credential.ARTIFACT_SECRET_KEY: 8}
+"""MinIO's (and SeaweedFS's S3 gateway's) shortest access and secret keys."""
+_ALPHANUMERIC = re.compile(r"^[A-Za-z0-9]+$")
 
 
 @dataclass(frozen=True)

@@ -711,6 +711,123 @@ def test_platform_edition_generates_every_platform_credential(engine: Engine) ->
     return settled_tree(kf).apply(check)
 
 
+# --- credentials the user brings ----------------------------------------------------------------------
+
+BROUGHT = {c: pulumi.Output.secret(f"brought{c.name.replace('_', '')}0123456789abcdef"[:32]) for c in Credential}
+
+
+def captured_transform(monkeypatch: pytest.MonkeyPatch) -> list[pulumi.ResourceTransform]:
+    """The transform each kustomize Directory is given, as the component builds it."""
+    import pulumi_kubernetes as k8s
+
+    captured: list[pulumi.ResourceTransform] = []
+    upstream = k8s.kustomize.v2.Directory
+
+    class Recording(upstream):  # type: ignore[misc, valid-type]
+        def __init__(self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None) -> None:
+            captured.extend((opts.transforms or []) if opts else [])
+            super().__init__(resource_name, args, opts=opts)
+
+    monkeypatch.setattr(k8s.kustomize.v2, "Directory", Recording)
+    return captured
+
+
+@pulumi.runtime.test
+def test_brought_credentials_replace_the_generated_ones(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> pulumi.Output[Any]:
+    transforms = captured_transform(monkeypatch)
+    brought = {Credential.DATABASE_PASSWORD: pulumi.Output.secret("teamDatabasePassword01"), "artifact-store-access-key": "teamAccessKey01"}
+    kf = KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[TRAINING_POOL], credentials=brought)
+    artifact = transformed(transforms[-1], "kubernetes:core/v1:Secret", "kf:kubeflow/mlpipeline-minio-artifact", UPSTREAM_ARTIFACT_SECRET)
+    database = transformed(transforms[-1], "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET)
+
+    def check(values: list[Any]) -> None:
+        _, artifact_secret, database_secret = values
+        passwords = sorted(r.name for r in engine.of_type("random:index/randomPassword:RandomPassword"))
+        assert passwords == ["kf-artifact-store-secret-key"]  # only what was not brought is generated, under its old name
+        assert artifact_secret.props["stringData"]["accesskey"] is not None and database_secret is not None
+
+    values = [artifact.apply(lambda r: r.props["stringData"]["accesskey"]), database.apply(lambda r: r.props["stringData"]["password"])]
+    resolved = pulumi.Output.all(*values, *[pulumi.Output.from_input(v).is_secret() for v in values])
+
+    def check_values(found: list[Any]) -> None:
+        assert found == ["teamAccessKey01", "teamDatabasePassword01", True, True]  # brought, and still Pulumi secrets
+
+    return pulumi.Output.all(settled_tree(kf), artifact, database).apply(check).apply(lambda _: resolved.apply(check_values))
+
+
+@pulumi.runtime.test
+def test_every_credential_brought_declares_no_random_password(engine: Engine) -> pulumi.Output[Any]:
+    kf = KubeflowInstall("kf", KubeflowInstallArgs.model_validate(PLATFORM), training_pools=[TRAINING_POOL],
+                         dex_password_hash="$2b$12$h", credentials=BROUGHT)
+
+    def check(_: Any) -> None:
+        assert engine.of_type("random:index/randomPassword:RandomPassword") == []
+
+    return settled_tree(kf).apply(check)
+
+
+@pulumi.runtime.test
+def test_credentials_secret_is_read_instead_of_generating(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> pulumi.Output[Any]:
+    """The existing Secret is read once (Secret.get, a read the offline engine answers with placeholders and a
+    notice); its keys stand for every credential not brought otherwise."""
+    from gpu_platform.infra.preview.engine import PLACEHOLDER_PASSWORD
+
+    transforms = captured_transform(monkeypatch)
+    args = KubeflowInstallArgs.model_validate({"credentials_secret": {"namespace": "team-secrets", "name": "kubeflow-credentials"}})
+    kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], credentials={"database-password": "teamDatabasePassword01"})
+    artifact = transformed(transforms[-1], "kubernetes:core/v1:Secret", "kf:kubeflow/mlpipeline-minio-artifact", UPSTREAM_ARTIFACT_SECRET)
+    database = transformed(transforms[-1], "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET)
+    values = pulumi.Output.all(
+        artifact.apply(lambda r: r.props["stringData"]["secretkey"]), database.apply(lambda r: r.props["stringData"]["password"]),
+    )
+
+    def check(found: list[Any]) -> None:
+        assert engine.of_type("random:index/randomPassword:RandomPassword") == []
+        assert any("Secret team-secrets/kubeflow-credentials was not read offline" in n for n in engine.mocks.notices)
+        assert found == [PLACEHOLDER_PASSWORD[:40], "teamDatabasePassword01"]
+
+    return pulumi.Output.all(settled_tree(kf), values).apply(lambda v: check(v[1]))
+
+
+@pytest.mark.parametrize(("credentials", "path", "reason"), [
+    ({"katib-database-password": "teamKatibPassword01"}, "credentials[katib-database-password]",
+     "credentials[katib-database-password]: not a credential of the pipelines edition; the pipelines edition has "
+     "artifact-store-access-key, artifact-store-secret-key, database-password"),
+    ({"database": "x"}, "credentials[database]", "credentials[database]: no credential; the pipelines edition has "
+     "artifact-store-access-key, artifact-store-secret-key, database-password"),
+    ({Credential.ARTIFACT_SECRET_KEY: "minio123"}, "credentials[artifact-store-secret-key]",
+     "credentials[artifact-store-secret-key]: artifact-store-secret-key is the value upstream Kubeflow ships; choose your own (got a secret value)"),
+    ({Credential.DATABASE_PASSWORD: 42}, "credentials[database-password]",
+     "credentials[database-password]: expected a string or a pulumi.Output[str] (pass a secret) (got an int)"),
+])
+def test_component_refuses_credentials_it_cannot_use(credentials: dict[Any, Any], path: str, reason: str) -> None:
+    with pytest.raises(pulumi.InputPropertyError) as error:
+        KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[TRAINING_POOL], credentials=credentials)
+    assert error.value.property_path == path and error.value.reason == reason
+
+
+def test_credentials_secret_refuses_a_missing_or_unusable_key() -> None:
+    from gpu_platform.components.kubeflow_args import CredentialsSecret
+    from gpu_platform.components.kubeflow_install import _read_credential
+
+    where = CredentialsSecret(namespace="team-secrets", name="kubeflow-credentials")
+    data = {"database-password": base64.b64encode(b"teamDatabasePassword01").decode(), "artifact-store-secret-key": base64.b64encode(b"minio123").decode()}
+    assert _read_credential(data, Credential.DATABASE_PASSWORD, where) == "teamDatabasePassword01"
+    with pytest.raises(ValueError, match=r"^kubeflow credentials: Secret team-secrets/kubeflow-credentials has no key artifact-store-access-key "
+                                         r"\(it holds artifact-store-secret-key, database-password\)$"):
+        _read_credential(data, Credential.ARTIFACT_ACCESS_KEY, where)
+    with pytest.raises(ValueError, match="artifact-store-secret-key is the value upstream Kubeflow ships") as error:
+        _read_credential(data, Credential.ARTIFACT_SECRET_KEY, where)
+    assert "minio123" not in str(error.value)
+
+
+def test_brought_credential_problems_never_quote_the_value() -> None:
+    for credential in Credential:
+        for value in ("", credential.upstream, "has space", "x" * 7, "y" * 20):
+            problem = credential.problem(value)
+            assert problem is None or (value == "" or value not in problem), (credential, problem)
+
+
 def test_each_edition_replaces_only_what_it_renders() -> None:
     assert edition_credentials(Edition.PIPELINES) == [
         Credential.ARTIFACT_ACCESS_KEY, Credential.ARTIFACT_SECRET_KEY, Credential.DATABASE_PASSWORD,
