@@ -15,6 +15,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from gpu_platform.components.awaits import await_annotations
 from gpu_platform.components.cluster_component import ClusterComponent, ClusterPools, check_live, on_cluster
 from gpu_platform.components.dask_args import pod_resources
 from gpu_platform.components.dask_resources import toleration_args
@@ -128,10 +129,14 @@ class GpuInferenceService(pulumi.ComponentResource):
         selector = {_APP_LABEL: args.name}
         labels = {**MANAGED_LABELS, **selector}
         meta = k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=labels)
-        self.deployment = self._deployment(name, args, pool.placement, meta, selector, labels, in_ns)
+        # Replicas at the HPA's minimum that the pool's minimum nodes cannot hold wait for the autoscaler, not
+        # `pulumi up`: the Deployment and the Service whose endpoints are its pods skip the provider's await (awaits.py).
+        waits = await_annotations(pool, args.min_replicas * args.gpus) or None
+        workload = k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=labels, annotations=waits)
+        self.deployment = self._deployment(name, args, pool.placement, workload, selector, labels, in_ns)
         self.service = k8s.core.v1.Service(
             f"{name}-service",
-            metadata=meta,
+            metadata=workload,
             spec=k8s.core.v1.ServiceSpecArgs(
                 selector=selector,
                 ports=[k8s.core.v1.ServicePortArgs(name="http", port=args.port, target_port="http", protocol="TCP")],

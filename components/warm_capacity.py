@@ -17,6 +17,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from gpu_platform.components.awaits import SKIP_AWAIT
 from gpu_platform.components.cluster_component import ClusterComponent, on_cluster
 from gpu_platform.components.dask_resources import toleration_args
 from gpu_platform.components.kube import component_namespace
@@ -70,7 +71,9 @@ class WarmCapacity(pulumi.ComponentResource):
         labels = {**MANAGED_LABELS, "app.kubernetes.io/name": "warm-capacity", "app.kubernetes.io/instance": pool}
         return k8s.apps.v1.Deployment(
             f"{name}-{pool}",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"warm-{pool}", namespace=args.namespace, labels=labels),
+            # `pulumi up` never waits for placeholders (awaits.py): at the lowest priority every other pod takes the
+            # pool's GPUs first, so they start only when the autoscaler's nodes do, by design.
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"warm-{pool}", namespace=args.namespace, labels=labels, annotations=dict(SKIP_AWAIT)),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=gpus,
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app.kubernetes.io/name": "warm-capacity",
