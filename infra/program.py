@@ -226,6 +226,7 @@ def compose_addons(
                 else pulumi.Output.secret(config.kubeflow_oidc_client_secret.get_secret_value())
             ),
             ingress_controller=None if ingress_controller is None else ingress_controller.release,
+            credentials={c: pulumi.Output.secret(value) for c, value in config.kubeflow_credentials().items()} or None,
         )
         pulumi.export("kubeflowPipelinesEndpoint", install.pipelines_endpoint)
         pulumi.export("kubeflowUiService", install.ui_service)

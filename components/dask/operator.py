@@ -50,10 +50,12 @@ from gpu_platform.components.dask.args import (
     OperatorScope,
     RapidsDaskClusterSpec,
     SharedDaskClusterArgs,
+    notebook_pool,
 )
 from gpu_platform.components.dask.resources import gpu_placement, managed_labels, operator_values, toleration_args
 from gpu_platform.components.datasets.args import DatasetMount
 from gpu_platform.components.datasets.resources import cluster_spec_with, pod_annotations, volume_mount_args
+from gpu_platform.components.pools.awaits import await_annotations
 from gpu_platform.components.pools.shapes import NodePoolShape, PoolPlacement
 
 __all__ = [
@@ -289,6 +291,9 @@ class DaskOperator(pulumi.ComponentResource):
             opts=opts,
         )
         placement = gpu_placement(gpu_pools) if nb.gpus else PoolPlacement({}, ())
+        # A GPU notebook on a pool whose minimum nodes cannot hold it waits for the autoscaler: not `pulumi up` (awaits.py).
+        waits = await_annotations(notebook_pool(gpu_pools, nb.gpus), nb.gpus) or None
+        workload = lambda n: k8s.meta.v1.ObjectMetaArgs(name=n, namespace=tenant.name, labels=labels, annotations=waits)  # noqa: E731
         limits = {"cpu": nb.cpu, "memory": nb.memory}
         if nb.gpus:
             limits[GPU_RESOURCE] = str(nb.gpus)
@@ -296,7 +301,7 @@ class DaskOperator(pulumi.ComponentResource):
         dataset_volumes, dataset_mounts = volume_mount_args(self._datasets.get(tenant.name, []))
         k8s.apps.v1.Deployment(
             f"{prefix}-notebook",
-            metadata=meta("rapids-notebook"),
+            metadata=workload("rapids-notebook"),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=1,
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels=selector),
@@ -354,7 +359,7 @@ class DaskOperator(pulumi.ComponentResource):
         )
         service = k8s.core.v1.Service(
             f"{prefix}-notebook-service",
-            metadata=meta("rapids-notebook"),
+            metadata=workload("rapids-notebook"),  # its endpoints are the notebook's pod
             spec=k8s.core.v1.ServiceSpecArgs(
                 selector=selector,
                 ports=[k8s.core.v1.ServicePortArgs(name="notebook", port=8888, target_port="notebook")],

@@ -25,6 +25,7 @@ from gpu_platform.components.inference.args import SATURATION_ALERT, GpuInferenc
 from gpu_platform.components.load_balancer.args import LoadBalancer
 from gpu_platform.components.monitoring.gpu_utilization_args import GpuUtilizationAutoscalerArgs
 from gpu_platform.components.monitoring.gpu_utilization_autoscaler import GpuUtilizationAutoscaler
+from gpu_platform.components.pools.awaits import await_annotations
 from gpu_platform.components.pools.shapes import PoolPlacement
 
 __all__ = ["GpuInferenceService", "GpuInferenceServiceArgs", "InferenceIngressArgs", "saturation_rule"]
@@ -128,10 +129,14 @@ class GpuInferenceService(pulumi.ComponentResource):
         selector = {_APP_LABEL: args.name}
         labels = {**MANAGED_LABELS, **selector}
         meta = k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=labels)
-        self.deployment = self._deployment(name, args, pool.placement, meta, selector, labels, in_ns)
+        # Replicas at the HPA's minimum that the pool's minimum nodes cannot hold wait for the autoscaler, not
+        # `pulumi up`: the Deployment and the Service whose endpoints are its pods skip the provider's await (awaits.py).
+        waits = await_annotations(pool, args.min_replicas * args.gpus) or None
+        workload = k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=labels, annotations=waits)
+        self.deployment = self._deployment(name, args, pool.placement, workload, selector, labels, in_ns)
         self.service = k8s.core.v1.Service(
             f"{name}-service",
-            metadata=meta,
+            metadata=workload,
             spec=k8s.core.v1.ServiceSpecArgs(
                 selector=selector,
                 ports=[k8s.core.v1.ServicePortArgs(name="http", port=args.port, target_port="http", protocol="TCP")],

@@ -18,6 +18,7 @@ from gpu_platform.components.pools.shapes import LabelKey, LabelValue, NodePoolS
 __all__ = [
     "KNOWN_RELEASES",
     "AlbCognitoIngress",
+    "CredentialsSecret",
     "Edition",
     "KubeflowInstallArgs",
     "OidcIssuer",
@@ -205,6 +206,23 @@ class OidcIssuer(BaseModel):
     """Button text on Dex's login page. Default: Single sign-on."""
 
 
+class CredentialsSecret(BaseModel):
+    """An existing Kubernetes Secret that holds the Kubeflow credentials a team keeps in its own secret store
+    (synced into the cluster by e.g. External Secrets), read when the stack deploys instead of generating them.
+
+    It holds one key per credential of the edition, named as the credential: artifact-store-access-key,
+    artifact-store-secret-key and database-password; on the platform edition also katib-database-password,
+    oauth2-client-secret and oauth2-cookie-secret. A key it lacks fails the deploy, naming the key.
+    """
+
+    model_config = ARGS_CONFIG
+
+    namespace: DnsLabel
+    """Its namespace; not one the Kubeflow manifests create (the Secret must exist before them). Required."""
+    name: DnsSubdomain
+    """Its name. Required."""
+
+
 OIDC_SECRET = "dex-oidc-client"
 """Upstream Dex's envFrom Secret in auth (its static client's id and secret); we add our key."""
 OIDC_SECRET_ENV = "UPSTREAM_OIDC_CLIENT_SECRET"
@@ -242,6 +260,8 @@ class KubeflowInstallArgs(BaseModel):
     """platform only: also sign in through an OIDC issuer (Dex connector; client secret from a Pulumi secret). Default: none."""
     ingress: AlbCognitoIngress | None = None
     """Expose the UI on an AWS ALB with Cognito sign-in (EKS). Needs the AWS Load Balancer Controller, which the gpu-platform program installs with it (AwsLoadBalancerController). Default: none (in-cluster only)."""
+    credentials_secret: CredentialsSecret | None = None
+    """An existing Secret holding the credentials that replace upstream's defaults (object store keys, MySQL root passwords, oauth2-proxy's secrets), read when the stack deploys; a credential also given as a Pulumi secret (KubeflowInstall's credentials=) is taken from there. Default: none (each credential given as a Pulumi secret, else generated)."""
 
     @model_validator(mode="after")
     def _edition_rules(self) -> KubeflowInstallArgs:
@@ -289,6 +309,13 @@ class KubeflowInstallArgs(BaseModel):
             raise field_error(
                 "KubeflowInstallArgs", ("tenants", i, "name"),
                 f"tenant {tenant.name} is listed twice; names must be unique", tenant.name,
+            )
+        if self.credentials_secret is not None and self.credentials_secret.namespace in EDITION_NAMESPACES[self.edition.value]:
+            raise field_error(
+                "KubeflowInstallArgs", ("credentials_secret", "namespace"),
+                f"namespace {self.credentials_secret.namespace} is created by the Kubeflow manifests, so the credentials "
+                "Secret could not exist before them; keep it in a namespace of your own",
+                self.credentials_secret.namespace,
             )
         for i, tenant in enumerate(self.tenants):
             if tenant.name in ("kubeflow", "kube-system", "default", "auth", "istio-system"):

@@ -19,8 +19,11 @@ registers, including children of remote components, before the child is created.
 artifact store and metadata database claims get their typed size, storage class and
 protect and retain-on-delete; every upstream default credential either edition renders (the
 object store keys minio/minio123, KFP's and Katib's MySQL root passwords, the oauth2-proxy <-> Dex
-client secret and oauth2-proxy's cookie secret; UPSTREAM_SECRETS) is replaced by a generated
-one (``pulumi_random``), Dex's static user gets its password hash from a Pulumi secret, and the
+client secret and oauth2-proxy's cookie secret; UPSTREAM_SECRETS) is replaced by one the user brings
+(``credentials=``, Pulumi secrets such as the stack's secret config, or ``args.credentials_secret``, an
+existing Kubernetes Secret read when the stack deploys) or else a generated one (``pulumi_random``; with
+every credential brought, no RandomPassword is declared and the random provider is never loaded), Dex's
+static user gets its password hash from a Pulumi secret, and the
 upstream default Profile and its install ConfigMap get our owner, on a real ``pulumi up``.
 Under the SDK's mocks (the offline preview, the tests) a remote component's children are
 never registered, so the transforms are not called there: they are plain functions over one
@@ -33,8 +36,9 @@ a pipeline author calls it (``pip install 'gpu-platform[kfp]'``).
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -51,6 +55,7 @@ from gpu_platform.components.kubeflow.args import (
     KNOWN_RELEASES,
     KUBEFLOW_NAMESPACE,
     AlbCognitoIngress,
+    CredentialsSecret,
     Edition,
     Footprint,
     KubeflowInstallArgs,
@@ -72,6 +77,8 @@ from gpu_platform.components.pools.shapes import NodePoolShape
 __all__ = [
     "EDITION_FOOTPRINT",
     "AlbCognitoIngress",
+    "Credential",
+    "CredentialsSecret",
     "OidcIssuer",
     "Edition",
     "Footprint",
@@ -82,6 +89,42 @@ __all__ = [
     "KNOWN_RELEASES",
     "place_on_training_pool",
 ]
+
+
+def _brought_credentials(
+    edition: Edition, credentials: Mapping[Credential | str, pulumi.Input[str]] | None
+) -> dict[Credential, pulumi.Input[str]]:
+    """``credentials=`` by Credential, or an InputPropertyError naming the key: a name that is no credential or
+    not one of the edition's, a value that is not a string or an Output, a plain string Credential.problem refuses."""
+    if credentials is None:
+        return {}
+    if not isinstance(credentials, Mapping):
+        raise input_error("credentials", f"credentials: expected a mapping of credential names to Pulumi secrets (got {type(credentials).__name__})")
+    wanted = edition_credentials(edition)
+    brought: dict[Credential, pulumi.Input[str]] = {}
+    for key, value in credentials.items():
+        credential = next((c for c in Credential if key == c or key == c.value), None)
+        where = f"credentials[{key}]"
+        if credential is None or credential not in wanted:
+            what = "no credential" if credential is None else f"not a credential of the {edition.value} edition"
+            raise input_error(where, f"{where}: {what}; the {edition.value} edition has {', '.join(c.value for c in wanted)}")
+        check_live(where, value, (str,), "a string or a pulumi.Output[str] (pass a secret)", optional=False)
+        if isinstance(value, str) and (problem := credential.problem(value)):
+            raise input_error(where, f"{where}: {problem} (got a secret value)")
+        brought[credential] = value
+    return brought
+
+
+def _read_credential(data: Mapping[str, str] | None, credential: Credential, where: CredentialsSecret) -> str:
+    """One credential's value from the credentials Secret's data; an error naming the key, never the value."""
+    secret = f"Secret {where.namespace}/{where.name}"
+    if not data or credential.value not in data:
+        held = ", ".join(sorted(data or {})) or "no keys"
+        raise ValueError(f"kubeflow credentials: {secret} has no key {credential.value} (it holds {held})")
+    value = base64.b64decode(data[credential.value]).decode()
+    if problem := credential.problem(value):
+        raise ValueError(f"kubeflow credentials: {secret}: {problem}")
+    return value
 
 
 class KubeflowInstall(pulumi.ComponentResource):
@@ -119,6 +162,7 @@ class KubeflowInstall(pulumi.ComponentResource):
         oidc_client_secret: pulumi.Input[str] | None = None,
         cluster: ClusterComponent | None = None,
         ingress_controller: pulumi.Resource | None = None,
+        credentials: Mapping[Credential | str, pulumi.Input[str]] | None = None,
     ) -> None:
         """``cluster``: the cluster component it runs on (GpuGkeCluster, or on EKS the
         SpotFailoverEksNodeGroups built with the EksCluster): its provider, its node pools waited for, its
@@ -127,7 +171,11 @@ class KubeflowInstall(pulumi.ComponentResource):
         ``dex_password_hash`` and ``oidc_client_secret``: Pulumi secrets (the platform edition's Dex).
         ``ingress_controller``: what acts on the UI's ALB Ingress (AwsLoadBalancerController.release); the
         Ingress waits for it (the controller's webhooks must answer). Default: none (a controller installed
-        outside this program; without any, the Ingress never gets an address)."""
+        outside this program; without any, the Ingress never gets an address).
+        ``credentials``: values the user brings for upstream's default credentials, by Credential (or its name,
+        e.g. ``database-password``), as Pulumi secrets; each is used instead of ``args.credentials_secret``'s key
+        and of a generated value. A plain string is checked here (Credential.problem); an Output is used as it
+        resolves. Default: none (read from ``args.credentials_secret``, else generated)."""
         placed = on_cluster(cluster, opts)
         if placed.component is not None and training_pools is not None:
             raise input_error("training_pools", "training_pools: the cluster component given as cluster= gives them; pass cluster= or training_pools=, not both")
@@ -137,6 +185,7 @@ class KubeflowInstall(pulumi.ComponentResource):
         for keyword, value in (("dex_password_hash", dex_password_hash), ("oidc_client_secret", oidc_client_secret)):
             check_live(keyword, value, (str,), "a string or a pulumi.Output[str] (pass a secret)")
         check_live("ingress_controller", ingress_controller, (pulumi.Resource,), "the AWS Load Balancer Controller (AwsLoadBalancerController.release)")
+        brought = _brought_credentials(args.edition, credentials)
         opts = placed.opts
         if args.edition is Edition.PLATFORM and dex_password_hash is None:
             raise input_error("dex_password_hash", "the platform edition needs dex_password_hash (a bcrypt hash, as a Pulumi secret)")
@@ -148,8 +197,7 @@ class KubeflowInstall(pulumi.ComponentResource):
             raise input_error("training_pools", str(exc)) from None
         super().__init__("gpu-platform:kubeflow_install:KubeflowInstall", name, None, opts)
 
-        credentials = self._credentials(name, args.edition)
-        transform = as_pulumi_transform(args, dex_password_hash, oidc_client_secret, credentials)
+        transform = as_pulumi_transform(args, dex_password_hash, oidc_client_secret, self._credentials(name, args, brought))
         self.directories = []
         for role, url in manifest_sources(args):
             self.directories.append(
@@ -195,16 +243,32 @@ class KubeflowInstall(pulumi.ComponentResource):
             }
         )
 
-    def _credentials(self, name: str, edition: Edition) -> dict[Credential, pulumi.Output[str]]:
-        """A generated value (alphanumeric, a Pulumi secret) for each upstream default credential of the edition."""
-        return {
-            credential: random.RandomPassword(
-                f"{name}-{credential.value}",
-                random.RandomPasswordArgs(length=credential.length, special=False),
-                opts=pulumi.ResourceOptions(parent=self),
-            ).result
-            for credential in edition_credentials(edition)
-        }
+    def _credentials(
+        self, name: str, args: KubeflowInstallArgs, brought: Mapping[Credential, pulumi.Input[str]]
+    ) -> dict[Credential, pulumi.Output[str]]:
+        """The value (a Pulumi secret) of each upstream default credential of the edition: the one brought,
+        else the key of ``args.credentials_secret``, else a generated one (alphanumeric)."""
+        found: dict[Credential, pulumi.Output[str]] = {}
+        source: k8s.core.v1.Secret | None = None
+        for credential in edition_credentials(args.edition):
+            if credential in brought:
+                found[credential] = pulumi.Output.secret(brought[credential])
+            elif args.credentials_secret is not None:
+                if source is None:
+                    where = args.credentials_secret
+                    source = k8s.core.v1.Secret.get(
+                        f"{name}-credentials-secret", f"{where.namespace}/{where.name}", opts=pulumi.ResourceOptions(parent=self)
+                    )
+                found[credential] = pulumi.Output.secret(source.data).apply(
+                    lambda data, c=credential: _read_credential(data, c, args.credentials_secret)  # type: ignore[arg-type]
+                )
+            else:
+                found[credential] = random.RandomPassword(
+                    f"{name}-{credential.value}",
+                    random.RandomPasswordArgs(length=credential.length, special=False),
+                    opts=pulumi.ResourceOptions(parent=self),
+                ).result
+        return found
 
     def _tenant(self, name: str, edition: Edition, tenant: TenantProfile, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
         hard = tenant_quota_hard(tenant)

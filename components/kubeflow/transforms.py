@@ -13,6 +13,17 @@ from typing import Any
 import pulumi
 import yaml
 
+from gpu_platform.components.core.engine_values import (
+    UNKNOWN,
+    as_output,
+    is_opaque,
+    is_plain,
+    merged,
+    on_value,
+    read_known,
+    replace_if,
+    update_in,
+)
 from gpu_platform.components.core.labels import GPU_QUOTA_KEY
 from gpu_platform.components.kubeflow.args import (
     ARTIFACT_CLAIMS,
@@ -59,12 +70,10 @@ def pipeline_volume_transform(obj: dict[str, Any], args: KubeflowInstallArgs) ->
     if obj.get("kind") != "PersistentVolumeClaim" or name not in ARTIFACT_CLAIMS | DATABASE_CLAIMS:
         return None
     size = args.artifact_storage_gib if name in ARTIFACT_CLAIMS else args.database_storage_gib
-    spec = dict(obj.get("spec") or {})
-    resources = dict(spec.get("resources") or {})
-    resources["requests"] = {**(resources.get("requests") or {}), "storage": f"{size}Gi"}
-    spec["resources"] = resources
+    spec = update_in(obj.get("spec"), ("resources", "requests"), lambda requests: merged(requests, {"storage": f"{size}Gi"}))
     if args.storage_class is not None:
-        spec["storageClassName"] = args.storage_class
+        storage_class = args.storage_class
+        spec = update_in(spec, ("storageClassName",), lambda _: storage_class)
     return {**obj, "spec": spec}
 
 
@@ -77,6 +86,17 @@ def storage_summary(args: KubeflowInstallArgs) -> dict[str, Any]:
         "protect": args.keep_volumes_on_delete,
         "retainOnDelete": args.keep_volumes_on_delete,
     }
+
+
+def _dex_config(obj: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """ConfigMap auth/dex with ``change`` made to its config.yaml (parsed, changed in place, written back)."""
+
+    def edit(text: str | None) -> str:
+        config = yaml.safe_load(text or "{}")
+        change(config)
+        return yaml.safe_dump(config, sort_keys=False)
+
+    return {**obj, "data": update_in(obj.get("data"), ("config.yaml",), lambda text: on_value(text, edit))}
 
 
 def dex_password_transform(obj: dict[str, Any], email: str, password_hash: pulumi.Input[str]) -> dict[str, Any] | None:
@@ -92,11 +112,13 @@ def dex_password_transform(obj: dict[str, Any], email: str, password_hash: pulum
         rest = {k: v for k, v in obj.items() if k not in ("data", "stringData")}
         return {**rest, "stringData": {"DEX_USER_PASSWORD": pulumi.Output.secret(password_hash)}}
     if obj.get("kind") == "ConfigMap" and metadata.get("name") == "dex":
-        config = yaml.safe_load((obj.get("data") or {}).get("config.yaml") or "{}")
-        for user in config.get("staticPasswords") or []:
-            user["email"] = email
-            user["username"] = email.split("@", 1)[0]
-        return {**obj, "data": {**obj["data"], "config.yaml": yaml.safe_dump(config, sort_keys=False)}}
+
+        def static_user(config: dict[str, Any]) -> None:
+            for user in config.get("staticPasswords") or []:
+                user["email"] = email
+                user["username"] = email.split("@", 1)[0]
+
+        return _dex_config(obj, static_user)
     return None
 
 
@@ -115,38 +137,40 @@ def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer, client_secret: pul
     if metadata.get("namespace") != "auth":
         return None
     if obj.get("kind") == "ConfigMap" and metadata.get("name") == "dex":
-        config = yaml.safe_load((obj.get("data") or {}).get("config.yaml") or "{}")
-        connector = {
-            "type": "oidc",
-            "id": OIDC_CONNECTOR_ID,
-            "name": oidc.name,
-            "config": {
-                "issuer": oidc.issuer,
-                "clientID": oidc.client_id,
-                "clientSecret": f"${OIDC_SECRET_ENV}",
-                "redirectURI": oidc.redirect_uri,
-                "scopes": ["openid", "profile", "email"],
-            },
-        }
-        connectors = [c for c in config.get("connectors") or [] if c.get("id") != OIDC_CONNECTOR_ID]
-        config["connectors"] = [*connectors, connector]
-        return {**obj, "data": {**obj["data"], "config.yaml": yaml.safe_dump(config, sort_keys=False)}}
+
+        def add_connector(config: dict[str, Any]) -> None:
+            connector = {
+                "type": "oidc",
+                "id": OIDC_CONNECTOR_ID,
+                "name": oidc.name,
+                "config": {
+                    "issuer": oidc.issuer,
+                    "clientID": oidc.client_id,
+                    "clientSecret": f"${OIDC_SECRET_ENV}",
+                    "redirectURI": oidc.redirect_uri,
+                    "scopes": ["openid", "profile", "email"],
+                },
+            }
+            connectors = [c for c in config.get("connectors") or [] if c.get("id") != OIDC_CONNECTOR_ID]
+            config["connectors"] = [*connectors, connector]
+
+        return _dex_config(obj, add_connector)
     if obj.get("kind") == "Secret" and metadata.get("name") == OIDC_SECRET:
-        string_data = {**(obj.get("stringData") or {}), OIDC_SECRET_ENV: pulumi.Output.secret(client_secret)}
-        return {**obj, "stringData": string_data}
+        string_data = merged(obj.get("stringData"), {OIDC_SECRET_ENV: pulumi.Output.secret(client_secret)})
+        return {**obj, "stringData": _secret(string_data)}
     if obj.get("kind") == "Deployment" and metadata.get("name") == "dex":
-        spec = obj["spec"]
-        template = spec["template"]
-        template_metadata = template.get("metadata") or {}
         digest = pulumi.Output.secret(client_secret).apply(lambda value: hashlib.sha256(value.encode()).hexdigest())
-        annotations = {**(template_metadata.get("annotations") or {}), OIDC_DIGEST_ANNOTATION: digest}
-        template = {**template, "metadata": {**template_metadata, "annotations": annotations}}
-        return {**obj, "spec": {**spec, "template": template}}
+        spec = update_in(
+            obj.get("spec"), ("template", "metadata", "annotations"),
+            lambda annotations: merged(annotations, {OIDC_DIGEST_ANNOTATION: digest}),
+        )
+        return {**obj, "spec": spec}
     return None
 
 
 class Credential(StrEnum):
-    """An upstream default credential replaced by a generated one (the value names its RandomPassword child)."""
+    """An upstream default credential replaced by ours: one the user brings, or one generated (the value names
+    its RandomPassword child, its key in the credentials Secret, and its stack config key)."""
 
     ARTIFACT_ACCESS_KEY = "artifact-store-access-key"
     """KFP's object store access key (upstream minio)."""
@@ -165,6 +189,39 @@ class Credential(StrEnum):
     def length(self) -> int:
         """Generated length (alphanumeric: the values reach shell commands and DSNs unquoted)."""
         return {Credential.ARTIFACT_ACCESS_KEY: 20, Credential.ARTIFACT_SECRET_KEY: 40}.get(self, 32)
+
+    @property
+    def upstream(self) -> str:
+        """The value upstream ships (kubeflow/pipelines 2.17.0, kubeflow/manifests v1.10.2), never deployed."""
+        return _UPSTREAM_VALUES[self]
+
+    def problem(self, value: str) -> str | None:
+        """Why ``value`` cannot stand for this credential, or None. The message never quotes the value."""
+        if not value:
+            return f"{self.value} is empty"
+        if value == self.upstream:
+            return f"{self.value} is the value upstream Kubeflow ships; choose your own"
+        if not _ALPHANUMERIC.match(value):
+            return f"{self.value} must be letters and digits only: it reaches a shell command and MySQL DSNs unquoted"
+        if self is Credential.OAUTH2_COOKIE_SECRET and len(value) not in (16, 24, 32):
+            return f"{self.value} must be 16, 24 or 32 characters (oauth2-proxy's AES key), got {len(value)}"
+        shortest = _SHORTEST.get(self, 1)
+        if len(value) < shortest:
+            return f"{self.value} must be at least {shortest} characters (the object store refuses shorter keys), got {len(value)}"
+        return None
+
+
+_UPSTREAM_VALUES = {
+    Credential.ARTIFACT_ACCESS_KEY: "minio",
+    Credential.ARTIFACT_SECRET_KEY: "minio123",
+    Credential.DATABASE_PASSWORD: "",
+    Credential.KATIB_DATABASE_PASSWORD: "test",
+    Credential.OAUTH2_CLIENT_SECRET: "pUBnBOY80SnXgjibTYM9ZWNzY2xreNGQok",
+    Credential.OAUTH2_COOKIE_SECRET: "7d16fee92f8d11b8940b081b3f8b8acb",
+}
+_SHORTEST = {Credential.ARTIFACT_ACCESS_KEY: 3, Credential.ARTIFACT_SECRET_KEY: 8}
+"""MinIO's (and SeaweedFS's S3 gateway's) shortest access and secret keys."""
+_ALPHANUMERIC = re.compile(r"^[A-Za-z0-9]+$")
 
 
 @dataclass(frozen=True)
@@ -225,10 +282,24 @@ def edition_credentials(edition: Edition) -> list[Credential]:
     return [c for c in Credential if c in wanted]
 
 
-def _string_data(obj: dict[str, Any]) -> dict[str, Any]:
-    """A Secret's content as stringData (data decoded), so single keys can be replaced."""
-    decoded = {k: base64.b64decode(v).decode() for k, v in (obj.get("data") or {}).items()}
-    return {**decoded, **(obj.get("stringData") or {})}
+def _secret(value: Any) -> Any:
+    """A Secret's data as it goes back to the engine: a map as it stands (its values keep their own
+    secrecy), or, where it had to be worked on as an Output, that Output marked secret."""
+    return pulumi.Output.secret(value) if isinstance(value, pulumi.Output) else value
+
+
+def _decoded(data: Any, string_data: Any) -> dict[str, Any]:
+    decoded = {k: base64.b64decode(v).decode() for k, v in (data or {}).items()}
+    return {**decoded, **(string_data or {})}
+
+
+def _string_data(obj: dict[str, Any]) -> Any:
+    """A Secret's content as stringData (data decoded), so single keys can be replaced: a map when
+    ``data`` can be read, else an Output of it (secret when the content was)."""
+    data, string_data = obj.get("data"), obj.get("stringData")
+    if is_plain(data) and not is_opaque(string_data):
+        return _decoded(data, string_data)
+    return pulumi.Output.all(as_output(data), as_output(string_data)).apply(lambda both: _decoded(*both))
 
 
 def upstream_credentials_transform(
@@ -254,7 +325,7 @@ def upstream_credentials_transform(
             return None
         rest = {k: v for k, v in obj.items() if k not in ("data", "stringData")}
         values = {s.key: pulumi.Output.secret(credentials[s.credential]) for s in slots}
-        return {**rest, "stringData": {**_string_data(obj), **values}}
+        return {**rest, "stringData": _secret(merged(_string_data(obj), values))}
     if kind != "Deployment" or namespace != KUBEFLOW_NAMESPACE:
         return None
     slot = next((s for s in UPSTREAM_EMPTY_ROOT_PASSWORDS if s.deployment == name), None)
@@ -262,23 +333,39 @@ def upstream_credentials_transform(
         c.name.match(slot.secret) and c.key == slot.key and c.credential in credentials for c in UPSTREAM_SECRETS
     ):
         return None
-    spec = obj["spec"]
-    template = spec["template"]
-    containers = template["spec"]["containers"]
-    if not any(c.get("name") == slot.container for c in containers):
+    root_password = {"name": "MYSQL_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": slot.secret, "key": slot.key}}}
+    spec = update_in(
+        obj.get("spec"), ("template", "spec", "containers"),
+        lambda containers: _with_root_password(containers, slot, root_password),
+    )
+    return {**obj, "spec": spec}
+
+
+def _unreadable_names(items: Any) -> bool:
+    """Whether a list of named maps (containers, env) cannot be read by name as it stands."""
+    return is_opaque(items) or any(is_opaque(i) or is_opaque((i or {}).get("name")) for i in items or [])
+
+
+def _with_root_password(containers: Any, slot: RootPasswordSlot, root_password: dict[str, Any]) -> Any:
+    """The MySQL container's env without MYSQL_ALLOW_EMPTY_PASSWORD and with MYSQL_ROOT_PASSWORD from the Secret."""
+    if _unreadable_names(containers):
+        return as_output(containers).apply(lambda known: pulumi.Output.from_input(_with_root_password(known, slot, root_password)))
+    if not any(c.get("name") == slot.container for c in containers or []):
         raise ValueError(
             f"Deployment {KUBEFLOW_NAMESPACE}/{slot.deployment} has no container named {slot.container} "
-            f"(got {[c.get('name') for c in containers]}); its root password cannot be set"
+            f"(got {[c.get('name') for c in containers or []]}); its root password cannot be set"
         )
-    root_password = {"name": "MYSQL_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": slot.secret, "key": slot.key}}}
-    changed = []
-    for container in containers:
-        if container.get("name") == slot.container:
-            env = [e for e in container.get("env") or [] if e.get("name") not in ("MYSQL_ALLOW_EMPTY_PASSWORD", "MYSQL_ROOT_PASSWORD")]
-            container = {**container, "env": [*env, root_password]}
-        changed.append(container)
-    template = {**template, "spec": {**template["spec"], "containers": changed}}
-    return {**obj, "spec": {**spec, "template": template}}
+    return [
+        {**c, "env": _with_env(c.get("env"), root_password)} if c.get("name") == slot.container else c
+        for c in containers
+    ]
+
+
+def _with_env(env: Any, variable: dict[str, Any]) -> Any:
+    if _unreadable_names(env):
+        return as_output(env).apply(lambda known: pulumi.Output.from_input(_with_env(known, variable)))
+    kept = [e for e in env or [] if e.get("name") not in ("MYSQL_ALLOW_EMPTY_PASSWORD", "MYSQL_ROOT_PASSWORD")]
+    return [*kept, variable]
 
 
 def default_profile_transform(obj: dict[str, Any], email: str) -> dict[str, Any] | None:
@@ -291,17 +378,14 @@ def default_profile_transform(obj: dict[str, Any], email: str) -> dict[str, Any]
     """
     if obj.get("kind") == "ConfigMap":
         name = str((obj.get("metadata") or {}).get("name"))
-        data = obj.get("data") or {}
-        if not DEFAULT_INSTALL_CONFIG.match(name) or data.get("user") != UPSTREAM_PROFILE_OWNER:
+        if not DEFAULT_INSTALL_CONFIG.match(name):
             return None
-        return {**obj, "data": {**data, "user": email}}
+        data = replace_if(obj.get("data"), ("user",), lambda user: user == UPSTREAM_PROFILE_OWNER, email)
+        return None if data is None else {**obj, "data": data}
     if obj.get("kind") != "Profile" or not str(obj.get("apiVersion", "")).startswith("kubeflow.org/"):
         return None
-    spec = obj.get("spec") or {}
-    owner = spec.get("owner") or {}
-    if owner.get("name") != UPSTREAM_PROFILE_OWNER:
-        return None
-    return {**obj, "spec": {**spec, "owner": {**owner, "name": email}}}
+    spec = replace_if(obj.get("spec"), ("owner", "name"), lambda owner: owner == UPSTREAM_PROFILE_OWNER, email)
+    return None if spec is None else {**obj, "spec": spec}
 
 
 Transform = Callable[[dict[str, Any]], "dict[str, Any] | None"]
@@ -337,19 +421,60 @@ def apply_transforms(steps: Sequence[Transform], obj: dict[str, Any]) -> dict[st
     return changed
 
 
+_IDENTITY = (("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace"))
+"""What the transforms decide by (which object this is); everything else they work on as it comes."""
+
+
+async def _identified(props: dict[str, Any]) -> dict[str, Any] | None:
+    """``props`` with the fields that say which object it is as plain values (awaited from Outputs, read out of
+    secrets), or None when one of them is not known yet. Unchanged (the same dict) when they already are."""
+    view = props
+    for path in _IDENTITY:
+        current: Any = props
+        for key in path:
+            current = current.get(key) if isinstance(current, Mapping) and not is_opaque(current) else current
+        if is_plain(current):
+            continue
+        known = await read_known(props, path)
+        if known is UNKNOWN:
+            return None
+        if view is props:
+            view = {**props, "metadata": dict(await read_known(props, ("metadata",)) or {})}
+        if len(path) == 1:
+            view[path[0]] = known
+        else:
+            view["metadata"][path[1]] = known
+    return view
+
+
 def as_pulumi_transform(
     args: KubeflowInstallArgs,
     dex_password_hash: pulumi.Input[str] | None,
     oidc_client_secret: pulumi.Input[str] | None = None,
     credentials: Mapping[Credential, pulumi.Input[str]] | None = None,
 ) -> pulumi.ResourceTransform:
-    """rendered_object_transforms as the Pulumi resource transform of every child of a Directory."""
+    """rendered_object_transforms as the Pulumi resource transform of every child of a Directory.
+
+    The engine gives a child's properties as the provider made them (see engine_values): a Secret's
+    ``data`` is a secret Output, and during a preview any value may be unknown. The transform is async so
+    it can await the fields that say which object it is (kind, apiVersion, name, namespace: always known
+    for a rendered child, which kustomize wrote out whole); a child whose identity is not known yet is left
+    as it is, with a warning, because whether to change it and which options it gets (protect) must be
+    decided before the engine registers it. Everything else the steps work on as it comes (engine_values)."""
     steps = rendered_object_transforms(args, dex_password_hash, oidc_client_secret, credentials)
 
-    def transform(t: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-        changed = apply_transforms(steps, dict(t.props))
+    async def transform(t: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        props = dict(t.props)
+        view = await _identified(props)
+        if view is None:
+            pulumi.log.warn(f"{t.name}: its kind, name or namespace is not known yet, so the Kubeflow transforms leave it as it is")
+            return None
+        changed = apply_transforms(steps, view)
         if changed is None:
             return None
+        if view is not props:
+            # The steps decide by the identity but never change it: it goes back as the engine gave it.
+            changed = {**changed, **{k: props[k] for k in ("apiVersion", "kind", "metadata") if k in props and changed.get(k) is view.get(k)}}
         opts = t.opts
         if t.type_ == PIPELINE_STORAGE_TYPE and args.keep_volumes_on_delete:
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))

@@ -628,6 +628,13 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
             ),
             "dex_password_hash": Live(Optional[pulumi.Input[str]], "platform edition: the bcrypt hash of the Dex static user's password (pass a secret). Default: none."),
             "oidc_client_secret": Live(Optional[pulumi.Input[str]], "platform edition: the OIDC client secret shared by Dex and oauth2-proxy (pass a secret). Default: none."),
+            "credentials": Live(
+                Optional[pulumi.Input[dict[str, str]]],
+                "Values you bring for upstream's default credentials (pass secrets), by name: artifact-store-access-key, "
+                "artifact-store-secret-key, database-password, and on the platform edition katib-database-password, "
+                "oauth2-client-secret, oauth2-cookie-secret; each is used instead of credentialsSecret's key and of a "
+                "generated value. Default: none.",
+            ),
             "ingress_controller": Live(
                 _RELEASE_INPUT,
                 "What acts on the UI's ALB Ingress (the AWS Load Balancer Controller's Helm release); the Ingress waits for it. "

@@ -21,6 +21,7 @@ from gpu_platform.components.core.cluster import ClusterComponent, on_cluster
 from gpu_platform.components.core.kube import component_namespace
 from gpu_platform.components.core.labels import GPU_RESOURCE, MANAGED_LABELS
 from gpu_platform.components.dask.resources import toleration_args
+from gpu_platform.components.pools.awaits import SKIP_AWAIT
 from gpu_platform.components.pools.shapes import NodePoolShape
 from gpu_platform.components.warm.args import PLACEHOLDER_CPU_MILLI, PLACEHOLDER_MEMORY_MIB, WarmCapacityArgs
 
@@ -70,7 +71,9 @@ class WarmCapacity(pulumi.ComponentResource):
         labels = {**MANAGED_LABELS, "app.kubernetes.io/name": "warm-capacity", "app.kubernetes.io/instance": pool}
         return k8s.apps.v1.Deployment(
             f"{name}-{pool}",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"warm-{pool}", namespace=args.namespace, labels=labels),
+            # `pulumi up` never waits for placeholders (awaits.py): at the lowest priority every other pod takes the
+            # pool's GPUs first, so they start only when the autoscaler's nodes do, by design.
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=f"warm-{pool}", namespace=args.namespace, labels=labels, annotations=dict(SKIP_AWAIT)),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=gpus,
                 selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app.kubernetes.io/name": "warm-capacity",

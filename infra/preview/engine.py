@@ -148,6 +148,12 @@ def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
         from gpu_platform.components.eks.plan import example_asg_name
 
         return {"resources": [{"autoscalingGroups": [{"name": example_asg_name(inputs["nodeGroupName"])}]}]}
+    if args.typ == "kubernetes:core/v1:Secret" and getattr(args, "resource_id", None):
+        # A Secret the program reads (Secret.get: KubeflowInstall's credentials_secret): placeholders under every
+        # credential's key, as the generated ones are (the SDK keeps `data` a secret).
+        from gpu_platform.components.kubeflow.transforms import Credential
+
+        return {"data": {c.value: base64.b64encode(PLACEHOLDER_PASSWORD[: c.length].encode()).decode() for c in Credential}}
     if args.typ == "random:index/randomPassword:RandomPassword":
         # A stable stand-in for the generated value (the SDK keeps `result` a secret).
         return {"result": PLACEHOLDER_PASSWORD[: int(inputs.get("length") or len(PLACEHOLDER_PASSWORD))]}
@@ -211,6 +217,15 @@ class RecordingMocks(pulumi.runtime.Mocks):
         state = dict(args.inputs)
         state.setdefault("name", args.name)
         state.update(_mock_outputs(args))
+        if args.resource_id:
+            # A read of an existing object (Resource.get): the cluster is not asked offline.
+            notice = (
+                f"{args.typ.rsplit(':', 1)[-1]} {args.resource_id} was not read offline (placeholders stand for its "
+                "values); `pulumi preview` reads it from the cluster"
+            )
+            if notice not in self.notices:
+                self.notices.append(notice)
+            return args.resource_id, state
         return f"{args.name}-id", state
 
     def __init__(self) -> None:

@@ -52,6 +52,7 @@ from gpu_platform.components.kubeflow.args import (
     KubeflowInstallArgs,
 )
 from gpu_platform.components.kubeflow.plan import capacity_problem
+from gpu_platform.components.kubeflow.transforms import Credential, edition_credentials
 from gpu_platform.components.load_balancer.args import AwsLoadBalancerControllerArgs
 from gpu_platform.components.monitoring.dcgm_args import DcgmExporterArgs
 from gpu_platform.components.monitoring.prometheus_args import PrometheusStackArgs
@@ -64,6 +65,7 @@ from gpu_platform.infra.stack.headlamp import HeadlampConfig
 from gpu_platform.infra.stack.load_balancing import load_balancer_controller, load_balancing_problems
 
 __all__ = [
+    "KUBEFLOW_CREDENTIAL_KEYS",
     "PROJECT",
     "CapacityCheck",
     "KubeflowConfig",
@@ -73,6 +75,9 @@ __all__ = [
 
 PROJECT = "gpu-platform"
 """The Pulumi project name, and so the namespace of the stack config keys."""
+
+KUBEFLOW_CREDENTIAL_KEYS = {c: f"kubeflow_{c.value.replace('-', '_')}" for c in Credential}
+"""The secret stack config key of each Kubeflow credential a stack may bring (gpu-platform:kubeflow_database_password)."""
 
 Problem = tuple[tuple[str | int, ...], str, Any]
 """One cross-field problem: (key path, what is wrong and the fix, the value received)."""
@@ -182,6 +187,18 @@ class StackConfig(BaseModel):
     """The Kubeflow OIDC client's secret at the issuer; a Pulumi secret. Required when kubeflow.install.oidc is set. Default: none."""
     kubeflow_dex_password_hash: SecretStr | None = None
     """bcrypt hash of the Kubeflow login's password; a Pulumi secret. Required with the platform edition. Default: none."""
+    kubeflow_artifact_store_access_key: SecretStr | None = None
+    """Kubeflow Pipelines' object store access key (upstream minio); a Pulumi secret, letters and digits, at least 3. Default: none (read from kubeflow.install.credentials_secret, else generated)."""
+    kubeflow_artifact_store_secret_key: SecretStr | None = None
+    """Kubeflow Pipelines' object store secret key (upstream minio123); a Pulumi secret, letters and digits, at least 8. Default: none (read from kubeflow.install.credentials_secret, else generated)."""
+    kubeflow_database_password: SecretStr | None = None
+    """Kubeflow Pipelines' MySQL root password (upstream empty); a Pulumi secret, letters and digits. Default: none (read from kubeflow.install.credentials_secret, else generated)."""
+    kubeflow_katib_database_password: SecretStr | None = None
+    """platform edition: Katib's MySQL root password (upstream test); a Pulumi secret, letters and digits. Default: none (read from kubeflow.install.credentials_secret, else generated)."""
+    kubeflow_oauth2_client_secret: SecretStr | None = None
+    """platform edition: the client secret Dex's static client and oauth2-proxy share; a Pulumi secret, letters and digits. Default: none (read from kubeflow.install.credentials_secret, else generated)."""
+    kubeflow_oauth2_cookie_secret: SecretStr | None = None
+    """platform edition: oauth2-proxy's cookie secret; a Pulumi secret, 16, 24 or 32 letters and digits. Default: none (read from kubeflow.install.credentials_secret, else generated)."""
     shared_datasets: SharedDatasetsArgs | None = None
     """Buckets shared with Dask tenants and Kubeflow profiles: FSx for Lustre on EKS, Cloud Storage FUSE on GKE (see SharedDatasetsArgs). Default: none."""
     headlamp: HeadlampConfig = Field(default_factory=HeadlampConfig)
@@ -326,8 +343,36 @@ class StackConfig(BaseModel):
         dex_hash = self.kubeflow_dex_password_hash
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
             problems.append((("kubeflow_dex_password_hash",), problem, "[secret]"))
+        problems += self._check_kubeflow_credentials()
         _raise_all("StackConfig", problems)
         return self
+
+    def kubeflow_credentials(self) -> dict[Credential, str]:
+        """The Kubeflow credentials the stack brings as Pulumi secrets (KubeflowInstall's credentials=), by credential."""
+        found = {c: getattr(self, key) for c, key in KUBEFLOW_CREDENTIAL_KEYS.items()}
+        return {c: value.get_secret_value() for c, value in found.items() if value is not None}
+
+    def _check_kubeflow_credentials(self) -> list[Problem]:
+        """A credential key needs Kubeflow, an edition that has the credential, and a value the consumers take
+        (Credential.problem; the offline reader's placeholders are checked when the program runs with the real value)."""
+        from gpu_platform.infra.stack.errors import SECRET_PLACEHOLDER
+
+        problems: list[Problem] = []
+        for credential, key in KUBEFLOW_CREDENTIAL_KEYS.items():
+            value = getattr(self, key)
+            if value is None:
+                continue
+            if self.kubeflow is None:
+                problems.append(((key,), f"{key} applies to Kubeflow, which this stack does not install (gpu-platform:kubeflow); remove it", "[secret]"))
+                continue
+            edition = self.kubeflow.install.edition
+            if credential not in edition_credentials(edition):
+                problems.append(((key,), f"{key} applies to the platform edition only (Katib and oauth2-proxy); this stack installs {edition.value}; remove it", "[secret]"))
+                continue
+            text = value.get_secret_value()
+            if not text.startswith(SECRET_PLACEHOLDER) and (problem := credential.problem(text)):
+                problems.append(((key,), problem, "[secret]"))
+        return problems
 
     def _check_namespaces(self) -> list[Problem]:
         """One owner per namespace: a tenant or a component's namespace setting that names another's

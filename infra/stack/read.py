@@ -29,7 +29,7 @@ from gpu_platform.infra.stack.errors import (
     PreviewError,
     format_validation_error,
 )
-from gpu_platform.infra.stack.model import PROJECT, StackConfig
+from gpu_platform.infra.stack.model import KUBEFLOW_CREDENTIAL_KEYS, PROJECT, StackConfig
 
 __all__ = ["config_for_engine", "find_project_dir", "load_stack", "load_stack_config", "read_namespace", "read_stack_file", "stack_config_from"]
 
@@ -127,6 +127,8 @@ def load_stack_config() -> StackConfig:
         "the Kubeflow platform edition is enabled",
         "\"$(htpasswd -nbBC 12 '' <password> | cut -d: -f2)\"",
     )
+    for key in KUBEFLOW_CREDENTIAL_KEYS.values():
+        problems += _secret_problems(key, getattr(config, key), False, "", "<letters and digits>")
     if problems:
         raise ConfigError(problems)
     return config

@@ -506,3 +506,34 @@ def test_the_load_balancer_controller_from_another_language_builds_what_python_b
         assert release.inputs["values"]["nodeSelector"] == {"eks.amazonaws.com/nodegroup": "system"}
         assert release.inputs["values"]["replicaCount"] == 3
         assert waits_for(plan, release, "aws:eks/nodeGroup:NodeGroup::c-system"), (label, release.depends_on)
+
+
+def test_kubeflow_credentials_brought_from_another_language_replace_the_generated_ones() -> None:
+    """``new KubeflowInstall("kf", {trainingPools, credentialsSecret, credentials: {"database-password": secret}})``:
+    the same plan as the Python API given the same, so no RandomPassword, from either."""
+    from gpu_platform.components import KubeflowInstall, KubeflowInstallArgs
+
+    training = {"labels": {"gpu-platform.io/workload": "training"},
+                "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}]}
+    cluster_args = gke(project="ml-platform", gpu_pools=[t4_pool(**training)])
+    secret_ref = {"namespace": "team-secrets", "name": "kubeflow-credentials"}
+
+    def python() -> None:
+        args = GpuGkeClusterArgs.model_validate(cluster_args)
+        GpuGkeCluster("c", args)
+        pools = [p for p in args.pool_shapes() if p.role.value == "gpu"]
+        KubeflowInstall("kf", KubeflowInstallArgs.model_validate({"credentials_secret": secret_ref}), training_pools=pools,
+                        credentials={"database-password": pulumi.Output.secret("teamDatabasePassword01")})
+
+    def other() -> None:
+        cluster = construct("GpuGkeCluster", as_other_languages_send(cluster_args))
+        construct("KubeflowInstall", {
+            "trainingPools": [p for p in cluster.state["poolShapes"] if p["role"] == "gpu"], "credentialsSecret": secret_ref,
+            "credentials": {"database-password": pulumi.Output.secret("teamDatabasePassword01")},
+        }, "kf")
+
+    expected, got = run_components(python), run_components(other)
+    assert custom_resources(got) == custom_resources(expected)
+    assert not [r for r in got.resources if r.type == "random:index/randomPassword:RandomPassword"]
+    inputs = SCHEMA["resources"][f"{PACKAGE}:index:KubeflowInstall"]["inputProperties"]
+    assert {"credentials", "credentialsSecret"} <= set(inputs)

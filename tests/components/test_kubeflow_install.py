@@ -230,17 +230,26 @@ def test_volume_transform_keeps_the_default_class_and_other_objects() -> None:
     assert pipeline_volume_transform({"kind": "ConfigMap", "metadata": {"name": "mysql-pv-claim"}}, args) is None
 
 
+def transformed(transform: pulumi.ResourceTransform, type_: str, name: str, props: dict[str, Any]) -> pulumi.Output[Any]:
+    """What the (async) transform answers for one child, as an Output: the engine awaits it."""
+    return pulumi.Output.from_input(transform(pulumi.ResourceTransformArgs(True, type_, name, props, pulumi.ResourceOptions())))  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("keep", [True, False])
-def test_pulumi_transform_retains_the_volumes(keep: bool) -> None:
+@pulumi.runtime.test
+def test_pulumi_transform_retains_the_volumes(keep: bool) -> pulumi.Output[Any]:
     transform = as_pulumi_transform(KubeflowInstallArgs(keep_volumes_on_delete=keep), None)
-    result = transform(
-        pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"), pulumi.ResourceOptions())
-    )
-    assert result is not None
-    assert result.props["spec"]["resources"]["requests"]["storage"] == "500Gi"  # type: ignore[union-attr]
-    assert bool(result.opts.retain_on_delete) is keep and bool(result.opts.protect) is keep  # type: ignore[union-attr]
-    other = pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", {"kind": "Deployment"}, pulumi.ResourceOptions())
-    assert transform(other) is None
+    result = transformed(transform, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"))
+    other = transformed(transform, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", {"kind": "Deployment"})
+
+    def check(results: list[Any]) -> None:
+        claimed, unchanged = results
+        assert claimed is not None
+        assert claimed.props["spec"]["resources"]["requests"]["storage"] == "500Gi"
+        assert bool(claimed.opts.retain_on_delete) is keep and bool(claimed.opts.protect) is keep
+        assert unchanged is None
+
+    return pulumi.Output.all(result, other).apply(check)
 
 
 UPSTREAM_DEX_SECRET = {
@@ -547,17 +556,18 @@ def test_oidc_transform_adds_the_connector_and_its_secret_env() -> pulumi.Output
     # Through the Pulumi transform, after the static user's own change.
     args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
     transform = as_pulumi_transform(args, "$2b$12$hash", "s3cret")
-    result = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:ConfigMap", "kf:auth/dex", UPSTREAM_DEX_CONFIG, pulumi.ResourceOptions()))
-    assert result is not None
-    both = yaml.safe_load(result.props["data"]["config.yaml"])
-    assert both["staticPasswords"][0]["email"] == "ml-admin@corp.example" and both["connectors"][0]["id"] == "upstream-oidc"
+    result = transformed(transform, "kubernetes:core/v1:ConfigMap", "kf:auth/dex", UPSTREAM_DEX_CONFIG)
     value = secret["stringData"]["UPSTREAM_OIDC_CLIENT_SECRET"]
     digest = annotations["gpu-platform.io/upstream-oidc-secret-sha256"]
 
     def check(values: list[Any]) -> None:
-        assert values == ["s3cret", True, hashlib.sha256(b"s3cret").hexdigest(), True]  # both stay Pulumi secrets
+        changed, *rest = values
+        assert changed is not None
+        both = yaml.safe_load(changed.props["data"]["config.yaml"])
+        assert both["staticPasswords"][0]["email"] == "ml-admin@corp.example" and both["connectors"][0]["id"] == "upstream-oidc"
+        assert rest == ["s3cret", True, hashlib.sha256(b"s3cret").hexdigest(), True]  # both stay Pulumi secrets
 
-    return pulumi.Output.all(value, value.is_secret(), digest, digest.is_secret()).apply(check)
+    return pulumi.Output.all(result, value, value.is_secret(), digest, digest.is_secret()).apply(check)
 
 
 @pulumi.runtime.test
@@ -655,17 +665,22 @@ def test_credentials_transform_fails_when_mysql_has_no_mysql_container() -> None
         upstream_credentials_transform(renamed, CREDENTIALS)
 
 
-def test_pulumi_transform_applies_the_credentials_on_pipelines_only() -> None:
+@pulumi.runtime.test
+def test_pulumi_transform_applies_the_credentials_on_pipelines_only() -> pulumi.Output[Any]:
     transform = as_pulumi_transform(KubeflowInstallArgs(), None, None, CREDENTIALS)
-    secret = transform(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET, pulumi.ResourceOptions()))
-    mysql = transform(pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/mysql", UPSTREAM_MYSQL, pulumi.ResourceOptions()))
-    assert secret is not None and mysql is not None
-    assert secret.props["stringData"]["password"] is not None  # type: ignore[index]
-    assert [e["name"] for e in mysql.props["spec"]["template"]["spec"]["containers"][0]["env"]] == ["MYSQL_ROOT_PASSWORD"]  # type: ignore[index]
-    api = transform(pulumi.ResourceTransformArgs(True, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", UPSTREAM_API_SERVER, pulumi.ResourceOptions()))
-    assert api is None
-    without = as_pulumi_transform(KubeflowInstallArgs(), None)
-    assert without(pulumi.ResourceTransformArgs(True, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET, pulumi.ResourceOptions())) is None
+    secret = transformed(transform, "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET)
+    mysql = transformed(transform, "kubernetes:apps/v1:Deployment", "kf:kubeflow/mysql", UPSTREAM_MYSQL)
+    api = transformed(transform, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", UPSTREAM_API_SERVER)
+    without = transformed(as_pulumi_transform(KubeflowInstallArgs(), None), "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET)
+
+    def check(results: list[Any]) -> None:
+        changed_secret, changed_mysql, unchanged_api, unchanged_secret = results
+        assert changed_secret is not None and changed_mysql is not None
+        assert changed_secret.props["stringData"]["password"] is not None
+        assert [e["name"] for e in changed_mysql.props["spec"]["template"]["spec"]["containers"][0]["env"]] == ["MYSQL_ROOT_PASSWORD"]
+        assert unchanged_api is None and unchanged_secret is None
+
+    return pulumi.Output.all(secret, mysql, api, without).apply(check)
 
 
 @pulumi.runtime.test
@@ -694,6 +709,123 @@ def test_platform_edition_generates_every_platform_credential(engine: Engine) ->
         assert all(p["special"] is False for p in passwords.values())
 
     return settled_tree(kf).apply(check)
+
+
+# --- credentials the user brings ----------------------------------------------------------------------
+
+BROUGHT = {c: pulumi.Output.secret(f"brought{c.name.replace('_', '')}0123456789abcdef"[:32]) for c in Credential}
+
+
+def captured_transform(monkeypatch: pytest.MonkeyPatch) -> list[pulumi.ResourceTransform]:
+    """The transform each kustomize Directory is given, as the component builds it."""
+    import pulumi_kubernetes as k8s
+
+    captured: list[pulumi.ResourceTransform] = []
+    upstream = k8s.kustomize.v2.Directory
+
+    class Recording(upstream):  # type: ignore[misc, valid-type]
+        def __init__(self, resource_name: str, args: Any, opts: pulumi.ResourceOptions | None = None) -> None:
+            captured.extend((opts.transforms or []) if opts else [])
+            super().__init__(resource_name, args, opts=opts)
+
+    monkeypatch.setattr(k8s.kustomize.v2, "Directory", Recording)
+    return captured
+
+
+@pulumi.runtime.test
+def test_brought_credentials_replace_the_generated_ones(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> pulumi.Output[Any]:
+    transforms = captured_transform(monkeypatch)
+    brought = {Credential.DATABASE_PASSWORD: pulumi.Output.secret("teamDatabasePassword01"), "artifact-store-access-key": "teamAccessKey01"}
+    kf = KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[TRAINING_POOL], credentials=brought)
+    artifact = transformed(transforms[-1], "kubernetes:core/v1:Secret", "kf:kubeflow/mlpipeline-minio-artifact", UPSTREAM_ARTIFACT_SECRET)
+    database = transformed(transforms[-1], "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET)
+
+    def check(values: list[Any]) -> None:
+        _, artifact_secret, database_secret = values
+        passwords = sorted(r.name for r in engine.of_type("random:index/randomPassword:RandomPassword"))
+        assert passwords == ["kf-artifact-store-secret-key"]  # only what was not brought is generated, under its old name
+        assert artifact_secret.props["stringData"]["accesskey"] is not None and database_secret is not None
+
+    values = [artifact.apply(lambda r: r.props["stringData"]["accesskey"]), database.apply(lambda r: r.props["stringData"]["password"])]
+    resolved = pulumi.Output.all(*values, *[pulumi.Output.from_input(v).is_secret() for v in values])
+
+    def check_values(found: list[Any]) -> None:
+        assert found == ["teamAccessKey01", "teamDatabasePassword01", True, True]  # brought, and still Pulumi secrets
+
+    return pulumi.Output.all(settled_tree(kf), artifact, database).apply(check).apply(lambda _: resolved.apply(check_values))
+
+
+@pulumi.runtime.test
+def test_every_credential_brought_declares_no_random_password(engine: Engine) -> pulumi.Output[Any]:
+    kf = KubeflowInstall("kf", KubeflowInstallArgs.model_validate(PLATFORM), training_pools=[TRAINING_POOL],
+                         dex_password_hash="$2b$12$h", credentials=BROUGHT)
+
+    def check(_: Any) -> None:
+        assert engine.of_type("random:index/randomPassword:RandomPassword") == []
+
+    return settled_tree(kf).apply(check)
+
+
+@pulumi.runtime.test
+def test_credentials_secret_is_read_instead_of_generating(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> pulumi.Output[Any]:
+    """The existing Secret is read once (Secret.get, a read the offline engine answers with placeholders and a
+    notice); its keys stand for every credential not brought otherwise."""
+    from gpu_platform.infra.preview.engine import PLACEHOLDER_PASSWORD
+
+    transforms = captured_transform(monkeypatch)
+    args = KubeflowInstallArgs.model_validate({"credentials_secret": {"namespace": "team-secrets", "name": "kubeflow-credentials"}})
+    kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], credentials={"database-password": "teamDatabasePassword01"})
+    artifact = transformed(transforms[-1], "kubernetes:core/v1:Secret", "kf:kubeflow/mlpipeline-minio-artifact", UPSTREAM_ARTIFACT_SECRET)
+    database = transformed(transforms[-1], "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET)
+    values = pulumi.Output.all(
+        artifact.apply(lambda r: r.props["stringData"]["secretkey"]), database.apply(lambda r: r.props["stringData"]["password"]),
+    )
+
+    def check(found: list[Any]) -> None:
+        assert engine.of_type("random:index/randomPassword:RandomPassword") == []
+        assert any("Secret team-secrets/kubeflow-credentials was not read offline" in n for n in engine.mocks.notices)
+        assert found == [PLACEHOLDER_PASSWORD[:40], "teamDatabasePassword01"]
+
+    return pulumi.Output.all(settled_tree(kf), values).apply(lambda v: check(v[1]))
+
+
+@pytest.mark.parametrize(("credentials", "path", "reason"), [
+    ({"katib-database-password": "teamKatibPassword01"}, "credentials[katib-database-password]",
+     "credentials[katib-database-password]: not a credential of the pipelines edition; the pipelines edition has "
+     "artifact-store-access-key, artifact-store-secret-key, database-password"),
+    ({"database": "x"}, "credentials[database]", "credentials[database]: no credential; the pipelines edition has "
+     "artifact-store-access-key, artifact-store-secret-key, database-password"),
+    ({Credential.ARTIFACT_SECRET_KEY: "minio123"}, "credentials[artifact-store-secret-key]",
+     "credentials[artifact-store-secret-key]: artifact-store-secret-key is the value upstream Kubeflow ships; choose your own (got a secret value)"),
+    ({Credential.DATABASE_PASSWORD: 42}, "credentials[database-password]",
+     "credentials[database-password]: expected a string or a pulumi.Output[str] (pass a secret) (got an int)"),
+])
+def test_component_refuses_credentials_it_cannot_use(credentials: dict[Any, Any], path: str, reason: str) -> None:
+    with pytest.raises(pulumi.InputPropertyError) as error:
+        KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[TRAINING_POOL], credentials=credentials)
+    assert error.value.property_path == path and error.value.reason == reason
+
+
+def test_credentials_secret_refuses_a_missing_or_unusable_key() -> None:
+    from gpu_platform.components.kubeflow.args import CredentialsSecret
+    from gpu_platform.components.kubeflow.install import _read_credential
+
+    where = CredentialsSecret(namespace="team-secrets", name="kubeflow-credentials")
+    data = {"database-password": base64.b64encode(b"teamDatabasePassword01").decode(), "artifact-store-secret-key": base64.b64encode(b"minio123").decode()}
+    assert _read_credential(data, Credential.DATABASE_PASSWORD, where) == "teamDatabasePassword01"
+    with pytest.raises(ValueError, match=r"^kubeflow credentials: Secret team-secrets/kubeflow-credentials has no key artifact-store-access-key "
+                                         r"\(it holds artifact-store-secret-key, database-password\)$"):
+        _read_credential(data, Credential.ARTIFACT_ACCESS_KEY, where)
+    with pytest.raises(ValueError, match="artifact-store-secret-key is the value upstream Kubeflow ships") as error:
+        _read_credential(data, Credential.ARTIFACT_SECRET_KEY, where)
+    assert "minio123" not in str(error.value)
+
+
+def test_brought_credential_problems_never_quote_the_value() -> None:
+    for credential in Credential:
+        for value in ("", credential.upstream, "has space", "x" * 7, "y" * 20):
+            problem = credential.problem(value)
+            assert problem is None or (value == "" or value not in problem), (credential, problem)
 
 
 def test_each_edition_replaces_only_what_it_renders() -> None:
@@ -816,16 +948,19 @@ def test_every_directory_carries_the_transform(engine: Engine, monkeypatch: pyte
     args = KubeflowInstallArgs.model_validate({**data, "artifact_storage_gib": 750})
     kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h" if data else None)
     assert sorted(captured) == sorted(f"kf-{role}" for role, _ in manifest_sources(args))
+    results = []
     for name, opts in captured.items():
         assert opts.transforms and len(opts.transforms) == 1, f"{name} carries no transform"
         (transform,) = opts.transforms
-        result = transform(pulumi.ResourceTransformArgs(  # type: ignore[call-arg]
-            True, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"), pulumi.ResourceOptions()
-        ))
-        assert result is not None, f"{name}'s transform leaves the artifact claim alone"
-        assert result.props["spec"]["resources"]["requests"]["storage"] == "750Gi"  # type: ignore[index]
-        assert result.opts.protect is True and result.opts.retain_on_delete is True  # type: ignore[union-attr]
-    return settled(kf, *kf.directories)
+        results.append(transformed(transform, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc")))
+
+    def check(answers: list[Any]) -> None:
+        for name, result in zip(captured, answers, strict=True):
+            assert result is not None, f"{name}'s transform leaves the artifact claim alone"
+            assert result.props["spec"]["resources"]["requests"]["storage"] == "750Gi"
+            assert result.opts.protect is True and result.opts.retain_on_delete is True
+
+    return pulumi.Output.all(settled(kf, *kf.directories), *results).apply(lambda v: check(v[1:]))
 
 
 # --- the platform's default Profile ------------------------------------------------------------------
@@ -836,7 +971,8 @@ UPSTREAM_PROFILE = {  # kubeflow/manifests common/user-namespace at v1.10.2, aft
 }
 
 
-def test_default_profile_transform_gives_the_profile_our_owner() -> None:
+@pulumi.runtime.test
+def test_default_profile_transform_gives_the_profile_our_owner() -> pulumi.Output[Any]:
     changed = default_profile_transform(UPSTREAM_PROFILE, "ml-admin@corp.example")
     assert changed == {**UPSTREAM_PROFILE, "spec": {"owner": {"kind": "User", "name": "ml-admin@corp.example"}}}
     assert UPSTREAM_PROFILE["spec"]["owner"]["name"] == "user@example.com"  # the input is not mutated
@@ -844,10 +980,12 @@ def test_default_profile_transform_gives_the_profile_our_owner() -> None:
     assert default_profile_transform(ours, "ml-admin@corp.example") is None  # a tenant's Profile stays its own
     assert default_profile_transform({**UPSTREAM_PROFILE, "apiVersion": "other.io/v1"}, "a@b.c") is None
     transform = as_pulumi_transform(KubeflowInstallArgs.model_validate(PLATFORM), "$2b$12$h")
-    result = transform(pulumi.ResourceTransformArgs(
-        True, "kubernetes:kubeflow.org/v1beta1:Profile", "kf:kubeflow-user-example-com", UPSTREAM_PROFILE, pulumi.ResourceOptions()
-    ))
-    assert result is not None and result.props["spec"]["owner"]["name"] == "ml-admin@corp.example"  # type: ignore[index]
+    result = transformed(transform, "kubernetes:kubeflow.org/v1beta1:Profile", "kf:kubeflow-user-example-com", UPSTREAM_PROFILE)
+
+    def check(changed: Any) -> None:
+        assert changed is not None and changed.props["spec"]["owner"]["name"] == "ml-admin@corp.example"
+
+    return result.apply(check)
 
 
 # --- the load balancer's health check ----------------------------------------------------------------

@@ -72,7 +72,7 @@ def test_fails_when_cloud_is_not_offered() -> None:
 
 def test_fails_when_top_level_key_is_misspelt() -> None:
     (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gkee": gke(), "gpu-platform:gke": gke(), "gcp:project": "p"})
-    assert line.startswith("gpu-platform:gkee: unknown key; did you mean gke? allowed: aws_load_balancer_controller, cloud, dask, eks, eks_node_groups, environment, gke, grafana_admin_password, headlamp, inference, kubeflow, kubeflow_dex_password_hash, kubeflow_oidc_client_secret, kubernetes_version, monitoring, queues, shared_datasets")
+    assert line.startswith("gpu-platform:gkee: unknown key; did you mean gke? allowed: aws_load_balancer_controller, cloud, dask, eks, eks_node_groups, environment, gke, grafana_admin_password, headlamp, inference, kubeflow, kubeflow_artifact_store_access_key, kubeflow_artifact_store_secret_key, kubeflow_database_password, kubeflow_dex_password_hash, kubeflow_katib_database_password, kubeflow_oauth2_client_secret, kubeflow_oauth2_cookie_secret, kubeflow_oidc_client_secret, kubernetes_version, monitoring, queues, shared_datasets")
 
 
 def test_fails_when_kubernetes_version_lost_its_zero_to_yaml() -> None:

@@ -188,3 +188,120 @@ def test_fails_when_oidc_has_no_client_secret() -> None:
     assert line.endswith("(got a plaintext value)") and "s3cret" not in line
     set_config({**BASE, "gpu-platform:kubeflow": with_oidc, **hashed, OIDC_KEY: "s3cret"}, [HASH_KEY, OIDC_KEY])
     assert load_stack_config().kubeflow_oidc_client_secret is not None
+
+
+# --- credentials the stack brings (instead of generated ones) ----------------------------------------
+
+PIPELINES_CREDENTIALS = {
+    "gpu-platform:kubeflow_artifact_store_access_key": "teamAccessKey01",
+    "gpu-platform:kubeflow_artifact_store_secret_key": "teamSecretKey0123456789",
+    "gpu-platform:kubeflow_database_password": "teamDatabasePassword01",
+}
+PLATFORM_CREDENTIALS = {
+    **PIPELINES_CREDENTIALS,
+    "gpu-platform:kubeflow_katib_database_password": "teamKatibPassword01",
+    "gpu-platform:kubeflow_oauth2_client_secret": "teamOauth2ClientSecret01",
+    "gpu-platform:kubeflow_oauth2_cookie_secret": "teamCookieSecret0123456789abcdef",
+}
+
+
+def test_every_credential_has_its_secret_config_key() -> None:
+    from gpu_platform.components.kubeflow.transforms import Credential
+    from gpu_platform.infra.stack.model import KUBEFLOW_CREDENTIAL_KEYS, StackConfig
+    from gpu_platform.infra.stack.read import SECRET_FIELDS
+
+    assert set(KUBEFLOW_CREDENTIAL_KEYS) == set(Credential)
+    for key in KUBEFLOW_CREDENTIAL_KEYS.values():
+        field = StackConfig.model_fields[key]
+        assert key in SECRET_FIELDS and field.default is None
+        assert field.description and field.description.endswith("Default: none (read from kubeflow.install.credentials_secret, else generated).")
+
+
+@pytest.mark.parametrize("edition", ["pipelines", "platform"])
+def test_credentials_from_secret_config_reach_the_component(edition: str) -> None:
+    from gpu_platform.components.kubeflow.transforms import Credential
+
+    given = PIPELINES_CREDENTIALS if edition == "pipelines" else PLATFORM_CREDENTIALS
+    kubeflow = {} if edition == "pipelines" else PLATFORM
+    extra = {} if edition == "pipelines" else {HASH_KEY: "$2b$04$" + "a" * 53}
+    set_config({**BASE, "gpu-platform:kubeflow": kubeflow, **given, **extra}, [*given, *extra])
+    brought = load_stack_config().kubeflow_credentials()
+    assert {f"gpu-platform:kubeflow_{c.value.replace('-', '_')}": v for c, v in brought.items()} == given
+    assert all(isinstance(c, Credential) for c in brought)
+
+
+def test_fails_when_a_credential_is_plain_text() -> None:
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": {}, "gpu-platform:kubeflow_database_password": "teamDatabasePassword01"})
+    assert line == (
+        "gpu-platform:kubeflow_database_password: must be a Pulumi secret, not plain text in the stack file; set it with "
+        "`pulumi config set --secret gpu-platform:kubeflow_database_password <letters and digits>` (got a plaintext value)"
+    )
+
+
+@pytest.mark.parametrize(("key", "value", "problem"), [
+    ("kubeflow_artifact_store_access_key", "minio", "artifact-store-access-key is the value upstream Kubeflow ships; choose your own"),
+    ("kubeflow_artifact_store_secret_key", "minio123", "artifact-store-secret-key is the value upstream Kubeflow ships; choose your own"),
+    ("kubeflow_database_password", "", "database-password is empty"),
+    ("kubeflow_katib_database_password", "test", "katib-database-password is the value upstream Kubeflow ships; choose your own"),
+    ("kubeflow_oauth2_client_secret", "pUBnBOY80SnXgjibTYM9ZWNzY2xreNGQok", "oauth2-client-secret is the value upstream Kubeflow ships; choose your own"),
+    ("kubeflow_oauth2_cookie_secret", "7d16fee92f8d11b8940b081b3f8b8acb", "oauth2-cookie-secret is the value upstream Kubeflow ships; choose your own"),
+    ("kubeflow_database_password", "it's; rm -rf", "database-password must be letters and digits only: it reaches a shell command and MySQL DSNs unquoted"),
+    ("kubeflow_artifact_store_secret_key", "short7x", "artifact-store-secret-key must be at least 8 characters (the object store refuses shorter keys), got 7"),
+    ("kubeflow_oauth2_cookie_secret", "a" * 20, "oauth2-cookie-secret must be 16, 24 or 32 characters (oauth2-proxy's AES key), got 20"),
+])
+def test_fails_when_a_credential_is_not_one_its_consumers_take(key: str, value: str, problem: str) -> None:
+    full = f"gpu-platform:{key}"
+    values = {**BASE, "gpu-platform:kubeflow": PLATFORM, HASH_KEY: "$2b$04$" + "a" * 53, full: value}
+    (line,) = lines_for(values, [HASH_KEY, full])
+    assert line == f"{full}: {problem} (got a secret value)"
+
+
+@pytest.mark.parametrize(("kubeflow", "problem"), [
+    (None, "kubeflow_katib_database_password applies to Kubeflow, which this stack does not install (gpu-platform:kubeflow); remove it"),
+    ({}, "kubeflow_katib_database_password applies to the platform edition only (Katib and oauth2-proxy); this stack installs pipelines; remove it"),
+])
+def test_fails_when_a_credential_has_no_consumer(kubeflow: dict[str, Any] | None, problem: str) -> None:
+    key = "gpu-platform:kubeflow_katib_database_password"
+    values = {**BASE, key: "teamKatibPassword01", **({} if kubeflow is None else {"gpu-platform:kubeflow": kubeflow})}
+    (line,) = lines_for(values, [key])
+    assert line == f"{key}: {problem} (got a secret value)"
+
+
+def test_fails_when_the_credentials_secret_is_in_a_namespace_kubeflow_creates() -> None:
+    install = {**PLATFORM["install"], "credentials_secret": {"namespace": "auth", "name": "kubeflow-credentials"}}
+    (line,) = lines_for({**BASE, "gpu-platform:kubeflow": {"install": install}, HASH_KEY: "$2b$04$" + "a" * 53}, [HASH_KEY])
+    assert line == (
+        "gpu-platform:kubeflow.install.credentials_secret.namespace: namespace auth is created by the Kubeflow manifests, "
+        "so the credentials Secret could not exist before them; keep it in a namespace of your own (got \"auth\")"
+    )
+
+
+def _kubeflow_plan(install: dict[str, Any], secrets: dict[str, str]) -> Any:
+    config, secret = read_stack_file(PROJECT_DIR, "prod-gke")
+    extra = {HASH_KEY: "$2b$04$" + "a" * 53} if install.get("edition") == "platform" else {}
+    config = {**config, "gpu-platform:kubeflow": {"install": install}, **secrets, **extra}
+    return run_program(PROJECT_DIR, "prod-gke", config, {*secret, *secrets, *extra})
+
+
+@pytest.mark.parametrize(("install", "secrets"), [
+    ({}, PIPELINES_CREDENTIALS),
+    (PLATFORM["install"], PLATFORM_CREDENTIALS),
+    ({"credentials_secret": {"namespace": "team-secrets", "name": "kubeflow-credentials"}}, {}),
+])
+def test_brought_credentials_declare_no_random_password(install: dict[str, Any], secrets: dict[str, str]) -> None:
+    """With every credential from the stack's secrets or an existing Secret, the plan holds no RandomPassword,
+    so the random provider is never loaded (where it cannot be built, the Kubeflow stacks still run), and no
+    value brought appears anywhere in the plan."""
+    plan = _kubeflow_plan(install, secrets)
+    assert plan.of_type("random:index/randomPassword:RandomPassword") == []
+    document = json.loads(json.dumps(plan.to_json()))
+    for value in secrets.values():
+        assert _paths_of(document, value) == []
+    if "credentials_secret" in install:
+        assert any("Secret team-secrets/kubeflow-credentials was not read offline" in n for n in plan.notices)
+
+
+def test_credentials_not_brought_are_still_generated() -> None:
+    plan = _kubeflow_plan({}, {"gpu-platform:kubeflow_database_password": "teamDatabasePassword01"})
+    passwords = sorted(r.name for r in plan.of_type("random:index/randomPassword:RandomPassword"))
+    assert passwords == ["prod-gke-kubeflow-artifact-store-access-key", "prod-gke-kubeflow-artifact-store-secret-key"]
