@@ -120,8 +120,7 @@ class CapacityInputs(BaseModel):
             raise field_error(
                 "CapacityInputs",
                 "runs",
-                "give two of runs (N), window (T) and nodes (K): N and T ask for nodes, N and K for the time, "
-                "T and K for the runs that fit",
+                "give two of runs (N), window (T) and nodes (K): N and T ask for nodes, N and K for the time, T and K for the runs that fit",
                 self.runs,
             )
         return self
@@ -196,8 +195,7 @@ def plan(shape: NodePoolShape, inputs: CapacityInputs) -> CapacityPlan:
                 continue
             if request > available:
                 raise PlanError(
-                    f"step {step.name} requests {request}{unit} {resource}; {where} has {available}{unit} "
-                    f"allocatable {resource}: it fits no node of this pool"
+                    f"step {step.name} requests {request}{unit} {resource}; {where} has {available}{unit} allocatable {resource}: it fits no node of this pool"
                 )
             fits.append((available // request, f"{resource} of step {step.name}"))
     jobs_per_node, limited_by = min(fits, key=lambda f: f[0])
@@ -207,10 +205,7 @@ def plan(shape: NodePoolShape, inputs: CapacityInputs) -> CapacityPlan:
     if inputs.runs is not None and inputs.window is not None:
         waves_in_window = inputs.window // d
         if waves_in_window == 0:
-            raise PlanError(
-                f"one run takes {format_duration(d)}, longer than the window {format_duration(inputs.window)}: "
-                "no node count finishes it in time"
-            )
+            raise PlanError(f"one run takes {format_duration(d)}, longer than the window {format_duration(inputs.window)}: no node count finishes it in time")
         # The fewest waves that still fit, for the fewest nodes: all the waves the window allows.
         nodes_needed = _ceil_div(inputs.runs, jobs_per_node * waves_in_window)
         waves_needed = _ceil_div(inputs.runs, jobs_per_node * nodes_needed)

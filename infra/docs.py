@@ -147,8 +147,7 @@ def config_reference() -> str:
         lines += [
             "## Args of components a stack file does not configure",
             "",
-            "For a Pulumi program of one's own that builds these components (see the "
-            "[component reference](../components/README.md)).",
+            "For a Pulumi program of one's own that builds these components (see the [component reference](../components/README.md)).",
             "",
         ]
         lines += _model_tables(extra)

@@ -104,9 +104,7 @@ def crd_schemas_of(crds: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str
     return schemas
 
 
-def crd_schema(
-    api_version: str, kind: str, crd_dir: Path | None = None, extra: dict[tuple[str, str], dict[str, Any]] | None = None
-) -> dict[str, Any] | None:
+def crd_schema(api_version: str, kind: str, crd_dir: Path | None = None, extra: dict[tuple[str, str], dict[str, Any]] | None = None) -> dict[str, Any] | None:
     """The CRD schema of one kind available offline: from the CRDs the stack installs
     (``extra``), from the CRD files in ``crd_dir`` when given, or the DaskCluster, DaskAutoscaler, ... CRDs the
     dask-kubernetes wheel ships (one file per kind, read on demand)."""

@@ -222,10 +222,7 @@ def file_target(flag: str, value: str | None) -> FileTarget:
         if not os.access(real, os.W_OK):
             raise OutputError(f"{flag} {value}: cannot write: {_kind(mode)}{via} not writable by this user")
         return FileTarget(flag, path, real, WriteMode.DIRECT)
-    raise OutputError(
-        f"{flag} {value}: cannot write: it is {_kind(mode)}{via}; give a file path, a named pipe, "
-        f"a character device or - for standard output"
-    )
+    raise OutputError(f"{flag} {value}: cannot write: it is {_kind(mode)}{via}; give a file path, a named pipe, a character device or - for standard output")
 
 
 def folder_target(flag: str, value: str | None, owned: Iterable[str]) -> FolderTarget:
@@ -246,10 +243,7 @@ def folder_target(flag: str, value: str | None, owned: Iterable[str]) -> FolderT
             entries = sorted(os.scandir(real), key=lambda e: e.name)
         except OSError as exc:
             raise OutputError(f"{flag} {value}: cannot read the folder{via}: {_why(exc)}") from None
-        foreign = [
-            e.name for e in entries
-            if not (e.is_file(follow_symlinks=False) and any(fnmatch.fnmatchcase(e.name, p) for p in owned))
-        ]
+        foreign = [e.name for e in entries if not (e.is_file(follow_symlinks=False) and any(fnmatch.fnmatchcase(e.name, p) for p in owned))]
         if foreign:
             shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
             raise OutputError(
@@ -272,9 +266,7 @@ def check_distinct(*targets: FileTarget | FolderTarget | None) -> None:
                 raise OutputError(f"{b.flag} {b.path}: the same path as {a.flag}; give each output its own path")
             for file, folder in ((a, b), (b, a)):
                 if isinstance(folder, FolderTarget) and folder.written in file.written.parents:
-                    raise OutputError(
-                        f"{file.flag} {file.path}: inside the {folder.flag} folder, which is replaced whole; write it elsewhere"
-                    )
+                    raise OutputError(f"{file.flag} {file.path}: inside the {folder.flag} folder, which is replaced whole; write it elsewhere")
 
 
 # --- standard output -------------------------------------------------------------------------

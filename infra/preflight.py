@@ -32,6 +32,7 @@ __all__ = ["QUOTAS", "CloudError", "Finding", "preflight_eks"]
 class CloudError(Exception):
     """AWS could not be asked or answered something that is not an answer; one line."""
 
+
 QUOTAS: dict[tuple[str, CapacityType], tuple[str, str]] = {
     ("G", CapacityType.ON_DEMAND): ("L-DB2E81BA", "Running On-Demand G and VT instances"),
     ("P", CapacityType.ON_DEMAND): ("L-417A185B", "Running On-Demand P instances"),
@@ -90,9 +91,7 @@ def preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> li
     try:
         return _preflight_eks(config, region, ec2, quotas)
     except botocore.exceptions.NoCredentialsError:
-        raise CloudError(
-            f"cannot ask AWS in {region}: no credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
-        ) from None
+        raise CloudError(f"cannot ask AWS in {region}: no credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)") from None
     except botocore.exceptions.ClientError as exc:
         error = exc.response.get("Error") or {}
         status = (exc.response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
@@ -128,7 +127,9 @@ def _existing_vpc(vpc: ExistingVpcArgs, ec2: Any) -> list[Finding]:
             findings.append(Finding(True, f"{key}: subnet {subnet} is in zone {seen['AvailabilityZone']}, not {zone}; key it by its own zone"))
         else:
             free = seen.get("AvailableIpAddressCount")
-            findings.append(Finding(False, f"{key}: subnet {subnet} is in {vpc.vpc_id}, zone {zone}" + (f", {free} free addresses" if free is not None else "")))
+            findings.append(
+                Finding(False, f"{key}: subnet {subnet} is in {vpc.vpc_id}, zone {zone}" + (f", {free} free addresses" if free is not None else ""))
+            )
             findings.append(_role_tag(key, subnet, seen))
     return findings
 
@@ -144,8 +145,7 @@ def _role_tag(key: str, subnet: str, seen: dict[str, Any]) -> Finding:
     found = f"it has {tag}={tags[tag]}" if tag in tags else "it has no such tag"
     return Finding(
         True,
-        f"{key}: subnet {subnet} needs tag {tag}=1, by which the AWS Load Balancer Controller finds subnets for {balancers} "
-        f"load balancers ({found}); tag it",
+        f"{key}: subnet {subnet} needs tag {tag}=1, by which the AWS Load Balancer Controller finds subnets for {balancers} load balancers ({found}); tag it",
     )
 
 
@@ -179,9 +179,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
             else:
                 findings.append(Finding(False, f"zone {zone} offers {', '.join(types)}"))
     elif len(everywhere) < 2:
-        findings.append(
-            Finding(True, f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(everywhere) or 'none'}); EKS needs two")
-        )
+        findings.append(Finding(True, f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(everywhere) or 'none'}); EKS needs two"))
     else:
         picked = everywhere[: config.eks.zone_count]
         findings.append(Finding(False, f"zones looked up at deploy: {', '.join(picked)} offer {', '.join(types)}"))
@@ -210,8 +208,11 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
                     else ("the catalog", "fix components/catalog/aws.py")
                 )
                 findings.append(
-                    Finding(True, f"class {cls.name}: EC2 reports {itype} as {shapes[itype]} (vCPUs, MiB, GPU, GPUs), "
-                                  f"{source} as {(row.vcpus, row.memory_mib, row.gpu, row.gpu_count)}: {fix}")
+                    Finding(
+                        True,
+                        f"class {cls.name}: EC2 reports {itype} as {shapes[itype]} (vCPUs, MiB, GPU, GPUs), "
+                        f"{source} as {(row.vcpus, row.memory_mib, row.gpu, row.gpu_count)}: {fix}",
+                    )
                 )
         if len(set(shapes.values())) > 1:
             findings.append(Finding(True, f"class {cls.name}: instance types differ in shape: {shapes}"))
@@ -226,9 +227,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
         shape = cls.instance_shape
         assert shape.quota_family is not None  # GPU classes only
         for group in cls.node_groups():
-            need[(shape.quota_family, group.capacity)].append(
-                (f"{group.name} {group.max_nodes}x{shape.vcpus}", group.max_nodes * shape.vcpus)
-            )
+            need[(shape.quota_family, group.capacity)].append((f"{group.name} {group.max_nodes}x{shape.vcpus}", group.max_nodes * shape.vcpus))
     for key in sorted(need, key=lambda k: (k[0], k[1].value)):
         code, name = QUOTAS[key]
         total = sum(v for _, v in need[key])
@@ -236,9 +235,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
         detail = " + ".join(label for label, _ in need[key])
         what = f"{name} ({code}) in {region}"
         if total > have:
-            findings.append(
-                Finding(True, f"{what} is {have:g} vCPUs; the node groups may need {total} ({detail}): request an increase")
-            )
+            findings.append(Finding(True, f"{what} is {have:g} vCPUs; the node groups may need {total} ({detail}): request an increase"))
         else:
             findings.append(Finding(False, f"{what} is {have:g} vCPUs; the node groups need at most {total}"))
     return findings

@@ -76,8 +76,13 @@ def _zone_findings(config: StackConfig, offered: dict[str, set[str]] | None) -> 
         if offered is None:
             have = zones_offering(accelerator)
             if have is None:
-                findings.append(Finding(False, f"pool {pool}: {accelerator} not checked offline: the shipped GPU zone data "
-                                               f"({GPU_ZONES_DATE}) does not list it; run preflight gke online"))
+                findings.append(
+                    Finding(
+                        False,
+                        f"pool {pool}: {accelerator} not checked offline: the shipped GPU zone data "
+                        f"({GPU_ZONES_DATE}) does not list it; run preflight gke online",
+                    )
+                )
                 continue
             source = f"by the shipped data ({GPU_ZONES_DATE})"
         else:
@@ -90,8 +95,13 @@ def _zone_findings(config: StackConfig, offered: dict[str, set[str]] | None) -> 
         good = [z for z in have if z.rsplit("-", 1)[0] == region]
         where = "node_locations" if named else f"the zones GKE may pick in {region} (set node_locations)"
         if lacking:
-            findings.append(Finding(True, f"pool {pool}: zone {', '.join(lacking)} of {where} does not offer {accelerator} "
-                                          f"{source}; zones of {region} that do: {', '.join(good) or 'none'}"))
+            findings.append(
+                Finding(
+                    True,
+                    f"pool {pool}: zone {', '.join(lacking)} of {where} does not offer {accelerator} "
+                    f"{source}; zones of {region} that do: {', '.join(good) or 'none'}",
+                )
+            )
         else:
             findings.append(Finding(False, f"pool {pool}: {accelerator} is offered in {', '.join(zones)} {source}"))
     return findings
@@ -135,8 +145,7 @@ def preflight_gke(config: StackConfig, project: str | None, clients: ComputeClie
     Raises CloudError (one line) when Google Cloud cannot be asked (no credentials, a refusal, no project)."""
     assert config.gke is not None
     if clients is None:
-        return [*_zone_findings(config, None),
-                Finding(False, "quotas (GPUs, preemptible GPUs, CPUs) are not checked offline; run preflight gke online")]
+        return [*_zone_findings(config, None), Finding(False, "quotas (GPUs, preemptible GPUs, CPUs) are not checked offline; run preflight gke online")]
     if not project:
         raise CloudError("cannot ask Google Cloud: no project (set gke.project or gcp:project in the stack file)")
     region = config.gke.region
@@ -151,8 +160,7 @@ def preflight_gke(config: StackConfig, project: str | None, clients: ComputeClie
         # be loaded beside the Pulumi SDK's own copy of that proto (a duplicate symbol) in one process.
         module, name = type(exc).__module__, type(exc).__name__
         if module.startswith("google.auth") and name == "DefaultCredentialsError":
-            raise CloudError("cannot ask Google Cloud: no credentials (gcloud auth application-default login, "
-                             "or GOOGLE_APPLICATION_CREDENTIALS)") from None
+            raise CloudError("cannot ask Google Cloud: no credentials (gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS)") from None
         if module.startswith("google.api_core") and getattr(exc, "code", None) is not None:
             message = " ".join(str(getattr(exc, "message", None) or exc).split())[:200]
             raise CloudError(f"Google Cloud refused a Compute API call in {region}: {exc.code} {message}") from None  # type: ignore[attr-defined]

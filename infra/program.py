@@ -46,7 +46,17 @@ from gpu_platform.components.monitoring.prometheus_args import MetricSource
 from gpu_platform.infra.stack.errors import ConfigError
 from gpu_platform.infra.stack.model import CapacityCheck, StackConfig
 
-__all__ = ["Platform", "build", "compose_addons", "compose_datasets", "compose_inference", "compose_load_balancer", "compose_monitoring", "load_balancer_policy", "scraped_later"]
+__all__ = [
+    "Platform",
+    "build",
+    "compose_addons",
+    "compose_datasets",
+    "compose_inference",
+    "compose_load_balancer",
+    "compose_monitoring",
+    "load_balancer_policy",
+    "scraped_later",
+]
 
 KUBEFLOW_PROFILE_ACCOUNT = "default-editor"
 """The account a Kubeflow profile's notebooks and pipeline steps run as (the profile controller makes it)."""
@@ -182,7 +192,10 @@ def compose_load_balancer(stack: str, config: StackConfig, eks: EksCluster, poli
 
 
 def compose_inference(
-    stack: str, config: StackConfig, cluster: ClusterComponent, monitoring: PrometheusStack | None,
+    stack: str,
+    config: StackConfig,
+    cluster: ClusterComponent,
+    monitoring: PrometheusStack | None,
     ingress_controller: AwsLoadBalancerController | None,
 ) -> GpuInferenceService | None:
     """The stack's GPU inference service (gpu-platform:inference), its alert shipped with the monitoring stack."""
@@ -200,8 +213,12 @@ def compose_inference(
 
 
 def compose_addons(
-    stack: str, config: StackConfig, cluster: ClusterComponent, monitoring: PrometheusStack | None,
-    *, ingress_controller: AwsLoadBalancerController | None = None,
+    stack: str,
+    config: StackConfig,
+    cluster: ClusterComponent,
+    monitoring: PrometheusStack | None,
+    *,
+    ingress_controller: AwsLoadBalancerController | None = None,
 ) -> None:
     """Install and export the add-ons the stack config asks for on ``cluster`` (its every pool: on EKS the
     node groups built with the EksCluster); ``monitoring`` from compose_monitoring; ``ingress_controller``: the
@@ -222,8 +239,7 @@ def compose_addons(
             cluster=cluster,
             dex_password_hash=None if dex_hash is None else pulumi.Output.secret(dex_hash.get_secret_value()),
             oidc_client_secret=(
-                None if config.kubeflow_oidc_client_secret is None
-                else pulumi.Output.secret(config.kubeflow_oidc_client_secret.get_secret_value())
+                None if config.kubeflow_oidc_client_secret is None else pulumi.Output.secret(config.kubeflow_oidc_client_secret.get_secret_value())
             ),
             ingress_controller=None if ingress_controller is None else ingress_controller.release,
             credentials={c: pulumi.Output.secret(value) for c, value in config.kubeflow_credentials().items()} or None,
@@ -236,7 +252,9 @@ def compose_addons(
     if config.dask is not None:
         dask_tenants = {t.name for t in config.dask.tenants}
         dask = DaskOperator(
-            f"{stack}-dask", config.dask, cluster=cluster,
+            f"{stack}-dask",
+            config.dask,
+            cluster=cluster,
             datasets={t: m for t, m in mounts.items() if t in dask_tenants} or None,
         )
         tenants.update(dask.namespaces)
@@ -247,14 +265,21 @@ def compose_addons(
         compose_datasets(stack, config, datasets, cluster, tenants)
     if config.headlamp.enabled:
         headlamp = Headlamp(
-            f"{stack}-headlamp", config.headlamp.args(config.tenant_namespaces()), cluster=cluster,
+            f"{stack}-headlamp",
+            config.headlamp.args(config.tenant_namespaces()),
+            cluster=cluster,
             opts=pulumi.ResourceOptions(depends_on=list(tenants.values())),
         )
         pulumi.export("headlampNamespace", headlamp.namespace)
     if config.queues is not None:
         queues = Kueue(
-            f"{stack}-queues", config.queues, tenants=config.queue_tenants(), cluster=cluster, after=list(tenants.values()),
-            shared_gpus=config.shared_gpus(), service_monitor_crd=None if monitoring is None else monitoring.release,
+            f"{stack}-queues",
+            config.queues,
+            tenants=config.queue_tenants(),
+            cluster=cluster,
+            after=list(tenants.values()),
+            shared_gpus=config.shared_gpus(),
+            service_monitor_crd=None if monitoring is None else monitoring.release,
         )
         pulumi.export("clusterQueues", queues.cluster_queues)
     if config.warm_capacity is not None and config.warm_capacity.enabled():
@@ -276,12 +301,14 @@ def compose_datasets(
     if config.kubeflow is not None:
         profile_account = KUBEFLOW_PROFILE_ACCOUNT if config.kubeflow.install.edition is Edition.PLATFORM else "default"
         accounts |= {t.name: (profile_account,) for t in config.kubeflow.install.tenants}
-    profiles = (
-        [t.name for t in config.kubeflow.install.tenants]
-        if config.kubeflow is not None and config.kubeflow.install.edition is Edition.PLATFORM else []
-    )
+    profiles = [t.name for t in config.kubeflow.install.tenants] if config.kubeflow is not None and config.kubeflow.install.edition is Edition.PLATFORM else []
     shared = SharedDatasets(
-        f"{stack}-datasets", datasets, cluster=cluster, namespaces=tenants, service_accounts=accounts, pod_defaults=profiles,
+        f"{stack}-datasets",
+        datasets,
+        cluster=cluster,
+        namespaces=tenants,
+        service_accounts=accounts,
+        pod_defaults=profiles,
     )
     pulumi.export("datasetBuckets", shared.buckets)
     pulumi.export("datasetClaims", shared.claims)

@@ -53,9 +53,7 @@ def _level_or_settings(value: Any) -> Any:
             raise ValueError("enforcement level must be advisory, mandatory or disabled")
         return {"enforcementLevel": value}
     if not isinstance(value, dict):
-        raise ValueError(
-            f"expected an enforcement level ({', '.join(e.value for e in Enforcement)}) or an object of settings"
-        )
+        raise ValueError(f"expected an enforcement level ({', '.join(e.value for e in Enforcement)}) or an object of settings")
     return value
 
 

@@ -61,9 +61,7 @@ def eks(**overrides: Any) -> dict[str, Any]:
 
 def eks_node_groups(**overrides: Any) -> dict[str, Any]:
     """The seed's classes: small p3.2xlarge and large p3.8xlarge, each spot then on-demand."""
-    args: dict[str, Any] = {
-        "classes": [gpu_class(), gpu_class(name="large", instance_types=["p3.8xlarge"], max_nodes=2)]
-    }
+    args: dict[str, Any] = {"classes": [gpu_class(), gpu_class(name="large", instance_types=["p3.8xlarge"], max_nodes=2)]}
     args.update(copy.deepcopy(overrides))
     return args
 
@@ -98,4 +96,3 @@ def recipe_stack() -> Any:
     from gpu_platform.infra.stack.model import StackConfig
 
     return StackConfig.model_validate(raw)
-

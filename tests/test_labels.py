@@ -29,9 +29,7 @@ def _table() -> dict[str, str]:
 def _docstrings(tree: ast.AST) -> set[int]:
     """ids of the string constants that are docstrings (a bare string statement)."""
     return {
-        id(node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
     }
 
 
@@ -60,7 +58,8 @@ def test_the_label_table_holds_the_gpu_resource_and_the_cloud_labels() -> None:
     assert labels.GPU_QUOTA_KEY == "requests.nvidia.com/gpu"
     assert labels.GPU_TEMPLATE_TAG == "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
     assert (labels.GKE_ACCELERATOR_LABEL, labels.AWS_ACCELERATOR_LABEL) == (
-        "cloud.google.com/gke-accelerator", "k8s.amazonaws.com/accelerator",
+        "cloud.google.com/gke-accelerator",
+        "k8s.amazonaws.com/accelerator",
     )
     assert labels.SCHEDULER_LABEL == ("dedicated", "scheduler")
 

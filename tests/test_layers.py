@@ -67,9 +67,7 @@ def test_no_import_runs_against_the_layers() -> None:
 def test_the_check_finds_hidden_imports(tmp_path: Path) -> None:
     for layer in FORBIDDEN:
         (tmp_path / layer).mkdir()
-    (tmp_path / "components" / "a.py").write_text(
-        "def f():\n    from gpu_platform.infra.capacity import MiB\n    return MiB\n"
-    )
+    (tmp_path / "components" / "a.py").write_text("def f():\n    from gpu_platform.infra.capacity import MiB\n    return MiB\n")
     (tmp_path / "components" / "b.py").write_text("import importlib\nimportlib.import_module('gpu_platform.policies.rules')\n")
     (tmp_path / "components" / "c.py").write_text("from components.pools.shapes import Taint\n")
     (tmp_path / "policies" / "d.py").write_text("from ..infra import config\n")

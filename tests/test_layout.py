@@ -14,10 +14,21 @@ from gpu_platform.infra.docs import pulumi_config_section
 from tests.conftest import PROJECT_DIR
 
 TOP_LEVEL = {
-    "Pulumi.yaml", "pyproject.toml", "README.md", "components", "infra", "stacks", "policies", "tests",
-    ".ci", ".github", ".gitignore", ".git",
+    "Pulumi.yaml",
+    "pyproject.toml",
+    "README.md",
+    "components",
+    "infra",
+    "stacks",
+    "policies",
+    "tests",
+    ".ci",
+    ".github",
+    ".gitignore",
+    ".git",
     # Asked for by the packaging issue: the consumer example and the release notes.
-    "examples", "CHANGELOG.md",
+    "examples",
+    "CHANGELOG.md",
     # Asked for by the any-language issue: the manifest of the source-based component package.
     "PulumiPlugin.yaml",
 }
@@ -93,10 +104,7 @@ def test_components_reexports_its_public_api() -> None:
     # Every Args model and component a user builds is importable from the package itself.
     for module in ("gke/args", "gke/cluster", "eks/cluster", "eks/node_groups"):
         tree = ast.parse((PROJECT_DIR / "components" / f"{module}.py").read_text())
-        public = {
-            n.name for n in tree.body
-            if isinstance(n, ast.ClassDef) and not n.name.startswith("_") and n.name.endswith(("Args", "Cluster", "Groups"))
-        }
+        public = {n.name for n in tree.body if isinstance(n, ast.ClassDef) and not n.name.startswith("_") and n.name.endswith(("Args", "Cluster", "Groups"))}
         assert public <= set(components.__all__), (module, sorted(public - set(components.__all__)))
 
 
@@ -109,5 +117,7 @@ def test_docs_name_the_guides_never_the_seed() -> None:
         for path in (PROJECT_DIR / top).rglob("*"):
             if path.suffix in (".py", ".md", ".yaml"):
                 text = path.read_text()
-                found += [f"{path.relative_to(PROJECT_DIR)}:{i}" for i, line in enumerate(text.splitlines(), 1) if re.search(r"\bthe seed\b|\bseed's\b", line, re.I)]
+                found += [
+                    f"{path.relative_to(PROJECT_DIR)}:{i}" for i, line in enumerate(text.splitlines(), 1) if re.search(r"\bthe seed\b|\bseed's\b", line, re.I)
+                ]
     assert not found, found

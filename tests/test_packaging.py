@@ -59,11 +59,17 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True, capture_output=True, text=True).stdout.strip())
+    purelib = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True, capture_output=True, text=True
+        ).stdout.strip()
+    )
     # The dependencies come from this test environment's site-packages, as a plain path:
     # its .pth files (this checkout's editable install among them) are not processed.
     (purelib / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)], check=True, capture_output=True, timeout=300
+    )
     return Installed(venv, python, purelib)
 
 
@@ -126,7 +132,9 @@ def test_the_cli_previews_a_shipped_stack_from_the_wheel(installed: Installed, t
     document = json.loads(plan.read_text())
     types = {r["type"] for r in document["resources"]}
     assert "gpu-platform:gpu_gke_cluster:GpuGkeCluster" in types and "gcp:container/cluster:Cluster" in types
-    where = subprocess.run([str(installed.python), "-c", "import gpu_platform.infra.cli as c; print(c.__file__)"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    where = subprocess.run(
+        [str(installed.python), "-c", "import gpu_platform.infra.cli as c; print(c.__file__)"], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
     assert where.stdout.strip().startswith(str(installed.purelib))
 
 
@@ -136,7 +144,9 @@ def test_the_consumer_program_previews_from_the_wheel_through_the_cli_and_the_te
     for name in ("Pulumi.yaml", "__main__.py"):
         (program / name).write_text((PROJECT_DIR / "examples" / "consumer" / name).read_text())
     cli = installed.venv / "bin" / "gpu-platform"
-    result = subprocess.run([str(cli), "preview", "--program", str(program), "--no-render", "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [str(cli), "preview", "--program", str(program), "--no-render", "--quiet"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     assert "13 resources" in result.stdout
     probe = (
@@ -160,7 +170,10 @@ def test_the_byo_network_example_previews_from_the_wheel_outside_the_repository(
     plan = tmp_path / "plan.json"
     result = subprocess.run(
         [str(cli), "preview", "--program", str(program), "--no-render", "--quiet", "--json", str(plan)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     document = json.loads(plan.read_text())

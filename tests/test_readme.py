@@ -224,9 +224,7 @@ def test_the_readme_scripts_run_as_written_from_the_repository_root() -> None:
     scripts = sorted(set(re.findall(r"`(?:\.venv/bin/)?python ((?:tests|examples)/[\w/.-]+\.py)", README)))
     assert {"examples/report/make_sample.py", "tests/benchmarks/render_preview.py"} <= set(scripts)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
-    has_package = subprocess.run(
-        [_plain_python(), "-c", "import gpu_platform"], cwd="/", env=env, capture_output=True, timeout=60
-    ).returncode == 0
+    has_package = subprocess.run([_plain_python(), "-c", "import gpu_platform"], cwd="/", env=env, capture_output=True, timeout=60).returncode == 0
     runnable = has_package or (PROJECT_DIR / ".venv" / "bin" / "python").is_file()
     for script in scripts:
         done = subprocess.run([_plain_python(), script, "--help"], cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=60)
@@ -250,7 +248,11 @@ def test_make_sample_writes_its_three_files_beside_others(tmp_path: Path) -> Non
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
     done = subprocess.run(
         [_plain_python(), "examples/report/make_sample.py", "--out", str(tmp_path)],
-        cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=300,
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpus.png", "make_sample.py", "report.json", "wait_times.png"]

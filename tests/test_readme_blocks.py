@@ -29,77 +29,119 @@ DOCS = ("README.md", "components/README.md")
 # key -> "test_<name>" (the check that runs the block) or "exempt: <why>".
 CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "quickstart:preview"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
-    ("README.md", "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py"):
-        "test_readme.test_ci_runs_the_readme_apply_stacks_command",
+    (
+        "README.md",
+        "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py",
+    ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
     ("README.md", "example:differential"): "test_the_differential_regenerate_block_runs_its_help_and_names_its_flags",
     ("README.md", "example:warm-capacity"): "test_the_warm_capacity_recommendation_is_what_its_command_prints",
     ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
-    ("README.md", "example:consumer"): "test_readme.test_consumer_example_runs_under_mocks (and from the built wheel in a fresh virtualenv: test_packaging.test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel)",
-    ("README.md", "gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    (
+        "README.md",
+        "example:consumer",
+    ): "test_readme.test_consumer_example_runs_under_mocks (and from the built wheel in a fresh virtualenv: test_packaging.test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel)",
+    (
+        "README.md",
+        "gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34",
+    ): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("README.md", "from gpu_platform.infra.testing import preview_program, run_components"): "test_the_testing_module_example_runs_from_the_repository_root",
     ("README.md", "example:composed"): "test_readme.test_composed_example_runs_under_mocks",
     ("README.md", "gpu-platform preview --program examples/composed gke"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
-    ("README.md", "warning: GpuGkeCluster ml-gke: args.network: an Output, so its form (a network name or self link) is not checked before deploy"):
-        "test_the_byo_network_preview_prints_the_warnings_shown",
+    (
+        "README.md",
+        "warning: GpuGkeCluster ml-gke: args.network: an Output, so its form (a network name or self link) is not checked before deploy",
+    ): "test_the_byo_network_preview_prints_the_warnings_shown",
     ("README.md", "gpu-platform preview --program examples/byo-network --no-render"): "test_the_byo_network_preview_prints_the_warnings_shown",
     ("README.md", "resources:"): "test_the_pulumi_yaml_block_constructs_through_the_package_schema",
-    ("README.md", 'const eks = new gpu.EksCluster("ml", {region: "us-west-2", zones: ["us-west-2a", "us-west-2b"]});'):
-        "exempt: a TypeScript program needs the Pulumi CLI and Node to generate its SDK (pulumi package add); "
-        "tests/components/test_any_language.py constructs the same through the provider",
-    ("README.md", "cp stacks/Pulumi.dev-gke.yaml stacks/Pulumi.team-gke.yaml    # or dev-eks, prod-gke, prod-eks"):
-        "test_create_your_own_stack_runs_in_a_copy",
-    ("README.md", ".venv/bin/gpu-platform preview prod-eks --upstream ../shared/reference/upstream --render"):
-        "exempt: renders every release of prod-eks (about a minute); tests/infra/test_render.py "
-        "test_the_stack_renders_fully_and_clean runs this preview through the CLI's main()",
-    ("README.md", ".venv/bin/gpu-platform preview prod-eks --upstream ../shared/reference/upstream --apply local"):
-        "exempt: needs the Kubernetes binaries tests/kube/build.sh builds (an hour); tests/apply/test_apply.py runs --apply when they are built",
+    (
+        "README.md",
+        'const eks = new gpu.EksCluster("ml", {region: "us-west-2", zones: ["us-west-2a", "us-west-2b"]});',
+    ): "exempt: a TypeScript program needs the Pulumi CLI and Node to generate its SDK (pulumi package add); "
+    "tests/components/test_any_language.py constructs the same through the provider",
+    ("README.md", "cp stacks/Pulumi.dev-gke.yaml stacks/Pulumi.team-gke.yaml    # or dev-eks, prod-gke, prod-eks"): "test_create_your_own_stack_runs_in_a_copy",
+    (
+        "README.md",
+        ".venv/bin/gpu-platform preview prod-eks --upstream ../shared/reference/upstream --render",
+    ): "exempt: renders every release of prod-eks (about a minute); tests/infra/test_render.py "
+    "test_the_stack_renders_fully_and_clean runs this preview through the CLI's main()",
+    (
+        "README.md",
+        ".venv/bin/gpu-platform preview prod-eks --upstream ../shared/reference/upstream --apply local",
+    ): "exempt: needs the Kubernetes binaries tests/kube/build.sh builds (an hour); tests/apply/test_apply.py runs --apply when they are built",
     ("README.md", "├─ gcp:container/nodePool:NodePool  dev-gke-t4"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
-    ("README.md", "python3 -m venv .venv && .venv/bin/pip install -e .   # Pulumi.yaml uses .venv"):
-        "exempt: needs a cloud: pulumi stack select/preview/up with the Pulumi CLI and GCP credentials",
+    (
+        "README.md",
+        "python3 -m venv .venv && .venv/bin/pip install -e .   # Pulumi.yaml uses .venv",
+    ): "exempt: needs a cloud: pulumi stack select/preview/up with the Pulumi CLI and GCP credentials",
     ("README.md", "nodeSelector: {cloud.google.com/compute-class: a100}"): "test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks",
-    ("README.md", "# 1. Turn protection off in the stack file and apply it (the cloud flags and Pulumi's):"):
-        "exempt: needs a cloud: pulumi up / destroy / stack rm (test_readme.test_teardown_says_how_to_lift_every_protection checks the keys)",
+    (
+        "README.md",
+        "# 1. Turn protection off in the stack file and apply it (the cloud flags and Pulumi's):",
+    ): "exempt: needs a cloud: pulumi up / destroy / stack rm (test_readme.test_teardown_says_how_to_lift_every_protection checks the keys)",
     ("README.md", "gpu-platform:eks_node_groups:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "nodeSelector: {gpu-platform.io/gpu-class: small}"): "test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks",
-    ("README.md", ".venv/bin/gpu-platform preflight eks dev-eks"):
-        "exempt: needs AWS (EC2 and Service Quotas); tests/infra/test_preflight.py runs the command against moto in-process",
+    (
+        "README.md",
+        ".venv/bin/gpu-platform preflight eks dev-eks",
+    ): "exempt: needs AWS (EC2 and Service Quotas); tests/infra/test_preflight.py runs the command against moto in-process",
     ("README.md", ".venv/bin/gpu-platform preflight gke prod-gke --offline"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("README.md", "  gpu-platform:eks:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs"):
-        "test_the_autoscaler_fragment_runs_after_the_composed_example",
+    (
+        "README.md",
+        "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs",
+    ): "test_the_autoscaler_fragment_runs_after_the_composed_example",
     ("README.md", "gpu-platform:dask:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "example:datasets-eks"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "example:datasets-gke"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "example:datasets-refused"): "test_the_dataset_refusals_are_the_lines_shown",
-    ("README.md", 'gpu-platform:shared_datasets.datasets[0].tenants[1].access: tenant team-a mounts dataset features read_write, but the dataset is read_only; make the dataset read_write or mount it read_only (got "read_write")'): "test_the_dataset_refusals_are_the_lines_shown",
-    ("README.md", 'gpu-platform:shared_datasets.datasets[0].bucket.name: a Cloud Storage bucket name may not start with goog nor contain google (cloud gcp) (got "acme-google-features")'): "test_the_dataset_refusals_are_the_lines_shown",
+    (
+        "README.md",
+        'gpu-platform:shared_datasets.datasets[0].tenants[1].access: tenant team-a mounts dataset features read_write, but the dataset is read_only; make the dataset read_write or mount it read_only (got "read_write")',
+    ): "test_the_dataset_refusals_are_the_lines_shown",
+    (
+        "README.md",
+        'gpu-platform:shared_datasets.datasets[0].bucket.name: a Cloud Storage bucket name may not start with goog nor contain google (cloud gcp) (got "acme-google-features")',
+    ): "test_the_dataset_refusals_are_the_lines_shown",
     ("README.md", "gpu-platform:aws_load_balancer_controller:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "gpu-platform:inference:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "gpu-platform preview --program examples/inference gke"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
-    ("README.md", "gpu-platform preview --program examples/inference eks --upstream ../shared/reference/upstream"):
-        "test_the_inference_example_previews_on_eks_with_the_pinned_policy",
+    (
+        "README.md",
+        "gpu-platform preview --program examples/inference eks --upstream ../shared/reference/upstream",
+    ): "test_the_inference_example_previews_on_eks_with_the_pinned_policy",
     ("README.md", "gpu-platform:queues:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("README.md", "example:eks-sharing"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "import yaml"):
-        "exempt: runs in a tenant's notebook against a live cluster (KubeCluster creates a DaskCluster); "
-        "test_the_dask_notebook_reads_the_spec_the_stack_mounts checks the path and the spec",
+    ("README.md", "import yaml"): "exempt: runs in a tenant's notebook against a live cluster (KubeCluster creates a DaskCluster); "
+    "test_the_dask_notebook_reads_the_spec_the_stack_mounts checks the path and the spec",
     ("README.md", "from kfp import dsl"): "test_the_kfp_pipeline_example_runs_and_places_the_step",
-    ("README.md", "gpu-platform plan-capacity dev-gke --pool t4 --cpu 1 --memory 4Gi --gpus 1 --run-duration 36m --runs 1000 --window 3h"):
-        "test_plan_capacity_prints_what_the_readme_shows",
+    (
+        "README.md",
+        "gpu-platform plan-capacity dev-gke --pool t4 --cpu 1 --memory 4Gi --gpus 1 --run-duration 36m --runs 1000 --window 3h",
+    ): "test_plan_capacity_prints_what_the_readme_shows",
     ("README.md", "pool t4: n1-standard-4, 2x nvidia-tesla-t4, 2..40 nodes in total"): "test_plan_capacity_prints_what_the_readme_shows",
     ("README.md", "steps:"): "test_the_capacity_inputs_file_is_valid_and_plans",
-    ("README.md", "# prometheusUrl is http://<service>.prometheus.svc:9090: forward that service"):
-        "exempt: kubectl port-forward to a live cluster and its Prometheus "
-        "(test_readme.test_the_report_port_forward_reaches_the_prometheus_the_stack_deploys checks the service)",
-    ("README.md", "│ GPU pods                                   │ 171                                                    │"):
-        "test_readme.test_make_sample_writes_its_three_files_beside_others (the table make_sample.py prints)",
-    ("README.md", ".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload"):
-        "test_the_shell_commands_that_need_no_cloud_run_as_written",
-    ("README.md", ".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'"):
-        "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    (
+        "README.md",
+        "# prometheusUrl is http://<service>.prometheus.svc:9090: forward that service",
+    ): "exempt: kubectl port-forward to a live cluster and its Prometheus "
+    "(test_readme.test_the_report_port_forward_reaches_the_prometheus_the_stack_deploys checks the service)",
+    (
+        "README.md",
+        "│ GPU pods                                   │ 171                                                    │",
+    ): "test_readme.test_make_sample_writes_its_three_files_beside_others (the table make_sample.py prints)",
+    (
+        "README.md",
+        ".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload",
+    ): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    (
+        "README.md",
+        ".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'",
+    ): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("README.md", "example:karpenter"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "│ analytics   │ 1.62  │ 4.78     │ 25.5%  │ 41%  │ 20 / 30 / 30       │ ≤20 / ≤40 / ≤40   │ 0.03 / 1         │"):
-        "test_report_tenants.test_the_command_prints_the_tenant_table_and_writes_json_and_plot (the README's lines as printed)",
+    (
+        "README.md",
+        "│ analytics   │ 1.62  │ 4.78     │ 25.5%  │ 41%  │ 20 / 30 / 30       │ ≤20 / ≤40 / ≤40   │ 0.03 / 1         │",
+    ): "test_report_tenants.test_the_command_prints_the_tenant_table_and_writes_json_and_plot (the README's lines as printed)",
     ("components/README.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("components/README.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
 }
@@ -116,7 +158,7 @@ def blocks(doc: str) -> list[tuple[str, str, str]]:
             i += 1
             continue
         end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
-        text = "\n".join(lines[i + 1:end])
+        text = "\n".join(lines[i + 1 : end])
         before = next((line for line in reversed(lines[:i]) if line.strip()), "")
         marker = re.fullmatch(r"<!-- ((?:example|quickstart):[\w-]+) -->", before.strip())
         found.append((marker.group(1) if marker else lines[i + 1], m.group(1), text))
@@ -192,8 +234,11 @@ def test_the_quick_start_preview_runs_and_shows_the_pool_tree(dev_gke_preview: s
         ("gpu-platform preview --program examples/inference gke", 0, "Stack gke (acme-inference): "),
         (".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload", 0, "GPU pods"),
         # Shipped prices for a region outside the shipped stacks' (the refresh line: tests/infra/test_prices.py).
-        (".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'",
-         0, "(europe-west4,"),
+        (
+            ".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'",
+            0,
+            "(europe-west4,",
+        ),
         (".venv/bin/gpu-platform preflight gke prod-gke --offline", 0, "ok: pool a100x8: nvidia-tesla-a100 is offered in us-central1-c"),
     ],
 )
@@ -218,8 +263,11 @@ def test_the_inference_example_previews_on_eks_with_the_pinned_policy() -> None:
     done = bash(command, PROJECT_DIR)
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
     assert done.stdout.startswith("Stack eks (acme-inference): ")
-    for line in ("aws:iam/policy:Policy  ml-alb-policy", "kubernetes:helm.sh/v3:Release  ml-alb-release",
-                 "kubernetes:autoscaling/v2:HorizontalPodAutoscaler  ml-inference-autoscaler-hpa"):
+    for line in (
+        "aws:iam/policy:Policy  ml-alb-policy",
+        "kubernetes:helm.sh/v3:Release  ml-alb-release",
+        "kubernetes:autoscaling/v2:HorizontalPodAutoscaler  ml-inference-autoscaler-hpa",
+    ):
         assert line in done.stdout, line
 
 
@@ -246,7 +294,9 @@ def test_create_your_own_stack_runs_in_a_copy(tmp_path: Path) -> None:
 
 def test_plan_capacity_prints_what_the_readme_shows() -> None:
     """Exit 1 (the pool's maximum is too low, as the output says) and exactly the printed lines."""
-    done = bash(block("README.md", "gpu-platform plan-capacity dev-gke --pool t4 --cpu 1 --memory 4Gi --gpus 1 --run-duration 36m --runs 1000 --window 3h"), PROJECT_DIR)
+    done = bash(
+        block("README.md", "gpu-platform plan-capacity dev-gke --pool t4 --cpu 1 --memory 4Gi --gpus 1 --run-duration 36m --runs 1000 --window 3h"), PROJECT_DIR
+    )
     assert done.returncode == 1, done.stderr
     assert done.stdout.strip() == block("README.md", "pool t4: n1-standard-4, 2x nvidia-tesla-t4, 2..40 nodes in total").strip()
 
@@ -301,7 +351,16 @@ def test_the_dataset_refusals_are_the_lines_shown() -> None:
 
     snippet = yaml.safe_load(block("README.md", "example:datasets-refused"))
     config, secret = read_stack_file(PROJECT_DIR, "dev-gke")
-    for patch, shown in ((None, 'gpu-platform:shared_datasets.datasets[0].tenants[1].access: tenant team-a mounts dataset features read_write, but the dataset is read_only; make the dataset read_write or mount it read_only (got "read_write")'), ("read_write", 'gpu-platform:shared_datasets.datasets[0].bucket.name: a Cloud Storage bucket name may not start with goog nor contain google (cloud gcp) (got "acme-google-features")')):
+    for patch, shown in (
+        (
+            None,
+            'gpu-platform:shared_datasets.datasets[0].tenants[1].access: tenant team-a mounts dataset features read_write, but the dataset is read_only; make the dataset read_write or mount it read_only (got "read_write")',
+        ),
+        (
+            "read_write",
+            'gpu-platform:shared_datasets.datasets[0].bucket.name: a Cloud Storage bucket name may not start with goog nor contain google (cloud gcp) (got "acme-google-features")',
+        ),
+    ):
         if patch:
             snippet["gpu-platform:shared_datasets"]["datasets"][0]["access"] = patch
         with pytest.raises(ConfigError) as info:
@@ -320,8 +379,12 @@ def test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks(key: str, val
 
     fragment = yaml.safe_load(block("README.md", key))
     resources = fragment.pop("resources")
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-           "spec": {**fragment, "containers": [{"name": "c", "image": "busybox:1.36", "resources": resources}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {**fragment, "containers": [{"name": "c", "image": "busybox:1.36", "resources": resources}]},
+    }
     errors = [e.message for e in builtin_validator("1.34", "v1", "Pod").iter_errors(pod)]
     assert errors == []
     assert value in {v for v in fragment["nodeSelector"].values()}
@@ -385,8 +448,11 @@ def test_the_testing_module_example_runs_from_the_repository_root(monkeypatch: p
 
 def test_the_autoscaler_fragment_runs_after_the_composed_example(tmp_path: Path) -> None:
     """It continues the composed example (its `pulumi` and `cluster`)."""
-    source = block("README.md", "example:composed") + "\n" + block(
-        "README.md", "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs")
+    source = (
+        block("README.md", "example:composed")
+        + "\n"
+        + block("README.md", "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs")
+    )
     monitor = _run_under_mocks(source, tmp_path, {"consumer:grafana_admin_password": "x"}, ["consumer:grafana_admin_password"])
     by_name = {r.name: r for r in monitor.recorded}
     assert by_name["triton"].type == "gpu-platform:gpu_utilization_autoscaler:GpuUtilizationAutoscaler"
@@ -418,7 +484,6 @@ def test_the_dask_notebook_reads_the_spec_the_stack_mounts() -> None:
     (spec_map,) = [r for r in plan.resources if r.type == "kubernetes:core/v1:ConfigMap" and r.inputs["metadata"]["name"] == "dask-cluster-spec"][:1]
     spec = yaml.safe_load(spec_map.inputs["data"][os.path.basename(path)])
     assert spec["kind"] == "DaskCluster"
-
 
 
 def test_the_differential_regenerate_block_runs_its_help_and_names_its_flags() -> None:

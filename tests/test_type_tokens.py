@@ -238,10 +238,7 @@ def registered(stack: str) -> dict[str, frozenset[str]]:
 
 
 def test_every_exported_component_has_its_frozen_type_token() -> None:
-    exported = {
-        name: cls for name in components.__all__
-        if isinstance(cls := getattr(components, name), type) and issubclass(cls, pulumi.ComponentResource)
-    }
+    exported = {name: cls for name in components.__all__ if isinstance(cls := getattr(components, name), type) and issubclass(cls, pulumi.ComponentResource)}
     assert sorted(exported) == sorted(FROZEN_TOKENS), "a component was added or removed: freeze its token here"
     built = registered("gke") | registered("eks") | registered("eks-karpenter")
     assert {token for token in built} == set(FROZEN_TOKENS.values())
@@ -249,7 +246,7 @@ def test_every_exported_component_has_its_frozen_type_token() -> None:
 
 PYTHON_ONLY = {
     "Kueue": "its tenants are QueueTenant values built from the Dask and Kubeflow Args in Python "
-             "(kueue_plan.dask_queue_tenants, kubeflow_queue_tenants); not offered to other languages yet",
+    "(kueue_plan.dask_queue_tenants, kubeflow_queue_tenants); not offered to other languages yet",
 }
 """Components not (yet) offered to other languages, and why."""
 

@@ -116,14 +116,19 @@ class AwsInstanceType:
 
 def _aws_family(gpu: str | None, gpu_memory_mib: int, rows: tuple[tuple[str, int, int, int], ...]) -> list[AwsInstanceType]:
     """Rows of (instance type, vCPUs, memory GiB, GPUs)."""
-    return [
-        AwsInstanceType(name, vcpus, mem_gib * GIB, gpu, gpus, gpu_memory_mib if gpu else 0)
-        for name, vcpus, mem_gib, gpus in rows
-    ]
+    return [AwsInstanceType(name, vcpus, mem_gib * GIB, gpu, gpus, gpu_memory_mib if gpu else 0) for name, vcpus, mem_gib, gpus in rows]
 
 
-_G_SIZES = (("xlarge", 4, 1), ("2xlarge", 8, 1), ("4xlarge", 16, 1), ("8xlarge", 32, 1), ("16xlarge", 64, 1),
-            ("12xlarge", 48, 4), ("24xlarge", 96, 4), ("48xlarge", 192, 8))
+_G_SIZES = (
+    ("xlarge", 4, 1),
+    ("2xlarge", 8, 1),
+    ("4xlarge", 16, 1),
+    ("8xlarge", 32, 1),
+    ("16xlarge", 64, 1),
+    ("12xlarge", 48, 4),
+    ("24xlarge", 96, 4),
+    ("48xlarge", 192, 8),
+)
 
 
 def _g_family(prefix: str, gpu: str, gpu_memory_mib: int, mib_per_vcpu_gib: int, sizes: tuple[tuple[str, int, int], ...] = _G_SIZES) -> list[AwsInstanceType]:
@@ -146,7 +151,9 @@ AWS_INSTANCE_TYPES: dict[str, AwsInstanceType] = {
         *_aws_family("A100", 80 * GIB, (("p4de.24xlarge", 96, 1152, 8),)),
         *_aws_family("H100", 80 * GIB, (("p5.48xlarge", 192, 2048, 8),)),
         # CPU types for system node groups.
-        *_aws_family(None, 0, tuple((f"{f}.{s}", v, v * 4, 0) for f in ("m5", "m6i", "m7i") for s, v in (("large", 2), ("xlarge", 4), ("2xlarge", 8), ("4xlarge", 16)))),
+        *_aws_family(
+            None, 0, tuple((f"{f}.{s}", v, v * 4, 0) for f in ("m5", "m6i", "m7i") for s, v in (("large", 2), ("xlarge", 4), ("2xlarge", 8), ("4xlarge", 16)))
+        ),
         *_aws_family(None, 0, (("t3.medium", 2, 4, 0), ("t3.large", 2, 8, 0), ("t3.xlarge", 4, 16, 0), ("t3.2xlarge", 8, 32, 0))),
     )
 }
@@ -158,7 +165,8 @@ AWS_ENI_LIMITS: dict[str, tuple[int, int]] = {
     # Ipv4AddressesPerInterface); the p3 rows follow the EC2 documentation.
     **{f"g4dn.{s}": (3, 10) for s in ("xlarge", "2xlarge", "4xlarge")},
     **{f"g4dn.{s}": (4, 15) for s in ("8xlarge", "16xlarge")},
-    "g4dn.12xlarge": (8, 30), "g4dn.metal": (15, 50),
+    "g4dn.12xlarge": (8, 30),
+    "g4dn.metal": (15, 50),
     **{f"g5.{s}": (4, 15) for s in ("xlarge", "2xlarge")},
     **{f"g5.{s}": (8, 30) for s in ("4xlarge", "8xlarge", "16xlarge")},
     **{f"g5.{s}": (15, 50) for s in ("12xlarge", "24xlarge")},
@@ -168,13 +176,24 @@ AWS_ENI_LIMITS: dict[str, tuple[int, int]] = {
     **{f"g6.{s}": (15, 50) for s in ("16xlarge", "24xlarge", "48xlarge")},
     **{f"g6e.{s}": (4, 15) for s in ("xlarge", "2xlarge")},
     **{f"g6e.{s}": (8, 30) for s in ("4xlarge", "8xlarge")},
-    "g6e.16xlarge": (15, 50), "g6e.12xlarge": (10, 30), "g6e.24xlarge": (10, 50), "g6e.48xlarge": (10, 50),
-    "p3.2xlarge": (4, 15), "p3.8xlarge": (8, 30), "p3.16xlarge": (8, 30),
-    "p3dn.24xlarge": (15, 50), "p4d.24xlarge": (15, 50), "p4de.24xlarge": (15, 50), "p5.48xlarge": (2, 50),
+    "g6e.16xlarge": (15, 50),
+    "g6e.12xlarge": (10, 30),
+    "g6e.24xlarge": (10, 50),
+    "g6e.48xlarge": (10, 50),
+    "p3.2xlarge": (4, 15),
+    "p3.8xlarge": (8, 30),
+    "p3.16xlarge": (8, 30),
+    "p3dn.24xlarge": (15, 50),
+    "p4d.24xlarge": (15, 50),
+    "p4de.24xlarge": (15, 50),
+    "p5.48xlarge": (2, 50),
     **{f"{f}.large": (3, 10) for f in ("m5", "m6i", "m7i")},
     **{f"{f}.{s}": (4, 15) for f in ("m5", "m6i", "m7i") for s in ("xlarge", "2xlarge")},
     **{f"{f}.4xlarge": (8, 30) for f in ("m5", "m6i", "m7i")},
-    "t3.medium": (3, 6), "t3.large": (3, 12), "t3.xlarge": (4, 15), "t3.2xlarge": (4, 15),
+    "t3.medium": (3, 6),
+    "t3.large": (3, 12),
+    "t3.xlarge": (4, 15),
+    "t3.2xlarge": (4, 15),
 }
 """Network limits of every type in AWS_INSTANCE_TYPES, for the pods a node may run (AwsInstanceType.eks_max_pods)."""
 
@@ -229,13 +248,9 @@ def aws_shape(names: list[str], stated: MachineShapeArgs | None, *, gpu: bool) -
                 "shape.gpus", f"a GPU class needs shape.gpus, the GPUs per instance (got {stated.gpus if stated.gpus is not None else 'none'})"
             )
         if stated.gpu_type is None:
-            raise GpuCombinationError(
-                "shape.gpu_type", "a GPU class needs shape.gpu_type, the GPU model as EC2 names it (e.g. H200)"
-            )
+            raise GpuCombinationError("shape.gpu_type", "a GPU class needs shape.gpu_type, the GPU model as EC2 names it (e.g. H200)")
         if not _AWS_GPU_MODEL.match(stated.gpu_type):
-            raise GpuCombinationError(
-                "shape.gpu_type", f"shape.gpu_type {stated.gpu_type!r} is not a GPU model name as EC2 gives it (e.g. H200, L40S)"
-            )
+            raise GpuCombinationError("shape.gpu_type", f"shape.gpu_type {stated.gpu_type!r} is not a GPU model name as EC2 gives it (e.g. H200, L40S)")
         offered = [t.gpu_count for t in AWS_INSTANCE_TYPES.values() if t.gpu == stated.gpu_type]
         if offered and stated.gpus > max(offered):
             raise GpuCombinationError(
@@ -251,9 +266,7 @@ def aws_shape(names: list[str], stated: MachineShapeArgs | None, *, gpu: bool) -
         row = AWS_INSTANCE_TYPES.get(name)
         if row is None:
             if not _AWS_INSTANCE_TYPE.match(name):
-                raise GpuCombinationError(
-                    "instance_types", f"{name!r} is not an EC2 instance type name (<family>.<size>, e.g. p5en.48xlarge)"
-                )
+                raise GpuCombinationError("instance_types", f"{name!r} is not an EC2 instance type name (<family>.<size>, e.g. p5en.48xlarge)")
             continue
         if (row.gpu is not None) != gpu:
             kind = "a GPU" if row.gpu else "a CPU"
@@ -266,9 +279,7 @@ def aws_shape(names: list[str], stated: MachineShapeArgs | None, *, gpu: bool) -
         ):
             if mine != theirs:
                 shown = f"{stated.memory_gib:g}" if key == "shape.memory_gib" else mine
-                raise GpuCombinationError(
-                    key, f"{key} {shown} contradicts the catalog: {row.describe()}; a node group's types share one shape"
-                )
+                raise GpuCombinationError(key, f"{key} {shown} contradicts the catalog: {row.describe()}; a node group's types share one shape")
         if name == names[0]:
             shape = row
     return shape

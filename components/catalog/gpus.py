@@ -54,7 +54,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class GcpAccelerator:
     """One GKE accelerator type (the value of `cloud.google.com/gke-accelerator`)."""
@@ -173,13 +172,8 @@ def _family(prefix: str, sizes: tuple[int, ...], mib_per_vcpu: float) -> list[Gc
     return [GcpMachineShape(f"{prefix}-{n}", n, int(n * mib_per_vcpu)) for n in sizes]
 
 
-def _gpu_shapes(
-    accelerator: str, rows: tuple[tuple[str, int, int, int], ...]
-) -> list[GcpMachineShape]:
-    return [
-        GcpMachineShape(name, vcpus, mem_gb * GIB, accelerator, gpus)
-        for name, gpus, vcpus, mem_gb in rows
-    ]
+def _gpu_shapes(accelerator: str, rows: tuple[tuple[str, int, int, int], ...]) -> list[GcpMachineShape]:
+    return [GcpMachineShape(name, vcpus, mem_gb * GIB, accelerator, gpus) for name, gpus, vcpus, mem_gb in rows]
 
 
 _N1_SIZES = (1, 2, 4, 8, 16, 32, 64, 96)
@@ -267,9 +261,7 @@ def gcp_accelerator(name: str) -> GcpAccelerator:
     try:
         return GCP_ACCELERATORS[name]
     except KeyError:
-        raise KeyError(
-            f"unknown accelerator type {name!r}; known: {', '.join(sorted(GCP_ACCELERATORS))}"
-        ) from None
+        raise KeyError(f"unknown accelerator type {name!r}; known: {', '.join(sorted(GCP_ACCELERATORS))}") from None
 
 
 def _or_list(values: list[int] | list[str]) -> str:
@@ -301,11 +293,7 @@ def allowed_accelerator_counts(machine_type: str, accelerator: str) -> list[int]
     if shape.family != "n1" or acc.machine_family != "n1":
         return []
     limits = N1_GPU_LIMITS[accelerator]
-    return [
-        count
-        for count, limit in sorted(limits.items())
-        if shape.vcpus <= limit.max_vcpus and shape.memory_mib <= limit.max_memory_mib
-    ]
+    return [count for count, limit in sorted(limits.items()) if shape.vcpus <= limit.max_vcpus and shape.memory_mib <= limit.max_memory_mib]
 
 
 def check_gcp_gpu(machine_type: str, accelerator: str, count: int | None) -> int:
@@ -340,8 +328,7 @@ def check_gcp_gpu(machine_type: str, accelerator: str, count: int | None) -> int
     if shape.accelerator is None and (shape.family != "n1" or acc.machine_family != "n1"):
         raise GpuCombinationError(
             "machine_type",
-            f"machine_type {machine_type} cannot carry {accelerator}; use one of "
-            f"{', '.join(machine_types_for(accelerator))}",
+            f"machine_type {machine_type} cannot carry {accelerator}; use one of {', '.join(machine_types_for(accelerator))}",
         )
     if shape.accelerator is not None:
         if count is not None and count != shape.gpu_count:
@@ -356,14 +343,12 @@ def check_gcp_gpu(machine_type: str, accelerator: str, count: int | None) -> int
     if count is None:
         raise GpuCombinationError(
             "accelerator_count",
-            f"accelerator_count is required for {accelerator} on {machine_type}; "
-            f"use {_or_list(allowed)}",
+            f"accelerator_count is required for {accelerator} on {machine_type}; use {_or_list(allowed)}",
         )
     if count not in limits:
         raise GpuCombinationError(
             "accelerator_count",
-            f"accelerator_count {count} is not offered for {accelerator}; "
-            f"use {_or_list(sorted(limits))}",
+            f"accelerator_count {count} is not offered for {accelerator}; use {_or_list(sorted(limits))}",
         )
     if count not in allowed:
         limit = limits[count]
@@ -419,9 +404,7 @@ def _gib(mib: int) -> str:
 def _agrees_with_catalog(name: str, vcpus: int, memory_mib: int, stated: MachineShapeArgs) -> None:
     forget = f"correct it, or remove shape: the catalog knows {name}"
     if stated.vcpus != vcpus:
-        raise GpuCombinationError(
-            "shape.vcpus", f"shape.vcpus {stated.vcpus} contradicts the catalog: {name} has {vcpus} vCPUs; {forget}"
-        )
+        raise GpuCombinationError("shape.vcpus", f"shape.vcpus {stated.vcpus} contradicts the catalog: {name} has {vcpus} vCPUs; {forget}")
     if stated.memory_mib != memory_mib:
         raise GpuCombinationError(
             "shape.memory_gib",
@@ -432,9 +415,7 @@ def _agrees_with_catalog(name: str, vcpus: int, memory_mib: int, stated: Machine
 def _agrees_with_name(machine_type: str, stated: MachineShapeArgs, gpus: int, gpus_key: str) -> None:
     said = gcp_name_states(machine_type)
     if "vcpus" in said and stated.vcpus != said["vcpus"]:
-        raise GpuCombinationError(
-            "shape.vcpus", f"shape.vcpus {stated.vcpus} contradicts the machine type's name: {machine_type} has {said['vcpus']} vCPUs"
-        )
+        raise GpuCombinationError("shape.vcpus", f"shape.vcpus {stated.vcpus} contradicts the machine type's name: {machine_type} has {said['vcpus']} vCPUs")
     if "memory_mib" in said and stated.memory_mib != said["memory_mib"]:
         raise GpuCombinationError(
             "shape.memory_gib",
@@ -442,23 +423,18 @@ def _agrees_with_name(machine_type: str, stated: MachineShapeArgs, gpus: int, gp
             f"{said['memory_mib']} MiB ({_gib(said['memory_mib'])} GiB)",
         )
     if "gpus" in said and gpus != said["gpus"]:
-        raise GpuCombinationError(
-            gpus_key, f"{gpus_key} {gpus} contradicts the machine type's name: {machine_type} carries {said['gpus']} GPUs"
-        )
+        raise GpuCombinationError(gpus_key, f"{gpus_key} {gpus} contradicts the machine type's name: {machine_type} carries {said['gpus']} GPUs")
 
 
 def _check_gcp_name(machine_type: str) -> None:
     if not _GCP_MACHINE_TYPE.match(machine_type):
         raise GpuCombinationError(
             "machine_type",
-            f"machine_type {machine_type!r} is not a Compute Engine machine type name "
-            "(<family>-<kind>-<size>, e.g. c3-standard-8 or a3-ultragpu-8g)",
+            f"machine_type {machine_type!r} is not a Compute Engine machine type name (<family>-<kind>-<size>, e.g. c3-standard-8 or a3-ultragpu-8g)",
         )
 
 
-def gcp_gpu_shape(
-    machine_type: str, accelerator: str, count: int | None, stated: MachineShapeArgs | None
-) -> tuple[GcpMachineShape, int]:
+def gcp_gpu_shape(machine_type: str, accelerator: str, count: int | None, stated: MachineShapeArgs | None) -> tuple[GcpMachineShape, int]:
     """The machine of a GKE GPU pool and its GPUs per node: the catalog's, or the shape stated for
     a type it does not know. Raises GpuCombinationError naming the key (``shape.vcpus``, ...)
     when the shape contradicts itself, the pool's accelerator fields or the catalog."""
@@ -468,13 +444,10 @@ def gcp_gpu_shape(
     if stated.gpu_type is not None and stated.gpu_type != accelerator:
         raise GpuCombinationError(
             "shape.gpu_type",
-            f"shape.gpu_type {stated.gpu_type} contradicts accelerator_type {accelerator}; "
-            "leave shape.gpu_type unset (the pool's accelerator_type is its GPU)",
+            f"shape.gpu_type {stated.gpu_type} contradicts accelerator_type {accelerator}; leave shape.gpu_type unset (the pool's accelerator_type is its GPU)",
         )
     if stated.gpus is not None and count is not None and stated.gpus != count:
-        raise GpuCombinationError(
-            "shape.gpus", f"shape.gpus {stated.gpus} contradicts accelerator_count {count}; state GPUs per machine once"
-        )
+        raise GpuCombinationError("shape.gpus", f"shape.gpus {stated.gpus} contradicts accelerator_count {count}; state GPUs per machine once")
     gpus_key = "accelerator_count" if count is not None or stated.gpus is None else "shape.gpus"
     gpus = count if count is not None else stated.gpus
     known = GCP_MACHINE_SHAPES.get(machine_type)
@@ -492,8 +465,7 @@ def gcp_gpu_shape(
     if not gpus:
         raise GpuCombinationError(
             gpus_key,
-            f"a GPU pool needs GPUs on every machine: set accelerator_count (or shape.gpus) for {machine_type}, "
-            "which the catalog does not know",
+            f"a GPU pool needs GPUs on every machine: set accelerator_count (or shape.gpus) for {machine_type}, which the catalog does not know",
         )
     _agrees_with_name(machine_type, stated, gpus, gpus_key)
     family = gcp_family(machine_type)
@@ -507,8 +479,7 @@ def gcp_gpu_shape(
         if family == "n1":
             raise GpuCombinationError(
                 "accelerator_type",
-                f"accelerator_type {accelerator} does not attach to N1 machines, which carry only "
-                f"{_or_list(sorted(N1_GPU_LIMITS))}",
+                f"accelerator_type {accelerator} does not attach to N1 machines, which carry only {_or_list(sorted(N1_GPU_LIMITS))}",
             )
     else:
         if family != acc.machine_family:
@@ -519,15 +490,11 @@ def gcp_gpu_shape(
             )
         most = max_gpus_per_machine(accelerator)
         if gpus > most:
-            raise GpuCombinationError(
-                gpus_key, f"{gpus_key} {gpus} is more GPUs than one machine carries of {accelerator} (at most {most})"
-            )
+            raise GpuCombinationError(gpus_key, f"{gpus_key} {gpus} is more GPUs than one machine carries of {accelerator} (at most {most})")
         if acc.machine_family == "n1":
             limits = N1_GPU_LIMITS[accelerator]
             if gpus not in limits:
-                raise GpuCombinationError(
-                    gpus_key, f"{gpus_key} {gpus} is not offered for {accelerator}; use {_or_list(sorted(limits))}"
-                )
+                raise GpuCombinationError(gpus_key, f"{gpus_key} {gpus} is not offered for {accelerator}; use {_or_list(sorted(limits))}")
             limit = limits[gpus]
             if stated.vcpus > limit.max_vcpus:
                 raise GpuCombinationError(
@@ -537,13 +504,10 @@ def gcp_gpu_shape(
             if stated.memory_mib > limit.max_memory_mib:
                 raise GpuCombinationError(
                     "shape.memory_gib",
-                    f"shape.memory_gib {stated.memory_gib:g} is more than N1 allows with {gpus}x {accelerator} "
-                    f"(at most {_gib(limit.max_memory_mib)} GiB)",
+                    f"shape.memory_gib {stated.memory_gib:g} is more than N1 allows with {gpus}x {accelerator} (at most {_gib(limit.max_memory_mib)} GiB)",
                 )
     built_in = family != "n1"
-    shape = GcpMachineShape(
-        machine_type, stated.vcpus, stated.memory_mib, accelerator if built_in else None, gpus if built_in else 0
-    )
+    shape = GcpMachineShape(machine_type, stated.vcpus, stated.memory_mib, accelerator if built_in else None, gpus if built_in else 0)
     return shape, gpus
 
 
@@ -555,17 +519,12 @@ def gcp_cpu_shape(machine_type: str, stated: MachineShapeArgs | None) -> GcpMach
     if known is not None and known.accelerator is not None:
         raise GpuCombinationError(
             "machine_type",
-            f"{machine_type} is a GPU machine type ({known.accelerator}); the system pool runs controllers: use a CPU "
-            f"machine type such as {examples}",
+            f"{machine_type} is a GPU machine type ({known.accelerator}); the system pool runs controllers: use a CPU machine type such as {examples}",
         )
     if stated is not None and stated.gpus:
-        raise GpuCombinationError(
-            "shape.gpus", f"shape.gpus {stated.gpus} contradicts a CPU pool (it runs controllers); leave it unset or 0"
-        )
+        raise GpuCombinationError("shape.gpus", f"shape.gpus {stated.gpus} contradicts a CPU pool (it runs controllers); leave it unset or 0")
     if stated is not None and stated.gpu_type is not None:
-        raise GpuCombinationError(
-            "shape.gpu_type", f"shape.gpu_type {stated.gpu_type} contradicts a CPU pool (it runs controllers); leave it unset"
-        )
+        raise GpuCombinationError("shape.gpu_type", f"shape.gpu_type {stated.gpu_type} contradicts a CPU pool (it runs controllers); leave it unset")
     if known is not None:
         if stated is not None:
             _agrees_with_catalog(machine_type, known.vcpus, known.memory_mib, stated)
@@ -573,8 +532,7 @@ def gcp_cpu_shape(machine_type: str, stated: MachineShapeArgs | None) -> GcpMach
     if stated is None:
         raise GpuCombinationError(
             "machine_type",
-            f"machine type {machine_type!r} is not in the catalog; use a CPU machine type such as {examples}, "
-            "or state its shape (shape: vcpus, memory_gib)",
+            f"machine type {machine_type!r} is not in the catalog; use a CPU machine type such as {examples}, or state its shape (shape: vcpus, memory_gib)",
         )
     _check_gcp_name(machine_type)
     _agrees_with_name(machine_type, stated, 0, "shape.gpus")

@@ -28,8 +28,7 @@ from pydantic import AfterValidator
 
 __all__ = ["GO_DURATION_EXAMPLES", "GoDuration", "go_duration_ns", "seconds"]
 
-_UNIT_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
-            "m": 60_000_000_000, "h": 3_600_000_000_000}
+_UNIT_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
 _ELEMENT = re.compile(r"([0-9]*)(?:\.([0-9]*))?(ns|us|µs|μs|ms|s|m|h)")
 _MAX_NS = 2**63 - 1
 """Go's time.Duration is an int64 of nanoseconds: at most 2562047h47m16.854775807s."""

@@ -70,8 +70,7 @@ _CHART_REPOSITORY = re.compile(r"^(https?|oci)://[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za
 def _dns_subdomain(value: str) -> str:
     if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
         raise ValueError(
-            f"{value!r} is not a DNS subdomain: lowercase letters, digits, '-' and '.', "
-            "starting and ending with a letter or digit, at most 253 characters"
+            f"{value!r} is not a DNS subdomain: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters"
         )
     return value
 
@@ -180,9 +179,7 @@ def exec_kubeconfig(cluster_name: str, server: str, ca_data: str, credential: di
         "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
         "current-context": cluster_name,
         "preferences": {},
-        "users": [
-            {"name": cluster_name, "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", **credential}}}
-        ],
+        "users": [{"name": cluster_name, "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", **credential}}}],
     }
     return yaml.safe_dump(config, sort_keys=False)
 
@@ -210,9 +207,7 @@ def prefix_ingress_spec(
                         k8s.networking.v1.HTTPIngressPathArgs(
                             path=path,
                             path_type="Prefix",
-                            backend=k8s.networking.v1.IngressBackendArgs(
-                                service=k8s.networking.v1.IngressServiceBackendArgs(name=service, port=port)
-                            ),
+                            backend=k8s.networking.v1.IngressBackendArgs(service=k8s.networking.v1.IngressServiceBackendArgs(name=service, port=port)),
                         )
                     ]
                 ),

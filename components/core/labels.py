@@ -138,7 +138,12 @@ KARPENTER_CAPACITY_LABEL = "karpenter.sh/capacity-type"
 KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"
 """The AWS tag (value: the cluster name) by which EC2NodeClasses select subnets and security groups."""
 NODE_COST_LABELS = (
-    INSTANCE_TYPE_LABEL, GKE_ACCELERATOR_LABEL, GKE_SPOT_LABEL, EKS_CAPACITY_LABEL, CAPACITY_LABEL, KARPENTER_CAPACITY_LABEL,
+    INSTANCE_TYPE_LABEL,
+    GKE_ACCELERATOR_LABEL,
+    GKE_SPOT_LABEL,
+    EKS_CAPACITY_LABEL,
+    CAPACITY_LABEL,
+    KARPENTER_CAPACITY_LABEL,
 )
 """The node labels kube-state-metrics exports (kube_node_labels) so `gpu-platform report` prices each GPU node:
 its machine or instance type, its GPU (GCP N1 machines pay it apart) and its capacity type (spot or on-demand)."""

@@ -57,9 +57,7 @@ def key_path(loc: tuple[Any, ...] | list[Any]) -> str:
     return out
 
 
-def field_error(
-    model: str, field: str | tuple[str | int, ...], message: str, value: Any
-) -> ValidationError:
+def field_error(model: str, field: str | tuple[str | int, ...], message: str, value: Any) -> ValidationError:
     """A ValidationError located at ``field`` of the model being validated.
 
     Raised from a model validator, pydantic prefixes the enclosing location, so a
@@ -100,10 +98,7 @@ def input_errors(problems: list[tuple[str | tuple[Any, ...], str]]) -> pulumi.In
     (path, reason) for several, so each is reported against its own property."""
     if len(problems) == 1:
         return input_error(*problems[0])
-    details = [
-        pulumi.InputPropertyErrorDetails(property_path=path if isinstance(path, str) else key_path(path), reason=reason)
-        for path, reason in problems
-    ]
+    details = [pulumi.InputPropertyErrorDetails(property_path=path if isinstance(path, str) else key_path(path), reason=reason) for path, reason in problems]
     return pulumi.InputPropertiesError(f"{len(details)} inputs are not valid", details)
 
 

@@ -48,11 +48,7 @@ def _declared(cls: type) -> list[ComponentOutput]:
         if name.startswith("_"):
             continue
         description = ""
-        if (
-            isinstance(following, ast.Expr)
-            and isinstance(following.value, ast.Constant)
-            and isinstance(following.value.value, str)
-        ):
+        if isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant) and isinstance(following.value.value, str):
             description = " ".join(inspect.cleandoc(following.value.value).split())
         found.append(ComponentOutput(name, ast.unparse(statement.annotation), description))
     return found

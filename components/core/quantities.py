@@ -55,7 +55,7 @@ def _seconds(value: Any) -> Any:
         return value
     exact = seconds(value)
     if exact.denominator != 1:
-        raise ValueError(f"that is {float(exact):g} seconds; give whole seconds (90, \"90s\", \"1.5h\")")
+        raise ValueError(f'that is {float(exact):g} seconds; give whole seconds (90, "90s", "1.5h")')
     return int(exact)
 
 

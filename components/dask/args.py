@@ -97,29 +97,28 @@ def node_room(pool: NodePoolShape) -> tuple[int, int]:
     return node.cpu, node.memory_mib
 
 
-def fit_problems(
-    who: str, cpu: tuple[str, str], memory: tuple[str, str], pool: NodePoolShape
-) -> list[tuple[str, str, str]]:
+def fit_problems(who: str, cpu: tuple[str, str], memory: tuple[str, str], pool: NodePoolShape) -> list[tuple[str, str, str]]:
     """(field, message, value) for each of ``cpu``/``memory`` ((field, quantity)) above a node of ``pool``."""
     room_cpu, room_mib = node_room(pool)
-    where = (
-        f"pool {pool.name} ({pool.machine_type}), whose nodes leave {{}} to pods after the kubelet's reserves "
-        f"({pool.reserve_formula}) and the DaemonSets"
-    )
+    where = f"pool {pool.name} ({pool.machine_type}), whose nodes leave {{}} to pods after the kubelet's reserves ({pool.reserve_formula}) and the DaemonSets"
     problems = []
     (cpu_field, cpu_value), (mem_field, mem_value) = cpu, memory
     if TypeAdapter(Millicores).validate_python(cpu_value) > room_cpu:
-        problems.append((
-            cpu_field,
-            f"{cpu_field} {cpu_value} of {who} fits no node of {where.format(f'{room_cpu}m CPU')}; use at most {room_cpu}m",
-            cpu_value,
-        ))
+        problems.append(
+            (
+                cpu_field,
+                f"{cpu_field} {cpu_value} of {who} fits no node of {where.format(f'{room_cpu}m CPU')}; use at most {room_cpu}m",
+                cpu_value,
+            )
+        )
     if TypeAdapter(MiB).validate_python(mem_value) > room_mib:
-        problems.append((
-            mem_field,
-            f"{mem_field} {mem_value} of {who} fits no node of {where.format(f'{room_mib}Mi memory')}; use at most {room_mib}Mi",
-            mem_value,
-        ))
+        problems.append(
+            (
+                mem_field,
+                f"{mem_field} {mem_value} of {who} fits no node of {where.format(f'{room_mib}Mi memory')}; use at most {room_mib}Mi",
+                mem_value,
+            )
+        )
     return problems
 
 
@@ -166,9 +165,7 @@ class RapidsDaskClusterSpec(BaseModel):
         return one_gpu_per_worker(info.field_name, value)
 
     @classmethod
-    def for_pools(
-        cls, name: str, pools: Sequence[NodePoolShape], **fields: Any
-    ) -> RapidsDaskClusterSpec:
+    def for_pools(cls, name: str, pools: Sequence[NodePoolShape], **fields: Any) -> RapidsDaskClusterSpec:
         """A spec placed on a stack's pools: the scheduler on the scheduler pool, workers on the first GPU pool.
 
         Raises ValidationError (a ValueError) at ``worker_cpu``/``scheduler_memory``/... when the workers' or
@@ -188,12 +185,12 @@ class RapidsDaskClusterSpec(BaseModel):
         spec = cls(name=name, **fields)
         problems = []
         if gpu is not None:
-            problems += fit_problems(
-                "the Dask workers", ("worker_cpu", spec.worker_cpu), ("worker_memory", spec.worker_memory), gpu
-            )
+            problems += fit_problems("the Dask workers", ("worker_cpu", spec.worker_cpu), ("worker_memory", spec.worker_memory), gpu)
         if (home := scheduler or gpu) is not None:
             problems += fit_problems(
-                "the Dask scheduler", ("scheduler_cpu", spec.scheduler_cpu), ("scheduler_memory", spec.scheduler_memory),
+                "the Dask scheduler",
+                ("scheduler_cpu", spec.scheduler_cpu),
+                ("scheduler_memory", spec.scheduler_memory),
                 home,
             )
         if problems:
@@ -230,9 +227,7 @@ class RapidsDaskClusterSpec(BaseModel):
                     {
                         "weight": 100,
                         "preference": {
-                            "matchExpressions": [
-                                {"key": k, "operator": "In", "values": [v]} for k, v in sorted(self.scheduler_node_labels.items())
-                            ]
+                            "matchExpressions": [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(self.scheduler_node_labels.items())]
                         },
                     }
                 ]
@@ -375,7 +370,8 @@ class DaskOperatorArgs(BaseModel):
                     if fitting >= max(1, shared.min_workers):
                         advice = f"use max_workers {fitting} or raise {kind}_quota"
                 raise field_error(
-                    "DaskOperatorArgs", location,
+                    "DaskOperatorArgs",
+                    location,
                     f"{lead} {need}{unit} {kind} ({what}), more than {kind}_quota {quota}; {advice}",
                     shared.max_workers if shared else quota,
                 )
@@ -387,19 +383,21 @@ class DaskOperatorArgs(BaseModel):
             need = self.worker_gpus + 1 + notebook  # one worker, the scheduler's GPU, the notebook
             if tenant.gpu_quota < need:
                 raise field_error(
-                    "DaskOperatorArgs", ("tenants", i, "gpu_quota"),
+                    "DaskOperatorArgs",
+                    ("tenants", i, "gpu_quota"),
                     f"gpu_quota {tenant.gpu_quota} of tenant {tenant.name} cannot run one Dask cluster: one worker "
-                    f"needs {self.worker_gpus}, the scheduler 1" + (f" and the notebook {notebook}" if notebook else "")
-                    + f"; use at least {need}",
+                    f"needs {self.worker_gpus}, the scheduler 1" + (f" and the notebook {notebook}" if notebook else "") + f"; use at least {need}",
                     tenant.gpu_quota,
                 )
             shared = tenant.shared_cluster
             if shared and tenant.gpu_quota < self.worker_gpus * shared.max_workers + 1 + notebook:
                 # Beyond the quota the autoscaler's workers would stay Pending for good.
                 raise field_error(
-                    "DaskOperatorArgs", ("tenants", i, "shared_cluster", "max_workers"),
+                    "DaskOperatorArgs",
+                    ("tenants", i, "shared_cluster", "max_workers"),
                     f"max_workers {shared.max_workers} needs {self.worker_gpus * shared.max_workers + 1 + notebook} GPUs "
-                    f"with the scheduler" + (" and the notebook" if notebook else "")
+                    f"with the scheduler"
+                    + (" and the notebook" if notebook else "")
                     + f", more than gpu_quota {tenant.gpu_quota}; lower max_workers or raise gpu_quota",
                     shared.max_workers,
                 )
@@ -407,27 +405,27 @@ class DaskOperatorArgs(BaseModel):
             if tenant.name == self.namespace:
                 # In either scope the operator's namespace already exists: one namespace, two owners.
                 raise field_error(
-                    "DaskOperatorArgs", ("tenants", i, "name"),
-                    f"tenant {tenant.name} is the operator namespace; choose another name", tenant.name,
+                    "DaskOperatorArgs",
+                    ("tenants", i, "name"),
+                    f"tenant {tenant.name} is the operator namespace; choose another name",
+                    tenant.name,
                 )
             if kubernetes_owns(tenant.name):
                 raise field_error(
-                    "DaskOperatorArgs", ("tenants", i, "name"),
-                    f"namespace {tenant.name} belongs to Kubernetes; choose another name", tenant.name,
+                    "DaskOperatorArgs",
+                    ("tenants", i, "name"),
+                    f"namespace {tenant.name} belongs to Kubernetes; choose another name",
+                    tenant.name,
                 )
         return self
 
-    def placement_problems(
-        self, pools: Sequence[NodePoolShape]
-    ) -> list[tuple[tuple[str | int, ...], str, str]]:
+    def placement_problems(self, pools: Sequence[NodePoolShape]) -> list[tuple[tuple[str | int, ...], str, str]]:
         """(location, message, value) for each notebook and worker whose CPU or memory fits no node of
         the pool it is placed on, after the kubelet reserves of the pool's cloud."""
         problems: list[tuple[tuple[str | int, ...], str, str]] = []
         gpu = next((p for p in pools if p.role is PoolRole.GPU), None)
         if gpu is not None:
-            worker = fit_problems(
-                "the Dask workers", ("worker_cpu", self.worker_cpu), ("worker_memory", self.worker_memory), gpu
-            )
+            worker = fit_problems("the Dask workers", ("worker_cpu", self.worker_cpu), ("worker_memory", self.worker_memory), gpu)
             problems += [((f,), m, v) for f, m, v in worker]
         for i, tenant in enumerate(self.tenants):
             nb = tenant.notebook
@@ -436,12 +434,14 @@ class DaskOperatorArgs(BaseModel):
             found = fit_problems(f"tenant {tenant.name}'s notebook", ("cpu", nb.cpu), ("memory", nb.memory), pool)
             problems += [(("tenants", i, "notebook", f), m, v) for f, m, v in found]
             if nb.gpus > (pool.gpus_per_node or 0):
-                problems.append((
-                    ("tenants", i, "notebook", "gpus"),
-                    f"gpus {nb.gpus} of tenant {tenant.name}'s notebook fits no node of pool {pool.name} ({pool.machine_type}), "
-                    f"which has {pool.gpus_per_node or 0} GPUs a node; use at most {pool.gpus_per_node or 0}",
-                    str(nb.gpus),
-                ))
+                problems.append(
+                    (
+                        ("tenants", i, "notebook", "gpus"),
+                        f"gpus {nb.gpus} of tenant {tenant.name}'s notebook fits no node of pool {pool.name} ({pool.machine_type}), "
+                        f"which has {pool.gpus_per_node or 0} GPUs a node; use at most {pool.gpus_per_node or 0}",
+                        str(nb.gpus),
+                    )
+                )
         return problems
 
 

@@ -71,6 +71,7 @@ __all__ = [
     "SharedDaskClusterArgs",
 ]
 
+
 class DaskOperator(pulumi.ComponentResource):
     """The Dask operator and the tenants that use it."""
 
@@ -114,14 +115,20 @@ class DaskOperator(pulumi.ComponentResource):
         opts = placed.opts
         datasets = dict(datasets or {})
         if unknown := sorted(set(datasets) - {t.name for t in args.tenants}):
-            raise input_error("datasets", f"datasets: mounts for {', '.join(unknown)}, which are no tenants of args.tenants; mount datasets for its tenants only")
+            raise input_error(
+                "datasets", f"datasets: mounts for {', '.join(unknown)}, which are no tenants of args.tenants; mount datasets for its tenants only"
+            )
         self._datasets = datasets
         if problems := args.placement_problems(pools):
             raise input_errors([(("args", *loc), message) for loc, message, _ in problems])
         try:
             spec = RapidsDaskClusterSpec.for_pools(
-                "rapids", pools, image=args.rapids_image, gpus_per_worker=args.worker_gpus,
-                worker_cpu=args.worker_cpu, worker_memory=args.worker_memory,
+                "rapids",
+                pools,
+                image=args.rapids_image,
+                gpus_per_worker=args.worker_gpus,
+                worker_cpu=args.worker_cpu,
+                worker_memory=args.worker_memory,
             )
         except ValidationError as exc:
             raise input_error("pools", exc.errors()[0]["msg"]) from None
@@ -161,12 +168,11 @@ class DaskOperator(pulumi.ComponentResource):
         if args.prepull and gpu_pools:
             self._prepuller(name, args, gpu_pools, pulumi.ResourceOptions(parent=self, depends_on=[operator_ns]))
 
-        self.register_outputs(
-            {"namespaces": list(self.namespaces), "notebookServices": self.notebook_services}
-        )
+        self.register_outputs({"namespaces": list(self.namespaces), "notebookServices": self.notebook_services})
 
-    def _release(self, resource: str, args: DaskOperatorArgs, namespace: pulumi.Input[str], watch: str | None,
-                 after: list[pulumi.Resource]) -> k8s.helm.v3.Release:
+    def _release(
+        self, resource: str, args: DaskOperatorArgs, namespace: pulumi.Input[str], watch: str | None, after: list[pulumi.Resource]
+    ) -> k8s.helm.v3.Release:
         return helm_release(
             resource,
             chart=DASK_OPERATOR_CHART,
@@ -185,9 +191,7 @@ class DaskOperator(pulumi.ComponentResource):
         if operator_namespace is not None:
             peers.append(
                 k8s.networking.v1.NetworkPolicyPeerArgs(
-                    namespace_selector=k8s.meta.v1.LabelSelectorArgs(
-                        match_labels={NAMESPACE_NAME_LABEL: operator_namespace}
-                    )
+                    namespace_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={NAMESPACE_NAME_LABEL: operator_namespace})
                 )
             )
         k8s.networking.v1.NetworkPolicy(
@@ -201,8 +205,15 @@ class DaskOperator(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[ns]),
         )
 
-    def _tenant(self, name: str, tenant: DaskTenantArgs, ns: k8s.core.v1.Namespace, spec: RapidsDaskClusterSpec,
-                gpu_pools: list[NodePoolShape], crds: list[pulumi.Resource]) -> None:
+    def _tenant(
+        self,
+        name: str,
+        tenant: DaskTenantArgs,
+        ns: k8s.core.v1.Namespace,
+        spec: RapidsDaskClusterSpec,
+        gpu_pools: list[NodePoolShape],
+        crds: list[pulumi.Resource],
+    ) -> None:
         prefix = f"{name}-{tenant.name}"
         in_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
         meta = lambda n: k8s.meta.v1.ObjectMetaArgs(name=n, namespace=tenant.name, labels=managed_labels())  # noqa: E731
@@ -210,9 +221,7 @@ class DaskOperator(pulumi.ComponentResource):
         k8s.rbac.v1.Role(
             f"{prefix}-role",
             metadata=meta(SERVICE_ACCOUNT),
-            rules=[
-                k8s.rbac.v1.PolicyRuleArgs(api_groups=list(g), resources=list(r), verbs=list(v)) for g, r, v in TENANT_ROLE_RULES
-            ],
+            rules=[k8s.rbac.v1.PolicyRuleArgs(api_groups=list(g), resources=list(r), verbs=list(v)) for g, r, v in TENANT_ROLE_RULES],
             opts=in_ns,
         )
         k8s.rbac.v1.RoleBinding(
@@ -227,9 +236,7 @@ class DaskOperator(pulumi.ComponentResource):
             hard["requests.cpu"] = tenant.cpu_quota
         if tenant.memory_quota:
             hard["requests.memory"] = tenant.memory_quota
-        k8s.core.v1.ResourceQuota(
-            f"{prefix}-gpu-quota", metadata=meta("gpu-quota"), spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=hard), opts=in_ns
-        )
+        k8s.core.v1.ResourceQuota(f"{prefix}-gpu-quota", metadata=meta("gpu-quota"), spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=hard), opts=in_ns)
         k8s.core.v1.LimitRange(
             f"{prefix}-limits",
             metadata=meta("defaults"),
@@ -278,8 +285,7 @@ class DaskOperator(pulumi.ComponentResource):
                 opts=after,
             )
 
-    def _notebook(self, prefix: str, tenant: DaskTenantArgs, gpu_pools: list[NodePoolShape],
-                  opts: pulumi.ResourceOptions) -> pulumi.Output[str]:
+    def _notebook(self, prefix: str, tenant: DaskTenantArgs, gpu_pools: list[NodePoolShape], opts: pulumi.ResourceOptions) -> pulumi.Output[str]:
         nb = tenant.notebook
         assert nb is not None
         labels = {**managed_labels(), "app.kubernetes.io/name": "rapids-notebook"}
@@ -321,9 +327,7 @@ class DaskOperator(pulumi.ComponentResource):
                                 ports=[k8s.core.v1.ContainerPortArgs(name="notebook", container_port=8888)],
                                 env=[
                                     # Dashboard links go through the notebook's jupyter-server-proxy.
-                                    k8s.core.v1.EnvVarArgs(
-                                        name="DASK_DISTRIBUTED__DASHBOARD__LINK", value="/proxy/{host}:{port}/status"
-                                    )
+                                    k8s.core.v1.EnvVarArgs(name="DASK_DISTRIBUTED__DASHBOARD__LINK", value="/proxy/{host}:{port}/status")
                                 ],
                                 resources=k8s.core.v1.ResourceRequirementsArgs(requests=dict(limits), limits=dict(limits)),
                                 volume_mounts=[
@@ -334,9 +338,7 @@ class DaskOperator(pulumi.ComponentResource):
                                         mount_path="/etc/jupyter/jupyter_server_config.py",
                                         sub_path="jupyter_server_config.py",
                                     ),
-                                    k8s.core.v1.VolumeMountArgs(
-                                        name="dask-cluster-spec", mount_path=CLUSTER_SPEC_DIR, read_only=True
-                                    ),
+                                    k8s.core.v1.VolumeMountArgs(name="dask-cluster-spec", mount_path=CLUSTER_SPEC_DIR, read_only=True),
                                     *dataset_mounts,
                                 ],
                             )
@@ -368,8 +370,7 @@ class DaskOperator(pulumi.ComponentResource):
         )
         return pulumi.Output.concat(service.metadata.name, f".{tenant.name}.svc:8888")
 
-    def _prepuller(self, name: str, args: DaskOperatorArgs, gpu_pools: list[NodePoolShape],
-                   opts: pulumi.ResourceOptions) -> None:
+    def _prepuller(self, name: str, args: DaskOperatorArgs, gpu_pools: list[NodePoolShape], opts: pulumi.ResourceOptions) -> None:
         labels = {**managed_labels(), "app.kubernetes.io/name": "rapids-prepuller"}
         images = sorted({args.rapids_image, *(t.notebook.image for t in args.tenants if t.notebook)})
         taints = {(t.key, t.value, t.effect): t for p in gpu_pools for t in p.taints}
@@ -408,9 +409,7 @@ class DaskOperator(pulumi.ComponentResource):
                             k8s.core.v1.ContainerArgs(
                                 name="pause",
                                 image=args.pause_image,
-                                resources=k8s.core.v1.ResourceRequirementsArgs(
-                                    requests={"cpu": "1m", "memory": "8Mi"}, limits={"memory": "16Mi"}
-                                ),
+                                resources=k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "1m", "memory": "8Mi"}, limits={"memory": "16Mi"}),
                             )
                         ],
                     ),
@@ -418,5 +417,3 @@ class DaskOperator(pulumi.ComponentResource):
             ),
             opts=opts,
         )
-
-

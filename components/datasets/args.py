@@ -108,8 +108,7 @@ def bucket_name_problem(cloud: Cloud, name: str) -> str | None:
             return f"S3 reserves the prefixes {', '.join(_S3_RESERVED_PREFIXES)} and the suffixes {', '.join(_S3_RESERVED_SUFFIXES)}"
         return None
     if not _GCS_NAME.match(name):
-        return ("a Cloud Storage bucket name is 3 to 222 lowercase letters, digits, dots, hyphens and underscores, "
-                "starting and ending with a letter or digit")
+        return "a Cloud Storage bucket name is 3 to 222 lowercase letters, digits, dots, hyphens and underscores, starting and ending with a letter or digit"
     if any(len(part) > 63 or not part for part in name.split(".")) or _ip_like(name):
         return "a Cloud Storage bucket name has dot-separated parts of 1 to 63 characters and is not an IP address"
     if name.startswith("goog") or "google" in name:
@@ -164,7 +163,8 @@ class FsxLustreArgs(BaseModel):
         if self.per_unit_storage_throughput is not None and self.per_unit_storage_throughput not in allowed:
             fix = f"use one of {', '.join(map(str, allowed))}" if allowed else "remove it (scratch throughput is fixed)"
             raise field_error(
-                "FsxLustreArgs", ("per_unit_storage_throughput",),
+                "FsxLustreArgs",
+                ("per_unit_storage_throughput",),
                 f"per_unit_storage_throughput {self.per_unit_storage_throughput} is not offered on {kind}; {fix}",
                 self.per_unit_storage_throughput,
             )
@@ -172,13 +172,15 @@ class FsxLustreArgs(BaseModel):
         if size != 1200 and size % 2400:
             lower = max(2400, size // 2400 * 2400)
             raise field_error(
-                "FsxLustreArgs", ("storage_capacity_gib",),
+                "FsxLustreArgs",
+                ("storage_capacity_gib",),
                 f"storage_capacity_gib {size} is not offered on {kind}; use 1200 or a multiple of 2400 (e.g. {lower} or {lower + 2400})",
                 size,
             )
         if self.kms_key_id is not None and self.deployment_type is FsxDeploymentType.SCRATCH_2:
             raise field_error(
-                "FsxLustreArgs", ("kms_key_id",),
+                "FsxLustreArgs",
+                ("kms_key_id",),
                 "kms_key_id applies to PERSISTENT_2 only (SCRATCH_2 is encrypted with an AWS-owned key); remove it",
                 self.kms_key_id,
             )
@@ -276,7 +278,8 @@ class DatasetArgs(BaseModel):
         for i, mount in enumerate(self.tenants):
             if mount.access is DatasetAccess.READ_WRITE and self.access is DatasetAccess.READ_ONLY:
                 raise field_error(
-                    "DatasetArgs", ("tenants", i, "access"),
+                    "DatasetArgs",
+                    ("tenants", i, "access"),
                     f"tenant {mount.tenant} mounts dataset {self.name} read_write, but the dataset is read_only; "
                     "make the dataset read_write or mount it read_only",
                     mount.access.value,
@@ -340,12 +343,14 @@ class SharedDatasetsArgs(BaseModel):
             for j, mount in enumerate(dataset.tenants):
                 if tenants is not None and mount.tenant not in tenants:
                     known = ", ".join(sorted(tenants)) or "none"
-                    found.append((
-                        (i, "tenants", j),
-                        f"dataset {dataset.name} is mounted by tenant {mount.tenant}, which is no Dask tenant nor Kubeflow "
-                        f"profile of this stack (tenants: {known}); add it or remove the mount",
-                        mount.tenant,
-                    ))
+                    found.append(
+                        (
+                            (i, "tenants", j),
+                            f"dataset {dataset.name} is mounted by tenant {mount.tenant}, which is no Dask tenant nor Kubeflow "
+                            f"profile of this stack (tenants: {known}); add it or remove the mount",
+                            mount.tenant,
+                        )
+                    )
         return found
 
     def tenant_mounts(self, cloud: Cloud) -> dict[str, list[DatasetMount]]:

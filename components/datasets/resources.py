@@ -91,8 +91,9 @@ def claim_args(dataset: DatasetArgs, tenant: str, capacity: str) -> tuple[k8s.me
     )
 
 
-def csi_source(driver: str, handle: pulumi.Input[str], attributes: Mapping[str, pulumi.Input[str]] | None,
-               access: DatasetAccess) -> k8s.core.v1.CSIPersistentVolumeSourceArgs:
+def csi_source(
+    driver: str, handle: pulumi.Input[str], attributes: Mapping[str, pulumi.Input[str]] | None, access: DatasetAccess
+) -> k8s.core.v1.CSIPersistentVolumeSourceArgs:
     """The volume's CSI source (read-only for a read-only mount)."""
     return k8s.core.v1.CSIPersistentVolumeSourceArgs(
         driver=driver,

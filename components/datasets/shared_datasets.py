@@ -141,8 +141,14 @@ class SharedDatasets(pulumi.ComponentResource):
         credentials."""
         name, child = self._name, pulumi.ResourceOptions(parent=self)
         role = irsa_role(
-            f"{name}-fsx-csi-role", "FSx for Lustre CSI driver (IRSA)", eks.oidc_provider_arn, eks.oidc_issuer_url,
-            "kube-system", FSX_CSI_SERVICE_ACCOUNT, child, tags=self._aws_tags(eks),
+            f"{name}-fsx-csi-role",
+            "FSx for Lustre CSI driver (IRSA)",
+            eks.oidc_provider_arn,
+            eks.oidc_issuer_url,
+            "kube-system",
+            FSX_CSI_SERVICE_ACCOUNT,
+            child,
+            tags=self._aws_tags(eks),
         )
         return aws.eks.Addon(
             f"{name}-{FSX_CSI_ADDON}",
@@ -182,15 +188,23 @@ class SharedDatasets(pulumi.ComponentResource):
                 region=region,
                 ingress=[
                     aws.ec2.SecurityGroupIngressArgs(
-                        protocol="tcp", from_port=low, to_port=high, self=True,
-                        security_groups=[eks.cluster_security_group_id], description="Lustre",
+                        protocol="tcp",
+                        from_port=low,
+                        to_port=high,
+                        self=True,
+                        security_groups=[eks.cluster_security_group_id],
+                        description="Lustre",
                     )
                     for low, high in LUSTRE_PORTS
                 ],
                 egress=[
                     aws.ec2.SecurityGroupEgressArgs(
-                        protocol="tcp", from_port=low, to_port=high, self=True,
-                        security_groups=[eks.cluster_security_group_id], description="Lustre",
+                        protocol="tcp",
+                        from_port=low,
+                        to_port=high,
+                        self=True,
+                        security_groups=[eks.cluster_security_group_id],
+                        description="Lustre",
                     )
                     for low, high in LUSTRE_PORTS
                 ],
@@ -205,7 +219,10 @@ class SharedDatasets(pulumi.ComponentResource):
                 aws.vpc.SecurityGroupIngressRuleArgs(
                     security_group_id=eks.cluster_security_group_id,
                     referenced_security_group_id=sg.id,
-                    ip_protocol="tcp", from_port=low, to_port=high, region=region,
+                    ip_protocol="tcp",
+                    from_port=low,
+                    to_port=high,
+                    region=region,
                     description=f"Lustre from dataset {dataset.name}'s file system",
                 ),
                 opts=child,
@@ -217,7 +234,10 @@ class SharedDatasets(pulumi.ComponentResource):
                 f"{prefix}-fsx-key",
                 aws.kms.KeyArgs(
                     description=f"Encrypts the FSx for Lustre file system of dataset {dataset.name}",
-                    enable_key_rotation=True, deletion_window_in_days=30, region=region, tags=tags,
+                    enable_key_rotation=True,
+                    deletion_window_in_days=30,
+                    region=region,
+                    tags=tags,
                 ),
                 opts=pulumi.ResourceOptions(parent=self, protect=dataset.deletion_protection),
             )
@@ -264,12 +284,16 @@ class SharedDatasets(pulumi.ComponentResource):
         capacity = f"{fsx.storage_capacity_gib}Gi"
         for mount in dataset.tenants:
             csi = csi_source(
-                FSX_CSI_DRIVER, file_system.id, {"dnsname": file_system.dns_name, "mountname": file_system.mount_name},
+                FSX_CSI_DRIVER,
+                file_system.id,
+                {"dnsname": file_system.dns_name, "mountname": file_system.mount_name},
                 dataset.tenant_access(mount.tenant),
             )
             self._volume_and_claim(dataset, mount.tenant, csi, capacity, ["flock"], [driver, namespaces[mount.tenant]])
 
-    def _s3_bucket(self, prefix: str, dataset: DatasetArgs, region: str, tags: pulumi.Output[dict[str, str]]) -> tuple[pulumi.Output[str], list[pulumi.Resource]]:
+    def _s3_bucket(
+        self, prefix: str, dataset: DatasetArgs, region: str, tags: pulumi.Output[dict[str, str]]
+    ) -> tuple[pulumi.Output[str], list[pulumi.Resource]]:
         """The dataset's S3 bucket: created (KMS-encrypted, public access blocked, protected), or the existing one's name."""
         if not dataset.bucket.create:
             name = pulumi.Output.from_input(dataset.bucket.name)
@@ -304,8 +328,12 @@ class SharedDatasets(pulumi.ComponentResource):
         block = aws.s3.BucketPublicAccessBlock(
             f"{prefix}-public-access-block",
             aws.s3.BucketPublicAccessBlockArgs(
-                bucket=bucket.bucket, block_public_acls=True, block_public_policy=True,
-                ignore_public_acls=True, restrict_public_buckets=True, region=region,
+                bucket=bucket.bucket,
+                block_public_acls=True,
+                block_public_policy=True,
+                ignore_public_acls=True,
+                restrict_public_buckets=True,
+                region=region,
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -314,8 +342,9 @@ class SharedDatasets(pulumi.ComponentResource):
 
     # --- GKE ------------------------------------------------------------------------------------
 
-    def _on_gke(self, dataset: DatasetArgs, gke: GpuGkeCluster, namespaces: Mapping[str, pulumi.Resource],
-                service_accounts: Mapping[str, Sequence[str]]) -> None:
+    def _on_gke(
+        self, dataset: DatasetArgs, gke: GpuGkeCluster, namespaces: Mapping[str, pulumi.Resource], service_accounts: Mapping[str, Sequence[str]]
+    ) -> None:
         prefix, child = f"{self._name}-{dataset.name}", pulumi.ResourceOptions(parent=self)
         project = gke.cluster.project
         after: list[pulumi.Resource] = [gke.cluster]
@@ -346,31 +375,40 @@ class SharedDatasets(pulumi.ComponentResource):
             role = "roles/storage.objectViewer" if access is DatasetAccess.READ_ONLY else "roles/storage.objectUser"
             grants = []
             for ksa in service_accounts.get(mount.tenant, DEFAULT_SERVICE_ACCOUNTS):
-                grants.append(gcp.storage.BucketIAMMember(
-                    f"{prefix}-{mount.tenant}-{ksa}-access",
-                    gcp.storage.BucketIAMMemberArgs(
-                        bucket=bucket_name,
-                        role=role,
-                        member=pulumi.Output.all(number, project).apply(
-                            lambda v, tenant=mount.tenant, sa=ksa: workload_identity_member(str(v[0]), v[1], tenant, sa)
+                grants.append(
+                    gcp.storage.BucketIAMMember(
+                        f"{prefix}-{mount.tenant}-{ksa}-access",
+                        gcp.storage.BucketIAMMemberArgs(
+                            bucket=bucket_name,
+                            role=role,
+                            member=pulumi.Output.all(number, project).apply(
+                                lambda v, tenant=mount.tenant, sa=ksa: workload_identity_member(str(v[0]), v[1], tenant, sa)
+                            ),
                         ),
-                    ),
-                    opts=child,
-                ))
+                        opts=child,
+                    )
+                )
             csi = csi_source(GCSFUSE_CSI_DRIVER, bucket_name, None, access)
             self._volume_and_claim(dataset, mount.tenant, csi, GCSFUSE_CAPACITY, gcs.mount_options, [*after, *grants, namespaces[mount.tenant]])
 
     # --- both -----------------------------------------------------------------------------------
 
-    def _volume_and_claim(self, dataset: DatasetArgs, tenant: str, csi: k8s.core.v1.CSIPersistentVolumeSourceArgs,
-                          capacity: str, mount_options: Sequence[str], after: list[pulumi.Resource]) -> None:
+    def _volume_and_claim(
+        self,
+        dataset: DatasetArgs,
+        tenant: str,
+        csi: k8s.core.v1.CSIPersistentVolumeSourceArgs,
+        capacity: str,
+        mount_options: Sequence[str],
+        after: list[pulumi.Resource],
+    ) -> None:
         prefix = f"{self._name}-{dataset.name}-{tenant}"
         metadata, spec = volume_args(dataset, tenant, csi, capacity, mount_options)
-        volume = k8s.core.v1.PersistentVolume(f"{prefix}-volume", metadata=metadata, spec=spec,
-                                              opts=pulumi.ResourceOptions(parent=self, depends_on=after))
+        volume = k8s.core.v1.PersistentVolume(f"{prefix}-volume", metadata=metadata, spec=spec, opts=pulumi.ResourceOptions(parent=self, depends_on=after))
         metadata, claim_spec = claim_args(dataset, tenant, capacity)
-        k8s.core.v1.PersistentVolumeClaim(f"{prefix}-claim", metadata=metadata, spec=claim_spec,
-                                          opts=pulumi.ResourceOptions(parent=self, depends_on=[volume, *after]))
+        k8s.core.v1.PersistentVolumeClaim(
+            f"{prefix}-claim", metadata=metadata, spec=claim_spec, opts=pulumi.ResourceOptions(parent=self, depends_on=[volume, *after])
+        )
         self.claims.setdefault(dataset.name, []).append(f"{tenant}/{dataset.claim}")
         if tenant in self._pod_defaults:
             (mount,) = [m for m in SharedDatasetsArgs(datasets=[dataset]).tenant_mounts(self._cloud)[tenant]]

@@ -63,7 +63,6 @@ def valid_eks_cluster_name(name: str) -> bool:
     return bool(_CLUSTER_NAME.match(name)) and len(name) <= 100
 
 
-
 AWS_MAX_TAGS = 50
 """User-defined tags per AWS resource (docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html)."""
 OWN_TAGS = 5
@@ -89,6 +88,7 @@ def _check_aws_tags(value: dict[str, str]) -> dict[str, str]:
 
 AwsTagMap = Annotated[dict[str, str], AfterValidator(_check_aws_tags)]
 """AWS tags: at most 45 (50 less the component's own), no reserved aws: prefix, AWS's tag characters."""
+
 
 class EksLogType(StrEnum):
     """Control plane log types sent to CloudWatch."""
@@ -139,9 +139,7 @@ class EksEndpointAccess(BaseModel):
     @model_validator(mode="after")
     def _reachable(self) -> EksEndpointAccess:
         if not self.public and not self.private:
-            raise field_error(
-                "EksEndpointAccess", "public", "public and private are both false: nothing could reach the API; enable one", False
-            )
+            raise field_error("EksEndpointAccess", "public", "public and private are both false: nothing could reach the API; enable one", False)
         if self.public_access_cidrs and not self.public:
             raise field_error(
                 "EksEndpointAccess",
@@ -298,13 +296,13 @@ class EksAccessEntryArgs(BaseModel):
         if self.scope is AccessScope.NAMESPACE and not self.namespaces:
             raise field_error("EksAccessEntryArgs", "namespaces", "a namespace-scoped entry needs namespaces", self.namespaces)
         if self.scope is AccessScope.CLUSTER and self.namespaces:
-            raise field_error(
-                "EksAccessEntryArgs", "namespaces", "namespaces apply to scope namespace only; set scope: namespace", self.namespaces
-            )
+            raise field_error("EksAccessEntryArgs", "namespaces", "namespaces apply to scope namespace only; set scope: namespace", self.namespaces)
         if self.scope is AccessScope.NAMESPACE and EksAccessPolicy.CLUSTER_ADMIN in self.policies:
             raise field_error(
-                "EksAccessEntryArgs", "policies",
-                "AmazonEKSClusterAdminPolicy applies to the whole cluster; use scope cluster or AmazonEKSAdminPolicy", "AmazonEKSClusterAdminPolicy",
+                "EksAccessEntryArgs",
+                "policies",
+                "AmazonEKSClusterAdminPolicy applies to the whole cluster; use scope cluster or AmazonEKSAdminPolicy",
+                "AmazonEKSClusterAdminPolicy",
             )
         return self
 
@@ -327,6 +325,7 @@ VpcId = Annotated[StrInput, _known_id(_VPC_ID, "a VPC id", "vpc- and 8 or 17 hex
 SubnetId = Annotated[StrInput, _known_id(_SUBNET_ID, "a subnet id", "subnet- and 8 or 17 hex digits")]
 SecurityGroupId = Annotated[StrInput, _known_id(_SECURITY_GROUP_ID, "a security group id", "sg- and 8 or 17 hex digits")]
 
+
 class ExistingVpcArgs(BaseModel):
     """An existing VPC the cluster runs in, instead of one the component creates: its id and its
     subnets by availability zone. The subnets need the tags the AWS load balancer controller looks
@@ -337,9 +336,7 @@ class ExistingVpcArgs(BaseModel):
 
     vpc_id: Annotated[VpcId, CheckedWhenKnown("its form (vpc-...)")]
     """The VPC's id; in a program also an Output (a VPC made in the same program). Required."""
-    private_subnet_ids: Annotated[
-        dict[str, SubnetId], CheckedWhenKnown("its form (subnet-...)"), Field(min_length=2, max_length=8)
-    ]
+    private_subnet_ids: Annotated[dict[str, SubnetId], CheckedWhenKnown("its form (subnet-...)"), Field(min_length=2, max_length=8)]
     """Private subnets by zone, e.g. {us-west-2a: subnet-0123...}: the node groups and the control plane's network interfaces run in them, and their zones are the cluster's zones (two to eight; each must offer the stack's GPU instance types). Values may be Outputs. Required."""
     public_subnet_ids: Annotated[dict[str, SubnetId], CheckedWhenKnown("its form (subnet-...)")] = Field(default_factory=dict)
     """Public subnets by zone, for internet-facing load balancers; values may be Outputs. Default: {} (none: internal load balancers only)."""
@@ -409,13 +406,13 @@ class EksClusterArgs(BaseModel):
     """single (one NAT gateway, cheapest) or per_zone (survives a zone outage). Default: single."""
     vpc: ExistingVpcArgs | None = None
     """An existing VPC to run in (its id and subnets by zone) instead of creating one; then zones come from its private subnets, and vpc_cidr, nat_gateways and zone_count do not apply. Default: none (the component creates the VPC, subnets and NAT)."""
-    security_group_ids: Annotated[list[SecurityGroupId], CheckedWhenKnown("its form (sg-...)"), Field(max_length=5)] = Field(
-        default_factory=list
-    )
+    security_group_ids: Annotated[list[SecurityGroupId], CheckedWhenKnown("its form (sg-...)"), Field(max_length=5)] = Field(default_factory=list)
     """Further security groups for the control plane's network interfaces (EKS allows five), e.g. one that admits a bastion or a VPN to the API; values may be Outputs. Default: [] (the cluster security group EKS creates)."""
     endpoint: EksEndpointAccess = Field(default_factory=EksEndpointAccess)
     """Who reaches the Kubernetes API. Default: public and private endpoints, any address."""
-    addons: Annotated[list[EksAddon], unique("addons", "an add-on", lambda a: a.name)] = Field(default_factory=lambda: [EksAddon(name=n) for n in DEFAULT_ADDONS])
+    addons: Annotated[list[EksAddon], unique("addons", "an add-on", lambda a: a.name)] = Field(
+        default_factory=lambda: [EksAddon(name=n) for n in DEFAULT_ADDONS]
+    )
     """EKS add-ons. Default: vpc-cni, kube-proxy, coredns, eks-pod-identity-agent at their default versions."""
     system_node_group: SystemNodeGroupArgs = Field(default_factory=SystemNodeGroupArgs)
     """The on-demand node group for controllers. Default: see SystemNodeGroupArgs."""
@@ -423,9 +420,7 @@ class EksClusterArgs(BaseModel):
     """The EBS CSI driver and a gp3 StorageClass. Default: see EbsStorageArgs."""
     network_policy: bool = True
     """Turn on the VPC CNI's network policy agent (vpc-cni add-on enableNetworkPolicy), which enforces NetworkPolicy (tenant isolation). Default: true."""
-    log_types: list[EksLogType] = Field(
-        default_factory=lambda: [EksLogType.API, EksLogType.AUDIT, EksLogType.AUTHENTICATOR]
-    )
+    log_types: list[EksLogType] = Field(default_factory=lambda: [EksLogType.API, EksLogType.AUDIT, EksLogType.AUTHENTICATOR])
     """Control plane logs sent to CloudWatch. Default: [api, audit, authenticator]."""
     access_entries: list[EksAccessEntryArgs] = Field(default_factory=list)
     """IAM principals given access to the cluster, each once. Default: [] (only the bootstrap admin)."""
@@ -445,9 +440,9 @@ class EksClusterArgs(BaseModel):
         for i, addon in enumerate(self.addons):
             if addon.name == EBS_CSI_ADDON and self.block_storage.enabled:
                 raise field_error(
-                    "EksClusterArgs", ("addons", i, "name"),
-                    f"{EBS_CSI_ADDON} comes with block_storage (with its IAM role and StorageClass); "
-                    "remove it here, or set block_storage.enabled: false",
+                    "EksClusterArgs",
+                    ("addons", i, "name"),
+                    f"{EBS_CSI_ADDON} comes with block_storage (with its IAM role and StorageClass); remove it here, or set block_storage.enabled: false",
                     addon.name,
                 )
         return self
@@ -456,9 +451,7 @@ class EksClusterArgs(BaseModel):
     @classmethod
     def _cluster_name(cls, value: str | None) -> str | None:
         if value is not None and not valid_eks_cluster_name(value):
-            raise ValueError(
-                f"{value!r} is not a valid EKS cluster name: letters, digits, '-' and '_', starting with a letter or digit"
-            )
+            raise ValueError(f"{value!r} is not a valid EKS cluster name: letters, digits, '-' and '_', starting with a letter or digit")
         return value
 
     @field_validator("region")
@@ -473,7 +466,7 @@ class EksClusterArgs(BaseModel):
     def _version(cls, value: str) -> str:
         if not _EKS_VERSION.match(value):
             hint = "; YAML reads an unquoted 1.30 as 1.3: quote it" if re.fullmatch(r"1\.[0-9]", value) else ""
-            raise ValueError(f"version must be an EKS Kubernetes minor version from 1.28 to 1.39 such as \"1.34\"{hint}")
+            raise ValueError(f'version must be an EKS Kubernetes minor version from 1.28 to 1.39 such as "1.34"{hint}')
         return value
 
     @field_validator("zones")
@@ -514,7 +507,8 @@ class EksClusterArgs(BaseModel):
         admins = [e for e in self.access_entries if EksAccessPolicy.CLUSTER_ADMIN in e.policies]
         if not self.bootstrap_creator_admin and not admins:
             raise field_error(
-                "EksClusterArgs", "bootstrap_creator_admin",
+                "EksClusterArgs",
+                "bootstrap_creator_admin",
                 "bootstrap_creator_admin false leaves the cluster without an admin: grant AmazonEKSClusterAdminPolicy in access_entries",
                 False,
             )
@@ -526,13 +520,12 @@ class EksClusterArgs(BaseModel):
             return self
         for key in ("vpc_cidr", "nat_gateways", "zone_count"):
             if key in self.model_fields_set:
-                raise field_error(
-                    "EksClusterArgs", key, f"{key} applies to a VPC the component creates; remove it, or remove vpc", getattr(self, key)
-                )
+                raise field_error("EksClusterArgs", key, f"{key} applies to a VPC the component creates; remove it, or remove vpc", getattr(self, key))
         subnet_zones = list(self.vpc.private_subnet_ids)
         if self.zones is not None and sorted(self.zones) != sorted(subnet_zones):
             raise field_error(
-                "EksClusterArgs", "zones",
+                "EksClusterArgs",
+                "zones",
                 f"zones {', '.join(self.zones)} differ from the zones of vpc.private_subnet_ids ({', '.join(subnet_zones)}); "
                 "remove zones (the subnets' zones are used)",
                 self.zones,
@@ -541,9 +534,7 @@ class EksClusterArgs(BaseModel):
             for field, zone, _ in self.vpc.subnets():
                 m = _ZONE.match(zone)
                 if m and m.group(1) != self.region:
-                    raise field_error(
-                        "EksClusterArgs", ("vpc", field, zone), f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone
-                    )
+                    raise field_error("EksClusterArgs", ("vpc", field, zone), f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone)
                 if problem := zone_problem(Cloud.AWS, self.region, zone):
                     raise field_error("EksClusterArgs", ("vpc", field, zone), problem, zone)
         return self
@@ -562,8 +553,10 @@ class EksClusterArgs(BaseModel):
                 m = _ZONE.match(zone)
                 if m and m.group(1) != self.region:
                     raise field_error(
-                        "EksClusterArgs", ("zones", i),
-                        f"zone {zone} is not in region {self.region}; use zones of {self.region}", zone,
+                        "EksClusterArgs",
+                        ("zones", i),
+                        f"zone {zone} is not in region {self.region}; use zones of {self.region}",
+                        zone,
                     )
                 if problem := zone_problem(Cloud.AWS, self.region, zone):
                     raise field_error("EksClusterArgs", ("zones", i), problem, zone)

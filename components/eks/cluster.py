@@ -175,9 +175,7 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
         node_role = _role(name, "node-role", "ec2.amazonaws.com", NODE_POLICIES, tags, child)
 
         self.secrets_key_arn, encryption, key_grant = self._secrets_encryption(name, args, cluster_name, region, tags, cluster_role)
-        cluster = self._eks_cluster(
-            name, args, cluster_name, region, cluster_role, [*private_subnet_ids, *public_subnet_ids], encryption, key_grant, tags
-        )
+        cluster = self._eks_cluster(name, args, cluster_name, region, cluster_role, [*private_subnet_ids, *public_subnet_ids], encryption, key_grant, tags)
         self.access_entries = _access_entries(name, args, cluster, region, tags, child)
 
         issuer, oidc = _oidc_provider(name, cluster, tags, child)
@@ -290,9 +288,7 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
                 opts=pulumi.ResourceOptions(parent=self, protect=args.deletion_protection),
             )
             key_arn = key.arn
-        encryption = aws.eks.ClusterEncryptionConfigArgs(
-            provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key_arn), resources=["secrets"]
-        )
+        encryption = aws.eks.ClusterEncryptionConfigArgs(provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key_arn), resources=["secrets"])
         # EKS checks at creation that the cluster role can use the key.
         key_grant = aws.iam.RolePolicy(
             f"{name}-cluster-role-secrets-key",
@@ -338,9 +334,7 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
                 deletion_protection=args.deletion_protection,
                 tags=tags,
             ),
-            opts=pulumi.ResourceOptions(
-                parent=self, protect=args.deletion_protection, depends_on=[key_grant] if key_grant else None
-            ),
+            opts=pulumi.ResourceOptions(parent=self, protect=args.deletion_protection, depends_on=[key_grant] if key_grant else None),
         )
 
     def _addon(
@@ -452,14 +446,14 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",
             aws.ec2.VpcArgs(
-                cidr_block=args.vpc_cidr, enable_dns_hostnames=True, enable_dns_support=True,
+                cidr_block=args.vpc_cidr,
+                enable_dns_hostnames=True,
+                enable_dns_support=True,
                 tags={**tags, "Name": f"{cluster_name}-vpc"},
             ),
             opts=child,
         )
-        igw = aws.ec2.InternetGateway(
-            f"{name}-igw", aws.ec2.InternetGatewayArgs(vpc_id=vpc.id, tags={**tags, "Name": cluster_name}), opts=child
-        )
+        igw = aws.ec2.InternetGateway(f"{name}-igw", aws.ec2.InternetGatewayArgs(vpc_id=vpc.id, tags={**tags, "Name": cluster_name}), opts=child)
         # Sixteen equal blocks of the VPC range (/20s of a /16): a public one per zone, then a private one per zone.
         network = ipaddress.IPv4Network(args.vpc_cidr)
         blocks = list(network.subnets(new_prefix=network.prefixlen + 4))
@@ -478,9 +472,15 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
             made = aws.ec2.Subnet(
                 f"{name}-{kind}-{zone[-1]}",
                 aws.ec2.SubnetArgs(
-                    vpc_id=vpc.id, availability_zone=zone, cidr_block=str(block), map_public_ip_on_launch=kind == "public",
+                    vpc_id=vpc.id,
+                    availability_zone=zone,
+                    cidr_block=str(block),
+                    map_public_ip_on_launch=kind == "public",
                     tags={
-                        **tags, **cluster_tag, "Name": f"{cluster_name}-{kind}-{zone}", role_tag: "1",
+                        **tags,
+                        **cluster_tag,
+                        "Name": f"{cluster_name}-{kind}-{zone}",
+                        role_tag: "1",
                         **(self._discovery if kind == "private" else {}),
                     },
                 ),
@@ -549,9 +549,7 @@ def _zones_offering_gpus(args: EksClusterArgs, region: str, gpu_instance_types: 
             raise input_error(where, str(exc)) from None
         if configured is None:
             if len(zones) < 2:
-                raise input_error(
-                    "args.zones", f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(zones) or 'none'})"
-                )
+                raise input_error("args.zones", f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(zones) or 'none'})")
             zones = zones[: args.zone_count]
     else:
         zones = list(configured)
@@ -574,15 +572,11 @@ def _oidc_provider(
 def _kubeconfig(cluster: aws.eks.Cluster, region: str) -> pulumi.Output[str]:
     """The cluster's kubeconfig (eks_kubeconfig), as a secret."""
     return pulumi.Output.secret(
-        pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(
-            lambda v: eks_kubeconfig(v[0], region, v[1], v[2])
-        )
+        pulumi.Output.all(cluster.name, cluster.endpoint, cluster.certificate_authority.data).apply(lambda v: eks_kubeconfig(v[0], region, v[1], v[2]))
     )
 
 
-def _role(
-    name: str, role_name: str, service: str, policies: Sequence[str], tags: dict[str, str], child: pulumi.ResourceOptions
-) -> aws.iam.Role:
+def _role(name: str, role_name: str, service: str, policies: Sequence[str], tags: dict[str, str], child: pulumi.ResourceOptions) -> aws.iam.Role:
     """An IAM role ``service`` assumes, with AWS managed policies attached."""
     r = aws.iam.Role(
         f"{name}-{role_name}",
@@ -607,8 +601,12 @@ def _access_entries(
         access = aws.eks.AccessEntry(
             f"{name}-access-{entry.slug}",
             aws.eks.AccessEntryArgs(
-                cluster_name=cluster.name, region=region, principal_arn=entry.principal_arn,
-                kubernetes_groups=list(entry.kubernetes_groups) or None, type="STANDARD", tags=tags,
+                cluster_name=cluster.name,
+                region=region,
+                principal_arn=entry.principal_arn,
+                kubernetes_groups=list(entry.kubernetes_groups) or None,
+                type="STANDARD",
+                tags=tags,
             ),
             opts=child,
         )
@@ -617,10 +615,11 @@ def _access_entries(
             aws.eks.AccessPolicyAssociation(
                 f"{name}-access-{entry.slug}-{policy.name.lower().replace('_', '-')}",
                 aws.eks.AccessPolicyAssociationArgs(
-                    cluster_name=cluster.name, region=region, principal_arn=access.principal_arn, policy_arn=policy.arn,
-                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
-                        type=entry.scope.value, namespaces=list(entry.namespaces) or None
-                    ),
+                    cluster_name=cluster.name,
+                    region=region,
+                    principal_arn=access.principal_arn,
+                    policy_arn=policy.arn,
+                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type=entry.scope.value, namespaces=list(entry.namespaces) or None),
                 ),
                 opts=child,
             )
@@ -643,8 +642,14 @@ def _ebs_csi_driver(
     if not storage.enabled:
         return None
     ebs_role = irsa_role(
-        f"{name}-ebs-csi-role", f"EBS CSI driver of {cluster_name} (IRSA)", oidc.arn, issuer, "kube-system",
-        EBS_CSI_SERVICE_ACCOUNT, child, tags=tags,
+        f"{name}-ebs-csi-role",
+        f"EBS CSI driver of {cluster_name} (IRSA)",
+        oidc.arn,
+        issuer,
+        "kube-system",
+        EBS_CSI_SERVICE_ACCOUNT,
+        child,
+        tags=tags,
     )
     ebs_policy = aws.iam.RolePolicyAttachment(
         f"{name}-ebs-csi-role-policy",

@@ -171,7 +171,8 @@ class GpuClassArgs(BaseModel):
         check_min_max(self, "min_nodes", "max_nodes")
         if self.fallback_max_nodes is not None and self.capacity is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
             raise field_error(
-                "GpuClassArgs", "fallback_max_nodes",
+                "GpuClassArgs",
+                "fallback_max_nodes",
                 f"fallback_max_nodes applies to capacity spot_then_on_demand only (got capacity {self.capacity.value})",
                 self.fallback_max_nodes,
             )
@@ -183,7 +184,8 @@ class GpuClassArgs(BaseModel):
             return self
         if self.ami_type.ships_device_plugin:
             raise field_error(
-                "GpuClassArgs", "gpu_sharing",
+                "GpuClassArgs",
+                "gpu_sharing",
                 f"gpu_sharing needs the device plugin this component installs; ami_type {self.ami_type.value} ships its "
                 "own, which does not read it: use AL2023_x86_64_NVIDIA",
                 self.gpu_sharing.strategy.value,
@@ -385,7 +387,9 @@ class ClusterAutoscalerSettings(BaseModel):
     """Autoscaler image; it must be the release of the cluster's Kubernetes minor. Default: none (that minor's pinned release: v1.34.5 for 1.34, v1.35.0 for 1.35; other minors must set it)."""
     namespace: str = Field(default="kube-system", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
     """Namespace of the autoscaler and its priority ConfigMap. Default: kube-system."""
-    expanders: Annotated[list[Expander], unique("expanders", "an expander", lambda e: e.value)] = Field(default_factory=lambda: [Expander.PRIORITY, Expander.LEAST_WASTE], min_length=1)
+    expanders: Annotated[list[Expander], unique("expanders", "an expander", lambda e: e.value)] = Field(
+        default_factory=lambda: [Expander.PRIORITY, Expander.LEAST_WASTE], min_length=1
+    )
     """Expander chain; later ones break ties of earlier ones. Default: [priority, least-waste]."""
     max_node_provision_time: GoDuration = "7m"
     """How long a node group may take to bring up a node before the autoscaler tries the next tier (the Kubeflow-on-EKS guide's 7m; upstream 15m). Default: 7m."""
@@ -467,13 +471,15 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         uses_priority = Expander.PRIORITY in self.autoscaler.expanders
         if self.priority_expander is not None and not uses_priority:
             raise field_error(
-                model, ("autoscaler", "expanders"),
+                model,
+                ("autoscaler", "expanders"),
                 "priority_expander is set but the expander chain has no priority; put priority first",
                 ",".join(e.value for e in self.autoscaler.expanders),
             )
         if uses_priority and self.autoscaler.expanders[0] is not Expander.PRIORITY:
             raise field_error(
-                model, ("autoscaler", "expanders"),
+                model,
+                ("autoscaler", "expanders"),
                 "priority must come first in the expander chain, or spot would not be tried first",
                 ",".join(e.value for e in self.autoscaler.expanders),
             )
@@ -481,7 +487,9 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         clash = sorted(set(own) & set(self.other_node_groups))
         if clash:
             raise field_error(
-                model, "other_node_groups", f"{', '.join(clash)} is a node group of this component's classes, not another one",
+                model,
+                "other_node_groups",
+                f"{', '.join(clash)} is a node group of this component's classes, not another one",
                 ",".join(self.other_node_groups),
             )
         if self.priority_expander is None:
@@ -490,7 +498,8 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         for group in own:
             if expander.priority_of(example_asg_name(group)) is None:
                 raise field_error(
-                    model, ("priority_expander", "tiers"),
+                    model,
+                    ("priority_expander", "tiers"),
                     f"node group {group} (ASG {example_asg_name(group)}) matches no tier; add a pattern for it",
                     group,
                 )
@@ -499,7 +508,8 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
             for pattern in tier.patterns:
                 if not any(re2_pattern(pattern).search(example_asg_name(g)) for g in every):
                     raise field_error(
-                        model, ("priority_expander", "tiers", i, "patterns"),
+                        model,
+                        ("priority_expander", "tiers", i, "patterns"),
                         f"pattern {pattern!r} matches no node group ({', '.join(every)})",
                         pattern,
                     )
@@ -510,7 +520,8 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
                     spot, od = (expander.priority_of(example_asg_name(g.name)) or 0 for g in groups)
                     if od >= spot:
                         raise field_error(
-                            model, ("priority_expander", "tiers"),
+                            model,
+                            ("priority_expander", "tiers"),
                             f"on-demand group {groups[1].name} has priority {od}, not below its spot twin {groups[0].name} "
                             f"({spot}); rank spot higher or set allow_on_demand_above_spot",
                             od,
@@ -525,7 +536,8 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         for priority, groups in sorted(spot_by_priority.items(), reverse=True):
             if len(groups) > 1:
                 raise field_error(
-                    model, ("priority_expander", "tiers"),
+                    model,
+                    ("priority_expander", "tiers"),
                     f"spot groups {', '.join(groups)} share priority {priority}: the autoscaler can cycle among them "
                     "without reaching on-demand; give each spot group its own tier",
                     priority,
@@ -548,9 +560,7 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         # scheduler group is the one grown for them, not a GPU spot group a reclaim would empty.
         ordered = sorted(self.classes, key=lambda c: (c.role is not ClassRole.SCHEDULER, c.instance_shape.gpu_count, c.instance_shape.vcpus))
         groups = [g.name for c in ordered for g in c.node_groups()]
-        tiers = [
-            PriorityTier(priority=10 * (len(groups) + 1 - i), patterns=[asg_name_pattern(g)]) for i, g in enumerate(groups)
-        ]
+        tiers = [PriorityTier(priority=10 * (len(groups) + 1 - i), patterns=[asg_name_pattern(g)]) for i, g in enumerate(groups)]
         # Other node groups (the system group) stay available, below every GPU tier.
         tiers.append(PriorityTier(priority=1, patterns=[".*"]))
         return PriorityExpander(tiers=tiers)

@@ -29,8 +29,12 @@ from gpu_platform.components.pools.shapes import CapacityType
 from gpu_platform.components.pools.sharing import GpuSharing, GpuSharingStrategy
 
 __all__ = [
-    "asg_tags", "autoscaler_iam_policy", "autoscaler_values", "device_plugin_daemonset",
-    "device_plugin_sharing_values", "sharing_config",
+    "asg_tags",
+    "autoscaler_iam_policy",
+    "autoscaler_values",
+    "device_plugin_daemonset",
+    "device_plugin_sharing_values",
+    "sharing_config",
 ]
 
 
@@ -158,11 +162,7 @@ def device_plugin_daemonset(
                                 required_during_scheduling_ignored_during_execution=k8s.core.v1.NodeSelectorArgs(
                                     node_selector_terms=[
                                         k8s.core.v1.NodeSelectorTermArgs(
-                                            match_expressions=[
-                                                k8s.core.v1.NodeSelectorRequirementArgs(
-                                                    key=group_label, operator="In", values=node_groups
-                                                )
-                                            ]
+                                            match_expressions=[k8s.core.v1.NodeSelectorRequirementArgs(key=group_label, operator="In", values=node_groups)]
                                         )
                                     ]
                                 )
@@ -173,16 +173,12 @@ def device_plugin_daemonset(
                                 name="nvidia-device-plugin",
                                 image=image,
                                 env=[k8s.core.v1.EnvVarArgs(name="FAIL_ON_INIT_ERROR", value="false")],
-                                resources=k8s.core.v1.ResourceRequirementsArgs(
-                                    requests={"cpu": "50m", "memory": "64Mi"}, limits={"memory": "256Mi"}
-                                ),
+                                resources=k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": "50m", "memory": "64Mi"}, limits={"memory": "256Mi"}),
                                 security_context=k8s.core.v1.SecurityContextArgs(
                                     allow_privilege_escalation=False,
                                     capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
                                 ),
-                                volume_mounts=[
-                                    k8s.core.v1.VolumeMountArgs(name="device-plugin", mount_path="/var/lib/kubelet/device-plugins")
-                                ],
+                                volume_mounts=[k8s.core.v1.VolumeMountArgs(name="device-plugin", mount_path="/var/lib/kubelet/device-plugins")],
                             )
                         ],
                         volumes=[
@@ -210,9 +206,7 @@ def sharing_config(sharing: GpuSharing) -> dict[str, Any]:
     }
 
 
-def device_plugin_sharing_values(
-    classes: list[GpuClassArgs], node_groups: list[str], *, group_label: str = EKS_NODEGROUP_LABEL
-) -> dict[str, Any]:
+def device_plugin_sharing_values(classes: list[GpuClassArgs], node_groups: list[str], *, group_label: str = EKS_NODEGROUP_LABEL) -> dict[str, Any]:
     """Values of the nvidia-device-plugin chart for the classes that share GPUs: one config.map entry per
     class, named as the class (its nodes carry the label nvidia.com/device-plugin.config=<class>, which the
     chart's config manager reads), running on those classes' node groups only (their nodes carry
@@ -224,17 +218,28 @@ def device_plugin_sharing_values(
             "map": {c.name: yaml.safe_dump(sharing_config(c.gpu_sharing), sort_keys=False) for c in classes if c.gpu_sharing},
             "default": "",
         },
-        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": group_label, "operator": "In", "values": sorted(node_groups)}]},
-        ]}}},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": group_label, "operator": "In", "values": sorted(node_groups)}]},
+                    ]
+                }
+            }
+        },
         "tolerations": [{"operator": "Exists"}],
         "failOnInitError": False,
     }
 
 
 def device_plugins(
-    name: str, args: SpotFailoverEksNodeGroupsArgs, plain: list[str], shared: list[str], opts: pulumi.ResourceOptions,
-    *, group_label: str = EKS_NODEGROUP_LABEL,
+    name: str,
+    args: SpotFailoverEksNodeGroupsArgs,
+    plain: list[str],
+    shared: list[str],
+    opts: pulumi.ResourceOptions,
+    *,
+    group_label: str = EKS_NODEGROUP_LABEL,
 ) -> None:
     """The NVIDIA device plugin on the GPU pools whose AMI does not ship it, as either EKS provisioner places
     it (``group_label``: the managed node group's label, or Karpenter's NodePool label): ``plain``, the pools

@@ -79,6 +79,7 @@ __all__ = [
     "asg_name_pattern",
 ]
 
+
 class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
     """GPU node groups with spot-first, on-demand-fallback autoscaling from zero.
 
@@ -134,9 +135,11 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
 
         shared = [c for c in args.classes if c.gpu_sharing is not None]
         device_plugins(
-            name, args,
+            name,
+            args,
             sorted(g.name for c in args.classes if not c.ami_type.ships_device_plugin and c.gpu_sharing is None for g in c.node_groups()),
-            [g.name for c in shared for g in c.node_groups()], child,
+            [g.name for c in shared for g in c.node_groups()],
+            child,
         )
 
         self._pool_shapes = args.pool_shapes()
@@ -187,9 +190,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
                 capacity_type="SPOT" if capacity is CapacityType.SPOT else "ON_DEMAND",
                 ami_type=cls.ami_type.value,
                 disk_size=cls.disk_size_gib,
-                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=minimum, max_size=maximum, desired_size=minimum
-                ),
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=minimum, max_size=maximum, desired_size=minimum),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 labels=cls.node_labels(capacity),
                 taints=[
@@ -226,8 +227,13 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
     ) -> tuple[aws.iam.Role, aws.iam.RolePolicy]:
         """The autoscaler's IRSA role and its inline policy."""
         role = irsa_role(
-            f"{name}-autoscaler-role", f"cluster-autoscaler of {cluster.name} (IRSA)", cluster.oidc_provider_arn, cluster.oidc_issuer,
-            settings.namespace, AUTOSCALER_SERVICE_ACCOUNT, child,
+            f"{name}-autoscaler-role",
+            f"cluster-autoscaler of {cluster.name} (IRSA)",
+            cluster.oidc_provider_arn,
+            cluster.oidc_issuer,
+            settings.namespace,
+            AUTOSCALER_SERVICE_ACCOUNT,
+            child,
         )
         policy = aws.iam.RolePolicy(
             f"{name}-autoscaler-role-policy",
@@ -267,9 +273,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
             version=settings.chart_version,
             repository=AUTOSCALER_REPO,
             namespace=settings.namespace,
-            values=autoscaler_values(
-                settings, cluster.name, cluster.region, role.arn, cluster.version, service_monitor=service_monitor_crd is not None
-            ),
+            values=autoscaler_values(settings, cluster.name, cluster.region, role.arn, cluster.version, service_monitor=service_monitor_crd is not None),
             release_name="cluster-autoscaler",
             # The priority ConfigMap must exist when the autoscaler starts, its role may act, and its
             # ServiceMonitor needs the CRD.
@@ -285,7 +289,9 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
     ) -> tuple[EksCluster | None, EksClusterRef, pulumi.ResourceOptions | None]:
         """The live inputs checked: the EksCluster (when given), its ref, and ``opts`` with its provider."""
         joined = join_eks_cluster(cluster, opts)
-        check_live("service_monitor_crd", service_monitor_crd, (pulumi.Resource,), "the resource that installs the ServiceMonitor CRD (PrometheusStack.release)")
+        check_live(
+            "service_monitor_crd", service_monitor_crd, (pulumi.Resource,), "the resource that installs the ServiceMonitor CRD (PrometheusStack.release)"
+        )
         return joined
 
     def ready(self) -> list[pulumi.Resource]:

@@ -84,10 +84,19 @@ def system_shape(system: SystemNodeGroupArgs) -> NodePoolShape:
     machine = aws_shape(system.instance_types, system.shape, gpu=False)
     group = system_node_group(system)
     return NodePoolShape.build(
-        name=system.name, role=PoolRole.SYSTEM, machine_type=machine.name, vcpus=machine.vcpus,
-        memory_mib=machine.memory_mib, gpus_per_node=0, accelerator=None, capacity=CapacityStrategy.ON_DEMAND,
-        groups=[(group.min_nodes, group.max_nodes)], labels={POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **system.labels},
-        taints=(), placement=PoolPlacement({EKS_NODEGROUP_LABEL: system.name}, ()), cloud=Cloud.AWS,
+        name=system.name,
+        role=PoolRole.SYSTEM,
+        machine_type=machine.name,
+        vcpus=machine.vcpus,
+        memory_mib=machine.memory_mib,
+        gpus_per_node=0,
+        accelerator=None,
+        capacity=CapacityStrategy.ON_DEMAND,
+        groups=[(group.min_nodes, group.max_nodes)],
+        labels={POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **system.labels},
+        taints=(),
+        placement=PoolPlacement({EKS_NODEGROUP_LABEL: system.name}, ()),
+        cloud=Cloud.AWS,
     )
 
 
@@ -98,10 +107,19 @@ def class_shape(cls: GpuClassArgs) -> NodePoolShape:
     taints = tuple(cls.node_taints())
     labels = {k: v for k, v in cls.node_labels(groups[0].capacity).items() if k != CAPACITY_LABEL}
     return NodePoolShape.build(
-        name=cls.name, role=PoolRole(cls.role.value), machine_type=shape.name, vcpus=shape.vcpus,
-        memory_mib=shape.memory_mib, gpus_per_node=shape.gpu_count, accelerator=shape.accelerator_label,
-        capacity=cls.capacity, groups=[(g.min_nodes, g.max_nodes) for g in groups],
-        labels=labels, taints=taints, placement=PoolPlacement({CLASS_LABEL: cls.name}, taints), cloud=Cloud.AWS,
+        name=cls.name,
+        role=PoolRole(cls.role.value),
+        machine_type=shape.name,
+        vcpus=shape.vcpus,
+        memory_mib=shape.memory_mib,
+        gpus_per_node=shape.gpu_count,
+        accelerator=shape.accelerator_label,
+        capacity=cls.capacity,
+        groups=[(g.min_nodes, g.max_nodes) for g in groups],
+        labels=labels,
+        taints=taints,
+        placement=PoolPlacement({CLASS_LABEL: cls.name}, taints),
+        cloud=Cloud.AWS,
     )
 
 

@@ -14,9 +14,7 @@ from gpu_platform.components.core.kube import exec_kubeconfig
 __all__ = ["assume_role_policy", "eks_kubeconfig", "irsa_trust_policy", "zones_offering"]
 
 
-def zones_offering(
-    offerings: Sequence[tuple[str, str]], instance_types: Sequence[str], zones: Sequence[str] | None
-) -> list[str]:
+def zones_offering(offerings: Sequence[tuple[str, str]], instance_types: Sequence[str], zones: Sequence[str] | None) -> list[str]:
     """Which zones offer every instance type; raises ValueError naming each typed zone that does not.
 
     ``offerings`` holds (zone, instance type) pairs as ec2:DescribeInstanceTypeOfferings
@@ -41,11 +39,16 @@ def zones_offering(
 
 def eks_kubeconfig(cluster_name: str, region: str, endpoint: str, ca_data: str) -> str:
     """A kubeconfig whose user runs `aws eks get-token` (the AWS CLI's exec credential plugin)."""
-    return exec_kubeconfig(cluster_name, endpoint, ca_data, {
-        "command": "aws",
-        "args": ["--region", region, "eks", "get-token", "--cluster-name", cluster_name, "--output", "json"],
-        "interactiveMode": "Never",
-    })
+    return exec_kubeconfig(
+        cluster_name,
+        endpoint,
+        ca_data,
+        {
+            "command": "aws",
+            "args": ["--region", region, "eks", "get-token", "--cluster-name", cluster_name, "--output", "json"],
+            "interactiveMode": "Never",
+        },
+    )
 
 
 def irsa_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str, service_account: str) -> dict[str, Any]:
@@ -70,8 +73,14 @@ def irsa_trust_policy(oidc_provider_arn: str, issuer: str, namespace: str, servi
 
 
 def irsa_role(
-    name: str, description: str, oidc_provider_arn: pulumi.Input[str], issuer: pulumi.Input[str], namespace: str,
-    service_account: str, opts: pulumi.ResourceOptions, tags: pulumi.Input[dict[str, str]] | None = None,
+    name: str,
+    description: str,
+    oidc_provider_arn: pulumi.Input[str],
+    issuer: pulumi.Input[str],
+    namespace: str,
+    service_account: str,
+    opts: pulumi.ResourceOptions,
+    tags: pulumi.Input[dict[str, str]] | None = None,
 ) -> aws.iam.Role:
     """The IAM role one service account of the cluster assumes through IRSA (irsa_trust_policy); ``issuer``
     with or without its https:// (the OIDC provider's URL or its bare issuer)."""
@@ -94,9 +103,7 @@ SECRETS_KEY_ACTIONS = ("kms:Encrypt", "kms:Decrypt", "kms:ListGrants", "kms:Desc
 
 def secrets_key_policy(key_arn: str) -> str:
     """The cluster role's inline policy on the Secrets key."""
-    return json.dumps(
-        {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": list(SECRETS_KEY_ACTIONS), "Resource": key_arn}]}
-    )
+    return json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": list(SECRETS_KEY_ACTIONS), "Resource": key_arn}]})
 
 
 def assume_role_policy(service: str) -> str:

@@ -103,15 +103,9 @@ def _check_gcp_labels(value: dict[str, str]) -> dict[str, str]:
         raise ValueError(f"label {ENVIRONMENT_LABEL} is the component's own (set environment instead)")
     for key, label in value.items():
         if not _GCP_LABEL_KEY.match(key):
-            raise ValueError(
-                f"GCP label key {key!r} is invalid: lowercase letters, digits, '_' and '-', "
-                "starting with a letter, at most 63 characters"
-            )
+            raise ValueError(f"GCP label key {key!r} is invalid: lowercase letters, digits, '_' and '-', starting with a letter, at most 63 characters")
         if not _GCP_LABEL_VALUE.match(label):
-            raise ValueError(
-                f"GCP label value {label!r} (key {key}) is invalid: lowercase letters, digits, "
-                "'_' and '-', at most 63 characters"
-            )
+            raise ValueError(f"GCP label value {label!r} (key {key}) is invalid: lowercase letters, digits, '_' and '-', at most 63 characters")
     return value
 
 
@@ -241,9 +235,7 @@ class GpuGkeClusterArgs(BaseModel):
     """GKE Dataplane V2 (datapath ADVANCED_DATAPATH), which enforces NetworkPolicy (the Dask tenants' isolation); GKE sets it at creation only, so changing it replaces the cluster. Default: true."""
     network: Annotated[StrInput, CheckedWhenKnown("its form (a network name or self link)")] = "default"
     """VPC network name or self link (projects/<p>/global/networks/<n>); in a program also an Output (a network made in the same program). Default: default."""
-    subnetwork: Annotated[
-        StrInput, CheckedWhenKnown("its form and region (a subnetwork name, or a self link in the cluster's region)")
-    ] | None = None
+    subnetwork: Annotated[StrInput, CheckedWhenKnown("its form and region (a subnetwork name, or a self link in the cluster's region)")] | None = None
     """Subnetwork name or self link (projects/<p>/regions/<region>/subnetworks/<n>, in the cluster's region); in a program also an Output. A custom-mode network needs it. Default: none (the network's subnet in the region)."""
     control_plane: ControlPlaneAccess = Field(default_factory=ControlPlaneAccess)
     """Control-plane access: private nodes/endpoint, authorized networks. Default: public endpoint, no restriction."""
@@ -272,19 +264,14 @@ class GpuGkeClusterArgs(BaseModel):
     @classmethod
     def _location(cls, value: str) -> str:
         if not (_REGION.match(value) or _ZONE.match(value)):
-            raise ValueError(
-                f"{value!r} is neither a region (us-central1) nor a zone (us-central1-a)"
-            )
+            raise ValueError(f"{value!r} is neither a region (us-central1) nor a zone (us-central1-a)")
         return value
 
     @field_validator("cluster_name")
     @classmethod
     def _cluster_name(cls, value: str | None) -> str | None:
         if value is not None and not _RESOURCE_NAME.match(value):
-            raise ValueError(
-                f"{value!r} is not a valid GKE cluster name: lowercase letters, digits and '-', "
-                "starting with a letter, at most 40 characters"
-            )
+            raise ValueError(f"{value!r} is not a valid GKE cluster name: lowercase letters, digits and '-', starting with a letter, at most 40 characters")
         return value
 
     @field_validator("min_master_version")
@@ -298,10 +285,7 @@ class GpuGkeClusterArgs(BaseModel):
     @classmethod
     def _account_id(cls, value: str | None) -> str | None:
         if value is not None and not _RESOURCE_NAME.match(value):
-            raise ValueError(
-                f"{value!r} is not a service account id: lowercase letters, digits and '-', "
-                "starting with a letter, 6 to 30 characters"
-            )
+            raise ValueError(f"{value!r} is not a service account id: lowercase letters, digits and '-', starting with a letter, 6 to 30 characters")
         return value
 
     @field_validator("project")
@@ -325,9 +309,7 @@ class GpuGkeClusterArgs(BaseModel):
     @classmethod
     def _subnetwork(cls, value: str | pulumi.Output[str] | None) -> str | pulumi.Output[str] | None:
         if isinstance(value, str) and not (_RESOURCE_NAME.match(value) or _SUBNETWORK_LINK.match(value)):
-            raise ValueError(
-                f"{value!r} is not a subnetwork name or self link (projects/<project>/regions/<region>/subnetworks/<name>)"
-            )
+            raise ValueError(f"{value!r} is not a subnetwork name or self link (projects/<project>/regions/<region>/subnetworks/<name>)")
         return value
 
     @field_validator("extra_node_roles")
@@ -335,10 +317,7 @@ class GpuGkeClusterArgs(BaseModel):
     def _roles(cls, value: list[str]) -> list[str]:
         for role in value:
             if role in BASIC_ROLES:
-                raise ValueError(
-                    f"{role} is a basic role and far beyond what nodes need; "
-                    "grant a predefined role such as roles/storage.objectViewer"
-                )
+                raise ValueError(f"{role} is a basic role and far beyond what nodes need; grant a predefined role such as roles/storage.objectViewer")
             if not re.match(r"^(roles|projects/[^/]+/roles|organizations/[0-9]+/roles)/[A-Za-z0-9_.]+$", role):
                 raise ValueError(f"{role!r} is not an IAM role name (roles/...)")
         return value
@@ -385,8 +364,7 @@ class GpuGkeClusterArgs(BaseModel):
             raise field_error(
                 model,
                 "subnetwork",
-                f"subnetwork {self.subnetwork} is in region {m.group('region')}, not the cluster's region {region}; "
-                f"use a subnetwork of {region}",
+                f"subnetwork {self.subnetwork} is in region {m.group('region')}, not the cluster's region {region}; use a subnetwork of {region}",
                 self.subnetwork,
             )
         if self.cloud_nat and not self.control_plane.private_nodes:
@@ -416,8 +394,7 @@ class GpuGkeClusterArgs(BaseModel):
                     raise field_error(
                         model,
                         (*loc, "compact_placement"),
-                        f"compact_placement needs exactly one zone (got {got}); "
-                        "set this pool's node_locations to one zone",
+                        f"compact_placement needs exactly one zone (got {got}); set this pool's node_locations to one zone",
                         True,
                     )
 
@@ -473,9 +450,7 @@ class GpuGkeClusterArgs(BaseModel):
         return [planned.shape for planned in self.plan]
 
 
-def _check_pool_names_unique(
-    model: str, loc: tuple[str | int, ...], pool: _PoolBase, configured: dict[str, str], seen: dict[str, str]
-) -> None:
+def _check_pool_names_unique(model: str, loc: tuple[str | int, ...], pool: _PoolBase, configured: dict[str, str], seen: dict[str, str]) -> None:
     """A pool's configured name, and the GKE pool names it makes, are used by no earlier pool;
     records them in ``configured`` and ``seen`` (name -> key path of its pool)."""
     if pool.name in configured:
@@ -486,26 +461,19 @@ def _check_pool_names_unique(
             pool.name,
         )
     configured[pool.name] = key_path(loc)
-    names = (
-        [pool.gke_pool_name(c) for c in pool.capacity_types()]
-        if isinstance(pool, GpuNodePoolArgs)
-        else [pool.name]
-    )
+    names = [pool.gke_pool_name(c) for c in pool.capacity_types()] if isinstance(pool, GpuNodePoolArgs) else [pool.name]
     for gke_name in names:
         if gke_name in seen:
             raise field_error(
                 model,
                 (*loc, "name"),
-                f"node pool name {gke_name} is already used by {seen[gke_name]}; "
-                "give every pool its own name",
+                f"node pool name {gke_name} is already used by {seen[gke_name]}; give every pool its own name",
                 pool.name,
             )
         seen[gke_name] = key_path(loc)
 
 
-def _check_pool_zones(
-    model: str, loc: tuple[str | int, ...], pool: _PoolBase, region: str, cluster_zones: list[str] | None
-) -> None:
+def _check_pool_zones(model: str, loc: tuple[str | int, ...], pool: _PoolBase, region: str, cluster_zones: list[str] | None) -> None:
     """A pool's own node_locations: zones of the cluster (and its region) that exist."""
     if pool.node_locations is None:
         return
@@ -514,8 +482,7 @@ def _check_pool_zones(
             raise field_error(
                 model,
                 (*loc, "node_locations", i),
-                f"zone {zone} is not one of the cluster's node locations "
-                f"({', '.join(cluster_zones)})",
+                f"zone {zone} is not one of the cluster's node locations ({', '.join(cluster_zones)})",
                 zone,
             )
         if not zone.startswith(region + "-"):

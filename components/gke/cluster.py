@@ -140,9 +140,7 @@ class GpuGkeCluster(pulumi.ComponentResource, ClusterComponent):
         self.endpoint = cluster.endpoint
         self.node_service_account_email = account.email
         self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(
-                lambda v: gke_kubeconfig(v[0], v[1], v[2])
-            )
+            pulumi.Output.all(cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate).apply(lambda v: gke_kubeconfig(v[0], v[1], v[2]))
         )
         self.provider = k8s.Provider(
             f"{name}-k8s",
@@ -269,9 +267,7 @@ def _enabled_apis(name: str, args: GpuGkeClusterArgs, project: pulumi.Input[str]
             apis.append(
                 gcp.projects.Service(
                     f"{name}-{service.split('.')[0]}-api",
-                    gcp.projects.ServiceArgs(
-                        project=project, service=service, disable_on_destroy=False
-                    ),
+                    gcp.projects.ServiceArgs(project=project, service=service, disable_on_destroy=False),
                     opts=child,
                 )
             )

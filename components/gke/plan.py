@@ -63,8 +63,7 @@ def cluster_zones(location: str, node_locations: Sequence[str] | None) -> tuple[
     return (location,) if zonal else None
 
 
-def pool_zones(location: str | None, cluster_node_locations: Sequence[str] | None,
-               pool_node_locations: Sequence[str] | None = None) -> PoolZones:
+def pool_zones(location: str | None, cluster_node_locations: Sequence[str] | None, pool_node_locations: Sequence[str] | None = None) -> PoolZones:
     """The zones of a node pool of a cluster at ``location`` (a region or a zone; None when unknown,
     counted as a region): the pool's own node locations, else the cluster's zones, else GKE's three.
     The one zone count every reader uses (the component, the fit checks, the policy pack, the simulator)."""
@@ -131,17 +130,31 @@ class PlannedPool:
         return None if self.role is PoolRole.SYSTEM else self.args  # type: ignore[return-value]
 
 
-def _shape(pool: SystemPoolArgs | GpuNodePoolArgs, role: PoolRole, labels: dict[str, str], taints: tuple[Taint, ...],
-           placement: PoolPlacement, node_pools: tuple[PlannedNodePool, ...], zones: PoolZones) -> NodePoolShape:
+def _shape(
+    pool: SystemPoolArgs | GpuNodePoolArgs,
+    role: PoolRole,
+    labels: dict[str, str],
+    taints: tuple[Taint, ...],
+    placement: PoolPlacement,
+    node_pools: tuple[PlannedNodePool, ...],
+    zones: PoolZones,
+) -> NodePoolShape:
     machine = pool.machine
     gpu = None if role is PoolRole.SYSTEM else pool
     return NodePoolShape.build(
-        name=pool.name, role=role, machine_type=pool.machine_type, vcpus=machine.vcpus, memory_mib=machine.memory_mib,
+        name=pool.name,
+        role=role,
+        machine_type=pool.machine_type,
+        vcpus=machine.vcpus,
+        memory_mib=machine.memory_mib,
         gpus_per_node=gpu.gpus_per_node if gpu is not None else 0,  # type: ignore[union-attr]
         accelerator=gpu.accelerator_type if gpu is not None else None,  # type: ignore[union-attr]
         capacity=gpu.capacity if gpu is not None else CapacityStrategy.ON_DEMAND,  # type: ignore[union-attr]
         groups=[(p.min_total, p.max_total) for p in node_pools],
-        labels=labels, taints=taints, placement=placement, cloud=Cloud.GCP,
+        labels=labels,
+        taints=taints,
+        placement=placement,
+        cloud=Cloud.GCP,
         per_zone_over=zones.count if pool.autoscaling.scope is BoundsScope.PER_ZONE else None,
     )
 
@@ -155,9 +168,15 @@ def plan_pools(args: GpuGkeClusterArgs) -> list[PlannedPool]:
     system_pools = (_node_pool(system.name, False, system.autoscaling, system_zones.count),)
     planned = [
         PlannedPool(
-            system, PoolRole.SYSTEM, system_pools, system_labels, system_taints, None,
-            _shape(system, PoolRole.SYSTEM, system_labels, system_taints,
-                   PoolPlacement({NODE_POOL_LABEL: system.name}, system_taints), system_pools, system_zones),
+            system,
+            PoolRole.SYSTEM,
+            system_pools,
+            system_labels,
+            system_taints,
+            None,
+            _shape(
+                system, PoolRole.SYSTEM, system_labels, system_taints, PoolPlacement({NODE_POOL_LABEL: system.name}, system_taints), system_pools, system_zones
+            ),
             system_zones,
         )
     ]
@@ -174,15 +193,11 @@ def plan_pools(args: GpuGkeClusterArgs) -> list[PlannedPool]:
             taints = (*taints, Taint(key=COMPUTE_CLASS_LABEL, value=compute_class, effect=TaintEffect.NO_SCHEDULE))
             labels[COMPUTE_CLASS_LABEL] = compute_class
             placement = PoolPlacement({COMPUTE_CLASS_LABEL: compute_class}, taints)
-            node_pools = tuple(
-                _node_pool(pool.gke_pool_name(c), c is CapacityType.SPOT, pool.bounds_for(c), zones.count)
-                for c in pool.capacity_types()
-            )
+            node_pools = tuple(_node_pool(pool.gke_pool_name(c), c is CapacityType.SPOT, pool.bounds_for(c), zones.count) for c in pool.capacity_types())
         else:
             placement = PoolPlacement({NODE_POOL_LABEL: pool.name}, taints)
             node_pools = (_node_pool(pool.name, pool.capacity is CapacityStrategy.SPOT, pool.autoscaling, zones.count),)
         planned.append(
-            PlannedPool(pool, role, node_pools, labels, taints, compute_class,
-                        _shape(pool, role, labels, taints, placement, node_pools, zones), zones)
+            PlannedPool(pool, role, node_pools, labels, taints, compute_class, _shape(pool, role, labels, taints, placement, node_pools, zones), zones)
         )
     return planned

@@ -100,10 +100,7 @@ _MIG_PARTITION = re.compile(r"^[1-8]g\.[0-9]+gb$")
 
 def _check_pool_name(value: str) -> str:
     if not _RESOURCE_NAME.match(value):
-        raise ValueError(
-            f"{value!r} is not a valid pool name: lowercase letters, digits and '-', "
-            "starting with a letter"
-        )
+        raise ValueError(f"{value!r} is not a valid pool name: lowercase letters, digits and '-', starting with a letter")
     return value
 
 
@@ -167,8 +164,7 @@ class _PoolBase(BaseModel):
             raise field_error(
                 type(self).__name__,
                 "disk_type",
-                f"disk_type {self.disk_type.value} is not offered on {self.machine_type}; "
-                f"use {', '.join(offered)}",
+                f"disk_type {self.disk_type.value} is not offered on {self.machine_type}; use {', '.join(offered)}",
                 self.disk_type.value,
             )
         return self
@@ -198,9 +194,7 @@ class SystemPoolArgs(_PoolBase):
     """Node pool name. Default: system."""
     machine_type: str = "e2-standard-4"
     """A CPU machine type of the catalog (no GPU machine types: controllers do not need one). Default: e2-standard-4."""
-    autoscaling: AutoscalingBounds = AutoscalingBounds(
-        scope=BoundsScope.PER_ZONE, min_nodes=1, max_nodes=3
-    )
+    autoscaling: AutoscalingBounds = AutoscalingBounds(scope=BoundsScope.PER_ZONE, min_nodes=1, max_nodes=3)
     """Node-count bounds. Default: 1..3 per zone."""
     disk_size_gb: Int = Field(default=50, ge=10, le=65536)
     """Boot disk size in GB. Default: 50."""
@@ -248,8 +242,7 @@ class GpuNodePoolArgs(_PoolBase):
             raise field_error(
                 model,
                 "driver_version",
-                f"driver_version LATEST is offered on COS only (got image_type {self.image_type.value}); "
-                "use DEFAULT or image_type COS_CONTAINERD",
+                f"driver_version LATEST is offered on COS only (got image_type {self.image_type.value}); use DEFAULT or image_type COS_CONTAINERD",
                 self.driver_version.value,
             )
         known = GCP_ACCELERATORS.get(self.accelerator_type)
@@ -269,8 +262,7 @@ class GpuNodePoolArgs(_PoolBase):
                 raise field_error(
                     model,
                     "gpu_partition_size",
-                    f"gpu_partition_size {self.gpu_partition_size} is not offered for "
-                    f"{self.accelerator_type}; allowed: {allowed}",
+                    f"gpu_partition_size {self.gpu_partition_size} is not offered for {self.accelerator_type}; allowed: {allowed}",
                     self.gpu_partition_size,
                 )
         if problem := mig_sharing_problem(self.gpu_sharing, self.gpu_partition_size):
@@ -280,8 +272,7 @@ class GpuNodePoolArgs(_PoolBase):
             raise field_error(
                 model,
                 "compact_placement",
-                f"compact_placement is not offered for {self.machine_type} (N1); "
-                "use an A2, A3 or G2 machine type or compact_placement: false",
+                f"compact_placement is not offered for {self.machine_type} (N1); use an A2, A3 or G2 machine type or compact_placement: false",
                 self.compact_placement,
             )
         if self.fallback_max_nodes is not None and self.capacity is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
@@ -295,16 +286,14 @@ class GpuNodePoolArgs(_PoolBase):
             raise field_error(
                 model,
                 "migrate_back_to_spot",
-                f"migrate_back_to_spot applies to capacity spot_then_on_demand only "
-                f"(got capacity {self.capacity.value})",
+                f"migrate_back_to_spot applies to capacity spot_then_on_demand only (got capacity {self.capacity.value})",
                 self.migrate_back_to_spot,
             )
         if self.capacity is CapacityStrategy.SPOT_THEN_ON_DEMAND and self.name.startswith(("gke", "autopilot")):
             raise field_error(
                 model,
                 "name",
-                f"name {self.name!r} would name a ComputeClass, which may not start with "
-                "'gke' or 'autopilot'; choose another name",
+                f"name {self.name!r} would name a ComputeClass, which may not start with 'gke' or 'autopilot'; choose another name",
                 self.name,
             )
         if self.queued_provisioning:
@@ -365,7 +354,5 @@ class SchedulerPoolArgs(GpuNodePoolArgs):
     """GPU model (schedulers need a GPU to deserialise CUDA objects). Default: nvidia-tesla-t4."""
     accelerator_count: Int | None = Field(default=1, ge=1, le=16)
     """GPUs per node. Default: 1."""
-    autoscaling: AutoscalingBounds = AutoscalingBounds(
-        scope=BoundsScope.TOTAL, min_nodes=0, max_nodes=4
-    )
+    autoscaling: AutoscalingBounds = AutoscalingBounds(scope=BoundsScope.TOTAL, min_nodes=0, max_nodes=4)
     """Node-count bounds. Default: 0..4 in total."""

@@ -44,16 +44,19 @@ def compute_class_spec(spot_pool: str, on_demand_pool: str, migrate_back_to_spot
 
 def gke_kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
     """A kubeconfig in the exec form with gke-gcloud-auth-plugin."""
-    return exec_kubeconfig(cluster_name, f"https://{endpoint}", ca_certificate, {
-        "command": "gke-gcloud-auth-plugin",
-        "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin",
-        "provideClusterInfo": True,
-    })
+    return exec_kubeconfig(
+        cluster_name,
+        f"https://{endpoint}",
+        ca_certificate,
+        {
+            "command": "gke-gcloud-auth-plugin",
+            "installHint": "Install gke-gcloud-auth-plugin: gcloud components install gke-gcloud-auth-plugin",
+            "provideClusterInfo": True,
+        },
+    )
 
 
-def cluster_args(
-    args: GpuGkeClusterArgs, *, cluster_name: str, project: pulumi.Input[str], service_account: pulumi.Input[str]
-) -> gcp.container.ClusterArgs:
+def cluster_args(args: GpuGkeClusterArgs, *, cluster_name: str, project: pulumi.Input[str], service_account: pulumi.Input[str]) -> gcp.container.ClusterArgs:
     """The GKE cluster's settings from the Args: VPC-native, Workload Identity, shielded nodes, the
     release channel and autoscaling profile, private nodes and authorized networks as configured, and
     the default pool removed at once (every pool is declared as its own NodePool)."""
@@ -69,9 +72,7 @@ def cluster_args(
     if cp.authorized_networks:
         authorized = gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
             cidr_blocks=[
-                gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
-                    cidr_block=n.cidr_block, display_name=n.display_name or None
-                )
+                gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(cidr_block=n.cidr_block, display_name=n.display_name or None)
                 for n in cp.authorized_networks
             ]
         )
@@ -87,15 +88,11 @@ def cluster_args(
         node_config=gcp.container.ClusterNodeConfigArgs(
             service_account=service_account,
             oauth_scopes=[CLOUD_PLATFORM_SCOPE],
-            workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
-                mode="GKE_METADATA"
-            ),
+            workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
         ),
         release_channel=gcp.container.ClusterReleaseChannelArgs(channel=args.release_channel.value),
         min_master_version=args.min_master_version,
-        cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
-            autoscaling_profile=args.autoscaling_profile.value
-        ),
+        cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(autoscaling_profile=args.autoscaling_profile.value),
         workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
             workload_pool=pulumi.Output.concat(project, ".svc.id.goog") if isinstance(project, pulumi.Output) else f"{project}.svc.id.goog"
         ),
@@ -109,14 +106,9 @@ def cluster_args(
         private_cluster_config=private,
         master_authorized_networks_config=authorized,
         enable_shielded_nodes=True,
-        resource_labels=(
-            {**args.resource_labels, **({ENVIRONMENT_LABEL: args.environment.value} if args.environment else {})}
-            or None
-        ),
+        resource_labels=({**args.resource_labels, **({ENVIRONMENT_LABEL: args.environment.value} if args.environment else {})} or None),
         addons_config=(
-            gcp.container.ClusterAddonsConfigArgs(
-                gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True)
-            )
+            gcp.container.ClusterAddonsConfigArgs(gcs_fuse_csi_driver_config=gcp.container.ClusterAddonsConfigGcsFuseCsiDriverConfigArgs(enabled=True))
             if args.gcs_fuse_csi_driver
             else None
         ),
@@ -191,11 +183,7 @@ def node_pool_args(
         autoscaling=autoscaling,
         management=gcp.container.NodePoolManagementArgs(auto_repair=not queued, auto_upgrade=True),
         upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(strategy="SURGE", max_surge=1, max_unavailable=0),
-        placement_policy=(
-            gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT")
-            if gpu is not None and gpu.compact_placement
-            else None
-        ),
+        placement_policy=(gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT") if gpu is not None and gpu.compact_placement else None),
         queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True) if queued else None,
         node_config=gcp.container.NodePoolNodeConfigArgs(
             machine_type=pool.machine_type,
@@ -206,11 +194,7 @@ def node_pool_args(
             service_account=service_account,
             oauth_scopes=[CLOUD_PLATFORM_SCOPE],
             labels=labels,
-            taints=[
-                gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value, effect=t.effect.gke)
-                for t in taints
-            ]
-            or None,
+            taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value, effect=t.effect.gke) for t in taints] or None,
             guest_accelerators=accelerators,
             gcfs_config=gcp.container.NodePoolNodeConfigGcfsConfigArgs(enabled=pool.image_streaming),
             workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(mode="GKE_METADATA"),
@@ -219,11 +203,7 @@ def node_pool_args(
                 enable_secure_boot=not (gpu is not None and gpu.driver_version is GpuDriverVersion.INSTALLATION_DISABLED),
                 enable_integrity_monitoring=True,
             ),
-            reservation_affinity=(
-                gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="NO_RESERVATION")
-                if queued
-                else None
-            ),
+            reservation_affinity=(gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="NO_RESERVATION") if queued else None),
             metadata={"disable-legacy-endpoints": "true"},
         ),
     )

@@ -50,7 +50,8 @@ class InferenceIngressArgs(BaseModel):
             for key in ("internal", "certificate_arn"):
                 if getattr(self, key) not in (None, False):
                     raise field_error(
-                        "InferenceIngressArgs", key,
+                        "InferenceIngressArgs",
+                        key,
                         f"{key} applies to load_balancer alb, not gce; remove it{_GCE_HINTS[key]}",
                         getattr(self, key),
                     )
@@ -68,10 +69,14 @@ class InferenceIngressArgs(BaseModel):
                 key = "internal" if self.internal else "certificate_arn"
                 return [((key,), f"{key} applies to an ALB (eks), not gce on {kind.value}; remove it", getattr(self, key))]
             return []
-        return [((
-            "load_balancer",
-        ), f"load_balancer {balancer.value} exists on {balancer.cluster_kind.value} clusters, not on {kind.value}; "
-           f"use {LoadBalancer.of(kind).value} or leave load_balancer unset", balancer.value)]
+        return [
+            (
+                ("load_balancer",),
+                f"load_balancer {balancer.value} exists on {balancer.cluster_kind.value} clusters, not on {kind.value}; "
+                f"use {LoadBalancer.of(kind).value} or leave load_balancer unset",
+                balancer.value,
+            )
+        ]
 
 
 class GpuInferenceServiceArgs(BaseModel):
@@ -119,8 +124,10 @@ class GpuInferenceServiceArgs(BaseModel):
         check_min_max(self, "min_replicas", "max_replicas")
         if self.metric not in GPU_CUSTOM_METRICS:
             raise field_error(
-                "GpuInferenceServiceArgs", "metric",
-                f"metric {self.metric} is not exposed by the adapter rules; use {' or '.join(GPU_CUSTOM_METRICS)}", self.metric,
+                "GpuInferenceServiceArgs",
+                "metric",
+                f"metric {self.metric} is not exposed by the adapter rules; use {' or '.join(GPU_CUSTOM_METRICS)}",
+                self.metric,
             )
         return self
 
@@ -143,9 +150,7 @@ class GpuInferenceServiceArgs(BaseModel):
         if not pool.gpus_per_node:
             return [(("pool",), f"pool {pool.name} has no GPUs; use a GPU pool ({offered})", pool.name)]
         if self.gpus > pool.gpus_per_node:
-            return [((
-                "gpus",
-            ), f"gpus {self.gpus} is more than a node of pool {pool.name} has ({pool.gpus_per_node}); use at most {pool.gpus_per_node}", self.gpus)]
-        return [((key,), message, value) for key, message, value in fit_problems(
-            "the inference pods", ("cpu", self.cpu), ("memory", self.memory), pool
-        )]
+            return [
+                (("gpus",), f"gpus {self.gpus} is more than a node of pool {pool.name} has ({pool.gpus_per_node}); use at most {pool.gpus_per_node}", self.gpus)
+            ]
+        return [((key,), message, value) for key, message, value in fit_problems("the inference pods", ("cpu", self.cpu), ("memory", self.memory), pool)]

@@ -42,10 +42,7 @@ def saturation_rule(args: GpuInferenceServiceArgs) -> dict[str, Any]:
         "rules": [
             {
                 "alert": SATURATION_ALERT,
-                "expr": (
-                    f"kube_horizontalpodautoscaler_status_current_replicas{{{selector}}}"
-                    f" == kube_horizontalpodautoscaler_spec_max_replicas{{{selector}}}"
-                ),
+                "expr": (f"kube_horizontalpodautoscaler_status_current_replicas{{{selector}}} == kube_horizontalpodautoscaler_spec_max_replicas{{{selector}}}"),
                 "for": args.saturated_for,
                 "labels": {"severity": "warning"},
                 "annotations": {
@@ -102,7 +99,9 @@ class GpuInferenceService(pulumi.ComponentResource):
         cloud = placed.cloud
         assert cloud is not None
         check_live("ingress_controller", ingress_controller, (pulumi.Resource,), "the AWS Load Balancer Controller (AwsLoadBalancerController.release)")
-        check_live("prometheus_rule_crd", prometheus_rule_crd, (pulumi.Resource,), "the resource that installs the PrometheusRule CRD (PrometheusStack.release)")
+        check_live(
+            "prometheus_rule_crd", prometheus_rule_crd, (pulumi.Resource,), "the resource that installs the PrometheusRule CRD (PrometheusStack.release)"
+        )
         pools = placed.pool_shapes()
         problems = [(("args", *loc), message) for loc, message, _ in args.placement_problems(pools)]
         balancer = None
@@ -150,8 +149,12 @@ class GpuInferenceService(pulumi.ComponentResource):
         self.autoscaler = GpuUtilizationAutoscaler(
             f"{name}-autoscaler",
             GpuUtilizationAutoscalerArgs(
-                deployment=args.name, namespace=args.namespace, min_replicas=args.min_replicas, max_replicas=args.max_replicas,
-                target_utilization_percent=args.target_utilization_percent, metric=args.metric,
+                deployment=args.name,
+                namespace=args.namespace,
+                min_replicas=args.min_replicas,
+                max_replicas=args.max_replicas,
+                target_utilization_percent=args.target_utilization_percent,
+                metric=args.metric,
             ),
             pulumi.ResourceOptions(parent=self, depends_on=[self.deployment]),
         )
@@ -170,13 +173,16 @@ class GpuInferenceService(pulumi.ComponentResource):
 
     @staticmethod
     def _deployment(
-        name: str, args: GpuInferenceServiceArgs, placement: PoolPlacement, meta: k8s.meta.v1.ObjectMetaArgs,
-        selector: dict[str, str], labels: dict[str, str], opts: pulumi.ResourceOptions,
+        name: str,
+        args: GpuInferenceServiceArgs,
+        placement: PoolPlacement,
+        meta: k8s.meta.v1.ObjectMetaArgs,
+        selector: dict[str, str],
+        labels: dict[str, str],
+        opts: pulumi.ResourceOptions,
     ) -> k8s.apps.v1.Deployment:
         """The model server on the GPU pool; the HPA owns the replica count (none set here)."""
-        probe = k8s.core.v1.ProbeArgs(
-            http_get=k8s.core.v1.HTTPGetActionArgs(path=args.health_path, port="http"), period_seconds=10, failure_threshold=3
-        )
+        probe = k8s.core.v1.ProbeArgs(http_get=k8s.core.v1.HTTPGetActionArgs(path=args.health_path, port="http"), period_seconds=10, failure_threshold=3)
         return k8s.apps.v1.Deployment(
             f"{name}-deployment",
             metadata=meta,
@@ -199,7 +205,8 @@ class GpuInferenceService(pulumi.ComponentResource):
                                 # A model loads for minutes: the kubelet waits for it before probing liveness.
                                 startup_probe=k8s.core.v1.ProbeArgs(
                                     http_get=k8s.core.v1.HTTPGetActionArgs(path=args.health_path, port="http"),
-                                    period_seconds=10, failure_threshold=60,
+                                    period_seconds=10,
+                                    failure_threshold=60,
                                 ),
                             )
                         ],
@@ -212,8 +219,12 @@ class GpuInferenceService(pulumi.ComponentResource):
 
     @staticmethod
     def _ingress(
-        name: str, args: GpuInferenceServiceArgs, ingress: InferenceIngressArgs, balancer: LoadBalancer,
-        meta: k8s.meta.v1.ObjectMetaArgs, opts: pulumi.ResourceOptions,
+        name: str,
+        args: GpuInferenceServiceArgs,
+        ingress: InferenceIngressArgs,
+        balancer: LoadBalancer,
+        meta: k8s.meta.v1.ObjectMetaArgs,
+        opts: pulumi.ResourceOptions,
     ) -> k8s.networking.v1.Ingress:
         """The Ingress: class alb with the annotations the AWS Load Balancer Controller reads, or GKE's gce."""
         if balancer is LoadBalancer.ALB:

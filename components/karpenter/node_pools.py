@@ -106,9 +106,7 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
         # Nodes: their role (instance profiles are Karpenter's own, from the EC2NodeClass) and its access entry.
         node_role = aws.iam.Role(
             f"{name}-node-role",
-            aws.iam.RoleArgs(
-                description=f"Nodes Karpenter launches for {ref.name}", assume_role_policy=assume_role_policy("ec2.amazonaws.com")
-            ),
+            aws.iam.RoleArgs(description=f"Nodes Karpenter launches for {ref.name}", assume_role_policy=assume_role_policy("ec2.amazonaws.com")),
             opts=child,
         )
         for policy in KARPENTER_NODE_POLICIES:
@@ -139,7 +137,8 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
                 f"{name}-{role}-rule",
                 aws.cloudwatch.EventRuleArgs(
                     description=f"Karpenter interruption handling of {ref.name}: {INTERRUPTION_EVENTS[role][1]}",
-                    region=ref.region, event_pattern=json.dumps(event_pattern(role)),
+                    region=ref.region,
+                    event_pattern=json.dumps(event_pattern(role)),
                 ),
                 opts=child,
             )
@@ -151,10 +150,17 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
 
         # The controller's role (IRSA, as the cluster autoscaler's) and the controller.
         controller_role = irsa_role(
-            f"{name}-controller-role", f"Karpenter controller of {ref.name} (IRSA)", ref.oidc_provider_arn, ref.oidc_issuer,
-            settings.namespace, KARPENTER_SERVICE_ACCOUNT, child,
+            f"{name}-controller-role",
+            f"Karpenter controller of {ref.name} (IRSA)",
+            ref.oidc_provider_arn,
+            ref.oidc_issuer,
+            settings.namespace,
+            KARPENTER_SERVICE_ACCOUNT,
+            child,
         )
-        cluster_arn = ref.cluster_resource.arn if isinstance(ref.cluster_resource, aws.eks.Cluster) else f"arn:{partition}:eks:{ref.region}:*:cluster/{ref.name}"
+        cluster_arn = (
+            ref.cluster_resource.arn if isinstance(ref.cluster_resource, aws.eks.Cluster) else f"arn:{partition}:eks:{ref.region}:*:cluster/{ref.name}"
+        )
         policy = aws.iam.RolePolicy(
             f"{name}-controller-role-policy",
             aws.iam.RolePolicyArgs(
@@ -167,17 +173,25 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
         )
         crds = helm_release(
             f"{name}-karpenter-crd",
-            chart=KARPENTER_CRD_CHART, version=settings.chart_version, repository=KARPENTER_REPO,
-            namespace=settings.namespace, values={}, release_name="karpenter-crd",
+            chart=KARPENTER_CRD_CHART,
+            version=settings.chart_version,
+            repository=KARPENTER_REPO,
+            namespace=settings.namespace,
+            values={},
+            release_name="karpenter-crd",
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(ref.controllers_ready)),
         )
         overlays = node_overlays(self.plan)
         system = self._cluster.pool_shapes()[0].placement.node_selector if self._cluster is not None else {}
         controller = helm_release(
             f"{name}-karpenter",
-            chart=KARPENTER_CHART, version=settings.chart_version, repository=KARPENTER_REPO, namespace=settings.namespace,
+            chart=KARPENTER_CHART,
+            version=settings.chart_version,
+            repository=KARPENTER_REPO,
+            namespace=settings.namespace,
             values=controller_values(settings, ref.name, queue.name, controller_role.arn, dict(system), node_overlay=bool(overlays)),
-            release_name="karpenter", skip_crds=True,
+            release_name="karpenter",
+            skip_crds=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, policy, access, *ref.controllers_ready]),
         )
 
@@ -216,9 +230,12 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             for body in overlays
         }
         device_plugins(
-            name, args,
+            name,
+            args,
             sorted(p.name for p in self.plan if not p.cls.ami_type.ships_device_plugin and p.cls.gpu_sharing is None),
-            [p.name for p in self.plan if p.cls.gpu_sharing is not None], child, group_label=KARPENTER_NODEPOOL_LABEL,
+            [p.name for p in self.plan if p.cls.gpu_sharing is not None],
+            child,
+            group_label=KARPENTER_NODEPOOL_LABEL,
         )
 
         self.controller_role_arn = controller_role.arn
@@ -238,9 +255,7 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
         )
 
     @staticmethod
-    def _joined(
-        cluster: Any, opts: pulumi.ResourceOptions | None, args: Any
-    ) -> tuple[EksCluster | None, EksClusterRef, pulumi.ResourceOptions | None]:
+    def _joined(cluster: Any, opts: pulumi.ResourceOptions | None, args: Any) -> tuple[EksCluster | None, EksClusterRef, pulumi.ResourceOptions | None]:
         """The live inputs checked (before anything is registered): the EksCluster (when given), its ref,
         and ``opts`` with its provider; ``args`` must choose Karpenter."""
         joined = join_eks_cluster(cluster, opts)

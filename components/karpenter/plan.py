@@ -62,34 +62,42 @@ def provisioner_problems(args: SpotFailoverEksNodeGroupsArgs) -> list[Problem]:
             for key in sorted(args.autoscaler.model_fields_set):
                 value = getattr(args.autoscaler, key)
                 shown = ",".join(str(getattr(v, "value", v)) for v in value) if isinstance(value, list) else value
-                problems.append((
-                    ("autoscaler", key),
-                    f"autoscaler.{key} is a cluster autoscaler setting and provisioner is karpenter: {fix}", shown,
-                ))
+                problems.append(
+                    (
+                        ("autoscaler", key),
+                        f"autoscaler.{key} is a cluster autoscaler setting and provisioner is karpenter: {fix}",
+                        shown,
+                    )
+                )
         if args.priority_expander is not None:
-            problems.append((
-                ("priority_expander",),
-                "priority_expander ranks the cluster autoscaler's node groups and provisioner is karpenter "
-                f"(NodePool weights order the tiers): {fix}", "set",
-            ))
+            problems.append(
+                (
+                    ("priority_expander",),
+                    f"priority_expander ranks the cluster autoscaler's node groups and provisioner is karpenter (NodePool weights order the tiers): {fix}",
+                    "set",
+                )
+            )
         for i, cls in enumerate(args.classes):
             if cls.ami_type.value not in _AMI_FAMILIES:
-                problems.append((
-                    ("classes", i, "ami_type"),
-                    f"class {cls.name}: Karpenter launches AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA "
-                    f"(EC2NodeClass aliases al2023, bottlerocket); use one of them",
-                    cls.ami_type.value,
-                ))
+                problems.append(
+                    (
+                        ("classes", i, "ami_type"),
+                        f"class {cls.name}: Karpenter launches AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA "
+                        f"(EC2NodeClass aliases al2023, bottlerocket); use one of them",
+                        cls.ami_type.value,
+                    )
+                )
         pools = sum(len(c.node_groups()) for c in args.classes)
         if pools > MAX_NODE_POOLS:
             problems.append((("classes",), f"{pools} NodePools would be made; Karpenter weights allow at most {MAX_NODE_POOLS}", pools))
     elif "karpenter" in args.model_fields_set:
-        problems.append((
-            ("karpenter",),
-            "karpenter settings apply to provisioner karpenter and provisioner is cluster_autoscaler: "
-            "set provisioner: karpenter, or remove them",
-            "set",
-        ))
+        problems.append(
+            (
+                ("karpenter",),
+                "karpenter settings apply to provisioner karpenter and provisioner is cluster_autoscaler: set provisioner: karpenter, or remove them",
+                "set",
+            )
+        )
     return problems
 
 
@@ -145,9 +153,7 @@ def plan_node_pools(args: SpotFailoverEksNodeGroupsArgs) -> tuple[NodePoolPlan, 
     """Every NodePool, in weight order (highest first)."""
     ordered = sorted(args.classes, key=lambda c: (c.role.value != PoolRole.SCHEDULER.value, c.instance_shape.gpu_count, c.instance_shape.vcpus))
     groups = [(c, g) for c in ordered for g in c.node_groups()]
-    return tuple(
-        NodePoolPlan(g.name, c, g.capacity, g.max_nodes, len(groups) - i) for i, (c, g) in enumerate(groups)
-    )
+    return tuple(NodePoolPlan(g.name, c, g.capacity, g.max_nodes, len(groups) - i) for i, (c, g) in enumerate(groups))
 
 
 def node_overlays(pools: tuple[NodePoolPlan, ...]) -> list[dict[str, Any]]:
@@ -160,7 +166,9 @@ def node_overlays(pools: tuple[NodePoolPlan, ...]) -> list[dict[str, Any]]:
             classes.setdefault(pool.cls.name, (pool.cls, []))[1].append(pool.name)
     return [
         {
-            "apiVersion": NODE_OVERLAY_API_VERSION, "kind": "NodeOverlay", "metadata": {"name": name},
+            "apiVersion": NODE_OVERLAY_API_VERSION,
+            "kind": "NodeOverlay",
+            "metadata": {"name": name},
             "spec": {
                 "requirements": [
                     {"key": KARPENTER_NODEPOOL_LABEL, "operator": "In", "values": sorted(names)},

@@ -87,47 +87,100 @@ def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_
     return {
         "Version": "2012-10-17",
         "Statement": [
-            allow("AllowScopedEC2InstanceAccessActions", ["ec2:RunInstances", "ec2:CreateFleet"],
-                  [f"{ec2}::image/*", f"{ec2}::snapshot/*", f"{ec2}:*:security-group/*", f"{ec2}:*:subnet/*"]),
-            allow("AllowScopedEC2LaunchTemplateAccessActions", ["ec2:RunInstances", "ec2:CreateFleet"], f"{ec2}:*:launch-template/*",
-                  {"StringEquals": owned, "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"}}),
-            allow("AllowScopedEC2InstanceActionsWithTags", ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"], launched,
-                  {"StringEquals": request_owned, "StringLike": {f"aws:RequestTag/{KARPENTER_NODEPOOL_LABEL}": "*"}}),
-            allow("AllowScopedResourceCreationTagging", "ec2:CreateTags", launched, {
-                "StringEquals": {**request_owned, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"]},
-                "StringLike": {f"aws:RequestTag/{KARPENTER_NODEPOOL_LABEL}": "*"},
-            }),
-            allow("AllowScopedResourceTagging", "ec2:CreateTags", f"{ec2}:*:instance/*", {
-                "StringEquals": owned,
-                "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"},
-                "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": cluster_name},
-                "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]},
-            }),
-            allow("AllowScopedDeletion", ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
-                  [f"{ec2}:*:instance/*", f"{ec2}:*:launch-template/*"],
-                  {"StringEquals": owned, "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"}}),
-            allow("AllowRegionalReadActions", [
-                "ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes",
-                "ec2:DescribeLaunchTemplates", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets",
-            ], "*", {"StringEquals": {"aws:RequestedRegion": region}}),
+            allow(
+                "AllowScopedEC2InstanceAccessActions",
+                ["ec2:RunInstances", "ec2:CreateFleet"],
+                [f"{ec2}::image/*", f"{ec2}::snapshot/*", f"{ec2}:*:security-group/*", f"{ec2}:*:subnet/*"],
+            ),
+            allow(
+                "AllowScopedEC2LaunchTemplateAccessActions",
+                ["ec2:RunInstances", "ec2:CreateFleet"],
+                f"{ec2}:*:launch-template/*",
+                {"StringEquals": owned, "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"}},
+            ),
+            allow(
+                "AllowScopedEC2InstanceActionsWithTags",
+                ["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"],
+                launched,
+                {"StringEquals": request_owned, "StringLike": {f"aws:RequestTag/{KARPENTER_NODEPOOL_LABEL}": "*"}},
+            ),
+            allow(
+                "AllowScopedResourceCreationTagging",
+                "ec2:CreateTags",
+                launched,
+                {
+                    "StringEquals": {**request_owned, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"]},
+                    "StringLike": {f"aws:RequestTag/{KARPENTER_NODEPOOL_LABEL}": "*"},
+                },
+            ),
+            allow(
+                "AllowScopedResourceTagging",
+                "ec2:CreateTags",
+                f"{ec2}:*:instance/*",
+                {
+                    "StringEquals": owned,
+                    "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"},
+                    "StringEqualsIfExists": {"aws:RequestTag/eks:eks-cluster-name": cluster_name},
+                    "ForAllValues:StringEquals": {"aws:TagKeys": ["eks:eks-cluster-name", "karpenter.sh/nodeclaim", "Name"]},
+                },
+            ),
+            allow(
+                "AllowScopedDeletion",
+                ["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"],
+                [f"{ec2}:*:instance/*", f"{ec2}:*:launch-template/*"],
+                {"StringEquals": owned, "StringLike": {f"aws:ResourceTag/{KARPENTER_NODEPOOL_LABEL}": "*"}},
+            ),
+            allow(
+                "AllowRegionalReadActions",
+                [
+                    "ec2:DescribeImages",
+                    "ec2:DescribeInstances",
+                    "ec2:DescribeInstanceTypeOfferings",
+                    "ec2:DescribeInstanceTypes",
+                    "ec2:DescribeLaunchTemplates",
+                    "ec2:DescribeSecurityGroups",
+                    "ec2:DescribeSpotPriceHistory",
+                    "ec2:DescribeSubnets",
+                ],
+                "*",
+                {"StringEquals": {"aws:RequestedRegion": region}},
+            ),
             allow("AllowSSMReadActions", "ssm:GetParameter", f"arn:{p}:ssm:{region}::parameter/aws/service/*"),
             allow("AllowPricingReadActions", "pricing:GetProducts", "*"),
             allow("AllowInterruptionQueueActions", ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], queue_arn),
-            allow("AllowPassingInstanceRole", "iam:PassRole", node_role_arn,
-                  {"StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}}),
-            allow("AllowScopedInstanceProfileCreationActions", "iam:CreateInstanceProfile", profiles, {
-                "StringEquals": {**request_owned, **region_tag},
-                "StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"},
-            }),
-            allow("AllowScopedInstanceProfileTagActions", "iam:TagInstanceProfile", profiles, {
-                "StringEquals": {**owned, "aws:ResourceTag/topology.kubernetes.io/region": region, **request_owned, **region_tag},
-                "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*", "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"},
-            }),
-            allow("AllowScopedInstanceProfileActions",
-                  ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"], profiles, {
-                      "StringEquals": {**owned, "aws:ResourceTag/topology.kubernetes.io/region": region},
-                      "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"},
-                  }),
+            allow(
+                "AllowPassingInstanceRole",
+                "iam:PassRole",
+                node_role_arn,
+                {"StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}},
+            ),
+            allow(
+                "AllowScopedInstanceProfileCreationActions",
+                "iam:CreateInstanceProfile",
+                profiles,
+                {
+                    "StringEquals": {**request_owned, **region_tag},
+                    "StringLike": {"aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+                },
+            ),
+            allow(
+                "AllowScopedInstanceProfileTagActions",
+                "iam:TagInstanceProfile",
+                profiles,
+                {
+                    "StringEquals": {**owned, "aws:ResourceTag/topology.kubernetes.io/region": region, **request_owned, **region_tag},
+                    "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*", "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+                },
+            ),
+            allow(
+                "AllowScopedInstanceProfileActions",
+                ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
+                profiles,
+                {
+                    "StringEquals": {**owned, "aws:ResourceTag/topology.kubernetes.io/region": region},
+                    "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"},
+                },
+            ),
             allow("AllowInstanceProfileReadActions", "iam:GetInstanceProfile", profiles),
             allow("AllowAPIServerEndpointDiscovery", "eks:DescribeCluster", cluster_arn),
         ],
@@ -166,8 +219,13 @@ def event_pattern(role: str) -> dict[str, list[str]]:
 
 
 def controller_values(
-    settings: KarpenterSettings, cluster_name: str, queue_name: Any, role_arn: Any, system_selector: dict[str, str],
-    *, node_overlay: bool = False,
+    settings: KarpenterSettings,
+    cluster_name: str,
+    queue_name: Any,
+    role_arn: Any,
+    system_selector: dict[str, str],
+    *,
+    node_overlay: bool = False,
 ) -> dict[str, Any]:
     """Helm values of the karpenter chart: the cluster and the interruption queue, the IRSA service
     account, and the controller on the system node group (``system_selector``; the chart's own affinity

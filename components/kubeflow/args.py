@@ -34,7 +34,13 @@ KUBEFLOW_NAMESPACE = "kubeflow"
 EDITION_NAMESPACES = {
     "pipelines": ("kubeflow",),
     "platform": (
-        "kubeflow", "auth", "istio-system", "cert-manager", "oauth2-proxy", "knative-serving", "kubeflow-user-example-com",
+        "kubeflow",
+        "auth",
+        "istio-system",
+        "cert-manager",
+        "oauth2-proxy",
+        "knative-serving",
+        "kubeflow-user-example-com",
     ),
 }
 """Namespaces each edition's manifests create, which no other component or tenant may take."""
@@ -108,10 +114,7 @@ _HOSTNAME = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9](
 
 def _release_ref(value: str) -> str:
     if not (_RELEASE_TAG.match(value) or _COMMIT.match(value)):
-        raise ValueError(
-            f"release {value!r} is not pinned: use a release tag such as 2.17.0 or v1.10.2, "
-            "or a full 40-character commit, never a branch"
-        )
+        raise ValueError(f"release {value!r} is not pinned: use a release tag such as 2.17.0 or v1.10.2, or a full 40-character commit, never a branch")
     return value
 
 
@@ -268,7 +271,8 @@ class KubeflowInstallArgs(BaseModel):
         known = KNOWN_RELEASES[self.edition]
         if self.release is not None and not _COMMIT.match(self.release) and self.release not in known:
             raise field_error(
-                "KubeflowInstallArgs", "release",
+                "KubeflowInstallArgs",
+                "release",
                 f"release {self.release} is not a {MANIFEST_REPOSITORY[self.edition]} release this component is "
                 f"checked against for the {self.edition.value} edition (kustomize cannot fetch a tag that does not "
                 f"exist); use one of {', '.join(known)}, or a full 40-character commit",
@@ -276,43 +280,52 @@ class KubeflowInstallArgs(BaseModel):
             )
         if self.edition is Edition.PLATFORM and self.dex_user_email is None:
             raise field_error(
-                "KubeflowInstallArgs", "dex_user_email",
+                "KubeflowInstallArgs",
+                "dex_user_email",
                 "dex_user_email is required on the platform edition (the upstream user@example.com is never deployed)",
                 None,
             )
         if self.edition is Edition.PIPELINES and self.dex_user_email is not None:
             raise field_error(
-                "KubeflowInstallArgs", "dex_user_email",
+                "KubeflowInstallArgs",
+                "dex_user_email",
                 "dex_user_email applies to the platform edition only; Pipelines standalone has no Dex",
                 self.dex_user_email,
             )
         if self.edition is Edition.PIPELINES and self.oidc is not None:
             raise field_error(
-                "KubeflowInstallArgs", "oidc",
-                "oidc applies to the platform edition only; Pipelines standalone has no Dex", self.oidc.issuer,
+                "KubeflowInstallArgs",
+                "oidc",
+                "oidc applies to the platform edition only; Pipelines standalone has no Dex",
+                self.oidc.issuer,
             )
         if self.edition is Edition.PLATFORM and self.pipelines_gpu_quota is not None:
             raise field_error(
-                "KubeflowInstallArgs", "pipelines_gpu_quota",
+                "KubeflowInstallArgs",
+                "pipelines_gpu_quota",
                 f"pipelines_gpu_quota {self.pipelines_gpu_quota} applies to the pipelines edition only; on the platform "
                 "edition pipeline runs happen in the tenants' Profile namespaces, bounded by their quotas",
                 self.pipelines_gpu_quota,
             )
         if self.dex_user_email == "user@example.com":
             raise field_error(
-                "KubeflowInstallArgs", "dex_user_email",
+                "KubeflowInstallArgs",
+                "dex_user_email",
                 "dex_user_email user@example.com is the upstream default login; use your own address",
                 self.dex_user_email,
             )
         if (i := first_repeat([t.name for t in self.tenants])) is not None:
             tenant = self.tenants[i]
             raise field_error(
-                "KubeflowInstallArgs", ("tenants", i, "name"),
-                f"tenant {tenant.name} is listed twice; names must be unique", tenant.name,
+                "KubeflowInstallArgs",
+                ("tenants", i, "name"),
+                f"tenant {tenant.name} is listed twice; names must be unique",
+                tenant.name,
             )
         if self.credentials_secret is not None and self.credentials_secret.namespace in EDITION_NAMESPACES[self.edition.value]:
             raise field_error(
-                "KubeflowInstallArgs", ("credentials_secret", "namespace"),
+                "KubeflowInstallArgs",
+                ("credentials_secret", "namespace"),
                 f"namespace {self.credentials_secret.namespace} is created by the Kubeflow manifests, so the credentials "
                 "Secret could not exist before them; keep it in a namespace of your own",
                 self.credentials_secret.namespace,
@@ -320,8 +333,10 @@ class KubeflowInstallArgs(BaseModel):
         for i, tenant in enumerate(self.tenants):
             if tenant.name in ("kubeflow", "kube-system", "default", "auth", "istio-system"):
                 raise field_error(
-                    "KubeflowInstallArgs", ("tenants", i, "name"),
-                    f"tenant {tenant.name} is a namespace the platform uses; choose another name", tenant.name,
+                    "KubeflowInstallArgs",
+                    ("tenants", i, "name"),
+                    f"tenant {tenant.name} is a namespace the platform uses; choose another name",
+                    tenant.name,
                 )
         return self
 

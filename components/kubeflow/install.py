@@ -91,9 +91,7 @@ __all__ = [
 ]
 
 
-def _brought_credentials(
-    edition: Edition, credentials: Mapping[Credential | str, pulumi.Input[str]] | None
-) -> dict[Credential, pulumi.Input[str]]:
+def _brought_credentials(edition: Edition, credentials: Mapping[Credential | str, pulumi.Input[str]] | None) -> dict[Credential, pulumi.Input[str]]:
     """``credentials=`` by Credential, or an InputPropertyError naming the key: a name that is no credential or
     not one of the edition's, a value that is not a string or an Output, a plain string Credential.problem refuses."""
     if credentials is None:
@@ -178,7 +176,9 @@ class KubeflowInstall(pulumi.ComponentResource):
         resolves. Default: none (read from ``args.credentials_secret``, else generated)."""
         placed = on_cluster(cluster, opts)
         if placed.component is not None and training_pools is not None:
-            raise input_error("training_pools", "training_pools: the cluster component given as cluster= gives them; pass cluster= or training_pools=, not both")
+            raise input_error(
+                "training_pools", "training_pools: the cluster component given as cluster= gives them; pass cluster= or training_pools=, not both"
+            )
         if placed.component is None and training_pools is None:
             raise input_error("cluster", f"cluster: expected {CLUSTER_COMPONENTS}, or training_pools= (got nothing)")
         training_pools = placed.component.pool_shapes() if placed.component is not None else check_pools("training_pools", training_pools)
@@ -243,9 +243,7 @@ class KubeflowInstall(pulumi.ComponentResource):
             }
         )
 
-    def _credentials(
-        self, name: str, args: KubeflowInstallArgs, brought: Mapping[Credential, pulumi.Input[str]]
-    ) -> dict[Credential, pulumi.Output[str]]:
+    def _credentials(self, name: str, args: KubeflowInstallArgs, brought: Mapping[Credential, pulumi.Input[str]]) -> dict[Credential, pulumi.Output[str]]:
         """The value (a Pulumi secret) of each upstream default credential of the edition: the one brought,
         else the key of ``args.credentials_secret``, else a generated one (alphanumeric)."""
         found: dict[Credential, pulumi.Output[str]] = {}
@@ -256,9 +254,7 @@ class KubeflowInstall(pulumi.ComponentResource):
             elif args.credentials_secret is not None:
                 if source is None:
                     where = args.credentials_secret
-                    source = k8s.core.v1.Secret.get(
-                        f"{name}-credentials-secret", f"{where.namespace}/{where.name}", opts=pulumi.ResourceOptions(parent=self)
-                    )
+                    source = k8s.core.v1.Secret.get(f"{name}-credentials-secret", f"{where.namespace}/{where.name}", opts=pulumi.ResourceOptions(parent=self))
                 found[credential] = pulumi.Output.secret(source.data).apply(
                     lambda data, c=credential: _read_credential(data, c, args.credentials_secret)  # type: ignore[arg-type]
                 )
@@ -299,9 +295,7 @@ class KubeflowInstall(pulumi.ComponentResource):
             opts=opts,
         )
 
-    def _ingress(
-        self, name: str, args: KubeflowInstallArgs, ingress: AlbCognitoIngress, opts: pulumi.ResourceOptions
-    ) -> k8s.networking.v1.Ingress:
+    def _ingress(self, name: str, args: KubeflowInstallArgs, ingress: AlbCognitoIngress, opts: pulumi.ResourceOptions) -> k8s.networking.v1.Ingress:
         service_name, service_namespace, port = args.ui_backend
         health_port, health_path = args.ui_health_check
         health = {"alb.ingress.kubernetes.io/healthcheck-path": health_path}
@@ -331,8 +325,6 @@ class KubeflowInstall(pulumi.ComponentResource):
                     **health,
                 },
             ),
-            spec=prefix_ingress_spec(
-                ALB_INGRESS_CLASS, ingress.hostname, "/", service_name, k8s.networking.v1.ServiceBackendPortArgs(number=port)
-            ),
+            spec=prefix_ingress_spec(ALB_INGRESS_CLASS, ingress.hostname, "/", service_name, k8s.networking.v1.ServiceBackendPortArgs(number=port)),
             opts=opts,
         )

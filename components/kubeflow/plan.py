@@ -35,9 +35,7 @@ def training_placement(selector: TrainingPoolSelector, pools: Sequence[NodePoolS
     """
     matching = [p for p in pools if selector.matches(p)]
     if not matching:
-        raise ValueError(
-            f"no pool carries label {selector.label_key}={selector.label_value} and taint {selector.taint}"
-        )
+        raise ValueError(f"no pool carries label {selector.label_key}={selector.label_value} and taint {selector.taint}")
     if len(matching) == 1:
         return matching[0].placement
     tolerations: dict[str, Taint] = {}

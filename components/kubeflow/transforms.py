@@ -161,7 +161,8 @@ def dex_oidc_transform(obj: dict[str, Any], oidc: OidcIssuer, client_secret: pul
     if obj.get("kind") == "Deployment" and metadata.get("name") == "dex":
         digest = pulumi.Output.secret(client_secret).apply(lambda value: hashlib.sha256(value.encode()).hexdigest())
         spec = update_in(
-            obj.get("spec"), ("template", "metadata", "annotations"),
+            obj.get("spec"),
+            ("template", "metadata", "annotations"),
             lambda annotations: merged(annotations, {OIDC_DIGEST_ANNOTATION: digest}),
         )
         return {**obj, "spec": spec}
@@ -258,14 +259,11 @@ UPSTREAM_SECRETS: tuple[SecretSlot, ...] = (
     SecretSlot(KUBEFLOW_NAMESPACE, re.compile(rf"^{ARTIFACT_SECRET}$"), "secretkey", Credential.ARTIFACT_SECRET_KEY, _BOTH),
     SecretSlot(KUBEFLOW_NAMESPACE, re.compile(rf"^{DATABASE_SECRET}$"), "password", Credential.DATABASE_PASSWORD, _BOTH),
     # Katib (platform): katib-mysql and katib-db-manager read MYSQL_ROOT_PASSWORD by secretKeyRef.
-    SecretSlot(KUBEFLOW_NAMESPACE, re.compile(r"^katib-mysql-secrets$"), "MYSQL_ROOT_PASSWORD",
-               Credential.KATIB_DATABASE_PASSWORD, _PLATFORM),
+    SecretSlot(KUBEFLOW_NAMESPACE, re.compile(r"^katib-mysql-secrets$"), "MYSQL_ROOT_PASSWORD", Credential.KATIB_DATABASE_PASSWORD, _PLATFORM),
     # Dex's static client and oauth2-proxy must hold the same client secret: one credential, both sides.
     SecretSlot("auth", re.compile(rf"^{OIDC_SECRET}$"), "OIDC_CLIENT_SECRET", Credential.OAUTH2_CLIENT_SECRET, _PLATFORM),
-    SecretSlot("oauth2-proxy", re.compile(r"^oauth2-proxy(-[a-z0-9]{10})?$"), "client-secret",
-               Credential.OAUTH2_CLIENT_SECRET, _PLATFORM),
-    SecretSlot("oauth2-proxy", re.compile(r"^oauth2-proxy(-[a-z0-9]{10})?$"), "cookie-secret",
-               Credential.OAUTH2_COOKIE_SECRET, _PLATFORM),
+    SecretSlot("oauth2-proxy", re.compile(r"^oauth2-proxy(-[a-z0-9]{10})?$"), "client-secret", Credential.OAUTH2_CLIENT_SECRET, _PLATFORM),
+    SecretSlot("oauth2-proxy", re.compile(r"^oauth2-proxy(-[a-z0-9]{10})?$"), "cookie-secret", Credential.OAUTH2_COOKIE_SECRET, _PLATFORM),
 )
 """Every upstream default credential either edition renders (found by building kubeflow/pipelines'
 manifests at each known release and kubeflow/manifests' example/ at v1.10.2), and what replaces it.
@@ -302,9 +300,7 @@ def _string_data(obj: dict[str, Any]) -> Any:
     return pulumi.Output.all(as_output(data), as_output(string_data)).apply(lambda both: _decoded(*both))
 
 
-def upstream_credentials_transform(
-    obj: dict[str, Any], credentials: Mapping[Credential, pulumi.Input[str]]
-) -> dict[str, Any] | None:
+def upstream_credentials_transform(obj: dict[str, Any], credentials: Mapping[Credential, pulumi.Input[str]]) -> dict[str, Any] | None:
     """Upstream default credentials replaced by ours; None for any other object.
 
     A Secret listed in UPSTREAM_SECRETS gets the generated value under each listed key (other keys
@@ -317,10 +313,7 @@ def upstream_credentials_transform(
     metadata = obj.get("metadata") or {}
     kind, name, namespace = obj.get("kind"), str(metadata.get("name")), metadata.get("namespace")
     if kind == "Secret":
-        slots = [
-            s for s in UPSTREAM_SECRETS
-            if s.namespace == namespace and s.name.match(name) and s.credential in credentials
-        ]
+        slots = [s for s in UPSTREAM_SECRETS if s.namespace == namespace and s.name.match(name) and s.credential in credentials]
         if not slots:
             return None
         rest = {k: v for k, v in obj.items() if k not in ("data", "stringData")}
@@ -329,13 +322,12 @@ def upstream_credentials_transform(
     if kind != "Deployment" or namespace != KUBEFLOW_NAMESPACE:
         return None
     slot = next((s for s in UPSTREAM_EMPTY_ROOT_PASSWORDS if s.deployment == name), None)
-    if slot is None or not any(
-        c.name.match(slot.secret) and c.key == slot.key and c.credential in credentials for c in UPSTREAM_SECRETS
-    ):
+    if slot is None or not any(c.name.match(slot.secret) and c.key == slot.key and c.credential in credentials for c in UPSTREAM_SECRETS):
         return None
     root_password = {"name": "MYSQL_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": slot.secret, "key": slot.key}}}
     spec = update_in(
-        obj.get("spec"), ("template", "spec", "containers"),
+        obj.get("spec"),
+        ("template", "spec", "containers"),
         lambda containers: _with_root_password(containers, slot, root_password),
     )
     return {**obj, "spec": spec}
@@ -355,10 +347,7 @@ def _with_root_password(containers: Any, slot: RootPasswordSlot, root_password: 
             f"Deployment {KUBEFLOW_NAMESPACE}/{slot.deployment} has no container named {slot.container} "
             f"(got {[c.get('name') for c in containers or []]}); its root password cannot be set"
         )
-    return [
-        {**c, "env": _with_env(c.get("env"), root_password)} if c.get("name") == slot.container else c
-        for c in containers
-    ]
+    return [{**c, "env": _with_env(c.get("env"), root_password)} if c.get("name") == slot.container else c for c in containers]
 
 
 def _with_env(env: Any, variable: dict[str, Any]) -> Any:

@@ -82,7 +82,5 @@ class AwsLoadBalancerControllerArgs(BaseModel):
     @classmethod
     def _known(cls, value: str) -> str:
         if value not in CONTROLLER_RELEASES:
-            raise ValueError(
-                f"chart_version {value} has no pinned IAM policy here; use {' or '.join(CONTROLLER_RELEASES)}"
-            )
+            raise ValueError(f"chart_version {value} has no pinned IAM policy here; use {' or '.join(CONTROLLER_RELEASES)}")
         return value

@@ -67,9 +67,7 @@ class AwsLoadBalancerController(pulumi.ComponentResource):
         an EksCluster gives its own). ``pools``: with an EksClusterRef, the cluster's pools (EksCluster.pool_shapes());
         the controller runs on the system pool among them. Default: none (an EksCluster gives its own; else no placement)."""
         if not isinstance(cluster, (EksCluster, EksClusterRef)):
-            raise input_error(
-                "cluster", f"cluster: expected an EksCluster or its ref (the controller needs its VPC and OIDC provider) (got {a_type(cluster)})"
-            )
+            raise input_error("cluster", f"cluster: expected an EksCluster or its ref (the controller needs its VPC and OIDC provider) (got {a_type(cluster)})")
         check_live("iam_policy", iam_policy, (str,), "the controller's IAM policy document (JSON text)", optional=False)
         if isinstance(iam_policy, str) and (problem := policy_problem(iam_policy)):
             raise input_error("iam_policy", f"iam_policy: {problem}; give the document at {iam_policy_url(args.chart_version)}")
@@ -90,8 +88,13 @@ class AwsLoadBalancerController(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
 
         role = irsa_role(
-            f"{name}-role", f"AWS Load Balancer Controller of {ref.name} (IRSA)", ref.oidc_provider_arn, ref.oidc_issuer,
-            CONTROLLER_NAMESPACE, args.service_account, child,
+            f"{name}-role",
+            f"AWS Load Balancer Controller of {ref.name} (IRSA)",
+            ref.oidc_provider_arn,
+            ref.oidc_issuer,
+            CONTROLLER_NAMESPACE,
+            args.service_account,
+            child,
         )
         policy = aws.iam.Policy(
             f"{name}-policy",
@@ -101,9 +104,7 @@ class AwsLoadBalancerController(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        attachment = aws.iam.RolePolicyAttachment(
-            f"{name}-role-policy", aws.iam.RolePolicyAttachmentArgs(role=role.name, policy_arn=policy.arn), opts=child
-        )
+        attachment = aws.iam.RolePolicyAttachment(f"{name}-role-policy", aws.iam.RolePolicyAttachmentArgs(role=role.name, policy_arn=policy.arn), opts=child)
         system = [p for p in shapes if p.role is PoolRole.SYSTEM]
         placement = system[0].placement if system else PoolPlacement({}, ())
         self.release = helm_release(

@@ -51,6 +51,7 @@ class DcgmMetric(BaseModel):
             mean = f"; did you mean {hint[0]}?" if hint else ""
             raise ValueError(f"DCGM has no field {value}{mean} (names from DCGM's dcgm_fields.h)")
         return value
+
     type: str = Field(pattern=r"^(gauge|counter|label)$")
     """Prometheus type: gauge, counter or label. Required."""
     help: str = Field(min_length=1)
@@ -101,8 +102,6 @@ class DcgmExporterArgs(BaseModel):
     def _needs_utilisation(cls, value: list[DcgmMetric]) -> list[DcgmMetric]:
         fields = [m.field for m in value]
         if "DCGM_FI_DEV_GPU_UTIL" not in fields:
-            raise ValueError(
-                "metrics must include DCGM_FI_DEV_GPU_UTIL: the GPU custom metrics and alerts are built on it"
-            )
+            raise ValueError("metrics must include DCGM_FI_DEV_GPU_UTIL: the GPU custom metrics and alerts are built on it")
         check_unique(fields, "metrics", "a field")
         return value

@@ -49,7 +49,13 @@ class DcgmExporter(pulumi.ComponentResource):
         ``cluster``: the cluster component it runs on (its provider, its GPU nodes waited for); its kind must
         be ``args.node_selection``. Default: none (``opts`` carries the provider)."""
         placed = on_cluster(cluster, opts)
-        check_live("service_monitor_crd", service_monitor_crd, (pulumi.Resource,), "the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None", optional=True)
+        check_live(
+            "service_monitor_crd",
+            service_monitor_crd,
+            (pulumi.Resource,),
+            "the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None",
+            optional=True,
+        )
         if placed.cloud is not None and placed.cloud.value != args.node_selection.value:
             raise input_error(
                 "args.node_selection",

@@ -24,9 +24,7 @@ def dcgm_values(args: DcgmExporterArgs, metrics_config_map: str) -> dict[str, An
         "affinity": {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {"matchExpressions": [{"key": args.node_selection.accelerator_label, "operator": "Exists"}]}
-                    ]
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": args.node_selection.accelerator_label, "operator": "Exists"}]}]
                 }
             }
         },

@@ -35,9 +35,7 @@ class GpuUtilizationAutoscaler(pulumi.ComponentResource):
             f"{name}-hpa",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=args.deployment, namespace=args.namespace),
             spec=k8s.autoscaling.v2.HorizontalPodAutoscalerSpecArgs(
-                scale_target_ref=k8s.autoscaling.v2.CrossVersionObjectReferenceArgs(
-                    api_version="apps/v1", kind="Deployment", name=args.deployment
-                ),
+                scale_target_ref=k8s.autoscaling.v2.CrossVersionObjectReferenceArgs(api_version="apps/v1", kind="Deployment", name=args.deployment),
                 min_replicas=args.min_replicas,
                 max_replicas=args.max_replicas,
                 metrics=[
@@ -45,9 +43,7 @@ class GpuUtilizationAutoscaler(pulumi.ComponentResource):
                         type="Pods",
                         pods=k8s.autoscaling.v2.PodsMetricSourceArgs(
                             metric=k8s.autoscaling.v2.MetricIdentifierArgs(name=args.metric),
-                            target=k8s.autoscaling.v2.MetricTargetArgs(
-                                type="AverageValue", average_value=str(args.target_utilization_percent)
-                            ),
+                            target=k8s.autoscaling.v2.MetricTargetArgs(type="AverageValue", average_value=str(args.target_utilization_percent)),
                         ),
                     )
                 ],

@@ -71,10 +71,15 @@ class MetricSource(StrEnum):
     """The cluster-autoscaler chart's ServiceMonitor (``cluster_autoscaler_*``; EKS; GKE's autoscaler runs out of reach)."""
 
 
-ALWAYS_SCRAPED = frozenset({
-    MetricSource.PROMETHEUS, MetricSource.KUBE_STATE_METRICS, MetricSource.NODE_EXPORTER, MetricSource.KUBELET,
-    MetricSource.API_SERVER,
-})
+ALWAYS_SCRAPED = frozenset(
+    {
+        MetricSource.PROMETHEUS,
+        MetricSource.KUBE_STATE_METRICS,
+        MetricSource.NODE_EXPORTER,
+        MetricSource.KUBELET,
+        MetricSource.API_SERVER,
+    }
+)
 """kube-prometheus-stack's own targets on GKE and EKS (with MANAGED_CONTROL_PLANE off)."""
 _SOURCE_NAMES = {"up": MetricSource.PROMETHEUS, "ALERTS": MetricSource.PROMETHEUS, "kubernetes_build_info": MetricSource.KUBELET}
 _SOURCE_PREFIXES = (

@@ -78,10 +78,7 @@ def _gpu_alert_candidates(alerts: AlertSettings) -> list[dict[str, Any]]:
             "rules": [
                 {
                     "alert": "GpuAllocatedButIdle",
-                    "expr": (
-                        'avg by (namespace, pod) (DCGM_FI_DEV_GPU_UTIL{namespace!="",pod!=""}) '
-                        f"< {alerts.gpu_idle_below_percent}"
-                    ),
+                    "expr": (f'avg by (namespace, pod) (DCGM_FI_DEV_GPU_UTIL{{namespace!="",pod!=""}}) < {alerts.gpu_idle_below_percent}'),
                     "for": alerts.gpu_idle_for,
                     "labels": {"severity": "warning"},
                     "annotations": {
@@ -94,10 +91,7 @@ def _gpu_alert_candidates(alerts: AlertSettings) -> list[dict[str, Any]]:
                 },
                 {
                     "alert": "GpuPodPending",
-                    "expr": (
-                        'sum by (namespace, pod) (kube_pod_status_phase{phase="Pending"}) > 0 '
-                        f"and on (namespace, pod) ({gpu_requested})"
-                    ),
+                    "expr": (f'sum by (namespace, pod) (kube_pod_status_phase{{phase="Pending"}}) > 0 and on (namespace, pod) ({gpu_requested})'),
                     "for": alerts.gpu_pod_pending_for,
                     "labels": {"severity": "warning"},
                     "annotations": {
@@ -182,9 +176,7 @@ def stack_values(args: PrometheusStackArgs, cluster: MonitoredCluster) -> dict[s
                 ],
             }
         }
-        grafana["dashboards"] = {
-            "gpu": {"nvidia-dcgm": {"gnetId": DCGM_DASHBOARD_ID, "revision": 2, "datasource": "Prometheus"}}
-        }
+        grafana["dashboards"] = {"gpu": {"nvidia-dcgm": {"gnetId": DCGM_DASHBOARD_ID, "revision": 2, "datasource": "Prometheus"}}}
     return {
         "fullnameOverride": args.release_name,
         "prometheus": {
@@ -206,9 +198,7 @@ def stack_values(args: PrometheusStackArgs, cluster: MonitoredCluster) -> dict[s
         "grafana": grafana,
         # The platform dashboard tells spot from on-demand GPU nodes by their node labels; `gpu-platform
         # report` prices each GPU node by its type and capacity type.
-        "kube-state-metrics": {
-            "metricLabelsAllowlist": [f"nodes=[{','.join(NODE_COST_LABELS)}]"]
-        },
+        "kube-state-metrics": {"metricLabelsAllowlist": [f"nodes=[{','.join(NODE_COST_LABELS)}]"]},
         # Managed control planes: no scrape Service, no rule that could only say "down".
         **{component: {"enabled": False} for component in MANAGED_CONTROL_PLANE},
         "defaultRules": {"rules": {rule: False for rules in MANAGED_CONTROL_PLANE.values() for rule in rules}},

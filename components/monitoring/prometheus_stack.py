@@ -77,9 +77,7 @@ class PrometheusStack(pulumi.ComponentResource):
         try:
             extra = frozenset(MetricSource(s) for s in scrapes)
         except (TypeError, ValueError):
-            raise input_error(
-                "scrapes", f"scrapes: expected MetricSource values ({', '.join(m.value for m in MetricSource)}) (got {scrapes!r})"
-            ) from None
+            raise input_error("scrapes", f"scrapes: expected MetricSource values ({', '.join(m.value for m in MetricSource)}) (got {scrapes!r})") from None
         if placed.component is not None:
             cluster = MonitoredCluster(kind=placed.component.cloud, sources=placed.component.metric_sources() | extra)
         else:
@@ -99,9 +97,7 @@ class PrometheusStack(pulumi.ComponentResource):
         )
         dashboard = k8s.core.v1.ConfigMap(
             f"{name}-platform-dashboard",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
-                name="gpu-platform-dashboard", namespace=ns, labels={"grafana_dashboard": "1"}
-            ),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="gpu-platform-dashboard", namespace=ns, labels={"grafana_dashboard": "1"}),
             data={"gpu-platform.json": platform_dashboard()},
             opts=child,
         )
@@ -137,8 +133,4 @@ class PrometheusStack(pulumi.ComponentResource):
         self.namespace = ns
         self.prometheus_url = pulumi.Output.from_input(args.prometheus_url)
         self.grafana_service_name = pulumi.Output.from_input(args.grafana_service)
-        self.register_outputs(
-            {"namespace": self.namespace, "prometheusUrl": self.prometheus_url, "grafanaServiceName": self.grafana_service_name}
-        )
-
-
+        self.register_outputs({"namespace": self.namespace, "prometheusUrl": self.prometheus_url, "grafanaServiceName": self.grafana_service_name})

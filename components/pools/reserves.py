@@ -85,8 +85,13 @@ class DaemonSetOverhead(BaseModel):
 # /docs/concepts/plan-node-sizes): memory 25% of the first 4 GiB, 20% of the next 4 GiB, 10% of the next
 # 8 GiB, 6% of the next 112 GiB, 2% above 128 GiB (255 MiB on machines under 1 GiB); CPU 6% of the
 # first core, 1% of the next, 0.5% of the next 2, 0.25% of every core above 4. Eviction: 100 MiB.
-_GKE_MEMORY_TIERS = ((4 * 1024, Fraction(25, 100)), (4 * 1024, Fraction(20, 100)), (8 * 1024, Fraction(10, 100)),
-                     (112 * 1024, Fraction(6, 100)), (None, Fraction(2, 100)))
+_GKE_MEMORY_TIERS = (
+    (4 * 1024, Fraction(25, 100)),
+    (4 * 1024, Fraction(20, 100)),
+    (8 * 1024, Fraction(10, 100)),
+    (112 * 1024, Fraction(6, 100)),
+    (None, Fraction(2, 100)),
+)
 _GKE_CPU_TIERS = ((1000, Fraction(6, 100)), (1000, Fraction(1, 100)), (2000, Fraction(5, 1000)), (None, Fraction(25, 10000)))
 
 

@@ -66,24 +66,15 @@ RESERVED_LABEL_PREFIXES = ("kubernetes.io/", "k8s.io/", "cloud.google.com/", "ek
 def _check_qualified_name(key: str) -> str:
     prefix, _, name = key.rpartition("/")
     if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        raise ValueError(
-            f"key {key!r} has an invalid prefix {prefix!r}: it must be a DNS subdomain "
-            "(lowercase letters, digits, '-' and '.')"
-        )
+        raise ValueError(f"key {key!r} has an invalid prefix {prefix!r}: it must be a DNS subdomain (lowercase letters, digits, '-' and '.')")
     if not name or len(name) > 63 or not _NAME.match(name):
-        raise ValueError(
-            f"key {key!r} is not a valid Kubernetes name: at most 63 characters, "
-            "alphanumeric at both ends, '-', '_' and '.' inside"
-        )
+        raise ValueError(f"key {key!r} is not a valid Kubernetes name: at most 63 characters, alphanumeric at both ends, '-', '_' and '.' inside")
     return key
 
 
 def _check_label_value(value: str) -> str:
     if len(value) > 63 or not _VALUE.match(value):
-        raise ValueError(
-            f"value {value!r} is not a valid Kubernetes label value: at most 63 characters, "
-            "alphanumeric at both ends, '-', '_' and '.' inside"
-        )
+        raise ValueError(f"value {value!r} is not a valid Kubernetes label value: at most 63 characters, alphanumeric at both ends, '-', '_' and '.' inside")
     return value
 
 
@@ -92,10 +83,7 @@ def _check_pool_label_key(key: str) -> str:
     prefix = key.rpartition("/")[0] + "/"
     for reserved in RESERVED_LABEL_PREFIXES:
         if prefix.endswith(reserved) and (prefix == reserved or prefix.endswith("." + reserved)):
-            raise ValueError(
-                f"key {key!r} is under {reserved}, which the kubelet or the cloud manages; "
-                "use your own prefix (e.g. example.com/team)"
-            )
+            raise ValueError(f"key {key!r} is under {reserved}, which the kubelet or the cloud manages; use your own prefix (e.g. example.com/team)")
     return key
 
 
@@ -118,9 +106,7 @@ class TaintEffect(StrEnum):
     @property
     def gke(self) -> str:
         """The GKE API spelling (NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE)."""
-        return {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}[
-            self.value
-        ]
+        return {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}[self.value]
 
 
 class Taint(BaseModel):
@@ -256,8 +242,10 @@ class MachineShapeArgs(BaseModel):
     def _gpus_and_type(self) -> MachineShapeArgs:
         if self.gpu_type is not None and self.gpus == 0:
             raise field_error(
-                "MachineShapeArgs", "gpus",
-                f"gpus 0 contradicts gpu_type {self.gpu_type}; state the GPUs per machine or remove gpu_type", self.gpus,
+                "MachineShapeArgs",
+                "gpus",
+                f"gpus 0 contradicts gpu_type {self.gpu_type}; state the GPUs per machine or remove gpu_type",
+                self.gpus,
             )
         return self
 
@@ -337,17 +325,40 @@ class NodePoolShape:
 
     @classmethod
     def build(
-        cls, *, name: str, role: PoolRole, machine_type: str, vcpus: int, memory_mib: int, gpus_per_node: int,
-        accelerator: str | None, capacity: CapacityStrategy, groups: Sequence[tuple[int, int]], labels: dict[str, str],
-        taints: tuple[Taint, ...], placement: PoolPlacement, cloud: Cloud, per_zone_over: int | None = None,
+        cls,
+        *,
+        name: str,
+        role: PoolRole,
+        machine_type: str,
+        vcpus: int,
+        memory_mib: int,
+        gpus_per_node: int,
+        accelerator: str | None,
+        capacity: CapacityStrategy,
+        groups: Sequence[tuple[int, int]],
+        labels: dict[str, str],
+        taints: tuple[Taint, ...],
+        placement: PoolPlacement,
+        cloud: Cloud,
+        per_zone_over: int | None = None,
     ) -> NodePoolShape:
         """The one builder of a pool's shape, on GKE and EKS alike (gke_plan and eks_plan call it): ``groups``
         are the (min, max) node totals of the pool's node pools or node groups as the plan counted them
         (zones included), summed here; the reserve formula is the cloud's."""
         return cls(
-            name=name, role=role, machine_type=machine_type, vcpus=vcpus, memory_mib=memory_mib,
-            gpus_per_node=gpus_per_node, accelerator=accelerator, capacity=capacity,
-            min_nodes=sum(low for low, _ in groups), max_nodes=sum(high for _, high in groups),
-            labels=labels, taints=taints, placement=placement, reserve_formula=ReserveFormula.of(cloud),
+            name=name,
+            role=role,
+            machine_type=machine_type,
+            vcpus=vcpus,
+            memory_mib=memory_mib,
+            gpus_per_node=gpus_per_node,
+            accelerator=accelerator,
+            capacity=capacity,
+            min_nodes=sum(low for low, _ in groups),
+            max_nodes=sum(high for _, high in groups),
+            labels=labels,
+            taints=taints,
+            placement=placement,
+            reserve_formula=ReserveFormula.of(cloud),
             per_zone_over=per_zone_over,
         )

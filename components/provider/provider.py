@@ -31,7 +31,6 @@ the resources of a Python program and their URNs do not change; the resources un
 exposed component are the Python component's, resource for resource.
 """
 
-
 import dataclasses
 import enum
 import json
@@ -304,8 +303,7 @@ def validated(model: type[BaseModel], args: Mapping[str, Any], component: str, p
     try:
         return model.model_validate(dict(args))
     except ValidationError as exc:
-        errors = [(key_path([*prefix, _error_key(e["loc"], model)]) if prefix else _error_key(e["loc"], model), e["msg"])
-                  for e in exc.errors()]
+        errors = [(key_path([*prefix, _error_key(e["loc"], model)]) if prefix else _error_key(e["loc"], model), e["msg"]) for e in exc.errors()]
         if len(errors) == 1:
             raise pulumi.InputPropertyError(*errors[0]) from None
         raise pulumi.InputPropertiesError(
@@ -440,14 +438,18 @@ def exposed_component(
 
     __init__.__annotations__ = {"name": str, "args": args_twin, "opts": Optional[pulumi.ResourceOptions], "return": None}
     first = (real.__doc__ or "").strip().split("\n\n")[0]
-    cls = type(real.__name__, (pulumi.ComponentResource,), {
-        "__init__": __init__,
-        "__module__": __name__,
-        "__doc__": first,
-        "__annotations__": {k: t for k, (t, _, _) in outputs.items()},
-        "__field_docs__": {k: d for k, (_, _, d) in outputs.items()},
-        "pulumi_type": token,
-    })
+    cls = type(
+        real.__name__,
+        (pulumi.ComponentResource,),
+        {
+            "__init__": __init__,
+            "__module__": __name__,
+            "__doc__": first,
+            "__annotations__": {k: t for k, (t, _, _) in outputs.items()},
+            "__field_docs__": {k: d for k, (_, _, d) in outputs.items()},
+            "pulumi_type": token,
+        },
+    )
     return cls
 
 
@@ -473,9 +475,13 @@ class EksClusterTarget:
 
 
 _FIELDS[EksClusterTarget] = {  # type: ignore[index]
-    "cluster_name": _Field("plain"), "region": _Field("plain"), "version": _Field("plain"),
-    "node_role_arn": _Field("output"), "subnet_ids": _Field("output"),
-    "oidc_provider_arn": _Field("output"), "oidc_issuer": _Field("output"),
+    "cluster_name": _Field("plain"),
+    "region": _Field("plain"),
+    "version": _Field("plain"),
+    "node_role_arn": _Field("output"),
+    "subnet_ids": _Field("output"),
+    "oidc_provider_arn": _Field("output"),
+    "oidc_issuer": _Field("output"),
 }
 
 
@@ -487,7 +493,10 @@ def _after(value: pulumi.Input[Any], resources: Sequence[pulumi.Resource]) -> pu
 def _cluster_target(built: EksCluster) -> dict[str, Any]:
     ref = built.ref
     return {
-        "cluster_name": ref.name, "region": ref.region, "version": ref.version, "subnet_ids": ref.subnet_ids,
+        "cluster_name": ref.name,
+        "region": ref.region,
+        "version": ref.version,
+        "subnet_ids": ref.subnet_ids,
         "node_role_arn": _after(ref.node_role_arn, [r for r in (ref.cluster_resource, *ref.node_prerequisites) if r]),
         "oidc_provider_arn": _after(ref.oidc_provider_arn, list(ref.controllers_ready)),
         "oidc_issuer": ref.oidc_issuer,
@@ -496,16 +505,19 @@ def _cluster_target(built: EksCluster) -> dict[str, Any]:
 
 def _read_cluster_target(value: Any, reader: _Reader, path: list[str | int]) -> EksClusterRef:
     fields = reader.model(value, EksClusterTarget, path, None)  # type: ignore[arg-type]
-    missing = [camel_case(k) for k in ("cluster_name", "region", "node_role_arn", "subnet_ids", "oidc_provider_arn", "oidc_issuer")
-               if fields.get(k) is None]
+    missing = [camel_case(k) for k in ("cluster_name", "region", "node_role_arn", "subnet_ids", "oidc_provider_arn", "oidc_issuer") if fields.get(k) is None]
     if missing:
         raise pulumi.InputPropertyError(key_path([*path, missing[0]]), f"{key_path([*path, missing[0]])} is required (pass EksCluster's ref output)")
     for key in ("cluster_name", "region"):
         if not isinstance(fields[key], str):
             raise pulumi.InputPropertyError(key_path([*path, camel_case(key)]), f"{key_path([*path, camel_case(key)])} must be a known string")
     return EksClusterRef(
-        name=fields["cluster_name"], region=fields["region"], node_role_arn=fields["node_role_arn"],
-        subnet_ids=fields["subnet_ids"], oidc_provider_arn=fields["oidc_provider_arn"], oidc_issuer=fields["oidc_issuer"],
+        name=fields["cluster_name"],
+        region=fields["region"],
+        node_role_arn=fields["node_role_arn"],
+        subnet_ids=fields["subnet_ids"],
+        oidc_provider_arn=fields["oidc_provider_arn"],
+        oidc_issuer=fields["oidc_issuer"],
         version=fields.get("version"),
     )
 
@@ -531,7 +543,9 @@ def _read_pools(value: Any, reader: _Reader, path: list[str | int]) -> list[Node
         try:
             pools.append(rebuild(NodePoolShape, fields))
         except (TypeError, ValueError, ValidationError) as exc:
-            raise pulumi.InputPropertyError(key_path([*path, i]), f"{key_path([*path, i])} is not a pool shape ({exc}); pass a cluster's poolShapes output") from None
+            raise pulumi.InputPropertyError(
+                key_path([*path, i]), f"{key_path([*path, i])} is not a pool shape ({exc}); pass a cluster's poolShapes output"
+            ) from None
     return pools
 
 
@@ -569,65 +583,96 @@ _RELEASE_INPUT = Optional[pulumi.Input[k8s.helm.v3.Release]]
 """A Helm release other languages pass as a resource reference (another component's ``release`` output)."""
 
 EXPOSED: list[type[pulumi.ComponentResource]] = [
-    exposed_component(GpuGkeCluster, GpuGkeClusterArgs, extra={
-        "pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the system pool, the scheduler pool, the GPU pools"),
-    }),
     exposed_component(
-        EksCluster, EksClusterArgs,
-        live={"gpu_instance_types": Live(
-            Optional[list[str]],
-            "The GPU instance types the node groups will use: the zones are looked up among those that offer them all. "
-            "Default: [] (no lookup needed when zones are given).",
-        )},
+        GpuGkeCluster,
+        GpuGkeClusterArgs,
         extra={
-            "ref": Extra(pulumi.Output[EksClusterTarget], "What SpotFailoverEksNodeGroups needs of this cluster: pass it as its cluster input.", lambda built, _: _cluster_target(built)),
+            "pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the system pool, the scheduler pool, the GPU pools"),
+        },
+    ),
+    exposed_component(
+        EksCluster,
+        EksClusterArgs,
+        live={
+            "gpu_instance_types": Live(
+                Optional[list[str]],
+                "The GPU instance types the node groups will use: the zones are looked up among those that offer them all. "
+                "Default: [] (no lookup needed when zones are given).",
+            )
+        },
+        extra={
+            "ref": Extra(
+                pulumi.Output[EksClusterTarget],
+                "What SpotFailoverEksNodeGroups needs of this cluster: pass it as its cluster input.",
+                lambda built, _: _cluster_target(built),
+            ),
             "pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the system node group"),
         },
     ),
     exposed_component(
-        SpotFailoverEksNodeGroups, SpotFailoverEksNodeGroupsArgs,
+        SpotFailoverEksNodeGroups,
+        SpotFailoverEksNodeGroupsArgs,
         live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the node groups join: EksCluster's ref output. Required.", _read_cluster_target)},
         extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
     ),
     exposed_component(
-        KarpenterNodePools, KarpenterNodePoolsArgs,
-        live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the NodePools provision for: EksCluster's ref output. Required.", _read_cluster_target)},
+        KarpenterNodePools,
+        KarpenterNodePoolsArgs,
+        live={
+            "cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the NodePools provision for: EksCluster's ref output. Required.", _read_cluster_target)
+        },
         extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
     ),
     exposed_component(
-        PrometheusStack, PrometheusStackArgs,
+        PrometheusStack,
+        PrometheusStackArgs,
         live={
-            "cluster": Live(twin(MonitoredCluster), "The cluster under the stack (gke or eks) and what else it scrapes (dcgm-exporter, cluster-autoscaler): an alert ships only when every metric it reads is scraped. Required.", _read_monitored_cluster),
+            "cluster": Live(
+                twin(MonitoredCluster),
+                "The cluster under the stack (gke or eks) and what else it scrapes (dcgm-exporter, cluster-autoscaler): an alert ships only when every metric it reads is scraped. Required.",
+                _read_monitored_cluster,
+            ),
             "grafana_admin_password": Live(pulumi.Input[str], "Grafana's admin password (pass a secret); stored in a Secret the chart reads. Required."),
         },
     ),
     exposed_component(
-        DcgmExporter, DcgmExporterArgs,
-        live={"service_monitor_crd": Live(
-            Optional[pulumi.Input[k8s.helm.v3.Release]],
-            "What installs the ServiceMonitor CRD the exporter's ServiceMonitor needs (PrometheusStack's release); the release waits for it. Default: none (the CRD is already on the cluster).",
-            pass_default=True,
-        )},
+        DcgmExporter,
+        DcgmExporterArgs,
+        live={
+            "service_monitor_crd": Live(
+                Optional[pulumi.Input[k8s.helm.v3.Release]],
+                "What installs the ServiceMonitor CRD the exporter's ServiceMonitor needs (PrometheusStack's release); the release waits for it. Default: none (the CRD is already on the cluster).",
+                pass_default=True,
+            )
+        },
     ),
     exposed_component(
-        DaskOperator, DaskOperatorArgs,
-        live={"pools": Live(
-            Optional[pulumi.Input[list[_POOL_SHAPE]]],  # type: ignore[valid-type]
-            "The cluster's pools (its poolShapes outputs; on EKS the cluster's and the node groups' together): workers, "
-            "schedulers and notebooks are placed on them and checked to fit. Default: [] (no placement, no fit checks).",
-            _read_pools,
-        )},
+        DaskOperator,
+        DaskOperatorArgs,
+        live={
+            "pools": Live(
+                Optional[pulumi.Input[list[_POOL_SHAPE]]],  # type: ignore[valid-type]
+                "The cluster's pools (its poolShapes outputs; on EKS the cluster's and the node groups' together): workers, "
+                "schedulers and notebooks are placed on them and checked to fit. Default: [] (no placement, no fit checks).",
+                _read_pools,
+            )
+        },
     ),
     exposed_component(
-        KubeflowInstall, KubeflowInstallArgs,
+        KubeflowInstall,
+        KubeflowInstallArgs,
         live={
             "training_pools": Live(
                 pulumi.Input[list[_POOL_SHAPE]],  # type: ignore[valid-type]
                 "The pools training steps run on (a cluster's poolShapes output, the GPU pools). Required.",
                 _read_pools,
             ),
-            "dex_password_hash": Live(Optional[pulumi.Input[str]], "platform edition: the bcrypt hash of the Dex static user's password (pass a secret). Default: none."),
-            "oidc_client_secret": Live(Optional[pulumi.Input[str]], "platform edition: the OIDC client secret shared by Dex and oauth2-proxy (pass a secret). Default: none."),
+            "dex_password_hash": Live(
+                Optional[pulumi.Input[str]], "platform edition: the bcrypt hash of the Dex static user's password (pass a secret). Default: none."
+            ),
+            "oidc_client_secret": Live(
+                Optional[pulumi.Input[str]], "platform edition: the OIDC client secret shared by Dex and oauth2-proxy (pass a secret). Default: none."
+            ),
             "credentials": Live(
                 Optional[pulumi.Input[dict[str, str]]],
                 "Values you bring for upstream's default credentials (pass secrets), by name: artifact-store-access-key, "
@@ -643,9 +688,12 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
         },
     ),
     exposed_component(
-        AwsLoadBalancerController, AwsLoadBalancerControllerArgs,
+        AwsLoadBalancerController,
+        AwsLoadBalancerControllerArgs,
         live={
-            "cluster": Live(pulumi.Input[EksClusterTarget], "The cluster whose ALBs the controller makes: EksCluster's ref output. Required.", _read_cluster_target),
+            "cluster": Live(
+                pulumi.Input[EksClusterTarget], "The cluster whose ALBs the controller makes: EksCluster's ref output. Required.", _read_cluster_target
+            ),
             "iam_policy": Live(
                 pulumi.Input[str],
                 "The controller's published IAM policy document (JSON) for chartVersion: the iam_policy.json at the "
@@ -654,14 +702,14 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
             "vpc_id": Live(pulumi.Input[str], "The cluster's VPC: EksCluster's vpcId output. Required."),
             "pools": Live(
                 Optional[pulumi.Input[list[_POOL_SHAPE]]],  # type: ignore[valid-type]
-                "The cluster's pools (EksCluster's poolShapes output): the controller runs on the system pool among them. "
-                "Default: [] (no placement).",
+                "The cluster's pools (EksCluster's poolShapes output): the controller runs on the system pool among them. Default: [] (no placement).",
                 _read_pools,
             ),
         },
     ),
     exposed_component(
-        GpuInferenceService, GpuInferenceServiceArgs,
+        GpuInferenceService,
+        GpuInferenceServiceArgs,
         live={
             "cluster": Live(
                 pulumi.Input[ClusterPoolsTarget],

@@ -48,16 +48,24 @@ def manager_config(plan: QueuesPlan) -> dict[str, Any]:
         "metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True},
         "webhook": {"port": 9443},
         "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
-        "controller": {"groupKindConcurrency": {
-            "Job.batch": 5, "Pod": 5, "Workload.kueue.x-k8s.io": 10, "LocalQueue.kueue.x-k8s.io": 5,
-            "ClusterQueue.kueue.x-k8s.io": 5, "ResourceFlavor.kueue.x-k8s.io": 1,
-        }},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
         "clientConnection": {"qps": 300, "burst": 500},
         # Only the tenants' namespaces: the platform's own (Kueue's, monitoring, the Dask operator's,
         # kubeflow with KFP's Deployments) and the system namespaces are never queued.
-        "managedJobsNamespaceSelector": {"matchExpressions": [
-            {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(plan.namespaces)},
-        ]},
+        "managedJobsNamespaceSelector": {
+            "matchExpressions": [
+                {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(plan.namespaces)},
+            ]
+        },
         "integrations": {"frameworks": list(FRAMEWORKS)},
         "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
     }
@@ -111,8 +119,11 @@ class Kueue(pulumi.ComponentResource):
         ServiceMonitor; Kueue's metrics are served but not scraped)."""
         placed = on_cluster(cluster, opts, required=True)
         check_live(
-            "service_monitor_crd", service_monitor_crd, (pulumi.Resource,),
-            "the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None", optional=True,
+            "service_monitor_crd",
+            service_monitor_crd,
+            (pulumi.Resource,),
+            "the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None",
+            optional=True,
         )
         pools: list[NodePoolShape] = cluster.pool_shapes()
         plan = plan_queues(args, tenants, pools, shared_gpus)

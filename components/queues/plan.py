@@ -68,7 +68,9 @@ def dask_queue_tenants(dask: DaskOperatorArgs, pools: Sequence[NodePoolShape]) -
     home = next((p.name for p in pools if p.role is PoolRole.GPU), None)
     return [
         QueueTenant(
-            name=t.name, kind=TenantKind.DASK, gpus=t.gpu_quota,
+            name=t.name,
+            kind=TenantKind.DASK,
+            gpus=t.gpu_quota,
             millicores=None if t.cpu_quota is None else TypeAdapter(Millicores).validate_python(t.cpu_quota),
             memory_mib=None if t.memory_quota is None else TypeAdapter(MiB).validate_python(t.memory_quota),
             home_pool=home,
@@ -82,7 +84,9 @@ def kubeflow_queue_tenants(install: KubeflowInstallArgs, pools: Sequence[NodePoo
     home = next((p.name for p in pools if install.training_pool.matches(p)), None)
     return [
         QueueTenant(
-            name=t.name, kind=TenantKind.KUBEFLOW, gpus=t.gpus,
+            name=t.name,
+            kind=TenantKind.KUBEFLOW,
+            gpus=t.gpus,
             millicores=None if t.cpus is None else t.cpus * 1000,
             memory_mib=None if t.memory_gib is None else t.memory_gib * 1024,
             home_pool=home,
@@ -129,7 +133,10 @@ class QueuesPlan:
 
 
 def _place(
-    args: KueueArgs, tenants: Sequence[QueueTenant], pools: Sequence[NodePoolShape], clients: Mapping[str, int],
+    args: KueueArgs,
+    tenants: Sequence[QueueTenant],
+    pools: Sequence[NodePoolShape],
+    clients: Mapping[str, int],
 ) -> tuple[dict[str, dict[str, int]], list[tuple[tuple[str | int, ...], str, Any]]]:
     """Each tenant's nominal GPUs per pool: a GPU type's quota fills the tenant's home pool first, then the
     type's other pools in plan order, never beyond what a pool holds (oversubscription puts the excess on
@@ -139,12 +146,14 @@ def _place(
     known = {t.name for t in tenants}
     for i, override in enumerate(args.tenants):
         if override.name not in known:
-            problems.append((
-                ("tenants", i, "name"),
-                f"tenant {override.name} is neither a Dask nor a Kubeflow tenant of this stack; "
-                f"use one of {', '.join(sorted(known)) or 'none (the stack has no tenants)'}",
-                override.name,
-            ))
+            problems.append(
+                (
+                    ("tenants", i, "name"),
+                    f"tenant {override.name} is neither a Dask nor a Kubeflow tenant of this stack; "
+                    f"use one of {', '.join(sorted(known)) or 'none (the stack has no tenants)'}",
+                    override.name,
+                )
+            )
     by_type: dict[str, list[NodePoolShape]] = {}
     for pool in pools:
         if pool.accelerator is not None and pool.gpus_per_node > 0:
@@ -161,20 +170,24 @@ def _place(
             quota = dict(override.gpus)
             for gpu_type, count in quota.items():
                 if gpu_type not in by_type:
-                    problems.append((
-                        ("tenants", i, "gpus", gpu_type),
-                        f"tenant {tenant.name} has a quota of GPU type {gpu_type}, which no pool has; "
-                        f"use one of {', '.join(sorted(by_type)) or 'none (no GPU pool)'}",
-                        count,
-                    ))
+                    problems.append(
+                        (
+                            ("tenants", i, "gpus", gpu_type),
+                            f"tenant {tenant.name} has a quota of GPU type {gpu_type}, which no pool has; "
+                            f"use one of {', '.join(sorted(by_type)) or 'none (no GPU pool)'}",
+                            count,
+                        )
+                    )
             quota = {k: v for k, v in quota.items() if k in by_type}
             if (total := sum(quota.values())) > tenant.gpus:
-                problems.append((
-                    ("tenants", i, "gpus"),
-                    f"tenant {tenant.name}'s nominal GPUs ({total}) exceed its ResourceQuota of {tenant.gpus} GPUs, "
-                    "which refuses the pods beyond it before Kueue sees them; lower gpus or raise the tenant's quota",
-                    total,
-                ))
+                problems.append(
+                    (
+                        ("tenants", i, "gpus"),
+                        f"tenant {tenant.name}'s nominal GPUs ({total}) exceed its ResourceQuota of {tenant.gpus} GPUs, "
+                        "which refuses the pods beyond it before Kueue sees them; lower gpus or raise the tenant's quota",
+                        total,
+                    )
+                )
         for gpu_type, count in quota.items():
             wanted[gpu_type] = wanted.get(gpu_type, 0) + count
             order = sorted(by_type[gpu_type], key=lambda p: p.name != tenant.home_pool)
@@ -193,18 +206,23 @@ def _place(
             held = sum(_gpu_capacity(p, clients) for p in by_type[gpu_type])
             if count > held:
                 pools_held = ", ".join(f"{p.name} {_gpu_capacity(p, clients)}" for p in by_type[gpu_type])
-                problems.append((
-                    ("oversubscription",),
-                    f"the tenants' nominal {gpu_type} GPUs ({count}) exceed what the pools hold at their maximum "
-                    f"size ({held}: {pools_held}); lower the tenants' quotas, raise the pools' max_nodes, "
-                    "or set oversubscription: true",
-                    False,
-                ))
+                problems.append(
+                    (
+                        ("oversubscription",),
+                        f"the tenants' nominal {gpu_type} GPUs ({count}) exceed what the pools hold at their maximum "
+                        f"size ({held}: {pools_held}); lower the tenants' quotas, raise the pools' max_nodes, "
+                        "or set oversubscription: true",
+                        False,
+                    )
+                )
     return nominal, problems
 
 
 def plan_queues(
-    args: KueueArgs, tenants: Sequence[QueueTenant], pools: Sequence[NodePoolShape], shared: Mapping[str, int] | None = None,
+    args: KueueArgs,
+    tenants: Sequence[QueueTenant],
+    pools: Sequence[NodePoolShape],
+    shared: Mapping[str, int] | None = None,
 ) -> QueuesPlan:
     """The stack's Kueue objects for ``tenants`` on ``pools`` (the plan's pool shapes); ``shared``: pool -> clients
     per GPU of the pools that share their GPUs (time-slicing, MPS), whose capacity counts GPUs x clients."""
@@ -219,16 +237,26 @@ def plan_queues(
             spec["nodeLabels"] = dict(pool.placement.node_selector)
         if pool.placement.tolerations:
             spec["tolerations"] = tolerations(pool.placement.tolerations)
-        flavors.append({
-            "apiVersion": KUEUE_API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": flavor_name(pool)}, "spec": spec,
-        })
+        flavors.append(
+            {
+                "apiVersion": KUEUE_API_VERSION,
+                "kind": "ResourceFlavor",
+                "metadata": {"name": flavor_name(pool)},
+                "spec": spec,
+            }
+        )
     placed = {p.name: sum(n.get(p.name, 0) for n in nominal.values()) for p in ordered}
     cohort_flavors = [
-        {"name": flavor_name(p), "resources": [
-            {"name": "cpu", "nominalQuota": "0"}, {"name": "memory", "nominalQuota": "0"},
-            {"name": GPU_RESOURCE, "nominalQuota": _gpu_capacity(p, clients) - placed[p.name]},
-        ]}
-        for p in ordered if _gpu_capacity(p, clients) > placed[p.name]
+        {
+            "name": flavor_name(p),
+            "resources": [
+                {"name": "cpu", "nominalQuota": "0"},
+                {"name": "memory", "nominalQuota": "0"},
+                {"name": GPU_RESOURCE, "nominalQuota": _gpu_capacity(p, clients) - placed[p.name]},
+            ],
+        }
+        for p in ordered
+        if _gpu_capacity(p, clients) > placed[p.name]
     ]
     cohort_spec: dict[str, Any] = {}
     if cohort_flavors:
@@ -255,25 +283,40 @@ def plan_queues(
                 gpu["borrowingLimit"] = override.borrowing_limit
             if override.lending_limit is not None:
                 gpu["lendingLimit"] = min(override.lending_limit, gpus)
-            flavor_entries.append({"name": flavor_name(pool), "resources": [
-                {"name": "cpu", "nominalQuota": _cpu(cpu)}, {"name": "memory", "nominalQuota": f"{memory}Mi"}, gpu,
-            ]})
-        cluster_queues.append({
-            "apiVersion": KUEUE_API_VERSION, "kind": "ClusterQueue", "metadata": {"name": tenant.name},
-            "spec": {
-                "cohortName": args.cohort,
-                "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: tenant.name}},
-                "queueingStrategy": "BestEffortFIFO",
-                "fairSharing": {"weight": f"{override.weight:g}"},
-                "preemption": {
-                    "reclaimWithinCohort": args.reclaim_within_cohort.value,
-                    "withinClusterQueue": args.within_cluster_queue.value,
+            flavor_entries.append(
+                {
+                    "name": flavor_name(pool),
+                    "resources": [
+                        {"name": "cpu", "nominalQuota": _cpu(cpu)},
+                        {"name": "memory", "nominalQuota": f"{memory}Mi"},
+                        gpu,
+                    ],
+                }
+            )
+        cluster_queues.append(
+            {
+                "apiVersion": KUEUE_API_VERSION,
+                "kind": "ClusterQueue",
+                "metadata": {"name": tenant.name},
+                "spec": {
+                    "cohortName": args.cohort,
+                    "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: tenant.name}},
+                    "queueingStrategy": "BestEffortFIFO",
+                    "fairSharing": {"weight": f"{override.weight:g}"},
+                    "preemption": {
+                        "reclaimWithinCohort": args.reclaim_within_cohort.value,
+                        "withinClusterQueue": args.within_cluster_queue.value,
+                    },
+                    "resourceGroups": [{"coveredResources": list(COVERED), "flavors": flavor_entries}],
                 },
-                "resourceGroups": [{"coveredResources": list(COVERED), "flavors": flavor_entries}],
-            },
-        })
-        local_queues.append({
-            "apiVersion": KUEUE_API_VERSION, "kind": "LocalQueue",
-            "metadata": {"name": LOCAL_QUEUE, "namespace": tenant.name}, "spec": {"clusterQueue": tenant.name},
-        })
+            }
+        )
+        local_queues.append(
+            {
+                "apiVersion": KUEUE_API_VERSION,
+                "kind": "LocalQueue",
+                "metadata": {"name": LOCAL_QUEUE, "namespace": tenant.name},
+                "spec": {"clusterQueue": tenant.name},
+            }
+        )
     return QueuesPlan(flavors, cohort, cluster_queues, local_queues, nominal, problems)

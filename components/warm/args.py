@@ -90,11 +90,17 @@ def warm_capacity_problems(args: WarmCapacityArgs, shapes: Sequence[Any]) -> lis
     for pool, gpus in args.pools.items():
         shape = by_name.get(pool)
         if shape is None:
-            problems.append((("pools", pool), f"no GPU pool {pool!r}; warm capacity names one of: "
-                             f"{', '.join(sorted(by_name)) or 'none (the stack has no GPU pool)'}", gpus))
+            problems.append(
+                (("pools", pool), f"no GPU pool {pool!r}; warm capacity names one of: {', '.join(sorted(by_name)) or 'none (the stack has no GPU pool)'}", gpus)
+            )
             continue
         most = shape.max_nodes * shape.gpus_per_node
         if gpus > most:
-            problems.append((("pools", pool), f"{gpus} warm GPUs exceed the pool's {most} at its maximum "
-                             f"({shape.max_nodes} nodes x {shape.gpus_per_node}); use at most {most}", gpus))
+            problems.append(
+                (
+                    ("pools", pool),
+                    f"{gpus} warm GPUs exceed the pool's {most} at its maximum ({shape.max_nodes} nodes x {shape.gpus_per_node}); use at most {most}",
+                    gpus,
+                )
+            )
     return problems

@@ -40,8 +40,13 @@ class WarmCapacity(pulumi.ComponentResource):
     """The placeholder Deployment of each pool with warm GPUs, by pool."""
 
     def __init__(
-        self, name: str, args: WarmCapacityArgs, opts: pulumi.ResourceOptions | None = None, *,
-        cluster: ClusterComponent, pools: Sequence[NodePoolShape] = (),
+        self,
+        name: str,
+        args: WarmCapacityArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        cluster: ClusterComponent,
+        pools: Sequence[NodePoolShape] = (),
     ) -> None:
         """``cluster``: the cluster component the placeholders run on (its provider; its ``pool_shapes()``
         unless ``pools`` is given)."""
@@ -60,14 +65,12 @@ class WarmCapacity(pulumi.ComponentResource):
             description="Warm-capacity placeholders: below every workload, above the cluster autoscaler's expendable cutoff.",
             opts=child,
         )
-        self.deployments = {
-            pool: self._deployment(name, pool, gpus, shapes[pool], args, in_namespace)
-            for pool, gpus in args.enabled().items()
-        }
+        self.deployments = {pool: self._deployment(name, pool, gpus, shapes[pool], args, in_namespace) for pool, gpus in args.enabled().items()}
         self.register_outputs({"priorityClass": PRIORITY_CLASS, "pools": sorted(self.deployments)})
 
-    def _deployment(self, name: str, pool: str, gpus: int, shape: NodePoolShape, args: WarmCapacityArgs,
-                    opts: pulumi.ResourceOptions) -> k8s.apps.v1.Deployment:
+    def _deployment(
+        self, name: str, pool: str, gpus: int, shape: NodePoolShape, args: WarmCapacityArgs, opts: pulumi.ResourceOptions
+    ) -> k8s.apps.v1.Deployment:
         labels = {**MANAGED_LABELS, "app.kubernetes.io/name": "warm-capacity", "app.kubernetes.io/instance": pool}
         return k8s.apps.v1.Deployment(
             f"{name}-{pool}",
@@ -76,8 +79,7 @@ class WarmCapacity(pulumi.ComponentResource):
             metadata=k8s.meta.v1.ObjectMetaArgs(name=f"warm-{pool}", namespace=args.namespace, labels=labels, annotations=dict(SKIP_AWAIT)),
             spec=k8s.apps.v1.DeploymentSpecArgs(
                 replicas=gpus,
-                selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app.kubernetes.io/name": "warm-capacity",
-                                                                     "app.kubernetes.io/instance": pool}),
+                selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app.kubernetes.io/name": "warm-capacity", "app.kubernetes.io/instance": pool}),
                 template=k8s.core.v1.PodTemplateSpecArgs(
                     metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
                     spec=k8s.core.v1.PodSpecArgs(
@@ -85,13 +87,16 @@ class WarmCapacity(pulumi.ComponentResource):
                         termination_grace_period_seconds=0,
                         node_selector=dict(shape.placement.node_selector),
                         tolerations=toleration_args(shape.placement.tolerations),
-                        containers=[k8s.core.v1.ContainerArgs(
-                            name="pause",
-                            image=args.image,
-                            resources=k8s.core.v1.ResourceRequirementsArgs(
-                                requests=_requests(), limits={"memory": f"{PLACEHOLDER_MEMORY_MIB}Mi", GPU_RESOURCE: "1"},
-                            ),
-                        )],
+                        containers=[
+                            k8s.core.v1.ContainerArgs(
+                                name="pause",
+                                image=args.image,
+                                resources=k8s.core.v1.ResourceRequirementsArgs(
+                                    requests=_requests(),
+                                    limits={"memory": f"{PLACEHOLDER_MEMORY_MIB}Mi", GPU_RESOURCE: "1"},
+                                ),
+                            )
+                        ],
                     ),
                 ),
             ),

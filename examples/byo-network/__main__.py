@@ -56,7 +56,10 @@ for i, zone in enumerate(zones):
     public[zone] = aws.ec2.Subnet(
         f"ml-public-{zone[-1]}",
         aws.ec2.SubnetArgs(
-            vpc_id=vpc.id, availability_zone=zone, cidr_block=f"10.20.{i * 16}.0/20", map_public_ip_on_launch=True,
+            vpc_id=vpc.id,
+            availability_zone=zone,
+            cidr_block=f"10.20.{i * 16}.0/20",
+            map_public_ip_on_launch=True,
             tags={"kubernetes.io/role/elb": "1"},
         ),
     )
@@ -73,7 +76,9 @@ for i, zone in enumerate(zones):
     private[zone] = aws.ec2.Subnet(
         f"ml-private-{zone[-1]}",
         aws.ec2.SubnetArgs(
-            vpc_id=vpc.id, availability_zone=zone, cidr_block=f"10.20.{128 + i * 16}.0/20",
+            vpc_id=vpc.id,
+            availability_zone=zone,
+            cidr_block=f"10.20.{128 + i * 16}.0/20",
             tags={"kubernetes.io/role/internal-elb": "1"},
         ),
     )

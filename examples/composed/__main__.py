@@ -76,7 +76,10 @@ if acme.require("cloud") == "gcp":
     )
     # dcgm-exporter follows, so the stack scrapes it: its GPU alerts ship.
     monitoring = PrometheusStack(
-        "ml-monitoring", PrometheusStackArgs(), cluster=cluster, grafana_admin_password=password,
+        "ml-monitoring",
+        PrometheusStackArgs(),
+        cluster=cluster,
+        grafana_admin_password=password,
         scrapes=[MetricSource.DCGM_EXPORTER],
     )
     DcgmExporter("ml-dcgm", DcgmExporterArgs(node_selection="gke"), cluster=cluster, service_monitor_crd=monitoring.release)
@@ -89,9 +92,11 @@ if acme.require("cloud") == "gcp":
     # Tenant queues: a ClusterQueue per Dask and Kubeflow tenant, a LocalQueue default in each namespace.
     pools = cluster.pool_shapes()
     Kueue(
-        "ml-queues", KueueArgs(),
+        "ml-queues",
+        KueueArgs(),
         tenants=dask_queue_tenants(dask_args, pools) + kubeflow_queue_tenants(kubeflow_args, pools),
-        cluster=cluster, after=[dask, kubeflow],
+        cluster=cluster,
+        after=[dask, kubeflow],
     )
     pulumi.export("kubeconfig", cluster.kubeconfig)
 else:
@@ -100,20 +105,20 @@ else:
     # The node groups' autoscaler ships a ServiceMonitor and dcgm-exporter follows: both scraped
     # (Karpenter has no cluster autoscaler to scrape).
     monitoring = PrometheusStack(
-        "ml-monitoring", PrometheusStackArgs(), cluster=eks, grafana_admin_password=password,
+        "ml-monitoring",
+        PrometheusStackArgs(),
+        cluster=eks,
+        grafana_admin_password=password,
         scrapes=[MetricSource.DCGM_EXPORTER] if karpenter else [MetricSource.CLUSTER_AUTOSCALER, MetricSource.DCGM_EXPORTER],
     )
     classes = [
         GpuClassArgs(name="t4", instance_types=["g4dn.xlarge"], capacity=CapacityStrategy.SPOT_THEN_ON_DEMAND, max_nodes=4),
-        GpuClassArgs(name="scheduler", role=ClassRole.SCHEDULER, instance_types=["g4dn.xlarge"],
-                     capacity=CapacityStrategy.ON_DEMAND, max_nodes=2),
+        GpuClassArgs(name="scheduler", role=ClassRole.SCHEDULER, instance_types=["g4dn.xlarge"], capacity=CapacityStrategy.ON_DEMAND, max_nodes=2),
     ]
     gpu: SpotFailoverEksNodeGroups | KarpenterNodePools
     if karpenter:
         # The same classes provisioned by Karpenter: a NodePool per class and tier (the stack eks-karpenter).
-        gpu = KarpenterNodePools(
-            "ml-gpu", KarpenterNodePoolsArgs(classes=classes), cluster=eks
-        )
+        gpu = KarpenterNodePools("ml-gpu", KarpenterNodePoolsArgs(classes=classes), cluster=eks)
     else:
         gpu = SpotFailoverEksNodeGroups(
             "ml-gpu",

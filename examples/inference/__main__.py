@@ -59,7 +59,9 @@ if acme.require("cloud") == "gcp":
             node_locations=["us-central1-b", "us-central1-c"],
             gpu_pools=[
                 GpuNodePoolArgs(
-                    name="l4", machine_type="g2-standard-8", accelerator_type="nvidia-l4",
+                    name="l4",
+                    machine_type="g2-standard-8",
+                    accelerator_type="nvidia-l4",
                     capacity=CapacityStrategy.SPOT_THEN_ON_DEMAND,
                     autoscaling=AutoscalingBounds(scope=BoundsScope.TOTAL, min_nodes=0, max_nodes=4),
                 )
@@ -67,7 +69,10 @@ if acme.require("cloud") == "gcp":
         ),
     )
     monitoring = PrometheusStack(
-        "ml-monitoring", PrometheusStackArgs(), cluster=cluster, grafana_admin_password=password,
+        "ml-monitoring",
+        PrometheusStackArgs(),
+        cluster=cluster,
+        grafana_admin_password=password,
         scrapes=[MetricSource.DCGM_EXPORTER],
     )
     DcgmExporter("ml-dcgm", DcgmExporterArgs(node_selection="gke"), cluster=cluster, service_monitor_crd=monitoring.release)
@@ -75,24 +80,36 @@ if acme.require("cloud") == "gcp":
 else:
     eks = EksCluster("ml", EksClusterArgs(zones=["us-west-2a", "us-west-2b"]))
     monitoring = PrometheusStack(
-        "ml-monitoring", PrometheusStackArgs(), cluster=eks, grafana_admin_password=password,
+        "ml-monitoring",
+        PrometheusStackArgs(),
+        cluster=eks,
+        grafana_admin_password=password,
         scrapes=[MetricSource.CLUSTER_AUTOSCALER, MetricSource.DCGM_EXPORTER],
     )
     gpu = SpotFailoverEksNodeGroups(
         "ml-gpu",
-        SpotFailoverEksNodeGroupsArgs(classes=[
-            GpuClassArgs(name="t4", instance_types=["g4dn.xlarge"], capacity=CapacityStrategy.SPOT_THEN_ON_DEMAND, max_nodes=4),
-        ]),
+        SpotFailoverEksNodeGroupsArgs(
+            classes=[
+                GpuClassArgs(name="t4", instance_types=["g4dn.xlarge"], capacity=CapacityStrategy.SPOT_THEN_ON_DEMAND, max_nodes=4),
+            ]
+        ),
         cluster=eks,
         service_monitor_crd=monitoring.release,
     )
     DcgmExporter("ml-dcgm", DcgmExporterArgs(node_selection="eks"), cluster=gpu, service_monitor_crd=monitoring.release)
     controller_args = AwsLoadBalancerControllerArgs()
     controller = AwsLoadBalancerController(
-        "ml-alb", controller_args, cluster=eks, iam_policy=upstream_file(iam_policy_url(controller_args.chart_version)),
+        "ml-alb",
+        controller_args,
+        cluster=eks,
+        iam_policy=upstream_file(iam_policy_url(controller_args.chart_version)),
     )
     service = GpuInferenceService(
-        "ml-inference", inference, cluster=gpu, ingress_controller=controller.release, prometheus_rule_crd=monitoring.release,
+        "ml-inference",
+        inference,
+        cluster=gpu,
+        ingress_controller=controller.release,
+        prometheus_rule_crd=monitoring.release,
     )
 
 pulumi.export("inferenceService", service.service_address)

@@ -68,12 +68,42 @@ CRD_CONCURRENCY = 4
 """CRDs sent at once (the large ones take the API server seconds each to apply)."""
 
 HELM_INSTALL_ORDER = (
-    "PriorityClass", "Namespace", "NetworkPolicy", "ResourceQuota", "LimitRange", "PodSecurityPolicy",
-    "PodDisruptionBudget", "ServiceAccount", "Secret", "SecretList", "ConfigMap", "StorageClass", "PersistentVolume",
-    "PersistentVolumeClaim", "CustomResourceDefinition", "ClusterRole", "ClusterRoleList", "ClusterRoleBinding",
-    "ClusterRoleBindingList", "Role", "RoleList", "RoleBinding", "RoleBindingList", "Service", "DaemonSet", "Pod",
-    "ReplicationController", "ReplicaSet", "Deployment", "HorizontalPodAutoscaler", "StatefulSet", "Job", "CronJob",
-    "IngressClass", "Ingress", "APIService",
+    "PriorityClass",
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
 )
 """Helm v3's install order by kind (pkg/releaseutil/kind_sorter.go); other kinds follow, by kind
 name, then by object name (its lessByKind)."""
@@ -179,15 +209,15 @@ def stack_objects(plan: Any, plan_objects: Sequence[Any], rendering: Any | None)
         found.append(ApplyObject(body, f"resource {o.resource.name}", o.resource.urn, manager))
     for source in getattr(rendering, "sources", []) or []:
         resource = source.resource
-        label = (f"chart {source.origin} of {resource.name}" if resource.type == HELM_RELEASE
-                 else f"kustomize {source.origin}")
+        label = f"chart {source.origin} of {resource.name}" if resource.type == HELM_RELEASE else f"kustomize {source.origin}"
         for o in source.objects:
             body = _secret_shaped(o.body)
             hook = _helm_hook(body) if resource.type == HELM_RELEASE else None
             if hook == "other":
                 continue  # upgrade, delete, rollback and test hooks: `helm install` does not run them
             manager = _annotation(body, FIELD_MANAGER_ANNOTATION) or _field_manager(
-                resource.urn if resource.type == HELM_RELEASE else f"{resource.urn}${o.type}::{o.label}")
+                resource.urn if resource.type == HELM_RELEASE else f"{resource.urn}${o.type}::{o.label}"
+            )
             found.append(ApplyObject(body, label, resource.urn, manager, hook))
     return engine_order(plan, found)
 
@@ -240,15 +270,22 @@ class Server:
         self.api = api_client
         self._resources: dict[str, dict[str, tuple[str, bool]] | None] = {}
 
-    def request(self, method: str, path: str, body: Any = None, query: list[tuple[str, str]] | None = None,
-                content_type: str = "application/json") -> tuple[int, dict[str, Any], list[str]]:
+    def request(
+        self, method: str, path: str, body: Any = None, query: list[tuple[str, str]] | None = None, content_type: str = "application/json"
+    ) -> tuple[int, dict[str, Any], list[str]]:
         """(status, JSON body, warnings); a refused request is a status >= 400, not an exception."""
         from kubernetes.client.exceptions import ApiException
 
         try:
             response = self.api.call_api(
-                path, method, query_params=query or [], header_params={"Content-Type": content_type, "Accept": "application/json"},
-                body=body, auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
+                path,
+                method,
+                query_params=query or [],
+                header_params={"Content-Type": content_type, "Accept": "application/json"},
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _return_http_data_only=True,
                 _request_timeout=REQUEST_TIMEOUT,
             )
             status, text, headers = response.status, response.data, response.headers
@@ -271,8 +308,7 @@ class Server:
             status, document, _ = self.request("GET", path)
             kinds = None
             if status == 200:
-                kinds = {r["kind"]: (r["name"], bool(r.get("namespaced"))) for r in document.get("resources", [])
-                         if "/" not in r.get("name", "")}
+                kinds = {r["kind"]: (r["name"], bool(r.get("namespaced"))) for r in document.get("resources", []) if "/" not in r.get("name", "")}
             self._resources[api_version] = kinds
         return (self._resources.get(api_version) or {}).get(kind)
 
@@ -301,12 +337,15 @@ def _apply_one(server: Server, obj: ApplyObject, result: ApplyResult) -> dict[st
     if served is None:
         served = server.resource(obj.api_version, obj.kind, refresh=True)
     if served is None and obj.api_version.rpartition("/")[0] in result_provided(result):
-        result.unserved.append(f"{obj.label} ({obj.source}): {obj.api_version} is served by the managed cluster itself, "
-                               "not by this control plane: not applied")
+        result.unserved.append(f"{obj.label} ({obj.source}): {obj.api_version} is served by the managed cluster itself, not by this control plane: not applied")
         return None
     if served is None:
-        result.refusals.append(Refusal(obj, f'no matches for kind "{obj.kind}" in version "{obj.api_version}" '
-                                            "(the server does not serve it: its CRD is not installed or not established)"))
+        result.refusals.append(
+            Refusal(
+                obj,
+                f'no matches for kind "{obj.kind}" in version "{obj.api_version}" (the server does not serve it: its CRD is not installed or not established)',
+            )
+        )
         return None
     plural, namespaced = served
     where = f"/namespaces/{obj.namespace or 'default'}" if namespaced else ""
@@ -314,7 +353,8 @@ def _apply_one(server: Server, obj: ApplyObject, result: ApplyResult) -> dict[st
     if (_annotation(obj.body, PATCH_FORCE_ANNOTATION) or "").lower() == "true":
         query.append(("force", "true"))
     status, document, warnings = server.request(
-        "PATCH", f"{server.base(obj.api_version)}{where}/{plural}/{obj.name}", obj.body, query, "application/apply-patch+yaml")
+        "PATCH", f"{server.base(obj.api_version)}{where}/{plural}/{obj.name}", obj.body, query, "application/apply-patch+yaml"
+    )
     result.warnings += [f"{obj.label} ({obj.source}): {w}" for w in warnings]
     if status >= 400 or status == 0:
         result.refusals.append(Refusal(obj, _reason(status, document)))
@@ -342,8 +382,7 @@ def _wait_established(server: Server, obj: ApplyObject, deadline: float, timeout
         time.sleep(0.1)
 
 
-def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyResult | None = None,
-                  crd_timeout: float = CRD_TIMEOUT) -> ApplyResult:
+def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyResult | None = None, crd_timeout: float = CRD_TIMEOUT) -> ApplyResult:
     """Apply ``objects`` in the order given; a run of CustomResourceDefinitions (the engine order puts
     them together) is sent concurrently, as the engine creates resources that do not wait for each
     other, and each is waited for until the server reports it Established before the objects after it."""
@@ -415,12 +454,9 @@ def settle(server: Server, timeout: float = 60.0, quiet: float = 3.0) -> list[di
         _, claims, _ = server.request("GET", "/api/v1/persistentvolumeclaims")
         _, volumes, _ = server.request("GET", "/api/v1/persistentvolumes")
         existing = {v["metadata"]["name"] for v in volumes.get("items", [])}
-        binding = any((c.get("status") or {}).get("phase") == "Pending" and c["spec"].get("volumeName") in existing
-                      for c in claims.get("items", []))
-        state = sorted((p["metadata"].get("namespace"), p["metadata"]["name"], p["spec"].get("nodeName"),
-                        (p.get("status") or {}).get("phase")) for p in pods)
-        state += sorted(("claim", c["metadata"].get("namespace"), c["metadata"]["name"], (c.get("status") or {}).get("phase"))
-                        for c in claims.get("items", []))
+        binding = any((c.get("status") or {}).get("phase") == "Pending" and c["spec"].get("volumeName") in existing for c in claims.get("items", []))
+        state = sorted((p["metadata"].get("namespace"), p["metadata"]["name"], p["spec"].get("nodeName"), (p.get("status") or {}).get("phase")) for p in pods)
+        state += sorted(("claim", c["metadata"].get("namespace"), c["metadata"]["name"], (c.get("status") or {}).get("phase")) for c in claims.get("items", []))
         if state != last or binding:
             last, since = state, time.monotonic()
         elif time.monotonic() - since >= quiet:
@@ -445,8 +481,9 @@ def unscheduled(pods: Sequence[dict[str, Any]]) -> list[str]:
 # --- one stack, one target --------------------------------------------------------------------
 
 
-def apply_stack(objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, target: str,
-                progress: Callable[[str], None] | None = None, cloud: str | None = None) -> ApplyResult:
+def apply_stack(
+    objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, target: str, progress: Callable[[str], None] | None = None, cloud: str | None = None
+) -> ApplyResult:
     """Apply ``objects`` (stack_objects' order) to ``target``: ``local`` (the built control plane,
     started and stopped here, with ``nodes`` as kwok nodes) or a kubeconfig path (a user's own
     cluster: ``nodes`` are created only when given; pass None there unless kwok runs in it).
@@ -468,8 +505,7 @@ def apply_stack(objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] 
     return _apply_to(Server(config.new_client_from_config(config_file=target)), objects, nodes)
 
 
-def _apply_to(server: Server, objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None,
-              provided: frozenset[str] = frozenset()) -> ApplyResult:
+def _apply_to(server: Server, objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, provided: frozenset[str] = frozenset()) -> ApplyResult:
     result = ApplyResult(provided_groups=provided)
     start = time.monotonic()
     if nodes:

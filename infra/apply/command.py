@@ -69,8 +69,10 @@ def run_apply(args: Any, plan: Any, objects: list[Any], report: Any, stack_confi
     except ControlPlaneError as exc:
         raise CommandError(str(exc)) from None
     where = "the local control plane" if target == "local" else target
-    lines = [f"applied: {len(result.applied)} of {len(to_apply)} objects to {where} in {result.seconds:.1f} s, "
-             f"{len(result.refusals)} refused" + (f"; {len(nodes)} kwok nodes, {len(result.pods)} pods" if nodes else "")]
+    lines = [
+        f"applied: {len(result.applied)} of {len(to_apply)} objects to {where} in {result.seconds:.1f} s, "
+        f"{len(result.refusals)} refused" + (f"; {len(nodes)} kwok nodes, {len(result.pods)} pods" if nodes else "")
+    ]
     lines += [f"warning: apply: {w}" for w in result.warnings]
     lines += [f"notice: apply: {line}" for line in result.unserved]
     if nodes:

@@ -180,8 +180,7 @@ def build_binaries(modules: Path) -> Path:
 def _run_build(modules: Path, go: str) -> Path:
     env = {**os.environ, "PATH": f"{Path(go).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     try:
-        out = subprocess.run(["bash", str(modules / "build.sh")], env=env, stdout=subprocess.PIPE, stderr=None,
-                             text=True, timeout=3600, check=False)
+        out = subprocess.run(["bash", str(modules / "build.sh")], env=env, stdout=subprocess.PIPE, stderr=None, text=True, timeout=3600, check=False)
     except subprocess.TimeoutExpired:
         raise ControlPlaneError("tests/kube/build.sh did not finish in an hour") from None
     if out.returncode != 0:
@@ -211,8 +210,7 @@ def _write_pki(folder: Path) -> dict[str, Path]:
 
     def write_key(name: str, k: Any) -> Path:
         path = folder / name
-        path.write_bytes(k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                         serialization.NoEncryption()))
+        path.write_bytes(k.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
         path.chmod(0o600)
         return path
 
@@ -223,45 +221,85 @@ def _write_pki(folder: Path) -> dict[str, Path]:
         return x509.Name(attrs)
 
     ca_key = key()
-    ca = (x509.CertificateBuilder().subject_name(name("gpu-platform-local-ca")).issuer_name(name("gpu-platform-local-ca"))
-          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number()).not_valid_before(start)
-          .not_valid_after(end).add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                                       key_encipherment=False, data_encipherment=False, key_agreement=False,
-                                       encipher_only=False, decipher_only=False), critical=True)
-          .sign(ca_key, hashes.SHA256()))
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(name("gpu-platform-local-ca"))
+        .issuer_name(name("gpu-platform-local-ca"))
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
 
     def leaf(cn: str, org: str | None, usage: Any, sans: list[Any] | None) -> tuple[Any, Any]:
         k = key()
-        builder = (x509.CertificateBuilder().subject_name(name(cn, org)).issuer_name(ca.subject).public_key(k.public_key())
-                   .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
-                   .add_extension(x509.ExtendedKeyUsage([usage]), critical=False))
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(name(cn, org))
+            .issuer_name(ca.subject)
+            .public_key(k.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(start)
+            .not_valid_after(end)
+            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+        )
         if sans:
             builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
         return builder.sign(ca_key, hashes.SHA256()), k
 
     service_ip = next(ipaddress.ip_network(SERVICE_CIDR).hosts())
-    server, server_key = leaf("kube-apiserver", None, ExtendedKeyUsageOID.SERVER_AUTH, [
-        x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.IPAddress(service_ip), x509.DNSName("localhost"),
-        x509.DNSName("kubernetes"), x509.DNSName("kubernetes.default"), x509.DNSName("kubernetes.default.svc"),
-    ])
+    server, server_key = leaf(
+        "kube-apiserver",
+        None,
+        ExtendedKeyUsageOID.SERVER_AUTH,
+        [
+            x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+            x509.IPAddress(service_ip),
+            x509.DNSName("localhost"),
+            x509.DNSName("kubernetes"),
+            x509.DNSName("kubernetes.default"),
+            x509.DNSName("kubernetes.default.svc"),
+        ],
+    )
     admin, admin_key = leaf("gpu-platform-admin", "system:masters", ExtendedKeyUsageOID.CLIENT_AUTH, None)
     sa_key = key()
     paths = {
-        "ca": folder / "ca.crt", "server": folder / "apiserver.crt", "admin": folder / "admin.crt",
-        "ca_key": write_key("ca.key", ca_key), "server_key": write_key("apiserver.key", server_key),
-        "admin_key": write_key("admin.key", admin_key), "sa_key": write_key("sa.key", sa_key), "sa_pub": folder / "sa.pub",
+        "ca": folder / "ca.crt",
+        "server": folder / "apiserver.crt",
+        "admin": folder / "admin.crt",
+        "ca_key": write_key("ca.key", ca_key),
+        "server_key": write_key("apiserver.key", server_key),
+        "admin_key": write_key("admin.key", admin_key),
+        "sa_key": write_key("sa.key", sa_key),
+        "sa_pub": folder / "sa.pub",
     }
     for label, cert in (("ca", ca), ("server", server), ("admin", admin)):
         paths[label].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    paths["sa_pub"].write_bytes(sa_key.public_key().public_bytes(serialization.Encoding.PEM,
-                                                                  serialization.PublicFormat.SubjectPublicKeyInfo))
+    paths["sa_pub"].write_bytes(sa_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
     return paths
 
 
 def _kubeconfig(path: Path, server: str, pki: dict[str, Path]) -> None:
     document = {
-        "apiVersion": "v1", "kind": "Config", "current-context": "gpu-platform-local",
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "gpu-platform-local",
         "clusters": [{"name": "gpu-platform-local", "cluster": {"server": server, "certificate-authority": str(pki["ca"])}}],
         "users": [{"name": "admin", "user": {"client-certificate": str(pki["admin"]), "client-key": str(pki["admin_key"])}}],
         "contexts": [{"name": "gpu-platform-local", "context": {"cluster": "gpu-platform-local", "user": "admin"}}],
@@ -327,8 +365,9 @@ class ControlPlane:
 def _start(processes: list[_Process], folder: Path, name: str, argv: list[str]) -> _Process:
     log = folder / f"{name}.log"
     with open(log, "wb") as out:
-        popen = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=folder,
-                                 start_new_session=True, preexec_fn=_die_with_parent)
+        popen = subprocess.Popen(
+            argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=folder, start_new_session=True, preexec_fn=_die_with_parent
+        )
     process = _Process(name, popen, log)
     processes.append(process)
     return process
@@ -391,26 +430,51 @@ def control_plane(binaries: Path | None = None, timeout: float = START_TIMEOUT, 
     try:
         pki = _write_pki(folder)
         etcd_port, peer_port, api_port, kcm_port, sched_port, kwok_port = (free_port() for _ in range(6))
-        etcd = _start(processes, folder, "etcd", [
-            str(binaries / "etcd"), "--name=local", f"--data-dir={folder / 'etcd'}",
-            f"--listen-client-urls=http://127.0.0.1:{etcd_port}", f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
-            f"--listen-peer-urls=http://127.0.0.1:{peer_port}", f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
-            f"--initial-cluster=local=http://127.0.0.1:{peer_port}", "--unsafe-no-fsync=true", "--log-level=warn",
-        ])
+        etcd = _start(
+            processes,
+            folder,
+            "etcd",
+            [
+                str(binaries / "etcd"),
+                "--name=local",
+                f"--data-dir={folder / 'etcd'}",
+                f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
+                f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+                f"--initial-cluster=local=http://127.0.0.1:{peer_port}",
+                "--unsafe-no-fsync=true",
+                "--log-level=warn",
+            ],
+        )
         _wait(etcd, f"http://127.0.0.1:{etcd_port}/health", deadline, None, lambda body: '"true"' in body)
 
         server = f"https://127.0.0.1:{api_port}"
-        apiserver = _start(processes, folder, "kube-apiserver", [
-            str(binaries / "kube-apiserver"), f"--etcd-servers=http://127.0.0.1:{etcd_port}",
-            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", f"--secure-port={api_port}",
-            f"--tls-cert-file={pki['server']}", f"--tls-private-key-file={pki['server_key']}",
-            f"--client-ca-file={pki['ca']}", "--authorization-mode=Node,RBAC",
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            f"--service-account-key-file={pki['sa_pub']}", f"--service-account-signing-key-file={pki['sa_key']}",
-            f"--service-cluster-ip-range={SERVICE_CIDR}", "--allow-privileged=true",
-            "--disable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
-            "--profiling=false", f"--cert-dir={folder / 'apiserver-certs'}", "-v=1",
-        ])
+        apiserver = _start(
+            processes,
+            folder,
+            "kube-apiserver",
+            [
+                str(binaries / "kube-apiserver"),
+                f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={api_port}",
+                f"--tls-cert-file={pki['server']}",
+                f"--tls-private-key-file={pki['server_key']}",
+                f"--client-ca-file={pki['ca']}",
+                "--authorization-mode=Node,RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-account-key-file={pki['sa_pub']}",
+                f"--service-account-signing-key-file={pki['sa_key']}",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                "--allow-privileged=true",
+                "--disable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
+                "--profiling=false",
+                f"--cert-dir={folder / 'apiserver-certs'}",
+                "-v=1",
+            ],
+        )
         client = ssl.create_default_context(cafile=str(pki["ca"]))
         client.load_cert_chain(str(pki["admin"]), str(pki["admin_key"]))
         _wait(apiserver, f"{server}/readyz", deadline, client)
@@ -420,33 +484,67 @@ def control_plane(binaries: Path | None = None, timeout: float = START_TIMEOUT, 
         insecure = ssl.create_default_context()
         insecure.check_hostname = False
         insecure.verify_mode = ssl.CERT_NONE  # their self-signed serving certificates; loopback health only
-        kcm = _start(processes, folder, "kube-controller-manager", [
-            str(binaries / "kube-controller-manager"), f"--kubeconfig={kubeconfig}",
-            f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}",
-            "--bind-address=127.0.0.1", f"--secure-port={kcm_port}", "--leader-elect=false",
-            f"--service-account-private-key-file={pki['sa_key']}", f"--root-ca-file={pki['ca']}",
-            "--use-service-account-credentials=false", f"--service-cluster-ip-range={SERVICE_CIDR}",
-            f"--cert-dir={folder / 'kcm-certs'}", "--concurrent-deployment-syncs=10", "--concurrent-replicaset-syncs=10",
-            "--concurrent-daemonset-syncs=10",
-            # A claim added in the instant before its volume reached the binder's cache waits for the next
-            # sync (15 s by default): a second here, so a stack's static volumes bind as its pods arrive.
-            "--pvclaimbinder-sync-period=1s", "-v=1",
-        ])
-        scheduler = _start(processes, folder, "kube-scheduler", [
-            str(binaries / "kube-scheduler"), f"--kubeconfig={kubeconfig}",
-            f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}",
-            "--bind-address=127.0.0.1", f"--secure-port={sched_port}", "--leader-elect=false",
-            f"--cert-dir={folder / 'scheduler-certs'}", "-v=1",
-        ])
+        kcm = _start(
+            processes,
+            folder,
+            "kube-controller-manager",
+            [
+                str(binaries / "kube-controller-manager"),
+                f"--kubeconfig={kubeconfig}",
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={kcm_port}",
+                "--leader-elect=false",
+                f"--service-account-private-key-file={pki['sa_key']}",
+                f"--root-ca-file={pki['ca']}",
+                "--use-service-account-credentials=false",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                f"--cert-dir={folder / 'kcm-certs'}",
+                "--concurrent-deployment-syncs=10",
+                "--concurrent-replicaset-syncs=10",
+                "--concurrent-daemonset-syncs=10",
+                # A claim added in the instant before its volume reached the binder's cache waits for the next
+                # sync (15 s by default): a second here, so a stack's static volumes bind as its pods arrive.
+                "--pvclaimbinder-sync-period=1s",
+                "-v=1",
+            ],
+        )
+        scheduler = _start(
+            processes,
+            folder,
+            "kube-scheduler",
+            [
+                str(binaries / "kube-scheduler"),
+                f"--kubeconfig={kubeconfig}",
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={sched_port}",
+                "--leader-elect=false",
+                f"--cert-dir={folder / 'scheduler-certs'}",
+                "-v=1",
+            ],
+        )
         if kwok:
             key, value = KWOK_NODE_ANNOTATION
-            kwok_process = _start(processes, folder, "kwok", [
-                str(binaries / "kwok"), f"--kubeconfig={kubeconfig}", f"--config={binaries / KWOK_STAGES}",
-                "--manage-all-nodes=false",
-                f"--manage-nodes-with-annotation-selector={key}={value}", f"--cidr={POD_CIDR}",
-                "--node-ip=127.0.0.1", f"--node-port={kwok_port}", f"--server-address=127.0.0.1:{kwok_port}",
-                "--node-lease-duration-seconds=40",
-            ])
+            kwok_process = _start(
+                processes,
+                folder,
+                "kwok",
+                [
+                    str(binaries / "kwok"),
+                    f"--kubeconfig={kubeconfig}",
+                    f"--config={binaries / KWOK_STAGES}",
+                    "--manage-all-nodes=false",
+                    f"--manage-nodes-with-annotation-selector={key}={value}",
+                    f"--cidr={POD_CIDR}",
+                    "--node-ip=127.0.0.1",
+                    f"--node-port={kwok_port}",
+                    f"--server-address=127.0.0.1:{kwok_port}",
+                    "--node-lease-duration-seconds=40",
+                ],
+            )
         _wait(kcm, f"https://127.0.0.1:{kcm_port}/healthz", deadline, insecure)
         _wait(scheduler, f"https://127.0.0.1:{sched_port}/healthz", deadline, insecure)
         if kwok:

@@ -62,21 +62,39 @@ def pool_nodes(shapes: Sequence[Any], counts: dict[str, int] | None = None) -> l
         for i in range((counts or {}).get(shape.name, node_count(shape))):
             name = node_name(shape.name, i)
             labels = {
-                "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-                INSTANCE_TYPE_LABEL: shape.machine_type, POOL_NODE_LABEL: shape.name,
-                **dict(shape.labels), **dict(shape.placement.node_selector),
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                INSTANCE_TYPE_LABEL: shape.machine_type,
+                POOL_NODE_LABEL: shape.name,
+                **dict(shape.labels),
+                **dict(shape.placement.node_selector),
             }
             if shape.gpus_per_node and shape.accelerator and shape.reserve_formula is ReserveFormula.GKE:
                 labels.setdefault(GKE_ACCELERATOR_LABEL, shape.accelerator)
             key, value = KWOK_NODE_ANNOTATION
-            nodes.append({
-                "apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": name, "labels": labels,
-                             "annotations": {key: value, "node.alpha.kubernetes.io/ttl": "0"}},
-                "spec": {"taints": [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in shape.taints]},
-                "status": {"capacity": capacity, "allocatable": allocated,
-                           "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "fake",
-                                        "kubeProxyVersion": "fake", "bootID": "", "containerRuntimeVersion": "",
-                                        "kernelVersion": "", "machineID": "", "osImage": "", "systemUUID": ""}},
-            })
+            nodes.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": name, "labels": labels, "annotations": {key: value, "node.alpha.kubernetes.io/ttl": "0"}},
+                    "spec": {"taints": [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in shape.taints]},
+                    "status": {
+                        "capacity": capacity,
+                        "allocatable": allocated,
+                        "nodeInfo": {
+                            "architecture": "amd64",
+                            "operatingSystem": "linux",
+                            "kubeletVersion": "fake",
+                            "kubeProxyVersion": "fake",
+                            "bootID": "",
+                            "containerRuntimeVersion": "",
+                            "kernelVersion": "",
+                            "machineID": "",
+                            "osImage": "",
+                            "systemUUID": "",
+                        },
+                    },
+                }
+            )
     return nodes

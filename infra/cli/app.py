@@ -46,7 +46,9 @@ COMMANDS = (preview, preflight, docs, plan_capacity, upstream, report, simulate,
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS,
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
         help="print the traceback of an unexpected failure, for a bug report (also GPU_PLATFORM_DEBUG=1)",
     )
     parser = _Parser(prog="gpu-platform", description="Operate gpu-platform stacks.", parents=[common])
@@ -66,10 +68,12 @@ class _Parser(argparse.ArgumentParser):
             print(message, end="", file=sys.stderr if status else sys.stdout)
         raise _Exit(status)
 
+
 class _Exit(Exception):  # noqa: N818 - --help and --version ending the parse, not an error
     def __init__(self, code: int) -> None:
         super().__init__(code)
         self.code = code
+
 
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
@@ -78,6 +82,7 @@ def _version() -> str:
         return version("gpu-platform")
     except PackageNotFoundError:
         return "unknown (not installed)"
+
 
 _ERRORS = (
     ("gpu_platform.infra.stack.errors", "ConfigError", EXIT_CONFIG),
@@ -88,6 +93,7 @@ _ERRORS = (
     ("gpu_platform.infra.simulate.replay", "ReplayError", EXIT_CONFIG),
 )
 
+
 def _classify(exc: Exception) -> tuple[list[str], int] | None:
     if isinstance(exc, CommandError):
         return exc.lines, exc.exit_code
@@ -97,10 +103,13 @@ def _classify(exc: Exception) -> tuple[list[str], int] | None:
             return list(getattr(exc, "lines", None) or [first_line(exc)]), code
     return None
 
+
 def _debug(argv: Sequence[str]) -> bool:
     return "--debug" in argv or os.environ.get("GPU_PLATFORM_DEBUG", "").lower() in ("1", "true", "yes")
 
+
 _reported: list[bool] = []
+
 
 def _interrupted() -> int:
     """The one line for Ctrl-C (printed once however many layers see it) and its exit code."""
@@ -108,6 +117,7 @@ def _interrupted() -> int:
         _reported.append(True)
         err("interrupted")
     return EXIT_INTERRUPTED
+
 
 @contextlib.contextmanager
 def _quiet_unraisable(debug: bool) -> Iterator[None]:
@@ -127,6 +137,7 @@ def _quiet_unraisable(debug: bool) -> Iterator[None]:
         yield
     finally:
         sys.unraisablehook = previous
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every failure becomes one line per problem and an exit code."""
@@ -159,16 +170,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if debug and (known is None or known[1] == EXIT_PROGRAM):
                 traceback.print_exception(exc)
             if known is None:
-                err(
-                    f"unexpected error: {type(exc).__name__}: {first_line(exc)} "
-                    "(a bug: rerun with --debug for the traceback and report it)"
-                )
+                err(f"unexpected error: {type(exc).__name__}: {first_line(exc)} (a bug: rerun with --debug for the traceback and report it)")
                 return EXIT_PROGRAM
             for line in known[0]:
                 err(line)
             return known[1]
         finally:
             gc.enable()
+
 
 def run() -> None:
     """The console script: main(), then leave without tearing the interpreter down.

@@ -31,10 +31,12 @@ def table_console() -> Any:
 def err(line: str) -> None:
     print(f"gpu-platform: {line}", file=sys.stderr)
 
+
 def find_project(args: argparse.Namespace) -> Path:
     from gpu_platform.infra.stack.read import find_project_dir
 
     return find_project_dir(Path(args.project_dir) if args.project_dir else None)
+
 
 def read_stack(args: argparse.Namespace) -> Any:
     """The stack's typed config for a command that reads it (PreviewError/ConfigError otherwise).
@@ -47,6 +49,7 @@ def read_stack(args: argparse.Namespace) -> Any:
 
         return load_stack(find_project(args), args.stack)
 
+
 def yaml_file(flag: str, path: str, expected: str = "a mapping") -> Any:
     """A YAML mapping from a file a flag names; CommandError, one line naming the flag, otherwise."""
     try:
@@ -54,9 +57,7 @@ def yaml_file(flag: str, path: str, expected: str = "a mapping") -> Any:
     except OSError as exc:
         raise CommandError(f"{flag} {path}: cannot read ({exc.strerror or type(exc).__name__})") from None
     except UnicodeDecodeError as exc:
-        raise CommandError(
-            f"{flag} {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); save it as UTF-8 YAML"
-        ) from None
+        raise CommandError(f"{flag} {path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); save it as UTF-8 YAML") from None
     except yaml.YAMLError as exc:
         raise CommandError(f"{flag} {path}: invalid YAML: {str(exc).splitlines()[0]}") from None
     except RecursionError:
@@ -65,12 +66,15 @@ def yaml_file(flag: str, path: str, expected: str = "a mapping") -> Any:
         raise CommandError(f"{flag} {path}: expected {expected}")
     return data
 
+
 def json_bytes(document: Any) -> bytes:
     return (json.dumps(document, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
 
 def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else "(no message)"
+
 
 def pool_shape(args: argparse.Namespace, stack_config: Any) -> Any:
     """The pool --pool names in the stack (its NodePoolShape); one line naming the pools otherwise."""
@@ -78,6 +82,7 @@ def pool_shape(args: argparse.Namespace, stack_config: Any) -> Any:
     if args.pool not in shapes:
         raise CommandError(f"--pool {args.pool}: stack {args.stack} has no such pool (pools: {', '.join(shapes) or 'none'})")
     return shapes[args.pool]
+
 
 def upstream_sources(args: argparse.Namespace) -> Any:
     """Where rendering takes its sources (--upstream, $GPU_PLATFORM_UPSTREAM, else the cache),

@@ -10,6 +10,7 @@ from gpu_platform.infra.errors import EXIT_OK, EXIT_VIOLATIONS, CommandError
 
 _PLAN_FLAGS = {"cpu": "cpu", "memory": "memory", "gpus": "gpus"}
 
+
 def _capacity_inputs(args: argparse.Namespace) -> dict[str, Any]:
     """The planner's inputs: the YAML file's, then the flags on top of them."""
 
@@ -27,6 +28,7 @@ def _capacity_inputs(args: argparse.Namespace) -> dict[str, Any]:
             data[key] = getattr(args, key)
     return data
 
+
 def _as_written(line: str, args: argparse.Namespace) -> str:
     """A planner error's key path as the user wrote it: the flag that gave the value
     (``--runs``, ``--cpu``), else the key in the ``--inputs`` file."""
@@ -38,6 +40,7 @@ def _as_written(line: str, args: argparse.Namespace) -> str:
     if args.inputs is not None and path:
         return f"--inputs {args.inputs}: {path}: {rest}"
     return line
+
 
 def cmd_plan_capacity(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
@@ -68,7 +71,8 @@ def cmd_plan_capacity(args: argparse.Namespace) -> int:
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add the `plan_capacity` command to the parser."""
     cap = sub.add_parser(
-        "plan-capacity", parents=[common],
+        "plan-capacity",
+        parents=[common],
         help="nodes for N parallel pipeline runs in T on a pool of the stack, and whether its maximum allows it",
     )
     cap.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")

@@ -63,16 +63,18 @@ def _preflight_gke(args: argparse.Namespace, config: Any) -> int:
                 warnings.simplefilter("ignore", FutureWarning)
                 from google.cloud import compute_v1
         except ImportError as exc:
-            raise CommandError(f"preflight gke online needs google-cloud-compute ({exc.name} is missing): "
-                               "pip install 'gpu-platform[gcp]', or run it with --offline") from None
+            raise CommandError(
+                f"preflight gke online needs google-cloud-compute ({exc.name} is missing): pip install 'gpu-platform[gcp]', or run it with --offline"
+            ) from None
         project = project or pulumi_gcp.config.project
         from google.auth.exceptions import DefaultCredentialsError
 
         try:
             clients = ComputeClients(compute_v1.AcceleratorTypesClient(), compute_v1.RegionsClient())
         except DefaultCredentialsError:
-            raise CommandError("cannot ask Google Cloud: no credentials (gcloud auth application-default login, "
-                               "or GOOGLE_APPLICATION_CREDENTIALS)", EXIT_SERVICE) from None
+            raise CommandError(
+                "cannot ask Google Cloud: no credentials (gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS)", EXIT_SERVICE
+            ) from None
     try:
         findings = preflight_gke(config, project, clients)
     except CloudError as exc:
@@ -87,8 +89,12 @@ def _preflight_gke(args: argparse.Namespace, config: Any) -> int:
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add the `preflight` command to the parser."""
     preflight = sub.add_parser("preflight", parents=[common], help="what the cloud account must offer before a stack deploys")
-    preflight.add_argument("cloud", choices=["eks", "gke"], help="eks: zones, instance shapes and GPU vCPU quotas, asked of AWS; "
-                           "gke: the zones that offer each pool's GPU and the regional GPU, preemptible GPU and CPU quotas, asked of the Compute API")
+    preflight.add_argument(
+        "cloud",
+        choices=["eks", "gke"],
+        help="eks: zones, instance shapes and GPU vCPU quotas, asked of AWS; "
+        "gke: the zones that offer each pool's GPU and the regional GPU, preemptible GPU and CPU quotas, asked of the Compute API",
+    )
     preflight.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     preflight.add_argument("--offline", action="store_true", help="gke: check the GPU zones against the shipped table only (no Google Cloud call, no quotas)")
     preflight.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")

@@ -44,9 +44,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
     checks = check_plan(plan, stack_config, policy_config, sources)
     if checks.report is not None and args.render and checks.report.notices:
-        raise CommandError(
-            [f"{line} (--render requires every release and directory rendered)" for line in checks.report.notices], EXIT_CONFIG
-        )
+        raise CommandError([f"{line} (--render requires every release and directory rendered)" for line in checks.report.notices], EXIT_CONFIG)
     outputs: list[Any] = []
     if json_target is not None:
         outputs.append((json_target, json_bytes(masked(checks.plan_document(plan)))))  # secret values masked at their keys
@@ -107,8 +105,7 @@ def _rendered_details(report: Any) -> dict[str, str]:
                 kinds[obj.kind] = kinds.get(obj.kind, 0) + 1
             found = counts.get(source.resource.name, 0)
             details[source.resource.urn] = (
-                f"rendered {len(source.objects)} objects ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}); "
-                f"{found} findings"
+                f"rendered {len(source.objects)} objects ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}); {found} findings"
             )
         else:
             details[source.resource.urn] = f"not rendered: {source.unavailable or source.error}"
@@ -165,27 +162,29 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     preview = sub.add_parser("preview", parents=[common], help="offline preview of a stack: resource tree, plan JSON, manifests")
     preview.add_argument("stack", nargs="?", help="stack name: stacks/Pulumi.<stack>.yaml (with --program: default dev)")
     preview.add_argument(
-        "--program", metavar="DIR",
+        "--program",
+        metavar="DIR",
         help="preview your own Python Pulumi program (the folder of its Pulumi.yaml) with the same checks; "
         "its stack file Pulumi.<stack>.yaml is read when there is one",
     )
     preview.add_argument("--stack", dest="stack_option", metavar="NAME", help="the stack (the same as the positional name)")
     preview.add_argument(
-        "--kubernetes-version", metavar="X.Y",
+        "--kubernetes-version",
+        metavar="X.Y",
         help="with --program: the Kubernetes minor whose schemas the objects are checked against (default: 1.34)",
     )
     preview.add_argument("--json", metavar="PLAN", help="write the plan as JSON to PLAN (- for standard output)")
     preview.add_argument(
-        "--manifests", metavar="DIR",
+        "--manifests",
+        metavar="DIR",
         help="write every Kubernetes object as YAML into DIR, replacing it whole (a new folder, or one holding only *.yaml)",
     )
     preview.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml (default: found from the cwd)")
     preview.add_argument("--quiet", action="store_true", help="print the summary and findings only, not the tree")
+    preview.add_argument("--policy-config", metavar="FILE", help="policy pack config (the JSON of pulumi preview --policy-pack-config)")
     preview.add_argument(
-        "--policy-config", metavar="FILE", help="policy pack config (the JSON of pulumi preview --policy-pack-config)"
-    )
-    preview.add_argument(
-        "--upstream", metavar="DIR",
+        "--upstream",
+        metavar="DIR",
         help="render Helm releases and Kustomize directories from this local copy of the locked sources "
         "(charts/<name>-<version>.tgz, git/<owner>+<name>.git; default: $GPU_PLATFORM_UPSTREAM, else the user cache)",
     )
@@ -194,7 +193,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     render_mode.add_argument("--no-render", action="store_true", help="check the plan only, not what its releases and directories put on the cluster")
     render_mode.add_argument("--render", action="store_true", help="fail (exit 2) when a release or directory cannot be rendered")
     preview.add_argument(
-        "--apply", metavar="local|KUBECONFIG",
+        "--apply",
+        metavar="local|KUBECONFIG",
         help="server-side apply every object (plan and rendered) in the engine's order: 'local' starts the control "
         "plane built from the upstream modules (tests/kube/build.sh) with kwok nodes like the pools; a kubeconfig "
         "applies to that cluster. Each refusal is one line; any refusal is exit 1",

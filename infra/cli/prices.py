@@ -1,15 +1,15 @@
 """`gpu-platform prices`: the price table `simulate` costs a run with.
 
-    gpu-platform prices refresh [--cloud gcp|aws|both] --out FILE
-        Ask the providers' pricing APIs (AWS Price List and EC2 spot history; Google's Cloud
-        Billing Catalog) for every type a stack can name in every region, with the usual
-        credentials, and write the table (the shipped one's shape) for `simulate --prices FILE`.
-        A cloud not asked keeps the shipped table's entries. Exit 0, 2 on bad flags, 4 when a
-        provider cannot be asked (one line: no credentials, a refusal).
-    gpu-platform prices build --file KEY=PATH ... [--gcp-from TABLE | --aws-from TABLE] --date TEXT --out FILE
-        Rebuild the shipped table (infra/simulate/prices.json) from local copies of the pinned
-        public files price_sources.BUILD_SOURCES names (each KEY at its commit); one cloud's part
-        may be kept from an existing table instead (its sources carried over).
+gpu-platform prices refresh [--cloud gcp|aws|both] --out FILE
+    Ask the providers' pricing APIs (AWS Price List and EC2 spot history; Google's Cloud
+    Billing Catalog) for every type a stack can name in every region, with the usual
+    credentials, and write the table (the shipped one's shape) for `simulate --prices FILE`.
+    A cloud not asked keeps the shipped table's entries. Exit 0, 2 on bad flags, 4 when a
+    provider cannot be asked (one line: no credentials, a refusal).
+gpu-platform prices build --file KEY=PATH ... [--gcp-from TABLE | --aws-from TABLE] --date TEXT --out FILE
+    Rebuild the shipped table (infra/simulate/prices.json) from local copies of the pinned
+    public files price_sources.BUILD_SOURCES names (each KEY at its commit); one cloud's part
+    may be kept from an existing table instead (its sources carried over).
 """
 
 from __future__ import annotations
@@ -140,9 +140,7 @@ def _aws_client() -> Any:
         if session.get_credentials() is None:
             raise botocore.exceptions.NoCredentialsError()
     except botocore.exceptions.BotoCoreError:
-        raise CommandError(
-            "cannot ask AWS: no credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)", EXIT_SERVICE
-        ) from None
+        raise CommandError("cannot ask AWS: no credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)", EXIT_SERVICE) from None
     return lambda service, region: session.client(service, region_name=region)
 
 
@@ -174,20 +172,26 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     prices = sub.add_parser("prices", parents=[common], help="the price table simulate costs runs with: refresh it from the clouds' APIs")
     actions = prices.add_subparsers(dest="action", required=True)
     refresh = actions.add_parser(
-        "refresh", parents=[common],
+        "refresh",
+        parents=[common],
         help="every region's prices from AWS's Price List and spot history and Google's Cloud Billing Catalog",
     )
     refresh.add_argument("--cloud", choices=CLOUDS, default="both", help="which provider to ask (default both; the other keeps the shipped prices)")
     refresh.add_argument("--out", metavar="FILE", required=True, help="the table to write, for simulate --prices FILE (- for standard output)")
     refresh.set_defaults(func=cmd_refresh)
     build = actions.add_parser("build", parents=[common], help="rebuild the shipped table from local copies of its pinned public sources")
-    build.add_argument("--file", action="append", default=[], metavar="KEY=PATH",
-                       help="a local copy of a source at its commit: gcp-machines, gcp-gpus, aws (price_sources.BUILD_SOURCES)")
+    build.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="KEY=PATH",
+        help="a local copy of a source at its commit: gcp-machines, gcp-gpus, aws (price_sources.BUILD_SOURCES)",
+    )
     build.add_argument("--aws-from", metavar="TABLE", help="keep the AWS part of this table instead of --file aws=PATH")
-    build.add_argument("--gcp-from", metavar="TABLE",
-                       help="keep the GCP part of this table (e.g. the shipped one) instead of --file gcp-machines/gcp-gpus")
-    build.add_argument("--note", action="append", default=[], metavar="TEXT",
-                       help="a line added to the table's sources (what a local copy holds of its source, say)")
+    build.add_argument("--gcp-from", metavar="TABLE", help="keep the GCP part of this table (e.g. the shipped one) instead of --file gcp-machines/gcp-gpus")
+    build.add_argument(
+        "--note", action="append", default=[], metavar="TEXT", help="a line added to the table's sources (what a local copy holds of its source, say)"
+    )
     build.add_argument("--date", required=True, help="the table's date, as the report prints it")
     build.add_argument("--out", metavar="FILE", required=True, help="the table to write (the shipped one: infra/simulate/prices.json)")
     build.set_defaults(func=cmd_build)

@@ -18,6 +18,7 @@ def _url_password(url: str) -> str | None:
     except ValueError:
         return None
 
+
 @dataclass(frozen=True)
 class _Stack:
     """What the per-tenant figures need from the stack: its tenants, cloud and region, and the prices."""
@@ -37,7 +38,8 @@ def _tenant_inputs(args: argparse.Namespace) -> _Stack:
 
     prices = (
         PriceTable.from_data(yaml_file("--prices", args.prices, "a price table (date, sources, gcp, aws)"), f"--prices {args.prices}")
-        if args.prices is not None else PriceTable.shipped()
+        if args.prices is not None
+        else PriceTable.shipped()
     )
     config = read_stack(args)
     tenants = tenant_namespaces(config)
@@ -67,9 +69,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from gpu_platform.infra.stack.errors import format_validation_error
 
     try:
-        inputs = ReportInputs(
-            prometheus=args.prometheus, start=args.start, end=args.end, step=args.step, timeout=args.timeout
-        )
+        inputs = ReportInputs(prometheus=args.prometheus, start=args.start, end=args.end, step=args.step, timeout=args.timeout)
     except ValidationError as exc:
         lines = ["--" + line for line in format_validation_error(exc, ReportInputs)]
         password = _url_password(args.prometheus)
@@ -83,8 +83,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     with Progress(
-        SpinnerColumn(), TextColumn("querying Prometheus: {task.description}"), TimeElapsedColumn(),
-        console=Console(stderr=True), transient=True,
+        SpinnerColumn(),
+        TextColumn("querying Prometheus: {task.description}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
     ) as bar:
         task = bar.add_task("starting", total=None)
         try:
@@ -93,7 +96,12 @@ def cmd_report(args: argparse.Namespace) -> int:
                 from gpu_platform.infra.report.tenants import collect_tenants
 
                 report.tenants = collect_tenants(
-                    inputs, report.pending_by_pod, stack.tenants, stack.prices, stack.cloud, stack.region,
+                    inputs,
+                    report.pending_by_pod,
+                    stack.tenants,
+                    stack.prices,
+                    stack.cloud,
+                    stack.region,
                     progress=lambda what: bar.update(task, description=what),
                 )
         except ReportError:
@@ -128,13 +136,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     report.add_argument("--end", required=True, help="end: RFC 3339 or Unix seconds")
     report.add_argument("--step", default="1s", help="sampling step, at most 1d; at most 1,000,000 steps per report (default 1s, the RAPIDS deep-dive's)")
     report.add_argument(
-        "--out", metavar="DIR", default="report",
+        "--out",
+        metavar="DIR",
+        default="report",
         help="where report.json and the PNG plots go, replaced whole when the report is made (default ./report)",
     )
     report.add_argument("--timeout", default="30", help="seconds per HTTP request (default 30)")
     report.add_argument(
-        "--stack", help="per-tenant cost and queues for this stack's tenants (stacks/Pulumi.<stack>.yaml): "
-        "GPU-hours, cost, spot share, pod and queue waits, tenants.png",
+        "--stack",
+        help="per-tenant cost and queues for this stack's tenants (stacks/Pulumi.<stack>.yaml): GPU-hours, cost, spot share, pod and queue waits, tenants.png",
     )
     report.add_argument("--prices", metavar="FILE", help="--stack: a price table (the shape of infra/simulate/prices.json; default the shipped one)")
     report.add_argument("--project-dir", metavar="DIR", help="--stack: the folder holding Pulumi.yaml")

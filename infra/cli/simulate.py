@@ -22,6 +22,7 @@ from gpu_platform.infra.errors import EXIT_OK, EXIT_VIOLATIONS
 SIMULATE_FILES = ("report.json", "wait_times.png", "gpus.png", "tenants.png", "sweep.png")
 """What a simulate --out folder may hold: replaced whole."""
 
+
 def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
     """The workload pattern the flags name (SimulationError, one line, when they cannot)."""
     from pydantic import ValidationError
@@ -66,6 +67,7 @@ def _workload(args: argparse.Namespace, stack_config: Any, seed: int) -> Any:
         raise SimulationError([f"--workload {name}: {line}" for line in format_validation_error(exc, WorkloadFile)]) from None
     return from_file(workload, seed, Path(name).name)
 
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from gpu_platform.infra.output import file_target, folder_target, write_outputs
     from gpu_platform.infra.simulate.prices import PriceTable
@@ -75,7 +77,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     flags = _flags(args)
     prices = (
         PriceTable.from_data(yaml_file("--prices", args.prices, "a price table (date, sources, gcp, aws)"), f"--prices {args.prices}")
-        if args.prices is not None else PriceTable.shipped()
+        if args.prices is not None
+        else PriceTable.shipped()
     )
     json_target = file_target("--json", args.json) if args.json is not None else None
     if flags.target is not None and not flags.sweeps:
@@ -190,8 +193,6 @@ def _gangs(jobs: Any) -> int:
     return sum(1 for job in jobs for stage in job.stages for gang in stage.gangs if gang.work is not None)
 
 
-
-
 @dataclass
 class _Advice:
     """What --target-p90 recommends: the configuration, on how many seeds it met the target, and why
@@ -241,8 +242,10 @@ def _recommend(args: argparse.Namespace, flags: _Flags, configs: list[Any], outc
         met = sum(1 for p in p90s if p is not None and p <= target)
         if met * HOLDS[1] >= HOLDS[0] * len(seeds):
             return _Advice(o, seeds, p90s, notes)
-        notes.append(f"{o.label}: meets p90 <= {target:g} s on seed {base} but on {met} of {len(seeds)} seeds only "
-                     f"(p90s {', '.join('-' if p is None else str(p) for p in p90s)} s): not recommended")
+        notes.append(
+            f"{o.label}: meets p90 <= {target:g} s on seed {base} but on {met} of {len(seeds)} seeds only "
+            f"(p90s {', '.join('-' if p is None else str(p) for p in p90s)} s): not recommended"
+        )
     return _Advice(None, [], [], notes)
 
 
@@ -273,8 +276,18 @@ def _warm(args: argparse.Namespace, flags: _Flags, prices: Any, json_target: Any
         for seed in seeds:
             pattern = _workload(args, config.stack, seed)
             jobs, horizon = repeat(pattern, flags.hours)
-            work.append(Work(dataclasses.replace(config.inputs, seed=seed), jobs, horizon, pattern.tail_s, prices,
-                             f"{key}={gpus} seed {seed}", config.overrides, _gangs(pattern.jobs)))
+            work.append(
+                Work(
+                    dataclasses.replace(config.inputs, seed=seed),
+                    jobs,
+                    horizon,
+                    pattern.tail_s,
+                    prices,
+                    f"{key}={gpus} seed {seed}",
+                    config.overrides,
+                    _gangs(pattern.jobs),
+                )
+            )
         return run_all(work, args.processes or os.cpu_count() or 1)
 
     result = search(pool, bound, flags.target, seeds, run_size)
@@ -295,8 +308,14 @@ def _run(args: argparse.Namespace, work: list[Any]) -> list[Any]:
 
     from gpu_platform.infra.simulate.runs import run_all
 
-    with Progress(TextColumn("simulating {task.description}"), BarColumn(), TextColumn("{task.completed:.0f}"),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+    with Progress(
+        TextColumn("simulating {task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:.0f}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
         if len(work) == 1:
             # One configuration: progress in simulated hours.
             task = bar.add_task("hours", total=None if work[0].horizon is None else work[0].horizon / 3600)
@@ -305,8 +324,17 @@ def _run(args: argparse.Namespace, work: list[Any]) -> list[Any]:
         return run_all(work, args.processes or os.cpu_count() or 1, done=lambda _: bar.advance(task))
 
 
-def _outputs(json_target: Any, out_target: Any, outcomes: list[Any], configs: list[Any], chosen: Any, target: float | None,
-             described: dict[str, Any], advice: _Advice | None, flags: _Flags) -> list[Any]:
+def _outputs(
+    json_target: Any,
+    out_target: Any,
+    outcomes: list[Any],
+    configs: list[Any],
+    chosen: Any,
+    target: float | None,
+    described: dict[str, Any],
+    advice: _Advice | None,
+    flags: _Flags,
+) -> list[Any]:
     """What --json and --out get: the figures (per configuration for a sweep), the plots."""
     from gpu_platform.infra.simulate.runs import HOLDS, sweep_plot
 
@@ -319,8 +347,12 @@ def _outputs(json_target: Any, out_target: Any, outcomes: list[Any], configs: li
             "configurations": [o.json_document(described, c.inputs) for o, c in zip(outcomes, configs, strict=True)],
             "target_p90_s": target,
             "cheapest_meeting_target": None if chosen is None else chosen.label,
-            "recommendation": None if advice is None else {
-                "label": None if chosen is None else chosen.label, "seeds": advice.seeds, "pending_p90_s_by_seed": advice.p90s,
+            "recommendation": None
+            if advice is None
+            else {
+                "label": None if chosen is None else chosen.label,
+                "seeds": advice.seeds,
+                "pending_p90_s_by_seed": advice.p90s,
                 "rule": f"meets the target on at least {HOLDS[0]} in {HOLDS[1]} seeds",
                 "usd_per_workload": None if chosen is None else chosen.usd_per_workload,
                 "not_recommended": advice.notes,
@@ -332,8 +364,7 @@ def _outputs(json_target: Any, out_target: Any, outcomes: list[Any], configs: li
     if out_target is not None:
         from gpu_platform.infra.report.prometheus import plot_files
 
-        files = {"report.json": json_bytes(first.json_document(described, configs[outcomes.index(first)].inputs)),
-                 **plot_files(first.report)}
+        files = {"report.json": json_bytes(first.json_document(described, configs[outcomes.index(first)].inputs)), **plot_files(first.report)}
         if first.report.tenants is not None:
             from gpu_platform.infra.report.tenants import tenant_plot
 
@@ -344,8 +375,17 @@ def _outputs(json_target: Any, out_target: Any, outcomes: list[Any], configs: li
     return outputs
 
 
-def _print(args: argparse.Namespace, outcomes: list[Any], chosen: Any, target: float | None, described: dict[str, Any],
-           json_target: Any, out_target: Any, advice: _Advice | None, flags: _Flags) -> None:
+def _print(
+    args: argparse.Namespace,
+    outcomes: list[Any],
+    chosen: Any,
+    target: float | None,
+    described: dict[str, Any],
+    json_target: Any,
+    out_target: Any,
+    advice: _Advice | None,
+    flags: _Flags,
+) -> None:
     """The table (figures of one run, or one row per configuration) and what was written."""
     from rich.markup import escape
     from rich.table import Table
@@ -379,9 +419,12 @@ def _print(args: argparse.Namespace, outcomes: list[Any], chosen: Any, target: f
         else:
             met = sum(1 for p in advice.p90s if p is not None and p <= target)
             per = chosen.usd_per_workload
-            out.print(f"cheapest meeting p90 <= {target:g} s: {escape(chosen.label)} (${'-' if per is None else f'{per:,.2f}'}/workload, "
-                      f"${chosen.cost.usd_per_day:,.0f}/day, {chosen.report.utilisation_percent:.1f}% utilised, p90 {chosen.p90} s; "
-                      f"meets the target on {met} of {len(advice.seeds)} seeds {advice.seeds[0]}-{advice.seeds[-1]})", soft_wrap=True)
+            out.print(
+                f"cheapest meeting p90 <= {target:g} s: {escape(chosen.label)} (${'-' if per is None else f'{per:,.2f}'}/workload, "
+                f"${chosen.cost.usd_per_day:,.0f}/day, {chosen.report.utilisation_percent:.1f}% utilised, p90 {chosen.p90} s; "
+                f"meets the target on {met} of {len(advice.seeds)} seeds {advice.seeds[0]}-{advice.seeds[-1]})",
+                soft_wrap=True,
+            )
     for target_, what in ((json_target, "JSON"), (out_target, "plots")):
         if target_ is not None:
             out.print(f"wrote {what} to {target_.path}", soft_wrap=True)
@@ -390,35 +433,57 @@ def _print(args: argparse.Namespace, outcomes: list[Any], chosen: Any, target: f
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add the `simulate` command to the parser."""
     sim = sub.add_parser(
-        "simulate", parents=[common],
+        "simulate",
+        parents=[common],
         help="simulate the stack's cluster under a workload: waits, GPU utilisation and cost, before you pay",
     )
     sim.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     sim.add_argument(
-        "--workload", default=None,
+        "--workload",
+        default=None,
         help="deep-dive (the RAPIDS multi-tenant deep-dive's generator, default), kfp (with --inputs and --pool), "
         "or a workload file (YAML: tenants with arrival rates per hour, cluster sizes, durations)",
     )
     sim.add_argument("--inputs", metavar="FILE", help="--workload kfp: plan-capacity's inputs (steps, run_duration, runs, window)")
-    sim.add_argument("--pool", help="--workload kfp: the pool (GKE) or GPU class (EKS) the pipelines run on; --target-p90 without --sweep: the pool whose warm capacity is sized")
+    sim.add_argument(
+        "--pool",
+        help="--workload kfp: the pool (GKE) or GPU class (EKS) the pipelines run on; --target-p90 without --sweep: the pool whose warm capacity is sized",
+    )
     sim.add_argument("--replay", action="store_true", help="replay the GPU pods a real cluster ran (with --prometheus, --start, --end)")
     sim.add_argument("--prometheus", metavar="URL", help="--replay: the Prometheus base URL")
     sim.add_argument("--start", help="--replay: start, RFC 3339 or Unix seconds")
     sim.add_argument("--end", help="--replay: end, RFC 3339 or Unix seconds")
     sim.add_argument("--step", default="1s", help="--replay: the sampling step of the queries, as the report's (default 1s)")
     sim.add_argument("--hours", help="repeat the workload's pattern back to back over H simulated hours (default: once)")
-    sim.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                     help="override a stack key (gke.gpu_pools[t4].autoscaling.min_nodes=2) or a model key "
-                     "(model.autoscaler.scan_interval=5s) for the run; repeatable")
-    sim.add_argument("--sweep", action="append", default=[], metavar="KEY=V1,V2",
-                     help="run every combination of these values (repeatable), in parallel processes")
+    sim.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a stack key (gke.gpu_pools[t4].autoscaling.min_nodes=2) or a model key (model.autoscaler.scan_interval=5s) for the run; repeatable",
+    )
+    sim.add_argument(
+        "--sweep", action="append", default=[], metavar="KEY=V1,V2", help="run every combination of these values (repeatable), in parallel processes"
+    )
     sim.add_argument("--max-configs", type=int, default=64, help="most configurations a sweep may run (default 64)")
-    sim.add_argument("--target-p90", metavar="DURATION", help='with --sweep: name the cheapest configuration whose p90 wait is at most this ("60s"); without: the smallest '
-                     "warm capacity (warm_capacity.pools.POOL, GPUs) of the pool (--pool, or the stack's one GPU pool) that meets it")
-    sim.add_argument("--seeds", type=int, default=8,
-                     help="with --target-p90: seeds a recommendation (or each warm-capacity size) is run with; it must meet the target on 3 in 4 (default 8)")
+    sim.add_argument(
+        "--target-p90",
+        metavar="DURATION",
+        help='with --sweep: name the cheapest configuration whose p90 wait is at most this ("60s"); without: the smallest '
+        "warm capacity (warm_capacity.pools.POOL, GPUs) of the pool (--pool, or the stack's one GPU pool) that meets it",
+    )
+    sim.add_argument(
+        "--seeds",
+        type=int,
+        default=8,
+        help="with --target-p90: seeds a recommendation (or each warm-capacity size) is run with; it must meet the target on 3 in 4 (default 8)",
+    )
     sim.add_argument("--processes", type=int, default=0, help="parallel processes for a sweep (default: one per core)")
-    sim.add_argument("--prices", metavar="FILE", help="a price table (YAML or JSON, the shape of the shipped infra/simulate/prices.json; gpu-platform prices refresh writes one)")
+    sim.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="a price table (YAML or JSON, the shape of the shipped infra/simulate/prices.json; gpu-platform prices refresh writes one)",
+    )
     sim.add_argument("--json", metavar="FILE", help="write the figures as JSON (report.json's keys plus cost, failover, admission; - for standard output)")
     sim.add_argument("--out", metavar="DIR", help="write report.json and the plots (and sweep.png) into DIR, replaced whole")
     sim.add_argument("--project-dir", metavar="DIR", help="the folder holding Pulumi.yaml")

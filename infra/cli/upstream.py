@@ -36,8 +36,10 @@ def cmd_upstream(args: argparse.Namespace) -> int:
         problems = check_lock(sources)
         for line in problems:
             err(line)
-        print(f"{len(sources.lock.charts)} charts, {len(sources.lock.git)} git refs and {len(sources.lock.files)} files locked; "
-              f"{len(problems)} problems in {sources.describe()}")
+        print(
+            f"{len(sources.lock.charts)} charts, {len(sources.lock.git)} git refs and {len(sources.lock.files)} files locked; "
+            f"{len(problems)} problems in {sources.describe()}"
+        )
         return EXIT_VIOLATIONS if problems else EXIT_OK
     from gpu_platform.infra.preview.render import (
         declared_sources,
@@ -48,7 +50,7 @@ def cmd_upstream(args: argparse.Namespace) -> int:
 
     target = None if args.check else file_target("lock", str(LOCK_PATH))
     project_dir = find_project(args)
-    stacks = args.stacks or sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (project_dir / "stacks").glob("Pulumi.*.yaml"))
+    stacks = args.stacks or sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (project_dir / "stacks").glob("Pulumi.*.yaml"))
     declared = [supported_sources()]
     try:
         # The single files first: a stack's program reads them (the controller's IAM policy).

@@ -65,8 +65,13 @@ class Checks:
         report = self.report
         document = plan.to_json(
             violations=[
-                {"rule": "kubernetes-schema", "enforcement": "mandatory", "resource": v.resource, "message": v.message,
-                 "fix": "correct the object to its schema"}
+                {
+                    "rule": "kubernetes-schema",
+                    "enforcement": "mandatory",
+                    "resource": v.resource,
+                    "message": v.message,
+                    "fix": "correct the object to its schema",
+                }
                 for v in self.violations
             ]
             + [f.to_json() for f in self.policy],
@@ -77,12 +82,8 @@ class Checks:
         )
         if report is not None:
             document["violations"] += [
-                {"rule": f.check, "enforcement": "mandatory", "resource": f.resource, "message": f.message, "fix": "see the message"}
-                for f in report.cluster
-            ] + [
-                {"rule": "render", "enforcement": "mandatory", "resource": None, "message": line, "fix": "see the message"}
-                for line in report.errors
-            ]
+                {"rule": f.check, "enforcement": "mandatory", "resource": f.resource, "message": f.message, "fix": "see the message"} for f in report.cluster
+            ] + [{"rule": "render", "enforcement": "mandatory", "resource": None, "message": line, "fix": "see the message"} for line in report.errors]
             document["rendered"] = rendered_json(report.rendering)
         return document
 

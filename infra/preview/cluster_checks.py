@@ -81,9 +81,9 @@ def check_duplicates(objects: list[Obj]) -> Iterator[ClusterFinding]:
         if first.owner.urn == obj.owner.urn and not first.rendered and not obj.rendered:
             continue
         yield ClusterFinding(
-            "duplicate", obj.owner.name,
-            f"{obj.label} is declared by {first.where} and again by {obj.where}: the second apply "
-            "overwrites or fails on the first; declare it once",
+            "duplicate",
+            obj.owner.name,
+            f"{obj.label} is declared by {first.where} and again by {obj.where}: the second apply overwrites or fails on the first; declare it once",
         )
 
 
@@ -91,8 +91,17 @@ def check_duplicates(objects: list[Obj]) -> Iterator[ClusterFinding]:
 
 # APIs the managed clusters serve themselves (no CRD in the stack installs them).
 CLUSTER_PROVIDED_GROUPS = {
-    Cloud.GCP: {"cloud.google.com", "networking.gke.io", "monitoring.googleapis.com", "snapshot.storage.k8s.io",
-            "nodemanagement.gke.io", "hub.gke.io", "auto.gke.io", "internal.autoscaling.gke.io", "autoscaling.x-k8s.io"},
+    Cloud.GCP: {
+        "cloud.google.com",
+        "networking.gke.io",
+        "monitoring.googleapis.com",
+        "snapshot.storage.k8s.io",
+        "nodemanagement.gke.io",
+        "hub.gke.io",
+        "auto.gke.io",
+        "internal.autoscaling.gke.io",
+        "autoscaling.x-k8s.io",
+    },
     Cloud.AWS: {"crd.k8s.amazonaws.com", "vpcresources.k8s.aws", "networking.k8s.aws", "snapshot.storage.k8s.io"},
 }
 
@@ -130,8 +139,9 @@ def _dependencies(plan: Plan) -> dict[str, set[str]]:
     return closure
 
 
-def check_crd_order(plan: Plan, objects: list[Obj], crds_by_owner: dict[str, list[dict[str, Any]]],
-                    builtin_groups: frozenset[str], cloud: Cloud | str) -> Iterator[ClusterFinding]:
+def check_crd_order(
+    plan: Plan, objects: list[Obj], crds_by_owner: dict[str, list[dict[str, Any]]], builtin_groups: frozenset[str], cloud: Cloud | str
+) -> Iterator[ClusterFinding]:
     """Every custom resource waits for the resource that installs its CRD."""
     installers: dict[tuple[str, str], set[str]] = {}
     for owner, crds in crds_by_owner.items():
@@ -150,7 +160,8 @@ def check_crd_order(plan: Plan, objects: list[Obj], crds_by_owner: dict[str, lis
         owners = installers.get((obj.group, obj.kind))
         if not owners:
             yield ClusterFinding(
-                "crd-order", obj.owner.name,
+                "crd-order",
+                obj.owner.name,
                 f"{obj.label} ({obj.api_version}) from {obj.where}: nothing in the stack installs its CRD "
                 f"and {cloud.upper()} clusters do not serve {obj.group}",
             )
@@ -159,7 +170,8 @@ def check_crd_order(plan: Plan, objects: list[Obj], crds_by_owner: dict[str, lis
             continue
         names = ", ".join(sorted(by_urn[u].name for u in owners if u in by_urn))
         yield ClusterFinding(
-            "crd-order", obj.owner.name,
+            "crd-order",
+            obj.owner.name,
             f"{obj.label} ({obj.api_version}) from {obj.where} can be applied before its CRD: {names} installs it "
             f"and {obj.owner.name} does not depend on it; add depends_on",
         )
@@ -174,14 +186,24 @@ EXPORTER_PREFIXES: dict[str, tuple[str, ...]] = {
     "kube-state-metrics": ("kube_",),
     "prometheus-node-exporter": ("node_",),
     "node-exporter": ("node_",),
-    "kubelet": ("kubelet_", "container_", "machine_", "volume_manager_", "storage_operation_", "csi_", "prober_",
-                "kubernetes_", "rest_client_", "process_", "go_"),
+    "kubelet": (
+        "kubelet_",
+        "container_",
+        "machine_",
+        "volume_manager_",
+        "storage_operation_",
+        "csi_",
+        "prober_",
+        "kubernetes_",
+        "rest_client_",
+        "process_",
+        "go_",
+    ),
     "dcgm-exporter": ("DCGM_",),
     "cluster-autoscaler": ("cluster_autoscaler_",),
     "prometheus": ("prometheus_", "net_conntrack_", "process_", "go_"),
     "alertmanager": ("alertmanager_",),
-    "apiserver": ("apiserver_", "etcd_", "workqueue_", "authentication_", "authorization_", "rest_client_",
-                  "aggregator_", "kubernetes_", "process_", "go_"),
+    "apiserver": ("apiserver_", "etcd_", "workqueue_", "authentication_", "authorization_", "rest_client_", "aggregator_", "kubernetes_", "process_", "go_"),
     "coredns": ("coredns_",),
     "kube-dns": ("coredns_",),
     "grafana": ("grafana_",),
@@ -244,7 +266,8 @@ def check_alert_metrics(objects: list[Obj]) -> Iterator[ClusterFinding]:
                 if metric in recorded or metric.startswith(SYNTHETIC) or metric.startswith(tuple(prefixes)):
                     continue
                 yield ClusterFinding(
-                    "alert-unscraped", obj.owner.name,
+                    "alert-unscraped",
+                    obj.owner.name,
                     f"{obj.label}: rule {name} reads {metric}, which nothing in the stack scrapes "
                     "(no ServiceMonitor or PodMonitor of an exporter of it): the rule can never fire",
                 )
@@ -298,12 +321,13 @@ def check_default_credentials(objects: list[Obj]) -> Iterator[ClusterFinding]:
             for value, what in DEFAULT_CREDENTIALS.items():
                 if value in text:
                     yield ClusterFinding(
-                        "default-credential", obj.owner.name,
+                        "default-credential",
+                        obj.owner.name,
                         f"{obj.label} ({obj.where}) keeps {what} at {path}: generate or configure it",
                     )
             if path.endswith(".name") and text == "MYSQL_ALLOW_EMPTY_PASSWORD":
                 yield ClusterFinding(
-                    "default-credential", obj.owner.name,
-                    f"{obj.label} ({obj.where}) starts MySQL with an empty root password "
-                    f"({path}): set MYSQL_ROOT_PASSWORD from a generated secret",
+                    "default-credential",
+                    obj.owner.name,
+                    f"{obj.label} ({obj.where}) starts MySQL with an empty root password ({path}): set MYSQL_ROOT_PASSWORD from a generated secret",
                 )

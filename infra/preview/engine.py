@@ -58,8 +58,6 @@ PLACEHOLDER_LUSTRE_MOUNT = "0ff1ine0"  # FSx for Lustre names a file system's mo
 PLACEHOLDER_PROJECT_NUMBER = "000000000000"  # no GCP project has it
 
 
-
-
 @dataclass
 class RecordedResource:
     """One registration the program made."""
@@ -335,32 +333,6 @@ class Plan:
 # --- stack files ------------------------------------------------------------------------------
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 # --- running the program ----------------------------------------------------------------------
 
 
@@ -432,10 +404,7 @@ def unread_namespaces(program: Program, stack: str, config: dict[str, Any], read
     project = _load_yaml(program.project_dir / "Pulumi.yaml")
     declared = tuple(str(k).split(":", 1)[0] for k in (project.get("config") or {}) if ":" in str(k))
     known = (*declared, *sorted(read - {program.project, *PROVIDER_NAMESPACES, *declared}))
-    return [
-        problem for key in config
-        if (problem := _namespace_problem(key, program.project, f"Pulumi.{stack}.yaml", known)) is not None
-    ]
+    return [problem for key in config if (problem := _namespace_problem(key, program.project, f"Pulumi.{stack}.yaml", known)) is not None]
 
 
 class _Collect(logging.Handler):
@@ -481,9 +450,7 @@ def run_program(
     pulumi.runtime.config.CONFIG.set(reads)
     monitor = monitor or RecordingMonitor(RecordingMocks())
     warnings: list[str] = []
-    pulumi.runtime.set_mocks(
-        monitor.mocks, project=program.project, stack=stack, preview=True, monitor=monitor, logger=engine_log(warnings)
-    )
+    pulumi.runtime.set_mocks(monitor.mocks, project=program.project, stack=stack, preview=True, monitor=monitor, logger=engine_log(warnings))
     # set_mocks opens a root stack for unit tests; run_in_stack opens its own, as the CLI does.
     pulumi.runtime.settings.ROOT.set(None)
     program_dir = program.main if program.main.is_dir() else program.main.parent
@@ -509,7 +476,11 @@ def run_program(
         if problems := unread_namespaces(program, stack, config, reads.namespaces):
             raise ConfigError(problems)
         return Plan(
-            stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings,
+            stack=stack,
+            resources=resources,
+            outputs=monitor.stack_outputs,
+            notices=notices,
+            warnings=warnings,
             project=program.project,
         )
     # The program read and planned the stack once (infra/__main__.py's ``config``): the checks it could
@@ -527,7 +498,10 @@ def run_program(
     if stack_config is not None:
         notices += [n for n in stack_config.notices() if n not in notices]
     return Plan(
-        stack=stack, resources=resources, outputs=monitor.stack_outputs, notices=notices, warnings=warnings,
+        stack=stack,
+        resources=resources,
+        outputs=monitor.stack_outputs,
+        notices=notices,
+        warnings=warnings,
         stack_config=stack_config,
     )
-

@@ -32,7 +32,6 @@ __all__ = [
 ]
 
 
-
 class ObjectView:
     """What every check reads of a Kubernetes object ``body``: its apiVersion, group, kind,
     name, namespace and a label (``Kind namespace/name``)."""
@@ -160,23 +159,15 @@ def kubernetes_objects(plan: Plan) -> list[KubernetesObject]:
     return objects
 
 
-
-
-
-
-
-
 def _path(error: Any) -> str:
     parts = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
     return parts.lstrip(".") or "(object)"
 
 
-
-
-
-
 def validate_objects(
-    objects: list[Any], kubernetes_version: str, crd_dir: Path | None = None,
+    objects: list[Any],
+    kubernetes_version: str,
+    crd_dir: Path | None = None,
     crds: list[dict[str, Any]] | None = None,
 ) -> list[SchemaFinding]:
     """Schema findings for ``objects`` (the plan's KubernetesObjects or rendered objects, each
@@ -210,12 +201,15 @@ def validate_objects(
             group = obj.api_version.rpartition("/")[0]
             if group in builtin and served:
                 instead = sorted(api for api, kinds in served.items() if obj.kind in kinds and re.search(r"(^|/)v[0-9]+$", api))
-                findings.append(SchemaFinding(
-                    owner, obj.kind,
-                    f"{label}: {obj.api_version} {obj.kind} is not served by Kubernetes {kubernetes_version}"
-                    + (f"; use {', '.join(instead)}" if instead else ""),
-                    True,
-                ))
+                findings.append(
+                    SchemaFinding(
+                        owner,
+                        obj.kind,
+                        f"{label}: {obj.api_version} {obj.kind} is not served by Kubernetes {kubernetes_version}"
+                        + (f"; use {', '.join(instead)}" if instead else ""),
+                        True,
+                    )
+                )
                 continue
             schema = crd_schema(obj.api_version, obj.kind, crd_dir, extra)
             if schema is None:
@@ -259,11 +253,12 @@ def unknown_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[t
                 found += unknown_fields(item, properties[key], where)
             elif properties is not None and not open_ended:
                 hint = difflib.get_close_matches(str(key), list(properties), n=1)
-                found.append((
-                    where,
-                    f"unknown field {key!r}; "
-                    + (f"did you mean {hint[0]!r}?" if hint else f"allowed: {', '.join(sorted(properties))}"),
-                ))
+                found.append(
+                    (
+                        where,
+                        f"unknown field {key!r}; " + (f"did you mean {hint[0]!r}?" if hint else f"allowed: {', '.join(sorted(properties))}"),
+                    )
+                )
             elif isinstance(schema.get("additionalProperties"), dict):
                 found += unknown_fields(item, schema["additionalProperties"], where)
     elif isinstance(value, list) and isinstance(schema, dict) and isinstance(schema.get("items"), dict):
@@ -326,19 +321,19 @@ def rendered_json(rendering: Any) -> list[dict[str, Any]]:
     and objects (secret values masked)."""
     out = []
     for source in rendering.sources:
-        out.append({
-            "resource": source.resource.urn,
-            "name": source.resource.name,
-            "kind": source.kind,
-            "source": source.origin,
-            "configKey": source.config_key,
-            "rendered": source.rendered,
-            "reason": source.unavailable or source.error,
-            "fetched": [f"{r}?ref={ref}" for r, ref in source.fetched],
-            "objects": [
-                {"type": o.type, "urn": o.urn, "protect": o.protect,
-                 "body": _kubectl_order(_masked_secret(masked(o.body)))}
-                for o in source.objects
-            ],
-        })
+        out.append(
+            {
+                "resource": source.resource.urn,
+                "name": source.resource.name,
+                "kind": source.kind,
+                "source": source.origin,
+                "configKey": source.config_key,
+                "rendered": source.rendered,
+                "reason": source.unavailable or source.error,
+                "fetched": [f"{r}?ref={ref}" for r, ref in source.fetched],
+                "objects": [
+                    {"type": o.type, "urn": o.urn, "protect": o.protect, "body": _kubectl_order(_masked_secret(masked(o.body)))} for o in source.objects
+                ],
+            }
+        )
     return out

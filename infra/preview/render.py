@@ -56,40 +56,62 @@ KUSTOMIZE_DIRECTORY = "kubernetes:kustomize/v2:Directory"
 PROVIDER_DEFAULT_NAMESPACE = "default"
 
 
-
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """YAML as Kubernetes reads it: a bare ``=`` is a string, not YAML 1.1's value tag."""
 
 
 _Loader.yaml_implicit_resolvers = {
-    first: [r for r in resolvers if r[0] != "tag:yaml.org,2002:value"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    first: [r for r in resolvers if r[0] != "tag:yaml.org,2002:value"] for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
 _LOADER = _Loader
 
 # Built-in kinds that are not namespaced (everything else built in is).
-CLUSTER_SCOPED = frozenset({
-    "APIService", "CertificateSigningRequest", "ClusterRole", "ClusterRoleBinding", "ComponentStatus",
-    "CSIDriver", "CSINode", "CustomResourceDefinition", "DeviceClass", "FlowSchema", "IngressClass",
-    "IPAddress", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "MutatingWebhookConfiguration",
-    "Namespace", "Node", "PersistentVolume", "PodSecurityPolicy", "PriorityClass", "PriorityLevelConfiguration",
-    "ResourceSlice", "RuntimeClass", "SelfSubjectAccessReview", "SelfSubjectReview", "SelfSubjectRulesReview",
-    "ServiceCIDR", "StorageClass", "StorageVersionMigration", "SubjectAccessReview", "TokenReview",
-    "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ValidatingWebhookConfiguration",
-    "VolumeAttachment", "VolumeAttributesClass",
-})
+CLUSTER_SCOPED = frozenset(
+    {
+        "APIService",
+        "CertificateSigningRequest",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ComponentStatus",
+        "CSIDriver",
+        "CSINode",
+        "CustomResourceDefinition",
+        "DeviceClass",
+        "FlowSchema",
+        "IngressClass",
+        "IPAddress",
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+        "MutatingWebhookConfiguration",
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "PodSecurityPolicy",
+        "PriorityClass",
+        "PriorityLevelConfiguration",
+        "ResourceSlice",
+        "RuntimeClass",
+        "SelfSubjectAccessReview",
+        "SelfSubjectReview",
+        "SelfSubjectRulesReview",
+        "ServiceCIDR",
+        "StorageClass",
+        "StorageVersionMigration",
+        "SubjectAccessReview",
+        "TokenReview",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+        "VolumeAttachment",
+        "VolumeAttributesClass",
+    }
+)
 
 
 def type_token(api_version: str, kind: str) -> str:
     """The engine's type token of a Kubernetes object (kubernetes:core/v1:Secret)."""
     group, _, version = api_version.rpartition("/")
     return f"kubernetes:{group or 'core'}/{version}:{kind}"
-
-
-
-
-
-
 
 
 @dataclass
@@ -317,13 +339,16 @@ def _render_helm(source: RenderedSource, chart: Any, kubernetes_version: str, ap
     inputs = source.resource.inputs
     namespace = str(inputs.get("namespace") or "default")
     name = str(inputs.get("name") or source.resource.name)
-    options = {"name": name, "namespace": namespace, "is_install": True,
-               "kube_version": f"v{kubernetes_version}.0", "api_versions": api_versions}
+    options = {"name": name, "namespace": namespace, "is_install": True, "kube_version": f"v{kubernetes_version}.0", "api_versions": api_versions}
     try:
-        rendered = json.loads(_native.call_string(
-            "helm_render", chart._raw(),  # noqa: SLF001 - helm-python-sdk 0.2 exposes no render options (kube_version)
-            json.dumps(_plain(inputs.get("values") or {})), json.dumps(options)
-        ))
+        rendered = json.loads(
+            _native.call_string(
+                "helm_render",
+                chart._raw(),  # noqa: SLF001 - helm-python-sdk 0.2 exposes no render options (kube_version)
+                json.dumps(_plain(inputs.get("values") or {})),
+                json.dumps(options),
+            )
+        )
     except helm_python.HelmError as exc:
         source.error = f"chart {source.origin} does not render with these values: {' '.join(str(exc).split())[:400]}"
         return
@@ -437,8 +462,7 @@ def _kustomize_build(kubectl: str, url: str, commit: str, sources: Sources, work
         pass
     config = sources.git_config(work / "gitconfig")
     trace = work / f"git-trace-{key}"
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": str(config), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_TERMINAL_PROMPT": "0", "GIT_TRACE": str(trace)}
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": str(config), "GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_TRACE": str(trace)}
     try:
         out = subprocess.run([kubectl, "kustomize", url], capture_output=True, text=True, env=env, timeout=300)
     except subprocess.TimeoutExpired:
@@ -494,8 +518,12 @@ def _apply_transforms(source: RenderedSource) -> None:
         options = resource_pb2.TransformResourceOptions()
         for callback in callbacks:
             request = resource_pb2.TransformRequest(
-                type=obj.type, name=f"{source.resource.name}:{obj.label.split(' ', 1)[1]}", custom=True,
-                parent=source.resource.urn, properties=properties, options=options,
+                type=obj.type,
+                name=f"{source.resource.name}:{obj.label.split(' ', 1)[1]}",
+                custom=True,
+                parent=source.resource.urn,
+                properties=properties,
+                options=options,
             )
             response = _sync_await(callback(request.SerializeToString()))
             properties = response.properties
@@ -507,8 +535,7 @@ def _apply_transforms(source: RenderedSource) -> None:
         obj.retain_on_delete = bool(options.retain_on_delete)
 
 
-def render_plan(plan: Plan, kubernetes_version: str, sources: Sources | None, lock: Lock,
-                progress: Callable[[str], None] | None = None) -> Rendering:
+def render_plan(plan: Plan, kubernetes_version: str, sources: Sources | None, lock: Lock, progress: Callable[[str], None] | None = None) -> Rendering:
     """Render every Helm release and Kustomize directory of ``plan``."""
     found = [r for r in plan.resources if r.type in (HELM_RELEASE, KUSTOMIZE_DIRECTORY)]
     rendering = Rendering([])
@@ -569,14 +596,10 @@ def rendered_resources(rendering: Rendering) -> list[Any]:
     """The rendered objects as the policy pack sees children of a release or directory."""
     from gpu_platform.policies.rules import Resource
 
-    return [
-        Resource(o.type, f"{o.source.resource.name}: {o.label}", o.urn, o.plain_body, o.protect)
-        for o in rendering.objects
-    ]
+    return [Resource(o.type, f"{o.source.resource.name}: {o.label}", o.urn, o.plain_body, o.protect) for o in rendering.objects]
 
 
-def check_rendered(plan: Plan, plan_objects: list[Any], stack_config: Any, sources: Sources | None,
-                   lock: Lock, policy_config: Any) -> RenderReport:
+def check_rendered(plan: Plan, plan_objects: list[Any], stack_config: Any, sources: Sources | None, lock: Lock, policy_config: Any) -> RenderReport:
     """Render the plan's releases and directories, then apply the plan's checks (schema,
     policy) and the cluster checks to what the cluster gets."""
     from gpu_platform.infra.preview.cluster_checks import (
@@ -609,9 +632,7 @@ def check_rendered(plan: Plan, plan_objects: list[Any], stack_config: Any, sourc
 def declared_sources(plan: Plan) -> tuple[list[tuple[str, str, str | None]], list[str]]:
     """The charts (name, version, repository) and kustomize URLs a plan declares."""
     charts = [
-        (name, str(r.inputs.get("version")), repository)
-        for r in plan.resources if r.type == HELM_RELEASE
-        for name, repository in [chart_source(r.inputs)]
+        (name, str(r.inputs.get("version")), repository) for r in plan.resources if r.type == HELM_RELEASE for name, repository in [chart_source(r.inputs)]
     ]
     urls = [str(r.inputs.get("directory")) for r in plan.resources if r.type == KUSTOMIZE_DIRECTORY]
     return charts, urls
@@ -688,8 +709,10 @@ def lock_for(declared: list[tuple[list[tuple[str, str, str | None]], list[str]]]
                 charts.append(chart)
                 name, version, repo = chart
                 if not sources.local and sources.fetch and sources.lock.chart(name, version, repo) is None:
-                    sources.pull_chart(ChartPin(name=name, version=version, repository=repo or "", digest="sha256:" + "0" * 64),
-                                  sources.root / "charts" / f"{name}-{version}.tgz")
+                    sources.pull_chart(
+                        ChartPin(name=name, version=version, repository=repo or "", digest="sha256:" + "0" * 64),
+                        sources.root / "charts" / f"{name}-{version}.tgz",
+                    )
             for url in urls:
                 target = parse_kustomize_url(url)
                 if target is None or target.ref is None:
@@ -712,5 +735,3 @@ def lock_for(declared: list[tuple[list[tuple[str, str, str | None]], list[str]]]
             if sources.lock.git_pin(repository, tag) is None:
                 sources.fetch_tag(sources.git_dir(repository), GitPin(repository=repository, tag=tag, commit="0" * 40))
     return lock_entries(charts, refs, sources)
-
-

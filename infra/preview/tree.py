@@ -14,12 +14,14 @@ def _secret(value: Any) -> bool:
 
     return isinstance(value, dict) and SECRET_SIG.items() <= value.items()
 
+
 def _autoscaling(a: dict[str, Any]) -> str:
     if "totalMaxNodeCount" in a:
         bounds = f"{a.get('totalMinNodeCount', 0)}..{a['totalMaxNodeCount']} total"
     else:
         bounds = f"{a.get('minNodeCount', 0)}..{a.get('maxNodeCount')} per zone"
     return f"{bounds} ({a.get('locationPolicy', 'BALANCED')})"
+
 
 def _taints_and_labels(node: dict[str, Any]) -> list[str]:
     """A pool's or node group's taints and labels, as the tree shows them."""
@@ -29,6 +31,7 @@ def _taints_and_labels(node: dict[str, Any]) -> list[str]:
     if node.get("labels"):
         parts.append("labels=" + ",".join(f"{k}={v}" for k, v in sorted(node["labels"].items())))
     return parts
+
 
 def summarize(type_: str, inputs: dict[str, Any]) -> str:
     """The key settings of one resource, for the tree."""
@@ -121,6 +124,7 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
             parts.append("priorities=" + " > ".join(order))
     return " ".join(parts)
 
+
 def render_tree(plan: Any, rendered: dict[str, str] | None = None) -> str:
     children: dict[str | None, list[Any]] = {}
     for r in plan.resources:
@@ -133,7 +137,9 @@ def render_tree(plan: Any, rendered: dict[str, str] | None = None) -> str:
             last = i == len(kids) - 1
             detail = summarize(r.type, r.inputs)
             flags = " [protected]" if r.protect else ""
-            lines.append(f"{indent}{'└─ ' if last else '├─ '}{r.type}  {r.name}{flags}" + (f"\n{indent}{'   ' if last else '│  '}   {detail}" if detail else ""))
+            lines.append(
+                f"{indent}{'└─ ' if last else '├─ '}{r.type}  {r.name}{flags}" + (f"\n{indent}{'   ' if last else '│  '}   {detail}" if detail else "")
+            )
             if rendered and r.urn in rendered:
                 lines.append(f"{indent}{'   ' if last else '│  '}   {rendered[r.urn]}")
             walk(r.urn, indent + ("   " if last else "│  "))

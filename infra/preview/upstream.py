@@ -251,7 +251,10 @@ def default_cache_dir() -> Path:
 
 def _git(args: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["git", *args], capture_output=True, text=True, timeout=timeout,
+        ["git", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         env={**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})},
     )
 
@@ -397,8 +400,7 @@ class Sources:
             repo.parent.mkdir(parents=True, exist_ok=True)
             if _git(["init", "--bare", "--quiet", str(repo)]).returncode != 0:
                 raise SourceError(f"cannot create {repo}")
-        out = _git(["--git-dir", str(repo), "fetch", "--quiet", "--depth=1", pin.repository,
-                    f"+refs/tags/{pin.tag}:refs/tags/{pin.tag}"], timeout=600)
+        out = _git(["--git-dir", str(repo), "fetch", "--quiet", "--depth=1", pin.repository, f"+refs/tags/{pin.tag}:refs/tags/{pin.tag}"], timeout=600)
         if out.returncode != 0:
             reason = (out.stderr.strip().splitlines() or ["git fetch failed"])[-1]
             raise SourceError(f"{pin.repository} tag {pin.tag} could not be fetched: {reason}")
@@ -419,7 +421,7 @@ class Sources:
         lines += [
             f'[url "file://{(self.root / "git" / "repository-not-in-the-gpu-platform-lock").resolve()}/"]',
             "\tinsteadOf = https://github.com/",
-            "[protocol \"file\"]",
+            '[protocol "file"]',
             "\tallow = always",
         ]
         path.write_text("\n".join(lines) + "\n")
@@ -454,8 +456,7 @@ def lock_entries(plan_sources: list[tuple[str, str, str | None]], git_refs: list
         message = Sources.commit_message(sources.git_dir(repository), resolved)
         upstream = re.search(r"commit ([0-9a-f]{40})", message)
         gits[(repository, tag)] = GitPin(repository=repository, tag=tag, commit=upstream.group(1) if upstream and sources.local else resolved)
-    return Lock(charts=sorted(charts.values(), key=lambda p: (p.name, p.version)),
-                git=sorted(gits.values(), key=lambda p: (p.repository, p.tag)))
+    return Lock(charts=sorted(charts.values(), key=lambda p: (p.name, p.version)), git=sorted(gits.values(), key=lambda p: (p.repository, p.tag)))
 
 
 def lock_files(urls: list[tuple[str, str]], sources: Sources) -> list[FilePin]:
@@ -556,8 +557,7 @@ def mirror_git_config(root: Path, path: Path) -> Path:
     for repo in sorted((root / "git").glob("*+*.git")):
         owner, name = repo.name[: -len(".git")].split("+", 1)
         url = f"https://github.com/{owner}/{name}"
-        lines += [f'[url "file://{repo.resolve()}"]', f"\tinsteadOf = {url}", f"\tinsteadOf = {url}.git",
-                  "[safe]", f'\tdirectory = "{repo.resolve()}"']
+        lines += [f'[url "file://{repo.resolve()}"]', f"\tinsteadOf = {url}", f"\tinsteadOf = {url}.git", "[safe]", f'\tdirectory = "{repo.resolve()}"']
     lines += ['[protocol "file"]', "\tallow = always"]
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -107,15 +107,14 @@ def created_query(seconds: int) -> str:
         f"and on (namespace, pod) (max by (namespace, pod) (last_over_time({GPU_REQUESTS}[{seconds}s])) > 0)"
     )
 
+
 QUERIES = {
     "pending": (
-        'max by (namespace, pod) (kube_pod_status_phase{phase="Pending"}) == 1 '
-        f"and on (namespace, pod) (sum by (namespace, pod) ({GPU_REQUESTS}) > 0)"
+        f'max by (namespace, pod) (kube_pod_status_phase{{phase="Pending"}}) == 1 and on (namespace, pod) (sum by (namespace, pod) ({GPU_REQUESTS}) > 0)'
     ),
     "available": f"sum({GPU_CAPACITY})",
     "utilised": (
-        f"sum(sum by (namespace, pod) ({GPU_REQUESTS}) * on (namespace, pod) "
-        '(max by (namespace, pod) (kube_pod_status_phase{phase="Running"}) == 1))'
+        f'sum(sum by (namespace, pod) ({GPU_REQUESTS}) * on (namespace, pod) (max by (namespace, pod) (kube_pod_status_phase{{phase="Running"}}) == 1))'
     ),
     "nodes": f"count({GPU_CAPACITY} > 0)",
     "dcgm": "avg(DCGM_FI_DEV_GPU_UTIL)",
@@ -170,8 +169,7 @@ class ReportInputs(BaseModel):
             raise field_error(
                 "ReportInputs",
                 "end",
-                f"end {self.end.isoformat()} must be at least one step ({self.step}s) after start "
-                f"{self.start.isoformat()}: the range is empty",
+                f"end {self.end.isoformat()} must be at least one step ({self.step}s) after start {self.start.isoformat()}: the range is empty",
                 self.end.isoformat(),
             )
         steps = len(self.grid())
@@ -207,9 +205,7 @@ def _timestamp(value: Any) -> Any:
             seconds = None
         if seconds is not None:
             if not math.isfinite(seconds) or not EARLIEST.timestamp() <= seconds <= LATEST.timestamp():
-                raise ValueError(
-                    f"Unix seconds must be between 0 ({_iso(0)}) and {int(LATEST.timestamp())} ({_iso(int(LATEST.timestamp()))})"
-                )
+                raise ValueError(f"Unix seconds must be between 0 ({_iso(0)}) and {int(LATEST.timestamp())} ({_iso(int(LATEST.timestamp()))})")
             parsed = datetime.fromtimestamp(seconds, tz=UTC)
         else:
             try:
@@ -259,9 +255,7 @@ class Prometheus:
         try:
             body = response.json()
         except ValueError:
-            raise ReportError(
-                f"{self.shown}{path} answered HTTP {response.status_code} without Prometheus JSON: is this a Prometheus URL?"
-            ) from None
+            raise ReportError(f"{self.shown}{path} answered HTTP {response.status_code} without Prometheus JSON: is this a Prometheus URL?") from None
         if not isinstance(body, dict) or body.get("status") != "success":
             error = body.get("error", "unknown error") if isinstance(body, dict) else "unexpected answer"
             raise ReportError(f"Prometheus refused {path}: {_clip(error)}")
@@ -280,9 +274,7 @@ class Prometheus:
         out: dict[tuple[tuple[str, str], ...], dict[int, float]] = {}
         for i in range(0, len(times), max_points):
             chunk = times[i : i + max_points]
-            data = self._get(
-                "/api/v1/query_range", {"query": expr, "start": chunk[0], "end": chunk[-1], "step": f"{step}s"}, _MATRIX
-            )
+            data = self._get("/api/v1/query_range", {"query": expr, "start": chunk[0], "end": chunk[-1], "step": f"{step}s"}, _MATRIX)
             for series in data.result:
                 key = tuple(sorted(series.metric.items()))
                 values = out.setdefault(key, {})
@@ -477,8 +469,7 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
         for metric in ("kube_pod_container_resource_requests", PHASE, "kube_node_status_capacity"):
             if not prom.series(metric, first, last):
                 raise ReportError(
-                    f"no {metric} series between {_iso(first)} and {_iso(last)}: is kube-state-metrics scraped "
-                    "by this Prometheus, and the range right?"
+                    f"no {metric} series between {_iso(first)} and {_iso(last)}: is kube-state-metrics scraped by this Prometheus, and the range right?"
                 )
         raise ReportError(f"no GPU pods ({GPU_REQUESTS}) between {_iso(first)} and {_iso(last)}")
     if not prom.series(PHASE, first, last):
@@ -523,15 +514,34 @@ def collect(inputs: ReportInputs, progress: Callable[[str], None] = lambda _: No
         elif created[pod] < start and first in seen:
             carried[pod] = len(seen) * step
     return figures(
-        prometheus=redact_url(inputs.prometheus), times=times, step=step, gpu_pods=len(pods), waits=waits,
-        carried=carried, at_end=at_end, without=sorted(pods - created.keys()), available=available,
-        utilised=utilised, nodes=nodes, dcgm_values=dcgm_values,
+        prometheus=redact_url(inputs.prometheus),
+        times=times,
+        step=step,
+        gpu_pods=len(pods),
+        waits=waits,
+        carried=carried,
+        at_end=at_end,
+        without=sorted(pods - created.keys()),
+        available=available,
+        utilised=utilised,
+        nodes=nodes,
+        dcgm_values=dcgm_values,
     )
 
 
 def figures(
-    *, prometheus: str, times: range, step: int, gpu_pods: int, waits: dict[str, int], carried: dict[str, int],
-    at_end: list[str], without: list[str], available: list[float], utilised: list[float], nodes: list[float],
+    *,
+    prometheus: str,
+    times: range,
+    step: int,
+    gpu_pods: int,
+    waits: dict[str, int],
+    carried: dict[str, int],
+    at_end: list[str],
+    without: list[str],
+    available: list[float],
+    utilised: list[float],
+    nodes: list[float],
     dcgm_values: list[float],
 ) -> Report:
     """The report's figures from what it measured on the grid ``times``: the pending seconds of the GPU
@@ -596,8 +606,10 @@ def table_rows(report: Report) -> list[tuple[str, str]]:
         rows.append(("pending median / mean / p99 / max", "no GPU pod created in the range"))
     else:
         rows.append(
-            ("pending median / mean / p99 / max", f"{report.pending_median_s:g} s / {report.pending_mean_s:.1f} s / "
-             f"{report.pending_p99_s} s / {report.pending_max_s} s")
+            (
+                "pending median / mean / p99 / max",
+                f"{report.pending_median_s:g} s / {report.pending_mean_s:.1f} s / {report.pending_p99_s} s / {report.pending_max_s} s",
+            )
         )
         for limit, share in report.scheduled_within.items():
             rows.append((f"scheduled within {limit}", f"{100 * share:.1f}%"))
@@ -653,10 +665,7 @@ def plot_files(report: Report) -> dict[str, bytes]:
     ax.fill_between(minutes, report.utilised, step=None, alpha=0.5, label="GPUs utilised (running pods)", color="#228833")
     ax.set_xlabel(f"minutes after {_iso(start)}")
     ax.set_ylabel("GPUs")
-    ax.set_title(
-        f"GPUs available vs utilised: {report.utilisation_percent:.1f}% utilised, "
-        f"{report.overhead_percent:.1f}% overhead"
-    )
+    ax.set_title(f"GPUs available vs utilised: {report.utilisation_percent:.1f}% utilised, {report.overhead_percent:.1f}% overhead")
     nodes_ax = ax.twinx()
     nodes_ax.plot(minutes, report.nodes, color="#ee6677", linestyle="--", linewidth=1, label="GPU nodes")
     nodes_ax.set_ylabel("GPU nodes")

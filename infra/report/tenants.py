@@ -264,10 +264,15 @@ def tenant_figures(
         p50, p90, p99 = _percentiles(by_tenant.get(tenant, []))
         rows.append(
             TenantFigures(
-                tenant=tenant, gpu_hours=gpu_s / 3600, cost=cost.get(tenant, 0.0),
+                tenant=tenant,
+                gpu_hours=gpu_s / 3600,
+                cost=cost.get(tenant, 0.0),
                 cost_share=cost.get(tenant, 0.0) / total if total else 0.0,
                 spot_share=spot_used.get(tenant, 0.0) / gpu_s if gpu_s else None,
-                pods_created=len(by_tenant.get(tenant, [])), wait_p50_s=p50, wait_p90_s=p90, wait_p99_s=p99,
+                pods_created=len(by_tenant.get(tenant, [])),
+                wait_p50_s=p50,
+                wait_p90_s=p90,
+                wait_p99_s=p99,
                 queue=None if queues is None or tenant == OTHER else queues.get(tenant),
             )
         )
@@ -280,15 +285,26 @@ def tenant_figures(
     )
     rows.append(
         TenantFigures(
-            tenant=IDLE, gpu_hours=idle_gpu_s / 3600, cost=cost.get(IDLE, 0.0),
+            tenant=IDLE,
+            gpu_hours=idle_gpu_s / 3600,
+            cost=cost.get(IDLE, 0.0),
             cost_share=cost.get(IDLE, 0.0) / total if total else 0.0,
             spot_share=idle_spot / idle_gpu_s if idle_gpu_s else None,
-            pods_created=0, wait_p50_s=None, wait_p90_s=None, wait_p99_s=None, queue=None,
+            pods_created=0,
+            wait_p50_s=None,
+            wait_p90_s=None,
+            wait_p99_s=None,
+            queue=None,
         )
     )
     return TenantReport(
-        currency=currency, prices_date=prices_date, region=region, gpu_hours_paid=paid_gpu_s / 3600, cost=total,
-        kueue_metrics=queues is not None, rows=rows,
+        currency=currency,
+        prices_date=prices_date,
+        region=region,
+        gpu_hours_paid=paid_gpu_s / 3600,
+        cost=total,
+        kueue_metrics=queues is not None,
+        rows=rows,
         unpriced_nodes=sorted(n for n in capacity if (p := prices.get(n)) is None or p.per_hour is None),
     )
 
@@ -308,8 +324,14 @@ def node_price(labels: Mapping[str, str], prices: Any, cloud: Any, region: str) 
     accelerator = labels.get(ksm_label(GKE_ACCELERATOR_LABEL)) or None
     gpus = int(labels.get("gpus", "0"))
     group = NodeGroup(
-        name=machine, pool=machine, role="gpu", machine_type=machine, allocatable=Resources(gpus=gpus),
-        gpus_per_node=gpus, accelerator=accelerator, spot=spot,
+        name=machine,
+        pool=machine,
+        role="gpu",
+        machine_type=machine,
+        allocatable=Resources(gpus=gpus),
+        gpus_per_node=gpus,
+        accelerator=accelerator,
+        spot=spot,
     )
     try:
         return NodePrice(prices.hourly(cloud, region, group), spot)
@@ -317,14 +339,10 @@ def node_price(labels: Mapping[str, str], prices: Any, cloud: Any, region: str) 
         return NodePrice(None, spot)
 
 
-def _queue_figures(
-    prom: Prometheus, inputs: ReportInputs, tenants: Iterable[str], progress: Callable[[str], None]
-) -> dict[str, QueueFigures] | None:
+def _queue_figures(prom: Prometheus, inputs: ReportInputs, tenants: Iterable[str], progress: Callable[[str], None]) -> dict[str, QueueFigures] | None:
     times = inputs.grid()
     first, last = times[0], times[-1]
-    if not prom.series("kueue_pending_workloads", first, last) and not prom.series(
-        "kueue_admission_wait_time_seconds_bucket", first, last
-    ):
+    if not prom.series("kueue_pending_workloads", first, last) and not prom.series("kueue_admission_wait_time_seconds_bucket", first, last):
         return None
     progress("Kueue's queues")
 
@@ -361,9 +379,14 @@ def _queue_figures(
         used_values = list(used.get(queue, {}).values())
         nominal_values = list(nominal.get(queue, {}).values())
         out[tenant] = QueueFigures(
-            cluster_queue=queue, pending_workloads_mean=sum(steps) / len(steps), pending_workloads_max=max(steps),
-            admitted=admitted, admission_wait_mean_s=waited / admitted if admitted else None,
-            admission_wait_p50_s=at_most(50), admission_wait_p90_s=at_most(90), admission_wait_p99_s=at_most(99),
+            cluster_queue=queue,
+            pending_workloads_mean=sum(steps) / len(steps),
+            pending_workloads_max=max(steps),
+            admitted=admitted,
+            admission_wait_mean_s=waited / admitted if admitted else None,
+            admission_wait_p50_s=at_most(50),
+            admission_wait_p90_s=at_most(90),
+            admission_wait_p99_s=at_most(99),
             gpu_quota_used_mean=(sum(used.get(queue, {}).get(t, 0.0) for t in times) / len(times)) if used_values else None,
             gpu_quota_nominal=max(nominal_values) if nominal_values else None,
         )
@@ -371,7 +394,12 @@ def _queue_figures(
 
 
 def collect_tenants(
-    inputs: ReportInputs, waits: Mapping[str, int], tenants: Mapping[str, str], prices: Any, cloud: Any, region: str,
+    inputs: ReportInputs,
+    waits: Mapping[str, int],
+    tenants: Mapping[str, str],
+    prices: Any,
+    cloud: Any,
+    region: str,
     progress: Callable[[str], None] = lambda _: None,
 ) -> TenantReport:
     """The per-tenant figures from Prometheus over the report's range (``waits``: the report's pending_by_pod)."""
@@ -384,10 +412,7 @@ def collect_tenants(
         for labels, values in prom.query_range(HELD, times, inputs.step, inputs.max_points).items()
     ]
     progress("GPU capacity per node")
-    capacity = {
-        dict(labels).get("node", ""): values
-        for labels, values in prom.query_range(CAPACITY, times, inputs.step, inputs.max_points).items()
-    }
+    capacity = {dict(labels).get("node", ""): values for labels, values in prom.query_range(CAPACITY, times, inputs.step, inputs.max_points).items()}
     progress("node labels")
     labels_of: dict[str, dict[str, str]] = {}
     for series in prom.series(NODE_LABELS, first, last):
@@ -405,8 +430,16 @@ def collect_tenants(
     queues = _queue_figures(prom, inputs, dict.fromkeys(tenants.values()), progress)
     table = prices.region(cloud, region)  # checked by the command before any query
     return tenant_figures(
-        step=inputs.step, tenants=tenants, held=held, capacity=capacity, prices=node_prices, waits=waits, queues=queues,
-        currency=prices.currency, prices_date=prices.date, region=table.region,
+        step=inputs.step,
+        tenants=tenants,
+        held=held,
+        capacity=capacity,
+        prices=node_prices,
+        waits=waits,
+        queues=queues,
+        currency=prices.currency,
+        prices_date=prices.date,
+        region=table.region,
     )
 
 
@@ -442,7 +475,14 @@ def tenant_rows(report: TenantReport) -> list[tuple[str, ...]]:
 
 
 TENANT_COLUMNS = (
-    "tenant", "GPU-h", "cost {currency}", "share", "spot", "pod wait p50/90/99 s", "queue wait p50/90/99 s", "pending mean/max",
+    "tenant",
+    "GPU-h",
+    "cost {currency}",
+    "share",
+    "spot",
+    "pod wait p50/90/99 s",
+    "queue wait p50/90/99 s",
+    "pending mean/max",
 )
 """The per-tenant table's columns (the queue's: Kueue's admission wait and pending workloads)."""
 
@@ -480,7 +520,9 @@ def tenant_plot(report: TenantReport) -> bytes:
 
 
 def print_tenants(
-    console: Any, report: TenantReport, no_queues: str = "no Kueue metrics in this Prometheus: the queue columns are empty",
+    console: Any,
+    report: TenantReport,
+    no_queues: str = "no Kueue metrics in this Prometheus: the queue columns are empty",
 ) -> None:
     """The per-tenant table on the terminal (rich), and the nodes it could not price; ``no_queues``: the line
     printed when the figures have no queues (report: Prometheus has no Kueue series; simulate: the stack no queues)."""
@@ -496,6 +538,6 @@ def print_tenants(
         console.print(no_queues)
     if report.unpriced_nodes:
         console.print(
-            f"no price for {len(report.unpriced_nodes)} GPU node(s) (cost 0; add their type with --prices FILE): "
-            + ", ".join(report.unpriced_nodes), soft_wrap=True,
+            f"no price for {len(report.unpriced_nodes)} GPU node(s) (cost 0; add their type with --prices FILE): " + ", ".join(report.unpriced_nodes),
+            soft_wrap=True,
         )

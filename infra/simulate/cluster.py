@@ -67,16 +67,26 @@ def _gke_groups(gke: Any) -> list[NodeGroup]:
         zones = _zone_names(planned.zones.names, planned.zones.count, gke.region)
         for i, node_pool in enumerate(planned.node_pools):
             bounds = node_pool.bounds
-            groups.append(NodeGroup(
-                name=node_pool.gke_name, pool=shape.name, role=shape.role.value, machine_type=shape.machine_type,
-                allocatable=_resources(shape), gpus_per_node=shape.gpus_per_node, accelerator=shape.accelerator,
-                spot=node_pool.spot,
-                # A ComputeClass lists the spot pool first: GKE tries it before the on-demand twin.
-                priority=len(planned.node_pools) - i if planned.compute_class else 0,
-                zones=zones, min_nodes=bounds.min_nodes, max_nodes=bounds.max_nodes,
-                per_zone=bounds.scope is BoundsScope.PER_ZONE,
-                image_streaming=bool(getattr(planned.args, "image_streaming", False)), taints=_taints(shape),
-            ))
+            groups.append(
+                NodeGroup(
+                    name=node_pool.gke_name,
+                    pool=shape.name,
+                    role=shape.role.value,
+                    machine_type=shape.machine_type,
+                    allocatable=_resources(shape),
+                    gpus_per_node=shape.gpus_per_node,
+                    accelerator=shape.accelerator,
+                    spot=node_pool.spot,
+                    # A ComputeClass lists the spot pool first: GKE tries it before the on-demand twin.
+                    priority=len(planned.node_pools) - i if planned.compute_class else 0,
+                    zones=zones,
+                    min_nodes=bounds.min_nodes,
+                    max_nodes=bounds.max_nodes,
+                    per_zone=bounds.scope is BoundsScope.PER_ZONE,
+                    image_streaming=bool(getattr(planned.args, "image_streaming", False)),
+                    taints=_taints(shape),
+                )
+            )
     return groups
 
 
@@ -87,10 +97,19 @@ def _eks_groups(plan: Any, region: str) -> list[NodeGroup]:
     zones = _zone_names(plan.zones.names, plan.zones.count, region)
     return [
         NodeGroup(
-            name=p.group.name, pool=p.shape.name, role=p.shape.role.value, machine_type=p.shape.machine_type,
-            allocatable=_resources(p.shape), gpus_per_node=p.shape.gpus_per_node, accelerator=p.shape.accelerator,
-            spot=p.group.capacity is CapacityType.SPOT, priority=p.priority, zones=zones,
-            min_nodes=p.group.min_nodes, max_nodes=p.group.max_nodes, taints=_taints(p.shape),
+            name=p.group.name,
+            pool=p.shape.name,
+            role=p.shape.role.value,
+            machine_type=p.shape.machine_type,
+            allocatable=_resources(p.shape),
+            gpus_per_node=p.shape.gpus_per_node,
+            accelerator=p.shape.accelerator,
+            spot=p.group.capacity is CapacityType.SPOT,
+            priority=p.priority,
+            zones=zones,
+            min_nodes=p.group.min_nodes,
+            max_nodes=p.group.max_nodes,
+            taints=_taints(p.shape),
         )
         for p in plan.node_groups
     ]
@@ -125,18 +144,25 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         notice = 120.0
     timings = Timings(
         scan_interval=a.scan_interval,
-        provision=n.provision, gpu_ready=n.gpu_ready, image_pull=n.image_pull,
-        image_pull_streaming=n.image_pull_streaming, prepuller=n.prepuller, pod_start=n.pod_start,
+        provision=n.provision,
+        gpu_ready=n.gpu_ready,
+        image_pull=n.image_pull,
+        image_pull_streaming=n.image_pull_streaming,
+        prepuller=n.prepuller,
+        pod_start=n.pod_start,
         scale_down_unneeded=a.scale_down_unneeded_time if a.scale_down_unneeded_time is not None else unneeded,
         scale_down_delay_after_add=a.scale_down_delay_after_add if a.scale_down_delay_after_add is not None else delay,
         scale_down_utilisation_threshold=a.scale_down_utilization_threshold,
         scale_down_gpu_utilisation_threshold=a.scale_down_gpu_utilization_threshold,
-        unremovable_recheck=a.unremovable_node_recheck_timeout, backoff_reset=a.backoff_reset_timeout,
+        unremovable_recheck=a.unremovable_node_recheck_timeout,
+        backoff_reset=a.backoff_reset_timeout,
         max_node_provision=a.max_node_provision_time if a.max_node_provision_time is not None else provision,
-        early_abort=a.early_abort, failure_report=a.failure_report,
+        early_abort=a.early_abort,
+        failure_report=a.failure_report,
         initial_backoff=a.initial_backoff if a.initial_backoff is not None else backoff,
         max_backoff=a.max_backoff if a.max_backoff is not None else max_backoff,
-        spot_shortage=s.shortage, preemption_per_node_hour=s.preemption_per_node_hour,
+        spot_shortage=s.shortage,
+        preemption_per_node_hour=s.preemption_per_node_hour,
         preemption_notice=s.notice if s.notice is not None else notice,
     )
     quotas = {t.name: t.gpu_quota for t in stack.dask.tenants} if stack.dask is not None else {}
@@ -145,8 +171,15 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     # With queues, Kueue admits (the stack's own ClusterQueues and Cohort) in place of the quotas.
     queues = None if plan is None else cohort_from_objects([plan.cohort, *plan.cluster_queues], tenants)
     return ModelInputs(
-        cloud=stack.cloud, region=region, groups=tuple(groups), timings=timings,
-        binding=settings.binding or binding, quotas=quotas, seed=settings.seed,
-        settings=settings.model_dump(mode="json"), tenants=tenants, queues=queues,
+        cloud=stack.cloud,
+        region=region,
+        groups=tuple(groups),
+        timings=timings,
+        binding=settings.binding or binding,
+        quotas=quotas,
+        seed=settings.seed,
+        settings=settings.model_dump(mode="json"),
+        tenants=tenants,
+        queues=queues,
         warm={} if stack.warm_capacity is None else stack.warm_capacity.enabled(),
     )

@@ -54,8 +54,7 @@ class Dist:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return cls("fixed", parse_seconds(value))
         if not isinstance(value, str):
-            raise ValueError("a distribution is a duration (\"90s\") or uniform(a, b), exponential(mean), "
-                             "normal(mean, sd), lognormal(median, sigma)")
+            raise ValueError('a distribution is a duration ("90s") or uniform(a, b), exponential(mean), normal(mean, sd), lognormal(median, sigma)')
         call = _CALL.match(value)
         if call is None:
             return cls("fixed", parse_seconds(value))

@@ -151,9 +151,17 @@ class ClusterModel:
     """Node groups, nodes, pending pods, the scheduler and the autoscaler, on a SimPy environment."""
 
     def __init__(
-        self, groups: Sequence[NodeGroup], *, timings: Timings = Timings(), binding: Binding = Binding.MOST_ALLOCATED,
-        seed: int = 0, autoscale: bool = True, quotas: dict[str, int] | None = None,
-        queues: Cohort | None = None, tenants: dict[str, str] | None = None, warm: dict[str, int] | None = None,
+        self,
+        groups: Sequence[NodeGroup],
+        *,
+        timings: Timings = Timings(),
+        binding: Binding = Binding.MOST_ALLOCATED,
+        seed: int = 0,
+        autoscale: bool = True,
+        quotas: dict[str, int] | None = None,
+        queues: Cohort | None = None,
+        tenants: dict[str, str] | None = None,
+        warm: dict[str, int] | None = None,
     ) -> None:
         self.env = simpy.Environment()
         self.random = random.Random(seed)
@@ -644,13 +652,16 @@ class ClusterModel:
                     continue
                 fit = min(left, room[id(node)].count(spec.requests))
                 if fit:
-                    room[id(node)] = Resources(*(
-                        have - fit * need for have, need in zip(
-                            (room[id(node)].cpu, room[id(node)].memory, room[id(node)].gpus),
-                            (spec.requests.cpu, spec.requests.memory, spec.requests.gpus),
-                            strict=True,
+                    room[id(node)] = Resources(
+                        *(
+                            have - fit * need
+                            for have, need in zip(
+                                (room[id(node)].cpu, room[id(node)].memory, room[id(node)].gpus),
+                                (spec.requests.cpu, spec.requests.memory, spec.requests.gpus),
+                                strict=True,
+                            )
                         )
-                    ))
+                    )
                     left -= fit
             if left:
                 out.append((spec, left))
@@ -792,8 +803,7 @@ class ClusterModel:
 
     # --- running --------------------------------------------------------------------------------
 
-    def run(self, until: float | None = None, progress: Callable[[float], None] | None = None, *, tail: float = 0.0,
-            limit: float = 31 * 86_400.0) -> Trace:
+    def run(self, until: float | None = None, progress: Callable[[float], None] | None = None, *, tail: float = 0.0, limit: float = 31 * 86_400.0) -> Trace:
         """Run to ``until`` seconds or, without it, until the workload is done (``done``) plus ``tail``
         seconds, at most ``limit``; ``progress`` is told the simulated time every simulated hour."""
         hour = 3600.0

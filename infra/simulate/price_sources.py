@@ -84,20 +84,28 @@ class Source:
 
 BUILD_SOURCES: tuple[Source, ...] = (
     Source(
-        "gcp-machines", "Cyclenerd/google-cloud-pricing-cost-calculator", "fd66b26ff84fee5cdd94f341ea89206e76c06b99",
-        "2026-07-30", "pricing.yml",
+        "gcp-machines",
+        "Cyclenerd/google-cloud-pricing-cost-calculator",
+        "fd66b26ff84fee5cdd94f341ea89206e76c06b99",
+        "2026-07-30",
+        "pricing.yml",
         "GCP machine types per region, on-demand and spot (built from the Cloud Billing Catalog API, generated 2026-07-30)",
     ),
     Source(
-        "gcp-gpus", "skypilot-org/skypilot-catalog", "6f65ab58724c0a5b17dbb81ee124e7d7dee0d4a5",
-        None, "catalogs/v7/gcp/vms.csv",
+        "gcp-gpus",
+        "skypilot-org/skypilot-catalog",
+        "6f65ab58724c0a5b17dbb81ee124e7d7dee0d4a5",
+        None,
+        "catalogs/v7/gcp/vms.csv",
         "GPUs attached to N1 machines (T4, P4, P100, V100) per region, on-demand and spot",
     ),
     Source(
-        "aws", "skypilot-org/skypilot-catalog", "27f67dd4e1bc0d35fa0ec075180ad54b230882c4",
-        None, "catalogs/v7/aws/vms.csv",
-        "AWS instance types per region, on-demand; spot the median of the region's Availability Zones "
-        "(the catalog's per-zone spot snapshot at this commit)",
+        "aws",
+        "skypilot-org/skypilot-catalog",
+        "27f67dd4e1bc0d35fa0ec075180ad54b230882c4",
+        None,
+        "catalogs/v7/aws/vms.csv",
+        "AWS instance types per region, on-demand; spot the median of the region's Availability Zones (the catalog's per-zone spot snapshot at this commit)",
     ),
 )
 """The files ``gpu-platform prices build`` reads, each at its commit."""
@@ -108,9 +116,16 @@ _SKYPILOT_GCP_GPUS = {"T4": "nvidia-tesla-t4", "P4": "nvidia-tesla-p4", "P100": 
 # Local SSD (GB) the A2 ultra and A3 machine types come with, billed with them (Compute Engine's
 # machine-type pages; the same figures pricing.yml lists as local-ssd).
 LOCAL_SSD_GB = {
-    "a2-ultragpu-1g": 375, "a2-ultragpu-2g": 750, "a2-ultragpu-4g": 1500, "a2-ultragpu-8g": 3000,
-    "a3-highgpu-1g": 750, "a3-highgpu-2g": 1500, "a3-highgpu-4g": 3000, "a3-highgpu-8g": 6000,
-    "a3-megagpu-8g": 6000, "a3-edgegpu-8g": 6000,
+    "a2-ultragpu-1g": 375,
+    "a2-ultragpu-2g": 750,
+    "a2-ultragpu-4g": 1500,
+    "a2-ultragpu-8g": 3000,
+    "a3-highgpu-1g": 750,
+    "a3-highgpu-2g": 1500,
+    "a3-highgpu-4g": 3000,
+    "a3-highgpu-8g": 6000,
+    "a3-megagpu-8g": 6000,
+    "a3-edgegpu-8g": 6000,
 }
 
 
@@ -128,7 +143,8 @@ def _round(value: float) -> float:
 
 def _price(on_demand: float | None, spot: float | None, zones: dict[str, float] | None = None) -> HourlyPrice:
     return HourlyPrice(
-        on_demand=_round(on_demand or 0.0), spot=None if spot is None else _round(spot),
+        on_demand=_round(on_demand or 0.0),
+        spot=None if spot is None else _round(spot),
         spot_zones={z: _round(v) for z, v in sorted((zones or {}).items())},
     )
 
@@ -232,19 +248,22 @@ def kept_sources(table: PriceTable, cloud: Cloud | str) -> list[str]:
 
 
 def table_of(
-    date: str, sources: list[str], gcp_machines: dict[str, dict[str, HourlyPrice]],
-    gcp_gpus: dict[str, dict[str, HourlyPrice]], aws: dict[str, dict[str, HourlyPrice]],
+    date: str,
+    sources: list[str],
+    gcp_machines: dict[str, dict[str, HourlyPrice]],
+    gcp_gpus: dict[str, dict[str, HourlyPrice]],
+    aws: dict[str, dict[str, HourlyPrice]],
 ) -> PriceTable:
     """The price table: one entry per region offering a GPU type of the catalog (a GPU platform has no use
     for the others), regions and types sorted (a rebuild diffs line by line)."""
-    gcp_gpu_regions = {r for r, m in gcp_machines.items() if any(GCP_MACHINE_SHAPES[t].accelerator for t in m)} | {
-        r for r, g in gcp_gpus.items() if g
-    }
+    gcp_gpu_regions = {r for r, m in gcp_machines.items() if any(GCP_MACHINE_SHAPES[t].accelerator for t in m)} | {r for r, g in gcp_gpus.items() if g}
     aws = {r: m for r, m in aws.items() if any(AWS_INSTANCE_TYPES[t].gpu for t in m if t in AWS_INSTANCE_TYPES)}
     gcp = [
         CloudPrices(
-            region=r, cluster_per_hour=CLUSTER_PER_HOUR,
-            machines=dict(sorted(gcp_machines.get(r, {}).items())), gpus=dict(sorted(gcp_gpus.get(r, {}).items())),
+            region=r,
+            cluster_per_hour=CLUSTER_PER_HOUR,
+            machines=dict(sorted(gcp_machines.get(r, {}).items())),
+            gpus=dict(sorted(gcp_gpus.get(r, {}).items())),
         )
         for r in sorted(gcp_gpu_regions)
     ]

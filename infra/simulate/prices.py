@@ -111,14 +111,12 @@ class PriceTable(BaseModel):
                 where = [t.region for t in (self.gcp if Cloud(cloud) is Cloud.GCP else self.aws) if key in getattr(t, kind)]
                 have = f"it prices it in {len(where)} regions: " + ", ".join(where) if where else "it prices it in no region"
                 raise SimulationError(
-                    f"the price table has no {what} {key} in {cloud} {region} ({have}); "
-                    "choose a type offered there or add it with --prices FILE"
+                    f"the price table has no {what} {key} in {cloud} {region} ({have}); choose a type offered there or add it with --prices FILE"
                 )
             value = getattr(price, capacity)
             if value is None:
                 raise SimulationError(
-                    f"the price table has no {capacity.replace('_', '-')} price for {what} {key} ({cloud} {region}); "
-                    "add it with --prices FILE"
+                    f"the price table has no {capacity.replace('_', '-')} price for {what} {key} ({cloud} {region}); add it with --prices FILE"
                 )
             return value
 
@@ -189,8 +187,15 @@ def cost_of(trace: Trace, inputs: ModelInputs, prices: PriceTable, used_gpu_hour
     cluster = hours * table.cluster_per_hour
     total = cluster + sum(line.usd for line in lines.values())
     return Cost(
-        currency=prices.currency, prices_date=prices.date, region=table.region,
-        hours=hours, lines=sorted(lines.values(), key=lambda x: -x.usd), cluster_usd=cluster, total_usd=total,
-        usd_per_day=total / hours * 24 if hours else 0.0, gpu_hours_paid=paid, gpu_hours_used=used_gpu_hours,
+        currency=prices.currency,
+        prices_date=prices.date,
+        region=table.region,
+        hours=hours,
+        lines=sorted(lines.values(), key=lambda x: -x.usd),
+        cluster_usd=cluster,
+        total_usd=total,
+        usd_per_day=total / hours * 24 if hours else 0.0,
+        gpu_hours_paid=paid,
+        gpu_hours_used=used_gpu_hours,
         spot_share=spot / paid if paid else 0.0,
     )

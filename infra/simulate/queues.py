@@ -246,11 +246,16 @@ class Queues:
 
             out[tenant] = (
                 QueueFigures(
-                    cluster_queue=tenant, pending_workloads_mean=sum(pending) / len(pending) if pending else 0.0,
-                    pending_workloads_max=max(pending, default=0), admitted=admitted,
+                    cluster_queue=tenant,
+                    pending_workloads_mean=sum(pending) / len(pending) if pending else 0.0,
+                    pending_workloads_max=max(pending, default=0),
+                    admitted=admitted,
                     admission_wait_mean_s=sum(waits) / admitted if admitted else None,
-                    admission_wait_p50_s=bucket(50), admission_wait_p90_s=bucket(90), admission_wait_p99_s=bucket(99),
-                    gpu_quota_used_mean=sum(used) / len(used) if used else None, gpu_quota_nominal=state.spec.nominal,
+                    admission_wait_p50_s=bucket(50),
+                    admission_wait_p90_s=bucket(90),
+                    admission_wait_p99_s=bucket(99),
+                    gpu_quota_used_mean=sum(used) / len(used) if used else None,
+                    gpu_quota_nominal=state.spec.nominal,
                 ),
                 state.refused,
             )
@@ -292,9 +297,16 @@ def trace_tenants(trace: Any, inputs: Any, prices: Any, waits: Mapping[str, int]
     figures = queues.figures(horizon) if queues is not None else None
     table = prices.region(inputs.cloud, inputs.region)
     report = tenant_figures(
-        step=1, tenants=inputs.tenants, held=held, capacity=capacity, prices=node_prices, waits=waits,
+        step=1,
+        tenants=inputs.tenants,
+        held=held,
+        capacity=capacity,
+        prices=node_prices,
+        waits=waits,
         queues=None if figures is None else {t: q for t, (q, _) in figures.items()},
-        currency=prices.currency, prices_date=prices.date, region=table.region,
+        currency=prices.currency,
+        prices_date=prices.date,
+        region=table.region,
     )
     if figures is not None:
         for row in report.rows:

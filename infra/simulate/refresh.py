@@ -53,7 +53,10 @@ Prices = dict[str, dict[str, HourlyPrice]]
 # AWS --------------------------------------------------------------------------------------------
 
 _EC2_FILTERS = {
-    "operatingSystem": "Linux", "tenancy": "Shared", "preInstalledSw": "NA", "capacitystatus": "Used",
+    "operatingSystem": "Linux",
+    "tenancy": "Shared",
+    "preInstalledSw": "NA",
+    "capacitystatus": "Used",
     "licenseModel": "No License required",
 }
 
@@ -99,7 +102,9 @@ def _spot(ec2: Any, types: list[str], now: datetime) -> dict[str, dict[str, floa
     """{instance type: {zone: USD per hour}}: the newest Linux/UNIX spot price in each zone of the region."""
     newest: dict[tuple[str, str], tuple[Any, float]] = {}
     pages = ec2.get_paginator("describe_spot_price_history").paginate(
-        InstanceTypes=types, ProductDescriptions=["Linux/UNIX"], StartTime=now,
+        InstanceTypes=types,
+        ProductDescriptions=["Linux/UNIX"],
+        StartTime=now,
     )
     for page in pages:
         for entry in page["SpotPriceHistory"]:
@@ -130,8 +135,7 @@ def aws_prices(client: Callable[[str, str], Any], regions: Iterable[str] | None 
         ec2 = client("ec2", region)
         spot = _aws_errors(f"spot in {region}", lambda e=ec2, n=names: _spot(e, n, now or datetime.now(UTC)))
         out[region] = {
-            name: _price(on_demand[region][name], statistics.median(spot[name].values()) if spot.get(name) else None, spot.get(name))
-            for name in names
+            name: _price(on_demand[region][name], statistics.median(spot[name].values()) if spot.get(name) else None, spot.get(name)) for name in names
         }
     return out
 
@@ -146,9 +150,15 @@ _LOCAL_SSD = re.compile(r"^SSD backed Local Storage (?P<how>in|attached to Spot 
 
 # Billing's GPU model names for the catalog's accelerators.
 _GPU_SKU_MODEL = {
-    "Tesla T4": "nvidia-tesla-t4", "Tesla P4": "nvidia-tesla-p4", "Tesla P100": "nvidia-tesla-p100",
-    "Tesla V100": "nvidia-tesla-v100", "L4": "nvidia-l4", "Tesla A100": "nvidia-tesla-a100",
-    "Tesla A100 80GB": "nvidia-a100-80gb", "H100 80GB": "nvidia-h100-80gb", "H100 80GB Mega": "nvidia-h100-mega-80gb",
+    "Tesla T4": "nvidia-tesla-t4",
+    "Tesla P4": "nvidia-tesla-p4",
+    "Tesla P100": "nvidia-tesla-p100",
+    "Tesla V100": "nvidia-tesla-v100",
+    "L4": "nvidia-l4",
+    "Tesla A100": "nvidia-tesla-a100",
+    "Tesla A100 80GB": "nvidia-a100-80gb",
+    "H100 80GB": "nvidia-h100-80gb",
+    "H100 80GB Mega": "nvidia-h100-mega-80gb",
 }
 
 
@@ -235,14 +245,16 @@ def gcp_prices(client: Any) -> tuple[Prices, Prices]:
 def google_error(exc: Exception) -> str:
     name = type(exc).__name__
     if name == "DefaultCredentialsError":
-        return ("cannot ask Google Cloud Billing: no credentials (run `gcloud auth application-default login` "
-                "or set GOOGLE_APPLICATION_CREDENTIALS)")
+        return "cannot ask Google Cloud Billing: no credentials (run `gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS)"
     return f"cannot ask Google Cloud Billing: {name}: {' '.join(str(exc).split())[:200]}"
 
 
 def refreshed_table(
-    clouds: set[Cloud], aws_client: Callable[[str, str], Any] | None, gcp_client: Any | None,
-    base: PriceTable | None, now: datetime | None = None,
+    clouds: set[Cloud],
+    aws_client: Callable[[str, str], Any] | None,
+    gcp_client: Any | None,
+    base: PriceTable | None,
+    now: datetime | None = None,
 ) -> PriceTable:
     """A table asked of the APIs for ``clouds``; a cloud not asked keeps ``base``'s entries (and says so)."""
     when = (now or datetime.now(UTC)).strftime("%Y-%m-%d")

@@ -52,8 +52,7 @@ REPLAY_QUERIES = {
     "gpus": f"sum by (namespace, pod) ({GPU_REQUESTS})",
     # The steps each GPU pod was Running (the report's "pending" for the Running phase).
     "running": (
-        'max by (namespace, pod) (kube_pod_status_phase{phase="Running"}) == 1 '
-        f"and on (namespace, pod) (sum by (namespace, pod) ({GPU_REQUESTS}) > 0)"
+        f'max by (namespace, pod) (kube_pod_status_phase{{phase="Running"}}) == 1 and on (namespace, pod) (sum by (namespace, pod) ({GPU_REQUESTS}) > 0)'
     ),
 }
 

@@ -34,7 +34,21 @@ from gpu_platform.infra.simulate.model import ClusterModel
 from gpu_platform.infra.simulate.prices import Cost, PriceTable, cost_of
 from gpu_platform.infra.simulate.settings import SimulationError, apply_overrides, validate_model
 
-__all__ = ["HOLDS", "Configuration", "Outcome", "Work", "cheapest_meeting", "configurations", "run", "run_all", "sweep_figure", "sweep_plot", "sweep_table", "trace_report", "unsettable"]
+__all__ = [
+    "HOLDS",
+    "Configuration",
+    "Outcome",
+    "Work",
+    "cheapest_meeting",
+    "configurations",
+    "run",
+    "run_all",
+    "sweep_figure",
+    "sweep_plot",
+    "sweep_table",
+    "trace_report",
+    "unsettable",
+]
 
 
 def _steps(times: list[tuple[float, float, int]], horizon: int) -> list[float]:
@@ -79,8 +93,18 @@ def trace_report(trace: Trace, label: str = "simulation") -> Any:
         horizon,
     )
     return figures(
-        prometheus=label, times=range(0, horizon), step=1, gpu_pods=len(gpu_pods), waits=waits, carried={},
-        at_end=at_end, without=[], available=available, utilised=utilised, nodes=nodes, dcgm_values=[],
+        prometheus=label,
+        times=range(0, horizon),
+        step=1,
+        gpu_pods=len(gpu_pods),
+        waits=waits,
+        carried={},
+        at_end=at_end,
+        without=[],
+        available=available,
+        utilised=utilised,
+        nodes=nodes,
+        dcgm_values=[],
     )
 
 
@@ -149,7 +173,8 @@ class Outcome:
             "usd_per_workload": self.usd_per_workload,
             "total_usd": self.cost.total_usd,
             "refused_pods": self.trace.refused_pods,
-            "stalled_at_s": self.trace.stalled_at, "stalled_pods": self.trace.stalled_pods,
+            "stalled_at_s": self.trace.stalled_at,
+            "stalled_pods": self.trace.stalled_pods,
             **{k: v for k, v in self.failover().items() if not k.endswith("_seconds")},
         }
 
@@ -160,20 +185,37 @@ class Outcome:
         out["cost"] = {**asdict(self.cost), "usd_per_workload": self.usd_per_workload, "workloads_done": self.workloads}
         out["failover"] = self.failover()
         out["admission"] = {
-            "jobs": self.trace.jobs, "jobs_done": self.trace.jobs_done, "gangs": self.trace.gangs,
-            "refused_gangs": self.trace.refused_gangs, "refused_jobs": self.trace.refused_jobs,
+            "jobs": self.trace.jobs,
+            "jobs_done": self.trace.jobs_done,
+            "gangs": self.trace.gangs,
+            "refused_gangs": self.trace.refused_gangs,
+            "refused_jobs": self.trace.refused_jobs,
             "refused_pods": self.trace.refused_pods,
-            "stalled_at_s": self.trace.stalled_at, "stalled_pods": self.trace.stalled_pods,
+            "stalled_at_s": self.trace.stalled_at,
+            "stalled_pods": self.trace.stalled_pods,
             "stall_causes": self.trace.stall_causes,
         }
         out["simulation"] = {
-            "label": self.label, "overrides": self.overrides, "workload": workload, "seed": inputs.seed,
-            "binding": inputs.binding.value, "model": inputs.settings,
+            "label": self.label,
+            "overrides": self.overrides,
+            "workload": workload,
+            "seed": inputs.seed,
+            "binding": inputs.binding.value,
+            "model": inputs.settings,
             "node_groups": [
-                {"name": g.name, "pool": g.pool, "role": g.role, "machine_type": g.machine_type, "spot": g.spot,
-                 "priority": g.priority, "min_nodes": g.min_nodes, "max_nodes": g.max_nodes,
-                 "bounds": "per_zone" if g.per_zone else "total", "zones": list(g.zones),
-                 "allocatable": asdict(g.allocatable)}
+                {
+                    "name": g.name,
+                    "pool": g.pool,
+                    "role": g.role,
+                    "machine_type": g.machine_type,
+                    "spot": g.spot,
+                    "priority": g.priority,
+                    "min_nodes": g.min_nodes,
+                    "max_nodes": g.max_nodes,
+                    "bounds": "per_zone" if g.per_zone else "total",
+                    "zones": list(g.zones),
+                    "allocatable": asdict(g.allocatable),
+                }
                 for g in inputs.groups
             ],
         }
@@ -181,15 +223,28 @@ class Outcome:
 
 
 def run(
-    inputs: ModelInputs, jobs: Sequence[Job], horizon: float | None, prices: PriceTable, *, label: str = "",
-    overrides: dict[str, Any] | None = None, progress: Callable[[float], None] | None = None, tail: float = 0.0,
+    inputs: ModelInputs,
+    jobs: Sequence[Job],
+    horizon: float | None,
+    prices: PriceTable,
+    *,
+    label: str = "",
+    overrides: dict[str, Any] | None = None,
+    progress: Callable[[float], None] | None = None,
+    tail: float = 0.0,
     gangs_per_workload: int = 0,
 ) -> Outcome:
     """Simulate ``jobs`` on the cluster of ``inputs`` for ``horizon`` seconds (None: until the work is
     done, plus ``tail``)."""
     model = ClusterModel(
-        inputs.groups, timings=inputs.timings, binding=inputs.binding, seed=inputs.seed + 1, quotas=inputs.quotas,
-        queues=inputs.queues, tenants=inputs.tenants, warm=dict(inputs.warm),
+        inputs.groups,
+        timings=inputs.timings,
+        binding=inputs.binding,
+        seed=inputs.seed + 1,
+        quotas=inputs.quotas,
+        queues=inputs.queues,
+        tenants=inputs.tenants,
+        warm=dict(inputs.warm),
     )
     # Price every group before running: a missing price fails in a moment, not after the run.
     for group in inputs.groups:
@@ -224,7 +279,10 @@ class Configuration:
 
 
 def configurations(
-    project_dir: Path, stack_name: str, sets: Sequence[tuple[str, Any]], sweeps: Sequence[tuple[str, list[Any]]],
+    project_dir: Path,
+    stack_name: str,
+    sets: Sequence[tuple[str, Any]],
+    sweeps: Sequence[tuple[str, list[Any]]],
     max_configs: int,
 ) -> list[Configuration]:
     """Every configuration to simulate, each validated as the deployment validates its stack: one line per
@@ -239,12 +297,11 @@ def configurations(
     if len(combos) > max_configs:
         sizes = " x ".join(str(len(v)) for _, v in sweeps)
         raise SimulationError(
-            f"--sweep: {sizes} = {len(combos)} configurations, more than --max-configs {max_configs}; "
-            "sweep fewer values or raise --max-configs"
+            f"--sweep: {sizes} = {len(combos)} configurations, more than --max-configs {max_configs}; sweep fewer values or raise --max-configs"
         )
     raw, secret_keys = read_stack_file(project_dir, stack_name)
     prefix = f"{PROJECT}:"
-    stack_base = {k[len(prefix):]: v for k, v in raw.items() if k.startswith(prefix)}
+    stack_base = {k[len(prefix) :]: v for k, v in raw.items() if k.startswith(prefix)}
     others = {k: v for k, v in raw.items() if not k.startswith(prefix)}
     out: list[Configuration] = []
     problems: list[str] = []
@@ -303,12 +360,23 @@ class Work:
 
 
 def _run_one(work: Work, progress: Callable[[float], None] | None = None) -> Outcome:
-    return run(work.inputs, work.jobs, work.horizon, work.prices, label=work.label, overrides=work.overrides,
-               progress=progress, tail=work.tail, gangs_per_workload=work.gangs_per_workload)
+    return run(
+        work.inputs,
+        work.jobs,
+        work.horizon,
+        work.prices,
+        label=work.label,
+        overrides=work.overrides,
+        progress=progress,
+        tail=work.tail,
+        gangs_per_workload=work.gangs_per_workload,
+    )
 
 
 def run_all(
-    work: list[Work], processes: int, done: Callable[[Outcome], None] = lambda _: None,
+    work: list[Work],
+    processes: int,
+    done: Callable[[Outcome], None] = lambda _: None,
     simulated: Callable[[float], None] | None = None,
 ) -> list[Outcome]:
     """Run configurations, in parallel processes when there are several (results in the given order).
@@ -340,8 +408,10 @@ def unsettable(cloud: Any, key: str) -> str | None:
     from gpu_platform.components.core.cloud import Cloud
 
     if cloud is Cloud.GCP and (key.startswith("model.autoscaler.") or key == "model.binding"):
-        return (f"GKE does not let a user set {key} (it runs the autoscaler itself and exposes only the "
-                "profile: gke.autoscaling_profile=BALANCED or OPTIMIZE_UTILIZATION)")
+        return (
+            f"GKE does not let a user set {key} (it runs the autoscaler itself and exposes only the "
+            "profile: gke.autoscaling_profile=BALANCED or OPTIMIZE_UTILIZATION)"
+        )
     return None
 
 
@@ -488,8 +558,18 @@ def sweep_figure(outcomes: Sequence[Outcome], chosen: Outcome | None, target_p90
     ax.set_ylabel("p90 pending time, s")
     ax.set_title(f"Wait against utilisation; marker area: cost per {unit}")
     # The configurations, numbered, under the axis label (tight_layout makes room for them).
-    ax.annotate("\n".join(lines), xy=(0.5, 0), xycoords=ax.xaxis.label, xytext=(0, -8), textcoords="offset points",
-                ha="center", va="top", multialignment="left", fontsize=8, family="monospace")
+    ax.annotate(
+        "\n".join(lines),
+        xy=(0.5, 0),
+        xycoords=ax.xaxis.label,
+        xytext=(0, -8),
+        textcoords="offset points",
+        ha="center",
+        va="top",
+        multialignment="left",
+        fontsize=8,
+        family="monospace",
+    )
     fig.tight_layout()
     return fig
 
@@ -509,8 +589,7 @@ def _number_points(ax: Any, xs: Sequence[float], ys: Sequence[float]) -> None:
                 break
             text.remove()
         else:
-            placed.append(ax.annotate(str(i), (x, y), fontsize=8, xytext=(6, 4), textcoords="offset points")
-                          .get_window_extent(fig.canvas.get_renderer()))
+            placed.append(ax.annotate(str(i), (x, y), fontsize=8, xytext=(6, 4), textcoords="offset points").get_window_extent(fig.canvas.get_renderer()))
 
 
 def table_rows(outcome: Outcome) -> list[tuple[str, str]]:
@@ -519,13 +598,11 @@ def table_rows(outcome: Outcome) -> list[tuple[str, str]]:
 
     rows = [row for row in report_rows(outcome.report) if not row[0].startswith(("range", "carried", "without", "DCGM"))]
     trace = outcome.trace
-    rows.insert(0, ("simulated", f"{trace.horizon / 3600:.2f} h: {trace.jobs} jobs ({trace.jobs_done} done), "
-                                 f"{trace.gangs} Dask clusters or steps"))
+    rows.insert(0, ("simulated", f"{trace.horizon / 3600:.2f} h: {trace.jobs} jobs ({trace.jobs_done} done), {trace.gangs} Dask clusters or steps"))
     rows.append(("pending p90", "-" if outcome.p90 is None else f"{outcome.p90} s"))
     cost = outcome.cost
     for line in cost.lines:
-        rows.append((f"cost {line.machine_type} {line.capacity}",
-                     f"{line.node_hours:.1f} node-h x ${line.usd_per_hour:.4f} = ${line.usd:,.2f}"))
+        rows.append((f"cost {line.machine_type} {line.capacity}", f"{line.node_hours:.1f} node-h x ${line.usd_per_hour:.4f} = ${line.usd:,.2f}"))
     rows.append(("cost control plane", f"${cost.cluster_usd:,.2f}"))
     per = outcome.usd_per_workload
     rows.append(("cost per workload", "-" if per is None else f"${per:,.2f} ({outcome.workloads:.2f} workloads done)"))
@@ -535,13 +612,12 @@ def table_rows(outcome: Outcome) -> list[tuple[str, str]]:
     failover = outcome.failover()
     mean = failover["fallback_mean_s"]
     give_up = failover["give_up_mean_s"]
-    rows.append(("spot scale-ups short / gave up after (mean)",
-                 f"{failover['spot_scale_ups_short']} / {'-' if give_up is None else f'{give_up:.0f} s'}"))
-    rows.append(("fallback to another group after (mean)",
-                 f"{'-' if mean is None else f'{mean:.0f} s'} ({failover['without_fallback']} with no group left to grow)"))
+    rows.append(("spot scale-ups short / gave up after (mean)", f"{failover['spot_scale_ups_short']} / {'-' if give_up is None else f'{give_up:.0f} s'}"))
+    rows.append(
+        ("fallback to another group after (mean)", f"{'-' if mean is None else f'{mean:.0f} s'} ({failover['without_fallback']} with no group left to grow)")
+    )
     rows.append(("spot preemptions", str(failover["preemptions"])))
     if trace.stalled_at is not None:
         rows.append(("STALLED", f"at {trace.stalled_at / 3600:.2f} h: {trace.stalled_pods} pods no node can ever take"))
-    rows.append(("refused at admission (quota)",
-                 f"{outcome.trace.refused_pods} pods of {outcome.trace.refused_gangs} Dask clusters or steps"))
+    rows.append(("refused at admission (quota)", f"{outcome.trace.refused_pods} pods of {outcome.trace.refused_gangs} Dask clusters or steps"))
     return rows

@@ -15,7 +15,18 @@ from gpu_platform.components.core.numbers import Float, Int
 from gpu_platform.infra.simulate.distributions import Dist, parse_seconds
 from gpu_platform.infra.simulate.inputs import Binding
 
-__all__ = ["AutoscalerModel", "ModelSettings", "NodeModel", "SimulationError", "SpotModel", "apply_overrides", "parse_assignment", "parse_value", "sweep_values", "validate_model"]
+__all__ = [
+    "AutoscalerModel",
+    "ModelSettings",
+    "NodeModel",
+    "SimulationError",
+    "SpotModel",
+    "apply_overrides",
+    "parse_assignment",
+    "parse_value",
+    "sweep_values",
+    "validate_model",
+]
 
 
 class SimulationError(Exception):
@@ -165,9 +176,7 @@ def _set_path(data: Any, path: list[str], value: Any, key: str) -> None:
             else:
                 names = [item.get("name") for item in where if isinstance(item, dict)]
                 if part not in names:
-                    raise SimulationError(
-                        f"{key}: no item named {part!r} in {'.'.join(path[:i])} (items: {', '.join(map(str, names)) or 'none'})"
-                    )
+                    raise SimulationError(f"{key}: no item named {part!r} in {'.'.join(path[:i])} (items: {', '.join(map(str, names)) or 'none'})")
                 index = names.index(part)
             if last:
                 where[index] = value

@@ -66,10 +66,7 @@ def _why_unplaced(model: Any, spec: PodSpec) -> str:
             offered = getattr(largest.allocatable, what)
             if value > offered:
                 short.append(f"the largest node offers {_amount(what, offered)} ({largest.pool}: {largest.machine_type})")
-        return (
-            f"{asking}; {'; '.join(short)}, after the kubelet's reserves and DaemonSets; "
-            "ask for less or give a pool a larger machine type"
-        )
+        return f"{asking}; {'; '.join(short)}, after the kubelet's reserves and DaemonSets; ask for less or give a pool a larger machine type"
     full = [g for g in fitting if model.size(g) >= g.total_max]
     if len(full) == len(fitting):
         sizes = ", ".join(f"{g.pool}: {g.total_max} node{'s' if g.total_max != 1 else ''} of {g.machine_type}" for g in full)
@@ -80,7 +77,4 @@ def _why_unplaced(model: Any, spec: PodSpec) -> str:
             "max_nodes or make the gang smaller"
         )
     backoff = [g for g in fitting if model.backoff_until[g.name] > model.env.now]
-    return (
-        f"{asking}; no pool that fits them can grow (backed off: {_names(backoff) or 'none'}); "
-        "raise the pools' max_nodes"
-    )
+    return f"{asking}; no pool that fits them can grow (backed off: {_names(backoff) or 'none'}); raise the pools' max_nodes"

@@ -43,8 +43,11 @@ PLACEHOLDER_NAMESPACE = "gpu-warm-capacity"
 def placeholder_spec(pool: str, roles: tuple[str, ...]) -> PodSpec:
     """A placeholder of ``pool``: one GPU, its pool's placement (``roles``: the roles of the pool's groups)."""
     return PodSpec(
-        role="placeholder", requests=Resources(PLACEHOLDER_CPU_MILLI, PLACEHOLDER_MEMORY_MIB, 1),
-        roles=roles, pools=(pool,), tolerations=None,
+        role="placeholder",
+        requests=Resources(PLACEHOLDER_CPU_MILLI, PLACEHOLDER_MEMORY_MIB, 1),
+        roles=roles,
+        pools=(pool,),
+        tolerations=None,
     )
 
 

@@ -41,8 +41,7 @@ def warm_pool(stack: Any, pool: str | None) -> tuple[str, int]:
         chosen = [s for s in shapes if s.role is PoolRole.GPU]
         if len(chosen) != 1:
             raise SimulationError(
-                "--target-p90 without --sweep sizes one pool's warm capacity: name it with --pool "
-                f"(GPU pools: {', '.join(s.name for s in shapes) or 'none'})"
+                f"--target-p90 without --sweep sizes one pool's warm capacity: name it with --pool (GPU pools: {', '.join(s.name for s in shapes) or 'none'})"
             )
     shape = chosen[0]
     return shape.name, min(SEARCH_BOUND, shape.max_nodes * shape.gpus_per_node)
@@ -82,7 +81,9 @@ def _mean(values: Sequence[float | None]) -> float | None:
 def row_of(gpus: int, outcomes: Sequence[Any], target: float) -> WarmRow:
     p90s = tuple(o.p90 for o in outcomes)
     return WarmRow(
-        gpus=gpus, p90s=p90s, met=sum(1 for p in p90s if p is not None and p <= target),
+        gpus=gpus,
+        p90s=p90s,
+        met=sum(1 for p in p90s if p is not None and p <= target),
         usd_per_workload=_mean([o.usd_per_workload for o in outcomes]),
         usd_per_day=sum(o.cost.usd_per_day for o in outcomes) / len(outcomes),
     )
@@ -133,19 +134,30 @@ def search_lines(result: WarmSearch) -> list[str]:
 
 def refusal(result: WarmSearch) -> str:
     """The one line when no size up to the bound meets the target."""
-    return (f"{warm_key(result.pool)}: no warm capacity from 0 to {result.bound} GPUs meets p90 <= {result.target:g} s on at least "
-            f"{HOLDS[0]} in {HOLDS[1]} of {len(result.seeds)} seeds (the bound: the pool's GPUs at its maximum, at most {SEARCH_BOUND})")
+    return (
+        f"{warm_key(result.pool)}: no warm capacity from 0 to {result.bound} GPUs meets p90 <= {result.target:g} s on at least "
+        f"{HOLDS[0]} in {HOLDS[1]} of {len(result.seeds)} seeds (the bound: the pool's GPUs at its maximum, at most {SEARCH_BOUND})"
+    )
 
 
 def search_document(result: WarmSearch) -> dict[str, Any]:
     """The search as --json writes it."""
     chosen = result.chosen
     return {
-        "pool": result.pool, "key": warm_key(result.pool), "target_p90_s": result.target, "seeds": list(result.seeds),
-        "bound_gpus": result.bound, "rule": f"meets the target on at least {HOLDS[0]} in {HOLDS[1]} seeds",
+        "pool": result.pool,
+        "key": warm_key(result.pool),
+        "target_p90_s": result.target,
+        "seeds": list(result.seeds),
+        "bound_gpus": result.bound,
+        "rule": f"meets the target on at least {HOLDS[0]} in {HOLDS[1]} seeds",
         "sizes": [
-            {"warm_gpus": r.gpus, "pending_p90_s_by_seed": list(r.p90s), "seeds_meeting": r.met,
-             "usd_per_workload": r.usd_per_workload, "usd_per_day": r.usd_per_day}
+            {
+                "warm_gpus": r.gpus,
+                "pending_p90_s_by_seed": list(r.p90s),
+                "seeds_meeting": r.met,
+                "usd_per_workload": r.usd_per_workload,
+                "usd_per_day": r.usd_per_day,
+            }
             for r in result.rows
         ],
         "recommended_warm_gpus": None if chosen is None else chosen.gpus,

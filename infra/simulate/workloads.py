@@ -53,9 +53,7 @@ def repeat(pattern: Pattern, hours: float | None) -> tuple[list[Job], float | No
             return list(pattern.jobs), None
         # One chain: its stages again and again; the run stops at the horizon wherever the chain is.
         copies = math.ceil(hours) + 1
-        return [
-            job if _session(job) else Job(job.at, job.namespace, job.name, job.stages * copies) for job in pattern.jobs
-        ], hours * HOUR
+        return [job if _session(job) else Job(job.at, job.namespace, job.name, job.stages * copies) for job in pattern.jobs], hours * HOUR
     if hours is None:
         copies, horizon = 1, pattern.pattern_s
     else:
@@ -84,11 +82,17 @@ WORKER = PodSpec("worker", Resources(gpus=1), roles=("gpu",), tolerations=DASK_T
 """A dask-cuda-worker with one GPU, on a GPU pool."""
 
 
-def dask_cluster(at: float, namespace: str, name: str, workers: int, work: float, worker_gpus: int = 1,
-                 scheduler_gpus: int = 1) -> Job:
-    scheduler = SCHEDULER if scheduler_gpus == 1 else PodSpec(
-        "scheduler", Resources(gpus=scheduler_gpus), roles=("scheduler", "gpu") if scheduler_gpus else ("system",),
-        prefers="scheduler" if scheduler_gpus else None, tolerations=DASK_TOLERATIONS,
+def dask_cluster(at: float, namespace: str, name: str, workers: int, work: float, worker_gpus: int = 1, scheduler_gpus: int = 1) -> Job:
+    scheduler = (
+        SCHEDULER
+        if scheduler_gpus == 1
+        else PodSpec(
+            "scheduler",
+            Resources(gpus=scheduler_gpus),
+            roles=("scheduler", "gpu") if scheduler_gpus else ("system",),
+            prefers="scheduler" if scheduler_gpus else None,
+            tolerations=DASK_TOLERATIONS,
+        )
     )
     worker = WORKER if worker_gpus == 1 else PodSpec("worker", Resources(gpus=worker_gpus), roles=("gpu",), tolerations=DASK_TOLERATIONS)
     return Job(at, namespace, name, (Stage.of((scheduler, *([worker] * workers)), work),))
@@ -162,18 +166,23 @@ def deep_dive(settings: DeepDive, seed: int) -> Pattern:
             last = width
         widths.append(1)
     cluster = (SCHEDULER, *([WORKER] * settings.workers))
-    stages = tuple(
-        Stage(tuple(Gang(cluster, max(1.0, settings.work.draw(rng))) for _ in range(width))) for width in widths
-    )
+    stages = tuple(Stage(tuple(Gang(cluster, max(1.0, settings.work.draw(rng))) for _ in range(width))) for width in widths)
     jobs = [Job(settings.lead, settings.namespace, "rapids-dask", stages)]
     if settings.session:
         jobs.append(Job(0.0, settings.namespace, "mock-jupyter", (Stage.of((SCHEDULER, WORKER, WORKER, WORKER), None),)))
     return Pattern(
-        "deep-dive", tuple(jobs), None,
-        {"name": "deep-dive", "phases": [{"stages": ph.stages, "min_width": ph.min_width, "max_width": ph.max_width,
-                                           "variation": ph.variation} for ph in DEEP_DIVE_PHASES],
-         "stages": len(widths), "clusters": sum(widths), "workers_per_cluster": settings.workers,
-         "work": str(settings.work), "session": settings.session},
+        "deep-dive",
+        tuple(jobs),
+        None,
+        {
+            "name": "deep-dive",
+            "phases": [{"stages": ph.stages, "min_width": ph.min_width, "max_width": ph.max_width, "variation": ph.variation} for ph in DEEP_DIVE_PHASES],
+            "stages": len(widths),
+            "clusters": sum(widths),
+            "workers_per_cluster": settings.workers,
+            "work": str(settings.work),
+            "session": settings.session,
+        },
         tail_s=900.0,
     )
 
@@ -191,19 +200,16 @@ def kfp_pipelines(inputs: Any, pool: Any, seed: int) -> Pattern:
     share = inputs.run_duration / len(steps)
     roles = (pool.role.value,)
     specs = [
-        PodSpec(step.name, Resources(cpu=step.cpu, memory=step.memory, gpus=step.gpus), roles=roles, pools=(pool.name,),
-                tolerations=None)
-        for step in steps
+        PodSpec(step.name, Resources(cpu=step.cpu, memory=step.memory, gpus=step.gpus), roles=roles, pools=(pool.name,), tolerations=None) for step in steps
     ]
     runs = inputs.runs
-    jobs = tuple(
-        Job(0.0, "kubeflow", f"run-{i + 1:04d}", tuple(Stage.of((spec,), share) for spec in specs)) for i in range(runs)
-    )
+    jobs = tuple(Job(0.0, "kubeflow", f"run-{i + 1:04d}", tuple(Stage.of((spec,), share) for spec in specs)) for i in range(runs))
     window = float(inputs.window) if inputs.window is not None else float(inputs.run_duration)
     return Pattern(
-        "kfp", jobs, max(window, float(inputs.run_duration)),
-        {"name": "kfp", "runs": runs, "steps": len(steps), "run_duration_s": inputs.run_duration, "pool": pool.name,
-         "every_s": window},
+        "kfp",
+        jobs,
+        max(window, float(inputs.run_duration)),
+        {"name": "kfp", "runs": runs, "steps": len(steps), "run_duration_s": inputs.run_duration, "pool": pool.name, "every_s": window},
     )
 
 
@@ -246,8 +252,10 @@ class WorkloadFile(BaseModel):
             rates = tenant.arrivals_per_hour
             if isinstance(rates, list) and len(rates) != hours:
                 raise field_error(
-                    "WorkloadFile", ("tenants", i, "arrivals_per_hour"),
-                    f"{len(rates)} hourly rates for a pattern of {hours} hours: give one rate or {hours}", len(rates),
+                    "WorkloadFile",
+                    ("tenants", i, "arrivals_per_hour"),
+                    f"{len(rates)} hourly rates for a pattern of {hours} hours: give one rate or {hours}",
+                    len(rates),
                 )
         if not any(sum(t.arrivals_per_hour) if isinstance(t.arrivals_per_hour, list) else t.arrivals_per_hour for t in self.tenants):
             raise field_error("WorkloadFile", "tenants", "every arrival rate is 0: the workload is empty", 0)
@@ -276,10 +284,16 @@ def from_file(workload: WorkloadFile, seed: int, name: str) -> Pattern:
                 t += rng.expovariate(rate / HOUR)
                 if t >= (hour + 1) * HOUR:
                     break
-                jobs.append(dask_cluster(
-                    t, tenant.namespace, f"{tenant.namespace}-{len(jobs) + 1:05d}", tenant.workers,
-                    max(1.0, tenant.duration.draw(rng)), tenant.worker_gpus, tenant.scheduler_gpus,
-                ))
+                jobs.append(
+                    dask_cluster(
+                        t,
+                        tenant.namespace,
+                        f"{tenant.namespace}-{len(jobs) + 1:05d}",
+                        tenant.workers,
+                        max(1.0, tenant.duration.draw(rng)),
+                        tenant.worker_gpus,
+                        tenant.scheduler_gpus,
+                    )
+                )
     jobs.sort(key=lambda j: j.at)
-    return Pattern(name, tuple(jobs), hours * HOUR, {"name": name, "tenants": len(workload.tenants), "hours": hours,
-                                                        "clusters": len(jobs)})
+    return Pattern(name, tuple(jobs), hours * HOUR, {"name": name, "tenants": len(workload.tenants), "hours": hours, "clusters": len(jobs)})

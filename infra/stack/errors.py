@@ -96,10 +96,7 @@ def _message(error: dict[str, Any], root: type[BaseModel], secret: bool = False)
             msg = msg.replace(text, "<secret>")
     if kind == "string_type" and isinstance(error.get("input"), float):
         number = error["input"]
-        return (
-            f"text expected, but YAML read an unquoted number ({number}; 1.30 becomes 1.3): "
-            f'quote it as you mean it, e.g. "{number}" (got {shown})'
-        )
+        return f'text expected, but YAML read an unquoted number ({number}; 1.30 becomes 1.3): quote it as you mean it, e.g. "{number}" (got {shown})'
     if kind == "missing":
         return "required (got nothing)"
     if kind == "extra_forbidden":
@@ -113,9 +110,9 @@ def _message(error: dict[str, Any], root: type[BaseModel], secret: bool = False)
             text += f" allowed: {', '.join(allowed)}"
         return f"{text} (got {shown})"
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     if msg.startswith("Assertion failed, "):
-        msg = msg[len("Assertion failed, "):]
+        msg = msg[len("Assertion failed, ") :]
     return f"{msg} (got {shown})"
 
 
@@ -137,18 +134,12 @@ def format_validation_error(
     lines = []
     for error in exc.errors():
         # Drop pydantic's union/tagged-union markers so the path is the user's key path.
-        loc = tuple(
-            p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))
-        )
+        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
         for derived, written in (renames or {}).items():
             if loc[: len(derived)] == derived:
                 loc = written
                 break
-        hidden = (
-            (bool(loc) and str(loc[0]) in secret)
-            or SECRET_PLACEHOLDER in json.dumps(error.get("input"), default=str)
-            or _is_secret_field(root, loc)
-        )
+        hidden = (bool(loc) and str(loc[0]) in secret) or SECRET_PLACEHOLDER in json.dumps(error.get("input"), default=str) or _is_secret_field(root, loc)
         path = key_path(loc)
         prefix = f"{namespace}:{path}" if namespace else path
         line = f"{prefix}: {_message(error, root, hidden)}"

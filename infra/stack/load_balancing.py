@@ -39,11 +39,13 @@ def load_balancing_problems(config: Any) -> list[Problem]:
     """One (key, message, value) per problem of the controller and inference settings."""
     problems: list[Problem] = []
     if config.aws_load_balancer_controller is not None and config.cloud is not Cloud.AWS:
-        problems.append((
-            ("aws_load_balancer_controller",),
-            f"the AWS Load Balancer Controller runs on EKS (cloud aws), not {config.cloud.value}; remove it",
-            "set",
-        ))
+        problems.append(
+            (
+                ("aws_load_balancer_controller",),
+                f"the AWS Load Balancer Controller runs on EKS (cloud aws), not {config.cloud.value}; remove it",
+                "set",
+            )
+        )
     inference = config.inference
     if inference is None:
         return problems
@@ -52,10 +54,12 @@ def load_balancing_problems(config: Any) -> list[Problem]:
     if config.gke is not None or config.eks_plan is not None:
         problems += [(("inference", *loc), message, value) for loc, message, value in inference.placement_problems(config.pool_shapes())]
     if not config.monitoring.enabled or config.monitoring.dcgm_exporter is None:
-        problems.append((
-            ("inference",),
-            f"the inference service's HPA scales on {inference.metric}, which the monitoring stack's adapter serves from "
-            "dcgm-exporter; keep monitoring enabled and set monitoring.dcgm_exporter",
-            "set",
-        ))
+        problems.append(
+            (
+                ("inference",),
+                f"the inference service's HPA scales on {inference.metric}, which the monitoring stack's adapter serves from "
+                "dcgm-exporter; keep monitoring enabled and set monitoring.dcgm_exporter",
+                "set",
+            )
+        )
     return problems

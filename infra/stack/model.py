@@ -93,14 +93,11 @@ def _raise_all(model: str, problems: list[Problem]) -> None:
         raise field_error(model, loc, message, value)
     raise ValidationError.from_exception_data(
         model,
-        [InitErrorDetails(type=PydanticCustomError("invalid_combination", message), loc=loc, input=value)
-         for loc, message, value in problems],
+        [InitErrorDetails(type=PydanticCustomError("invalid_combination", message), loc=loc, input=value) for loc, message, value in problems],
     )
 
 
 _K8S_MINOR = re.compile(r"^1\.[0-9]{2}$")
-
-
 
 
 class MonitoringConfig(BaseModel):
@@ -273,11 +270,9 @@ class StackConfig(BaseModel):
             hint = ""
             if re.fullmatch(r"1\.[0-9]", value):
                 hint = f"; YAML reads an unquoted 1.{value[2:]}0 as {value}: quote it"
-            raise ValueError(f"kubernetes_version must be a minor version such as \"1.34\"{hint}")
+            raise ValueError(f'kubernetes_version must be a minor version such as "1.34"{hint}')
         if value not in supported:
-            raise ValueError(
-                f"kubernetes_version {value} has no offline API schemas; use {supported[0]} to {supported[-1]}"
-            )
+            raise ValueError(f"kubernetes_version {value} has no offline API schemas; use {supported[0]} to {supported[-1]}")
         return value
 
     @model_validator(mode="after")
@@ -294,26 +289,32 @@ class StackConfig(BaseModel):
                 if cloud is not self.cloud and getattr(self, key) is not None:
                     problems.append(((key,), f"{key} applies to cloud {cloud.value}, not {self.cloud.value}; remove it", "set"))
         if self.eks is not None and self.eks.version != self.kubernetes_version:
-            problems.append((
-                ("eks", "version"),
-                f"eks.version {self.eks.version} does not match kubernetes_version {self.kubernetes_version}, "
-                "whose schemas the offline preview checks objects against; set both to the cluster's version",
-                self.eks.version,
-            ))
+            problems.append(
+                (
+                    ("eks", "version"),
+                    f"eks.version {self.eks.version} does not match kubernetes_version {self.kubernetes_version}, "
+                    "whose schemas the offline preview checks objects against; set both to the cluster's version",
+                    self.eks.version,
+                )
+            )
         dcgm = self.monitoring.dcgm_exporter
         selection = self.cloud.kind
         if dcgm is not None and dcgm.node_selection is not selection:
-            problems.append((
-                ("monitoring", "dcgm_exporter", "node_selection"),
-                f"node_selection {dcgm.node_selection.value} does not match cloud {self.cloud.value}; use {selection.value}",
-                dcgm.node_selection.value,
-            ))
+            problems.append(
+                (
+                    ("monitoring", "dcgm_exporter", "node_selection"),
+                    f"node_selection {dcgm.node_selection.value} does not match cloud {self.cloud.value}; use {selection.value}",
+                    dcgm.node_selection.value,
+                )
+            )
         if self.gke is not None and self.gke.managed_dcgm_metrics and dcgm is not None:
-            problems.append((
-                ("monitoring", "dcgm_exporter"),
-                "dcgm_exporter and gke.managed_dcgm_metrics both collect GPU telemetry; keep one",
-                "set",
-            ))
+            problems.append(
+                (
+                    ("monitoring", "dcgm_exporter"),
+                    "dcgm_exporter and gke.managed_dcgm_metrics both collect GPU telemetry; keep one",
+                    "set",
+                )
+            )
         problems += self._check_storage_classes()
         problems += self._check_namespaces()
         problems += self._check_isolation()
@@ -322,9 +323,13 @@ class StackConfig(BaseModel):
             try:
                 autoscaler_image(self.eks_node_groups.autoscaler, self.eks.version)
             except ValueError as exc:
-                problems.append((
-                    ("eks_node_groups", "autoscaler", "image"), str(exc), self.eks_node_groups.autoscaler.image or None,
-                ))
+                problems.append(
+                    (
+                        ("eks_node_groups", "autoscaler", "image"),
+                        str(exc),
+                        self.eks_node_groups.autoscaler.image or None,
+                    )
+                )
             for i, cls in enumerate(self.eks_node_groups.classes):
                 if problem := ami_problem(cls, self.eks.version):
                     problems.append((("eks_node_groups", "classes", i, "ami_type"), problem, cls.ami_type.value))
@@ -367,7 +372,9 @@ class StackConfig(BaseModel):
                 continue
             edition = self.kubeflow.install.edition
             if credential not in edition_credentials(edition):
-                problems.append(((key,), f"{key} applies to the platform edition only (Katib and oauth2-proxy); this stack installs {edition.value}; remove it", "[secret]"))
+                problems.append(
+                    ((key,), f"{key} applies to the platform edition only (Katib and oauth2-proxy); this stack installs {edition.value}; remove it", "[secret]")
+                )
                 continue
             text = value.get_secret_value()
             if not text.startswith(SECRET_PLACEHOLDER) and (problem := credential.problem(text)):
@@ -425,11 +432,13 @@ class StackConfig(BaseModel):
             (("shared_datasets", "datasets", *loc), message, value) for loc, message, value in shared.problems(self.cloud, self.tenant_names())
         ]
         if self.gke is not None and not self.gke.gcs_fuse_csi_driver:
-            problems.append((
-                ("gke", "gcs_fuse_csi_driver"),
-                "shared datasets on gcp are mounted by GKE's Cloud Storage FUSE CSI driver; leave gcs_fuse_csi_driver out (the stack turns it on)",
-                False,
-            ))
+            problems.append(
+                (
+                    ("gke", "gcs_fuse_csi_driver"),
+                    "shared datasets on gcp are mounted by GKE's Cloud Storage FUSE CSI driver; leave gcs_fuse_csi_driver out (the stack turns it on)",
+                    False,
+                )
+            )
         return problems
 
     def tenant_namespaces(self) -> list[str]:
@@ -477,28 +486,33 @@ class StackConfig(BaseModel):
             install = self.kubeflow.install
             if install.edition is Edition.PLATFORM and not storage.default_class:
                 # Katib's database, notebook workspaces and the rest claim no class of ours.
-                problems.append((
-                    ("eks", "block_storage", "default_class"),
-                    "the Kubeflow platform edition's upstream claims name no StorageClass, and EKS marks none "
-                    "default: keep default_class true",
-                    False,
-                ))
+                problems.append(
+                    (
+                        ("eks", "block_storage", "default_class"),
+                        "the Kubeflow platform edition's upstream claims name no StorageClass, and EKS marks none default: keep default_class true",
+                        False,
+                    )
+                )
             wanted.append((("kubeflow", "install", "storage_class"), install.storage_class))
         for path, name in wanted:
             if name is not None and name not in provided:
-                problems.append((
-                    path,
-                    f"no StorageClass {name} in this stack: the EKS cluster provides {storage.storage_class} "
-                    "(eks.block_storage.storage_class) and gp2; use one, or leave storage_class out for the default class",
-                    name,
-                ))
+                problems.append(
+                    (
+                        path,
+                        f"no StorageClass {name} in this stack: the EKS cluster provides {storage.storage_class} "
+                        "(eks.block_storage.storage_class) and gp2; use one, or leave storage_class out for the default class",
+                        name,
+                    )
+                )
             if name is None and not storage.default_class:
-                problems.append((
-                    path,
-                    "storage_class is required: eks.block_storage.default_class is false and EKS marks no class "
-                    f"default, so a claim naming none never binds; use {storage.storage_class}",
-                    None,
-                ))
+                problems.append(
+                    (
+                        path,
+                        "storage_class is required: eks.block_storage.default_class is false and EKS marks no class "
+                        f"default, so a claim naming none never binds; use {storage.storage_class}",
+                        None,
+                    )
+                )
         return problems
 
     def _check_kubeflow(self, kubeflow: KubeflowConfig) -> list[Problem]:
@@ -507,20 +521,24 @@ class StackConfig(BaseModel):
         selector = kubeflow.install.training_pool
         if not any(selector.matches(p) for p in pools):
             offered = "; ".join(f"{p.name}: {', '.join(f'{k}={v}' for k, v in p.labels.items())}" for p in pools)
-            problems.append((
-                ("kubeflow", "install", "training_pool"),
-                f"no pool carries label {selector.label_key}={selector.label_value} and taint {selector.taint}; "
-                f"add both to a GPU pool (pools: {offered or 'none'})",
-                f"{selector.label_key}={selector.label_value}",
-            ))
+            problems.append(
+                (
+                    ("kubeflow", "install", "training_pool"),
+                    f"no pool carries label {selector.label_key}={selector.label_value} and taint {selector.taint}; "
+                    f"add both to a GPU pool (pools: {offered or 'none'})",
+                    f"{selector.label_key}={selector.label_value}",
+                )
+            )
         if kubeflow.capacity_check is CapacityCheck.REFUSE and (problem := kubeflow.capacity_problem(pools)):
             problems.append((("kubeflow", "install", "edition"), problem, kubeflow.install.edition.value))
         if self.cloud is Cloud.GCP and kubeflow.install.ingress is not None:
-            problems.append((
-                ("kubeflow", "install", "ingress"),
-                "ingress is an AWS ALB with Cognito; on gcp expose Kubeflow yourself (e.g. IAP) or leave it unset",
-                "set",
-            ))
+            problems.append(
+                (
+                    ("kubeflow", "install", "ingress"),
+                    "ingress is an AWS ALB with Cognito; on gcp expose Kubeflow yourself (e.g. IAP) or leave it unset",
+                    "set",
+                )
+            )
         return problems
 
     def notices(self) -> list[str]:
@@ -530,11 +548,15 @@ class StackConfig(BaseModel):
         notice = unchecked_region(self.cloud, region) if region else None
         gpus = pool_gpu_notices(self.gke.plan) if self.gke is not None else []
         profiles = self.unqueued_profiles()
-        unqueued = [
-            f"gpu-platform:queues: Kubeflow profiles {', '.join(profiles)} are not queued: on the platform edition the "
-            "profile controller makes their namespaces after Pulumi applies, so no LocalQueue can be declared there; "
-            "their ResourceQuota alone bounds them"
-        ] if profiles else []
+        unqueued = (
+            [
+                f"gpu-platform:queues: Kubeflow profiles {', '.join(profiles)} are not queued: on the platform edition the "
+                "profile controller makes their namespaces after Pulumi applies, so no LocalQueue can be declared there; "
+                "their ResourceQuota alone bounds them"
+            ]
+            if profiles
+            else []
+        )
         return ([notice] if notice else []) + gpus + unqueued
 
     @property
@@ -585,10 +607,7 @@ class StackConfig(BaseModel):
             pools = [*self.gke.gpu_pools, self.gke.scheduler_pool]
         if self.eks_node_groups is not None:
             pools = list(self.eks_node_groups.classes)
-        return {
-            p.name: p.gpu_sharing.max_shared_clients_per_gpu
-            for p in pools if p is not None and getattr(p, "gpu_sharing", None) is not None
-        }
+        return {p.name: p.gpu_sharing.max_shared_clients_per_gpu for p in pools if p is not None and getattr(p, "gpu_sharing", None) is not None}
 
     def queue_tenants(self) -> list[QueueTenant]:
         """The tenants the queues admit: the Dask tenants, then the Kubeflow tenants (not the platform edition's
@@ -616,19 +635,3 @@ class StackConfig(BaseModel):
 
 
 # --- error formatting -------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-

@@ -53,7 +53,7 @@ def _all_config() -> dict[str, Any]:
 def read_namespace(namespace: str = PROJECT) -> dict[str, Any]:
     """Every ``<namespace>:<key>`` config value, structured values decoded."""
     prefix = namespace + ":"
-    return {k[len(prefix):]: _parse(v) for k, v in _all_config().items() if k.startswith(prefix)}
+    return {k[len(prefix) :]: _parse(v) for k, v in _all_config().items() if k.startswith(prefix)}
 
 
 def load_stack_config() -> StackConfig:
@@ -76,9 +76,7 @@ def load_stack_config() -> StackConfig:
 
         # The same lookup the provider makes: gcp:project, else GOOGLE_PROJECT and friends.
         if not config.gke.project and not pulumi_gcp.config.project:
-            problems.append(
-                f"gcp:project: required when {PROJECT}:gke.project is not set (got nothing)"
-            )
+            problems.append(f"gcp:project: required when {PROJECT}:gke.project is not set (got nothing)")
         stack = pulumi.get_stack()
         if config.gke.cluster_name is None and not valid_cluster_name(stack):
             problems.append(
@@ -110,8 +108,11 @@ def load_stack_config() -> StackConfig:
                 elif problem := zone_problem(Cloud.AWS, str(region), zone):
                     problems.append(f"{PROJECT}:{key}: {problem} (got {json.dumps(zone)})")
     problems += _secret_problems(
-        "grafana_admin_password", config.grafana_admin_password, config.monitoring.enabled,
-        "monitoring is enabled", "<password>",
+        "grafana_admin_password",
+        config.grafana_admin_password,
+        config.monitoring.enabled,
+        "monitoring is enabled",
+        "<password>",
     )
     problems += _secret_problems(
         "kubeflow_oidc_client_secret",
@@ -134,9 +135,7 @@ def load_stack_config() -> StackConfig:
     return config
 
 
-SECRET_FIELDS = frozenset(
-    name for name, field in StackConfig.model_fields.items() if SecretStr in typing.get_args(field.annotation)
-)
+SECRET_FIELDS = frozenset(name for name, field in StackConfig.model_fields.items() if SecretStr in typing.get_args(field.annotation))
 """The top-level keys that hold a secret (SecretStr fields); a secret anywhere else is refused."""
 
 
@@ -202,12 +201,7 @@ uses (their own config, e.g. gcp:project, aws:region) and Pulumi's own (pulumi:t
 def check_stack_name(stack: str) -> None:
     """Refuse a name Pulumi would refuse as a stack name (``../x``, ``team/dev``, ``dev gke``)."""
     if not STACK_NAME.match(stack):
-        raise PreviewError(
-            [
-                f"stack {stack[:120]!r}: not a Pulumi stack name: 1 to 100 letters, digits, '-', '_' or '.' "
-                f"(got {len(stack)} characters)"
-            ]
-        )
+        raise PreviewError([f"stack {stack[:120]!r}: not a Pulumi stack name: 1 to 100 letters, digits, '-', '_' or '.' (got {len(stack)} characters)"])
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -250,9 +244,7 @@ def _load_yaml(path: Path) -> Any:
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
-        raise PreviewError(
-            [f"{path.name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8"]
-        ) from None
+        raise PreviewError([f"{path.name}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8"]) from None
     try:
         loader = _Loader(text)
         try:
@@ -298,10 +290,7 @@ def _namespace_problem(key: str, project: str, file: str, declared: tuple[str, .
         return None
     hint = difflib.get_close_matches(namespace, known, n=1, cutoff=0.6)
     mean = f"; did you mean {hint[0]}:{name}?" if hint else ""
-    return (
-        f"{key}: unknown config namespace {namespace!r}{mean} "
-        f"(the program reads {', '.join(n + ':' for n in known)}; nothing else is used)"
-    )
+    return f"{key}: unknown config namespace {namespace!r}{mean} (the program reads {', '.join(n + ':' for n in known)}; nothing else is used)"
 
 
 def read_stack_file(project_dir: Path, stack: str, *, required: bool = True) -> tuple[dict[str, Any], set[str]]:
@@ -324,10 +313,8 @@ def read_stack_file(project_dir: Path, stack: str, *, required: bool = True) -> 
     if not path.is_file() and not required:
         document: Any = {"config": {}}
     elif not path.is_file():
-        known = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stack_dir.glob("Pulumi.*.yaml"))
-        raise PreviewError(
-            [f"stack {stack!r}: no {path.relative_to(project_dir)} (stacks: {', '.join(known) or 'none'})"]
-        )
+        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in stack_dir.glob("Pulumi.*.yaml"))
+        raise PreviewError([f"stack {stack!r}: no {path.relative_to(project_dir)} (stacks: {', '.join(known) or 'none'})"])
     else:
         document = _load_yaml(path)
     if not isinstance(document, dict):

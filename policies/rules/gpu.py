@@ -47,11 +47,7 @@ class AllowedGpuConfig(RuleConfig):
 
 def _cluster_zones(resources: list[Resource]) -> dict[str, list[str]]:
     """The node locations of each GKE cluster by name (empty where GKE chooses, or a zonal cluster's own)."""
-    return {
-        str(r.props.get("name")): list(r.props.get("nodeLocations") or [])
-        for r in resources
-        if r.type == GKE_CLUSTER
-    }
+    return {str(r.props.get("name")): list(r.props.get("nodeLocations") or []) for r in resources if r.type == GKE_CLUSTER}
 
 
 def _pool_gpus(resources: list[Resource]) -> Iterator[tuple[Resource, int | None]]:
@@ -137,11 +133,7 @@ def _eks_priority(expander: PriorityExpander, node_group: str) -> int | None:
 
 def check_spot_fallback(resources: list[Resource], config: RuleConfig) -> Iterator[tuple[str, str]]:
     pools = {str(r.props.get("name")): r for r in resources if is_gpu_node_pool(r) and r.type != EKS_NODE_GROUP}
-    orders = [
-        [list(p.get("nodepools") or []) for p in ((r.props.get("spec") or {}).get("priorities") or [])]
-        for r in resources
-        if r.type == COMPUTE_CLASS
-    ]
+    orders = [[list(p.get("nodepools") or []) for p in ((r.props.get("spec") or {}).get("priorities") or [])] for r in resources if r.type == COMPUTE_CLASS]
     for name, pool in pools.items():
         if not (pool.props.get("nodeConfig") or {}).get("spot"):
             continue
@@ -169,9 +161,12 @@ def check_spot_fallback(resources: list[Resource], config: RuleConfig) -> Iterat
             if mine is not None and any(r is not None and r < mine for r in ranks):
                 covered = True
         if not covered:
-            yield spot.name, (
-                f"spot GPU node group {name} has no on-demand node group of the same instance types ranked below it "
-                "in the cluster-autoscaler-priority-expander ConfigMap"
+            yield (
+                spot.name,
+                (
+                    f"spot GPU node group {name} has no on-demand node group of the same instance types ranked below it "
+                    "in the cluster-autoscaler-priority-expander ConfigMap"
+                ),
             )
 
 

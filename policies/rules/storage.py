@@ -35,11 +35,7 @@ def check_buckets_encrypted(resources: list[Resource], config: RuleConfig) -> It
     """Every S3 bucket the stack creates has default server-side encryption declared (its own
     BucketServerSideEncryptionConfiguration, or the bucket's inline configuration). Cloud Storage encrypts
     every object at rest with Google-managed keys and cannot be turned off, so GCS buckets always pass."""
-    encrypted = {
-        str(r.props.get("bucket"))
-        for r in resources
-        if r.type == S3_ENCRYPTION and _sse_algorithms(r.props.get("rules"))
-    }
+    encrypted = {str(r.props.get("bucket")) for r in resources if r.type == S3_ENCRYPTION and _sse_algorithms(r.props.get("rules"))}
     for r in resources:
         if r.type != S3_BUCKET:
             continue
@@ -62,11 +58,7 @@ def check_buckets_not_public(resources: list[Resource], config: RuleConfig) -> I
     """No bucket can be made public: every S3 bucket has a public access block with all four settings on and no
     public canned ACL; every Cloud Storage bucket enforces public access prevention and no grant names allUsers
     or allAuthenticatedUsers."""
-    blocked = {
-        str(r.props.get("bucket"))
-        for r in resources
-        if r.type == S3_PUBLIC_ACCESS_BLOCK and all(r.props.get(k) is True for k in PUBLIC_BLOCKS)
-    }
+    blocked = {str(r.props.get("bucket")) for r in resources if r.type == S3_PUBLIC_ACCESS_BLOCK and all(r.props.get(k) is True for k in PUBLIC_BLOCKS)}
     for r in resources:
         if r.type == S3_BUCKET:
             if _s3_name(r) not in blocked:

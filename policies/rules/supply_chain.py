@@ -120,10 +120,7 @@ def check_no_plaintext_secrets(r: Resource, config: RuleConfig) -> Iterator[str]
     for container in _containers(r):
         for env in container.get("env") or []:
             if _SENSITIVE.search(str(env.get("name", "")).replace("_", "")) and env.get("value"):
-                yield (
-                    f"container {container.get('name')} env {env.get('name')} holds a secret in plain text; "
-                    "use valueFrom.secretKeyRef"
-                )
+                yield (f"container {container.get('name')} env {env.get('name')} holds a secret in plain text; use valueFrom.secretKeyRef")
 
 
 RULES = [

@@ -18,11 +18,7 @@ def _meta(r: Resource) -> dict[str, Any]:
 
 def check_tenant_gpu_quota(resources: list[Resource], config: RuleConfig) -> Iterator[tuple[str, str]]:
     """Every namespace labelled as a tenant's has a ResourceQuota that bounds its GPUs."""
-    bounded = {
-        _meta(r).get("namespace")
-        for r in resources
-        if r.type == RESOURCE_QUOTA and GPU_QUOTA_KEY in ((r.props.get("spec") or {}).get("hard") or {})
-    }
+    bounded = {_meta(r).get("namespace") for r in resources if r.type == RESOURCE_QUOTA and GPU_QUOTA_KEY in ((r.props.get("spec") or {}).get("hard") or {})}
     for r in resources:
         meta = _meta(r)
         if r.type == NAMESPACE and TENANT_LABEL in (meta.get("labels") or {}) and meta.get("name") not in bounded:

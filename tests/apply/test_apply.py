@@ -14,8 +14,7 @@ from gpu_platform.infra.apply.apply import ApplyObject, Server, apply_objects
 
 
 def _namespace(server: Server, name: str, labels: dict[str, str] | None = None) -> None:
-    result = apply_objects(server, [ApplyObject({"apiVersion": "v1", "kind": "Namespace",
-                                                 "metadata": {"name": name, "labels": labels or {}}}, "test")])
+    result = apply_objects(server, [ApplyObject({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels or {}}}, "test")])
     assert not result.refusals, result.refusals[0].line
 
 
@@ -24,12 +23,17 @@ def _crd(group: str, validations: list[dict[str, str]] | None = None) -> dict[st
     if validations:
         spec_schema["x-kubernetes-validations"] = validations
     return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
         "metadata": {"name": f"ranges.{group}"},
-        "spec": {"group": group, "scope": "Namespaced",
-                 "names": {"plural": "ranges", "singular": "range", "kind": "Range", "listKind": "RangeList"},
-                 "versions": [{"name": "v1", "served": True, "storage": True,
-                               "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}}}]},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "ranges", "singular": "range", "kind": "Range", "listKind": "RangeList"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}}}
+            ],
+        },
     }
 
 
@@ -37,8 +41,7 @@ def test_a_broken_cel_rule_is_refused(control_plane: Any) -> None:
     server = Server(control_plane.api_client())
     _namespace(server, "case-cel")
     crd = _crd("cel.test.gpu-platform.io", [{"rule": "self.min <= self.max", "message": "min must not exceed max"}])
-    good = {"apiVersion": "cel.test.gpu-platform.io/v1", "kind": "Range",
-            "metadata": {"name": "good", "namespace": "case-cel"}, "spec": {"min": 1, "max": 2}}
+    good = {"apiVersion": "cel.test.gpu-platform.io/v1", "kind": "Range", "metadata": {"name": "good", "namespace": "case-cel"}, "spec": {"min": 1, "max": 2}}
     bad = {**good, "metadata": {"name": "bad", "namespace": "case-cel"}, "spec": {"min": 3, "max": 2}}
     result = apply_objects(server, [ApplyObject(crd, "test"), ApplyObject(good, "test"), ApplyObject(bad, "test")])
     assert [r.line for r in result.refusals] == [
@@ -50,8 +53,12 @@ def test_a_custom_resource_before_its_crd_is_refused(control_plane: Any) -> None
     server = Server(control_plane.api_client())
     _namespace(server, "case-order")
     crd = _crd("order.test.gpu-platform.io")
-    cr = {"apiVersion": "order.test.gpu-platform.io/v1", "kind": "Range",
-          "metadata": {"name": "early", "namespace": "case-order"}, "spec": {"min": 1, "max": 2}}
+    cr = {
+        "apiVersion": "order.test.gpu-platform.io/v1",
+        "kind": "Range",
+        "metadata": {"name": "early", "namespace": "case-order"},
+        "spec": {"min": 1, "max": 2},
+    }
     result = apply_objects(server, [ApplyObject(cr, "test"), ApplyObject(crd, "test")])  # the order given: off
     assert [r.line for r in result.refusals] == [
         'Range case-order/early (test): no matches for kind "Range" in version "order.test.gpu-platform.io/v1" '
@@ -69,12 +76,19 @@ def test_an_immutable_field_changed_on_reapply_is_refused(control_plane: Any) ->
     _namespace(server, "case-immutable")
 
     def deployment(app: str) -> ApplyObject:
-        return ApplyObject({
-            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "case-immutable"},
-            "spec": {"selector": {"matchLabels": {"app": app}},
-                     "template": {"metadata": {"labels": {"app": app}},
-                                  "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}},
-        }, "test", field_manager="pulumi-kubernetes-test")
+        return ApplyObject(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "web", "namespace": "case-immutable"},
+                "spec": {
+                    "selector": {"matchLabels": {"app": app}},
+                    "template": {"metadata": {"labels": {"app": app}}, "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}},
+                },
+            },
+            "test",
+            field_manager="pulumi-kubernetes-test",
+        )
 
     assert not apply_objects(server, [deployment("web")]).refusals
     result = apply_objects(server, [deployment("web-v2")])
@@ -87,8 +101,12 @@ def test_an_immutable_field_changed_on_reapply_is_refused(control_plane: Any) ->
 def test_a_privileged_pod_in_a_restricted_namespace_is_refused(control_plane: Any) -> None:
     server = Server(control_plane.api_client())
     _namespace(server, "case-restricted", {"pod-security.kubernetes.io/enforce": "restricted"})
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "root", "namespace": "case-restricted"},
-           "spec": {"containers": [{"name": "c", "image": "busybox:1.36", "securityContext": {"privileged": True}}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "root", "namespace": "case-restricted"},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1.36", "securityContext": {"privileged": True}}]},
+    }
     result = apply_objects(server, [ApplyObject(pod, "test")])
     assert len(result.refusals) == 1
     line = result.refusals[0].line
@@ -99,8 +117,12 @@ def test_a_privileged_pod_in_a_restricted_namespace_is_refused(control_plane: An
 def test_a_pod_without_requests_under_a_quota_is_refused(control_plane: Any) -> None:
     server = Server(control_plane.api_client())
     _namespace(server, "case-quota")
-    quota = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "gpus", "namespace": "case-quota"},
-             "spec": {"hard": {"requests.cpu": "4", "requests.memory": "8Gi"}}}
+    quota = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "gpus", "namespace": "case-quota"},
+        "spec": {"hard": {"requests.cpu": "4", "requests.memory": "8Gi"}},
+    }
     assert not apply_objects(server, [ApplyObject(quota, "test")]).refusals
     # The quota admits nothing until the quota controller has recorded its status (a real cluster's
     # quota has it long before a workload arrives): wait for it, bounded.
@@ -110,12 +132,13 @@ def test_a_pod_without_requests_under_a_quota_is_refused(control_plane: Any) -> 
     while not (server.request("GET", "/api/v1/namespaces/case-quota/resourcequotas/gpus")[1].get("status") or {}).get("hard"):
         assert time.monotonic() < deadline, "the quota controller did not record the quota's status in 30 s"
         time.sleep(0.2)
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "greedy", "namespace": "case-quota"},
-           "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "greedy", "namespace": "case-quota"},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]},
+    }
     result = apply_objects(server, [ApplyObject(pod, "test")])
     assert [r.line for r in result.refusals] == [
-        'Pod case-quota/greedy (test): pods "greedy" is forbidden: failed quota: gpus: '
-        "must specify requests.cpu for: c; requests.memory for: c"
+        'Pod case-quota/greedy (test): pods "greedy" is forbidden: failed quota: gpus: must specify requests.cpu for: c; requests.memory for: c'
     ]
-
-

@@ -15,10 +15,12 @@ from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 from tests.conftest import PROJECT_DIR, shipped_plan
 
 
-def _resource(name: str, depends_on: list[str] | None = None, parent: str | None = None, custom: bool = True,
-              type_: str = "kubernetes:core/v1:ConfigMap") -> RecordedResource:
-    return RecordedResource(urn=f"urn:pulumi:test::p::{type_}::{name}", type=type_, name=name, parent=parent,
-                            custom=custom, inputs={}, depends_on=depends_on or [])
+def _resource(
+    name: str, depends_on: list[str] | None = None, parent: str | None = None, custom: bool = True, type_: str = "kubernetes:core/v1:ConfigMap"
+) -> RecordedResource:
+    return RecordedResource(
+        urn=f"urn:pulumi:test::p::{type_}::{name}", type=type_, name=name, parent=parent, custom=custom, inputs={}, depends_on=depends_on or []
+    )
 
 
 def _obj(kind: str, name: str, owner: RecordedResource, hook: str | None = None, **metadata: Any) -> ApplyObject:
@@ -42,8 +44,14 @@ def test_engine_order_namespaces_then_crds_then_owners_by_dependency_then_helm_k
         _obj("Widget", "w", chart),
     ]
     assert [o.label for o in engine_order(plan, objects)] == [
-        "Namespace team", "CustomResourceDefinition things.example.io",
-        "Job pre", "ServiceAccount app", "Service app", "Deployment app", "Widget w", "Job post",
+        "Namespace team",
+        "CustomResourceDefinition things.example.io",
+        "Job pre",
+        "ServiceAccount app",
+        "Service app",
+        "Deployment app",
+        "Widget w",
+        "Job post",
         "ConfigMap late-cm",
     ]
 
@@ -56,11 +64,17 @@ def test_engine_order_keeps_registration_order_between_independent_resources() -
 
 
 def test_a_secret_data_placeholder_is_sent_as_base64_and_plain_values_are_left_as_they_are() -> None:
-    raw = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
-           "data": {"masked": {**SECRET_SIG, "value": "offline-placeholder-pw"},
-                    "encoded": {**SECRET_SIG, "value": base64.b64encode(b"x").decode()},
-                    "plain": "not base64!"},
-           "stringData": {"token": {**SECRET_SIG, "value": "t0ken"}}}
+    raw = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s"},
+        "data": {
+            "masked": {**SECRET_SIG, "value": "offline-placeholder-pw"},
+            "encoded": {**SECRET_SIG, "value": base64.b64encode(b"x").decode()},
+            "plain": "not base64!",
+        },
+        "stringData": {"token": {**SECRET_SIG, "value": "t0ken"}},
+    }
     body = _secret_shaped(raw)
     assert base64.b64decode(body["data"]["masked"]) == b"offline-placeholder-pw"
     assert body["data"]["encoded"] == base64.b64encode(b"x").decode()
@@ -115,8 +129,7 @@ def _preview(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]
     return code, (captured.out + captured.err).strip()
 
 
-def test_apply_local_without_go_or_binaries_says_what_it_needs(monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_apply_local_without_go_or_binaries_says_what_it_needs(monkeypatch: pytest.MonkeyPatch, tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     from gpu_platform.infra.apply import local
 
     monkeypatch.setenv("GPU_PLATFORM_KUBE_CACHE", str(tmp_path))  # nothing built here

@@ -24,7 +24,7 @@ import pytest
 from gpu_platform.infra.apply.apply import ApplyObject, ApplyResult, Server, apply_objects, settle, stack_objects
 from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 PLATFORM = "prod-eks-platform"
 GPU = "nvidia.com/gpu"
 
@@ -59,8 +59,10 @@ def _stack(stack: str) -> tuple[Any, Any, list[ApplyObject]]:
 
 
 def _requests_gpu(pod: dict[str, Any]) -> bool:
-    return any(GPU in ((c.get("resources") or {}).get("requests") or {}) or GPU in ((c.get("resources") or {}).get("limits") or {})
-               for c in pod["spec"].get("containers", []))
+    return any(
+        GPU in ((c.get("resources") or {}).get("requests") or {}) or GPU in ((c.get("resources") or {}).get("limits") or {})
+        for c in pod["spec"].get("containers", [])
+    )
 
 
 def _owner_kind(pod: dict[str, Any]) -> str | None:
@@ -113,8 +115,11 @@ def test_stack_applies_with_zero_refusals_and_its_pods_land_on_matching_pools(st
     placed = [p for p in pods if p["spec"].get("nodeName")]
     assert placed, f"{stack}: no pod was scheduled"
     # Nothing GPU-less on a GPU node but the DaemonSets every node runs (monitoring agents).
-    stray = [f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in placed
-             if node_pool[p["spec"]["nodeName"]].gpus_per_node and not _requests_gpu(p) and _owner_kind(p) != "DaemonSet"]
+    stray = [
+        f"{p['metadata']['namespace']}/{p['metadata']['name']}"
+        for p in placed
+        if node_pool[p["spec"]["nodeName"]].gpus_per_node and not _requests_gpu(p) and _owner_kind(p) != "DaemonSet"
+    ]
     assert not stray, f"{stack}: GPU-less pods on GPU nodes: {stray}"
     # A pod that asks for GPUs is on a GPU node.
     assert all(node_pool[p["spec"]["nodeName"]].gpus_per_node for p in placed if _requests_gpu(p))
@@ -128,8 +133,9 @@ def test_stack_applies_with_zero_refusals_and_its_pods_land_on_matching_pools(st
     assert schedulers, f"{stack}: no Dask scheduler pod"
     for pod in schedulers:
         assert pod["spec"].get("nodeName"), f"{stack}: Dask scheduler {pod['metadata']['name']} not scheduled"
-        assert node_pool[pod["spec"]["nodeName"]].role.value == "scheduler", \
+        assert node_pool[pod["spec"]["nodeName"]].role.value == "scheduler", (
             f"{stack}: the Dask scheduler landed on pool {node_pool[pod['spec']['nodeName']].name}"
+        )
 
     steps = [p for p in pods if (p["metadata"].get("labels") or {}).get("gpu-platform.io/test") == "kfp-step"]
     if "kubeflowTrainingPlacement" in plan.outputs:
@@ -164,11 +170,13 @@ def _kfp_step(plan: Any) -> list[ApplyObject]:
     if not placement:
         return []
     body = {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"name": "kfp-step", "namespace": "kubeflow", "labels": {"gpu-platform.io/test": "kfp-step"}},
-        "spec": {**placement, "containers": [{"name": "main", "image": "python:3.11",
-                                              "resources": {"requests": {"cpu": "1", "memory": "1Gi", GPU: "1"},
-                                                            "limits": {GPU: "1"}}}]},
+        "spec": {
+            **placement,
+            "containers": [{"name": "main", "image": "python:3.11", "resources": {"requests": {"cpu": "1", "memory": "1Gi", GPU: "1"}, "limits": {GPU: "1"}}}],
+        },
     }
     return [ApplyObject(body, "a pipeline step", "")]
 
@@ -180,8 +188,20 @@ def test_preview_apply_kubeconfig_applies_a_stack_to_a_running_server(control_pl
     kubectl_or_skip()
     from gpu_platform.infra.cli import main
 
-    code = main(["preview", "dev-gke", "--quiet", "--project-dir", str(PROJECT_DIR), "--upstream", str(UPSTREAM_DIR),
-                 "--render", "--apply", str(control_plane.kubeconfig)])
+    code = main(
+        [
+            "preview",
+            "dev-gke",
+            "--quiet",
+            "--project-dir",
+            str(PROJECT_DIR),
+            "--upstream",
+            str(UPSTREAM_DIR),
+            "--render",
+            "--apply",
+            str(control_plane.kubeconfig),
+        ]
+    )
     out = capsys.readouterr().out
     applied = [line for line in out.splitlines() if line.startswith("applied: ")]
     assert len(applied) == 1, out

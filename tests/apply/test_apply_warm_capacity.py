@@ -20,8 +20,12 @@ def _warm_objects() -> tuple[list[dict[str, Any]], Any]:
     from tests.infra.test_warm_capacity import _objects, _stack
 
     shape = next(s for s in _stack().pool_shapes() if s.name == "t4")
-    bodies = [copy.deepcopy(r.inputs) for kind in ("Namespace", "PriorityClass", "Deployment") for r in _objects(kind)
-              if r.name in ("dev-gke-warm-namespace", "dev-gke-warm-priority-class", "dev-gke-warm-t4")]
+    bodies = [
+        copy.deepcopy(r.inputs)
+        for kind in ("Namespace", "PriorityClass", "Deployment")
+        for r in _objects(kind)
+        if r.name in ("dev-gke-warm-namespace", "dev-gke-warm-priority-class", "dev-gke-warm-t4")
+    ]
     return bodies, shape
 
 
@@ -33,7 +37,7 @@ def _pods(server: Server, namespace: str) -> list[dict[str, Any]]:
 def _until(check: Any, timeout: float = 90.0) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if (value := check()):
+        if value := check():
             return value
         time.sleep(0.5)
     return check()
@@ -59,11 +63,19 @@ def test_a_pod_preempts_a_placeholder_on_the_real_scheduler(control_plane: Any) 
     # A workload pod (no priority class: priority 0) on the same pool, asking one GPU: none is free.
     apply_objects(server, [ApplyObject({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "warm-tenant"}}, "test")], result)
     pod = {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "worker", "namespace": "warm-tenant"},
-        "spec": {**shape.placement.pod_spec_fields(), "containers": [{
-            "name": "worker", "image": "registry.k8s.io/pause:3.10",
-            "resources": {"requests": {"cpu": "1", "memory": "1Gi", GPU_RESOURCE: "1"}, "limits": {GPU_RESOURCE: "1"}},
-        }]},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "worker", "namespace": "warm-tenant"},
+        "spec": {
+            **shape.placement.pod_spec_fields(),
+            "containers": [
+                {
+                    "name": "worker",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "1", "memory": "1Gi", GPU_RESOURCE: "1"}, "limits": {GPU_RESOURCE: "1"}},
+                }
+            ],
+        },
     }
     apply_objects(server, [ApplyObject(pod, "test")], result)
     assert not result.refusals, result.refusals[0].line

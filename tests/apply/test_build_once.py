@@ -74,7 +74,8 @@ def test_a_failed_build_is_not_run_again_by_the_workers_that_waited_for_it(tmp_p
     results = _ask_at_once(modules, 3)
     assert all(isinstance(r, local.ControlPlaneError) for r in results)
     assert sorted(str(r).split(" (")[0] for r in results) == [
-        "tests/kube/build.sh failed", "tests/kube/build.sh failed in another process while this one waited",
+        "tests/kube/build.sh failed",
+        "tests/kube/build.sh failed in another process while this one waited",
         "tests/kube/build.sh failed in another process while this one waited",
     ]
     assert (modules / "runs").read_text().splitlines() == ["run"]
@@ -83,4 +84,3 @@ def test_a_failed_build_is_not_run_again_by_the_workers_that_waited_for_it(tmp_p
     assert local.build_binaries(modules) == cache / local.cache_key(modules) / "bin"
     assert (modules / "runs").read_text().splitlines() == ["run", "run"]
     assert not (cache / f"{local.cache_key(modules)}.failed").exists()
-

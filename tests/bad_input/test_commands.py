@@ -76,18 +76,34 @@ CASES: list[tuple[list[str], int, str]] = [
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/file.txt"], 2, "--manifests {tmp}/file.txt: cannot write: it is a file"),
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/foreign"], 2, "--manifests {tmp}/foreign: the folder holds notes.txt"),
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/nested"], 2, "--manifests {tmp}/nested: the folder holds sub"),
-    (["preview", "dev-gke", *PD, "--manifests", "{tmp}/foreignlink"], 2, "--manifests {tmp}/foreignlink: the folder (a symbolic link to {tmp}/foreign) holds notes.txt"),
+    (
+        ["preview", "dev-gke", *PD, "--manifests", "{tmp}/foreignlink"],
+        2,
+        "--manifests {tmp}/foreignlink: the folder (a symbolic link to {tmp}/foreign) holds notes.txt",
+    ),
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/fifo"], 2, "--manifests {tmp}/fifo: cannot write: it is a named pipe; give a folder"),
     (["preview", "dev-gke", *PD, "--manifests", "-"], 2, "--manifests -: standard output takes one file"),
-    (["preview", "dev-gke", *PD, "--json", "{tmp}/link/../file.txt/x"], 2, "--json {tmp}/link/../file.txt/x: cannot write: folder {tmp}/file.txt is not a folder"),
-    (["preview", "dev-gke", *PD, "--json", "-", "--manifests", "{tmp}/dir", "--policy-config", "{tmp}/none.json"], 2, "--policy-config {tmp}/none.json: cannot read"),
+    (
+        ["preview", "dev-gke", *PD, "--json", "{tmp}/link/../file.txt/x"],
+        2,
+        "--json {tmp}/link/../file.txt/x: cannot write: folder {tmp}/file.txt is not a folder",
+    ),
+    (
+        ["preview", "dev-gke", *PD, "--json", "-", "--manifests", "{tmp}/dir", "--policy-config", "{tmp}/none.json"],
+        2,
+        "--policy-config {tmp}/none.json: cannot read",
+    ),
     (["preview", "dev-gke", *PD, "--manifests", "{tmp}/no/such/m"], 2, "--manifests {tmp}/no/such/m: cannot write: folder"),
     (["preview", "dev-gke", *PD, "--json", "{tmp}/ok.json", "--manifests", "{tmp}/file.txt"], 2, "--manifests"),
     (["preview", "dev-gke", *PD, "--json", "{tmp}/same", "--manifests", "{tmp}/same"], 2, "--manifests {tmp}/same: the same path as --json"),
     (["preview", "dev-gke", *PD, "--json", "{tmp}/dir/plan.json", "--manifests", "{tmp}/dir"], 2, "--json {tmp}/dir/plan.json: inside the --manifests folder"),
     (["preview", "dev-gke", *PD, "--manifests", "/"], 2, "--manifests /: cannot write: it is the root folder"),
     # --upstream: what was looked for, where, and what is there
-    (["preview", "dev-gke", *PD, "--upstream", "{tmp}/empty"], 2, "--upstream {tmp}/empty: looked for {tmp}/empty/charts/ and {tmp}/empty/git/ (charts/<name>-<version>.tgz and git/<owner>+<name>.git (bare repositories), e.g. {tmp}/empty/charts/"),
+    (
+        ["preview", "dev-gke", *PD, "--upstream", "{tmp}/empty"],
+        2,
+        "--upstream {tmp}/empty: looked for {tmp}/empty/charts/ and {tmp}/empty/git/ (charts/<name>-<version>.tgz and git/<owner>+<name>.git (bare repositories), e.g. {tmp}/empty/charts/",
+    ),
     (["preview", "dev-gke", *PD, "--upstream", "{tmp}/foreign"], 2, "and found neither; the folder holds notes.txt"),
     (["preview", "dev-gke", *PD, "--upstream", "{tmp}/none"], 2, "--upstream {tmp}/none: does not exist; give a folder holding charts/"),
     (["preview", "dev-gke", *PD, "--upstream", "{tmp}/file.txt"], 2, "--upstream {tmp}/file.txt: is not a folder"),
@@ -98,9 +114,17 @@ CASES: list[tuple[list[str], int, str]] = [
     # policy config files
     (["preview", "dev-gke", *PD, "--policy-config", "{policy:all=5}"], 2, "policy-config:all: expected an enforcement level"),
     (["preview", "dev-gke", *PD, "--policy-config", "{policy:all=null}"], 2, "policy-config:all: expected an enforcement level"),
-    (["preview", "dev-gke", *PD, "--policy-config", "{policy:rule=list}"], 2, 'policy-config:gpu-pool-tainted: expected an enforcement level (advisory, mandatory, disabled) or an object of settings (got ["advisory"])'),
+    (
+        ["preview", "dev-gke", *PD, "--policy-config", "{policy:rule=list}"],
+        2,
+        'policy-config:gpu-pool-tainted: expected an enforcement level (advisory, mandatory, disabled) or an object of settings (got ["advisory"])',
+    ),
     (["preview", "dev-gke", *PD, "--policy-config", "{policy:rule=3}"], 2, "policy-config:gpu-pool-tainted: expected"),
-    (["preview", "dev-gke", *PD, "--policy-config", "{policy:all=typo}"], 2, 'policy-config:all: enforcement level must be advisory, mandatory or disabled (got "advsory")'),
+    (
+        ["preview", "dev-gke", *PD, "--policy-config", "{policy:all=typo}"],
+        2,
+        'policy-config:all: enforcement level must be advisory, mandatory or disabled (got "advsory")',
+    ),
     (["preview", "dev-gke", *PD, "--policy-config", "{policy:rule=typo}"], 2, "policy-config:gpu-pool-tainted.enforcementLevel"),
     (["preview", "dev-gke", *PD, "--policy-config", "{policy:list}"], 2, "policy-config: expected a JSON object"),
     (["preview", "dev-gke", *PD, "--policy-config", "{policy:string}"], 2, "policy-config: expected a JSON object"),
@@ -136,7 +160,11 @@ CASES: list[tuple[list[str], int, str]] = [
     # report: times, steps, bounds, paths (refused before Prometheus is asked)
     (["report", "--start", "0", "--end", "60"], 2, "--prometheus"),
     ([*REPORT, "--prometheus", "ftp://x"], 2, "--prometheus: prometheus must be an http:// or https:// URL"),
-    ([*REPORT, "--prometheus", "ftp://admin:hunter2@x"], 2, '--prometheus: prometheus must be an http:// or https:// URL with a host, e.g. http://localhost:9090 (got "ftp://admin:***@x")'),
+    (
+        [*REPORT, "--prometheus", "ftp://admin:hunter2@x"],
+        2,
+        '--prometheus: prometheus must be an http:// or https:// URL with a host, e.g. http://localhost:9090 (got "ftp://admin:***@x")',
+    ),
     ([*REPORT, "--start", "yesterday"], 2, "--start: a time is RFC 3339"),
     ([*REPORT, "--start", "nan"], 2, "--start: Unix seconds must be between 0"),
     ([*REPORT, "--end", "inf"], 2, "--end: Unix seconds must be between 0"),
@@ -150,7 +178,11 @@ CASES: list[tuple[list[str], int, str]] = [
     ([*REPORT, "--step", "9999999999h"], 2, "--step: longer than Go's maximum duration"),
     ([*REPORT, "--step", "99999h"], 2, "--step: Input should be less than or equal to 86400"),
     ([*REPORT, "--timeout", "99999999999999"], 2, "--timeout:"),
-    ([*REPORT, "--start", "0", "--end", "1795132800"], 2, "--step: 1970-01-01T00:00:00+00:00 to 2026-11-20T00:00:00+00:00 at step 1s is 1,795,132,800 steps; a report holds at most 1,000,000: raise --step to at least 1796s or shorten --start/--end"),
+    (
+        [*REPORT, "--start", "0", "--end", "1795132800"],
+        2,
+        "--step: 1970-01-01T00:00:00+00:00 to 2026-11-20T00:00:00+00:00 at step 1s is 1,795,132,800 steps; a report holds at most 1,000,000: raise --step to at least 1796s or shorten --start/--end",
+    ),
     ([*REPORT, "--out", ""], 2, "--out: an output path is required"),
     ([*REPORT, "--out", "{tmp}/file.txt"], 2, "--out {tmp}/file.txt: cannot write: it is a file"),
     ([*REPORT, "--out", "{tmp}/foreign"], 2, "--out {tmp}/foreign: the folder holds notes.txt"),
@@ -188,7 +220,7 @@ def _argv(argv: list[str], tmp: Path) -> list[str]:
     out = []
     for arg in argv:
         if arg.startswith("{policy:"):
-            arg = _policy(tmp, POLICIES[arg[len("{policy:"):-1]])
+            arg = _policy(tmp, POLICIES[arg[len("{policy:") : -1]])
         out.append(arg.replace("{tmp}", str(tmp)))
     return out
 
@@ -199,9 +231,7 @@ def test_there_are_at_least_fifty_distinct_cases() -> None:
 
 
 @pytest.mark.parametrize(("argv", "code", "text"), CASES, ids=[" ".join(c[0])[:60] or "no-args" for c in CASES])
-def test_bad_input_is_one_line_naming_the_flag_or_key(
-    argv: list[str], code: int, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bad_input_is_one_line_naming_the_flag_or_key(argv: list[str], code: int, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _files(tmp_path)
     before = sorted(p.name for p in tmp_path.rglob("*"))
     assert main(_argv(argv, tmp_path)) == code
@@ -337,10 +367,12 @@ def test_a_failure_while_staging_keeps_the_previous_outputs(tmp_path: Path, monk
 
     monkeypatch.setattr(output, "_stage_folder", fail)
     with pytest.raises(output.OutputError, match="--manifests .*: cannot write: No space left on device"):
-        output.write_outputs([
-            (output.file_target("--json", str(plan)), b"new plan"),
-            (output.folder_target("--manifests", str(folder), ("*.yaml",)), {"new.yaml": b"new"}),
-        ])
+        output.write_outputs(
+            [
+                (output.file_target("--json", str(plan)), b"new plan"),
+                (output.folder_target("--manifests", str(folder), ("*.yaml",)), {"new.yaml": b"new"}),
+            ]
+        )
     assert plan.read_text() == "old plan"
     assert [p.name for p in folder.iterdir()] == ["old.yaml"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m", "plan.json"], "temporary files removed"
@@ -373,9 +405,7 @@ def test_ctrl_c_while_writing_leaves_the_previous_state(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m", "plan.json"]
 
 
-def test_an_interrupt_swallowed_during_the_program_is_not_exit_0(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_interrupt_swallowed_during_the_program_is_not_exit_0(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     from gpu_platform.infra.preview import manifests
 
     real = manifests.kubernetes_objects
@@ -424,7 +454,10 @@ def _sigint_preview(tmp_path: Path, delay: float) -> subprocess.CompletedProcess
     command = [str(script)] if script.exists() else [sys.executable, "-m", "gpu_platform.infra.cli"]
     process = subprocess.Popen(
         [*command, "preview", "prod-eks", *PD, "--quiet", "--json", str(tmp_path / "plan.json"), "--manifests", str(tmp_path / "m")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONFAULTHANDLER": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
@@ -458,7 +491,10 @@ def test_sigint_while_the_command_line_imports_exits_130_with_one_line(tmp_path:
     )
     result = subprocess.run(
         [sys.executable, "-c", hook, "preview", "prod-eks", *PD, "--quiet", "--json", str(tmp_path / "plan.json")],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert (result.returncode, result.stderr) == (130, "gpu-platform: interrupted\n")
     assert result.stdout == ""
@@ -513,11 +549,20 @@ T0 = 1_790_000_000
         ({"/api/v1/series": _ok([{"pod": 5}])}, "answered /api/v1/series with an unexpected shape: data[0].pod"),
         ({"/api/v1/series": SERIES, "/api/v1/query": _ok([1, 2])}, "answered /api/v1/query with an unexpected shape: data"),
         ({"/api/v1/series": SERIES, "/api/v1/query": _ok({"resultType": "vector", "result": "many"})}, "data.result"),
-        ({"/api/v1/series": SERIES, "/api/v1/query": _ok({"resultType": "vector", "result": [{"metric": {}, "value": [T0, "abc"]}]})}, "data.result[0].value[1]"),
+        (
+            {"/api/v1/series": SERIES, "/api/v1/query": _ok({"resultType": "vector", "result": [{"metric": {}, "value": [T0, "abc"]}]})},
+            "data.result[0].value[1]",
+        ),
         ({"/api/v1/series": SERIES, "/api/v1/query": _ok({"resultType": "vector", "result": [{"metric": {}, "value": ["x"]}]})}, "data.result[0].value"),
         ({"/api/v1/series": SERIES, "/api/v1/query": _ok({"resultType": "matrix", "result": []})}, "data.resultType"),
-        ({"/api/v1/series": SERIES, "/api/v1/query": _ok({"resultType": "vector", "result": [{"metric": {"namespace": "team", "pod": "p"}, "value": [T0, "1"]}]}),
-          "/api/v1/query_range": _ok({"resultType": "matrix", "result": [{"metric": {}, "values": [[T0, "1"], "x"]}]})}, "data.result[0].values[1]"),
+        (
+            {
+                "/api/v1/series": SERIES,
+                "/api/v1/query": _ok({"resultType": "vector", "result": [{"metric": {"namespace": "team", "pod": "p"}, "value": [T0, "1"]}]}),
+                "/api/v1/query_range": _ok({"resultType": "matrix", "result": [{"metric": {}, "values": [[T0, "1"], "x"]}]}),
+            },
+            "data.result[0].values[1]",
+        ),
         ({"*": (200, "text/html", b"<html>login</html>")}, "without Prometheus JSON"),
         ({"*": (500, "text/plain", b"internal error")}, "answered HTTP 500 without Prometheus JSON"),
         ({"*": (200, "application/json", b'{"status": "error", "error": "bad\\nthings"}')}, "Prometheus refused /api/v1/series: bad things"),
@@ -547,11 +592,13 @@ def test_report_writes_its_folder_whole(fake_server: Any, tmp_path: Path, capsys
     """A minimal Prometheus: one GPU pod created at the start, every series 1 at every step."""
     url, served = fake_server
     values = [[T0 + i, "1"] for i in range(120)]
-    served.update({
-        "/api/v1/series": SERIES,
-        "/api/v1/query": _ok({"resultType": "vector", "result": [{"metric": {"namespace": "team", "pod": "p"}, "value": [T0 + 119, str(T0)]}]}),
-        "/api/v1/query_range": _ok({"resultType": "matrix", "result": [{"metric": {"namespace": "team", "pod": "p"}, "values": values}]}),
-    })
+    served.update(
+        {
+            "/api/v1/series": SERIES,
+            "/api/v1/query": _ok({"resultType": "vector", "result": [{"metric": {"namespace": "team", "pod": "p"}, "value": [T0 + 119, str(T0)]}]}),
+            "/api/v1/query_range": _ok({"resultType": "matrix", "result": [{"metric": {"namespace": "team", "pod": "p"}, "values": values}]}),
+        }
+    )
     out = tmp_path / "report"
     out.mkdir()
     (out / "report.json").write_text("{}")
@@ -596,8 +643,7 @@ def test_preflight_without_credentials_is_exit_4(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     assert main(["preflight", "eks", "dev-eks", *PD]) == 4
     assert capsys.readouterr().err == (
-        "gpu-platform: cannot ask AWS in ap-northeast-2: no credentials "
-        "(set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)\n"
+        "gpu-platform: cannot ask AWS in ap-northeast-2: no credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)\n"
     )
 
 
@@ -629,6 +675,4 @@ def test_preflight_on_moto_with_a_refusal_is_exit_4(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(boto3, "Session", session)
     with mock_aws():
         assert main(["preflight", "eks", "dev-eks", *PD]) == 4
-    assert capsys.readouterr().err == (
-        "gpu-platform: AWS refused GetServiceQuota in ap-northeast-2: AccessDeniedException: not allowed here\n"
-    )
+    assert capsys.readouterr().err == ("gpu-platform: AWS refused GetServiceQuota in ap-northeast-2: AccessDeniedException: not allowed here\n")

@@ -38,20 +38,28 @@ def _eks(config: dict[str, Any]) -> None:
 
 
 CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None], list[str]]] = {
-    "gke": ("dev-gke", _gke, [
-        "gpu-platform:monitoring.dcgm_exporter.node_selection: node_selection eks does not match cloud gcp; use gke",
-        "gpu-platform:monitoring.dcgm_exporter: dcgm_exporter and gke.managed_dcgm_metrics both collect GPU telemetry; keep one",
-        "gpu-platform:dask.namespace: namespace kube-system belongs to Kubernetes",
-        "gpu-platform:dask.tenants[1].name: namespace team-b is already the monitoring stack's",
-        "gpu-platform:dask.tenants[0].isolated: tenant team-a is isolated by a NetworkPolicy this cluster would not enforce (gke.dataplane_v2 is false)",
-    ]),
-    "eks": ("dev-eks", _eks, [
-        "gpu-platform:eks_node_groups.autoscaler.image: ",
-        "gpu-platform:monitoring.dcgm_exporter.node_selection: node_selection gke does not match cloud aws; use eks",
-        "gpu-platform:monitoring.prometheus.storage_class: no StorageClass io2 in this stack",
-        "gpu-platform:dask.namespace: namespace kube-system belongs to Kubernetes",
-        "gpu-platform:dask.tenants[0].isolated: tenant team-a is isolated by a NetworkPolicy this cluster would not enforce (eks.network_policy is false)",
-    ]),
+    "gke": (
+        "dev-gke",
+        _gke,
+        [
+            "gpu-platform:monitoring.dcgm_exporter.node_selection: node_selection eks does not match cloud gcp; use gke",
+            "gpu-platform:monitoring.dcgm_exporter: dcgm_exporter and gke.managed_dcgm_metrics both collect GPU telemetry; keep one",
+            "gpu-platform:dask.namespace: namespace kube-system belongs to Kubernetes",
+            "gpu-platform:dask.tenants[1].name: namespace team-b is already the monitoring stack's",
+            "gpu-platform:dask.tenants[0].isolated: tenant team-a is isolated by a NetworkPolicy this cluster would not enforce (gke.dataplane_v2 is false)",
+        ],
+    ),
+    "eks": (
+        "dev-eks",
+        _eks,
+        [
+            "gpu-platform:eks_node_groups.autoscaler.image: ",
+            "gpu-platform:monitoring.dcgm_exporter.node_selection: node_selection gke does not match cloud aws; use eks",
+            "gpu-platform:monitoring.prometheus.storage_class: no StorageClass io2 in this stack",
+            "gpu-platform:dask.namespace: namespace kube-system belongs to Kubernetes",
+            "gpu-platform:dask.tenants[0].isolated: tenant team-a is isolated by a NetworkPolicy this cluster would not enforce (eks.network_policy is false)",
+        ],
+    ),
 }
 
 
@@ -66,9 +74,7 @@ def _project(root: Path, stack: str, change: Callable[[dict[str, Any]], None]) -
 
 
 @pytest.mark.parametrize("cloud", sorted(CASES))
-def test_five_independent_cross_field_problems_are_five_lines_in_one_run(
-    cloud: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_five_independent_cross_field_problems_are_five_lines_in_one_run(cloud: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     stack, change, expected = CASES[cloud]
     root = _project(tmp_path, stack, change)
     assert main(["preview", stack, "--quiet", "--no-render", "--project-dir", str(root)]) == 2

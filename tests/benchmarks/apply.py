@@ -50,8 +50,10 @@ def main() -> int:
             version = plane.version
         stops.append(time.perf_counter() - t1)
         starts.append(t1 - t0)
-    print(f"control plane {version}: start median {statistics.median(starts):.1f} s "
-          f"(min {min(starts):.1f}, max {max(starts):.1f}, {len(starts)} starts); stop median {statistics.median(stops):.1f} s")
+    print(
+        f"control plane {version}: start median {statistics.median(starts):.1f} s "
+        f"(min {min(starts):.1f}, max {max(starts):.1f}, {len(starts)} starts); stop median {statistics.median(stops):.1f} s"
+    )
 
     from gpu_platform.infra.preview.engine import run_program
     from gpu_platform.infra.preview.manifests import kubernetes_objects
@@ -59,8 +61,7 @@ def main() -> int:
     from gpu_platform.infra.preview.upstream import Sources, load_lock
     from gpu_platform.infra.stack.read import load_stack, read_stack_file
 
-    stacks = args.stacks or [*sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml")),
-                             "prod-eks-platform"]
+    stacks = args.stacks or [*sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml")), "prod-eks-platform"]
     lock = load_lock()
     for stack in stacks:
         t0 = time.perf_counter()
@@ -86,8 +87,10 @@ def main() -> int:
             pods = settle(server)
             t3 = time.perf_counter()
         scheduled = sum(1 for p in pods if p["spec"].get("nodeName"))
-        print(f"{stack}: program+render {rendered:.1f} s; {len(objects)} objects + {len(nodes)} nodes applied in {t2 - t1:.1f} s "
-              f"({len(result.refusals)} refused); pods settled {t3 - t2:.1f} s later ({scheduled} of {len(pods)} scheduled)")
+        print(
+            f"{stack}: program+render {rendered:.1f} s; {len(objects)} objects + {len(nodes)} nodes applied in {t2 - t1:.1f} s "
+            f"({len(result.refusals)} refused); pods settled {t3 - t2:.1f} s later ({scheduled} of {len(pods)} scheduled)"
+        )
         for refusal in result.refusals:
             print(f"  refused: {refusal.line}")
     return 0

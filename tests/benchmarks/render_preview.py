@@ -50,7 +50,7 @@ def main() -> int:
     args = parser.parse_args()
     if not Path(args.upstream, "charts").is_dir():
         raise SystemExit(f"--upstream {args.upstream}: no pinned sources there")
-    stacks = args.stacks or sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+    stacks = args.stacks or sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
     with tempfile.TemporaryDirectory(prefix="gpu-platform-bench-") as cache:
         env = {**os.environ, "GPU_PLATFORM_CACHE": cache, "GPU_PLATFORM_OFFLINE": "1"}
         print(f"{'stack':<12} {'unrendered median/min':>22} {'rendered median/min':>22}   ({args.runs} runs each, warm cache, {os.cpu_count()} cores)")
@@ -63,9 +63,7 @@ def main() -> int:
             for _ in range(args.runs):
                 a.append(_time(plain, env))
                 b.append(_time(rendered, env))
-            print(
-                f"{stack:<12} {statistics.median(a):>14.2f}s / {min(a):.2f}s {statistics.median(b):>14.2f}s / {min(b):.2f}s"
-            )
+            print(f"{stack:<12} {statistics.median(a):>14.2f}s / {min(a):.2f}s {statistics.median(b):>14.2f}s / {min(b):.2f}s")
     return 0
 
 

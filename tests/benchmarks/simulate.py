@@ -34,12 +34,18 @@ def _time(args: list[str]) -> float:
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         day = _time(["simulate", "dev-gke", "--hours", "24", "--json", f"{tmp}/day.json"])
-        sweep = _time([
-            "simulate", "dev-gke",
-            "--sweep", "model.autoscaler.scale_down_unneeded_time=1m,2m,5m,10m,20m",
-            "--sweep", "gke.gpu_pools[t4].autoscaling.min_nodes=0,1,2,4",
-            "--json", f"{tmp}/sweep.json",
-        ])
+        sweep = _time(
+            [
+                "simulate",
+                "dev-gke",
+                "--sweep",
+                "model.autoscaler.scale_down_unneeded_time=1m,2m,5m,10m,20m",
+                "--sweep",
+                "gke.gpu_pools[t4].autoscaling.min_nodes=0,1,2,4",
+                "--json",
+                f"{tmp}/sweep.json",
+            ]
+        )
     print(f"cores: {os.cpu_count()}")
     print(f"one simulated day of the deep-dive workload: {day:.1f} s (target <= 10 s)")
     print(f"20-configuration sweep: {sweep:.1f} s (target <= 180 s)")

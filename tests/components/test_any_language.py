@@ -69,8 +69,19 @@ def construct(component: str, inputs: dict[str, Any], name: str = "c", options: 
 def test_the_schema_has_every_exposed_component_under_the_index_module() -> None:
     assert sorted(SCHEMA["resources"]) == sorted(f"{PACKAGE}:index:{c.__name__}" for c in EXPOSED)
     assert {c.__name__ for c in EXPOSED} == {
-        "GpuGkeCluster", "EksCluster", "SpotFailoverEksNodeGroups", "PrometheusStack", "DcgmExporter", "DaskOperator",
-        "KubeflowInstall", "GpuUtilizationAutoscaler", "Headlamp", "KarpenterNodePools", "GpuInferenceService", "AwsLoadBalancerController"}
+        "GpuGkeCluster",
+        "EksCluster",
+        "SpotFailoverEksNodeGroups",
+        "PrometheusStack",
+        "DcgmExporter",
+        "DaskOperator",
+        "KubeflowInstall",
+        "GpuUtilizationAutoscaler",
+        "Headlamp",
+        "KarpenterNodePools",
+        "GpuInferenceService",
+        "AwsLoadBalancerController",
+    }
     assert all(r["isComponent"] for r in SCHEMA["resources"].values())
 
 
@@ -99,8 +110,7 @@ def test_every_input_output_type_and_enum_value_is_described() -> None:
 def test_outputs_are_the_python_components_outputs_other_languages_can_hold() -> None:
     outputs = SCHEMA["resources"][f"{PACKAGE}:index:GpuGkeCluster"]["properties"]
     python = {camel_case(o.name): o.description for o in component_outputs(GpuGkeCluster)}
-    assert {"kubeconfig", "clusterName", "endpoint", "clusterId", "caCertificate", "workloadIdentityPool",
-            "cluster", "nodePools", "placements"} <= set(outputs)
+    assert {"kubeconfig", "clusterName", "endpoint", "clusterId", "caCertificate", "workloadIdentityPool", "cluster", "nodePools", "placements"} <= set(outputs)
     for key, prop in outputs.items():
         assert prop["description"] == python.get(key, prop["description"]) and prop["description"], key
     assert outputs["poolShapes"]["items"]["$ref"] == f"#/types/{PACKAGE}:index:NodePoolShape"
@@ -131,19 +141,32 @@ def test_the_repository_is_a_source_based_package() -> None:
 
 
 def test_construct_with_camel_case_and_float_inputs_builds_what_the_python_api_builds() -> None:
-    args = gke(project="ml-platform", gpu_pools=[
-        {"name": "t4", "machine_type": "n1-standard-4", "accelerator_type": "nvidia-tesla-t4", "accelerator_count": 2,
-         "autoscaling": {"scope": "per_zone", "min_nodes": 1, "max_nodes": 20}, "labels": {"example.com/team": "ml"}},
-        {"name": "a100", "machine_type": "a2-highgpu-1g", "accelerator_type": "nvidia-tesla-a100",
-         "capacity": "spot_then_on_demand", "autoscaling": {"scope": "total", "max_nodes": 8}},
-    ])
+    args = gke(
+        project="ml-platform",
+        gpu_pools=[
+            {
+                "name": "t4",
+                "machine_type": "n1-standard-4",
+                "accelerator_type": "nvidia-tesla-t4",
+                "accelerator_count": 2,
+                "autoscaling": {"scope": "per_zone", "min_nodes": 1, "max_nodes": 20},
+                "labels": {"example.com/team": "ml"},
+            },
+            {
+                "name": "a100",
+                "machine_type": "a2-highgpu-1g",
+                "accelerator_type": "nvidia-tesla-a100",
+                "capacity": "spot_then_on_demand",
+                "autoscaling": {"scope": "total", "max_nodes": 8},
+            },
+        ],
+    )
     python = run_components(lambda: GpuGkeCluster("c", GpuGkeClusterArgs.model_validate(args)))
     other = run_components(lambda: construct("GpuGkeCluster", as_other_languages_send(args, keep=frozenset({"example.com/team"}))))
     other.assert_no_violations()
     assert custom_resources(other) == custom_resources(python)
     assert len(custom_resources(python)) > 10
-    assert [r.type for r in other.resources if not r.custom] == [
-        "gpu-platform:gpu_gke_cluster:GpuGkeCluster", f"{PACKAGE}:index:GpuGkeCluster"]
+    assert [r.type for r in other.resources if not r.custom] == ["gpu-platform:gpu_gke_cluster:GpuGkeCluster", f"{PACKAGE}:index:GpuGkeCluster"]
 
 
 def test_an_eks_vpc_made_in_the_program_arrives_as_one_output_and_keeps_its_dependencies() -> None:
@@ -182,8 +205,12 @@ def test_eks_node_groups_join_the_cluster_through_its_ref_output_as_in_python() 
         types = SpotFailoverEksNodeGroupsArgs.model_validate(groups).instance_types()
         cluster = construct("EksCluster", {**as_other_languages_send(eks()), "gpuInstanceTypes": types})
         assert set(cluster.state["ref"]) == {"clusterName", "region", "nodeRoleArn", "subnetIds", "oidcProviderArn", "oidcIssuer", "version"}
-        construct("SpotFailoverEksNodeGroups", {**as_other_languages_send(groups), "cluster": cluster.state["ref"]}, "c-gpu",
-                  pulumi.ResourceOptions(providers=[cluster.state["provider"]]))
+        construct(
+            "SpotFailoverEksNodeGroups",
+            {**as_other_languages_send(groups), "cluster": cluster.state["ref"]},
+            "c-gpu",
+            pulumi.ResourceOptions(providers=[cluster.state["provider"]]),
+        )
 
     expected, got = run_components(python), run_components(other)
     got.assert_no_violations()
@@ -207,10 +234,14 @@ def test_monitoring_from_another_language_builds_what_python_builds() -> None:
         DcgmExporter("dcgm", DcgmExporterArgs(node_selection="gke"), service_monitor_crd=stack.release)
 
     def other() -> None:
-        stack = construct("PrometheusStack", {
-            "cluster": {"kind": "eks", "sources": ["dcgm-exporter", "cluster-autoscaler"]},
-            "grafanaAdminPassword": pulumi.Output.secret("pw"),
-        }, "mon")
+        stack = construct(
+            "PrometheusStack",
+            {
+                "cluster": {"kind": "eks", "sources": ["dcgm-exporter", "cluster-autoscaler"]},
+                "grafanaAdminPassword": pulumi.Output.secret("pw"),
+            },
+            "mon",
+        )
         assert set(stack.state) >= {"namespace", "prometheusUrl", "grafanaServiceName", "release", "adapter"}
         construct("DcgmExporter", {"nodeSelection": "gke", "serviceMonitorCrd": stack.state["release"]}, "dcgm")
 
@@ -225,11 +256,17 @@ def test_dask_and_kubeflow_are_placed_by_the_clusters_pool_shapes_as_in_python()
     the same placement, quotas and fit checks as the Python API fed with ``pool_shapes()``."""
     from gpu_platform.components import DaskOperator, DaskOperatorArgs, KubeflowInstall, KubeflowInstallArgs
 
-    training = {"labels": {"gpu-platform.io/workload": "training"},
-                "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}]}
+    training = {
+        "labels": {"gpu-platform.io/workload": "training"},
+        "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}],
+    }
     cluster_args = gke(project="ml-platform", scheduler_pool={}, gpu_pools=[t4_pool(**training)])
-    dask = {"tenants": [{"name": "team-a", "gpu_quota": 8, "notebook": {"gpus": 1}},
-                        {"name": "team-b", "gpu_quota": 4, "shared_cluster": {"name": "shared", "max_workers": 2}}]}
+    dask = {
+        "tenants": [
+            {"name": "team-a", "gpu_quota": 8, "notebook": {"gpus": 1}},
+            {"name": "team-b", "gpu_quota": 4, "shared_cluster": {"name": "shared", "max_workers": 2}},
+        ]
+    }
 
     def python() -> None:
         args = GpuGkeClusterArgs.model_validate(cluster_args)
@@ -297,23 +334,86 @@ def waits_for(plan: ProgramPlan, resource: Any, urn_suffix: str) -> bool:
     return False
 
 
-@pytest.mark.parametrize(("inputs", "path", "reason"), [
-    ({"gpuPools": [{"name": "t4", "machineType": "n1-standard-4", "acceleratorType": "nvidia-tesla-t4",
-                    "acceleratorCount": 3.0, "autoscaling": {"scope": "total", "maxNodes": 2.0}}]},
-     "gpuPools[0].acceleratorCount", "accelerator_count 3 is not offered"),
-    ({"gpuPools": [{"name": "t4", "machineType": "n1-standard-4", "acceleratorType": "nvidia-tesla-t4",
-                    "acceleratorCount": 1.0, "autoscaling": {"scope": "total", "maxNodes": 2.5}}]},
-     "gpuPools[0].autoscaling.maxNodes", "valid integer"),
-    ({"gpuPools": [{"name": "t4", "machineType": "n1-standard-4", "acceleratorType": "nvidia-tesla-t4",
-                    "acceleratorCount": 1.0, "autoscaling": {"scope": "total", "maxNodes": UNKNOWN}}]},
-     "gpuPools[0].autoscaling.maxNodes", "must be known when GpuGkeCluster is constructed"),
-    ({"gpuPools": [{"name": "t4", "machineType": "n1-standard-4", "acceleratorType": "nvidia-tesla-t4",
-                    "acceleratorCount": 1.0, "autoscalng": {"scope": "total", "maxNodes": 2.0}}]},
-     "gpuPools[0].autoscalng", "Extra inputs are not permitted"),
-    ({"gpuPools": [{"name": "t4", "machineType": "n1-standard-4", "acceleratorType": "nvidia-tesla-t4",
-                    "acceleratorCount": 1.0, "autoscalng": {"scope": "total", "maxNodes": 2.0}}]},
-     "gpuPools[0].autoscaling", "Field required"),
-])
+@pytest.mark.parametrize(
+    ("inputs", "path", "reason"),
+    [
+        (
+            {
+                "gpuPools": [
+                    {
+                        "name": "t4",
+                        "machineType": "n1-standard-4",
+                        "acceleratorType": "nvidia-tesla-t4",
+                        "acceleratorCount": 3.0,
+                        "autoscaling": {"scope": "total", "maxNodes": 2.0},
+                    }
+                ]
+            },
+            "gpuPools[0].acceleratorCount",
+            "accelerator_count 3 is not offered",
+        ),
+        (
+            {
+                "gpuPools": [
+                    {
+                        "name": "t4",
+                        "machineType": "n1-standard-4",
+                        "acceleratorType": "nvidia-tesla-t4",
+                        "acceleratorCount": 1.0,
+                        "autoscaling": {"scope": "total", "maxNodes": 2.5},
+                    }
+                ]
+            },
+            "gpuPools[0].autoscaling.maxNodes",
+            "valid integer",
+        ),
+        (
+            {
+                "gpuPools": [
+                    {
+                        "name": "t4",
+                        "machineType": "n1-standard-4",
+                        "acceleratorType": "nvidia-tesla-t4",
+                        "acceleratorCount": 1.0,
+                        "autoscaling": {"scope": "total", "maxNodes": UNKNOWN},
+                    }
+                ]
+            },
+            "gpuPools[0].autoscaling.maxNodes",
+            "must be known when GpuGkeCluster is constructed",
+        ),
+        (
+            {
+                "gpuPools": [
+                    {
+                        "name": "t4",
+                        "machineType": "n1-standard-4",
+                        "acceleratorType": "nvidia-tesla-t4",
+                        "acceleratorCount": 1.0,
+                        "autoscalng": {"scope": "total", "maxNodes": 2.0},
+                    }
+                ]
+            },
+            "gpuPools[0].autoscalng",
+            "Extra inputs are not permitted",
+        ),
+        (
+            {
+                "gpuPools": [
+                    {
+                        "name": "t4",
+                        "machineType": "n1-standard-4",
+                        "acceleratorType": "nvidia-tesla-t4",
+                        "acceleratorCount": 1.0,
+                        "autoscalng": {"scope": "total", "maxNodes": 2.0},
+                    }
+                ]
+            },
+            "gpuPools[0].autoscaling",
+            "Field required",
+        ),
+    ],
+)
 def test_bad_input_from_another_language_names_the_camel_case_key(inputs: dict[str, Any], path: str, reason: str) -> None:
     raised: list[BaseException] = []
 
@@ -406,18 +506,27 @@ def test_the_inference_service_from_another_language_builds_what_python_builds()
     def other() -> None:
         cluster = construct("GpuGkeCluster", as_other_languages_send(cluster_args))
         stack = construct("PrometheusStack", {"cluster": {"kind": "gke"}, "grafanaAdminPassword": pulumi.Output.secret("pw")}, "mon")
-        built = construct("GpuInferenceService", {
-            **as_other_languages_send(service),
-            "cluster": {"kind": "gke", "pools": cluster.state["poolShapes"]},
-            "prometheusRuleCrd": stack.state["release"],
-        }, "inf")
+        built = construct(
+            "GpuInferenceService",
+            {
+                **as_other_languages_send(service),
+                "cluster": {"kind": "gke", "pools": cluster.state["poolShapes"]},
+                "prometheusRuleCrd": stack.state["release"],
+            },
+            "inf",
+        )
         assert set(built.state) >= {"deployment", "service", "serviceAddress"}
 
     expected, got = run_components(python), run_components(other)
     assert custom_resources(got) == custom_resources(expected)
     kinds = {r[0] for r in custom_resources(got) if r[1].startswith("inf-")}
-    assert {"kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Service", "kubernetes:networking.k8s.io/v1:Ingress",
-            "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "kubernetes:monitoring.coreos.com/v1:PrometheusRule"} <= kinds
+    assert {
+        "kubernetes:apps/v1:Deployment",
+        "kubernetes:core/v1:Service",
+        "kubernetes:networking.k8s.io/v1:Ingress",
+        "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+        "kubernetes:monitoring.coreos.com/v1:PrometheusRule",
+    } <= kinds
     (alert,) = [r for r in got.resources if r.type == "kubernetes:monitoring.coreos.com/v1:PrometheusRule" and r.name.startswith("inf-")]
     assert waits_for(got, alert, "kubernetes:helm.sh/v3:Release::mon-release")
 
@@ -451,14 +560,21 @@ def test_the_kubeflow_alb_ingress_waits_for_the_controller_given_from_another_la
         "hostname": "kubeflow.corp.example",
         "certificateArn": "arn:aws:acm:us-west-2:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555",
         "cognitoUserPoolArn": "arn:aws:cognito-idp:us-west-2:123456789012:userpool/us-west-2_AbCdEf",
-        "cognitoUserPoolClientId": "4example", "cognitoUserPoolDomain": "corp-kubeflow",
+        "cognitoUserPoolClientId": "4example",
+        "cognitoUserPoolDomain": "corp-kubeflow",
     }
     pools = as_other_languages_send(_plain_shapes())
 
     def other() -> None:
-        controller = k8s.helm.v3.Release("alb", k8s.helm.v3.ReleaseArgs(
-            chart="aws-load-balancer-controller", version="3.5.0", namespace="kube-system",
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo="https://aws.github.io/eks-charts")))
+        controller = k8s.helm.v3.Release(
+            "alb",
+            k8s.helm.v3.ReleaseArgs(
+                chart="aws-load-balancer-controller",
+                version="3.5.0",
+                namespace="kube-system",
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo="https://aws.github.io/eks-charts"),
+            ),
+        )
         construct("KubeflowInstall", {"trainingPools": pools, "ingress": ingress, "ingressController": controller}, "kf")
 
     got = run_components(other)
@@ -471,8 +587,10 @@ def _plain_shapes() -> list[dict[str, Any]]:
     """GKE pool shapes with a training pool, as the poolShapes output carries them."""
     from gpu_platform.components.provider.provider import _plain
 
-    training = {"labels": {"gpu-platform.io/workload": "training"},
-                "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}]}
+    training = {
+        "labels": {"gpu-platform.io/workload": "training"},
+        "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}],
+    }
     args = GpuGkeClusterArgs.model_validate(gke(project="ml-platform", gpu_pools=[t4_pool(**training)]))
     return [_plain(p) for p in args.pool_shapes() if p.role.value == "gpu"]
 
@@ -485,7 +603,9 @@ def test_the_load_balancer_controller_from_another_language_builds_what_python_b
 
     from gpu_platform.components.load_balancer.controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs
 
-    policy = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["elasticloadbalancing:DescribeLoadBalancers"], "Resource": "*"}]})
+    policy = json.dumps(
+        {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["elasticloadbalancing:DescribeLoadBalancers"], "Resource": "*"}]}
+    )
 
     def python() -> None:
         cluster = EksCluster("c", EksClusterArgs.model_validate(eks()))
@@ -493,10 +613,18 @@ def test_the_load_balancer_controller_from_another_language_builds_what_python_b
 
     def other() -> None:
         cluster = construct("EksCluster", as_other_languages_send(eks()))
-        construct("AwsLoadBalancerController", {
-            "replicas": 3.0, "cluster": cluster.state["ref"], "vpcId": cluster.state["vpcId"],
-            "pools": cluster.state["poolShapes"], "iamPolicy": policy,
-        }, "alb", pulumi.ResourceOptions(providers=[cluster.state["provider"]]))
+        construct(
+            "AwsLoadBalancerController",
+            {
+                "replicas": 3.0,
+                "cluster": cluster.state["ref"],
+                "vpcId": cluster.state["vpcId"],
+                "pools": cluster.state["poolShapes"],
+                "iamPolicy": policy,
+            },
+            "alb",
+            pulumi.ResourceOptions(providers=[cluster.state["provider"]]),
+        )
 
     expected, got = run_components(python), run_components(other)
     got.assert_no_violations()
@@ -513,8 +641,10 @@ def test_kubeflow_credentials_brought_from_another_language_replace_the_generate
     the same plan as the Python API given the same, so no RandomPassword, from either."""
     from gpu_platform.components import KubeflowInstall, KubeflowInstallArgs
 
-    training = {"labels": {"gpu-platform.io/workload": "training"},
-                "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}]}
+    training = {
+        "labels": {"gpu-platform.io/workload": "training"},
+        "taints": [{"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}],
+    }
     cluster_args = gke(project="ml-platform", gpu_pools=[t4_pool(**training)])
     secret_ref = {"namespace": "team-secrets", "name": "kubeflow-credentials"}
 
@@ -522,15 +652,24 @@ def test_kubeflow_credentials_brought_from_another_language_replace_the_generate
         args = GpuGkeClusterArgs.model_validate(cluster_args)
         GpuGkeCluster("c", args)
         pools = [p for p in args.pool_shapes() if p.role.value == "gpu"]
-        KubeflowInstall("kf", KubeflowInstallArgs.model_validate({"credentials_secret": secret_ref}), training_pools=pools,
-                        credentials={"database-password": pulumi.Output.secret("teamDatabasePassword01")})
+        KubeflowInstall(
+            "kf",
+            KubeflowInstallArgs.model_validate({"credentials_secret": secret_ref}),
+            training_pools=pools,
+            credentials={"database-password": pulumi.Output.secret("teamDatabasePassword01")},
+        )
 
     def other() -> None:
         cluster = construct("GpuGkeCluster", as_other_languages_send(cluster_args))
-        construct("KubeflowInstall", {
-            "trainingPools": [p for p in cluster.state["poolShapes"] if p["role"] == "gpu"], "credentialsSecret": secret_ref,
-            "credentials": {"database-password": pulumi.Output.secret("teamDatabasePassword01")},
-        }, "kf")
+        construct(
+            "KubeflowInstall",
+            {
+                "trainingPools": [p for p in cluster.state["poolShapes"] if p["role"] == "gpu"],
+                "credentialsSecret": secret_ref,
+                "credentials": {"database-password": pulumi.Output.secret("teamDatabasePassword01")},
+            },
+            "kf",
+        )
 
     expected, got = run_components(python), run_components(other)
     assert custom_resources(got) == custom_resources(expected)

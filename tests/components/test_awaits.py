@@ -22,18 +22,33 @@ from tests.conftest import Engine, settled_tree
 
 def gpu_pool(name: str, min_nodes: int, gpus_per_node: int = 2) -> NodePoolShape:
     return NodePoolShape(
-        name, "gpu", "n1-standard-8", 8, 30720, gpus_per_node, "nvidia-tesla-t4", CapacityStrategy.ON_DEMAND, min_nodes, 8,
-        {}, (GPU_TAINT,), PoolPlacement({"cloud.google.com/gke-nodepool": name}, (GPU_TAINT,)), reserve_formula=ReserveFormula.GKE,
+        name,
+        "gpu",
+        "n1-standard-8",
+        8,
+        30720,
+        gpus_per_node,
+        "nvidia-tesla-t4",
+        CapacityStrategy.ON_DEMAND,
+        min_nodes,
+        8,
+        {},
+        (GPU_TAINT,),
+        PoolPlacement({"cloud.google.com/gke-nodepool": name}, (GPU_TAINT,)),
+        reserve_formula=ReserveFormula.GKE,
     )
 
 
-@pytest.mark.parametrize(("min_nodes", "gpus", "waits"), [
-    (0, 1, True),   # a pool that starts at zero: every GPU pod waits for a scale-up
-    (1, 2, False),  # one node of 2 GPUs holds it
-    (1, 3, True),   # but not 3
-    (2, 4, False),
-    (0, 0, False),  # no GPUs: not this rule's
-])
+@pytest.mark.parametrize(
+    ("min_nodes", "gpus", "waits"),
+    [
+        (0, 1, True),  # a pool that starts at zero: every GPU pod waits for a scale-up
+        (1, 2, False),  # one node of 2 GPUs holds it
+        (1, 3, True),  # but not 3
+        (2, 4, False),
+        (0, 0, False),  # no GPUs: not this rule's
+    ],
+)
 def test_a_workload_waits_on_the_autoscaler_when_the_minimum_cannot_hold_its_gpus(min_nodes: int, gpus: int, waits: bool) -> None:
     pool = gpu_pool("t4", min_nodes)
     assert waits_on_autoscaler(pool, gpus) is waits
@@ -53,10 +68,14 @@ def test_the_annotation_is_the_providers() -> None:
 @pytest.mark.parametrize(("min_nodes", "skipped"), [(0, True), (1, False)])
 @pulumi.runtime.test
 def test_a_gpu_notebook_on_a_pool_at_zero_does_not_hold_up(engine: Engine, min_nodes: int, skipped: bool) -> pulumi.Output[Any]:
-    args = DaskOperatorArgs.model_validate({"tenants": [
-        {"name": "team-a", "gpu_quota": 8, "notebook": {"gpus": 1}},
-        {"name": "team-b", "gpu_quota": 8, "notebook": {"gpus": 0, "cpu": "1", "memory": "2Gi"}},
-    ]})
+    args = DaskOperatorArgs.model_validate(
+        {
+            "tenants": [
+                {"name": "team-a", "gpu_quota": 8, "notebook": {"gpus": 1}},
+                {"name": "team-b", "gpu_quota": 8, "notebook": {"gpus": 0, "cpu": "1", "memory": "2Gi"}},
+            ]
+        }
+    )
     operator = DaskOperator("d", args, pools=[gpu_pool("t4", min_nodes)])
 
     def check(_: Any) -> None:
@@ -88,11 +107,15 @@ def test_warm_capacity_placeholders_never_hold_up(engine: Engine) -> pulumi.Outp
 @pytest.mark.parametrize(("min_nodes", "min_replicas", "skipped"), [(0, 1, True), (1, 2, False), (1, 3, True)])
 @pulumi.runtime.test
 def test_inference_replicas_the_pools_minimum_cannot_hold_do_not_hold_up(
-    engine: Engine, min_nodes: int, min_replicas: int, skipped: bool,
+    engine: Engine,
+    min_nodes: int,
+    min_replicas: int,
+    skipped: bool,
 ) -> pulumi.Output[Any]:
     pool = gpu_pool("t4", min_nodes)
-    args = GpuInferenceServiceArgs(image="nvcr.io/nvidia/tritonserver:25.01-py3", pool="t4", gpus=1, min_replicas=min_replicas,
-                                   max_replicas=max(4, min_replicas), cpu="1", memory="4Gi")
+    args = GpuInferenceServiceArgs(
+        image="nvcr.io/nvidia/tritonserver:25.01-py3", pool="t4", gpus=1, min_replicas=min_replicas, max_replicas=max(4, min_replicas), cpu="1", memory="4Gi"
+    )
     service = GpuInferenceService("i", args, cluster=ClusterPools(kind=ClusterKind.GKE, pools=(pool,)))
 
     def check(_: Any) -> None:

@@ -17,10 +17,12 @@ from gpu_platform.components.load_balancer.controller import AwsLoadBalancerCont
 from tests.conftest import Engine, settled, settled_tree
 from tests.factories import eks
 
-POLICY = json.dumps({
-    "Version": "2012-10-17",
-    "Statement": [{"Effect": "Allow", "Action": ["elasticloadbalancing:DescribeLoadBalancers"], "Resource": "*"}],
-})
+POLICY = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": ["elasticloadbalancing:DescribeLoadBalancers"], "Resource": "*"}],
+    }
+)
 """A policy document of the controller's form (the published one is read from the pinned sources in tests/infra)."""
 
 
@@ -45,13 +47,16 @@ def test_the_controller_has_its_irsa_role_its_policy_and_the_cluster_in_its_valu
         assert attachment.inputs["role"] == "c-alb-role"
         release = engine.resource("c-alb-release")
         assert (release.inputs["chart"], release.inputs["version"], release.inputs["namespace"]) == (
-            "aws-load-balancer-controller", "3.5.0", "kube-system",
+            "aws-load-balancer-controller",
+            "3.5.0",
+            "kube-system",
         )
         values = release.inputs["values"]
         assert (values["clusterName"], values["region"], values["replicaCount"]) == ("c", "ap-northeast-2", 2)
         assert values["vpcId"] == vpc_id
         assert values["serviceAccount"] == {
-            "create": True, "name": "aws-load-balancer-controller",
+            "create": True,
+            "name": "aws-load-balancer-controller",
             "annotations": {"eks.amazonaws.com/role-arn": role_arn},
         }
         # On the system node group, like the cluster's other controllers.
@@ -75,16 +80,25 @@ def test_the_subnets_the_cluster_creates_carry_the_load_balancer_role_tags(engin
     return settled_tree(eks_cluster).apply(check)
 
 
-@pytest.mark.parametrize(("kwargs", "path", "reason"), [
-    ({"iam_policy": "{not json"}, "iam_policy", "iam_policy: not JSON (Expecting property name enclosed in double quotes at line 1); "
-     "give the document at " + iam_policy_url("3.5.0")),
-    ({"iam_policy": '{"Version": "2012-10-17"}'}, "iam_policy", "iam_policy: not an IAM policy document (no Statement list); "
-     "give the document at " + iam_policy_url("3.5.0")),
-    ({"iam_policy": None}, "iam_policy", "iam_policy: expected the controller's IAM policy document (JSON text) (got nothing)"),
-    ({"cluster": "c"}, "cluster", "cluster: expected an EksCluster or its ref (the controller needs its VPC and OIDC provider) (got a str)"),
-    ({"vpc_id": "vpc-1"}, "vpc_id", "vpc_id: the EksCluster given as cluster= gives it; pass it with an EksClusterRef only"),
-    ({"cluster": "ref"}, "vpc_id", "vpc_id: expected the cluster's VPC id (EksCluster.vpc_id) with an EksClusterRef (got nothing)"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "path", "reason"),
+    [
+        (
+            {"iam_policy": "{not json"},
+            "iam_policy",
+            "iam_policy: not JSON (Expecting property name enclosed in double quotes at line 1); give the document at " + iam_policy_url("3.5.0"),
+        ),
+        (
+            {"iam_policy": '{"Version": "2012-10-17"}'},
+            "iam_policy",
+            "iam_policy: not an IAM policy document (no Statement list); give the document at " + iam_policy_url("3.5.0"),
+        ),
+        ({"iam_policy": None}, "iam_policy", "iam_policy: expected the controller's IAM policy document (JSON text) (got nothing)"),
+        ({"cluster": "c"}, "cluster", "cluster: expected an EksCluster or its ref (the controller needs its VPC and OIDC provider) (got a str)"),
+        ({"vpc_id": "vpc-1"}, "vpc_id", "vpc_id: the EksCluster given as cluster= gives it; pass it with an EksClusterRef only"),
+        ({"cluster": "ref"}, "vpc_id", "vpc_id: expected the cluster's VPC id (EksCluster.vpc_id) with an EksClusterRef (got nothing)"),
+    ],
+)
 @pulumi.runtime.test
 def test_fails_when_the_controller_gets_a_bad_live_input(engine: Engine, kwargs: dict[str, Any], path: str, reason: str) -> pulumi.Output[Any]:
     given: dict[str, Any] = {"iam_policy": POLICY, **kwargs}
@@ -107,23 +121,27 @@ def test_fails_when_the_controller_gets_a_bad_live_input(engine: Engine, kwargs:
 def test_controller_defaults() -> None:
     args = AwsLoadBalancerControllerArgs()
     assert (args.chart_version, args.repository, args.replicas, args.service_account) == (
-        "3.5.0", "https://aws.github.io/eks-charts", 2, "aws-load-balancer-controller",
+        "3.5.0",
+        "https://aws.github.io/eks-charts",
+        2,
+        "aws-load-balancer-controller",
     )
     assert CONTROLLER_RELEASES == {"3.5.0": "v3.5.0"}
-    assert iam_policy_url("3.5.0") == (
-        "https://raw.githubusercontent.com/kubernetes-sigs/aws-load-balancer-controller/v3.5.0/docs/install/iam_policy.json"
-    )
+    assert iam_policy_url("3.5.0") == ("https://raw.githubusercontent.com/kubernetes-sigs/aws-load-balancer-controller/v3.5.0/docs/install/iam_policy.json")
     assert iam_policy_name("3.5.0") == "aws-load-balancer-controller-3.5.0.iam_policy.json"
 
 
-@pytest.mark.parametrize(("value", "loc", "message"), [
-    ({"chart_version": "3.4.0"}, ("chart_version",), "Value error, chart_version 3.4.0 has no pinned IAM policy here; use 3.5.0"),
-    ({"replicas": 0}, ("replicas",), "Input should be greater than or equal to 1"),
-    ({"replicas": 6}, ("replicas",), "Input should be less than or equal to 5"),
-    ({"service_account": "Bad_Name"}, ("service_account",), None),
-    ({"repository": "ftp://x"}, ("repository",), None),
-    ({"namespace": "lb"}, ("namespace",), "Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    ("value", "loc", "message"),
+    [
+        ({"chart_version": "3.4.0"}, ("chart_version",), "Value error, chart_version 3.4.0 has no pinned IAM policy here; use 3.5.0"),
+        ({"replicas": 0}, ("replicas",), "Input should be greater than or equal to 1"),
+        ({"replicas": 6}, ("replicas",), "Input should be less than or equal to 5"),
+        ({"service_account": "Bad_Name"}, ("service_account",), None),
+        ({"repository": "ftp://x"}, ("repository",), None),
+        ({"namespace": "lb"}, ("namespace",), "Extra inputs are not permitted"),
+    ],
+)
 def test_fails_when_a_controller_value_is_wrong(value: dict[str, Any], loc: tuple[str, ...], message: str | None) -> None:
     with pytest.raises(ValidationError) as error:
         AwsLoadBalancerControllerArgs.model_validate(value)

@@ -84,9 +84,7 @@ def test_gke_refuses_a_malformed_or_misplaced_network_naming_the_key(key: str, v
 @pulumi.runtime.test
 def test_gke_runs_on_a_network_subnetwork_and_project_made_in_the_same_program(engine: Engine) -> pulumi.Output[Any]:
     network = gcp.compute.Network("net", gcp.compute.NetworkArgs(auto_create_subnetworks=False))
-    subnetwork = gcp.compute.Subnetwork(
-        "subnet", gcp.compute.SubnetworkArgs(network=network.id, region="us-central1", ip_cidr_range="10.0.0.0/20")
-    )
+    subnetwork = gcp.compute.Subnetwork("subnet", gcp.compute.SubnetworkArgs(network=network.id, region="us-central1", ip_cidr_range="10.0.0.0/20"))
     project = pulumi.Output.from_input("ml-host-project")
     args = GpuGkeClusterArgs.model_validate({**gke(), "project": project, "network": network.name, "subnetwork": subnetwork.name})
     cluster = GpuGkeCluster("c", args)
@@ -117,9 +115,7 @@ def test_each_check_an_output_kept_from_being_made_is_a_warning_naming_the_compo
         GpuGkeCluster("ml", GpuGkeClusterArgs.model_validate({**gke(), "project": "my-project", "network": network.name}))
 
     plan = run_components(build)
-    assert plan.warnings == [
-        "GpuGkeCluster ml: args.network: an Output, so its form (a network name or self link) is not checked before deploy"
-    ]
+    assert plan.warnings == ["GpuGkeCluster ml: args.network: an Output, so its form (a network name or self link) is not checked before deploy"]
 
 
 # --- EKS: an existing VPC ---------------------------------------------------------------------
@@ -136,14 +132,27 @@ def test_an_existing_vpc_gives_the_zones_and_nothing_else_is_needed() -> None:
     ("overrides", "where", "message"),
     [
         ({"vpc": existing(vpc_id="vpc-123")}, ("vpc", "vpc_id"), "is not a VPC id"),
-        ({"vpc": existing(private_subnet_ids={"ap-northeast-2a": "subnet-0a1b2c3d", "ap-northeast-2c": "sn-1"})},
-         ("vpc", "private_subnet_ids", "ap-northeast-2c"), "is not a subnet id"),
+        (
+            {"vpc": existing(private_subnet_ids={"ap-northeast-2a": "subnet-0a1b2c3d", "ap-northeast-2c": "sn-1"})},
+            ("vpc", "private_subnet_ids", "ap-northeast-2c"),
+            "is not a subnet id",
+        ),
         ({"vpc": existing(private_subnet_ids={"ap-northeast-2a": "subnet-0a1b2c3d"})}, ("vpc", "private_subnet_ids"), "at least 2 items"),
-        ({"vpc": existing(private_subnet_ids={"2a": "subnet-0a1b2c3d", "2c": "subnet-0a1b2c3e"})}, ("vpc", "private_subnet_ids"), "is not an availability zone"),
-        ({"vpc": existing(public_subnet_ids={"ap-northeast-2a": SUBNETS["ap-northeast-2a"]})},
-         ("vpc", "public_subnet_ids", "ap-northeast-2a"), "is already listed as private_subnet_ids[ap-northeast-2a]"),
-        ({"vpc": existing(private_subnet_ids={"us-west-2a": "subnet-0a1b2c3d", "us-west-2b": "subnet-0a1b2c3e"}, public_subnet_ids={})},
-         ("vpc", "private_subnet_ids", "us-west-2a"), "is not in region ap-northeast-2"),
+        (
+            {"vpc": existing(private_subnet_ids={"2a": "subnet-0a1b2c3d", "2c": "subnet-0a1b2c3e"})},
+            ("vpc", "private_subnet_ids"),
+            "is not an availability zone",
+        ),
+        (
+            {"vpc": existing(public_subnet_ids={"ap-northeast-2a": SUBNETS["ap-northeast-2a"]})},
+            ("vpc", "public_subnet_ids", "ap-northeast-2a"),
+            "is already listed as private_subnet_ids[ap-northeast-2a]",
+        ),
+        (
+            {"vpc": existing(private_subnet_ids={"us-west-2a": "subnet-0a1b2c3d", "us-west-2b": "subnet-0a1b2c3e"}, public_subnet_ids={})},
+            ("vpc", "private_subnet_ids", "us-west-2a"),
+            "is not in region ap-northeast-2",
+        ),
         ({"vpc": existing(), "vpc_cidr": "10.1.0.0/16"}, ("vpc_cidr",), "applies to a VPC the component creates"),
         ({"vpc": existing(), "nat_gateways": "per_zone"}, ("nat_gateways",), "applies to a VPC the component creates"),
         ({"vpc": existing(), "zone_count": 2}, ("zone_count",), "applies to a VPC the component creates"),
@@ -181,8 +190,14 @@ def test_eks_runs_in_a_vpc_made_in_the_same_program_and_creates_no_network(engin
     def check(values: list[Any]) -> None:
         vpc_id, sub_a, sub_c, group_id, out_vpc, out_private, out_public = values
         made = {r.type for r in engine.recorded if r.parent and r.parent.endswith("::c")}
-        for kind in ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway", "aws:ec2/internetGateway:InternetGateway",
-                     "aws:ec2/routeTable:RouteTable", "aws:ec2/eip:Eip"):
+        for kind in (
+            "aws:ec2/vpc:Vpc",
+            "aws:ec2/subnet:Subnet",
+            "aws:ec2/natGateway:NatGateway",
+            "aws:ec2/internetGateway:InternetGateway",
+            "aws:ec2/routeTable:RouteTable",
+            "aws:ec2/eip:Eip",
+        ):
             assert kind not in made, f"the component made a {kind} in a VPC it was given"
         (eks_cluster,) = engine.of_type("aws:eks/cluster:Cluster")
         assert eks_cluster.inputs["vpcConfig"]["subnetIds"] == [sub_a, sub_c]
@@ -198,9 +213,9 @@ def test_eks_runs_in_a_vpc_made_in_the_same_program_and_creates_no_network(engin
             "args.security_group_ids[0]: an Output, so its form (sg-...) is not checked before deploy",
         ]
 
-    return pulumi.Output.all(
-        vpc.id, *ids, group.id, cluster.vpc_id, cluster.private_subnet_ids, cluster.public_subnet_ids, settled_tree(cluster)
-    ).apply(lambda v: check(v[:-1]))
+    return pulumi.Output.all(vpc.id, *ids, group.id, cluster.vpc_id, cluster.private_subnet_ids, cluster.public_subnet_ids, settled_tree(cluster)).apply(
+        lambda v: check(v[:-1])
+    )
 
 
 def test_the_gpu_offering_check_asks_about_the_zones_of_the_given_subnets() -> None:

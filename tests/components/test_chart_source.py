@@ -14,8 +14,10 @@ from gpu_platform.components.core.kube import chart_source
     [
         ({"chart": "oci://public.ecr.aws/karpenter/karpenter", "version": "1.14.1"}, ("karpenter", "oci://public.ecr.aws/karpenter")),
         ({"chart": "oci://registry.k8s.io/kueue/charts/kueue"}, ("kueue", "oci://registry.k8s.io/kueue/charts")),
-        ({"chart": "headlamp", "repositoryOpts": {"repo": "https://kubernetes-sigs.github.io/headlamp/"}},
-         ("headlamp", "https://kubernetes-sigs.github.io/headlamp/")),
+        (
+            {"chart": "headlamp", "repositoryOpts": {"repo": "https://kubernetes-sigs.github.io/headlamp/"}},
+            ("headlamp", "https://kubernetes-sigs.github.io/headlamp/"),
+        ),
         ({"chart": "local-chart"}, ("local-chart", None)),
     ],
 )
@@ -27,7 +29,7 @@ def test_every_oci_release_of_the_shipped_stacks_is_a_full_reference() -> None:
     """No shipped stack names an OCI registry through repositoryOpts (helm.v3.Release would look for an index.yaml there)."""
     from tests.conftest import PROJECT_DIR, shipped_plan
 
-    stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+    stacks = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
     oci = 0
     for stack in stacks:
         for r in shipped_plan(stack).resources:

@@ -18,12 +18,14 @@ def test_serialized_values_are_the_stacks_and_the_inputs() -> None:
     assert [k.value for k in ClusterKind] == ["gke", "eks"]
 
 
-@pytest.mark.parametrize(("cloud", "kind", "formula", "label"), [
-    (Cloud.GCP, ClusterKind.GKE, ReserveFormula.GKE, GKE_ACCELERATOR_LABEL),
-    (Cloud.AWS, ClusterKind.EKS, ReserveFormula.EKS, AWS_ACCELERATOR_LABEL),
-])
-def test_each_cloud_names_its_kind_formula_and_gpu_label(cloud: Cloud, kind: ClusterKind, formula: ReserveFormula,
-                                                         label: str) -> None:
+@pytest.mark.parametrize(
+    ("cloud", "kind", "formula", "label"),
+    [
+        (Cloud.GCP, ClusterKind.GKE, ReserveFormula.GKE, GKE_ACCELERATOR_LABEL),
+        (Cloud.AWS, ClusterKind.EKS, ReserveFormula.EKS, AWS_ACCELERATOR_LABEL),
+    ],
+)
+def test_each_cloud_names_its_kind_formula_and_gpu_label(cloud: Cloud, kind: ClusterKind, formula: ReserveFormula, label: str) -> None:
     assert (cloud.kind, kind.cloud) == (kind, cloud)
     assert ReserveFormula.of(cloud) is formula
     assert cloud.accelerator_label == kind.accelerator_label == label

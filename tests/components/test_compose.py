@@ -58,7 +58,9 @@ def eks_cluster() -> EksCluster:
 
 
 def eks_node_groups_on(cluster: EksCluster, **keywords: Any) -> SpotFailoverEksNodeGroups:
-    groups = eks_node_groups(classes=[gpu_class(**TRAINING), gpu_class(name="sched", role="scheduler", instance_types=["g4dn.xlarge"], capacity="on_demand", max_nodes=2)])
+    groups = eks_node_groups(
+        classes=[gpu_class(**TRAINING), gpu_class(name="sched", role="scheduler", instance_types=["g4dn.xlarge"], capacity="on_demand", max_nodes=2)]
+    )
     return SpotFailoverEksNodeGroups("eks-gpu", SpotFailoverEksNodeGroupsArgs.model_validate(groups), cluster=cluster, **keywords)
 
 
@@ -90,8 +92,7 @@ def under(plan: Any, component: str) -> list[tuple[str, str, str, str | None, li
     def strip(text: str) -> str:
         return text.replace(component, "<name>")
 
-    rows = [(r.type, strip(r.name), strip(repr(r.inputs)), r.provider, sorted(strip(d) for d in r.depends_on))
-            for r in plan.resources if inside(r)]
+    rows = [(r.type, strip(r.name), strip(repr(r.inputs)), r.provider, sorted(strip(d) for d in r.depends_on)) for r in plan.resources if inside(r)]
     rows.append((top.type, "<name>", "", top.provider, sorted(top.depends_on)))
     return sorted(rows)
 
@@ -152,8 +153,7 @@ def test_prometheus_stack_scrapes_what_the_node_groups_ship_and_what_it_is_told(
         gpu = eks_node_groups_on(eks, service_monitor_crd=first.release)
         captured["sources"] = (eks.metric_sources(), gpu.metric_sources())
         PrometheusStack("by-groups", PrometheusStackArgs(namespace="by-groups"), cluster=gpu, grafana_admin_password=PASSWORD)
-        PrometheusStack("told", PrometheusStackArgs(namespace="told"), cluster=gpu, grafana_admin_password=PASSWORD,
-                        scrapes=[MetricSource.DCGM_EXPORTER])
+        PrometheusStack("told", PrometheusStackArgs(namespace="told"), cluster=gpu, grafana_admin_password=PASSWORD, scrapes=[MetricSource.DCGM_EXPORTER])
 
     plan = run_components(program)
     assert captured["sources"] == (frozenset(), frozenset({MetricSource.CLUSTER_AUTOSCALER}))
@@ -191,9 +191,7 @@ def test_dcgm_exporter_refuses_a_node_selection_of_the_other_cloud(cluster: str)
     with pytest.raises(pulumi.InputPropertyError) as info:
         run_components(program)
     assert info.value.property_path == "args.node_selection"
-    assert info.value.reason == (
-        f"args.node_selection {other} does not match cluster, a {own} cluster; use {own} (got {other!r})"
-    )
+    assert info.value.reason == (f"args.node_selection {other} does not match cluster, a {own} cluster; use {own} (got {other!r})")
 
 
 @pytest.mark.parametrize("cluster", ["GpuGkeCluster", "SpotFailoverEksNodeGroups"])
@@ -264,8 +262,9 @@ def test_given_options_keep_precedence_and_add_to_the_wait() -> None:
 
     def program() -> None:
         gke = gke_cluster()
-        GpuUtilizationAutoscaler("hpa", GpuUtilizationAutoscalerArgs(deployment="d", namespace="n", max_replicas=2),
-                                 pulumi.ResourceOptions(depends_on=[gke.cluster]), cluster=gke)
+        GpuUtilizationAutoscaler(
+            "hpa", GpuUtilizationAutoscalerArgs(deployment="d", namespace="n", max_replicas=2), pulumi.ResourceOptions(depends_on=[gke.cluster]), cluster=gke
+        )
 
     plan = run_components(program)
     hpa = component(plan, "hpa")
@@ -308,7 +307,8 @@ def test_a_wrong_cluster_is_an_input_error_naming_cluster(addon: str, accepts: s
         "DaskOperator": lambda c: DaskOperator("a", DaskOperatorArgs(), cluster=c),
         "KubeflowInstall": lambda c: KubeflowInstall("a", KubeflowInstallArgs(), cluster=c),
         "GpuUtilizationAutoscaler": lambda c: GpuUtilizationAutoscaler(
-            "a", GpuUtilizationAutoscalerArgs(deployment="d", namespace="n", max_replicas=2), cluster=c),
+            "a", GpuUtilizationAutoscalerArgs(deployment="d", namespace="n", max_replicas=2), cluster=c
+        ),
     }[addon]
     error = refusal(lambda: build(WRONG[wrong]()))
     assert error.property_path == "cluster"
@@ -333,57 +333,87 @@ def test_kubeflow_needs_a_cluster_or_training_pools() -> None:
 def test_node_groups_built_on_a_ref_have_no_provider_to_give() -> None:
     def program() -> None:
         eks = eks_cluster()
-        groups = SpotFailoverEksNodeGroups("g", SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()), pulumi.ResourceOptions(providers=[eks.provider]), cluster=eks.ref)
+        groups = SpotFailoverEksNodeGroups(
+            "g", SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()), pulumi.ResourceOptions(providers=[eks.provider]), cluster=eks.ref
+        )
         GpuUtilizationAutoscaler("a", GpuUtilizationAutoscalerArgs(deployment="d", namespace="n", max_replicas=2), cluster=groups)
 
     error = refusal(program)
     assert error.property_path == "cluster"
-    assert error.reason.startswith("cluster: SpotFailoverEksNodeGroups 'g' has no Kubernetes provider to give (build SpotFailoverEksNodeGroups with cluster=<EksCluster>")
+    assert error.reason.startswith(
+        "cluster: SpotFailoverEksNodeGroups 'g' has no Kubernetes provider to give (build SpotFailoverEksNodeGroups with cluster=<EksCluster>"
+    )
 
 
 @pytest.mark.parametrize(
     ("keyword", "build", "reason"),
     [
-        ("grafana_admin_password",
-         lambda: PrometheusStack("a", PrometheusStackArgs(), cluster=gke_cluster(), grafana_admin_password=42),
-         "grafana_admin_password: expected a string or a pulumi.Output[str] (pass a secret) (got an int)"),
-        ("scrapes",
-         lambda: PrometheusStack("a", PrometheusStackArgs(), cluster=gke_cluster(), grafana_admin_password=PASSWORD, scrapes=["dcgm"]),
-         "scrapes: expected MetricSource values (prometheus, kube-state-metrics, node-exporter, kubelet, apiserver, "
-         "dcgm-exporter, cluster-autoscaler) (got ['dcgm'])"),
-        ("service_monitor_crd",
-         lambda: DcgmExporter("a", DcgmExporterArgs(node_selection="gke"), service_monitor_crd="prometheus"),
-         "service_monitor_crd: expected the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None (got a str)"),
-        ("pools",
-         lambda: DaskOperator("a", DaskOperatorArgs(), pools=gke_cluster()),
-         "pools: expected a list of NodePoolShape; pass the cluster as cluster= (got a GpuGkeCluster)"),
-        ("pools",
-         lambda: DaskOperator("a", DaskOperatorArgs(), pools=[{"name": "t4"}]),
-         "pools: expected a list of NodePoolShape (a cluster's pool_shapes()) (got a sequence holding dict)"),
-        ("pools",
-         lambda: (lambda c: DaskOperator("a", DaskOperatorArgs(), pools=c.pool_shapes(), cluster=c))(gke_cluster()),
-         "pools: the cluster component given as cluster= gives them; pass cluster= or pools=, not both"),
-        ("training_pools",
-         lambda: KubeflowInstall("a", KubeflowInstallArgs(), training_pools="gpu"),
-         "training_pools: expected a list of NodePoolShape (a cluster's pool_shapes()) (got a str)"),
-        ("training_pools",
-         lambda: (lambda c: KubeflowInstall("a", KubeflowInstallArgs(), training_pools=c.pool_shapes(), cluster=c))(gke_cluster()),
-         "training_pools: the cluster component given as cluster= gives them; pass cluster= or training_pools=, not both"),
-        ("dex_password_hash",
-         lambda: KubeflowInstall("a", KubeflowInstallArgs(), cluster=gke_cluster(), dex_password_hash=b"$2y$"),
-         "dex_password_hash: expected a string or a pulumi.Output[str] (pass a secret) (got a bytes)"),
-        ("oidc_client_secret",
-         lambda: KubeflowInstall("a", KubeflowInstallArgs(), cluster=gke_cluster(), oidc_client_secret=1),
-         "oidc_client_secret: expected a string or a pulumi.Output[str] (pass a secret) (got an int)"),
-        ("cluster",
-         lambda: SpotFailoverEksNodeGroups("a", SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()), cluster=gke_cluster()),
-         "cluster: expected an EksCluster or an EksClusterRef (EksCluster.ref) (got a GpuGkeCluster)"),
-        ("service_monitor_crd",
-         lambda: Kueue("a", KueueArgs(), tenants=[], cluster=gke_cluster(), service_monitor_crd="prometheus"),
-         "service_monitor_crd: expected the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None (got a str)"),
-        ("service_monitor_crd",
-         lambda: eks_node_groups_on(eks_cluster(), service_monitor_crd="release"),
-         "service_monitor_crd: expected the resource that installs the ServiceMonitor CRD (PrometheusStack.release) (got a str)"),
+        (
+            "grafana_admin_password",
+            lambda: PrometheusStack("a", PrometheusStackArgs(), cluster=gke_cluster(), grafana_admin_password=42),
+            "grafana_admin_password: expected a string or a pulumi.Output[str] (pass a secret) (got an int)",
+        ),
+        (
+            "scrapes",
+            lambda: PrometheusStack("a", PrometheusStackArgs(), cluster=gke_cluster(), grafana_admin_password=PASSWORD, scrapes=["dcgm"]),
+            "scrapes: expected MetricSource values (prometheus, kube-state-metrics, node-exporter, kubelet, apiserver, "
+            "dcgm-exporter, cluster-autoscaler) (got ['dcgm'])",
+        ),
+        (
+            "service_monitor_crd",
+            lambda: DcgmExporter("a", DcgmExporterArgs(node_selection="gke"), service_monitor_crd="prometheus"),
+            "service_monitor_crd: expected the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None (got a str)",
+        ),
+        (
+            "pools",
+            lambda: DaskOperator("a", DaskOperatorArgs(), pools=gke_cluster()),
+            "pools: expected a list of NodePoolShape; pass the cluster as cluster= (got a GpuGkeCluster)",
+        ),
+        (
+            "pools",
+            lambda: DaskOperator("a", DaskOperatorArgs(), pools=[{"name": "t4"}]),
+            "pools: expected a list of NodePoolShape (a cluster's pool_shapes()) (got a sequence holding dict)",
+        ),
+        (
+            "pools",
+            lambda: (lambda c: DaskOperator("a", DaskOperatorArgs(), pools=c.pool_shapes(), cluster=c))(gke_cluster()),
+            "pools: the cluster component given as cluster= gives them; pass cluster= or pools=, not both",
+        ),
+        (
+            "training_pools",
+            lambda: KubeflowInstall("a", KubeflowInstallArgs(), training_pools="gpu"),
+            "training_pools: expected a list of NodePoolShape (a cluster's pool_shapes()) (got a str)",
+        ),
+        (
+            "training_pools",
+            lambda: (lambda c: KubeflowInstall("a", KubeflowInstallArgs(), training_pools=c.pool_shapes(), cluster=c))(gke_cluster()),
+            "training_pools: the cluster component given as cluster= gives them; pass cluster= or training_pools=, not both",
+        ),
+        (
+            "dex_password_hash",
+            lambda: KubeflowInstall("a", KubeflowInstallArgs(), cluster=gke_cluster(), dex_password_hash=b"$2y$"),
+            "dex_password_hash: expected a string or a pulumi.Output[str] (pass a secret) (got a bytes)",
+        ),
+        (
+            "oidc_client_secret",
+            lambda: KubeflowInstall("a", KubeflowInstallArgs(), cluster=gke_cluster(), oidc_client_secret=1),
+            "oidc_client_secret: expected a string or a pulumi.Output[str] (pass a secret) (got an int)",
+        ),
+        (
+            "cluster",
+            lambda: SpotFailoverEksNodeGroups("a", SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()), cluster=gke_cluster()),
+            "cluster: expected an EksCluster or an EksClusterRef (EksCluster.ref) (got a GpuGkeCluster)",
+        ),
+        (
+            "service_monitor_crd",
+            lambda: Kueue("a", KueueArgs(), tenants=[], cluster=gke_cluster(), service_monitor_crd="prometheus"),
+            "service_monitor_crd: expected the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None (got a str)",
+        ),
+        (
+            "service_monitor_crd",
+            lambda: eks_node_groups_on(eks_cluster(), service_monitor_crd="release"),
+            "service_monitor_crd: expected the resource that installs the ServiceMonitor CRD (PrometheusStack.release) (got a str)",
+        ),
     ],
 )
 def test_a_wrong_live_input_is_an_input_error_naming_it(keyword: str, build: Callable[[], Any], reason: str) -> None:

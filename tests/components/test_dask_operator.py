@@ -27,14 +27,36 @@ from tests.conftest import Engine, settled, settled_tree
 from tests.factories import eks_stack, gpu_class, prod_eks_raw, stack
 
 SCHEDULER_POOL = NodePoolShape(
-    "scheduler", "scheduler", "n1-standard-2", 2, 7680, 1, "nvidia-tesla-t4", CapacityStrategy.ON_DEMAND, 0, 4,
-    {"dedicated": "scheduler"}, (GPU_TAINT,), PoolPlacement({"cloud.google.com/gke-nodepool": "scheduler"}, (GPU_TAINT,)),
+    "scheduler",
+    "scheduler",
+    "n1-standard-2",
+    2,
+    7680,
+    1,
+    "nvidia-tesla-t4",
+    CapacityStrategy.ON_DEMAND,
+    0,
+    4,
+    {"dedicated": "scheduler"},
+    (GPU_TAINT,),
+    PoolPlacement({"cloud.google.com/gke-nodepool": "scheduler"}, (GPU_TAINT,)),
     reserve_formula=ReserveFormula.GKE,
 )
 TRAINING = Taint(key="gpu-platform.io/workload", value="training")
 GPU_POOL = NodePoolShape(
-    "t4", "gpu", "n1-standard-4", 4, 15360, 2, "nvidia-tesla-t4", CapacityStrategy.ON_DEMAND, 2, 40,
-    {}, (GPU_TAINT, TRAINING), PoolPlacement({"cloud.google.com/gke-nodepool": "t4"}, (GPU_TAINT, TRAINING)),
+    "t4",
+    "gpu",
+    "n1-standard-4",
+    4,
+    15360,
+    2,
+    "nvidia-tesla-t4",
+    CapacityStrategy.ON_DEMAND,
+    2,
+    40,
+    {},
+    (GPU_TAINT, TRAINING),
+    PoolPlacement({"cloud.google.com/gke-nodepool": "t4"}, (GPU_TAINT, TRAINING)),
     reserve_formula=ReserveFormula.GKE,
 )
 TENANTS = [
@@ -62,67 +84,114 @@ def refusal(dask: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize(
     ("dask", "line"),
     [
-        ({"tenants": [{"name": "Team_A", "gpu_quota": 4}]},
-         "gpu-platform:dask.tenants[0].name: 'Team_A' is not a DNS label: lowercase letters, digits and '-', at most 63 characters (got \"Team_A\")"),
-        ({"tenants": [{"name": "a", "gpu_quota": 4}, {"name": "a", "gpu_quota": 4}]},
-         "gpu-platform:dask.tenants: tenants lists a name twice (a, a); each tenant is one namespace (got [{\"name\": \"a\", \"gpu_quota\": 4}, {\"name\": \"a\", \"gpu_quota\": 4}])"),
-        ({"worker_gpus": 2, "tenants": [{"name": "a", "gpu_quota": 4}]},
-         "gpu-platform:dask.worker_gpus: worker_gpus 2 is not supported: dask-cuda-worker starts one Dask worker per GPU of its pod while the DaskAutoscaler counts Dask workers, so a pod with more GPUs makes the autoscaler start and stop the wrong number of pods; use 1 (got 2)"),
-        ({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"memory": "16Gi"}}]},
-         "gpu-platform:dask.tenants[0].notebook.memory: memory 16Gi of tenant a's notebook fits no node of pool t4 (n1-standard-4), whose nodes leave 12188Mi memory to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 12188Mi (got \"16Gi\")"),
-        ({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"cpu": "4"}}]},
-         "gpu-platform:dask.tenants[0].notebook.cpu: cpu 4 of tenant a's notebook fits no node of pool t4 (n1-standard-4), whose nodes leave 3620m CPU to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 3620m (got \"4\")"),
-        ({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"gpus": 0, "memory": "64Gi"}}]},
-         "gpu-platform:dask.tenants[0].notebook.memory: memory 64Gi of tenant a's notebook fits no node of pool system (e2-standard-4), whose nodes leave 13109Mi memory to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 13109Mi (got \"64Gi\")"),
-        ({"worker_memory": "13Gi", "tenants": [{"name": "a", "gpu_quota": 4}]},
-         "gpu-platform:dask.worker_memory: worker_memory 13Gi of the Dask workers fits no node of pool t4 (n1-standard-4), whose nodes leave 12188Mi memory to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 12188Mi (got \"13Gi\")"),
-        ({"worker_cpu": "3700m", "tenants": [{"name": "a", "gpu_quota": 4}]},
-         "gpu-platform:dask.worker_cpu: worker_cpu 3700m of the Dask workers fits no node of pool t4 (n1-standard-4), whose nodes leave 3620m CPU to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 3620m (got \"3700m\")"),
-        ({"tenants": [{"name": "dask-operator", "gpu_quota": 4}]},
-         "gpu-platform:dask.tenants[0].name: tenant dask-operator is the operator namespace; choose another name (got \"dask-operator\")"),
-        ({"tenants": [{"name": "a", "gpu_quota": 2, "notebook": {"gpus": 1}}]},
-         "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 1, the scheduler 1 and the notebook 1; use at least 3 (got 2)"),
-        ({"tenants": [{"name": "a", "gpu_quota": 4, "shared_cluster": {"min_workers": 0, "max_workers": 4}}]},
-         "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5 GPUs with the scheduler, more than gpu_quota 4; lower max_workers or raise gpu_quota (got 4)"),
-        ({"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "1", "notebook": {}}]},
-         "gpu-platform:dask.tenants[0]: tenant a needs 2000m cpu (the notebook: 2), more than cpu_quota 1; raise cpu_quota (got \"1\")"),
-        ({"scope": "namespaced", "tenants": [{"name": "a", "gpu_quota": 8, "memory_quota": "8Gi", "notebook": {}}]},
-         "gpu-platform:dask.tenants[0]: tenant a needs 8448Mi memory (the notebook: 8Gi, the operator: 256Mi), more than "
-         "memory_quota 8Gi; raise memory_quota (got \"8Gi\")"),
-        ({"tenants": [{"name": "a", "gpu_quota": 8, "notebook": {"gpus": 4}}]},
-         "gpu-platform:dask.tenants[0].notebook.gpus: gpus 4 of tenant a's notebook fits no node of pool t4 (n1-standard-4), "
-         "which has 2 GPUs a node; use at most 2 (got \"4\")"),
-        ({"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "4", "shared_cluster": {"max_workers": 4}}]},
-         "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5000m cpu "
-         "(4 workers: 1, the scheduler: 1), more than cpu_quota 4; use max_workers 3 or raise cpu_quota (got 4)"),
+        (
+            {"tenants": [{"name": "Team_A", "gpu_quota": 4}]},
+            "gpu-platform:dask.tenants[0].name: 'Team_A' is not a DNS label: lowercase letters, digits and '-', at most 63 characters (got \"Team_A\")",
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 4}, {"name": "a", "gpu_quota": 4}]},
+            'gpu-platform:dask.tenants: tenants lists a name twice (a, a); each tenant is one namespace (got [{"name": "a", "gpu_quota": 4}, {"name": "a", "gpu_quota": 4}])',
+        ),
+        (
+            {"worker_gpus": 2, "tenants": [{"name": "a", "gpu_quota": 4}]},
+            "gpu-platform:dask.worker_gpus: worker_gpus 2 is not supported: dask-cuda-worker starts one Dask worker per GPU of its pod while the DaskAutoscaler counts Dask workers, so a pod with more GPUs makes the autoscaler start and stop the wrong number of pods; use 1 (got 2)",
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"memory": "16Gi"}}]},
+            "gpu-platform:dask.tenants[0].notebook.memory: memory 16Gi of tenant a's notebook fits no node of pool t4 (n1-standard-4), whose nodes leave 12188Mi memory to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 12188Mi (got \"16Gi\")",
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"cpu": "4"}}]},
+            "gpu-platform:dask.tenants[0].notebook.cpu: cpu 4 of tenant a's notebook fits no node of pool t4 (n1-standard-4), whose nodes leave 3620m CPU to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 3620m (got \"4\")",
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"gpus": 0, "memory": "64Gi"}}]},
+            "gpu-platform:dask.tenants[0].notebook.memory: memory 64Gi of tenant a's notebook fits no node of pool system (e2-standard-4), whose nodes leave 13109Mi memory to pods after the kubelet's reserves (gke) and the DaemonSets; use at most 13109Mi (got \"64Gi\")",
+        ),
+        (
+            {"worker_memory": "13Gi", "tenants": [{"name": "a", "gpu_quota": 4}]},
+            'gpu-platform:dask.worker_memory: worker_memory 13Gi of the Dask workers fits no node of pool t4 (n1-standard-4), whose nodes leave 12188Mi memory to pods after the kubelet\'s reserves (gke) and the DaemonSets; use at most 12188Mi (got "13Gi")',
+        ),
+        (
+            {"worker_cpu": "3700m", "tenants": [{"name": "a", "gpu_quota": 4}]},
+            'gpu-platform:dask.worker_cpu: worker_cpu 3700m of the Dask workers fits no node of pool t4 (n1-standard-4), whose nodes leave 3620m CPU to pods after the kubelet\'s reserves (gke) and the DaemonSets; use at most 3620m (got "3700m")',
+        ),
+        (
+            {"tenants": [{"name": "dask-operator", "gpu_quota": 4}]},
+            'gpu-platform:dask.tenants[0].name: tenant dask-operator is the operator namespace; choose another name (got "dask-operator")',
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 2, "notebook": {"gpus": 1}}]},
+            "gpu-platform:dask.tenants[0].gpu_quota: gpu_quota 2 of tenant a cannot run one Dask cluster: one worker needs 1, the scheduler 1 and the notebook 1; use at least 3 (got 2)",
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 4, "shared_cluster": {"min_workers": 0, "max_workers": 4}}]},
+            "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5 GPUs with the scheduler, more than gpu_quota 4; lower max_workers or raise gpu_quota (got 4)",
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "1", "notebook": {}}]},
+            'gpu-platform:dask.tenants[0]: tenant a needs 2000m cpu (the notebook: 2), more than cpu_quota 1; raise cpu_quota (got "1")',
+        ),
+        (
+            {"scope": "namespaced", "tenants": [{"name": "a", "gpu_quota": 8, "memory_quota": "8Gi", "notebook": {}}]},
+            "gpu-platform:dask.tenants[0]: tenant a needs 8448Mi memory (the notebook: 8Gi, the operator: 256Mi), more than "
+            'memory_quota 8Gi; raise memory_quota (got "8Gi")',
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 8, "notebook": {"gpus": 4}}]},
+            "gpu-platform:dask.tenants[0].notebook.gpus: gpus 4 of tenant a's notebook fits no node of pool t4 (n1-standard-4), "
+            'which has 2 GPUs a node; use at most 2 (got "4")',
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "4", "shared_cluster": {"max_workers": 4}}]},
+            "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 4 needs 5000m cpu "
+            "(4 workers: 1, the scheduler: 1), more than cpu_quota 4; use max_workers 3 or raise cpu_quota (got 4)",
+        ),
         # The scheduler and the notebook alone fill the quota: fewer workers cannot help.
-        ({"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "3", "notebook": {}, "shared_cluster": {"max_workers": 1}}]},
-         "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 1 needs 4000m cpu (1 worker: 1, the scheduler: 1, "
-         "the notebook: 2), more than cpu_quota 3; raise cpu_quota (got 1)"),
-        ({"tenants": [{"name": "a", "gpu_quota": 8, "memory_quota": "24Gi", "notebook": {}, "shared_cluster": {"max_workers": 3}}]},
-         "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 3 needs 25600Mi memory "
-         "(3 workers: 5Gi, the scheduler: 2Gi, the notebook: 8Gi), more than memory_quota 24Gi; use "
-         "max_workers 2 or raise memory_quota (got 3)"),
-        ({"tenants": [{"name": "a", "gpu_quota": 9, "shared_cluster": {"min_workers": 5, "max_workers": 4}}]},
-         "gpu-platform:dask.tenants[0].shared_cluster.min_workers: min_workers 5 is above max_workers 4; use at most 4 (got 5)"),
-        ({"rapids_image": "nvcr.io/nvidia/rapidsai/base"},
-         "gpu-platform:dask.rapids_image: image 'nvcr.io/nvidia/rapidsai/base' must carry a version tag (never latest) or a digest (got \"nvcr.io/nvidia/rapidsai/base\")"),
-        ({"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"image": "rapidsai/notebooks:latest"}}]},
-         "gpu-platform:dask.tenants[0].notebook.image: image 'rapidsai/notebooks:latest' must carry a version tag (never latest) or a digest (got \"rapidsai/notebooks:latest\")"),
-        ({"scope": "namespaced", "namespace": "a", "tenants": [{"name": "a", "gpu_quota": 4}]},
-         "gpu-platform:dask.tenants[0].name: tenant a is the operator namespace; choose another name (got \"a\")"),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 8, "cpu_quota": "3", "notebook": {}, "shared_cluster": {"max_workers": 1}}]},
+            "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 1 needs 4000m cpu (1 worker: 1, the scheduler: 1, "
+            "the notebook: 2), more than cpu_quota 3; raise cpu_quota (got 1)",
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 8, "memory_quota": "24Gi", "notebook": {}, "shared_cluster": {"max_workers": 3}}]},
+            "gpu-platform:dask.tenants[0].shared_cluster.max_workers: max_workers 3 needs 25600Mi memory "
+            "(3 workers: 5Gi, the scheduler: 2Gi, the notebook: 8Gi), more than memory_quota 24Gi; use "
+            "max_workers 2 or raise memory_quota (got 3)",
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 9, "shared_cluster": {"min_workers": 5, "max_workers": 4}}]},
+            "gpu-platform:dask.tenants[0].shared_cluster.min_workers: min_workers 5 is above max_workers 4; use at most 4 (got 5)",
+        ),
+        (
+            {"rapids_image": "nvcr.io/nvidia/rapidsai/base"},
+            "gpu-platform:dask.rapids_image: image 'nvcr.io/nvidia/rapidsai/base' must carry a version tag (never latest) or a digest (got \"nvcr.io/nvidia/rapidsai/base\")",
+        ),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 4, "notebook": {"image": "rapidsai/notebooks:latest"}}]},
+            "gpu-platform:dask.tenants[0].notebook.image: image 'rapidsai/notebooks:latest' must carry a version tag (never latest) or a digest (got \"rapidsai/notebooks:latest\")",
+        ),
+        (
+            {"scope": "namespaced", "namespace": "a", "tenants": [{"name": "a", "gpu_quota": 4}]},
+            'gpu-platform:dask.tenants[0].name: tenant a is the operator namespace; choose another name (got "a")',
+        ),
         *[
-            ({"scope": scope, "tenants": [{"name": reserved, "gpu_quota": 4}]},
-             f"gpu-platform:dask.tenants[0].name: namespace {reserved} belongs to Kubernetes; choose another name (got \"{reserved}\")")
+            (
+                {"scope": scope, "tenants": [{"name": reserved, "gpu_quota": 4}]},
+                f'gpu-platform:dask.tenants[0].name: namespace {reserved} belongs to Kubernetes; choose another name (got "{reserved}")',
+            )
             for scope in ("cluster", "namespaced")
             for reserved in ("default", "kube-system", "kube-public", "kube-node-lease")
         ],
-        ({"tenants": [{"name": "a", "gpu_quota": 0}]},
-         "gpu-platform:dask.tenants[0].gpu_quota: Input should be greater than or equal to 1 (got 0)"),
-        ({"tenants": [{"name": "a", "gpu_quota": 4, "memory_quota": "64GB"}]},
-         "gpu-platform:dask.tenants[0].memory_quota: String should match pattern '^[0-9]+(Ki|Mi|Gi|Ti)$' (got \"64GB\")"),
-        ({"chart_version": "2026.*"},
-         "gpu-platform:dask.chart_version: chart version '2026.*' must be one exact release such as 88.5.3, not a range (got \"2026.*\")"),
+        ({"tenants": [{"name": "a", "gpu_quota": 0}]}, "gpu-platform:dask.tenants[0].gpu_quota: Input should be greater than or equal to 1 (got 0)"),
+        (
+            {"tenants": [{"name": "a", "gpu_quota": 4, "memory_quota": "64GB"}]},
+            "gpu-platform:dask.tenants[0].memory_quota: String should match pattern '^[0-9]+(Ki|Mi|Gi|Ti)$' (got \"64GB\")",
+        ),
+        (
+            {"chart_version": "2026.*"},
+            "gpu-platform:dask.chart_version: chart version '2026.*' must be one exact release such as 88.5.3, not a range (got \"2026.*\")",
+        ),
     ],
 )
 def test_fails_when_a_dask_value_is_wrong(dask: dict[str, Any], line: str) -> None:
@@ -140,7 +209,7 @@ def test_fails_when_a_notebook_is_bigger_than_an_eks_gpu_node() -> None:
     assert format_validation_error(info.value, StackConfig, "gpu-platform") == [
         "gpu-platform:dask.tenants[0].notebook.memory: memory 16Gi of tenant a's notebook fits no node of pool small "
         "(g4dn.xlarge), whose nodes leave 15198Mi memory to pods after the kubelet's reserves (eks) and the DaemonSets; "
-        "use at most 15198Mi (got \"16Gi\")"
+        'use at most 15198Mi (got "16Gi")'
     ]
 
 
@@ -204,14 +273,17 @@ def test_spec_is_make_cluster_spec_plus_placement() -> None:
 
     spec = RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL], n_workers=3).to_dict()
     expected = make_cluster_spec(
-        name="rapids", image=RapidsDaskClusterSpec(name="x").image, n_workers=3,
+        name="rapids",
+        image=RapidsDaskClusterSpec(name="x").image,
+        n_workers=3,
         resources={"requests": {"cpu": "1", "memory": "5Gi"}, "limits": {"cpu": "1", "memory": "5Gi", "nvidia.com/gpu": "1"}},
         worker_command="dask-cuda-worker",
     )
     worker, scheduler = expected["spec"]["worker"]["spec"], expected["spec"]["scheduler"]["spec"]
     # Requests equal limits: dask-cuda-worker sizes its memory from the cgroup, never the LimitRange default.
     scheduler["containers"][0]["resources"] = {
-        "requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": "1"},
+        "requests": {"cpu": "1", "memory": "2Gi"},
+        "limits": {"cpu": "1", "memory": "2Gi", "nvidia.com/gpu": "1"},
     }
     for pod in (worker, scheduler):
         pod["containers"][0].pop("env")
@@ -304,11 +376,15 @@ def test_each_tenant_gets_the_seeds_rbac_and_a_gpu_quota(engine: Engine) -> pulu
             assert ns["metadata"]["labels"]["gpu-platform.io/tenant"] == tenant
         assert engine.resource("d-team-a-gpu-quota").inputs["spec"]["hard"] == {"requests.nvidia.com/gpu": "8"}
         assert engine.resource("d-team-b-gpu-quota").inputs["spec"]["hard"] == {
-            "requests.nvidia.com/gpu": "4", "requests.cpu": "16", "requests.memory": "64Gi",
+            "requests.nvidia.com/gpu": "4",
+            "requests.cpu": "16",
+            "requests.memory": "64Gi",
         }
         (limit,) = engine.resource("d-team-a-limits").inputs["spec"]["limits"]
         assert limit == {
-            "type": "Container", "defaultRequest": {"cpu": "1", "memory": "4Gi"}, "default": {"memory": "4Gi"},
+            "type": "Container",
+            "defaultRequest": {"cpu": "1", "memory": "4Gi"},
+            "default": {"memory": "4Gi"},
         }
         # A GPU max would become every container's default GPU limit (and request).
         assert "max" not in limit and "nvidia.com/gpu" not in limit["default"]
@@ -358,7 +434,8 @@ def test_prepuller_runs_on_gpu_nodes_only(engine: Engine) -> pulumi.Output[Any]:
         assert [t["matchExpressions"] for t in terms] == [[{"key": k, "operator": "Exists"}] for k in GPU_NODE_LABELS]
         assert {(t["key"], t["value"]) for t in pod["tolerations"]} == {("nvidia.com/gpu", "present"), ("gpu-platform.io/workload", "training")}
         assert [c["image"] for c in pod["initContainers"]] == [
-            "nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13", "nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13",
+            "nvcr.io/nvidia/rapidsai/base:26.02-cuda12-py3.13",
+            "nvcr.io/nvidia/rapidsai/notebooks:26.02-cuda12-py3.13",
         ]
         assert all(c["command"] == ["sh", "-c", "true"] for c in pod["initContainers"])
         assert pod["containers"][0]["image"] == "registry.k8s.io/pause:3.10"
@@ -373,7 +450,9 @@ def test_cluster_wide_operator_and_the_shared_cluster(engine: Engine) -> pulumi.
     def check(_: Any) -> None:
         (release,) = engine.of_type("kubernetes:helm.sh/v3:Release")
         assert (release.inputs["chart"], release.inputs["version"], release.inputs["namespace"]) == (
-            "dask-kubernetes-operator", "2026.3.0", "dask-operator",
+            "dask-kubernetes-operator",
+            "2026.3.0",
+            "dask-operator",
         )
         assert release.inputs["repositoryOpts"]["repo"] == "https://helm.dask.org"
         cluster = engine.resource("d-team-b-shared-cluster")
@@ -420,7 +499,8 @@ def test_the_placed_spec_carries_worker_resources() -> None:
     spec = RapidsDaskClusterSpec.for_pools("rapids", [SCHEDULER_POOL, GPU_POOL]).to_dict()["spec"]
     (worker,) = spec["worker"]["spec"]["containers"]
     assert worker["resources"] == {
-        "requests": {"cpu": "1", "memory": "5Gi"}, "limits": {"cpu": "1", "memory": "5Gi", "nvidia.com/gpu": "1"},
+        "requests": {"cpu": "1", "memory": "5Gi"},
+        "limits": {"cpu": "1", "memory": "5Gi", "nvidia.com/gpu": "1"},
     }
 
 
@@ -452,10 +532,14 @@ def test_tenants_are_isolated_from_other_namespaces(engine: Engine) -> pulumi.Ou
         kubernetes_validate.validate(policy, "1.34", strict=True)
         assert policy["metadata"]["namespace"] == "team-a" and policy["metadata"]["name"] == "tenant-isolation"
         assert policy["spec"]["podSelector"] == {} and policy["spec"]["policyTypes"] == ["Ingress"]
-        assert policy["spec"]["ingress"] == [{"from": [
-            {"podSelector": {}},
-            {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "dask-operator"}}},
-        ]}]
+        assert policy["spec"]["ingress"] == [
+            {
+                "from": [
+                    {"podSelector": {}},
+                    {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "dask-operator"}}},
+                ]
+            }
+        ]
         assert [p.name for p in engine.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")] == ["d-team-a-isolation"]
 
     return settled_tree(operator).apply(check)

@@ -64,7 +64,10 @@ DESCRIBED = {
     ("EksClusterArgs", "addons"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
     ("EksClusterArgs", "system_node_group"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
     ("EksClusterArgs", "block_storage"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
-    ("EksClusterArgs", "secrets_encryption"): "tests/components/test_eks_access.py::test_defaults_encrypt_secrets_with_a_created_key_and_keep_the_bootstrap_admin",
+    (
+        "EksClusterArgs",
+        "secrets_encryption",
+    ): "tests/components/test_eks_access.py::test_defaults_encrypt_secrets_with_a_created_key_and_keep_the_bootstrap_admin",
     ("EksClusterArgs", "log_types"): "tests/components/test_eks_args.py::test_eks_cluster_defaults",
     ("SystemNodeGroupArgs", "instance_types"): "tests/components/test_eks_args.py::test_system_node_group_defaults",
     ("SpotFailoverEksNodeGroupsArgs", "autoscaler"): "tests/components/test_eks_args.py::test_autoscaler_defaults_are_the_seeds_failover",

@@ -35,13 +35,38 @@ def test_defaults_encrypt_secrets_with_a_created_key_and_keep_the_bootstrap_admi
 @pytest.mark.parametrize(
     ("entries", "extra", "where", "message"),
     [
-        ([{"principal_arn": "arn:aws:iam::12:role/x", "policies": ["AmazonEKSViewPolicy"]}], {}, ("access_entries", 0, "principal_arn"), "is not an IAM role or user ARN"),
+        (
+            [{"principal_arn": "arn:aws:iam::12:role/x", "policies": ["AmazonEKSViewPolicy"]}],
+            {},
+            ("access_entries", 0, "principal_arn"),
+            "is not an IAM role or user ARN",
+        ),
         ([{"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSRootPolicy"]}], {}, ("access_entries", 0, "policies", 0), "Input should be"),
         ([{"principal_arn": TEAM_ROLE, "policies": []}], {}, ("access_entries", 0, "policies"), "at least 1"),
-        ([{"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSViewPolicy", "AmazonEKSViewPolicy"]}], {}, ("access_entries", 0, "policies"), "policies lists a policy twice"),
-        ([{"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSEditPolicy"], "scope": "namespace"}], {}, ("access_entries", 0, "namespaces"), "needs namespaces"),
-        ([{"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSEditPolicy"], "namespaces": ["team-a"]}], {}, ("access_entries", 0, "namespaces"), "apply to scope namespace only"),
-        ([{"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSClusterAdminPolicy"], "scope": "namespace", "namespaces": ["a"]}], {}, ("access_entries", 0, "policies"), "applies to the whole cluster"),
+        (
+            [{"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSViewPolicy", "AmazonEKSViewPolicy"]}],
+            {},
+            ("access_entries", 0, "policies"),
+            "policies lists a policy twice",
+        ),
+        (
+            [{"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSEditPolicy"], "scope": "namespace"}],
+            {},
+            ("access_entries", 0, "namespaces"),
+            "needs namespaces",
+        ),
+        (
+            [{"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSEditPolicy"], "namespaces": ["team-a"]}],
+            {},
+            ("access_entries", 0, "namespaces"),
+            "apply to scope namespace only",
+        ),
+        (
+            [{"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSClusterAdminPolicy"], "scope": "namespace", "namespaces": ["a"]}],
+            {},
+            ("access_entries", 0, "policies"),
+            "applies to the whole cluster",
+        ),
         ([{"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSViewPolicy"]}] * 2, {}, ("access_entries",), "lists a principal twice"),
         ([], {"bootstrap_creator_admin": False}, ("bootstrap_creator_admin",), "leaves the cluster without an admin"),
         ([], {"secrets_encryption": {"kms_key_arn": "alias-without-arn"}}, ("secrets_encryption", "kms_key_arn"), "is not a KMS key ARN"),
@@ -61,14 +86,22 @@ def test_an_admin_entry_lets_the_bootstrap_admin_go() -> None:
 
 @pulumi.runtime.test
 def test_entries_become_access_entries_and_scoped_policy_associations(engine: Engine) -> pulumi.Output[Any]:
-    cluster = EksCluster("c", args(
-        bootstrap_creator_admin=False,
-        access_entries=[
-            {"principal_arn": ADMIN_ROLE, "policies": ["AmazonEKSClusterAdminPolicy"]},
-            {"principal_arn": TEAM_ROLE, "policies": ["AmazonEKSEditPolicy", "AmazonEKSViewPolicy"], "scope": "namespace",
-             "namespaces": ["team-a"], "kubernetes_groups": ["team-a-devs"]},
-        ],
-    ))
+    cluster = EksCluster(
+        "c",
+        args(
+            bootstrap_creator_admin=False,
+            access_entries=[
+                {"principal_arn": ADMIN_ROLE, "policies": ["AmazonEKSClusterAdminPolicy"]},
+                {
+                    "principal_arn": TEAM_ROLE,
+                    "policies": ["AmazonEKSEditPolicy", "AmazonEKSViewPolicy"],
+                    "scope": "namespace",
+                    "namespaces": ["team-a"],
+                    "kubernetes_groups": ["team-a-devs"],
+                },
+            ],
+        ),
+    )
 
     def check(_: Any) -> None:
         (eks_cluster,) = engine.of_type("aws:eks/cluster:Cluster")

@@ -68,10 +68,30 @@ BAD = [
     ("eks.zones", ["apne2-az1", "apne2-az3"], "eks.zones", "is not an availability zone"),
     ("eks.addons", [{"name": "vpc-cni"}, {"name": "aws-ebs-csi-driver"}], "eks.addons[1].name", "aws-ebs-csi-driver comes with block_storage"),
     ("eks.block_storage.storage_class", "GP3", "eks.block_storage.storage_class", "is not a DNS subdomain"),
-    ("eks_node_groups.autoscaler.image", "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0", "eks_node_groups.autoscaler.image", "image registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0 is the autoscaler of Kubernetes 1.35, the cluster runs 1.34: use the release of the cluster's minor version"),
-    ("eks_node_groups.classes.0.ami_type", "AL2_x86_64_GPU", "eks_node_groups.classes[0].ami_type", "EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.34 (the last is 1.32)"),
-    ("monitoring.prometheus.storage_class", "standard-rwo", "monitoring.prometheus.storage_class", "no StorageClass standard-rwo in this stack: the EKS cluster provides gp3 (eks.block_storage.storage_class) and gp2"),
-    ("eks.block_storage", {"default_class": False}, "monitoring.prometheus.storage_class", "storage_class is required: eks.block_storage.default_class is false"),
+    (
+        "eks_node_groups.autoscaler.image",
+        "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0",
+        "eks_node_groups.autoscaler.image",
+        "image registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0 is the autoscaler of Kubernetes 1.35, the cluster runs 1.34: use the release of the cluster's minor version",
+    ),
+    (
+        "eks_node_groups.classes.0.ami_type",
+        "AL2_x86_64_GPU",
+        "eks_node_groups.classes[0].ami_type",
+        "EKS publishes no Amazon Linux 2 AMIs for Kubernetes 1.34 (the last is 1.32)",
+    ),
+    (
+        "monitoring.prometheus.storage_class",
+        "standard-rwo",
+        "monitoring.prometheus.storage_class",
+        "no StorageClass standard-rwo in this stack: the EKS cluster provides gp3 (eks.block_storage.storage_class) and gp2",
+    ),
+    (
+        "eks.block_storage",
+        {"default_class": False},
+        "monitoring.prometheus.storage_class",
+        "storage_class is required: eks.block_storage.default_class is false",
+    ),
     ("monitoring.prometheus.namespace", "kube-monitoring", "monitoring.prometheus.namespace", "namespace kube-monitoring belongs to Kubernetes"),
     ("eks.zones", [f"us-east-1{z}" for z in "abcdefg"], "eks.zones", "at most 6 zones, as zone_count (got 7)"),
     ("eks.zones", ["ap-northeast-2a", "us-west-2b"], "eks.zones[1]", "is not in region ap-northeast-2"),
@@ -98,11 +118,21 @@ BAD = [
     ("eks_node_groups.classes.1.name", "small", "eks_node_groups.classes", "lists a name twice"),
     ("eks_node_groups.classes.0.min_nodes", 9, "eks_node_groups.classes[0].min_nodes", "above max_nodes 4"),
     ("eks_node_groups.classes.0.max_nodes", 0, "eks_node_groups.classes[0].max_nodes", "greater than or equal to 1"),
-    ("eks_node_groups.classes.0", gpu_class(capacity="spot", fallback_max_nodes=2), "eks_node_groups.classes[0].fallback_max_nodes", "spot_then_on_demand only"),
+    (
+        "eks_node_groups.classes.0",
+        gpu_class(capacity="spot", fallback_max_nodes=2),
+        "eks_node_groups.classes[0].fallback_max_nodes",
+        "spot_then_on_demand only",
+    ),
     ("eks_node_groups.classes.0.taints", [{"key": "nvidia.com/gpu", "value": "present"}], "eks_node_groups.classes[0].taints", "managed by the component"),
     ("eks_node_groups.classes.0.taints", [{"key": "dedicated", "value": ""}], "eks_node_groups.classes[0].taints[0].value", "at least 1 character"),
     ("eks_node_groups.classes.0.ami_type", "AL2_x86_64", "eks_node_groups.classes[0].ami_type", "AL2023_x86_64_NVIDIA"),
-    ("eks_node_groups.classes.0.labels", {"eks.amazonaws.com/capacityType": "SPOT"}, "eks_node_groups.classes[0].labels.eks.amazonaws.com/capacityType", "which the kubelet or the cloud manages"),
+    (
+        "eks_node_groups.classes.0.labels",
+        {"eks.amazonaws.com/capacityType": "SPOT"},
+        "eks_node_groups.classes[0].labels.eks.amazonaws.com/capacityType",
+        "which the kubelet or the cloud manages",
+    ),
     ("eks_node_groups.autoscaler", {"max_node_provision_time": "7 minutes"}, "eks_node_groups.autoscaler.max_node_provision_time", "not a Go duration"),
     ("eks_node_groups.autoscaler", {"node_group_backoff_reset_timeout": "1d"}, "eks_node_groups.autoscaler.node_group_backoff_reset_timeout", "no d"),
     ("eks_node_groups.autoscaler", {"expanders": ["least-waste", "priority"]}, "eks_node_groups.autoscaler.expanders", "priority must come first"),
@@ -110,19 +140,69 @@ BAD = [
     ("eks_node_groups.autoscaler", {"expanders": ["price"]}, "eks_node_groups.autoscaler.expanders[0]", "'priority'"),
     ("eks_node_groups.autoscaler", {"chart_version": "9.x"}, "eks_node_groups.autoscaler.chart_version", "one exact release"),
     ("eks_node_groups.device_plugin_image", "nvcr.io/nvidia/k8s-device-plugin", "eks_node_groups.device_plugin_image", "must carry a version tag"),
-    ("eks_node_groups.priority_expander", {"tiers": [*SEED_TIERS, {"priority": 50, "patterns": [".*"]}]}, "eks_node_groups.priority_expander.tiers", "priority 50 is given to two tiers"),
-    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 5, "patterns": ["eks-(small"]}]}, "eks_node_groups.priority_expander.tiers[0].patterns", "pattern 'eks-(small' is not RE2, which the autoscaler uses: missing ): eks-(small"),
-    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 5, "patterns": ["eks-(?!large)"]}]}, "eks_node_groups.priority_expander.tiers[0].patterns", "invalid perl operator: (?!"),
+    (
+        "eks_node_groups.priority_expander",
+        {"tiers": [*SEED_TIERS, {"priority": 50, "patterns": [".*"]}]},
+        "eks_node_groups.priority_expander.tiers",
+        "priority 50 is given to two tiers",
+    ),
+    (
+        "eks_node_groups.priority_expander",
+        {"tiers": [{"priority": 5, "patterns": ["eks-(small"]}]},
+        "eks_node_groups.priority_expander.tiers[0].patterns",
+        "pattern 'eks-(small' is not RE2, which the autoscaler uses: missing ): eks-(small",
+    ),
+    (
+        "eks_node_groups.priority_expander",
+        {"tiers": [{"priority": 5, "patterns": ["eks-(?!large)"]}]},
+        "eks_node_groups.priority_expander.tiers[0].patterns",
+        "invalid perl operator: (?!",
+    ),
     # Python's re accepts these; Go's RE2 does not.
-    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 5, "patterns": ["eks-(?>small)"]}]}, "eks_node_groups.priority_expander.tiers[0].patterns", "invalid perl operator: (?>"),
-    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 5, "patterns": ["eks-[a-z]++"]}]}, "eks_node_groups.priority_expander.tiers[0].patterns", "bad repetition operator: ++"),
-    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 5, "patterns": ["on-demand\\Z"]}]}, "eks_node_groups.priority_expander.tiers[0].patterns", "invalid escape sequence: \\Z"),
+    (
+        "eks_node_groups.priority_expander",
+        {"tiers": [{"priority": 5, "patterns": ["eks-(?>small)"]}]},
+        "eks_node_groups.priority_expander.tiers[0].patterns",
+        "invalid perl operator: (?>",
+    ),
+    (
+        "eks_node_groups.priority_expander",
+        {"tiers": [{"priority": 5, "patterns": ["eks-[a-z]++"]}]},
+        "eks_node_groups.priority_expander.tiers[0].patterns",
+        "bad repetition operator: ++",
+    ),
+    (
+        "eks_node_groups.priority_expander",
+        {"tiers": [{"priority": 5, "patterns": ["on-demand\\Z"]}]},
+        "eks_node_groups.priority_expander.tiers[0].patterns",
+        "invalid escape sequence: \\Z",
+    ),
     ("eks_node_groups.priority_expander", {"tiers": SEED_TIERS[:3]}, "eks_node_groups.priority_expander.tiers", "node group large-on-demand"),
-    ("eks_node_groups.priority_expander", {"tiers": [*SEED_TIERS, {"priority": 1, "patterns": ["^eks-medium-"]}]}, "eks_node_groups.priority_expander.tiers[4].patterns", "matches no node group"),
-    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 10, "patterns": ["small-spot", "large-spot"]}, {"priority": 60, "patterns": ["on-demand"]}]}, "eks_node_groups.priority_expander.tiers", "on-demand group small-on-demand has priority 60, not below its spot twin small-spot (10)"),
-    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 10, "patterns": [".*"]}]}, "eks_node_groups.priority_expander.tiers", "not below its spot twin"),
+    (
+        "eks_node_groups.priority_expander",
+        {"tiers": [*SEED_TIERS, {"priority": 1, "patterns": ["^eks-medium-"]}]},
+        "eks_node_groups.priority_expander.tiers[4].patterns",
+        "matches no node group",
+    ),
+    (
+        "eks_node_groups.priority_expander",
+        {"tiers": [{"priority": 10, "patterns": ["small-spot", "large-spot"]}, {"priority": 60, "patterns": ["on-demand"]}]},
+        "eks_node_groups.priority_expander.tiers",
+        "on-demand group small-on-demand has priority 60, not below its spot twin small-spot (10)",
+    ),
+    (
+        "eks_node_groups.priority_expander",
+        {"tiers": [{"priority": 10, "patterns": [".*"]}]},
+        "eks_node_groups.priority_expander.tiers",
+        "not below its spot twin",
+    ),
     ("eks_node_groups.priority_expander", {"tiers": []}, "eks_node_groups.priority_expander.tiers", "at least 1 item"),
-    ("eks_node_groups.priority_expander", {"tiers": [{"priority": 50, "patterns": ["-spot-"]}, {"priority": 10, "patterns": ["-on-demand-"]}]}, "eks_node_groups.priority_expander.tiers", "spot groups small-spot, large-spot share priority 50: the autoscaler can cycle among them without reaching on-demand"),
+    (
+        "eks_node_groups.priority_expander",
+        {"tiers": [{"priority": 50, "patterns": ["-spot-"]}, {"priority": 10, "patterns": ["-on-demand-"]}]},
+        "eks_node_groups.priority_expander.tiers",
+        "spot groups small-spot, large-spot share priority 50: the autoscaler can cycle among them without reaching on-demand",
+    ),
     ("eks_node_groups.other_node_groups", ["small-spot"], "eks_node_groups.other_node_groups", "small-spot is a node group of this component's classes"),
     ("eks_node_groups.other_node_groups", ["System"], "eks_node_groups.other_node_groups[0]", "String should match pattern"),
 ]
@@ -145,29 +225,23 @@ def test_fails_when_the_expander_chain_has_no_priority_but_tiers_are_given() -> 
     config = eks_stack(autoscaler={"expanders": ["least-waste"]}, priority_expander={"tiers": SEED_TIERS})
     assert refusal(config) == [
         "gpu-platform:eks_node_groups.autoscaler.expanders: priority_expander is set but the expander chain has no "
-        "priority; put priority first (got \"least-waste\")"
+        'priority; put priority first (got "least-waste")'
     ]
 
 
 def test_fails_when_aws_sections_are_missing_or_misplaced() -> None:
-    assert refusal({"cloud": "aws", "eks": eks()}) == [
-        "gpu-platform:eks_node_groups: eks_node_groups is required when cloud is aws (got null)"
-    ]
+    assert refusal({"cloud": "aws", "eks": eks()}) == ["gpu-platform:eks_node_groups: eks_node_groups is required when cloud is aws (got null)"]
     from tests.factories import gke
 
-    assert refusal({**eks_stack(), "gke": gke()}) == [
-        "gpu-platform:gke: gke applies to cloud gcp, not aws; remove it (got \"set\")"
-    ]
+    assert refusal({**eks_stack(), "gke": gke()}) == ['gpu-platform:gke: gke applies to cloud gcp, not aws; remove it (got "set")']
     assert refusal({**eks_stack(), "monitoring": {"dcgm_exporter": {"node_selection": "gke"}}}) == [
-        "gpu-platform:monitoring.dcgm_exporter.node_selection: node_selection gke does not match cloud aws; use eks (got \"gke\")"
+        'gpu-platform:monitoring.dcgm_exporter.node_selection: node_selection gke does not match cloud aws; use eks (got "gke")'
     ]
 
 
 def test_on_demand_above_spot_is_accepted_when_explicitly_allowed() -> None:
     tiers = [{"priority": 10, "patterns": ["small-spot"]}, {"priority": 5, "patterns": ["large-spot"]}, {"priority": 60, "patterns": ["on-demand"]}]
-    args = SpotFailoverEksNodeGroupsArgs.model_validate(
-        eks_node_groups(priority_expander={"tiers": tiers, "allow_on_demand_above_spot": True})
-    )
+    args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(priority_expander={"tiers": tiers, "allow_on_demand_above_spot": True}))
     assert args.effective_expander().priority_of(example_asg_name("small-on-demand")) == 60
 
 
@@ -247,9 +321,7 @@ def test_node_groups_per_class_and_capacity() -> None:
     args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups())
     small = args.classes[0]
     assert small.node_groups() == [("small-spot", "spot", 0, 4), ("small-on-demand", "on-demand", 0, 4)]
-    fallback = SpotFailoverEksNodeGroupsArgs.model_validate(
-        eks_node_groups(classes=[gpu_class(min_nodes=1, fallback_max_nodes=2)])
-    ).classes[0]
+    fallback = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(classes=[gpu_class(min_nodes=1, fallback_max_nodes=2)])).classes[0]
     assert fallback.node_groups() == [("small-spot", "spot", 1, 4), ("small-on-demand", "on-demand", 0, 2)]
     od = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(classes=[gpu_class(capacity="on_demand")])).classes[0]
     assert od.node_groups() == [("small-on-demand", "on-demand", 0, 4)]
@@ -303,10 +375,12 @@ def test_fails_when_zones_are_outside_the_provider_region() -> None:
 
 
 def test_fails_when_an_existing_vpcs_zones_are_outside_the_provider_region() -> None:
-    cluster = eks(vpc={
-        "vpc_id": "vpc-0a1b2c3d",
-        "private_subnet_ids": {"ap-northeast-2a": "subnet-0a1b2c3d", "us-west-2b": "subnet-0a1b2c3e"},
-    })
+    cluster = eks(
+        vpc={
+            "vpc_id": "vpc-0a1b2c3d",
+            "private_subnet_ids": {"ap-northeast-2a": "subnet-0a1b2c3d", "us-west-2b": "subnet-0a1b2c3e"},
+        }
+    )
     del cluster["region"], cluster["zones"]
     assert lines_for(
         {"aws:region": "us-west-2", "gpu-platform:cloud": "aws", "gpu-platform:eks": cluster, "gpu-platform:eks_node_groups": eks_node_groups()}
@@ -343,7 +417,11 @@ def test_eks_cluster_defaults() -> None:
 def test_system_node_group_defaults() -> None:
     group = SystemNodeGroupArgs()
     assert (group.name, group.instance_types, group.min_nodes, group.max_nodes, group.disk_size_gib) == (
-        "system", ["m6i.large"], 2, 4, 50,
+        "system",
+        ["m6i.large"],
+        2,
+        4,
+        50,
     )
 
 
@@ -360,7 +438,11 @@ def test_autoscaler_defaults_are_the_seeds_failover() -> None:
 def test_class_defaults() -> None:
     cls = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()).classes[0]
     assert (cls.min_nodes, cls.capacity.value, cls.role.value, cls.ami_type.value, cls.disk_size_gib) == (
-        0, "spot_then_on_demand", "gpu", "AL2023_x86_64_NVIDIA", 100,
+        0,
+        "spot_then_on_demand",
+        "gpu",
+        "AL2023_x86_64_NVIDIA",
+        100,
     )
     assert cls.fallback_max_nodes is None and cls.labels == {} and cls.taints == []
 
@@ -391,7 +473,8 @@ def test_the_autoscaler_is_the_release_of_the_clusters_minor() -> None:
 
     settings = ClusterAutoscalerSettings()
     assert autoscaler_values(settings, "c", "r", "arn", "1.34")["image"] == {
-        "repository": "registry.k8s.io/autoscaling/cluster-autoscaler", "tag": "v1.34.5",
+        "repository": "registry.k8s.io/autoscaling/cluster-autoscaler",
+        "tag": "v1.34.5",
     }
     assert autoscaler_values(settings, "c", "r", "arn", "1.35")["image"]["tag"] == "v1.35.0"
     assert "image" not in autoscaler_values(settings, "c", "r", "arn")  # a component alone: the chart's
@@ -445,7 +528,6 @@ def test_storage_and_namespace_rules_follow_what_the_stack_installs() -> None:
     assert line == 'gpu-platform:dask.namespace: namespace default belongs to Kubernetes; choose another name (got "default")'
 
 
-
 @pytest.mark.parametrize(
     ("change", "why"),
     [({"network_policy": False}, "eks.network_policy is false"), ({"addons": [{"name": "kube-proxy"}]}, "eks.addons has no vpc-cni, whose agent enforces it")],
@@ -457,7 +539,8 @@ def test_fails_when_dask_isolation_would_not_be_enforced(change: dict[str, Any],
     assert refusal(copy.deepcopy(raw)) == [
         f"gpu-platform:dask.tenants[{i}].isolated: tenant {t['name']} is isolated by a NetworkPolicy this cluster would not "
         f"enforce ({why}); turn enforcement on, or set isolated: false to run without isolation (got true)"
-        for i, t in enumerate(raw["dask"]["tenants"]) if t.get("isolated", True)
+        for i, t in enumerate(raw["dask"]["tenants"])
+        if t.get("isolated", True)
     ]
     assert len(raw["dask"]["tenants"]) > 1
     for t in raw["dask"]["tenants"]:

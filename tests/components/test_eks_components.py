@@ -27,9 +27,7 @@ def build(
     cluster_overrides: dict[str, Any] | None = None, service_monitor_crd: pulumi.Resource | None = None, **groups: Any
 ) -> tuple[EksCluster, SpotFailoverEksNodeGroups]:
     args = SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(**groups))
-    cluster = EksCluster(
-        "c", EksClusterArgs.model_validate(eks(**(cluster_overrides or {}))), gpu_instance_types=args.instance_types()
-    )
+    cluster = EksCluster("c", EksClusterArgs.model_validate(eks(**(cluster_overrides or {}))), gpu_instance_types=args.instance_types())
     gpu = SpotFailoverEksNodeGroups(
         "c-gpu", args, opts=pulumi.ResourceOptions(providers=[cluster.provider]), cluster=cluster.ref, service_monitor_crd=service_monitor_crd
     )
@@ -71,7 +69,7 @@ def test_six_zones_fit_the_smallest_vpc_range(engine: Engine) -> pulumi.Output[A
         vpc = ipaddress.IPv4Network("10.8.0.0/20")
         blocks = [ipaddress.IPv4Network(s.inputs["cidrBlock"]) for s in engine.of_type("aws:ec2/subnet:Subnet")]
         assert len(blocks) == 12 and all(b.subnet_of(vpc) and b.prefixlen == 24 for b in blocks)
-        assert not any(a.overlaps(b) for i, a in enumerate(blocks) for b in blocks[i + 1:])
+        assert not any(a.overlaps(b) for i, a in enumerate(blocks) for b in blocks[i + 1 :])
 
     return done(cluster, gpu, check)
 
@@ -122,10 +120,15 @@ def test_cluster_version_endpoint_protection_and_irsa(engine: Engine) -> pulumi.
         assert system.inputs["scalingConfig"] == {"desiredSize": 2, "maxSize": 4, "minSize": 2}
         assert "taints" not in system.inputs
         policies = sorted(p.inputs["policyArn"].rsplit("/", 1)[1] for p in engine.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment"))
-        assert policies == sorted([
-            "AmazonEBSCSIDriverPolicy", "AmazonEC2ContainerRegistryReadOnly", "AmazonEKSClusterPolicy", "AmazonEKS_CNI_Policy",
-            "AmazonEKSWorkerNodePolicy",
-        ])
+        assert policies == sorted(
+            [
+                "AmazonEBSCSIDriverPolicy",
+                "AmazonEC2ContainerRegistryReadOnly",
+                "AmazonEKSClusterPolicy",
+                "AmazonEKS_CNI_Policy",
+                "AmazonEKSWorkerNodePolicy",
+            ]
+        )
         # The autoscaler's release waits for somewhere to run and for cluster DNS.
         release = engine.resource("c-gpu-autoscaler")
         assert {engine.resource("c-system").urn, engine.resource("c-coredns").urn} <= set(release.depends_on)
@@ -145,7 +148,8 @@ def test_block_storage_is_the_ebs_csi_driver_and_a_default_gp3_class(engine: Eng
         (statement,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
         issuer = "oidc.eks.ap-northeast-2.amazonaws.com/id/0FFL1NE0000000000000000000000000"
         assert statement["Condition"]["StringEquals"] == {
-            f"{issuer}:sub": "system:serviceaccount:kube-system:ebs-csi-controller-sa", f"{issuer}:aud": "sts.amazonaws.com",
+            f"{issuer}:sub": "system:serviceaccount:kube-system:ebs-csi-controller-sa",
+            f"{issuer}:aud": "sts.amazonaws.com",
         }
         attachment = engine.resource("c-ebs-csi-role-policy").inputs
         assert attachment["policyArn"] == "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
@@ -162,11 +166,10 @@ def test_block_storage_is_the_ebs_csi_driver_and_a_default_gp3_class(engine: Eng
 
 @pulumi.runtime.test
 def test_block_storage_can_be_left_out_or_renamed(engine: Engine) -> pulumi.Output[Any]:
-    cluster = EksCluster(
-        "c", EksClusterArgs.model_validate(eks(block_storage={"enabled": False}, network_policy=False)), gpu_instance_types=["g4dn.xlarge"]
-    )
+    cluster = EksCluster("c", EksClusterArgs.model_validate(eks(block_storage={"enabled": False}, network_policy=False)), gpu_instance_types=["g4dn.xlarge"])
     other = EksCluster(
-        "d", EksClusterArgs.model_validate(eks(block_storage={"storage_class": "ebs-gp3", "default_class": False, "encrypted": False})),
+        "d",
+        EksClusterArgs.model_validate(eks(block_storage={"storage_class": "ebs-gp3", "default_class": False, "encrypted": False})),
         gpu_instance_types=["g4dn.xlarge"],
     )
 
@@ -225,7 +228,9 @@ def test_two_node_groups_per_class_with_generated_labels(engine: Engine) -> pulu
 
 @pulumi.runtime.test
 def test_every_asg_is_tagged_to_scale_from_zero(engine: Engine) -> pulumi.Output[Any]:
-    cluster, gpu = build(classes=[gpu_class(taints=[{"key": "gpu-platform.io/workload", "value": "training"}], labels={"gpu-platform.io/workload": "training"})])
+    cluster, gpu = build(
+        classes=[gpu_class(taints=[{"key": "gpu-platform.io/workload", "value": "training"}], labels={"gpu-platform.io/workload": "training"})]
+    )
 
     def check() -> None:
         tags: dict[str, dict[str, str]] = {}
@@ -326,7 +331,10 @@ def test_autoscaler_ships_its_service_monitor_after_the_crd(engine: Engine) -> p
     def check() -> None:
         release = engine.resource("c-gpu-autoscaler")
         assert release.inputs["values"]["serviceMonitor"] == {
-            "enabled": True, "namespace": "kube-system", "interval": "30s", "selector": {"app.kubernetes.io/part-of": "gpu-platform"},
+            "enabled": True,
+            "namespace": "kube-system",
+            "interval": "30s",
+            "selector": {"app.kubernetes.io/part-of": "gpu-platform"},
         }
         assert engine.resource("monitoring").urn in release.depends_on
 
@@ -393,22 +401,20 @@ def test_fails_when_a_zone_offers_no_gpu_instances(offerings: Engine) -> None:
             gpu_instance_types=["g4dn.xlarge"],
         )
     assert info.value.property_path == "args.zones"
-    assert info.value.reason == (
-        "zone ap-northeast-2b does not offer g4dn.xlarge; zones that offer every GPU instance type: ap-northeast-2a"
-    )
+    assert info.value.reason == ("zone ap-northeast-2b does not offer g4dn.xlarge; zones that offer every GPU instance type: ap-northeast-2a")
     assert offerings.recorded == []  # refused before anything was registered
 
 
 @pulumi.runtime.test
 def test_zones_are_looked_up_when_not_given(offerings: Engine) -> pulumi.Output[Any]:
-    cluster = EksCluster(
-        "c", EksClusterArgs.model_validate(eks(zones=None, zone_count=2)), gpu_instance_types=["g4dn.xlarge"]
-    )
+    cluster = EksCluster("c", EksClusterArgs.model_validate(eks(zones=None, zone_count=2)), gpu_instance_types=["g4dn.xlarge"])
     assert cluster.zones == ["ap-northeast-2a", "ap-northeast-2c"]  # 2b offers none; two zones asked for
     return settled_tree(cluster).apply(
-        lambda _: sorted(s.inputs["availabilityZone"] for s in offerings.of_type("aws:ec2/subnet:Subnet"))
-        == ["ap-northeast-2a", "ap-northeast-2a", "ap-northeast-2c", "ap-northeast-2c"]
-        or pytest.fail("subnets not in the looked-up zones")
+        lambda _: (
+            sorted(s.inputs["availabilityZone"] for s in offerings.of_type("aws:ec2/subnet:Subnet"))
+            == ["ap-northeast-2a", "ap-northeast-2a", "ap-northeast-2c", "ap-northeast-2c"]
+            or pytest.fail("subnets not in the looked-up zones")
+        )
     )
 
 
@@ -456,7 +462,10 @@ def test_the_cluster_resource_and_its_identifiers_are_outputs(engine: Engine) ->
         assert sorted(p.removesuffix("-id") for p in public) == public_subnets
 
     outputs = pulumi.Output.all(
-        cluster.cluster_arn, cluster.certificate_authority_data, cluster.oidc_issuer_url,
-        cluster.cluster_security_group_id, cluster.public_subnet_ids,
+        cluster.cluster_arn,
+        cluster.certificate_authority_data,
+        cluster.oidc_issuer_url,
+        cluster.cluster_security_group_id,
+        cluster.public_subnet_ids,
     )
     return pulumi.Output.all(done(cluster, gpu, lambda: None), outputs).apply(lambda v: check(v[1]))

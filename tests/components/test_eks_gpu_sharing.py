@@ -27,10 +27,12 @@ TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
 
 @pulumi.runtime.test
 def test_a_time_sliced_class_scales_from_zero_with_gpus_times_clients(engine: Engine) -> pulumi.Output[Any]:
-    cluster, gpu = build(classes=[
-        gpu_class(),  # p3.2xlarge, 1 V100, not shared
-        gpu_class(name="large", instance_types=["p3.8xlarge"], max_nodes=2, gpu_sharing=TIME_SLICED),  # 4 V100s
-    ])
+    cluster, gpu = build(
+        classes=[
+            gpu_class(),  # p3.2xlarge, 1 V100, not shared
+            gpu_class(name="large", instance_types=["p3.8xlarge"], max_nodes=2, gpu_sharing=TIME_SLICED),  # 4 V100s
+        ]
+    )
 
     def check() -> None:
         tags: dict[str, dict[str, str]] = {}
@@ -54,7 +56,8 @@ def test_a_time_sliced_class_scales_from_zero_with_gpus_times_clients(engine: En
         assert (release.inputs["version"], release.inputs["name"]) == ("0.20.0", "nvidia-device-plugin-sharing")
         values = release.inputs["values"]
         assert yaml.safe_load(values["config"]["map"]["large"]) == {
-            "version": "v1", "flags": {"migStrategy": "none"},
+            "version": "v1",
+            "flags": {"migStrategy": "none"},
             "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
         }
         term = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
@@ -63,7 +66,8 @@ def test_a_time_sliced_class_scales_from_zero_with_gpus_times_clients(engine: En
         (daemonset,) = engine.of_type("kubernetes:apps/v1:DaemonSet")
         plain = daemonset.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
         assert plain["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == [
-            "small-on-demand", "small-spot",
+            "small-on-demand",
+            "small-spot",
         ]
 
     return done(cluster, gpu, check)
@@ -113,7 +117,7 @@ def test_fails_when_a_bottlerocket_class_shares_its_gpus() -> None:
     assert format_validation_error(info.value, StackConfig, "gpu-platform") == [
         "gpu-platform:eks_node_groups.classes[0].gpu_sharing: gpu_sharing needs the device plugin this component "
         "installs; ami_type BOTTLEROCKET_x86_64_NVIDIA ships its own, which does not read it: use AL2023_x86_64_NVIDIA "
-        "(got \"TIME_SHARING\")",
+        '(got "TIME_SHARING")',
     ]
 
 
@@ -128,8 +132,7 @@ def test_the_same_rules_as_gke_one_home() -> None:
     assert mig_sharing_problem(sharing, None) is None
     assert mig_sharing_problem(None, "1g.5gb") is None
     assert mig_sharing_problem(sharing, "1g.5gb") == (
-        "gpu_sharing TIME_SHARING and gpu_partition_size 1g.5gb are exclusive: share whole GPUs or partition them "
-        "with MIG, not both; remove one"
+        "gpu_sharing TIME_SHARING and gpu_partition_size 1g.5gb are exclusive: share whole GPUs or partition them with MIG, not both; remove one"
     )
     assert shared_request_problem("the notebook", 1, "t4") is None
     assert shared_request_problem("the notebook", 2, "t4") == (
@@ -137,11 +140,16 @@ def test_the_same_rules_as_gke_one_home() -> None:
     )
     # GKE reads the same rule: sharing on a MIG pool is refused.
     with pytest.raises(ValidationError) as info:
-        GpuNodePoolArgs.model_validate({
-            "name": "a100", "machine_type": "a2-highgpu-1g", "accelerator_type": "nvidia-tesla-a100",
-            "autoscaling": {"scope": "total", "max_nodes": 2}, "gpu_partition_size": "1g.5gb",
-            "gpu_sharing": {"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 2},
-        })
+        GpuNodePoolArgs.model_validate(
+            {
+                "name": "a100",
+                "machine_type": "a2-highgpu-1g",
+                "accelerator_type": "nvidia-tesla-a100",
+                "autoscaling": {"scope": "total", "max_nodes": 2},
+                "gpu_partition_size": "1g.5gb",
+                "gpu_sharing": {"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 2},
+            }
+        )
     (error,) = info.value.errors()
     assert error["loc"] == ("gpu_sharing",) and "exclusive" in error["msg"]
     # and MIG only where the GPU has it (GKE's catalog rule, unchanged)

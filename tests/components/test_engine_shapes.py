@@ -57,11 +57,16 @@ SECRET_SIG = rpc._special_secret_sig
 OUTPUT_SIG = rpc._special_output_value_sig
 DEPENDENCY = "urn:pulumi:test::gpu-platform::random:index/randomPassword:RandomPassword::elsewhere"
 
-ARGS = KubeflowInstallArgs.model_validate({
-    "edition": "platform", "dex_user_email": "ml-admin@corp.example", "storage_class": "premium-rwo",
-    "artifact_storage_gib": 750, "database_storage_gib": 80,
-    "oidc": {"issuer": "https://login.corp.example", "client_id": "kubeflow", "redirect_uri": "https://kubeflow.corp.example/dex/callback"},
-})
+ARGS = KubeflowInstallArgs.model_validate(
+    {
+        "edition": "platform",
+        "dex_user_email": "ml-admin@corp.example",
+        "storage_class": "premium-rwo",
+        "artifact_storage_gib": 750,
+        "database_storage_gib": 80,
+        "oidc": {"issuer": "https://login.corp.example", "client_id": "kubeflow", "redirect_uri": "https://kubeflow.corp.example/dex/callback"},
+    }
+)
 DEX_HASH = "$2b$12$our-hash"
 OIDC_CLIENT_SECRET = "our-oidc-client-secret"
 
@@ -85,14 +90,22 @@ def _metadata(name: str, namespace: str | None) -> dict[str, Any]:
 
 def _deployment(name: str, namespace: str, container: str, env: list[dict[str, Any]]) -> dict[str, Any]:
     return {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _metadata(name, namespace),
-        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}}, "template": {
-            "metadata": {"labels": {"app": name}, "annotations": {"sidecar.istio.io/inject": "false"}},
-            "spec": {"containers": [
-                {"name": container, "image": f"upstream/{container}:1", "env": env, "ports": [{"containerPort": 3306, "name": "port"}]},
-                {"name": "sidecar", "image": "upstream/sidecar:1", "env": [{"name": "MODE", "value": "quiet"}]},
-            ]},
-        }},
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(name, namespace),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}, "annotations": {"sidecar.istio.io/inject": "false"}},
+                "spec": {
+                    "containers": [
+                        {"name": container, "image": f"upstream/{container}:1", "env": env, "ports": [{"containerPort": 3306, "name": "port"}]},
+                        {"name": "sidecar", "image": "upstream/sidecar:1", "env": [{"name": "MODE", "value": "quiet"}]},
+                    ]
+                },
+            },
+        },
     }
 
 
@@ -103,55 +116,114 @@ def upstream_objects() -> dict[str, tuple[str, dict[str, Any]]]:
     for slot in UPSTREAM_SECRETS:
         secrets.setdefault((slot.namespace, example_name(slot.name)), []).append(slot.key)
     for (namespace, name), keys in secrets.items():
-        objects[f"Secret {namespace}/{name}"] = ("kubernetes:core/v1:Secret", {
-            "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": _metadata(name, namespace),
-            "data": {**{key: b64(f"upstream-default-{key}") for key in keys}, "kept": b64("upstream's own value")},
-            "stringData": {"also-kept": "upstream's own string"},
-        })
-    objects["Secret auth/dex-passwords"] = ("kubernetes:core/v1:Secret", {
-        "apiVersion": "v1", "kind": "Secret", "metadata": _metadata("dex-passwords", "auth"),
-        "data": {"DEX_USER_PASSWORD": b64("$2y$12$upstream-hash")},
-    })
-    objects["ConfigMap auth/dex"] = ("kubernetes:core/v1:ConfigMap", {
-        "apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata("dex", "auth"),
-        "data": {"config.yaml": (
-            "issuer: http://dex.auth.svc.cluster.local:5556/dex\nstaticPasswords:\n"
-            f"- email: {UPSTREAM_PROFILE_OWNER}\n  hashFromEnv: DEX_USER_PASSWORD\n  username: user\n"
-            "connectors:\n- type: github\n  id: github\n"
-        ), "other.yaml": "kept: true\n"},
-    })
-    objects["Deployment auth/dex"] = ("kubernetes:apps/v1:Deployment", _deployment("dex", "auth", "dex", [
-        {"name": "KUBERNETES_POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
-    ]))
-    for slot in UPSTREAM_EMPTY_ROOT_PASSWORDS:
-        objects[f"Deployment kubeflow/{slot.deployment}"] = ("kubernetes:apps/v1:Deployment", _deployment(
-            slot.deployment, "kubeflow", slot.container, [
-                {"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"},
-                {"name": "MYSQL_DATABASE", "valueFrom": {"secretKeyRef": {"name": slot.secret, "key": "database"}}},
-                {"name": "TZ", "value": "UTC"},
+        objects[f"Secret {namespace}/{name}"] = (
+            "kubernetes:core/v1:Secret",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "type": "Opaque",
+                "metadata": _metadata(name, namespace),
+                "data": {**{key: b64(f"upstream-default-{key}") for key in keys}, "kept": b64("upstream's own value")},
+                "stringData": {"also-kept": "upstream's own string"},
+            },
+        )
+    objects["Secret auth/dex-passwords"] = (
+        "kubernetes:core/v1:Secret",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": _metadata("dex-passwords", "auth"),
+            "data": {"DEX_USER_PASSWORD": b64("$2y$12$upstream-hash")},
+        },
+    )
+    objects["ConfigMap auth/dex"] = (
+        "kubernetes:core/v1:ConfigMap",
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": _metadata("dex", "auth"),
+            "data": {
+                "config.yaml": (
+                    "issuer: http://dex.auth.svc.cluster.local:5556/dex\nstaticPasswords:\n"
+                    f"- email: {UPSTREAM_PROFILE_OWNER}\n  hashFromEnv: DEX_USER_PASSWORD\n  username: user\n"
+                    "connectors:\n- type: github\n  id: github\n"
+                ),
+                "other.yaml": "kept: true\n",
+            },
+        },
+    )
+    objects["Deployment auth/dex"] = (
+        "kubernetes:apps/v1:Deployment",
+        _deployment(
+            "dex",
+            "auth",
+            "dex",
+            [
+                {"name": "KUBERNETES_POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
             ],
-        ))
+        ),
+    )
+    for slot in UPSTREAM_EMPTY_ROOT_PASSWORDS:
+        objects[f"Deployment kubeflow/{slot.deployment}"] = (
+            "kubernetes:apps/v1:Deployment",
+            _deployment(
+                slot.deployment,
+                "kubeflow",
+                slot.container,
+                [
+                    {"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"},
+                    {"name": "MYSQL_DATABASE", "valueFrom": {"secretKeyRef": {"name": slot.secret, "key": "database"}}},
+                    {"name": "TZ", "value": "UTC"},
+                ],
+            ),
+        )
     for name in sorted(ARTIFACT_CLAIMS | DATABASE_CLAIMS):
-        objects[f"PersistentVolumeClaim kubeflow/{name}"] = (PIPELINE_STORAGE_TYPE, {
-            "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _metadata(name, "kubeflow"),
-            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}, "limits": {"storage": "40Gi"}}},
-        })
-    objects["Profile kubeflow-user-example-com"] = ("kubernetes:kubeflow.org/v1beta1:Profile", {
-        "apiVersion": "kubeflow.org/v1beta1", "kind": "Profile", "metadata": _metadata("kubeflow-user-example-com", None),
-        "spec": {"owner": {"kind": "User", "name": UPSTREAM_PROFILE_OWNER}, "resourceQuotaSpec": {"hard": {"cpu": "8"}}},
-    })
-    objects["ConfigMap default-install-config"] = ("kubernetes:core/v1:ConfigMap", {
-        "apiVersion": "v1", "kind": "ConfigMap", "metadata": _metadata("default-install-config-9h2h2b6hbk", None),
-        "data": {"profile-name": "kubeflow-user-example-com", "user": UPSTREAM_PROFILE_OWNER},
-    })
+        objects[f"PersistentVolumeClaim kubeflow/{name}"] = (
+            PIPELINE_STORAGE_TYPE,
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": _metadata(name, "kubeflow"),
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}, "limits": {"storage": "40Gi"}}},
+            },
+        )
+    objects["Profile kubeflow-user-example-com"] = (
+        "kubernetes:kubeflow.org/v1beta1:Profile",
+        {
+            "apiVersion": "kubeflow.org/v1beta1",
+            "kind": "Profile",
+            "metadata": _metadata("kubeflow-user-example-com", None),
+            "spec": {"owner": {"kind": "User", "name": UPSTREAM_PROFILE_OWNER}, "resourceQuotaSpec": {"hard": {"cpu": "8"}}},
+        },
+    )
+    objects["ConfigMap default-install-config"] = (
+        "kubernetes:core/v1:ConfigMap",
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": _metadata("default-install-config-9h2h2b6hbk", None),
+            "data": {"profile-name": "kubeflow-user-example-com", "user": UPSTREAM_PROFILE_OWNER},
+        },
+    )
     # Untouched: a consumer of the credentials, and a Secret of the same name in another namespace.
-    objects["Deployment kubeflow/ml-pipeline (untouched)"] = ("kubernetes:apps/v1:Deployment", _deployment(
-        "ml-pipeline", "kubeflow", "ml-pipeline-api-server",
-        [{"name": "DBCONFIG_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}}],
-    ))
-    objects["Secret other/mysql-secret (untouched)"] = ("kubernetes:core/v1:Secret", {
-        "apiVersion": "v1", "kind": "Secret", "metadata": _metadata("mysql-secret", "other"), "data": {"password": b64("theirs")},
-    })
+    objects["Deployment kubeflow/ml-pipeline (untouched)"] = (
+        "kubernetes:apps/v1:Deployment",
+        _deployment(
+            "ml-pipeline",
+            "kubeflow",
+            "ml-pipeline-api-server",
+            [{"name": "DBCONFIG_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}}],
+        ),
+    )
+    objects["Secret other/mysql-secret (untouched)"] = (
+        "kubernetes:core/v1:Secret",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": _metadata("mysql-secret", "other"),
+            "data": {"password": b64("theirs")},
+        },
+    )
     return objects
 
 
@@ -206,8 +278,12 @@ async def through_engine(transform: pulumi.ResourceTransform, type_: str, label:
     assert callbacks is not None
     token = callbacks.register_transform(transform).token
     request = resource_pb2.TransformRequest(
-        type=type_, name=f"kf-platform:{label}", custom=True, parent="urn:pulumi:test::gpu-platform::kubernetes:kustomize/v2:Directory::kf-platform",
-        properties=properties, options=resource_pb2.TransformResourceOptions(),
+        type=type_,
+        name=f"kf-platform:{label}",
+        custom=True,
+        parent="urn:pulumi:test::gpu-platform::kubernetes:kustomize/v2:Directory::kf-platform",
+        properties=properties,
+        options=resource_pb2.TransformResourceOptions(),
     )
     return await callbacks._callbacks[token](request.SerializeToString())
 
@@ -319,9 +395,10 @@ def problems(label: str, shape: str, path: Path, plain: Any, shaped: Any, reques
         found.append(f"{where}: protect {shaped.options.protect} (plain: {plain.options.protect})")
     for diff_path, how in unknown_where(strip(out), strip(expected)):
         # A list the transform filters (a container's env) moves items: an unknown item is matched by its keys.
-        allowed = how == "unknown" and SHAPES[shape][0] and (
-            wildcard(path[: len(diff_path)]) == wildcard(diff_path)
-            or (moved_secret_content(kind, path) and diff_path == ("stringData",))
+        allowed = (
+            how == "unknown"
+            and SHAPES[shape][0]
+            and (wildcard(path[: len(diff_path)]) == wildcard(diff_path) or (moved_secret_content(kind, path) and diff_path == ("stringData",)))
         )
         if not allowed:
             found.append(f"{where}: {'.'.join(map(str, diff_path)) or 'the object'} {how} from the plain object's result")

@@ -13,16 +13,17 @@ TRAINING = {"key": "gpu-platform.io/workload", "value": "training", "effect": "N
 
 
 def _plan() -> list:
-    args = GpuGkeClusterArgs.model_validate(
-        gke(scheduler_pool={}, gpu_pools=[t4_pool(taints=[TRAINING]), a100_pool(fallback_max_nodes=3)])
-    )
+    args = GpuGkeClusterArgs.model_validate(gke(scheduler_pool={}, gpu_pools=[t4_pool(taints=[TRAINING]), a100_pool(fallback_max_nodes=3)]))
     return plan_pools(args)
 
 
 def test_pools_come_in_creation_order_with_their_roles() -> None:
     planned = _plan()
     assert [(p.args.name, p.role) for p in planned] == [
-        ("system", PoolRole.SYSTEM), ("scheduler", PoolRole.SCHEDULER), ("t4", PoolRole.GPU), ("a100", PoolRole.GPU),
+        ("system", PoolRole.SYSTEM),
+        ("scheduler", PoolRole.SCHEDULER),
+        ("t4", PoolRole.GPU),
+        ("a100", PoolRole.GPU),
     ]
     assert [p.gpu is None for p in planned] == [True, False, False, False]
 
@@ -30,7 +31,8 @@ def test_pools_come_in_creation_order_with_their_roles() -> None:
 def test_a_spot_then_on_demand_pool_is_two_node_pools_and_a_compute_class() -> None:
     a100 = _plan()[3]
     assert [(n.gke_name, n.spot, n.bounds.min_nodes, n.bounds.max_nodes) for n in a100.node_pools] == [
-        ("a100-spot", True, 0, 8), ("a100-on-demand", False, 0, 3),
+        ("a100-spot", True, 0, 8),
+        ("a100-on-demand", False, 0, 3),
     ]
     class_taint = Taint(key="cloud.google.com/compute-class", value="a100", effect=TaintEffect.NO_SCHEDULE)
     assert a100.compute_class == "a100" and a100.taints == (GPU_TAINT, class_taint)

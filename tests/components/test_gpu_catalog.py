@@ -60,9 +60,7 @@ def test_fixed_count_machine_types_need_no_count() -> None:
         ("n9-giant-4", "nvidia-tesla-t4", 1, "machine_type", "not a known GPU host"),
     ],
 )
-def test_fails_when_combination_is_not_offered(
-    machine_type: str, accelerator: str, count: int | None, field: str, message: str
-) -> None:
+def test_fails_when_combination_is_not_offered(machine_type: str, accelerator: str, count: int | None, field: str, message: str) -> None:
     with pytest.raises(GpuCombinationError) as info:
         check_gcp_gpu(machine_type, accelerator, count)
     assert info.value.field == field
@@ -122,12 +120,12 @@ def test_aws_rows_match_what_ec2_reports() -> None:
         gpus = (item.get("GpuInfo") or {}).get("Gpus") or [{}]
         assert (row.vcpus, row.memory_mib) == (item["VCpuInfo"]["DefaultVCpus"], item["MemoryInfo"]["SizeInMiB"]), name
         assert (row.gpu, row.gpu_count, row.gpu_memory_mib) == (
-            gpus[0].get("Name"), gpus[0].get("Count", 0), (gpus[0].get("MemoryInfo") or {}).get("SizeInMiB", 0)
+            gpus[0].get("Name"),
+            gpus[0].get("Count", 0),
+            (gpus[0].get("MemoryInfo") or {}).get("SizeInMiB", 0),
         ), name
         network = item["NetworkInfo"]
-        default_card = next(
-            c for c in network["NetworkCards"] if c["NetworkCardIndex"] == network.get("DefaultNetworkCardIndex", 0)
-        )
+        default_card = next(c for c in network["NetworkCards"] if c["NetworkCardIndex"] == network.get("DefaultNetworkCardIndex", 0))
         assert AWS_ENI_LIMITS[name] == (default_card["MaximumNetworkInterfaces"], network["Ipv4AddressesPerInterface"]), name
 
 
@@ -136,9 +134,19 @@ def test_eks_max_pods_follow_the_eni_formula() -> None:
     from gpu_platform.components.catalog.gpus import AWS_ENI_LIMITS, AWS_INSTANCE_TYPES, aws_instance_type
 
     assert set(AWS_ENI_LIMITS) == set(AWS_INSTANCE_TYPES), "every catalog type has its network limits"
-    known = {"g4dn.xlarge": 29, "g4dn.12xlarge": 234, "g5.xlarge": 58, "g5.48xlarge": 345, "p3.2xlarge": 58,
-             "p3.8xlarge": 234, "p3.16xlarge": 234, "p4d.24xlarge": 737, "p5.48xlarge": 100, "m5.large": 29,
-             "t3.medium": 17}
+    known = {
+        "g4dn.xlarge": 29,
+        "g4dn.12xlarge": 234,
+        "g5.xlarge": 58,
+        "g5.48xlarge": 345,
+        "p3.2xlarge": 58,
+        "p3.8xlarge": 234,
+        "p3.16xlarge": 234,
+        "p4d.24xlarge": 737,
+        "p5.48xlarge": 100,
+        "m5.large": 29,
+        "t3.medium": 17,
+    }
     assert {name: aws_instance_type(name).eks_max_pods for name in known} == known
 
 

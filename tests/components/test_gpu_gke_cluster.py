@@ -447,6 +447,4 @@ def test_the_cluster_resource_and_its_identifiers_are_outputs(engine: Engine) ->
         assert ca == gke.inputs.get("masterAuth", {}).get("clusterCaCertificate", ca)
         assert pool == gke.inputs["workloadIdentityConfig"]["workloadPool"] == "test-project.svc.id.goog"
 
-    return pulumi.Output.all(wait(cluster), cluster.cluster_id, cluster.ca_certificate, cluster.workload_identity_pool).apply(
-        lambda v: check(v[1:])
-    )
+    return pulumi.Output.all(wait(cluster), cluster.cluster_id, cluster.ca_certificate, cluster.workload_identity_pool).apply(lambda v: check(v[1:]))

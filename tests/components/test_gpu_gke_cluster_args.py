@@ -458,9 +458,7 @@ def test_python_callers_get_the_same_refusal() -> None:
 
 
 def test_pool_shapes_describe_every_pool_in_total_nodes() -> None:
-    args = GpuGkeClusterArgs.model_validate(
-        gke(scheduler_pool={}, gpu_pools=[t4_pool(), a100_pool(fallback_max_nodes=3)])
-    )
+    args = GpuGkeClusterArgs.model_validate(gke(scheduler_pool={}, gpu_pools=[t4_pool(), a100_pool(fallback_max_nodes=3)]))
     shapes = {s.name: s for s in args.pool_shapes()}
     assert [s.role for s in args.pool_shapes()] == ["system", "scheduler", "gpu", "gpu"]
     system = shapes["system"]

@@ -49,8 +49,11 @@ def test_on_eks_the_service_is_placed_exposed_on_an_alb_and_scaled_on_gpu_utilis
     cluster, gpu, controller = on_eks()
     crd = pulumi.CustomResource("test:index:Crds", "crds")
     service = GpuInferenceService(
-        "c-inference", GpuInferenceServiceArgs(image=IMAGE, pool="large", gpus=4),
-        cluster=gpu, ingress_controller=controller.release, prometheus_rule_crd=crd,
+        "c-inference",
+        GpuInferenceServiceArgs(image=IMAGE, pool="large", gpus=4),
+        cluster=gpu,
+        ingress_controller=controller.release,
+        prometheus_rule_crd=crd,
     )
     large = next(p for p in gpu.pool_shapes() if p.name == "large")
 
@@ -60,9 +63,7 @@ def test_on_eks_the_service_is_placed_exposed_on_an_alb_and_scaled_on_gpu_utilis
         assert (deployment["metadata"]["name"], deployment["metadata"]["namespace"]) == ("gpu-inference", "inference")
         pod = deployment["spec"]["template"]["spec"]
         assert pod["nodeSelector"] == large.placement.node_selector
-        assert pod["tolerations"] == [
-            {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value} for t in large.placement.tolerations
-        ]
+        assert pod["tolerations"] == [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value} for t in large.placement.tolerations]
         (container,) = pod["containers"]
         assert container["image"] == IMAGE
         assert container["resources"]["limits"] == {"cpu": "2", "memory": "8Gi", GPU_RESOURCE: "4"}
@@ -145,43 +146,67 @@ def _assert_nothing_new(engine: Engine, before: set[str]) -> None:
 def test_fails_when_an_alb_ingress_is_asked_for_on_gke(engine: Engine) -> pulumi.Output[Any]:
     cluster = on_gke()
     args = GpuInferenceServiceArgs(image=IMAGE, ingress=InferenceIngressArgs(load_balancer=LoadBalancer.ALB))
-    return _refused(engine, lambda: GpuInferenceService("bad", args, cluster=cluster), [
-        ("args.ingress.load_balancer", "load_balancer alb exists on eks clusters, not on gke; use gce or leave load_balancer unset"),
-    ])
+    return _refused(
+        engine,
+        lambda: GpuInferenceService("bad", args, cluster=cluster),
+        [
+            ("args.ingress.load_balancer", "load_balancer alb exists on eks clusters, not on gke; use gce or leave load_balancer unset"),
+        ],
+    )
 
 
 @pulumi.runtime.test
 def test_fails_when_a_gce_ingress_is_asked_for_on_eks(engine: Engine) -> pulumi.Output[Any]:
     _, gpu, controller = on_eks()
     args = GpuInferenceServiceArgs(image=IMAGE, ingress=InferenceIngressArgs(load_balancer=LoadBalancer.GCE))
-    return _refused(engine, lambda: GpuInferenceService("bad", args, cluster=gpu, ingress_controller=controller.release), [
-        ("args.ingress.load_balancer", "load_balancer gce exists on gke clusters, not on eks; use alb or leave load_balancer unset"),
-    ])
+    return _refused(
+        engine,
+        lambda: GpuInferenceService("bad", args, cluster=gpu, ingress_controller=controller.release),
+        [
+            ("args.ingress.load_balancer", "load_balancer gce exists on gke clusters, not on eks; use alb or leave load_balancer unset"),
+        ],
+    )
 
 
 @pulumi.runtime.test
 def test_fails_when_an_alb_ingress_has_no_controller(engine: Engine) -> pulumi.Output[Any]:
     _, gpu, _ = on_eks()
-    return _refused(engine, lambda: GpuInferenceService("bad", GpuInferenceServiceArgs(image=IMAGE), cluster=gpu), [
-        ("ingress_controller", "ingress_controller: an ALB Ingress needs the AWS Load Balancer Controller; pass AwsLoadBalancerController(...).release"),
-    ])
+    return _refused(
+        engine,
+        lambda: GpuInferenceService("bad", GpuInferenceServiceArgs(image=IMAGE), cluster=gpu),
+        [
+            ("ingress_controller", "ingress_controller: an ALB Ingress needs the AWS Load Balancer Controller; pass AwsLoadBalancerController(...).release"),
+        ],
+    )
 
 
 @pulumi.runtime.test
 def test_fails_when_the_pool_is_unknown_or_too_small(engine: Engine) -> pulumi.Output[Any]:
     cluster = on_gke()
     args = GpuInferenceServiceArgs(image=IMAGE, pool="a100", ingress=None)
-    _refused(engine, lambda: GpuInferenceService("bad", args, cluster=cluster), [
-        ("args.pool", "no pool named a100; use a GPU pool of the cluster (t4)"),
-    ])
+    _refused(
+        engine,
+        lambda: GpuInferenceService("bad", args, cluster=cluster),
+        [
+            ("args.pool", "no pool named a100; use a GPU pool of the cluster (t4)"),
+        ],
+    )
     args = GpuInferenceServiceArgs(image=IMAGE, pool="system", ingress=None)
-    _refused(engine, lambda: GpuInferenceService("bad", args, cluster=cluster), [
-        ("args.pool", "pool system has no GPUs; use a GPU pool (t4)"),
-    ])
+    _refused(
+        engine,
+        lambda: GpuInferenceService("bad", args, cluster=cluster),
+        [
+            ("args.pool", "pool system has no GPUs; use a GPU pool (t4)"),
+        ],
+    )
     args = GpuInferenceServiceArgs(image=IMAGE, gpus=4, ingress=None)
-    return _refused(engine, lambda: GpuInferenceService("bad", args, cluster=cluster), [
-        ("args.gpus", "gpus 4 is more than a node of pool t4 has (2); use at most 2"),
-    ])
+    return _refused(
+        engine,
+        lambda: GpuInferenceService("bad", args, cluster=cluster),
+        [
+            ("args.gpus", "gpus 4 is more than a node of pool t4 has (2); use at most 2"),
+        ],
+    )
 
 
 @pulumi.runtime.test
@@ -200,11 +225,20 @@ def test_fails_when_the_pods_fit_no_node_of_their_pool(engine: Engine) -> pulumi
 def test_inference_defaults() -> None:
     args = GpuInferenceServiceArgs(image=IMAGE)
     assert (args.name, args.namespace, args.port, args.health_path, args.pool, args.gpus) == (
-        "gpu-inference", "inference", 8000, "/v2/health/ready", None, 1,
+        "gpu-inference",
+        "inference",
+        8000,
+        "/v2/health/ready",
+        None,
+        1,
     )
     assert (args.cpu, args.memory, args.command, args.args) == ("2", "8Gi", [], [])
     assert (args.min_replicas, args.max_replicas, args.target_utilization_percent, args.metric, args.saturated_for) == (
-        1, 4, 70, "DCGM_FI_DEV_GPU_UTIL_AVG", "15m",
+        1,
+        4,
+        70,
+        "DCGM_FI_DEV_GPU_UTIL_AVG",
+        "15m",
     )
     # The Ingress is on by default, on the cluster's own load balancer.
     assert args.ingress == InferenceIngressArgs()
@@ -215,26 +249,34 @@ def test_inference_defaults() -> None:
     assert (ingress.resolved(ClusterKind.EKS), ingress.resolved(ClusterKind.GKE)) == (LoadBalancer.ALB, LoadBalancer.GCE)
 
 
-@pytest.mark.parametrize(("value", "loc", "message"), [
-    ({"image": "tritonserver"}, ("image",), "Value error, image 'tritonserver' must carry a version tag (never latest) or a digest"),
-    ({"min_replicas": 5}, ("min_replicas",), "min_replicas 5 is above max_replicas 4; use at most 4"),
-    ({"metric": "DCGM_FI_DEV_FB_USED"}, ("metric",), "metric DCGM_FI_DEV_FB_USED is not exposed by the adapter rules; use "
-     "DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_GPU_UTIL_AVG"),
-    ({"gpus": 0}, ("gpus",), "Input should be greater than or equal to 1"),
-    ({"port": 70000}, ("port",), "Input should be less than or equal to 65535"),
-    ({"cpu": "two"}, ("cpu",), None),
-    ({"memory": "8G"}, ("memory",), None),
-    ({"health_path": "ready"}, ("health_path",), None),
-    ({"saturated_for": "15 minutes"}, ("saturated_for",), None),
-    ({"namespace": "Inference"}, ("namespace",), None),
-    ({"ingress": {"load_balancer": "gce", "certificate_arn": "arn:aws:acm:us-west-2:123456789012:certificate/abc"}}, ("ingress", "certificate_arn"),
-     "certificate_arn applies to load_balancer alb, not gce; remove it (GKE takes certificates from a ManagedCertificate)"),
-    ({"ingress": {"load_balancer": "gce", "internal": True}}, ("ingress", "internal"),
-     "internal applies to load_balancer alb, not gce; remove it"),
-    ({"ingress": {"load_balancer": "nlb"}}, ("ingress", "load_balancer"), "Input should be 'alb' or 'gce'"),
-    ({"ingress": {"certificate_arn": "not-an-arn"}}, ("ingress", "certificate_arn"), None),
-    ({"replicas": 2}, ("replicas",), "Extra inputs are not permitted"),
-])
+@pytest.mark.parametrize(
+    ("value", "loc", "message"),
+    [
+        ({"image": "tritonserver"}, ("image",), "Value error, image 'tritonserver' must carry a version tag (never latest) or a digest"),
+        ({"min_replicas": 5}, ("min_replicas",), "min_replicas 5 is above max_replicas 4; use at most 4"),
+        (
+            {"metric": "DCGM_FI_DEV_FB_USED"},
+            ("metric",),
+            "metric DCGM_FI_DEV_FB_USED is not exposed by the adapter rules; use DCGM_FI_DEV_GPU_UTIL or DCGM_FI_DEV_GPU_UTIL_AVG",
+        ),
+        ({"gpus": 0}, ("gpus",), "Input should be greater than or equal to 1"),
+        ({"port": 70000}, ("port",), "Input should be less than or equal to 65535"),
+        ({"cpu": "two"}, ("cpu",), None),
+        ({"memory": "8G"}, ("memory",), None),
+        ({"health_path": "ready"}, ("health_path",), None),
+        ({"saturated_for": "15 minutes"}, ("saturated_for",), None),
+        ({"namespace": "Inference"}, ("namespace",), None),
+        (
+            {"ingress": {"load_balancer": "gce", "certificate_arn": "arn:aws:acm:us-west-2:123456789012:certificate/abc"}},
+            ("ingress", "certificate_arn"),
+            "certificate_arn applies to load_balancer alb, not gce; remove it (GKE takes certificates from a ManagedCertificate)",
+        ),
+        ({"ingress": {"load_balancer": "gce", "internal": True}}, ("ingress", "internal"), "internal applies to load_balancer alb, not gce; remove it"),
+        ({"ingress": {"load_balancer": "nlb"}}, ("ingress", "load_balancer"), "Input should be 'alb' or 'gce'"),
+        ({"ingress": {"certificate_arn": "not-an-arn"}}, ("ingress", "certificate_arn"), None),
+        ({"replicas": 2}, ("replicas",), "Extra inputs are not permitted"),
+    ],
+)
 def test_fails_when_an_inference_value_is_wrong(value: dict[str, Any], loc: tuple[str, ...], message: str | None) -> None:
     with pytest.raises(ValidationError) as error:
         GpuInferenceServiceArgs.model_validate({"image": IMAGE, **value})
@@ -273,9 +315,7 @@ def test_the_saturation_alert_compares_current_and_maximum_replicas_of_this_hpa(
     (rule,) = group["rules"]
     assert rule["alert"] == "GpuInferenceAtMaxReplicas" and rule["for"] == "30m"
     selector = '{namespace="serving",horizontalpodautoscaler="llm"}'
-    assert rule["expr"] == (
-        f"kube_horizontalpodautoscaler_status_current_replicas{selector} == kube_horizontalpodautoscaler_spec_max_replicas{selector}"
-    )
+    assert rule["expr"] == (f"kube_horizontalpodautoscaler_status_current_replicas{selector} == kube_horizontalpodautoscaler_spec_max_replicas{selector}")
 
 
 def test_promtool_accepts_the_saturation_alert(tmp_path: Path) -> None:

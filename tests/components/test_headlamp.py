@@ -96,7 +96,11 @@ def test_headlamp_on_a_cluster_binds_view_per_tenant_and_runs_on_the_system_pool
 def test_the_setting_is_off_by_default() -> None:
     config = HeadlampConfig()
     assert (config.enabled, config.namespace, config.chart_version, config.viewer_group, config.groups) == (
-        False, "headlamp", "0.45.0", "{tenant}-viewers", {},
+        False,
+        "headlamp",
+        "0.45.0",
+        "{tenant}-viewers",
+        {},
     )
 
 
@@ -121,21 +125,28 @@ def _dask_tenant(name: str) -> dict[str, Any]:
 
 
 def test_fails_when_groups_names_a_tenant_the_stack_does_not_have() -> None:
-    data = {**stack(), "monitoring": {"enabled": False}, "dask": {"tenants": [_dask_tenant("vision")]},
-            "headlamp": {"enabled": True, "groups": {"visoin": "vision-team"}}}
+    data = {
+        **stack(),
+        "monitoring": {"enabled": False},
+        "dask": {"tenants": [_dask_tenant("vision")]},
+        "headlamp": {"enabled": True, "groups": {"visoin": "vision-team"}},
+    }
     (line,) = refused(StackConfig, data)
     assert line.startswith("headlamp.groups.visoin: the stack has no tenant visoin (tenants: vision); remove it or fix the name")
 
 
 def test_a_group_for_a_known_tenant_is_accepted() -> None:
-    data = {**stack(), "monitoring": {"enabled": False}, "dask": {"tenants": [_dask_tenant("vision")]},
-            "headlamp": {"enabled": True, "groups": {"vision": "vision-team"}}}
+    data = {
+        **stack(),
+        "monitoring": {"enabled": False},
+        "dask": {"tenants": [_dask_tenant("vision")]},
+        "headlamp": {"enabled": True, "groups": {"vision": "vision-team"}},
+    }
     config = StackConfig.model_validate(data)
     assert config.headlamp.args(config.tenant_namespaces()).tenants[0].group == "vision-team"
 
 
 def test_fails_when_headlamp_takes_a_tenants_namespace() -> None:
-    data = {**stack(), "monitoring": {"enabled": False}, "dask": {"tenants": [_dask_tenant("vision")]},
-            "headlamp": {"enabled": True, "namespace": "vision"}}
+    data = {**stack(), "monitoring": {"enabled": False}, "dask": {"tenants": [_dask_tenant("vision")]}, "headlamp": {"enabled": True, "namespace": "vision"}}
     (line,) = refused(StackConfig, data)
     assert line.startswith("headlamp.namespace: namespace vision is already a Dask tenant's; choose another name")

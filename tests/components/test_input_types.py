@@ -95,7 +95,9 @@ def test_system_pool_takes_a_cpu_machine_type() -> None:
     assert SystemPoolArgs(machine_type="n2-standard-4").machine_type == "n2-standard-4"
 
 
-@pytest.mark.parametrize(("machine", "why"), [("a2-highgpu-1g", "is a GPU machine type"), ("g2-standard-4", "is a GPU machine type"), ("e2-huge", "not in the catalog")])
+@pytest.mark.parametrize(
+    ("machine", "why"), [("a2-highgpu-1g", "is a GPU machine type"), ("g2-standard-4", "is a GPU machine type"), ("e2-huge", "not in the catalog")]
+)
 def test_fails_when_system_pool_machine_is_gpu_or_unknown(machine: str, why: str) -> None:
     with pytest.raises(ValidationError, match=why) as info:
         SystemPoolArgs(machine_type=machine)

@@ -103,9 +103,21 @@ def test_a_scheduled_budget_renders_schedule_duration_and_reasons() -> None:
     ("overrides", "loc", "start"),
     [
         ({"autoscaler": {"expanders": ["least-waste"]}}, ("autoscaler", "expanders"), "autoscaler.expanders is a cluster autoscaler setting"),
-        ({"autoscaler": {"scale_down_unneeded_time": "1m"}}, ("autoscaler", "scale_down_unneeded_time"), "autoscaler.scale_down_unneeded_time is a cluster autoscaler setting"),
-        ({"priority_expander": {"tiers": [{"priority": 10, "patterns": [".*"]}]}}, ("priority_expander",), "priority_expander ranks the cluster autoscaler's node groups"),
-        ({"classes": [gpu_class(ami_type="AL2_x86_64_GPU")]}, ("classes", 0, "ami_type"), "class small: Karpenter launches AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA"),
+        (
+            {"autoscaler": {"scale_down_unneeded_time": "1m"}},
+            ("autoscaler", "scale_down_unneeded_time"),
+            "autoscaler.scale_down_unneeded_time is a cluster autoscaler setting",
+        ),
+        (
+            {"priority_expander": {"tiers": [{"priority": 10, "patterns": [".*"]}]}},
+            ("priority_expander",),
+            "priority_expander ranks the cluster autoscaler's node groups",
+        ),
+        (
+            {"classes": [gpu_class(ami_type="AL2_x86_64_GPU")]},
+            ("classes", 0, "ami_type"),
+            "class small: Karpenter launches AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA",
+        ),
     ],
 )
 def test_fails_when_karpenter_meets_a_cluster_autoscaler_setting(overrides: dict[str, Any], loc: tuple[Any, ...], start: str) -> None:
@@ -219,10 +231,15 @@ def test_controller_names_the_cluster_and_the_queue_and_runs_on_the_system_group
         assert list(trust["Statement"][0]["Condition"]["StringEquals"].values())[0] == "system:serviceaccount:kube-system:karpenter"
         (entry,) = engine.of_type("aws:eks/accessEntry:AccessEntry")
         assert entry.inputs["type"] == "EC2_LINUX"
-        rules = {r.name.removeprefix("c-gpu-").removesuffix("-rule"): json.loads(r.inputs["eventPattern"]) for r in engine.of_type("aws:cloudwatch/eventRule:EventRule")}
+        rules = {
+            r.name.removeprefix("c-gpu-").removesuffix("-rule"): json.loads(r.inputs["eventPattern"])
+            for r in engine.of_type("aws:cloudwatch/eventRule:EventRule")
+        }
         assert {k: (v["source"][0], v["detail-type"][0]) for k, v in rules.items()} == INTERRUPTION_EVENTS
         (daemonset,) = engine.of_type("kubernetes:apps/v1:DaemonSet")
-        term = daemonset.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+        term = daemonset.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][
+            0
+        ]
         assert term["matchExpressions"][0]["key"] == KARPENTER_NODEPOOL_LABEL
         assert sorted(term["matchExpressions"][0]["values"]) == sorted(pools.node_pools)
 
@@ -241,7 +258,9 @@ def test_a_shared_class_is_accepted_with_karpenter_and_overlaid_as_gpus_times_cl
     args = karpenter_args(classes=shared_classes())
     (overlay,) = node_overlays(plan_node_pools(args))
     assert overlay == {
-        "apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": "small"},
+        "apiVersion": "karpenter.sh/v1alpha1",
+        "kind": "NodeOverlay",
+        "metadata": {"name": "small"},
         "spec": {
             "requirements": [
                 {"key": KARPENTER_NODEPOOL_LABEL, "operator": "In", "values": ["small-on-demand", "small-spot"]},
@@ -271,7 +290,9 @@ def test_a_shared_class_gets_its_overlay_the_gate_the_sharing_device_plugin_and_
         assert term["matchExpressions"] == [{"key": KARPENTER_NODEPOOL_LABEL, "operator": "In", "values": ["small-on-demand", "small-spot"]}]
         # The plain DaemonSet serves the unshared class only (one device plugin per node).
         (daemonset,) = engine.of_type("kubernetes:apps/v1:DaemonSet")
-        plain = daemonset.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+        plain = daemonset.inputs["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][
+            0
+        ]
         assert sorted(plain["matchExpressions"][0]["values"]) == ["large-on-demand", "large-spot"]
         made = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in engine.of_type("kubernetes:karpenter.sh/v1:NodePool")}
         # The shared class's nodes select its device-plugin config; its limits count shared GPUs, as the overlay does.

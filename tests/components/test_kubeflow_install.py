@@ -49,14 +49,24 @@ def refused(data: dict[str, Any]) -> list[str]:
 def shape(name: str, role: str = "gpu", labels: dict[str, str] | None = None, taints: tuple[Taint, ...] = (), **kw: Any) -> NodePoolShape:
     selector = kw.pop("node_selector", {"cloud.google.com/gke-nodepool": name})
     defaults: dict[str, Any] = {
-        "machine_type": "n1-standard-8", "vcpus": 8, "memory_mib": 30720, "gpus_per_node": 1 if role == "gpu" else 0,
-        "accelerator": "nvidia-tesla-t4" if role == "gpu" else None, "capacity": CapacityStrategy.ON_DEMAND,
-        "min_nodes": 0, "max_nodes": 4,
+        "machine_type": "n1-standard-8",
+        "vcpus": 8,
+        "memory_mib": 30720,
+        "gpus_per_node": 1 if role == "gpu" else 0,
+        "accelerator": "nvidia-tesla-t4" if role == "gpu" else None,
+        "capacity": CapacityStrategy.ON_DEMAND,
+        "min_nodes": 0,
+        "max_nodes": 4,
     }
     defaults.update(kw)
     return NodePoolShape(
-        name=name, role=role, labels=labels or {}, taints=taints,
-        placement=PoolPlacement(selector, taints), reserve_formula=ReserveFormula.GKE, **defaults,
+        name=name,
+        role=role,
+        labels=labels or {},
+        taints=taints,
+        placement=PoolPlacement(selector, taints),
+        reserve_formula=ReserveFormula.GKE,
+        **defaults,
     )
 
 
@@ -73,13 +83,16 @@ def test_fails_when_release_is_not_pinned(ref: str) -> None:
     assert line.startswith(f"release: release {ref!r} is not pinned: use a release tag such as 2.17.0 or v1.10.2")
 
 
-@pytest.mark.parametrize(("data", "ref"), [
-    ({}, "2.14.5"),  # sdk-2.14.5 is the SDK's tag; kubeflow/pipelines has no release 2.14.5
-    ({}, "2.14"),
-    ({}, "v1.10.2"),  # a kubeflow/manifests tag on the pipelines edition
-    (PLATFORM, "2.17.0"),
-    (PLATFORM, "v1.11.0"),  # exists, but its example/ cannot be rendered and checked offline
-])
+@pytest.mark.parametrize(
+    ("data", "ref"),
+    [
+        ({}, "2.14.5"),  # sdk-2.14.5 is the SDK's tag; kubeflow/pipelines has no release 2.14.5
+        ({}, "2.14"),
+        ({}, "v1.10.2"),  # a kubeflow/manifests tag on the pipelines edition
+        (PLATFORM, "2.17.0"),
+        (PLATFORM, "v1.11.0"),  # exists, but its example/ cannot be rendered and checked offline
+    ],
+)
 def test_fails_when_release_is_not_a_known_release_of_the_edition(data: dict[str, Any], ref: str) -> None:
     (line,) = refused({**data, "release": ref})
     edition = Edition(data.get("edition", "pipelines"))
@@ -87,7 +100,7 @@ def test_fails_when_release_is_not_a_known_release_of_the_edition(data: dict[str
     assert line == (
         f"release: release {ref} is not a {repository} release this component is checked against for the "
         f"{edition.value} edition (kustomize cannot fetch a tag that does not exist); use one of "
-        f"{', '.join(KNOWN_RELEASES[edition])}, or a full 40-character commit (got \"{ref}\")"
+        f'{", ".join(KNOWN_RELEASES[edition])}, or a full 40-character commit (got "{ref}")'
     )
 
 
@@ -145,7 +158,7 @@ def test_fails_when_pipelines_gpu_quota_is_negative() -> None:
 def test_fails_when_a_tenant_is_listed_twice() -> None:
     tenant = {"name": "vision", "owner": "a@corp.example", "gpus": 4}
     (line,) = refused({"tenants": [tenant, tenant]})
-    assert line == "tenants[1].name: tenant vision is listed twice; names must be unique (got \"vision\")"
+    assert line == 'tenants[1].name: tenant vision is listed twice; names must be unique (got "vision")'
 
 
 def test_fails_when_a_tenant_takes_a_platform_namespace() -> None:
@@ -165,9 +178,11 @@ def test_fails_when_tenant_has_no_gpu_quota() -> None:
 
 def test_fails_when_ingress_certificate_is_not_an_acm_arn() -> None:
     ingress = {
-        "hostname": "kubeflow.corp.example", "certificate_arn": "arn:aws:iam::123456789012:server-certificate/x",
+        "hostname": "kubeflow.corp.example",
+        "certificate_arn": "arn:aws:iam::123456789012:server-certificate/x",
         "cognito_user_pool_arn": "arn:aws:cognito-idp:us-west-2:123456789012:userpool/us-west-2_abc",
-        "cognito_user_pool_client_id": "client", "cognito_user_pool_domain": "corp-auth",
+        "cognito_user_pool_client_id": "client",
+        "cognito_user_pool_domain": "corp-auth",
     }
     (line,) = refused({"ingress": ingress})
     assert line.startswith("ingress.certificate_arn: String should match pattern")
@@ -194,9 +209,7 @@ def test_manifest_sources_are_pinned_and_ordered() -> None:
         ("cluster-scoped", "https://github.com/kubeflow/pipelines//manifests/kustomize/cluster-scoped-resources?ref=2.15.0"),
         ("pipelines", "https://github.com/kubeflow/pipelines//manifests/kustomize/env/platform-agnostic?ref=2.15.0"),
     ]
-    assert manifest_sources(KubeflowInstallArgs.model_validate(PLATFORM)) == [
-        ("platform", "https://github.com/kubeflow/manifests//example?ref=v1.10.2")
-    ]
+    assert manifest_sources(KubeflowInstallArgs.model_validate(PLATFORM)) == [("platform", "https://github.com/kubeflow/manifests//example?ref=v1.10.2")]
 
 
 # --- transforms of the rendered manifests --------------------------------------------------------
@@ -205,7 +218,9 @@ def test_manifest_sources_are_pinned_and_ordered() -> None:
 def claim(name: str, size: str = "20Gi") -> dict[str, Any]:
     """A claim as kubeflow/pipelines ships it (third-party/*/base)."""
     return {
-        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "kubeflow"},
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": "kubeflow"},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}},
     }
 
@@ -253,15 +268,21 @@ def test_pulumi_transform_retains_the_volumes(keep: bool) -> pulumi.Output[Any]:
 
 
 UPSTREAM_DEX_SECRET = {
-    "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "dex-passwords", "namespace": "auth"},
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "dex-passwords", "namespace": "auth"},
     "data": {"DEX_USER_PASSWORD": "$2y$12$4K/VkmDd1q1Orb3xAt82zu8gk7Ad6ReFR4LCP9UeYE90NLiN9Df72"},
 }
 UPSTREAM_DEX_CONFIG = {
-    "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dex", "namespace": "auth"},
-    "data": {"config.yaml": (
-        "issuer: http://dex.auth.svc.cluster.local:5556/dex\nenablePasswordDB: true\nstaticPasswords:\n"
-        "- email: user@example.com\n  hashFromEnv: DEX_USER_PASSWORD\n  username: user\n  userID: \"15841185641784\"\n"
-    )},
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "dex", "namespace": "auth"},
+    "data": {
+        "config.yaml": (
+            "issuer: http://dex.auth.svc.cluster.local:5556/dex\nenablePasswordDB: true\nstaticPasswords:\n"
+            '- email: user@example.com\n  hashFromEnv: DEX_USER_PASSWORD\n  username: user\n  userID: "15841185641784"\n'
+        )
+    },
 }
 
 
@@ -290,7 +311,9 @@ def test_tenant_quota_includes_gpus() -> None:
 
     assert tenant_quota_hard(TenantProfile(name="nlp", owner="a@corp.example", gpus=8)) == {"requests.nvidia.com/gpu": "8"}
     assert tenant_quota_hard(TenantProfile(name="nlp", owner="a@corp.example", gpus=8, cpus=64, memory_gib=512)) == {
-        "requests.nvidia.com/gpu": "8", "requests.cpu": "64", "requests.memory": "512Gi",
+        "requests.nvidia.com/gpu": "8",
+        "requests.cpu": "64",
+        "requests.memory": "512Gi",
     }
 
 
@@ -303,7 +326,11 @@ def test_training_placement_over_several_pools_selects_the_label() -> None:
     second = shape("train2", labels={"gpu-platform.io/workload": "training"}, taints=(GPU, TRAINING, Taint(key="x.io/y", value="z")))
     placement = training_placement(TrainingPoolSelector(), [TRAINING_POOL, second])
     assert placement.node_selector == {"gpu-platform.io/workload": "training"}
-    assert [str(t) for t in placement.tolerations] == ["nvidia.com/gpu=present:NoSchedule", "gpu-platform.io/workload=training:NoSchedule", "x.io/y=z:NoSchedule"]
+    assert [str(t) for t in placement.tolerations] == [
+        "nvidia.com/gpu=present:NoSchedule",
+        "gpu-platform.io/workload=training:NoSchedule",
+        "x.io/y=z:NoSchedule",
+    ]
 
 
 def test_training_placement_fails_when_no_pool_matches() -> None:
@@ -389,7 +416,8 @@ def test_place_on_training_pool_sets_selector_and_tolerations(tmp_path: Path) ->
     config = json.loads(done.stdout)
     assert config["nodeSelector"] == {"labels": {"cloud.google.com/gke-nodepool": "train"}}
     assert [(t["key"], t["value"], t["effect"]) for t in config["tolerations"]] == [
-        ("nvidia.com/gpu", "present", "NoSchedule"), ("gpu-platform.io/workload", "training", "NoSchedule"),
+        ("nvidia.com/gpu", "present", "NoSchedule"),
+        ("gpu-platform.io/workload", "training", "NoSchedule"),
     ]
 
 
@@ -415,13 +443,22 @@ def test_pipelines_edition_resources(engine: Engine) -> pulumi.Output[Any]:
         for body in (namespace, quota.inputs):
             kubernetes_validate.validate(body, "1.34", strict=True)
         assert values[1:6] == [
-            "kubeflow", "ml-pipeline-ui.kubeflow.svc.cluster.local:80", "http://ml-pipeline.kubeflow.svc.cluster.local:8888",
-            TRAINING_POOL.placement.pod_spec_fields(), None,
+            "kubeflow",
+            "ml-pipeline-ui.kubeflow.svc.cluster.local:80",
+            "http://ml-pipeline.kubeflow.svc.cluster.local:8888",
+            TRAINING_POOL.placement.pod_spec_fields(),
+            None,
         ]
         assert values[6]["database"] == {"claims": ["mysql-pv-claim"], "storage": "100Gi"}
 
     return pulumi.Output.all(
-        settled(kf, *kf.directories, *kf.tenant_quotas.values()), kf.namespace, kf.ui_service, kf.pipelines_endpoint, kf.training_placement, kf.ui_url, kf.storage
+        settled(kf, *kf.directories, *kf.tenant_quotas.values()),
+        kf.namespace,
+        kf.ui_service,
+        kf.pipelines_endpoint,
+        kf.training_placement,
+        kf.ui_url,
+        kf.storage,
     ).apply(check)
 
 
@@ -429,15 +466,14 @@ INGRESS = {
     "hostname": "kubeflow.corp.example",
     "certificate_arn": "arn:aws:acm:us-west-2:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555",
     "cognito_user_pool_arn": "arn:aws:cognito-idp:us-west-2:123456789012:userpool/us-west-2_AbCdEf",
-    "cognito_user_pool_client_id": "4example", "cognito_user_pool_domain": "corp-kubeflow",
+    "cognito_user_pool_client_id": "4example",
+    "cognito_user_pool_domain": "corp-kubeflow",
 }
 
 
 @pulumi.runtime.test
 def test_platform_edition_resources(engine: Engine) -> pulumi.Output[Any]:
-    args = KubeflowInstallArgs.model_validate(
-        {**PLATFORM, "tenants": [{"name": "nlp", "owner": "nlp@corp.example", "gpus": 8}], "ingress": INGRESS}
-    )
+    args = KubeflowInstallArgs.model_validate({**PLATFORM, "tenants": [{"name": "nlp", "owner": "nlp@corp.example", "gpus": 8}], "ingress": INGRESS})
     kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash=pulumi.Output.secret("$2b$12$never-in-a-plan"))
 
     def check(values: list[Any]) -> None:
@@ -445,7 +481,10 @@ def test_platform_edition_resources(engine: Engine) -> pulumi.Output[Any]:
         assert directory.inputs["directory"] == "https://github.com/kubeflow/manifests//example?ref=v1.10.2"
         profile = engine.resource("kf-profile-nlp")
         assert profile.type == "kubernetes:kubeflow.org/v1:Profile"
-        assert profile.inputs["spec"] == {"owner": {"kind": "User", "name": "nlp@corp.example"}, "resourceQuotaSpec": {"hard": {"requests.nvidia.com/gpu": "8"}}}
+        assert profile.inputs["spec"] == {
+            "owner": {"kind": "User", "name": "nlp@corp.example"},
+            "resourceQuotaSpec": {"hard": {"requests.nvidia.com/gpu": "8"}},
+        }
         assert directory.urn in profile.depends_on  # the Profile CRD comes with the platform
         ingress = engine.resource("kf-ingress").inputs
         kubernetes_validate.validate(ingress, "1.34", strict=True)
@@ -483,7 +522,9 @@ def test_the_alb_ingress_waits_for_the_ingress_controller(engine: Engine) -> pul
 
 def test_component_refuses_an_ingress_controller_that_is_not_a_resource() -> None:
     with pytest.raises(pulumi.InputPropertyError) as error:
-        KubeflowInstall("kf", KubeflowInstallArgs.model_validate({"ingress": INGRESS}), training_pools=[TRAINING_POOL], ingress_controller="aws-load-balancer-controller")  # type: ignore[arg-type]
+        KubeflowInstall(
+            "kf", KubeflowInstallArgs.model_validate({"ingress": INGRESS}), training_pools=[TRAINING_POOL], ingress_controller="aws-load-balancer-controller"
+        )  # type: ignore[arg-type]
     assert error.value.property_path == "ingress_controller"
     assert error.value.reason == "ingress_controller: expected the AWS Load Balancer Controller (AwsLoadBalancerController.release) (got a str)"
 
@@ -505,17 +546,25 @@ def test_component_refuses_a_missing_training_pool() -> None:
 
 OIDC = {"issuer": "https://login.corp.example", "client_id": "kubeflow", "redirect_uri": "https://kubeflow.corp.example/dex/callback"}
 UPSTREAM_DEX_DEPLOYMENT = {
-    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "dex", "namespace": "auth"},
-    "spec": {"selector": {"matchLabels": {"app": "dex"}}, "template": {"metadata": {"labels": {"app": "dex"}}, "spec": {"containers": [
-        {"name": "dex", "image": "ghcr.io/dexidp/dex:v2.41.1", "env": [{"name": "KUBERNETES_POD_NAMESPACE", "value": "auth"}]},
-    ]}}},
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "dex", "namespace": "auth"},
+    "spec": {
+        "selector": {"matchLabels": {"app": "dex"}},
+        "template": {
+            "metadata": {"labels": {"app": "dex"}},
+            "spec": {
+                "containers": [
+                    {"name": "dex", "image": "ghcr.io/dexidp/dex:v2.41.1", "env": [{"name": "KUBERNETES_POD_NAMESPACE", "value": "auth"}]},
+                ]
+            },
+        },
+    },
 }
 
 
 def test_fails_when_oidc_is_given_to_pipelines_or_is_not_https() -> None:
-    assert refused({"oidc": OIDC}) == [
-        'oidc: oidc applies to the platform edition only; Pipelines standalone has no Dex (got "https://login.corp.example")'
-    ]
+    assert refused({"oidc": OIDC}) == ['oidc: oidc applies to the platform edition only; Pipelines standalone has no Dex (got "https://login.corp.example")']
     (line,) = refused({**PLATFORM, "oidc": {**OIDC, "issuer": "http://login.corp.example"}})
     assert line.startswith("oidc.issuer: String should match pattern")
     (line,) = refused({**PLATFORM, "oidc": {**OIDC, "redirect_uri": "https://kubeflow.corp.example/callback"}})
@@ -523,7 +572,10 @@ def test_fails_when_oidc_is_given_to_pipelines_or_is_not_https() -> None:
 
 
 UPSTREAM_DEX_CLIENT_SECRET = {  # kustomize's secretGenerator output in kubeflow/manifests common/dex/base
-    "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "dex-oidc-client", "namespace": "auth"},
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "type": "Opaque",
+    "metadata": {"name": "dex-oidc-client", "namespace": "auth"},
     "data": {"OIDC_CLIENT_ID": "a3ViZWZsb3ctb2lkYy1hdXRoc2VydmljZQ==", "OIDC_CLIENT_SECRET": "cFVCbkJPWTgwU25YZ2ppYlRZTTlaV056WTJ4cmVOR1Fvaw=="},
 }
 
@@ -535,11 +587,20 @@ def test_oidc_transform_adds_the_connector_and_its_secret_env() -> pulumi.Output
     config = dex_oidc_transform(UPSTREAM_DEX_CONFIG, oidc, "s3cret")
     assert config is not None
     parsed = yaml.safe_load(config["data"]["config.yaml"])
-    assert parsed["connectors"] == [{
-        "type": "oidc", "id": "upstream-oidc", "name": "Single sign-on",
-        "config": {"issuer": "https://login.corp.example", "clientID": "kubeflow", "clientSecret": "$UPSTREAM_OIDC_CLIENT_SECRET",
-                   "redirectURI": "https://kubeflow.corp.example/dex/callback", "scopes": ["openid", "profile", "email"]},
-    }]
+    assert parsed["connectors"] == [
+        {
+            "type": "oidc",
+            "id": "upstream-oidc",
+            "name": "Single sign-on",
+            "config": {
+                "issuer": "https://login.corp.example",
+                "clientID": "kubeflow",
+                "clientSecret": "$UPSTREAM_OIDC_CLIENT_SECRET",
+                "redirectURI": "https://kubeflow.corp.example/dex/callback",
+                "scopes": ["openid", "profile", "email"],
+            },
+        }
+    ]
     assert parsed["staticPasswords"]  # the static user stays
     # The secret joins upstream's envFrom Secret under its own key; oauth2-proxy's client keys stay.
     secret = dex_oidc_transform(UPSTREAM_DEX_CLIENT_SECRET, oidc, pulumi.Output.secret("s3cret"))
@@ -577,8 +638,13 @@ def test_oidc_adds_no_secret_beside_upstreams(engine: Engine) -> pulumi.Output[A
     become ready. (That the value stays a Pulumi secret is checked on the transform's output,
     since the rendered objects do not appear under mocks.)"""
     args = KubeflowInstallArgs.model_validate({**PLATFORM, "oidc": OIDC})
-    kf = KubeflowInstall("kf", args, training_pools=[TRAINING_POOL], dex_password_hash=pulumi.Output.secret("$2b$12$h"),
-                         oidc_client_secret=pulumi.Output.secret("client-secret-never-in-a-plan"))
+    kf = KubeflowInstall(
+        "kf",
+        args,
+        training_pools=[TRAINING_POOL],
+        dex_password_hash=pulumi.Output.secret("$2b$12$h"),
+        oidc_client_secret=pulumi.Output.secret("client-secret-never-in-a-plan"),
+    )
 
     def check(_: Any) -> None:
         assert engine.of_type("kubernetes:core/v1:Secret") == []
@@ -599,33 +665,66 @@ def test_component_refuses_oidc_without_its_secret() -> None:
 # mlpipeline-minio-artifact-secret.yaml, base/installs/generic/mysql-secret.yaml,
 # third-party/mysql/base/mysql-deployment.yaml).
 UPSTREAM_ARTIFACT_SECRET = {
-    "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "mlpipeline-minio-artifact", "namespace": "kubeflow"},
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "mlpipeline-minio-artifact", "namespace": "kubeflow"},
     "stringData": {"accesskey": "minio", "secretkey": "minio123"},
 }
 UPSTREAM_MYSQL_SECRET = {
-    "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "mysql-secret", "namespace": "kubeflow"},
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "mysql-secret", "namespace": "kubeflow"},
     "stringData": {"username": "root", "password": ""},
 }
 UPSTREAM_MYSQL = {
-    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "mysql", "namespace": "kubeflow"},
-    "spec": {"selector": {"matchLabels": {"app": "mysql"}}, "template": {"metadata": {"labels": {"app": "mysql"}}, "spec": {
-        "serviceAccountName": "mysql",
-        "containers": [{
-            "name": "mysql", "image": "mysql:8.4", "args": ["--datadir", "/var/lib/mysql"],
-            "env": [{"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"}],
-            "ports": [{"containerPort": 3306, "name": "mysql"}],
-        }],
-    }}},
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "mysql", "namespace": "kubeflow"},
+    "spec": {
+        "selector": {"matchLabels": {"app": "mysql"}},
+        "template": {
+            "metadata": {"labels": {"app": "mysql"}},
+            "spec": {
+                "serviceAccountName": "mysql",
+                "containers": [
+                    {
+                        "name": "mysql",
+                        "image": "mysql:8.4",
+                        "args": ["--datadir", "/var/lib/mysql"],
+                        "env": [{"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"}],
+                        "ports": [{"containerPort": 3306, "name": "mysql"}],
+                    }
+                ],
+            },
+        },
+    },
 }
 # A consumer: the API server reads both Secrets by secretKeyRef and is left alone.
 UPSTREAM_API_SERVER = {
-    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "ml-pipeline", "namespace": "kubeflow"},
-    "spec": {"selector": {"matchLabels": {"app": "ml-pipeline"}}, "template": {"metadata": {"labels": {"app": "ml-pipeline"}}, "spec": {
-        "containers": [{"name": "ml-pipeline-api-server", "image": "ghcr.io/kubeflow/kfp-api-server:2.17.0", "env": [
-            {"name": "DBCONFIG_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}},
-            {"name": "OBJECTSTORECONFIG_SECRETACCESSKEY", "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "secretkey"}}},
-        ]}],
-    }}},
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "ml-pipeline", "namespace": "kubeflow"},
+    "spec": {
+        "selector": {"matchLabels": {"app": "ml-pipeline"}},
+        "template": {
+            "metadata": {"labels": {"app": "ml-pipeline"}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "ml-pipeline-api-server",
+                        "image": "ghcr.io/kubeflow/kfp-api-server:2.17.0",
+                        "env": [
+                            {"name": "DBCONFIG_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}},
+                            {
+                                "name": "OBJECTSTORECONFIG_SECRETACCESSKEY",
+                                "valueFrom": {"secretKeyRef": {"name": "mlpipeline-minio-artifact", "key": "secretkey"}},
+                            },
+                        ],
+                    }
+                ],
+            },
+        },
+    },
 }
 CREDENTIALS = {
     Credential.ARTIFACT_ACCESS_KEY: pulumi.Output.secret("AKgenerated"),
@@ -757,8 +856,7 @@ def test_brought_credentials_replace_the_generated_ones(engine: Engine, monkeypa
 
 @pulumi.runtime.test
 def test_every_credential_brought_declares_no_random_password(engine: Engine) -> pulumi.Output[Any]:
-    kf = KubeflowInstall("kf", KubeflowInstallArgs.model_validate(PLATFORM), training_pools=[TRAINING_POOL],
-                         dex_password_hash="$2b$12$h", credentials=BROUGHT)
+    kf = KubeflowInstall("kf", KubeflowInstallArgs.model_validate(PLATFORM), training_pools=[TRAINING_POOL], dex_password_hash="$2b$12$h", credentials=BROUGHT)
 
     def check(_: Any) -> None:
         assert engine.of_type("random:index/randomPassword:RandomPassword") == []
@@ -778,7 +876,8 @@ def test_credentials_secret_is_read_instead_of_generating(engine: Engine, monkey
     artifact = transformed(transforms[-1], "kubernetes:core/v1:Secret", "kf:kubeflow/mlpipeline-minio-artifact", UPSTREAM_ARTIFACT_SECRET)
     database = transformed(transforms[-1], "kubernetes:core/v1:Secret", "kf:kubeflow/mysql-secret", UPSTREAM_MYSQL_SECRET)
     values = pulumi.Output.all(
-        artifact.apply(lambda r: r.props["stringData"]["secretkey"]), database.apply(lambda r: r.props["stringData"]["password"]),
+        artifact.apply(lambda r: r.props["stringData"]["secretkey"]),
+        database.apply(lambda r: r.props["stringData"]["password"]),
     )
 
     def check(found: list[Any]) -> None:
@@ -789,17 +888,32 @@ def test_credentials_secret_is_read_instead_of_generating(engine: Engine, monkey
     return pulumi.Output.all(settled_tree(kf), values).apply(lambda v: check(v[1]))
 
 
-@pytest.mark.parametrize(("credentials", "path", "reason"), [
-    ({"katib-database-password": "teamKatibPassword01"}, "credentials[katib-database-password]",
-     "credentials[katib-database-password]: not a credential of the pipelines edition; the pipelines edition has "
-     "artifact-store-access-key, artifact-store-secret-key, database-password"),
-    ({"database": "x"}, "credentials[database]", "credentials[database]: no credential; the pipelines edition has "
-     "artifact-store-access-key, artifact-store-secret-key, database-password"),
-    ({Credential.ARTIFACT_SECRET_KEY: "minio123"}, "credentials[artifact-store-secret-key]",
-     "credentials[artifact-store-secret-key]: artifact-store-secret-key is the value upstream Kubeflow ships; choose your own (got a secret value)"),
-    ({Credential.DATABASE_PASSWORD: 42}, "credentials[database-password]",
-     "credentials[database-password]: expected a string or a pulumi.Output[str] (pass a secret) (got an int)"),
-])
+@pytest.mark.parametrize(
+    ("credentials", "path", "reason"),
+    [
+        (
+            {"katib-database-password": "teamKatibPassword01"},
+            "credentials[katib-database-password]",
+            "credentials[katib-database-password]: not a credential of the pipelines edition; the pipelines edition has "
+            "artifact-store-access-key, artifact-store-secret-key, database-password",
+        ),
+        (
+            {"database": "x"},
+            "credentials[database]",
+            "credentials[database]: no credential; the pipelines edition has artifact-store-access-key, artifact-store-secret-key, database-password",
+        ),
+        (
+            {Credential.ARTIFACT_SECRET_KEY: "minio123"},
+            "credentials[artifact-store-secret-key]",
+            "credentials[artifact-store-secret-key]: artifact-store-secret-key is the value upstream Kubeflow ships; choose your own (got a secret value)",
+        ),
+        (
+            {Credential.DATABASE_PASSWORD: 42},
+            "credentials[database-password]",
+            "credentials[database-password]: expected a string or a pulumi.Output[str] (pass a secret) (got an int)",
+        ),
+    ],
+)
 def test_component_refuses_credentials_it_cannot_use(credentials: dict[Any, Any], path: str, reason: str) -> None:
     with pytest.raises(pulumi.InputPropertyError) as error:
         KubeflowInstall("kf", KubeflowInstallArgs(), training_pools=[TRAINING_POOL], credentials=credentials)
@@ -813,8 +927,11 @@ def test_credentials_secret_refuses_a_missing_or_unusable_key() -> None:
     where = CredentialsSecret(namespace="team-secrets", name="kubeflow-credentials")
     data = {"database-password": base64.b64encode(b"teamDatabasePassword01").decode(), "artifact-store-secret-key": base64.b64encode(b"minio123").decode()}
     assert _read_credential(data, Credential.DATABASE_PASSWORD, where) == "teamDatabasePassword01"
-    with pytest.raises(ValueError, match=r"^kubeflow credentials: Secret team-secrets/kubeflow-credentials has no key artifact-store-access-key "
-                                         r"\(it holds artifact-store-secret-key, database-password\)$"):
+    with pytest.raises(
+        ValueError,
+        match=r"^kubeflow credentials: Secret team-secrets/kubeflow-credentials has no key artifact-store-access-key "
+        r"\(it holds artifact-store-secret-key, database-password\)$",
+    ):
         _read_credential(data, Credential.ARTIFACT_ACCESS_KEY, where)
     with pytest.raises(ValueError, match="artifact-store-secret-key is the value upstream Kubeflow ships") as error:
         _read_credential(data, Credential.ARTIFACT_SECRET_KEY, where)
@@ -830,7 +947,9 @@ def test_brought_credential_problems_never_quote_the_value() -> None:
 
 def test_each_edition_replaces_only_what_it_renders() -> None:
     assert edition_credentials(Edition.PIPELINES) == [
-        Credential.ARTIFACT_ACCESS_KEY, Credential.ARTIFACT_SECRET_KEY, Credential.DATABASE_PASSWORD,
+        Credential.ARTIFACT_ACCESS_KEY,
+        Credential.ARTIFACT_SECRET_KEY,
+        Credential.DATABASE_PASSWORD,
     ]
     assert edition_credentials(Edition.PLATFORM) == list(Credential)
 
@@ -841,34 +960,56 @@ def _data(**values: str) -> dict[str, str]:
 
 
 UPSTREAM_KATIB_SECRET = {
-    "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-    "metadata": {"name": "katib-mysql-secrets", "namespace": "kubeflow"}, "data": _data(MYSQL_ROOT_PASSWORD="test"),
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "type": "Opaque",
+    "metadata": {"name": "katib-mysql-secrets", "namespace": "kubeflow"},
+    "data": _data(MYSQL_ROOT_PASSWORD="test"),
 }
 UPSTREAM_KATIB_MYSQL = {
-    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "katib-mysql", "namespace": "kubeflow"},
-    "spec": {"selector": {"matchLabels": {"katib.kubeflow.org/component": "mysql"}}, "template": {
-        "metadata": {"labels": {"katib.kubeflow.org/component": "mysql"}}, "spec": {"containers": [{
-            "name": "katib-mysql", "image": "mysql:8.0.29", "args": ["--datadir", "/var/lib/mysql/datadir"],
-            "env": [
-                {"name": "MYSQL_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "katib-mysql-secrets", "key": "MYSQL_ROOT_PASSWORD"}}},
-                {"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"},
-                {"name": "MYSQL_DATABASE", "value": "katib"},
-            ],
-        }]},
-    }},
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "katib-mysql", "namespace": "kubeflow"},
+    "spec": {
+        "selector": {"matchLabels": {"katib.kubeflow.org/component": "mysql"}},
+        "template": {
+            "metadata": {"labels": {"katib.kubeflow.org/component": "mysql"}},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "katib-mysql",
+                        "image": "mysql:8.0.29",
+                        "args": ["--datadir", "/var/lib/mysql/datadir"],
+                        "env": [
+                            {"name": "MYSQL_ROOT_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "katib-mysql-secrets", "key": "MYSQL_ROOT_PASSWORD"}}},
+                            {"name": "MYSQL_ALLOW_EMPTY_PASSWORD", "value": "true"},
+                            {"name": "MYSQL_DATABASE", "value": "katib"},
+                        ],
+                    }
+                ]
+            },
+        },
+    },
 }
 UPSTREAM_CLIENT_SECRET = "pUBnBOY80SnXgjibTYM9ZWNzY2xreNGQok"
 UPSTREAM_DEX_CLIENT = {
-    "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "dex-oidc-client", "namespace": "auth"},
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "type": "Opaque",
+    "metadata": {"name": "dex-oidc-client", "namespace": "auth"},
     "data": _data(OIDC_CLIENT_ID="kubeflow-oidc-authservice", OIDC_CLIENT_SECRET=UPSTREAM_CLIENT_SECRET),
 }
 UPSTREAM_OAUTH2_PROXY = {
-    "apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "oauth2-proxy-h675gf55ht", "namespace": "oauth2-proxy"},
-    "data": _data(**{"client-id": "kubeflow-oidc-authservice", "client-secret": UPSTREAM_CLIENT_SECRET,
-                     "cookie-secret": "7d16fee92f8d11b8940b081b3f8b8acb"}),
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "type": "Opaque",
+    "metadata": {"name": "oauth2-proxy-h675gf55ht", "namespace": "oauth2-proxy"},
+    "data": _data(**{"client-id": "kubeflow-oidc-authservice", "client-secret": UPSTREAM_CLIENT_SECRET, "cookie-secret": "7d16fee92f8d11b8940b081b3f8b8acb"}),
 }
 UPSTREAM_INSTALL_CONFIG = {
-    "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "default-install-config-9h2h2b6hbk"},
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "default-install-config-9h2h2b6hbk"},
     "data": {"profile-name": "kubeflow-user-example-com", "user": "user@example.com"},
 }
 PLATFORM_CREDENTIALS = {c: pulumi.Output.secret(f"generated-{c.value}") for c in Credential}
@@ -892,8 +1033,12 @@ def test_platform_credentials_replace_katib_and_oauth2_defaults() -> pulumi.Outp
     assert upstream_credentials_transform(UPSTREAM_KATIB_SECRET, CREDENTIALS) is None
     assert upstream_credentials_transform(UPSTREAM_OAUTH2_PROXY, CREDENTIALS) is None
     assert upstream_credentials_transform(UPSTREAM_KATIB_MYSQL, CREDENTIALS) is None
-    values = [katib["stringData"]["MYSQL_ROOT_PASSWORD"], dex["stringData"]["OIDC_CLIENT_SECRET"],
-              proxy["stringData"]["client-secret"], proxy["stringData"]["cookie-secret"]]
+    values = [
+        katib["stringData"]["MYSQL_ROOT_PASSWORD"],
+        dex["stringData"]["OIDC_CLIENT_SECRET"],
+        proxy["stringData"]["client-secret"],
+        proxy["stringData"]["cookie-secret"],
+    ]
 
     def check(resolved: list[Any]) -> None:
         katib_password, dex_secret, proxy_secret, cookie, *secret = resolved
@@ -910,8 +1055,17 @@ def test_platform_transforms_leave_no_upstream_default() -> pulumi.Output[Any]:
     """Every upstream default object of the platform edition, through the component's own transform chain."""
     args = KubeflowInstallArgs.model_validate(PLATFORM)
     steps = rendered_object_transforms(args, "$2b$12$ours", None, PLATFORM_CREDENTIALS)
-    upstream = [UPSTREAM_ARTIFACT_SECRET, UPSTREAM_MYSQL_SECRET, UPSTREAM_MYSQL, UPSTREAM_KATIB_SECRET, UPSTREAM_KATIB_MYSQL,
-                UPSTREAM_DEX_CLIENT, UPSTREAM_OAUTH2_PROXY, UPSTREAM_INSTALL_CONFIG, UPSTREAM_PROFILE]
+    upstream = [
+        UPSTREAM_ARTIFACT_SECRET,
+        UPSTREAM_MYSQL_SECRET,
+        UPSTREAM_MYSQL,
+        UPSTREAM_KATIB_SECRET,
+        UPSTREAM_KATIB_MYSQL,
+        UPSTREAM_DEX_CLIENT,
+        UPSTREAM_OAUTH2_PROXY,
+        UPSTREAM_INSTALL_CONFIG,
+        UPSTREAM_PROFILE,
+    ]
     changed = [apply_transforms(steps, obj) for obj in upstream]
     assert all(c is not None for c in changed), [o["metadata"]["name"] for o, c in zip(upstream, changed, strict=True) if c is None]
     assert changed[7] == {**UPSTREAM_INSTALL_CONFIG, "data": {"profile-name": "kubeflow-user-example-com", "user": "ml-admin@corp.example"}}
@@ -919,8 +1073,16 @@ def test_platform_transforms_leave_no_upstream_default() -> pulumi.Output[Any]:
 
     def plain(resolved: list[Any]) -> None:
         text = json.dumps(resolved)
-        for default in ("minio123", '"minio"', "MYSQL_ALLOW_EMPTY_PASSWORD", "user@example.com", UPSTREAM_CLIENT_SECRET,
-                        "7d16fee92f8d11b8940b081b3f8b8acb", '"password": ""', '"test"'):
+        for default in (
+            "minio123",
+            '"minio"',
+            "MYSQL_ALLOW_EMPTY_PASSWORD",
+            "user@example.com",
+            UPSTREAM_CLIENT_SECRET,
+            "7d16fee92f8d11b8940b081b3f8b8acb",
+            '"password": ""',
+            '"test"',
+        ):
             assert default not in text, default
         for obj in resolved:
             assert "data" not in obj or obj["kind"] == "ConfigMap"  # no base64 left to hide a default in
@@ -966,7 +1128,9 @@ def test_every_directory_carries_the_transform(engine: Engine, monkeypatch: pyte
 # --- the platform's default Profile ------------------------------------------------------------------
 
 UPSTREAM_PROFILE = {  # kubeflow/manifests common/user-namespace at v1.10.2, after its replacements
-    "apiVersion": "kubeflow.org/v1beta1", "kind": "Profile", "metadata": {"name": "kubeflow-user-example-com"},
+    "apiVersion": "kubeflow.org/v1beta1",
+    "kind": "Profile",
+    "metadata": {"name": "kubeflow-user-example-com"},
     "spec": {"owner": {"kind": "User", "name": "user@example.com"}},
 }
 
@@ -991,10 +1155,13 @@ def test_default_profile_transform_gives_the_profile_our_owner() -> pulumi.Outpu
 # --- the load balancer's health check ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("data", "expected"), [
-    ({}, {"alb.ingress.kubernetes.io/healthcheck-path": "/apis/v1beta1/healthz"}),
-    (PLATFORM, {"alb.ingress.kubernetes.io/healthcheck-path": "/healthz/ready", "alb.ingress.kubernetes.io/healthcheck-port": "15021"}),
-])
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({}, {"alb.ingress.kubernetes.io/healthcheck-path": "/apis/v1beta1/healthz"}),
+        (PLATFORM, {"alb.ingress.kubernetes.io/healthcheck-path": "/healthz/ready", "alb.ingress.kubernetes.io/healthcheck-port": "15021"}),
+    ],
+)
 @pulumi.runtime.test
 def test_ingress_health_check_matches_the_backend(engine: Engine, data: dict[str, Any], expected: dict[str, str]) -> pulumi.Output[Any]:
     args = KubeflowInstallArgs.model_validate({**data, "ingress": INGRESS})

@@ -30,10 +30,7 @@ def _config(stack: str) -> StackConfig:
 
 
 def _bodies(plan: Plan, kind: str) -> list[dict[str, Any]]:
-    return [
-        r.inputs for r in plan.resources
-        if r.type == f"kubernetes:kueue.x-k8s.io/v1beta2:{kind}"
-    ]
+    return [r.inputs for r in plan.resources if r.type == f"kubernetes:kueue.x-k8s.io/v1beta2:{kind}"]
 
 
 def _tenant_quotas(config: StackConfig) -> dict[str, int]:
@@ -179,7 +176,6 @@ def test_with_a_prometheus_the_charts_service_monitor_is_on_and_waits_for_its_cr
     return settled_tree(queues).apply(check)
 
 
-
 @pulumi.runtime.test
 def test_the_component_refuses_a_quota_the_pools_cannot_hold(engine: Engine) -> pulumi.Output[Any]:
     config = _config("prod-gke")
@@ -235,7 +231,7 @@ def test_fails_when_a_fair_sharing_weight_is_zero() -> None:
 def test_fails_when_an_override_names_no_tenant() -> None:
     assert _refusal({"tenants": [{"name": "nobody"}]}) == [
         "gpu-platform:queues.tenants[0].name: tenant nobody is neither a Dask nor a Kubeflow tenant of this stack; "
-        "use one of analytics, research, team-nlp, team-vision (got \"nobody\")",
+        'use one of analytics, research, team-nlp, team-vision (got "nobody")',
     ]
 
 
@@ -274,7 +270,12 @@ def test_kueue_defaults() -> None:
 def test_tenant_queue_defaults_come_from_the_tenants_quota() -> None:
     override = TenantQueueArgs(name="t")
     assert (override.gpus, override.cpus, override.memory_gib, override.borrowing_limit, override.lending_limit, override.weight) == (
-        None, None, None, None, None, 1.0,
+        None,
+        None,
+        None,
+        None,
+        None,
+        1.0,
     )
     config = _config("prod-gke")
     plan = plan_queues(KueueArgs(), config.queue_tenants(), config.pool_shapes())
@@ -291,9 +292,14 @@ def test_tenant_queue_defaults_come_from_the_tenants_quota() -> None:
 def test_overrides_set_limits_weight_preemption_and_quotas() -> None:
     config = _config("prod-eks")
     args = KueueArgs(
-        cohort="ml", reclaim_within_cohort="LowerPriority", within_cluster_queue="Never",
-        tenants=[TenantQueueArgs(name="research", gpus={"nvidia-tesla-v100": 4, "nvidia-tesla-t4": 1}, cpus=8,
-                                 memory_gib=32, borrowing_limit=2, lending_limit=1, weight=2.5)],
+        cohort="ml",
+        reclaim_within_cohort="LowerPriority",
+        within_cluster_queue="Never",
+        tenants=[
+            TenantQueueArgs(
+                name="research", gpus={"nvidia-tesla-v100": 4, "nvidia-tesla-t4": 1}, cpus=8, memory_gib=32, borrowing_limit=2, lending_limit=1, weight=2.5
+            )
+        ],
     )
     plan = plan_queues(args, config.queue_tenants(), config.pool_shapes())
     spec = next(q["spec"] for q in plan.cluster_queues if q["metadata"]["name"] == "research")
@@ -302,7 +308,10 @@ def test_overrides_set_limits_weight_preemption_and_quotas() -> None:
     assert spec["preemption"] == {"reclaimWithinCohort": "LowerPriority", "withinClusterQueue": "Never"}
     flavors = {f["name"]: {r["name"]: r for r in f["resources"]} for f in spec["resourceGroups"][0]["flavors"]}
     assert flavors["nvidia-tesla-v100-small"]["nvidia.com/gpu"] == {
-        "name": "nvidia.com/gpu", "nominalQuota": 4, "borrowingLimit": 2, "lendingLimit": 1,
+        "name": "nvidia.com/gpu",
+        "nominalQuota": 4,
+        "borrowingLimit": 2,
+        "lendingLimit": 1,
     }
     assert flavors["nvidia-tesla-t4-scheduler"]["nvidia.com/gpu"]["nominalQuota"] == 1
     assert flavors["nvidia-tesla-v100-large"]["nvidia.com/gpu"]["lendingLimit"] == 0  # nothing there to lend
@@ -320,9 +329,7 @@ def test_a_shared_pool_holds_gpus_times_clients() -> None:
     cohort = {f["name"]: f["resources"][2]["nominalQuota"] for f in plan.cohort["spec"]["resourceGroups"][0]["flavors"]}
     assert cohort["nvidia-tesla-t4-scheduler"] == 16
     unshared = plan_queues(config.queues, config.queue_tenants(), config.pool_shapes())
-    assert {f["name"]: f["resources"][2]["nominalQuota"] for f in unshared.cohort["spec"]["resourceGroups"][0]["flavors"]}[
-        "nvidia-tesla-t4-scheduler"
-    ] == 4
+    assert {f["name"]: f["resources"][2]["nominalQuota"] for f in unshared.cohort["spec"]["resourceGroups"][0]["flavors"]}["nvidia-tesla-t4-scheduler"] == 4
 
 
 def test_the_platform_editions_profiles_are_left_out_of_queueing_and_the_preview_says_so() -> None:

@@ -86,7 +86,12 @@ def test_stack_values() -> None:
     assert grafana["admin"] == {"existingSecret": "grafana-admin", "userKey": "admin-user", "passwordKey": "admin-password"}
     assert "adminPassword" not in json.dumps(grafana)
     assert grafana["dashboards"]["gpu"]["nvidia-dcgm"]["gnetId"] == 12239
-    assert stack_values(PrometheusStackArgs(keep_volume_on_delete=False), EKS)["prometheus"]["prometheusSpec"]["persistentVolumeClaimRetentionPolicy"]["whenDeleted"] == "Delete"
+    assert (
+        stack_values(PrometheusStackArgs(keep_volume_on_delete=False), EKS)["prometheus"]["prometheusSpec"]["persistentVolumeClaimRetentionPolicy"][
+            "whenDeleted"
+        ]
+        == "Delete"
+    )
 
 
 def test_adapter_rules_expose_the_two_gpu_metrics() -> None:
@@ -108,11 +113,14 @@ def test_alerts_follow_their_thresholds() -> None:
     assert alerts["GpuPodPending"]["for"] == "5m"
 
 
-@pytest.mark.parametrize(("sources", "expected"), [
-    (set(), {"GpuPodPending"}),
-    ({MetricSource.DCGM_EXPORTER}, {"GpuAllocatedButIdle", "GpuPodPending", "DcgmExporterDown", "GpuXidError"}),
-    ({MetricSource.CLUSTER_AUTOSCALER}, {"GpuPodPending", "NodeGroupScaleUpFailing"}),
-])
+@pytest.mark.parametrize(
+    ("sources", "expected"),
+    [
+        (set(), {"GpuPodPending"}),
+        ({MetricSource.DCGM_EXPORTER}, {"GpuAllocatedButIdle", "GpuPodPending", "DcgmExporterDown", "GpuXidError"}),
+        ({MetricSource.CLUSTER_AUTOSCALER}, {"GpuPodPending", "NodeGroupScaleUpFailing"}),
+    ],
+)
 def test_alerts_ship_only_when_what_they_read_is_scraped(sources: set[MetricSource], expected: set[str]) -> None:
     from gpu_platform.components import AlertSettings
 
@@ -141,26 +149,29 @@ def test_fails_when_an_alert_reads_a_metric_nothing_scrapes(monkeypatch: pytest.
 def test_expression_metrics_leaves_out_labels_ranges_groupings_and_functions() -> None:
     expr = 'sum by (namespace, pod) (rate(a_total{job=~"x.*",le="0.5"}[5m])) / on (pod) group_left (node) b and c offset 1h > 0'
     assert expression_metrics(expr) == {"a_total", "b", "c"}
-    upper = 'count(up == 0) BY (cluster, job) / ON (instance) GROUP_LEFT() sum WITHOUT (cpu) (d) OR e # a comment names f\n'
+    upper = "count(up == 0) BY (cluster, job) / ON (instance) GROUP_LEFT() sum WITHOUT (cpu) (d) OR e # a comment names f\n"
     assert expression_metrics(upper) == {"up", "d", "e"}
     assert expression_metrics('{__name__="g"} + h{job!="z"}') == {"g", "h"}
-    assert expression_metrics('increase(cluster_autoscaler_failed_scale_ups_total[15m]) > 0') == {"cluster_autoscaler_failed_scale_ups_total"}
+    assert expression_metrics("increase(cluster_autoscaler_failed_scale_ups_total[15m]) > 0") == {"cluster_autoscaler_failed_scale_ups_total"}
 
 
-@pytest.mark.parametrize(("metric", "source"), [
-    ("DCGM_FI_DEV_GPU_UTIL", MetricSource.DCGM_EXPORTER),
-    ("cluster_autoscaler_failed_scale_ups_total", MetricSource.CLUSTER_AUTOSCALER),
-    ("kube_pod_status_phase", MetricSource.KUBE_STATE_METRICS),
-    ("node_cpu_seconds_total", MetricSource.NODE_EXPORTER),
-    ("container_memory_rss", MetricSource.KUBELET),
-    ("apiserver_request_total", MetricSource.API_SERVER),
-    ("ALERTS", MetricSource.PROMETHEUS),
-    # what managed control planes hide: no source scrapes it
-    ("etcd_server_has_leader", None),
-    ("scheduler_pending_pods", None),
-    ("workqueue_depth", None),
-    ("kubeproxy_sync_proxy_rules_duration_seconds_bucket", None),
-])
+@pytest.mark.parametrize(
+    ("metric", "source"),
+    [
+        ("DCGM_FI_DEV_GPU_UTIL", MetricSource.DCGM_EXPORTER),
+        ("cluster_autoscaler_failed_scale_ups_total", MetricSource.CLUSTER_AUTOSCALER),
+        ("kube_pod_status_phase", MetricSource.KUBE_STATE_METRICS),
+        ("node_cpu_seconds_total", MetricSource.NODE_EXPORTER),
+        ("container_memory_rss", MetricSource.KUBELET),
+        ("apiserver_request_total", MetricSource.API_SERVER),
+        ("ALERTS", MetricSource.PROMETHEUS),
+        # what managed control planes hide: no source scrapes it
+        ("etcd_server_has_leader", None),
+        ("scheduler_pending_pods", None),
+        ("workqueue_depth", None),
+        ("kubeproxy_sync_proxy_rules_duration_seconds_bucket", None),
+    ],
+)
 def test_metric_sources(metric: str, source: MetricSource | None) -> None:
     assert metric_source(metric) is source
 
@@ -226,9 +237,7 @@ def test_prometheus_stack_resources(engine: Engine) -> pulumi.Output[Any]:
         check(values[0])
         assert values[1:] == ["http://kube-prometheus-stack-prometheus.prometheus.svc:9090", "kube-prometheus-stack-grafana"]
 
-    return pulumi.Output.all(
-        settled(stack, stack.release, stack.adapter, stack.alerts), stack.prometheus_url, stack.grafana_service_name
-    ).apply(check_all)
+    return pulumi.Output.all(settled(stack, stack.release, stack.adapter, stack.alerts), stack.prometheus_url, stack.grafana_service_name).apply(check_all)
 
 
 # --- DcgmExporter ----------------------------------------------------------------------------

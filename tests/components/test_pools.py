@@ -41,8 +41,14 @@ def test_pool_taints_violating(taints: list[Taint], message: str) -> None:
 
 def test_gke_pools_and_eks_classes_share_the_rule() -> None:
     for build in (
-        lambda t: GpuNodePoolArgs(name="t4", machine_type="n1-standard-4", accelerator_type="nvidia-tesla-t4", accelerator_count=1,
-                                  autoscaling=AutoscalingBounds(scope=BoundsScope.TOTAL, max_nodes=2), taints=t),
+        lambda t: GpuNodePoolArgs(
+            name="t4",
+            machine_type="n1-standard-4",
+            accelerator_type="nvidia-tesla-t4",
+            accelerator_count=1,
+            autoscaling=AutoscalingBounds(scope=BoundsScope.TOTAL, max_nodes=2),
+            taints=t,
+        ),
         lambda t: GpuClassArgs(name="small", instance_types=["g4dn.xlarge"], max_nodes=2, taints=t),
     ):
         with pytest.raises(ValidationError, match="taint nvidia.com/gpu is managed by the component"):

@@ -33,8 +33,10 @@ from gpu_platform.infra.stack.model import StackConfig
 from tests.conftest import Engine, settled, settled_tree, shipped_plan
 from tests.factories import eks_stack, gke, stack
 
-TENANTS = [{"name": "team-a", "gpu_quota": 4, "notebook": {"gpus": 1}},
-           {"name": "team-b", "gpu_quota": 4, "shared_cluster": {"min_workers": 0, "max_workers": 2}}]
+TENANTS = [
+    {"name": "team-a", "gpu_quota": 4, "notebook": {"gpus": 1}},
+    {"name": "team-b", "gpu_quota": 4, "shared_cluster": {"min_workers": 0, "max_workers": 2}},
+]
 
 
 def dataset(**overrides: Any) -> dict[str, Any]:
@@ -102,9 +104,21 @@ def test_mount_path_is_used_when_given() -> None:
 @pytest.mark.parametrize(
     ("fsx", "loc", "fragment"),
     [
-        ({"per_unit_storage_throughput": 200}, "per_unit_storage_throughput", "per_unit_storage_throughput 200 is not offered on PERSISTENT_2; use one of 125, 250, 500, 1000"),
-        ({"deployment_type": "SCRATCH_2", "per_unit_storage_throughput": 125}, "per_unit_storage_throughput", "not offered on SCRATCH_2; remove it (scratch throughput is fixed)"),
-        ({"storage_capacity_gib": 3000}, "storage_capacity_gib", "storage_capacity_gib 3000 is not offered on PERSISTENT_2; use 1200 or a multiple of 2400 (e.g. 2400 or 4800)"),
+        (
+            {"per_unit_storage_throughput": 200},
+            "per_unit_storage_throughput",
+            "per_unit_storage_throughput 200 is not offered on PERSISTENT_2; use one of 125, 250, 500, 1000",
+        ),
+        (
+            {"deployment_type": "SCRATCH_2", "per_unit_storage_throughput": 125},
+            "per_unit_storage_throughput",
+            "not offered on SCRATCH_2; remove it (scratch throughput is fixed)",
+        ),
+        (
+            {"storage_capacity_gib": 3000},
+            "storage_capacity_gib",
+            "storage_capacity_gib 3000 is not offered on PERSISTENT_2; use 1200 or a multiple of 2400 (e.g. 2400 or 4800)",
+        ),
         ({"storage_capacity_gib": 1000}, "storage_capacity_gib", "greater than or equal to 1200"),
         ({"deployment_type": "SCRATCH_2", "kms_key_id": "arn:aws:kms:us-east-1:1:key/k"}, "kms_key_id", "kms_key_id applies to PERSISTENT_2 only"),
         ({"deployment_type": "PERSISTENT_1"}, "deployment_type", "PERSISTENT_2"),
@@ -130,8 +144,11 @@ def test_fsx_capacity_takes_1200_and_multiples_of_2400(capacity: int) -> None:
         (dataset(mount_path="data"), ("mount_path",), "should match pattern"),
         (dataset(name="Ref"), ("name",), "is not a DNS label"),
         (dataset(gcs_fuse={"mount_options": ["implicit-dirs uid=1"]}), ("gcs_fuse", "mount_options"), "must be one non-empty word"),
-        (dataset(access="read_only", tenants=[{"tenant": "a", "access": "read_write"}]), ("tenants", 0, "access"),
-         "tenant a mounts dataset reference read_write, but the dataset is read_only"),
+        (
+            dataset(access="read_only", tenants=[{"tenant": "a", "access": "read_write"}]),
+            ("tenants", 0, "access"),
+            "tenant a mounts dataset reference read_write, but the dataset is read_only",
+        ),
     ],
 )
 def test_fails_when_a_dataset_is_wrong(value: dict[str, Any], loc: tuple[Any, ...], fragment: str) -> None:
@@ -172,8 +189,10 @@ def test_bucket_names_follow_their_clouds_rules(cloud: Cloud, name: str, fragmen
     assert problem is not None and fragment in problem
 
 
-@pytest.mark.parametrize(("cloud", "name"), [(Cloud.AWS, "acme-reference-data"), (Cloud.AWS, "acme.reference.data"),
-                                             (Cloud.GCP, "acme_reference-data"), (Cloud.GCP, "acme.reference.data")])
+@pytest.mark.parametrize(
+    ("cloud", "name"),
+    [(Cloud.AWS, "acme-reference-data"), (Cloud.AWS, "acme.reference.data"), (Cloud.GCP, "acme_reference-data"), (Cloud.GCP, "acme.reference.data")],
+)
 def test_valid_bucket_names_pass(cloud: Cloud, name: str) -> None:
     assert bucket_name_problem(cloud, name) is None
 
@@ -184,22 +203,24 @@ def test_valid_bucket_names_pass(cloud: Cloud, name: str) -> None:
 def test_stack_refuses_a_dataset_mounted_by_a_tenant_that_does_not_exist() -> None:
     assert refusal(gke_config(dataset(tenants=["team-a", "team-z"]))) == [
         "gpu-platform:shared_datasets.datasets[0].tenants[1]: dataset reference is mounted by tenant team-z, which is no "
-        "Dask tenant nor Kubeflow profile of this stack (tenants: team-a, team-b); add it or remove the mount (got \"team-z\")"
+        'Dask tenant nor Kubeflow profile of this stack (tenants: team-a, team-b); add it or remove the mount (got "team-z")'
     ]
 
 
 def test_stack_refuses_a_read_write_mount_of_a_read_only_dataset() -> None:
     (line,) = refusal(eks_config(dataset(tenants=[{"tenant": "team-a", "access": "read_write"}])))
-    assert line.startswith("gpu-platform:shared_datasets.datasets[0].tenants[0].access: tenant team-a mounts dataset reference read_write, but the dataset is read_only")
+    assert line.startswith(
+        "gpu-platform:shared_datasets.datasets[0].tenants[0].access: tenant team-a mounts dataset reference read_write, but the dataset is read_only"
+    )
 
 
 def test_stack_refuses_bucket_names_of_the_other_cloud_and_the_other_clouds_settings_all_at_once() -> None:
     lines = refusal(eks_config(dataset(bucket={"name": "acme_reference"}, gcs_fuse={})))
     assert lines == [
         "gpu-platform:shared_datasets.datasets[0].bucket.name: an S3 bucket name is 3 to 63 lowercase letters, digits, dots and "
-        "hyphens, starting and ending with a letter or digit (cloud aws) (got \"acme_reference\")",
+        'hyphens, starting and ending with a letter or digit (cloud aws) (got "acme_reference")',
         "gpu-platform:shared_datasets.datasets[0].gcs_fuse: gcs_fuse is GKE's Cloud Storage FUSE; on aws FSx for Lustre serves "
-        "the bucket (fsx): remove it (got \"set\")",
+        'the bucket (fsx): remove it (got "set")',
     ]
     (line,) = refusal(gke_config(dataset(fsx={})))
     assert line.startswith("gpu-platform:shared_datasets.datasets[0].fsx: fsx is FSx for Lustre on EKS")
@@ -215,8 +236,11 @@ def test_stack_turns_on_gkes_cloud_storage_fuse_driver_for_datasets_and_refuses_
 def test_kubeflow_profiles_are_tenants_a_dataset_may_name() -> None:
     def config(tenant: str) -> dict[str, Any]:
         # The factory's EKS classes carry no training pool: that stays refused, the dataset line varies.
-        return {**eks_stack(), "shared_datasets": {"datasets": [dataset(tenants=[tenant])]},
-                "kubeflow": {"install": {"tenants": [{"name": "ds-team", "owner": "a@example.com", "gpus": 2}]}}}
+        return {
+            **eks_stack(),
+            "shared_datasets": {"datasets": [dataset(tenants=[tenant])]},
+            "kubeflow": {"install": {"tenants": [{"name": "ds-team", "owner": "a@example.com", "gpus": 2}]}},
+        }
 
     assert not [line for line in refusal(config("ds-team")) if "shared_datasets" in line]
     (line,) = [line for line in refusal(config("ds-teams")) if "shared_datasets" in line]
@@ -265,8 +289,7 @@ def _gke_platform(datasets: list[dict[str, Any]]) -> tuple[GpuGkeCluster, DaskOp
     cluster = GpuGkeCluster("c", config.gke)
     mounts = config.shared_datasets.tenant_mounts(Cloud.GCP)
     dask = DaskOperator("d", config.dask, cluster=cluster, datasets=mounts)
-    shared = SharedDatasets("s", config.shared_datasets, cluster=cluster, namespaces=dask.namespaces,
-                            service_accounts={"team-a": ("default", "rapids-dask")})
+    shared = SharedDatasets("s", config.shared_datasets, cluster=cluster, namespaces=dask.namespaces, service_accounts={"team-a": ("default", "rapids-dask")})
     return cluster, dask, shared
 
 
@@ -282,7 +305,10 @@ def test_gke_dataset_is_a_private_bucket_granted_to_the_tenants_service_accounts
         roles = {r.name: (r.inputs["role"], r.inputs["member"]) for r in engine.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")}
         assert roles == {
             "s-reference-team-a-default-access": ("roles/storage.objectUser", workload_identity_member("000000000000", "test-project", "team-a", "default")),
-            "s-reference-team-a-rapids-dask-access": ("roles/storage.objectUser", workload_identity_member("000000000000", "test-project", "team-a", "rapids-dask")),
+            "s-reference-team-a-rapids-dask-access": (
+                "roles/storage.objectUser",
+                workload_identity_member("000000000000", "test-project", "team-a", "rapids-dask"),
+            ),
             "s-reference-team-b-default-access": ("roles/storage.objectViewer", workload_identity_member("000000000000", "test-project", "team-b", "default")),
         }
         volume = engine.resource("s-reference-team-a-volume").inputs
@@ -304,7 +330,9 @@ def test_gke_dataset_is_a_private_bucket_granted_to_the_tenants_service_accounts
         assert worker["metadata"]["annotations"] == {GCSFUSE_VOLUMES_ANNOTATION: "true"}
         assert worker["spec"]["containers"][0]["volumeMounts"] == [{"name": "dataset-reference", "mountPath": "/datasets/reference", "readOnly": True}]
         spec = yaml.safe_load(engine.resource("d-team-b-dask-cluster-spec").inputs["data"]["cluster.yaml"])
-        assert spec["spec"]["worker"]["spec"]["volumes"] == [{"name": "dataset-reference", "persistentVolumeClaim": {"claimName": "dataset-reference", "readOnly": True}}]
+        assert spec["spec"]["worker"]["spec"]["volumes"] == [
+            {"name": "dataset-reference", "persistentVolumeClaim": {"claimName": "dataset-reference", "readOnly": True}}
+        ]
 
     return pulumi.Output.all(settled_tree(dask), settled_tree(shared), shared.claims).apply(check)
 
@@ -357,7 +385,11 @@ def test_eks_dataset_is_lustre_linked_to_an_encrypted_private_bucket(engine: Eng
         assert "importPath" not in fs and "autoImportPolicy" not in fs
         sg = engine.resource("s-reference-lustre-sg").inputs
         assert [(r["fromPort"], r["toPort"], r["protocol"], r["self"]) for r in sg["ingress"]] == [(988, 988, "tcp", True), (1018, 1023, "tcp", True)]
-        to_nodes = sorted((r.inputs["fromPort"], r.inputs["toPort"]) for r in engine.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule") if r.name.startswith("s-"))
+        to_nodes = sorted(
+            (r.inputs["fromPort"], r.inputs["toPort"])
+            for r in engine.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+            if r.name.startswith("s-")
+        )
         assert to_nodes == [(988, 988), (1018, 1023)]
         link = engine.resource("s-reference-s3-link").inputs
         assert link["dataRepositoryPath"] == "s3://acme-reference-data" and link["fileSystemPath"] == "/"
@@ -373,7 +405,9 @@ def test_eks_dataset_is_lustre_linked_to_an_encrypted_private_bucket(engine: Eng
         assert "managedPolicyArns" not in engine.resource("s-fsx-csi-role").inputs
         volume = engine.resource("s-reference-team-b-volume").inputs
         assert volume["spec"]["csi"] == {
-            "driver": "fsx.csi.aws.com", "volumeHandle": "s-reference-fsx-id", "readOnly": True,
+            "driver": "fsx.csi.aws.com",
+            "volumeHandle": "s-reference-fsx-id",
+            "readOnly": True,
             "volumeAttributes": {"dnsname": "s-reference-fsx-id.fsx.ap-northeast-2.amazonaws.com", "mountname": "0ff1ine0"},
         }
         assert volume["spec"]["capacity"] == {"storage": "2400Gi"} and volume["spec"]["accessModes"] == ["ReadOnlyMany"]
@@ -387,8 +421,9 @@ def test_eks_dataset_is_lustre_linked_to_an_encrypted_private_bucket(engine: Eng
 
 @pulumi.runtime.test
 def test_eks_scratch_read_write_dataset_links_the_bucket_on_the_file_system(engine: Engine) -> pulumi.Output[Any]:
-    _, _, shared = _eks_platform([dataset(access="read_write", bucket={"name": "their-data", "create": False},
-                                          fsx={"deployment_type": "SCRATCH_2"}, deletion_protection=False)])
+    _, _, shared = _eks_platform(
+        [dataset(access="read_write", bucket={"name": "their-data", "create": False}, fsx={"deployment_type": "SCRATCH_2"}, deletion_protection=False)]
+    )
 
     def check(_: Any) -> None:
         fs = engine.resource("s-reference-fsx").inputs
@@ -446,10 +481,13 @@ def test_dask_operator_refuses_mounts_for_tenants_it_does_not_have(engine: Engin
 # --- the shipped dev stacks: a tenant's Dask workers mount the dataset ---------------------------
 
 
-@pytest.mark.parametrize(("stack_name", "driver", "handle"), [
-    ("dev-eks", "fsx.csi.aws.com", "dev-eks-datasets-reference-fsx-id"),
-    ("dev-gke", "gcsfuse.csi.storage.gke.io", "rapids-dev-gke-reference-data"),
-])
+@pytest.mark.parametrize(
+    ("stack_name", "driver", "handle"),
+    [
+        ("dev-eks", "fsx.csi.aws.com", "dev-eks-datasets-reference-fsx-id"),
+        ("dev-gke", "gcsfuse.csi.storage.gke.io", "rapids-dev-gke-reference-data"),
+    ],
+)
 def test_shipped_dev_stacks_mount_the_dataset_in_team_bs_dask_workers(stack_name: str, driver: str, handle: str) -> None:
     plan = shipped_plan(stack_name)
     by_name = {r.name: r for r in plan.resources}
@@ -458,11 +496,15 @@ def test_shipped_dev_stacks_mount_the_dataset_in_team_bs_dask_workers(stack_name
     claim_name = volume["persistentVolumeClaim"]["claimName"]
     (container,) = worker["spec"]["containers"]
     assert {"name": "dataset-reference", "mountPath": "/datasets/reference", "readOnly": True} in container["volumeMounts"]
-    claims = [r for r in plan.resources if r.type == "kubernetes:core/v1:PersistentVolumeClaim"
-              and r.inputs["metadata"]["namespace"] == "team-b" and r.inputs["metadata"]["name"] == claim_name]
+    claims = [
+        r
+        for r in plan.resources
+        if r.type == "kubernetes:core/v1:PersistentVolumeClaim" and r.inputs["metadata"]["namespace"] == "team-b" and r.inputs["metadata"]["name"] == claim_name
+    ]
     (claim,) = claims
-    volumes = [r for r in plan.resources if r.type == "kubernetes:core/v1:PersistentVolume"
-               and r.inputs["metadata"]["name"] == claim.inputs["spec"]["volumeName"]]
+    volumes = [
+        r for r in plan.resources if r.type == "kubernetes:core/v1:PersistentVolume" and r.inputs["metadata"]["name"] == claim.inputs["spec"]["volumeName"]
+    ]
     (pv,) = volumes
     # The claim binds to this volume: pre-bound both ways, same access mode, no StorageClass, capacity enough.
     assert pv.inputs["spec"]["claimRef"] == {"namespace": "team-b", "name": claim_name}
@@ -515,8 +557,14 @@ def test_kubeflow_profiles_get_a_pod_default_that_mounts_the_dataset(engine: Eng
     cluster = GpuGkeCluster("c", GpuGkeClusterArgs.model_validate({**gke(), "gcs_fuse_csi_driver": True}))
     profile = k8s.core.v1.Namespace("ds-team", metadata=k8s.meta.v1.ObjectMetaArgs(name="ds-team"))
     dask_ns = k8s.core.v1.Namespace("team-a", metadata=k8s.meta.v1.ObjectMetaArgs(name="team-a"))
-    shared = SharedDatasets("s", args, cluster=cluster, namespaces={"ds-team": profile, "team-a": dask_ns},
-                            service_accounts={"ds-team": ["default-editor"]}, pod_defaults=["ds-team"])
+    shared = SharedDatasets(
+        "s",
+        args,
+        cluster=cluster,
+        namespaces={"ds-team": profile, "team-a": dask_ns},
+        service_accounts={"ds-team": ["default-editor"]},
+        pod_defaults=["ds-team"],
+    )
 
     def check(_: Any) -> None:
         pod_default = engine.resource("s-reference-ds-team-pod-default").inputs

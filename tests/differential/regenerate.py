@@ -81,12 +81,17 @@ def template(group: Any) -> dict[str, Any]:
     if group.gpus:
         res["nvidia.com/gpu"] = str(group.gpus)
     return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": f"template-{group.name}", "labels": {GROUP_LABEL: group.name, "kubernetes.io/os": "linux",
-                                                                   **({GPU_LABEL: GPU_TYPE} if group.gpus else {})},
-                     "annotations": {"cluster-autoscaler.kwok.nodegroup/min-count": str(group.min_nodes),
-                                     "cluster-autoscaler.kwok.nodegroup/max-count": str(group.max_nodes),
-                                     "cluster-autoscaler.kwok.nodegroup/desired-count": str(group.min_nodes)}},
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": f"template-{group.name}",
+            "labels": {GROUP_LABEL: group.name, "kubernetes.io/os": "linux", **({GPU_LABEL: GPU_TYPE} if group.gpus else {})},
+            "annotations": {
+                "cluster-autoscaler.kwok.nodegroup/min-count": str(group.min_nodes),
+                "cluster-autoscaler.kwok.nodegroup/max-count": str(group.max_nodes),
+                "cluster-autoscaler.kwok.nodegroup/desired-count": str(group.min_nodes),
+            },
+        },
         # A startup taint (the autoscaler's convention, utils/taints/taints.go:49: a node carrying one is
         # counted as not ready yet, and templates drop it) that the Recorder lifts as soon as kwok makes the
         # node Ready: the scheduler binds nothing to a node kwok has not initialised (the node-lifecycle
@@ -101,14 +106,14 @@ def configure(api: Any, scenario: Scenario) -> None:
 
     core = client.CoreV1Api(api)
     config = {
-        "apiVersion": "v1alpha1", "readNodesFrom": "configmap",
+        "apiVersion": "v1alpha1",
+        "readNodesFrom": "configmap",
         "nodegroups": {"fromNodeLabelKey": GROUP_LABEL},
         "nodes": {"skipTaint": True, "gpuConfig": {"gpuLabelKey": GPU_LABEL, "availableGPUTypes": {GPU_TYPE: {}}}},
         "configmap": {"name": "kwok-provider-templates", "key": "templates"},
     }
     templates = {"apiVersion": "v1", "kind": "List", "items": [template(g) for g in scenario.groups]}
-    data = {"kwok-provider-config": {"config": yaml.safe_dump(config)},
-            "kwok-provider-templates": {"templates": yaml.safe_dump(templates)}}
+    data = {"kwok-provider-config": {"config": yaml.safe_dump(config)}, "kwok-provider-templates": {"templates": yaml.safe_dump(templates)}}
     if scenario.expander.startswith("priority"):
         tiers: dict[int, list[str]] = {}
         for g in scenario.groups:
@@ -134,18 +139,32 @@ def refuse(api: Any, scenario: Scenario) -> None:
     if not names:
         return
     adm = client.AdmissionregistrationV1Api(api)
-    adm.create_validating_admission_policy({
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "no-capacity"},
-        "spec": {"failurePolicy": "Fail",
-                 "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["nodes"]}]},
-                 "validations": [{"expression": f"!has(object.metadata.labels) || !('{GROUP_LABEL}' in object.metadata.labels) || "
-                                               f"!(object.metadata.labels['{GROUP_LABEL}'] in {json.dumps(names)})",
-                                  "message": "no capacity"}]},
-    })
-    adm.create_validating_admission_policy_binding({
-        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": "no-capacity"},
-        "spec": {"policyName": "no-capacity", "validationActions": ["Deny"]},
-    })
+    adm.create_validating_admission_policy(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": "no-capacity"},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["nodes"]}]},
+                "validations": [
+                    {
+                        "expression": f"!has(object.metadata.labels) || !('{GROUP_LABEL}' in object.metadata.labels) || "
+                        f"!(object.metadata.labels['{GROUP_LABEL}'] in {json.dumps(names)})",
+                        "message": "no capacity",
+                    }
+                ],
+            },
+        }
+    )
+    adm.create_validating_admission_policy_binding(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": "no-capacity"},
+            "spec": {"policyName": "no-capacity", "validationActions": ["Deny"]},
+        }
+    )
     core = client.CoreV1Api(api)
     probe = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "capacity-probe", "labels": {GROUP_LABEL: names[0]}}}
     deadline = time.monotonic() + 30
@@ -189,8 +208,12 @@ def autoscaler_args(scenario: Scenario, kubeconfig: Path, port: int) -> list[str
     s = scenario.scaled
     secs = lambda v: f"{v:g}s"  # noqa: E731
     return [
-        "--cloud-provider=kwok", f"--kubeconfig={kubeconfig}", f"--namespace={NAMESPACE}", f"--address=127.0.0.1:{port}",
-        "--leader-elect=false", f"--expander={scenario.expander}",
+        "--cloud-provider=kwok",
+        f"--kubeconfig={kubeconfig}",
+        f"--namespace={NAMESPACE}",
+        f"--address=127.0.0.1:{port}",
+        "--leader-elect=false",
+        f"--expander={scenario.expander}",
         f"--scan-interval={secs(s('scan_interval'))}",
         f"--scale-down-unneeded-time={secs(s('scale_down_unneeded'))}",
         f"--scale-down-delay-after-add={secs(s('scale_down_delay_after_add'))}",
@@ -201,9 +224,14 @@ def autoscaler_args(scenario: Scenario, kubeconfig: Path, port: int) -> list[str
         f"--max-node-group-backoff-duration={secs(s('max_backoff'))}",
         f"--node-group-backoff-reset-timeout={secs(10800 * TIME_FACTOR)}",
         "--node-delete-delay-after-taint=0s",  # the model has no node deletion latency (README: out of scope)
-        "--scale-down-utilization-threshold=0.5", "--scale-down-gpu-utilization-threshold=0.5",
-        "--enforce-node-group-min-size=false", "--max-inactivity=1h", "--max-failing-time=1h",
-        "--write-status-configmap=false", "--logtostderr=true", "--v=4",
+        "--scale-down-utilization-threshold=0.5",
+        "--scale-down-gpu-utilization-threshold=0.5",
+        "--enforce-node-group-min-size=false",
+        "--max-inactivity=1h",
+        "--max-failing-time=1h",
+        "--write-status-configmap=false",
+        "--logtostderr=true",
+        "--v=4",
     ]
 
 
@@ -274,8 +302,14 @@ def run_scenario(scenario: Scenario, autoscaler: Path, log_dir: Path | None) -> 
             processes: list[_Process] = []
             with open(log, "wb") as out:
                 env = {**os.environ, "POD_NAMESPACE": NAMESPACE, "KWOK_PROVIDER_MODE": "local", "KUBECONFIG": str(plane.kubeconfig)}
-                popen = subprocess.Popen([str(autoscaler), *autoscaler_args(scenario, plane.kubeconfig, free_port())],
-                                         stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+                popen = subprocess.Popen(
+                    [str(autoscaler), *autoscaler_args(scenario, plane.kubeconfig, free_port())],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    start_new_session=True,
+                )
             processes.append(_Process("cluster-autoscaler", popen, log))
             try:
                 time.sleep(3 * scenario.scaled("scan_interval") + 2)  # its first loops (caches synced)
@@ -294,11 +328,18 @@ def run_scenario(scenario: Scenario, autoscaler: Path, log_dir: Path | None) -> 
                         name = f"pod-{i:03d}"
                         res = {"cpu": f"{p.cpu}m", "memory": f"{p.memory}Mi", **({"nvidia.com/gpu": str(p.gpus)} if p.gpus else {})}
                         created[name] = rec.now()
-                        core.create_namespaced_pod(NAMESPACE, {
-                            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
-                            "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {"requests": res, "limits": res}}],
-                                     "terminationGracePeriodSeconds": 0},
-                        })
+                        core.create_namespaced_pod(
+                            NAMESPACE,
+                            {
+                                "apiVersion": "v1",
+                                "kind": "Pod",
+                                "metadata": {"name": name},
+                                "spec": {
+                                    "containers": [{"name": "c", "image": "busybox", "resources": {"requests": res, "limits": res}}],
+                                    "terminationGracePeriodSeconds": 0,
+                                },
+                            },
+                        )
                         nxt += 1
                     for i, p in pods:
                         name = f"pod-{i:03d}"
@@ -330,10 +371,18 @@ def run_scenario(scenario: Scenario, autoscaler: Path, log_dir: Path | None) -> 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.differential.regenerate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--autoscaler", type=Path, default=os.environ.get("GPU_PLATFORM_CLUSTER_AUTOSCALER"),
-                        help="the cluster-autoscaler 1.34.5 binary built with -tags kwok (or GPU_PLATFORM_CLUSTER_AUTOSCALER)")
-    parser.add_argument("--autoscaler-source", type=Path, help="its source (the cluster-autoscaler folder at tag "
-                        "cluster-autoscaler-1.34.5): built here with go build -tags kwok, as the Go module proxy refuses the module")
+    parser.add_argument(
+        "--autoscaler",
+        type=Path,
+        default=os.environ.get("GPU_PLATFORM_CLUSTER_AUTOSCALER"),
+        help="the cluster-autoscaler 1.34.5 binary built with -tags kwok (or GPU_PLATFORM_CLUSTER_AUTOSCALER)",
+    )
+    parser.add_argument(
+        "--autoscaler-source",
+        type=Path,
+        help="its source (the cluster-autoscaler folder at tag "
+        "cluster-autoscaler-1.34.5): built here with go build -tags kwok, as the Go module proxy refuses the module",
+    )
     parser.add_argument("--scenario", action="append", choices=[s.name for s in SCENARIOS], help="only these (default: all)")
     parser.add_argument("--logs", type=Path, help="keep each process's log in this folder")
     parser.add_argument("--output", type=Path, default=REFERENCE, help=f"default: {REFERENCE.relative_to(HERE.parents[1])}")
@@ -355,12 +404,16 @@ def main(argv: list[str] | None = None) -> int:
         except ControlPlaneError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-    reference.update({
-        "cluster_autoscaler": AUTOSCALER_VERSION,
-        "kubernetes": "v1.34 (tests/kube/k8s/go.mod)", "kwok": "v0.8.0 (tests/kube/kwok/go.mod)",
-        "time_factor": TIME_FACTOR, "real_settings": REAL,
-        "generated": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-    })
+    reference.update(
+        {
+            "cluster_autoscaler": AUTOSCALER_VERSION,
+            "kubernetes": "v1.34 (tests/kube/k8s/go.mod)",
+            "kwok": "v0.8.0 (tests/kube/kwok/go.mod)",
+            "time_factor": TIME_FACTOR,
+            "real_settings": REAL,
+            "generated": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+    )
     text = json.dumps(reference, indent=1, sort_keys=True) + "\n"
     tmp = args.output.with_suffix(".tmp")
     tmp.write_text(text)

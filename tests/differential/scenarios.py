@@ -83,45 +83,70 @@ def _every(start: float, step: float, count: int, run: float, **kw: int) -> tupl
 
 SCENARIOS = (
     Scenario(
-        "steady", "one GPU pod every 4 s for 80 s, each running 42 s, on a group of 1-GPU nodes (one warm); a pod ends "
+        "steady",
+        "one GPU pod every 4 s for 80 s, each running 42 s, on a group of 1-GPU nodes (one warm); a pod ends "
         "2 s after a pod is created, never with it (which comes first would be decided by the harness's lag)",
-        (Group("gpu", 4000, 16384, 1, max_nodes=12, min_nodes=1),), _every(2.0, 4.0, 20, 42.0), horizon=180.0,
+        (Group("gpu", 4000, 16384, 1, max_nodes=12, min_nodes=1),),
+        _every(2.0, 4.0, 20, 42.0),
+        horizon=180.0,
     ),
     Scenario(
-        "burst", "12 GPU pods at once on an empty group of 1-GPU nodes, each running 30 s",
-        (Group("gpu", 4000, 16384, 1, max_nodes=16),), _every(2.0, 0.0, 12, 30.0), horizon=150.0,
+        "burst",
+        "12 GPU pods at once on an empty group of 1-GPU nodes, each running 30 s",
+        (Group("gpu", 4000, 16384, 1, max_nodes=16),),
+        _every(2.0, 0.0, 12, 30.0),
+        horizon=150.0,
     ),
     Scenario(
         "scale-down",
         "2 GPU pods at once on one 2-GPU node, ending 15 s apart (the half-empty node is found unremovable and "
         "rechecked only after unremovable_recheck), then 1 more pod after the node is gone",
-        (Group("gpu", 4000, 16384, 2, max_nodes=1),), (Pod(2.0, 20.0), Pod(2.0, 35.0), Pod(150.0, 10.0)),
+        (Group("gpu", 4000, 16384, 2, max_nodes=1),),
+        (Pod(2.0, 20.0), Pod(2.0, 35.0), Pod(150.0, 10.0)),
         horizon=240.0,
     ),
     Scenario(
-        "priority", "6 GPU pods at once, two groups of one shape: the priority expander picks the higher tier",
+        "priority",
+        "6 GPU pods at once, two groups of one shape: the priority expander picks the higher tier",
         (Group("low", 4000, 16384, 1, max_nodes=8, priority=10), Group("high", 4000, 16384, 1, max_nodes=4, priority=20)),
-        _every(2.0, 0.0, 6, 30.0), horizon=150.0, expander="priority,least-waste",
+        _every(2.0, 0.0, 6, 30.0),
+        horizon=150.0,
+        expander="priority,least-waste",
     ),
     Scenario(
-        "least-waste", "4 pods of 3 CPUs and 12 GiB with one GPU: least-waste picks the 4-CPU shape over the 16-CPU one",
+        "least-waste",
+        "4 pods of 3 CPUs and 12 GiB with one GPU: least-waste picks the 4-CPU shape over the 16-CPU one",
         (Group("big", 16000, 65536, 1, max_nodes=8), Group("small", 4000, 16384, 1, max_nodes=8)),
-        tuple(Pod(2.0, 30.0, cpu=3000, memory=12288) for _ in range(4)), horizon=150.0,
+        tuple(Pod(2.0, 30.0, cpu=3000, memory=12288) for _ in range(4)),
+        horizon=150.0,
     ),
     Scenario(
         "spot-shortage-early-abort",
         "4 GPU pods at once; a spot group above its on-demand twin (priority expander) whose every scale-up the cloud "
         "refuses at once: the autoscaler backs the spot group off and the next loop falls back to on-demand",
         (Group("spot", 4000, 16384, 1, max_nodes=4, priority=20, refused=True), Group("ondemand", 4000, 16384, 1, max_nodes=4, priority=10)),
-        _every(2.0, 0.0, 4, 30.0), horizon=150.0, expander="priority,least-waste",
+        _every(2.0, 0.0, 4, 30.0),
+        horizon=150.0,
+        expander="priority,least-waste",
     ),
 )
 
 
 def groups_of(scenario: Scenario) -> list[NodeGroup]:
     return [
-        NodeGroup(g.name, g.name, "gpu", g.name, Resources(g.cpu, g.memory, g.gpus), g.gpus, accelerator="t4" if g.gpus else None,
-                  spot=g.refused, priority=g.priority, min_nodes=g.min_nodes, max_nodes=g.max_nodes)
+        NodeGroup(
+            g.name,
+            g.name,
+            "gpu",
+            g.name,
+            Resources(g.cpu, g.memory, g.gpus),
+            g.gpus,
+            accelerator="t4" if g.gpus else None,
+            spot=g.refused,
+            priority=g.priority,
+            min_nodes=g.min_nodes,
+            max_nodes=g.max_nodes,
+        )
         for g in scenario.groups
     ]
 
@@ -137,20 +162,27 @@ def timings_of(scenario: Scenario, ready: tuple[float, float] | None = None) -> 
     creation-to-usable time the real run measured, instead of exactly node_ready."""
     s = scenario.scaled
     return Timings(
-        scan_interval=s("scan_interval"), provision=fixed(0.0), gpu_ready=Dist("uniform", *ready) if ready else fixed(s("node_ready")), image_pull=fixed(0.0),
-        image_pull_streaming=fixed(0.0), prepuller=True, pod_start=fixed(0.0), scale_down_unneeded=s("scale_down_unneeded"),
-        scale_down_delay_after_add=s("scale_down_delay_after_add"), unremovable_recheck=s("unremovable_recheck"),
-        max_node_provision=s("max_node_provision"), initial_backoff=s("initial_backoff"),
-        max_backoff=s("max_backoff"), spot_shortage=1.0 if any(g.refused for g in scenario.groups) else 0.0,
-        early_abort=any(g.refused for g in scenario.groups), failure_report=fixed(0.0),
+        scan_interval=s("scan_interval"),
+        provision=fixed(0.0),
+        gpu_ready=Dist("uniform", *ready) if ready else fixed(s("node_ready")),
+        image_pull=fixed(0.0),
+        image_pull_streaming=fixed(0.0),
+        prepuller=True,
+        pod_start=fixed(0.0),
+        scale_down_unneeded=s("scale_down_unneeded"),
+        scale_down_delay_after_add=s("scale_down_delay_after_add"),
+        unremovable_recheck=s("unremovable_recheck"),
+        max_node_provision=s("max_node_provision"),
+        initial_backoff=s("initial_backoff"),
+        max_backoff=s("max_backoff"),
+        spot_shortage=1.0 if any(g.refused for g in scenario.groups) else 0.0,
+        early_abort=any(g.refused for g in scenario.groups),
+        failure_report=fixed(0.0),
     )
 
 
 def jobs_of(scenario: Scenario) -> list[Job]:
-    return [
-        Job(p.at, "diff", f"pod-{i:03d}", (Stage.of((PodSpec("pod", Resources(p.cpu, p.memory, p.gpus)),), p.run),))
-        for i, p in enumerate(scenario.pods)
-    ]
+    return [Job(p.at, "diff", f"pod-{i:03d}", (Stage.of((PodSpec("pod", Resources(p.cpu, p.memory, p.gpus)),), p.run),)) for i, p in enumerate(scenario.pods)]
 
 
 def simulate(scenario: Scenario, seed: int = 0, ready: tuple[float, float] | None = None) -> Trace:

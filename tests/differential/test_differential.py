@@ -73,8 +73,7 @@ def differences(scenario: Scenario, real: dict, sims: list[dict]) -> list[str]:
     means = [sim["mean_wait"] for sim in sims if sim["mean_wait"] is not None]
     if mean is not None and means and not min(means) - tol["wait"] <= mean <= max(means) + tol["wait"]:
         out.append(f"mean wait: real {mean:.2f} s, simulated {min(means):g}-{max(means):g} s (tolerance {tol['wait']:g} s)")
-    series_checked = [("wait", "waits", tol["wait"]), ("scale-up", "scale_up_times", tol["scale_up"]),
-                      ("scale-down", "scale_down_times", tol["scale_down"])]
+    series_checked = [("wait", "waits", tol["wait"]), ("scale-up", "scale_up_times", tol["scale_up"]), ("scale-down", "scale_down_times", tol["scale_down"])]
     if real.get("binds"):
         series_checked.append(("bind", "binds", tol["wait"]))
     for key, series, limit in series_checked:

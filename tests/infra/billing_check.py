@@ -20,12 +20,19 @@ def _sku(description: str, regions: list[str], usd: float, unit: str = "h", usag
     units = int(usd)
     money = money_pb2.Money(currency_code="USD", units=units, nanos=round((usd - units) * 1e9))
     return billing_v1.Sku(
-        name=f"services/6F81-5844-456A/skus/{abs(hash(description)) % 10**6}", sku_id=str(abs(hash(description)) % 10**6),
-        description=description, service_regions=regions,
+        name=f"services/6F81-5844-456A/skus/{abs(hash(description)) % 10**6}",
+        sku_id=str(abs(hash(description)) % 10**6),
+        description=description,
+        service_regions=regions,
         category=billing_v1.Category(service_display_name="Compute Engine", resource_family="Compute", resource_group="CPU", usage_type=usage),
-        pricing_info=[billing_v1.PricingInfo(pricing_expression=billing_v1.PricingExpression(
-            usage_unit=unit, tiered_rates=[billing_v1.PricingExpression.TierRate(start_usage_amount=0, unit_price=money)],
-        ))],
+        pricing_info=[
+            billing_v1.PricingInfo(
+                pricing_expression=billing_v1.PricingExpression(
+                    usage_unit=unit,
+                    tiered_rates=[billing_v1.PricingExpression.TierRate(start_usage_amount=0, unit_price=money)],
+                )
+            )
+        ],
     )
 
 
@@ -43,22 +50,24 @@ class _Catalog:
 
 def machines_from_their_skus() -> None:
     ew4 = ["europe-west4"]
-    client = _Catalog([
-        _sku("G2 Instance Core running in Netherlands", ew4, 0.024),
-        _sku("G2 Instance Ram running in Netherlands", ew4, 0.0028, "GiBy.h"),
-        _sku("Nvidia L4 GPU running in Netherlands", ew4, 0.56),
-        _sku("Spot Preemptible G2 Instance Core running in Netherlands", ew4, 0.01, usage="Preemptible"),
-        _sku("Spot Preemptible G2 Instance Ram running in Netherlands", ew4, 0.001, "GiBy.h", usage="Preemptible"),
-        _sku("Nvidia L4 GPU attached to Spot Preemptible VMs running in Netherlands", ew4, 0.2, usage="Preemptible"),
-        _sku("N1 Predefined Instance Core running in Americas", ["us-central1", "us-east1"], 0.031611),
-        _sku("N1 Predefined Instance Ram running in Americas", ["us-central1", "us-east1"], 0.004237, "GiBy.h"),
-        _sku("Nvidia Tesla T4 GPU running in Americas", ["us-central1"], 0.35),
-        _sku("Commitment v1: Nvidia Tesla T4 GPU running in Americas for 1 Year", ["us-central1"], 0.2, usage="Commit1Yr"),
-        _sku("A3 Instance Core running in Americas", ["us-central1"], 0.02),
-        _sku("A3 Instance Ram running in Americas", ["us-central1"], 0.002, "GiBy.h"),
-        _sku("Nvidia H100 80GB GPU running in Americas", ["us-central1"], 10.0),
-        _sku("SSD backed Local Storage in Americas", ["us-central1"], 0.08, "GiBy.mo"),
-    ])
+    client = _Catalog(
+        [
+            _sku("G2 Instance Core running in Netherlands", ew4, 0.024),
+            _sku("G2 Instance Ram running in Netherlands", ew4, 0.0028, "GiBy.h"),
+            _sku("Nvidia L4 GPU running in Netherlands", ew4, 0.56),
+            _sku("Spot Preemptible G2 Instance Core running in Netherlands", ew4, 0.01, usage="Preemptible"),
+            _sku("Spot Preemptible G2 Instance Ram running in Netherlands", ew4, 0.001, "GiBy.h", usage="Preemptible"),
+            _sku("Nvidia L4 GPU attached to Spot Preemptible VMs running in Netherlands", ew4, 0.2, usage="Preemptible"),
+            _sku("N1 Predefined Instance Core running in Americas", ["us-central1", "us-east1"], 0.031611),
+            _sku("N1 Predefined Instance Ram running in Americas", ["us-central1", "us-east1"], 0.004237, "GiBy.h"),
+            _sku("Nvidia Tesla T4 GPU running in Americas", ["us-central1"], 0.35),
+            _sku("Commitment v1: Nvidia Tesla T4 GPU running in Americas for 1 Year", ["us-central1"], 0.2, usage="Commit1Yr"),
+            _sku("A3 Instance Core running in Americas", ["us-central1"], 0.02),
+            _sku("A3 Instance Ram running in Americas", ["us-central1"], 0.002, "GiBy.h"),
+            _sku("Nvidia H100 80GB GPU running in Americas", ["us-central1"], 10.0),
+            _sku("SSD backed Local Storage in Americas", ["us-central1"], 0.08, "GiBy.mo"),
+        ]
+    )
     machines, gpus = gcp_prices(client)
     assert client.asked == [COMPUTE_ENGINE]
     g2 = machines["europe-west4"]["g2-standard-4"]

@@ -102,27 +102,17 @@ class Workload:
     def pending(self, a: int | None = None, b: int | None = None) -> dict[str, int]:
         """Seconds pending inside [a, b) (seconds after start) of the GPU pods created in it."""
         a, b = self._range(a, b)
-        return {
-            f"{p.namespace}/{p.name}": min(p.scheduled or 0, b) - p.created
-            for p in self.pods
-            if a <= p.created < b and p.created_series
-        }
+        return {f"{p.namespace}/{p.name}": min(p.scheduled or 0, b) - p.created for p in self.pods if a <= p.created < b and p.created_series}
 
     def carried_over(self, a: int, b: int | None = None) -> dict[str, int]:
         """GPU pods created before a and still pending at a: seconds pending inside [a, b)."""
         a, b = self._range(a, b)
-        return {
-            f"{p.namespace}/{p.name}": min(p.scheduled or 0, b) - a
-            for p in self.pods
-            if p.created < a < (p.scheduled or 0)
-        }
+        return {f"{p.namespace}/{p.name}": min(p.scheduled or 0, b) - a for p in self.pods if p.created < a < (p.scheduled or 0)}
 
     def pending_at_end(self, a: int | None = None, b: int | None = None) -> list[str]:
         """GPU pods created in [a, b) and still pending at its last second (bound at b or later)."""
         a, b = self._range(a, b)
-        return sorted(
-            f"{p.namespace}/{p.name}" for p in self.pods if a <= p.created < b and (p.scheduled or 0) >= b and p.created_series
-        )
+        return sorted(f"{p.namespace}/{p.name}" for p in self.pods if a <= p.created < b and (p.scheduled or 0) >= b and p.created_series)
 
     def _nodes_at(self, t: int) -> list[Node]:
         return [n for n in self.nodes if n.ready <= t < (n.removed if n.removed is not None else self.seconds)]
@@ -247,8 +237,13 @@ def simulate(start: int, seconds: int = 3600, seed: int = 8, min_nodes: int = 6,
         for _ in range(rng.choice((1, 2, 2, 3, 4, 6))):
             n += 1
             pod = Pod(
-                tenant, f"dask-worker-{n:04d}", rng.choice((1, 1, 1, 2)), t, runtime + rng.randint(0, 30),
-                rng.randint(1, 3), busy_percent=rng.randint(20, 95),
+                tenant,
+                f"dask-worker-{n:04d}",
+                rng.choice((1, 1, 1, 2)),
+                t,
+                runtime + rng.randint(0, 30),
+                rng.randint(1, 3),
+                busy_percent=rng.randint(20, 95),
             )
             arrivals.setdefault(t, []).append(pod)
             w.pods.append(pod)
@@ -317,7 +312,9 @@ def serve(workload: Workload, workdir: Path, timeout: float = 20.0) -> Iterator[
     tsdb = workdir / "tsdb"
     subprocess.run(
         [promtool, "tsdb", "create-blocks-from", "openmetrics", str(data), str(tsdb)],
-        check=True, capture_output=True, timeout=120,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     config = workdir / "prometheus.yml"
     config.write_text("global: {scrape_interval: 1s}\nscrape_configs: []\n")
@@ -334,7 +331,8 @@ def serve(workload: Workload, workdir: Path, timeout: float = 20.0) -> Iterator[
             f"--web.listen-address=127.0.0.1:{port}",
             f"--query.lookback-delta={LOOKBACK}",
         ],
-        stdout=log, stderr=subprocess.STDOUT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + timeout

@@ -33,13 +33,25 @@ from tests.infra.test_cli import cli
 
 
 def shape(
-    vcpus: int = 16, memory_mib: int = 61440, gpus: int = 0, max_nodes: int = 40, name: str = "train",
+    vcpus: int = 16,
+    memory_mib: int = 61440,
+    gpus: int = 0,
+    max_nodes: int = 40,
+    name: str = "train",
     formula: ReserveFormula = ReserveFormula.GKE,
 ) -> NodePoolShape:
     return NodePoolShape(
-        name=name, role="gpu", machine_type=f"synthetic-{vcpus}", vcpus=vcpus, memory_mib=memory_mib,
-        gpus_per_node=gpus, accelerator="nvidia-tesla-t4" if gpus else None,
-        capacity=CapacityStrategy.ON_DEMAND, min_nodes=0, max_nodes=max_nodes, reserve_formula=formula,
+        name=name,
+        role="gpu",
+        machine_type=f"synthetic-{vcpus}",
+        vcpus=vcpus,
+        memory_mib=memory_mib,
+        gpus_per_node=gpus,
+        accelerator="nvidia-tesla-t4" if gpus else None,
+        capacity=CapacityStrategy.ON_DEMAND,
+        min_nodes=0,
+        max_nodes=max_nodes,
+        reserve_formula=formula,
     )
 
 
@@ -82,9 +94,7 @@ def test_gke_memory_reserve_follows_the_documented_formula(memory: int, reserved
 def test_allocatable_is_capacity_minus_reserves_eviction_and_daemonsets() -> None:
     node = allocatable(shape(vcpus=4, memory_mib=15360, gpus=2), NodeReserves(), DaemonSetOverhead())
     assert (node.cpu, node.memory_mib, node.gpus) == (4000 - 80 - 300, 15360 - 2560 - 100 - 512, 2)
-    bare = allocatable(
-        shape(vcpus=4, memory_mib=15360), NodeReserves(formula=ReserveFormula.NONE, eviction_memory=0), DaemonSetOverhead(cpu=0, memory=0)
-    )
+    bare = allocatable(shape(vcpus=4, memory_mib=15360), NodeReserves(formula=ReserveFormula.NONE, eviction_memory=0), DaemonSetOverhead(cpu=0, memory=0))
     assert (bare.cpu, bare.memory_mib) == (4000, 15360)
 
 
@@ -180,7 +190,10 @@ def test_the_largest_step_and_resource_sets_jobs_per_node() -> None:
     ("step", "message"),
     [
         ({"name": "train", "cpu": 1, "memory": 1024, "gpus": 3}, "step train requests 3 gpus; a node of pool train (synthetic-4) has 2 allocatable gpus"),
-        ({"name": "big", "cpu": 1, "memory": "16Gi"}, "step big requests 16384 MiB memory; a node of pool train (synthetic-4) has 12188 MiB allocatable memory"),
+        (
+            {"name": "big", "cpu": 1, "memory": "16Gi"},
+            "step big requests 16384 MiB memory; a node of pool train (synthetic-4) has 12188 MiB allocatable memory",
+        ),
         ({"name": "wide", "cpu": 4, "memory": 1}, "step wide requests 4000m cpu; a node of pool train (synthetic-4) has 3620m allocatable cpu"),
     ],
 )
@@ -198,16 +211,26 @@ def test_fails_when_one_run_is_longer_than_the_window() -> None:
 @pytest.mark.parametrize(
     ("data", "lines"),
     [
-        ({"steps": [{"cpu": "1.5x", "memory": "4Gi", "gpu": 1}], "run_duration": "36m", "runs": 1, "nodes": 1},
-         ['steps[0].cpu: CPU must be cores ("1.5") or millicores ("1500m") (got "1.5x")',
-          "steps[0].gpu: unknown key; did you mean gpus? allowed: cpu, gpus, memory, name (got 1)"]),
-        ({"steps": [{"cpu": "1", "memory": "4Gi"}], "run_duration": "36 minutes", "runs": 1, "nodes": 1},
-         ['run_duration: a duration is seconds (90) or a Go duration such as 90s, 7m, 1.5h or 1h30m (units ns, us, ms, s, m, h; no d) (got "36 minutes")']),
-        ({"steps": [{"cpu": "1", "memory": "4Gi"}], "run_duration": "36m", "runs": 1},
-         ["runs: give two of runs (N), window (T) and nodes (K): N and T ask for nodes, N and K for the time, T and K for the runs that fit (got 1)"]),
+        (
+            {"steps": [{"cpu": "1.5x", "memory": "4Gi", "gpu": 1}], "run_duration": "36m", "runs": 1, "nodes": 1},
+            [
+                'steps[0].cpu: CPU must be cores ("1.5") or millicores ("1500m") (got "1.5x")',
+                "steps[0].gpu: unknown key; did you mean gpus? allowed: cpu, gpus, memory, name (got 1)",
+            ],
+        ),
+        (
+            {"steps": [{"cpu": "1", "memory": "4Gi"}], "run_duration": "36 minutes", "runs": 1, "nodes": 1},
+            ['run_duration: a duration is seconds (90) or a Go duration such as 90s, 7m, 1.5h or 1h30m (units ns, us, ms, s, m, h; no d) (got "36 minutes")'],
+        ),
+        (
+            {"steps": [{"cpu": "1", "memory": "4Gi"}], "run_duration": "36m", "runs": 1},
+            ["runs: give two of runs (N), window (T) and nodes (K): N and T ask for nodes, N and K for the time, T and K for the runs that fit (got 1)"],
+        ),
         ({"steps": [], "run_duration": "36m", "runs": 1, "nodes": 1}, ["steps: List should have at least 1 item after validation, not 0 (got [])"]),
-        ({"steps": [{"cpu": "0.0001", "memory": "1"}], "run_duration": "1m", "runs": 1, "nodes": 1},
-         ['steps[0].cpu: CPU finer than one millicore is not a Kubernetes quantity (got "0.0001")']),
+        (
+            {"steps": [{"cpu": "0.0001", "memory": "1"}], "run_duration": "1m", "runs": 1, "nodes": 1},
+            ['steps[0].cpu: CPU finer than one millicore is not a Kubernetes quantity (got "0.0001")'],
+        ),
     ],
 )
 def test_fails_when_inputs_are_wrong_one_line_per_problem(data: dict[str, object], lines: list[str]) -> None:
@@ -278,8 +301,24 @@ def test_synthetic_stack_config_pool() -> None:
 
 def test_plan_capacity_flags_a_pool_maximum_that_is_too_low(tmp_path: Path) -> None:
     result = cli(
-        "plan-capacity", "dev-gke", "--pool", "t4", "--cpu", "1", "--memory", "4Gi", "--gpus", "1",
-        "--run-duration", "36m", "--runs", "1000", "--window", "3h", "--json", str(tmp_path / "plan.json"),
+        "plan-capacity",
+        "dev-gke",
+        "--pool",
+        "t4",
+        "--cpu",
+        "1",
+        "--memory",
+        "4Gi",
+        "--gpus",
+        "1",
+        "--run-duration",
+        "36m",
+        "--runs",
+        "1000",
+        "--window",
+        "3h",
+        "--json",
+        str(tmp_path / "plan.json"),
     )
     assert result.returncode == 1, result.stderr
     assert "jobs per node: 2 (limited by gpus of step step)" in result.stdout
@@ -287,8 +326,7 @@ def test_plan_capacity_flags_a_pool_maximum_that_is_too_low(tmp_path: Path) -> N
     assert "recommended autoscaling maximum: 100 nodes; too low: pool t4 allows at most 40 nodes" in result.stdout
     # dev-gke's t4 pool counts 1..20 per zone over two zones: the stack file needs 50 there, not 100.
     assert (
-        "per zone: pool t4's autoscaling bounds are per_zone over 2 zones: the recommendation is max_nodes 50 per zone "
-        "(ceil(100 / 2)), not 100"
+        "per zone: pool t4's autoscaling bounds are per_zone over 2 zones: the recommendation is max_nodes 50 per zone (ceil(100 / 2)), not 100"
     ) in result.stdout
     document = json.loads((tmp_path / "plan.json").read_text())
     assert (document["per_zone_over"], document["recommended_max_nodes_per_zone"]) == (2, 50)
@@ -297,9 +335,7 @@ def test_plan_capacity_flags_a_pool_maximum_that_is_too_low(tmp_path: Path) -> N
 
 
 def test_plan_capacity_from_a_yaml_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "in.yaml").write_text(
-        "steps:\n  - {name: train, cpu: 10, memory: 40Gi, gpus: 1}\nrun_duration: 36m\nruns: 40\nwindow: 3h\n"
-    )
+    (tmp_path / "in.yaml").write_text("steps:\n  - {name: train, cpu: 10, memory: 40Gi, gpus: 1}\nrun_duration: 36m\nruns: 40\nwindow: 3h\n")
     code = main(["plan-capacity", "prod-gke", "--pool", "a100", "--inputs", str(tmp_path / "in.yaml")])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -310,12 +346,18 @@ def test_plan_capacity_from_a_yaml_file(tmp_path: Path, capsys: pytest.CaptureFi
 @pytest.mark.parametrize(
     ("argv", "line"),
     [
-        (["--pool", "v100", "--cpu", "1", "--memory", "1", "--run-duration", "1m", "--runs", "1", "--nodes", "1"],
-         "gpu-platform: --pool v100: stack dev-gke has no such pool (pools: system, scheduler, t4)"),
-        (["--pool", "t4", "--cpu", "1", "--memory", "1", "--gpus", "4", "--run-duration", "1m", "--runs", "1", "--nodes", "1"],
-         "gpu-platform: step step requests 4 gpus; a node of pool t4 (n1-standard-4) has 2 allocatable gpus: it fits no node of this pool"),
-        (["--pool", "t4", "--cpu", "1", "--memory", "1", "--run-duration", "1m", "--runs", "x", "--nodes", "1"],
-         'gpu-platform: --runs: Input should be a valid integer, unable to parse string as an integer (got "x")'),
+        (
+            ["--pool", "v100", "--cpu", "1", "--memory", "1", "--run-duration", "1m", "--runs", "1", "--nodes", "1"],
+            "gpu-platform: --pool v100: stack dev-gke has no such pool (pools: system, scheduler, t4)",
+        ),
+        (
+            ["--pool", "t4", "--cpu", "1", "--memory", "1", "--gpus", "4", "--run-duration", "1m", "--runs", "1", "--nodes", "1"],
+            "gpu-platform: step step requests 4 gpus; a node of pool t4 (n1-standard-4) has 2 allocatable gpus: it fits no node of this pool",
+        ),
+        (
+            ["--pool", "t4", "--cpu", "1", "--memory", "1", "--run-duration", "1m", "--runs", "x", "--nodes", "1"],
+            'gpu-platform: --runs: Input should be a valid integer, unable to parse string as an integer (got "x")',
+        ),
         (["--pool", "t4", "--inputs", "/nonexistent/in.yaml"], "gpu-platform: --inputs /nonexistent/in.yaml: cannot read (No such file or directory)"),
     ],
 )
@@ -333,9 +375,7 @@ def test_fails_when_the_inputs_file_is_not_utf8(tmp_path: Path, capsys: pytest.C
     code = main(["plan-capacity", "dev-gke", "--pool", "t4", "--inputs", str(path)])
     captured = capsys.readouterr()
     assert code == 2 and captured.out == ""
-    assert captured.err.strip().splitlines() == [
-        f"gpu-platform: --inputs {path}: not UTF-8 text (byte 0xe9 at offset 18); save it as UTF-8 YAML"
-    ]
+    assert captured.err.strip().splitlines() == [f"gpu-platform: --inputs {path}: not UTF-8 text (byte 0xe9 at offset 18); save it as UTF-8 YAML"]
 
 
 def test_plan_capacity_unknown_stack(capsys: pytest.CaptureFixture[str]) -> None:

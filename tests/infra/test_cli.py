@@ -64,8 +64,7 @@ def test_misspelt_key_exits_2_naming_it(tmp_path: Path) -> None:
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert any(
-        line.startswith("gpu-platform: gpu-platform:gke.gpu_pools[0].acelerator_count: unknown key; did you mean accelerator_count?")
-        for line in lines
+        line.startswith("gpu-platform: gpu-platform:gke.gpu_pools[0].acelerator_count: unknown key; did you mean accelerator_count?") for line in lines
     ), lines
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
@@ -74,12 +73,18 @@ def test_misspelt_key_exits_2_naming_it(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        ({"accelerator_count": 3}, "gpu-platform:gke.gpu_pools[0].accelerator_count: accelerator_count 3 is not offered for nvidia-tesla-t4; use 1, 2 or 4 (got 3)"),
+        (
+            {"accelerator_count": 3},
+            "gpu-platform:gke.gpu_pools[0].accelerator_count: accelerator_count 3 is not offered for nvidia-tesla-t4; use 1, 2 or 4 (got 3)",
+        ),
         ({"machine_type": "a2-highgpu-2g"}, "gpu-platform:gke.gpu_pools[0].accelerator_type: accelerator_type nvidia-tesla-t4 does not run on a2-highgpu-2g"),
     ],
 )
 def test_impossible_gpu_exits_2_naming_the_key(
-    tmp_path: Path, change: dict, expected: str, capsys: pytest.CaptureFixture[str]  # type: ignore[type-arg]
+    tmp_path: Path,
+    change: dict,
+    expected: str,
+    capsys: pytest.CaptureFixture[str],  # type: ignore[type-arg]
 ) -> None:
     project = project_with_stack(tmp_path, "bad", lambda c: c["gpu-platform:gke"]["gpu_pools"][0].update(change))
     rc = main(["preview", "bad", "--project-dir", str(project)])
@@ -170,9 +175,7 @@ def test_docs_are_in_sync() -> None:
 
 def test_preflight_refuses_a_stack_of_another_cloud(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["preflight", "eks", "dev-gke", "--project-dir", str(PROJECT_DIR)]) == 2
-    assert capsys.readouterr().err == (
-        "gpu-platform: stack dev-gke deploys to gcp, not aws: preflight eks checks EKS stacks\n"
-    )
+    assert capsys.readouterr().err == ("gpu-platform: stack dev-gke deploys to gcp, not aws: preflight eks checks EKS stacks\n")
 
 
 def test_preflight_eks_asks_aws_and_exits_by_its_findings(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

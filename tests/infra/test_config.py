@@ -48,9 +48,7 @@ def test_fails_when_cloud_is_missing() -> None:
 
 
 def test_fails_when_gke_section_is_missing_for_gcp() -> None:
-    assert lines_for({"gpu-platform:cloud": "gcp", "gcp:project": "p"}) == [
-        "gpu-platform:gke: gke is required when cloud is gcp (got null)"
-    ]
+    assert lines_for({"gpu-platform:cloud": "gcp", "gcp:project": "p"}) == ["gpu-platform:gke: gke is required when cloud is gcp (got null)"]
 
 
 def test_fails_when_gcp_project_is_missing() -> None:
@@ -72,15 +70,16 @@ def test_fails_when_cloud_is_not_offered() -> None:
 
 def test_fails_when_top_level_key_is_misspelt() -> None:
     (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gkee": gke(), "gpu-platform:gke": gke(), "gcp:project": "p"})
-    assert line.startswith("gpu-platform:gkee: unknown key; did you mean gke? allowed: aws_load_balancer_controller, cloud, dask, eks, eks_node_groups, environment, gke, grafana_admin_password, headlamp, inference, kubeflow, kubeflow_artifact_store_access_key, kubeflow_artifact_store_secret_key, kubeflow_database_password, kubeflow_dex_password_hash, kubeflow_katib_database_password, kubeflow_oauth2_client_secret, kubeflow_oauth2_cookie_secret, kubeflow_oidc_client_secret, kubernetes_version, monitoring, queues, shared_datasets")
+    assert line.startswith(
+        "gpu-platform:gkee: unknown key; did you mean gke? allowed: aws_load_balancer_controller, cloud, dask, eks, eks_node_groups, environment, gke, grafana_admin_password, headlamp, inference, kubeflow, kubeflow_artifact_store_access_key, kubeflow_artifact_store_secret_key, kubeflow_database_password, kubeflow_dex_password_hash, kubeflow_katib_database_password, kubeflow_oauth2_client_secret, kubeflow_oauth2_cookie_secret, kubeflow_oidc_client_secret, kubernetes_version, monitoring, queues, shared_datasets"
+    )
 
 
 def test_fails_when_kubernetes_version_lost_its_zero_to_yaml() -> None:
     # An unquoted 1.30 in a stack file reaches the program as "1.3".
     (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gke": gke(), "gcp:project": "p", "gpu-platform:kubernetes_version": 1.30})
     assert line == (
-        'gpu-platform:kubernetes_version: kubernetes_version must be a minor version such as "1.34"; '
-        'YAML reads an unquoted 1.30 as 1.3: quote it (got "1.3")'
+        'gpu-platform:kubernetes_version: kubernetes_version must be a minor version such as "1.34"; YAML reads an unquoted 1.30 as 1.3: quote it (got "1.3")'
     )
 
 
@@ -147,7 +146,9 @@ def test_fails_when_dcgm_selection_does_not_match_the_cloud() -> None:
 
 
 def test_fails_when_gpu_telemetry_is_collected_twice() -> None:
-    lines = lines_for({**MONITORED, "gpu-platform:gke": gke(managed_dcgm_metrics=True), "gpu-platform:monitoring": {"dcgm_exporter": {"node_selection": "gke"}}})
+    lines = lines_for(
+        {**MONITORED, "gpu-platform:gke": gke(managed_dcgm_metrics=True), "gpu-platform:monitoring": {"dcgm_exporter": {"node_selection": "gke"}}}
+    )
     assert lines[0].startswith("gpu-platform:monitoring.dcgm_exporter: dcgm_exporter and gke.managed_dcgm_metrics both collect GPU telemetry")
 
 
@@ -164,13 +165,9 @@ def test_config_error_stops_the_program_before_any_resource() -> None:
 
 
 def test_stack_file_gets_project_defaults(tmp_path: Path) -> None:
-    (tmp_path / "Pulumi.yaml").write_text(
-        "name: gpu-platform\nstackConfigDir: stacks\nconfig:\n  environment:\n    type: string\n    default: staging\n"
-    )
+    (tmp_path / "Pulumi.yaml").write_text("name: gpu-platform\nstackConfigDir: stacks\nconfig:\n  environment:\n    type: string\n    default: staging\n")
     (tmp_path / "stacks").mkdir()
-    (tmp_path / "stacks" / "Pulumi.s.yaml").write_text(
-        "config:\n  gpu-platform:cloud: gcp\n  token:\n    secure: AAABAx==\n"
-    )
+    (tmp_path / "stacks" / "Pulumi.s.yaml").write_text("config:\n  gpu-platform:cloud: gcp\n  token:\n    secure: AAABAx==\n")
     config, secret = read_stack_file(tmp_path, "s")
     assert config["gpu-platform:environment"] == "staging"
     assert config["gpu-platform:token"] == "offline-placeholder-token"  # a bare key is the project's

@@ -13,7 +13,7 @@ from gpu_platform.infra.preview.manifests import KubernetesObject, kubernetes_ob
 from tests.conftest import PROJECT_DIR
 from tests.conftest import shipped_plan as plan
 
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 
 
 def kinds(p: Plan, namespace: str) -> set[str]:
@@ -58,12 +58,14 @@ def test_the_shipped_dask_objects_declare_only_fields_their_crds_know(stack: str
 @pytest.mark.parametrize(
     ("kind", "path", "key", "line"),
     [
-        ("DaskCluster", ("spec",), "idleTimout",
-         "DaskCluster shared: spec.idleTimout: unknown field 'idleTimout'; did you mean 'idleTimeout'?"),
-        ("DaskCluster", ("spec", "worker", "spec"), "nodeSelecter",
-         "DaskCluster shared: spec.worker.spec.nodeSelecter: unknown field 'nodeSelecter'; did you mean 'nodeSelector'?"),
-        ("DaskAutoscaler", ("spec",), "maximun",
-         "DaskAutoscaler shared: spec.maximun: unknown field 'maximun'; did you mean 'maximum'?"),
+        ("DaskCluster", ("spec",), "idleTimout", "DaskCluster shared: spec.idleTimout: unknown field 'idleTimout'; did you mean 'idleTimeout'?"),
+        (
+            "DaskCluster",
+            ("spec", "worker", "spec"),
+            "nodeSelecter",
+            "DaskCluster shared: spec.worker.spec.nodeSelecter: unknown field 'nodeSelecter'; did you mean 'nodeSelector'?",
+        ),
+        ("DaskAutoscaler", ("spec",), "maximun", "DaskAutoscaler shared: spec.maximun: unknown field 'maximun'; did you mean 'maximum'?"),
     ],
 )
 def test_fails_when_a_dask_object_has_a_misspelt_key(kind: str, path: tuple[str, ...], key: str, line: str) -> None:

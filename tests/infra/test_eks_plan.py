@@ -18,11 +18,7 @@ TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
 
 
 def gpu_groups(p: Plan) -> dict[str, dict]:
-    return {
-        r.inputs["nodeGroupName"]: r.inputs
-        for r in p.of_type("aws:eks/nodeGroup:NodeGroup")
-        if r.inputs["amiType"] != "AL2023_x86_64_STANDARD"
-    }
+    return {r.inputs["nodeGroupName"]: r.inputs for r in p.of_type("aws:eks/nodeGroup:NodeGroup") if r.inputs["amiType"] != "AL2023_x86_64_STANDARD"}
 
 
 def priorities(p: Plan) -> dict[int, list[str]]:

@@ -27,7 +27,8 @@ def stack_rendering(request: pytest.FixtureRequest) -> tuple[str, Any, Any, Any]
 
 def _admin_bindings(bodies: list[dict[str, Any]]) -> list[str]:
     return [
-        f"{b['kind']} {b['metadata']['name']}" for b in bodies
+        f"{b['kind']} {b['metadata']['name']}"
+        for b in bodies
         if b.get("kind") in ("ClusterRoleBinding", "RoleBinding") and (b.get("roleRef") or {}).get("name") == "cluster-admin"
     ]
 
@@ -76,12 +77,11 @@ def test_headlamp_runs_on_the_system_pool_and_each_tenant_group_views_its_namesp
     assert pod["nodeSelector"] == system.placement.node_selector
     assert not any(a.startswith("-use-service-account-token") or "unsafe" in a for a in pod["containers"][0]["args"])
     bindings = {
-        r.inputs["metadata"]["namespace"]: r.inputs for r in plan.resources
+        r.inputs["metadata"]["namespace"]: r.inputs
+        for r in plan.resources
         if r.type == "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding" and r.inputs["metadata"]["name"] == VIEWERS_BINDING
     }
     assert sorted(bindings) == sorted(config.tenant_namespaces()), stack
     for namespace, binding in bindings.items():
         assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}
-        assert binding["subjects"] == [
-            {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": config.headlamp.group_of(namespace)}
-        ]
+        assert binding["subjects"] == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": config.headlamp.group_of(namespace)}]

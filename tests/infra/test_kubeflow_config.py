@@ -44,10 +44,13 @@ def test_pipelines_on_a_training_pool_is_accepted() -> None:
     assert config.kubeflow is not None and config.kubeflow.install.edition.value == "pipelines"
 
 
-@pytest.mark.parametrize(("install", "ref"), [
-    ({}, "2.14.5"),  # an SDK tag, no release of the manifests: kustomize would fail at pulumi up
-    (PLATFORM["install"], "v1.9.9"),
-])
+@pytest.mark.parametrize(
+    ("install", "ref"),
+    [
+        ({}, "2.14.5"),  # an SDK tag, no release of the manifests: kustomize would fail at pulumi up
+        (PLATFORM["install"], "v1.9.9"),
+    ],
+)
 def test_fails_when_the_release_does_not_exist(install: dict[str, Any], ref: str) -> None:
     (line,) = lines_for({**BASE, "gpu-platform:kubeflow": {"install": {**install, "release": ref}}}, [HASH_KEY] if install else None)
     assert line.startswith(f"gpu-platform:kubeflow.install.release: release {ref} is not a kubeflow/")
@@ -71,7 +74,7 @@ def test_fails_when_no_pool_provides_the_training_pool() -> None:
     assert line == (
         "gpu-platform:kubeflow.install.training_pool: no pool carries label gpu-platform.io/workload=training and taint "
         "gpu-platform.io/workload=training:NoSchedule; add both to a GPU pool (pools: system: gpu-platform.io/pool-role=system; "
-        "t4: gpu-platform.io/pool-role=gpu) (got \"gpu-platform.io/workload=training\")"
+        't4: gpu-platform.io/pool-role=gpu) (got "gpu-platform.io/workload=training")'
     )
 
 
@@ -88,8 +91,7 @@ def test_fails_when_the_system_pool_cannot_hold_the_platform() -> None:
     values = {**BASE, "gpu-platform:gke": gke(gpu_pools=[TRAINING_POOL], system_pool=SMALL_SYSTEM), "gpu-platform:kubeflow": PLATFORM}
     (line,) = lines_for({**values, HASH_KEY: "$2b$04$" + "a" * 53}, [HASH_KEY])
     assert line.startswith(
-        "gpu-platform:kubeflow.install.edition: the platform edition needs 8 vCPU and 16 GiB on the system pool; "
-        "system (2x e2-standard-4) offer 5.6 vCPU"
+        "gpu-platform:kubeflow.install.edition: the platform edition needs 8 vCPU and 16 GiB on the system pool; system (2x e2-standard-4) offer 5.6 vCPU"
     )
 
 
@@ -116,9 +118,7 @@ def test_fails_when_the_password_hash_is_plain_text() -> None:
 
 def test_fails_when_the_password_hash_is_the_upstream_default() -> None:
     (line,) = lines_for({**BASE, "gpu-platform:kubeflow": PLATFORM, HASH_KEY: UPSTREAM_HASH}, [HASH_KEY])
-    assert line.startswith(
-        "gpu-platform:kubeflow_dex_password_hash: the Dex password hash is the hash of the upstream default password 12341234"
-    )
+    assert line.startswith("gpu-platform:kubeflow_dex_password_hash: the Dex password hash is the hash of the upstream default password 12341234")
     assert UPSTREAM_HASH not in line  # a SecretStr is never shown
 
 
@@ -238,17 +238,24 @@ def test_fails_when_a_credential_is_plain_text() -> None:
     )
 
 
-@pytest.mark.parametrize(("key", "value", "problem"), [
-    ("kubeflow_artifact_store_access_key", "minio", "artifact-store-access-key is the value upstream Kubeflow ships; choose your own"),
-    ("kubeflow_artifact_store_secret_key", "minio123", "artifact-store-secret-key is the value upstream Kubeflow ships; choose your own"),
-    ("kubeflow_database_password", "", "database-password is empty"),
-    ("kubeflow_katib_database_password", "test", "katib-database-password is the value upstream Kubeflow ships; choose your own"),
-    ("kubeflow_oauth2_client_secret", "pUBnBOY80SnXgjibTYM9ZWNzY2xreNGQok", "oauth2-client-secret is the value upstream Kubeflow ships; choose your own"),
-    ("kubeflow_oauth2_cookie_secret", "7d16fee92f8d11b8940b081b3f8b8acb", "oauth2-cookie-secret is the value upstream Kubeflow ships; choose your own"),
-    ("kubeflow_database_password", "it's; rm -rf", "database-password must be letters and digits only: it reaches a shell command and MySQL DSNs unquoted"),
-    ("kubeflow_artifact_store_secret_key", "short7x", "artifact-store-secret-key must be at least 8 characters (the object store refuses shorter keys), got 7"),
-    ("kubeflow_oauth2_cookie_secret", "a" * 20, "oauth2-cookie-secret must be 16, 24 or 32 characters (oauth2-proxy's AES key), got 20"),
-])
+@pytest.mark.parametrize(
+    ("key", "value", "problem"),
+    [
+        ("kubeflow_artifact_store_access_key", "minio", "artifact-store-access-key is the value upstream Kubeflow ships; choose your own"),
+        ("kubeflow_artifact_store_secret_key", "minio123", "artifact-store-secret-key is the value upstream Kubeflow ships; choose your own"),
+        ("kubeflow_database_password", "", "database-password is empty"),
+        ("kubeflow_katib_database_password", "test", "katib-database-password is the value upstream Kubeflow ships; choose your own"),
+        ("kubeflow_oauth2_client_secret", "pUBnBOY80SnXgjibTYM9ZWNzY2xreNGQok", "oauth2-client-secret is the value upstream Kubeflow ships; choose your own"),
+        ("kubeflow_oauth2_cookie_secret", "7d16fee92f8d11b8940b081b3f8b8acb", "oauth2-cookie-secret is the value upstream Kubeflow ships; choose your own"),
+        ("kubeflow_database_password", "it's; rm -rf", "database-password must be letters and digits only: it reaches a shell command and MySQL DSNs unquoted"),
+        (
+            "kubeflow_artifact_store_secret_key",
+            "short7x",
+            "artifact-store-secret-key must be at least 8 characters (the object store refuses shorter keys), got 7",
+        ),
+        ("kubeflow_oauth2_cookie_secret", "a" * 20, "oauth2-cookie-secret must be 16, 24 or 32 characters (oauth2-proxy's AES key), got 20"),
+    ],
+)
 def test_fails_when_a_credential_is_not_one_its_consumers_take(key: str, value: str, problem: str) -> None:
     full = f"gpu-platform:{key}"
     values = {**BASE, "gpu-platform:kubeflow": PLATFORM, HASH_KEY: "$2b$04$" + "a" * 53, full: value}
@@ -256,10 +263,13 @@ def test_fails_when_a_credential_is_not_one_its_consumers_take(key: str, value: 
     assert line == f"{full}: {problem} (got a secret value)"
 
 
-@pytest.mark.parametrize(("kubeflow", "problem"), [
-    (None, "kubeflow_katib_database_password applies to Kubeflow, which this stack does not install (gpu-platform:kubeflow); remove it"),
-    ({}, "kubeflow_katib_database_password applies to the platform edition only (Katib and oauth2-proxy); this stack installs pipelines; remove it"),
-])
+@pytest.mark.parametrize(
+    ("kubeflow", "problem"),
+    [
+        (None, "kubeflow_katib_database_password applies to Kubeflow, which this stack does not install (gpu-platform:kubeflow); remove it"),
+        ({}, "kubeflow_katib_database_password applies to the platform edition only (Katib and oauth2-proxy); this stack installs pipelines; remove it"),
+    ],
+)
 def test_fails_when_a_credential_has_no_consumer(kubeflow: dict[str, Any] | None, problem: str) -> None:
     key = "gpu-platform:kubeflow_katib_database_password"
     values = {**BASE, key: "teamKatibPassword01", **({} if kubeflow is None else {"gpu-platform:kubeflow": kubeflow})}
@@ -272,7 +282,7 @@ def test_fails_when_the_credentials_secret_is_in_a_namespace_kubeflow_creates() 
     (line,) = lines_for({**BASE, "gpu-platform:kubeflow": {"install": install}, HASH_KEY: "$2b$04$" + "a" * 53}, [HASH_KEY])
     assert line == (
         "gpu-platform:kubeflow.install.credentials_secret.namespace: namespace auth is created by the Kubeflow manifests, "
-        "so the credentials Secret could not exist before them; keep it in a namespace of your own (got \"auth\")"
+        'so the credentials Secret could not exist before them; keep it in a namespace of your own (got "auth")'
     )
 
 
@@ -283,11 +293,14 @@ def _kubeflow_plan(install: dict[str, Any], secrets: dict[str, str]) -> Any:
     return run_program(PROJECT_DIR, "prod-gke", config, {*secret, *secrets, *extra})
 
 
-@pytest.mark.parametrize(("install", "secrets"), [
-    ({}, PIPELINES_CREDENTIALS),
-    (PLATFORM["install"], PLATFORM_CREDENTIALS),
-    ({"credentials_secret": {"namespace": "team-secrets", "name": "kubeflow-credentials"}}, {}),
-])
+@pytest.mark.parametrize(
+    ("install", "secrets"),
+    [
+        ({}, PIPELINES_CREDENTIALS),
+        (PLATFORM["install"], PLATFORM_CREDENTIALS),
+        ({"credentials_secret": {"namespace": "team-secrets", "name": "kubeflow-credentials"}}, {}),
+    ],
+)
 def test_brought_credentials_declare_no_random_password(install: dict[str, Any], secrets: dict[str, str]) -> None:
     """With every credential from the stack's secrets or an existing Secret, the plan holds no RandomPassword,
     so the random provider is never loaded (where it cannot be built, the Kubeflow stacks still run), and no

@@ -21,10 +21,7 @@ QUEUED = [s for s in STACKS if s in ("prod-gke", "prod-eks")]
 
 
 def _one(rendering: Rendering, kind: str, namespace: str | None = None, name_suffix: str = "") -> dict[str, Any]:
-    found = [
-        o.body for o in rendering.objects
-        if o.kind == kind and (namespace is None or o.namespace == namespace) and o.name.endswith(name_suffix)
-    ]
+    found = [o.body for o in rendering.objects if o.kind == kind and (namespace is None or o.namespace == namespace) and o.name.endswith(name_suffix)]
     assert len(found) == 1, f"{kind} {namespace}/*{name_suffix}: {len(found)} rendered"
     return found[0]
 
@@ -54,9 +51,7 @@ def test_prometheus_scrapes_kueues_metrics_service(rendered: tuple[str, Any, Ren
     # The monitor selects the metrics Service (and only it among Kueue's Services).
     selector = monitor["spec"]["selector"]
     kueue_services = [o.body for o in rendering.objects if o.kind == "Service" and o.namespace == ns]
-    assert [s["metadata"]["name"] for s in kueue_services if _matches(selector, s["metadata"]["labels"])] == [
-        service["metadata"]["name"]
-    ]
+    assert [s["metadata"]["name"] for s in kueue_services if _matches(selector, s["metadata"]["labels"])] == [service["metadata"]["name"]]
     (endpoint,) = monitor["spec"]["endpoints"]
     (port,) = [p for p in service["spec"]["ports"] if p["name"] == endpoint["port"]]
     assert (endpoint["path"], endpoint["scheme"]) == ("/metrics", "https")
@@ -66,8 +61,7 @@ def test_prometheus_scrapes_kueues_metrics_service(rendered: tuple[str, Any, Ren
     target = port["targetPort"]
     assert (ports["metrics"] if target == "metrics" else target) == ports["metrics"]
     config_map = next(
-        o.body for o in rendering.objects
-        if o.kind == "ConfigMap" and o.namespace == ns and "controller_manager_config.yaml" in (o.body.get("data") or {})
+        o.body for o in rendering.objects if o.kind == "ConfigMap" and o.namespace == ns and "controller_manager_config.yaml" in (o.body.get("data") or {})
     )
     manager = yaml.safe_load(config_map["data"]["controller_manager_config.yaml"])
     assert manager["metrics"]["bindAddress"] == f":{ports['metrics']}"
@@ -80,10 +74,9 @@ def test_prometheus_scrapes_kueues_metrics_service(rendered: tuple[str, Any, Ren
     # Kueue's endpoint authorizes the bearer token with a SubjectAccessReview (get on /metrics): Prometheus's
     # account may, and its token is the file the monitor names.
     account = prometheus.get("serviceAccountName")
-    role = next(
-        o.body for o in rendering.objects
-        if o.kind == "ClusterRoleBinding" and any(s.get("name") == account for s in o.body.get("subjects") or [])
-    )["roleRef"]["name"]
+    role = next(o.body for o in rendering.objects if o.kind == "ClusterRoleBinding" and any(s.get("name") == account for s in o.body.get("subjects") or []))[
+        "roleRef"
+    ]["name"]
     rules = _one(rendering, "ClusterRole", None, role)["rules"]
     assert any("/metrics" in r.get("nonResourceURLs", []) and "get" in r["verbs"] for r in rules)
     assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"

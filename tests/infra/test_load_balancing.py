@@ -29,7 +29,7 @@ from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, shipped_plan, upstream_or_
 from tests.factories import eks_stack, stack
 
 NS = "gpu-platform:"
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 IMAGE = "nvcr.io/nvidia/tritonserver:25.01-py3"
 POLICY_URL = iam_policy_url("3.5.0")
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -74,7 +74,8 @@ KUBEFLOW_INGRESS = {
     "hostname": "kubeflow.corp.example",
     "certificate_arn": "arn:aws:acm:us-west-2:123456789012:certificate/0a1b2c3d-0000-1111-2222-333344445555",
     "cognito_user_pool_arn": "arn:aws:cognito-idp:us-west-2:123456789012:userpool/us-west-2_AbCdEf",
-    "cognito_user_pool_client_id": "4example", "cognito_user_pool_domain": "corp-kubeflow",
+    "cognito_user_pool_client_id": "4example",
+    "cognito_user_pool_domain": "corp-kubeflow",
 }
 
 
@@ -179,27 +180,31 @@ def test_the_controller_comes_with_an_alb_ingress_or_the_setting() -> None:
 
 REFUSALS: dict[str, tuple[str, Callable[[dict[str, Any]], None], str]] = {
     "an ALB Ingress on GKE": (
-        "dev-gke", lambda c: c.update({NS + "inference": {"image": IMAGE, "ingress": {"load_balancer": "alb"}}}),
+        "dev-gke",
+        lambda c: c.update({NS + "inference": {"image": IMAGE, "ingress": {"load_balancer": "alb"}}}),
         "gpu-platform: gpu-platform:inference.ingress.load_balancer: load_balancer alb exists on eks clusters, not on gke; "
-        "use gce or leave load_balancer unset (got \"alb\")",
+        'use gce or leave load_balancer unset (got "alb")',
     ),
     "the controller on GKE": (
-        "dev-gke", lambda c: c.update({NS + "aws_load_balancer_controller": {}}),
-        "gpu-platform: gpu-platform:aws_load_balancer_controller: the AWS Load Balancer Controller runs on EKS (cloud aws), "
-        "not gcp; remove it (got \"set\")",
+        "dev-gke",
+        lambda c: c.update({NS + "aws_load_balancer_controller": {}}),
+        'gpu-platform: gpu-platform:aws_load_balancer_controller: the AWS Load Balancer Controller runs on EKS (cloud aws), not gcp; remove it (got "set")',
     ),
     "an unknown pool": (
-        "dev-eks", lambda c: c.update({NS + "inference": {"image": IMAGE, "pool": "a100"}}),
-        "gpu-platform: gpu-platform:inference.pool: no pool named a100; use a GPU pool of the cluster (t4, scheduler) (got \"a100\")",
+        "dev-eks",
+        lambda c: c.update({NS + "inference": {"image": IMAGE, "pool": "a100"}}),
+        'gpu-platform: gpu-platform:inference.pool: no pool named a100; use a GPU pool of the cluster (t4, scheduler) (got "a100")',
     ),
     "no dcgm-exporter": (
-        "dev-eks", lambda c: (c.update({NS + "inference": {"image": IMAGE}}), c[NS + "monitoring"].pop("dcgm_exporter")),
+        "dev-eks",
+        lambda c: (c.update({NS + "inference": {"image": IMAGE}}), c[NS + "monitoring"].pop("dcgm_exporter")),
         "gpu-platform: gpu-platform:inference: the inference service's HPA scales on DCGM_FI_DEV_GPU_UTIL_AVG, which the monitoring "
-        "stack's adapter serves from dcgm-exporter; keep monitoring enabled and set monitoring.dcgm_exporter (got \"set\")",
+        'stack\'s adapter serves from dcgm-exporter; keep monitoring enabled and set monitoring.dcgm_exporter (got "set")',
     ),
     "a tenant's namespace": (
-        "dev-eks", lambda c: c.update({NS + "inference": {"image": IMAGE, "namespace": "team-a"}}),
-        "gpu-platform: gpu-platform:inference.namespace: namespace team-a is already a Dask tenant's; choose another name (got \"team-a\")",
+        "dev-eks",
+        lambda c: c.update({NS + "inference": {"image": IMAGE, "namespace": "team-a"}}),
+        'gpu-platform: gpu-platform:inference.namespace: namespace team-a is already a Dask tenant\'s; choose another name (got "team-a")',
     ),
 }
 
@@ -236,8 +241,7 @@ def test_the_rendered_controller_names_the_cluster_and_the_hpa_targets_the_deplo
     (account,) = [o for o in rendering.objects if o.kind == "ServiceAccount" and o.name == "aws-load-balancer-controller"]
     assert account.body["metadata"]["annotations"]["eks.amazonaws.com/role-arn"].endswith(":role/dev-eks-alb-controller-role")
     assert any(o.kind == "IngressClass" and o.name == "alb" for o in rendering.objects) or any(
-        o.kind == "List" and any(i["kind"] == "IngressClass" and i["metadata"]["name"] == "alb" for i in o.body["items"])
-        for o in rendering.objects
+        o.kind == "List" and any(i["kind"] == "IngressClass" and i["metadata"]["name"] == "alb" for i in o.body["items"]) for o in rendering.objects
     )
     # The HPA (a plan object) targets the inference Deployment on the DCGM metric the adapter serves.
     (hpa,) = [r for r in plan.resources if r.type == "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"]

@@ -23,11 +23,15 @@ from gpu_platform.policies.rules import Resource
 from tests.conftest import Engine, settled_tree
 from tests.factories import eks, eks_node_groups, gke, gpu_class, t4_pool
 
-A4 = {"name": "b200", "machine_type": "a4-highgpu-8g", "accelerator_type": "nvidia-b200",
-      "shape": {"vcpus": 224, "memory_gib": 3968}, "autoscaling": {"scope": "total", "max_nodes": 2}}
+A4 = {
+    "name": "b200",
+    "machine_type": "a4-highgpu-8g",
+    "accelerator_type": "nvidia-b200",
+    "shape": {"vcpus": 224, "memory_gib": 3968},
+    "autoscaling": {"scope": "total", "max_nodes": 2},
+}
 """GCP's A4 (8x B200, 224 vCPUs, 3968 GB), which the catalog does not know."""
-P5EN = {"name": "h200", "instance_types": ["p5en.48xlarge"], "max_nodes": 2,
-        "shape": {"vcpus": 192, "memory_gib": 2048, "gpus": 8, "gpu_type": "H200"}}
+P5EN = {"name": "h200", "instance_types": ["p5en.48xlarge"], "max_nodes": 2, "shape": {"vcpus": 192, "memory_gib": 2048, "gpus": 8, "gpu_type": "H200"}}
 """EC2's p5en.48xlarge (8x H200), as ec2:DescribeInstanceTypes reports it (moto's data)."""
 
 
@@ -44,8 +48,7 @@ def gcp(*pools: dict[str, Any], system: dict[str, Any] | None = None) -> Any:
 
 def aws(*classes: dict[str, Any], system: dict[str, Any] | None = None) -> Any:
     cluster = eks(**({"system_node_group": system} if system else {}))
-    return _load({"gpu-platform:cloud": "aws", "gpu-platform:eks": cluster,
-                  "gpu-platform:eks_node_groups": eks_node_groups(classes=list(classes))})
+    return _load({"gpu-platform:cloud": "aws", "gpu-platform:eks": cluster, "gpu-platform:eks_node_groups": eks_node_groups(classes=list(classes))})
 
 
 def one_line(build: Any, *args: Any, **kwargs: Any) -> str:
@@ -112,14 +115,12 @@ def test_plan_capacity_fits_jobs_to_the_stated_shape() -> None:
 
 
 def _dask_on_a4(**dask: Any) -> Any:
-    return _load({"gpu-platform:cloud": "gcp", "gcp:project": "ml-platform", "gpu-platform:gke": gke(gpu_pools=[A4]),
-                  "gpu-platform:dask": dask})
+    return _load({"gpu-platform:cloud": "gcp", "gcp:project": "ml-platform", "gpu-platform:gke": gke(gpu_pools=[A4]), "gpu-platform:dask": dask})
 
 
 def test_the_dask_fit_checks_measure_against_the_stated_shape() -> None:
     """A worker fits a node of 224 vCPUs and 3968 GiB (the stated shape), not of any catalog type."""
-    _dask_on_a4(worker_cpu="200", worker_memory="3000Gi",
-                tenants=[{"name": "team-a", "gpu_quota": 16, "notebook": {"gpus": 8}}])
+    _dask_on_a4(worker_cpu="200", worker_memory="3000Gi", tenants=[{"name": "team-a", "gpu_quota": 16, "notebook": {"gpus": 8}}])
     line = one_line(_dask_on_a4, worker_cpu="230", worker_memory="16Gi")
     assert line.startswith("gpu-platform:dask.worker_cpu: worker_cpu 230 of the Dask workers fits no node of pool b200 (a4-highgpu-8g)"), line
     line = one_line(_dask_on_a4, worker_memory="4000Gi")
@@ -130,35 +131,57 @@ def test_the_dask_fit_checks_measure_against_the_stated_shape() -> None:
 
 
 GKE_CONTRADICTIONS = {
-    "gpus-vs-name": (dict(A4, shape={"vcpus": 224, "memory_gib": 3968, "gpus": 4}),
-                     "gpu_pools[0].shape.gpus", "a4-highgpu-8g carries 8 GPUs"),
-    "vcpus-vs-name": (dict(A4, machine_type="g2-standard-200", accelerator_type="nvidia-l4", accelerator_count=8),
-                      "gpu_pools[0].shape.vcpus", "g2-standard-200 has 200 vCPUs"),
+    "gpus-vs-name": (dict(A4, shape={"vcpus": 224, "memory_gib": 3968, "gpus": 4}), "gpu_pools[0].shape.gpus", "a4-highgpu-8g carries 8 GPUs"),
+    "vcpus-vs-name": (
+        dict(A4, machine_type="g2-standard-200", accelerator_type="nvidia-l4", accelerator_count=8),
+        "gpu_pools[0].shape.vcpus",
+        "g2-standard-200 has 200 vCPUs",
+    ),
     "more-gpus-than-the-gpu-allows": (
         dict(A4, machine_type="g2-standard-224", accelerator_type="nvidia-l4", accelerator_count=16),
-        "gpu_pools[0].accelerator_count", "at most 8"),
-    "vcpus-vs-catalog": (t4_pool(shape={"vcpus": 8, "memory_gib": 15}), "gpu_pools[0].shape.vcpus",
-                         "the catalog: n1-standard-4 has 4 vCPUs"),
-    "memory-vs-catalog": (t4_pool(shape={"vcpus": 4, "memory_gib": 16}), "gpu_pools[0].shape.memory_gib",
-                          "n1-standard-4 has 15 GiB"),
-    "gpu-type-vs-pool": (dict(A4, shape={"vcpus": 224, "memory_gib": 3968, "gpu_type": "nvidia-h100-80gb"}),
-                         "gpu_pools[0].shape.gpu_type", "contradicts accelerator_type nvidia-b200"),
-    "gpus-vs-accelerator-count": (dict(A4, accelerator_count=8, shape={"vcpus": 224, "memory_gib": 3968, "gpus": 4}),
-                                  "gpu_pools[0].shape.gpus", "contradicts accelerator_count 8"),
-    "gpu-family": (t4_pool(machine_type="c3-standard-8", accelerator_count=1, shape={"vcpus": 8, "memory_gib": 32}),
-                   "gpu_pools[0].machine_type", "runs on n1 machines"),
-    "n1-limit": (t4_pool(machine_type="n1-custom-64-61440", accelerator_count=1, shape={"vcpus": 64, "memory_gib": 60}),
-                 "gpu_pools[0].shape.vcpus", "at most 48"),
-    "custom-memory-vs-name": (t4_pool(machine_type="n1-custom-8-30720", accelerator_count=1, shape={"vcpus": 8, "memory_gib": 31}),
-                              "gpu_pools[0].shape.memory_gib", "30720 MiB"),
-    "unknown-gpu-on-n1": (dict(A4, machine_type="n1-custom-8-30720", shape={"vcpus": 8, "memory_gib": 30}, accelerator_count=1),
-                          "gpu_pools[0].accelerator_type", "does not attach to N1"),
+        "gpu_pools[0].accelerator_count",
+        "at most 8",
+    ),
+    "vcpus-vs-catalog": (t4_pool(shape={"vcpus": 8, "memory_gib": 15}), "gpu_pools[0].shape.vcpus", "the catalog: n1-standard-4 has 4 vCPUs"),
+    "memory-vs-catalog": (t4_pool(shape={"vcpus": 4, "memory_gib": 16}), "gpu_pools[0].shape.memory_gib", "n1-standard-4 has 15 GiB"),
+    "gpu-type-vs-pool": (
+        dict(A4, shape={"vcpus": 224, "memory_gib": 3968, "gpu_type": "nvidia-h100-80gb"}),
+        "gpu_pools[0].shape.gpu_type",
+        "contradicts accelerator_type nvidia-b200",
+    ),
+    "gpus-vs-accelerator-count": (
+        dict(A4, accelerator_count=8, shape={"vcpus": 224, "memory_gib": 3968, "gpus": 4}),
+        "gpu_pools[0].shape.gpus",
+        "contradicts accelerator_count 8",
+    ),
+    "gpu-family": (
+        t4_pool(machine_type="c3-standard-8", accelerator_count=1, shape={"vcpus": 8, "memory_gib": 32}),
+        "gpu_pools[0].machine_type",
+        "runs on n1 machines",
+    ),
+    "n1-limit": (
+        t4_pool(machine_type="n1-custom-64-61440", accelerator_count=1, shape={"vcpus": 64, "memory_gib": 60}),
+        "gpu_pools[0].shape.vcpus",
+        "at most 48",
+    ),
+    "custom-memory-vs-name": (
+        t4_pool(machine_type="n1-custom-8-30720", accelerator_count=1, shape={"vcpus": 8, "memory_gib": 31}),
+        "gpu_pools[0].shape.memory_gib",
+        "30720 MiB",
+    ),
+    "unknown-gpu-on-n1": (
+        dict(A4, machine_type="n1-custom-8-30720", shape={"vcpus": 8, "memory_gib": 30}, accelerator_count=1),
+        "gpu_pools[0].accelerator_type",
+        "does not attach to N1",
+    ),
     "not-a-gke-gpu-name": (dict(A4, accelerator_type="B200"), "gpu_pools[0].accelerator_type", "nvidia-<model>"),
     "no-gpus-at-all": (dict(A4, machine_type="a4-highgpu"), "gpu_pools[0].accelerator_count", "needs GPUs on every machine"),
-    "gpu-type-with-zero-gpus": (dict(A4, shape={"vcpus": 224, "memory_gib": 3968, "gpus": 0, "gpu_type": "nvidia-b200"}),
-                                "gpu_pools[0].shape.gpus", "contradicts gpu_type"),
-    "unknown-without-shape": ({k: v for k, v in A4.items() if k != "shape"}, "gpu_pools[0].accelerator_type",
-                              "or state the machine's shape"),
+    "gpu-type-with-zero-gpus": (
+        dict(A4, shape={"vcpus": 224, "memory_gib": 3968, "gpus": 0, "gpu_type": "nvidia-b200"}),
+        "gpu_pools[0].shape.gpus",
+        "contradicts gpu_type",
+    ),
+    "unknown-without-shape": ({k: v for k, v in A4.items() if k != "shape"}, "gpu_pools[0].accelerator_type", "or state the machine's shape"),
     "bad-partition-form": (dict(A4, gpu_partition_size="half"), "gpu_pools[0].gpu_partition_size", "<n>g.<memory>gb"),
 }
 
@@ -171,13 +194,18 @@ def test_a_contradicting_gke_shape_is_one_line_naming_the_key(pool: dict[str, An
 
 
 SYSTEM_CONTRADICTIONS = {
-    "gpus-on-a-cpu-pool": ({"machine_type": "c3-standard-8", "shape": {"vcpus": 8, "memory_gib": 32, "gpus": 1}},
-                           "system_pool.shape.gpus", "contradicts a CPU pool"),
-    "vcpus-vs-name": ({"machine_type": "c3-standard-8", "shape": {"vcpus": 4, "memory_gib": 32}},
-                      "system_pool.shape.vcpus", "c3-standard-8 has 8 vCPUs"),
+    "gpus-on-a-cpu-pool": (
+        {"machine_type": "c3-standard-8", "shape": {"vcpus": 8, "memory_gib": 32, "gpus": 1}},
+        "system_pool.shape.gpus",
+        "contradicts a CPU pool",
+    ),
+    "vcpus-vs-name": ({"machine_type": "c3-standard-8", "shape": {"vcpus": 4, "memory_gib": 32}}, "system_pool.shape.vcpus", "c3-standard-8 has 8 vCPUs"),
     "unknown-without-shape": ({"machine_type": "c3-standard-8"}, "system_pool.machine_type", "or state its shape"),
-    "not-a-machine-type-name": ({"machine_type": "C3_STANDARD", "shape": {"vcpus": 8, "memory_gib": 32}},
-                                "system_pool.machine_type", "not a Compute Engine machine type name"),
+    "not-a-machine-type-name": (
+        {"machine_type": "C3_STANDARD", "shape": {"vcpus": 8, "memory_gib": 32}},
+        "system_pool.machine_type",
+        "not a Compute Engine machine type name",
+    ),
 }
 
 
@@ -196,10 +224,16 @@ EKS_CONTRADICTIONS = {
     "gpu-class-without-gpus": (dict(P5EN, shape={"vcpus": 192, "memory_gib": 2048}), "classes[0].shape.gpus", "a GPU class needs shape.gpus"),
     "gpu-class-without-gpu-type": (_shape(gpu_type=None), "classes[0].shape.gpu_type", "a GPU class needs shape.gpu_type"),
     "more-gpus-than-the-gpu-allows": (_shape(gpu_type="H100", gpus=16), "classes[0].shape.gpus", "at most 8"),
-    "known-type-of-another-shape": (dict(P5EN, instance_types=["p5en.48xlarge", "p5.48xlarge"]),
-                                    "classes[0].shape.gpu_type", "p5.48xlarge (192 vCPUs, 2048 GiB, 8x H100)"),
-    "known-type-memory": (dict(P5EN, instance_types=["p3.2xlarge"], shape={"vcpus": 8, "memory_gib": 64, "gpus": 1, "gpu_type": "V100"}),
-                          "classes[0].shape.memory_gib", "contradicts the catalog"),
+    "known-type-of-another-shape": (
+        dict(P5EN, instance_types=["p5en.48xlarge", "p5.48xlarge"]),
+        "classes[0].shape.gpu_type",
+        "p5.48xlarge (192 vCPUs, 2048 GiB, 8x H100)",
+    ),
+    "known-type-memory": (
+        dict(P5EN, instance_types=["p3.2xlarge"], shape={"vcpus": 8, "memory_gib": 64, "gpus": 1, "gpu_type": "V100"}),
+        "classes[0].shape.memory_gib",
+        "contradicts the catalog",
+    ),
     "cpu-type-in-a-gpu-class": (dict(P5EN, instance_types=["p5en.48xlarge", "m6i.large"]), "classes[0].instance_types", "is a CPU instance type"),
     "not-an-instance-type-name": (dict(P5EN, instance_types=["P5EN-48XL"]), "classes[0].instance_types", "not an EC2 instance type name"),
     "unknown-without-shape": ({k: v for k, v in P5EN.items() if k != "shape"}, "classes[0].instance_types", "or state the shape"),
@@ -236,8 +270,9 @@ def test_the_autoscaler_and_the_policy_pack_see_the_stated_gpus(engine: Engine) 
         assert spot["instanceTypes"] == ["p5en.48xlarge"]
         assert spot["labels"]["k8s.amazonaws.com/accelerator"] == "nvidia-h200"
         assert spot["tags"][GPU_TEMPLATE_TAG] == "8"
-        asg_tags = {t.inputs["tag"]["key"]: t.inputs["tag"]["value"] for t in engine.of_type("aws:autoscaling/tag:Tag")
-                    if t.name.startswith("c-gpu-h200-spot-")}
+        asg_tags = {
+            t.inputs["tag"]["key"]: t.inputs["tag"]["value"] for t in engine.of_type("aws:autoscaling/tag:Tag") if t.name.startswith("c-gpu-h200-spot-")
+        }
         assert asg_tags[GPU_TEMPLATE_TAG] == "8"
         # The policy pack counts 8 GPUs a node from the node group itself: 2 nodes x 8 = 16 per group.
         resources = [Resource(g.type, g.name, g.urn, g.inputs, False) for g in groups.values()]
@@ -250,10 +285,18 @@ def test_the_autoscaler_and_the_policy_pack_see_the_stated_gpus(engine: Engine) 
 
 
 def test_a_gpu_type_outside_an_allow_list_is_refused_and_any_type_is_allowed_by_default() -> None:
-    group = Resource("aws:eks/nodeGroup:NodeGroup", "c-h200-spot", "urn:pulumi:dev::gpu-platform::aws:eks/nodeGroup:NodeGroup::c-h200-spot",
-                     {"instanceTypes": ["p5en.48xlarge"], "tags": {GPU_TEMPLATE_TAG: "8"},
-                      "scalingConfig": {"minSize": 0, "maxSize": 2},
-                      "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]}, False)
+    group = Resource(
+        "aws:eks/nodeGroup:NodeGroup",
+        "c-h200-spot",
+        "urn:pulumi:dev::gpu-platform::aws:eks/nodeGroup:NodeGroup::c-h200-spot",
+        {
+            "instanceTypes": ["p5en.48xlarge"],
+            "tags": {GPU_TEMPLATE_TAG: "8"},
+            "scalingConfig": {"minSize": 0, "maxSize": 2},
+            "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}],
+        },
+        False,
+    )
     assert [f for f in evaluate([group]) if f.rule == "gpu-type-allowed"] == []
     listed = load_policy_config({"gpu-type-allowed": {"allowedGpuTypes": ["p5.48xlarge"]}})
     (finding,) = [f for f in evaluate([group], listed) if f.rule == "gpu-type-allowed"]

@@ -12,7 +12,7 @@ from gpu_platform.infra.preview.engine import SECRET_SIG, Plan
 from tests.conftest import PROJECT_DIR
 from tests.conftest import shipped_plan as plan
 
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 PLACEHOLDER = "offline-placeholder-grafana_admin_password"
 
 

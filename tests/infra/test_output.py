@@ -23,8 +23,22 @@ from gpu_platform.infra.cli import main
 from tests.conftest import PROJECT_DIR
 
 PLAN = [
-    "plan-capacity", "dev-gke", "--project-dir", str(PROJECT_DIR), "--pool", "t4", "--cpu", "2", "--memory", "4Gi",
-    "--run-duration", "1h", "--runs", "10", "--window", "3h",
+    "plan-capacity",
+    "dev-gke",
+    "--project-dir",
+    str(PROJECT_DIR),
+    "--pool",
+    "t4",
+    "--cpu",
+    "2",
+    "--memory",
+    "4Gi",
+    "--run-duration",
+    "1h",
+    "--runs",
+    "10",
+    "--window",
+    "3h",
 ]
 ROOT = pytest.mark.skipif(os.geteuid() != 0, reason="making device nodes (os.mknod) needs root")
 
@@ -39,9 +53,7 @@ def _char_device(path: Path, major: int, minor: int) -> Path:
 
 
 def _cli(*argv: str, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "gpu_platform.infra.cli", *argv], stdout=stdout, stderr=subprocess.PIPE, timeout=120, check=False
-    )
+    return subprocess.run([sys.executable, "-m", "gpu_platform.infra.cli", *argv], stdout=stdout, stderr=subprocess.PIPE, timeout=120, check=False)
 
 
 # --- files ----------------------------------------------------------------------------------
@@ -157,11 +169,13 @@ def test_a_full_device_is_exit_2_and_the_other_outputs_stay_as_they_were(tmp_pat
     folder.mkdir()
     (folder / "old.yaml").write_text("old")
     with pytest.raises(output.OutputError, match=r"^--json .*/full: cannot write: No space left on device$"):
-        output.write_outputs([
-            (output.file_target("--plan", str(plan)), b"new plan"),
-            (output.file_target("--json", str(full)), b"data"),
-            (output.folder_target("--manifests", str(folder), ("*.yaml",)), {"new.yaml": b"new"}),
-        ])
+        output.write_outputs(
+            [
+                (output.file_target("--plan", str(plan)), b"new plan"),
+                (output.file_target("--json", str(full)), b"data"),
+                (output.folder_target("--manifests", str(folder), ("*.yaml",)), {"new.yaml": b"new"}),
+            ]
+        )
     assert plan.read_text() == "old plan"
     assert [p.name for p in folder.iterdir()] == ["old.yaml"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["full", "m", "plan.json"], "temporary files removed"
@@ -203,9 +217,7 @@ def test_a_socket_is_refused(tmp_path: Path) -> None:
 def test_the_same_file_through_a_link_is_one_output(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to("plan.json")
     with pytest.raises(output.OutputError, match="the same path as --json"):
-        output.check_distinct(
-            output.file_target("--json", str(tmp_path / "plan.json")), output.file_target("--out", str(tmp_path / "link"))
-        )
+        output.check_distinct(output.file_target("--json", str(tmp_path / "plan.json")), output.file_target("--out", str(tmp_path / "link")))
 
 
 # --- standard output --------------------------------------------------------------------------

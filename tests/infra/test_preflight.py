@@ -46,9 +46,7 @@ def stack(classes: list[dict[str, Any]], zones: list[str] | None = None) -> Stac
     cluster = eks() if zones is None else eks(zones=zones)
     if zones == []:
         cluster = eks(zones=None)
-    return StackConfig.model_validate(
-        {"cloud": "aws", "eks": cluster, "eks_node_groups": eks_node_groups(classes=classes), "monitoring": {"enabled": False}}
-    )
+    return StackConfig.model_validate({"cloud": "aws", "eks": cluster, "eks_node_groups": eks_node_groups(classes=classes), "monitoring": {"enabled": False}})
 
 
 G_ON_DEMAND, G_SPOT = QUOTAS[("G", "on-demand")][0], QUOTAS[("G", "spot")][0]
@@ -94,10 +92,12 @@ def test_fails_when_no_zone_offers_a_type(ec2: Any) -> None:
 def test_a_type_unknown_in_the_region_is_a_finding_not_an_abort(ec2: Any) -> None:
     """moto's ap-northeast-2 has no p3 (DescribeInstanceTypes then refuses the whole call):
     prod-eks's classes are reported one line each, and the run goes on to the quotas."""
-    config = stack([
-        gpu_class(name="small", instance_types=["p3.2xlarge"], max_nodes=2),
-        gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=2, capacity="on_demand"),
-    ])
+    config = stack(
+        [
+            gpu_class(name="small", instance_types=["p3.2xlarge"], max_nodes=2),
+            gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=2, capacity="on_demand"),
+        ]
+    )
     with pytest.raises(Exception, match="InvalidInstanceType"):
         ec2.describe_instance_types(InstanceTypes=["p3.2xlarge", "g4dn.xlarge"])
     codes = {G_ON_DEMAND: 8, QUOTAS[("P", "on-demand")][0]: 64, QUOTAS[("P", "spot")][0]: 64}  # in QUOTAS order
@@ -123,9 +123,7 @@ def test_fails_when_the_gpu_vcpu_quota_is_too_small(ec2: Any) -> None:
     # Spot has the default quota of a new account applied; on-demand has none applied.
     client = quotas({G_ON_DEMAND: 64, G_SPOT: 32}, missing=(G_ON_DEMAND,))
     out = lines(preflight_eks(config, REGION, ec2, client))
-    assert (
-        "ok: Running On-Demand G and VT instances (L-DB2E81BA) in ap-northeast-2 is 64 vCPUs; the node groups need at most 64"
-    ) in out  # 4 x 4 + 1 x 48
+    assert ("ok: Running On-Demand G and VT instances (L-DB2E81BA) in ap-northeast-2 is 64 vCPUs; the node groups need at most 64") in out  # 4 x 4 + 1 x 48
     assert (
         "error: All G and VT Spot Instance Requests (L-3819A6DF) in ap-northeast-2 is 32 vCPUs; the node groups may need 112 "
         "(small-spot 4x4 + large-spot 2x48): request an increase"
@@ -156,24 +154,30 @@ def test_an_existing_vpc_is_checked_subnet_by_subnet(ec2: Any) -> None:
     c = subnet(vpc, "10.30.16.0/20", "ap-northeast-2c")
     elsewhere = subnet(other, "10.40.0.0/20", "ap-northeast-2a")
     wrong_zone = subnet(vpc, "10.30.32.0/20", "ap-northeast-2b")
-    cluster = {**eks(), "vpc": {
-        "vpc_id": vpc,
-        "private_subnet_ids": {"ap-northeast-2a": a, "ap-northeast-2c": c},
-        "public_subnet_ids": {"ap-northeast-2a": elsewhere, "ap-northeast-2c": wrong_zone, "ap-northeast-2d": "subnet-0000000000000000d"},
-    }}
+    cluster = {
+        **eks(),
+        "vpc": {
+            "vpc_id": vpc,
+            "private_subnet_ids": {"ap-northeast-2a": a, "ap-northeast-2c": c},
+            "public_subnet_ids": {"ap-northeast-2a": elsewhere, "ap-northeast-2c": wrong_zone, "ap-northeast-2d": "subnet-0000000000000000d"},
+        },
+    }
     cluster.pop("zones")
-    config = StackConfig.model_validate({
-        "cloud": "aws", "eks": cluster, "monitoring": {"enabled": False},
-        "eks_node_groups": eks_node_groups(classes=[gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=4)]),
-    })
+    config = StackConfig.model_validate(
+        {
+            "cloud": "aws",
+            "eks": cluster,
+            "monitoring": {"enabled": False},
+            "eks_node_groups": eks_node_groups(classes=[gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=4)]),
+        }
+    )
     out = lines(preflight_eks(config, REGION, ec2, quotas({G_ON_DEMAND: 64, G_SPOT: 64})))
     assert "ok: zone ap-northeast-2a offers g4dn.xlarge" in out  # the zones are the private subnets'
     assert f"ok: eks.vpc.private_subnet_ids[ap-northeast-2a]: subnet {a} is in {vpc}, zone ap-northeast-2a, 4091 free addresses" in out
     assert f"ok: eks.vpc.private_subnet_ids[ap-northeast-2c]: subnet {c} is in {vpc}, zone ap-northeast-2c, 4091 free addresses" in out
     assert f"error: eks.vpc.public_subnet_ids[ap-northeast-2a]: subnet {elsewhere} is in {other}, not eks.vpc.vpc_id {vpc}" in out
     assert (
-        f"error: eks.vpc.public_subnet_ids[ap-northeast-2c]: subnet {wrong_zone} is in zone ap-northeast-2b, not ap-northeast-2c; "
-        "key it by its own zone"
+        f"error: eks.vpc.public_subnet_ids[ap-northeast-2c]: subnet {wrong_zone} is in zone ap-northeast-2b, not ap-northeast-2c; key it by its own zone"
     ) in out
     assert "error: eks.vpc.public_subnet_ids[ap-northeast-2d]: subnet subnet-0000000000000000d does not exist in this account and region" in out
 
@@ -181,12 +185,17 @@ def test_an_existing_vpc_is_checked_subnet_by_subnet(ec2: Any) -> None:
 P5EN_SHAPE = {"vcpus": 192, "memory_gib": 2048, "gpus": 8, "gpu_type": "H200"}
 
 
-@pytest.mark.parametrize(("shape", "expected"), [
-    (P5EN_SHAPE, "ok: class h200: p5en.48xlarge share one shape (192 vCPUs, 2048 GiB, 8x H200)"),
-    ({**P5EN_SHAPE, "memory_gib": 1024},
-     "error: class h200: EC2 reports p5en.48xlarge as (192, 2097152, 'H200', 8) (vCPUs, MiB, GPU, GPUs), the class's shape as "
-     "(192, 1048576, 'H200', 8): correct eks_node_groups.classes[0].shape"),
-])
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [
+        (P5EN_SHAPE, "ok: class h200: p5en.48xlarge share one shape (192 vCPUs, 2048 GiB, 8x H200)"),
+        (
+            {**P5EN_SHAPE, "memory_gib": 1024},
+            "error: class h200: EC2 reports p5en.48xlarge as (192, 2097152, 'H200', 8) (vCPUs, MiB, GPU, GPUs), the class's shape as "
+            "(192, 1048576, 'H200', 8): correct eks_node_groups.classes[0].shape",
+        ),
+    ],
+)
 def test_a_stated_shape_is_checked_against_what_ec2_reports(ec2: Any, shape: dict[str, Any], expected: str) -> None:
     """A type the catalog does not know (p5en.48xlarge) is checked against EC2 as its stated shape; its
     P-family vCPU quota counts the stated vCPUs."""
@@ -195,8 +204,10 @@ def test_a_stated_shape_is_checked_against_what_ec2_reports(ec2: Any, shape: dic
     p_on_demand, p_spot = QUOTAS[("P", "on-demand")][0], QUOTAS[("P", "spot")][0]
     out = lines(preflight_eks(config, REGION, ec2, quotas({p_on_demand: 384, p_spot: 96})))
     assert expected in out
-    assert "error: All P Spot Instance Requests (L-7212CCBC) in ap-northeast-2 is 96 vCPUs; the node groups may need 192 " \
-           "(h200-spot 1x192): request an increase" in out
+    assert (
+        "error: All P Spot Instance Requests (L-7212CCBC) in ap-northeast-2 is 96 vCPUs; the node groups may need 192 "
+        "(h200-spot 1x192): request an increase" in out
+    )
 
 
 def test_brought_subnets_need_the_load_balancer_role_tags(ec2: Any) -> None:
@@ -214,16 +225,23 @@ def test_brought_subnets_need_the_load_balancer_role_tags(ec2: Any) -> None:
     private_c = subnet("10.30.16.0/20", "ap-northeast-2c", {"kubernetes.io/role/elb": "1"})  # the public subnets' tag
     public_a = subnet("10.30.32.0/20", "ap-northeast-2a", {"kubernetes.io/role/elb": "1"})
     public_c = subnet("10.30.48.0/20", "ap-northeast-2c", {"kubernetes.io/role/elb": "0"})
-    cluster = {**eks(), "vpc": {
-        "vpc_id": vpc,
-        "private_subnet_ids": {"ap-northeast-2a": private_a, "ap-northeast-2c": private_c},
-        "public_subnet_ids": {"ap-northeast-2a": public_a, "ap-northeast-2c": public_c},
-    }}
+    cluster = {
+        **eks(),
+        "vpc": {
+            "vpc_id": vpc,
+            "private_subnet_ids": {"ap-northeast-2a": private_a, "ap-northeast-2c": private_c},
+            "public_subnet_ids": {"ap-northeast-2a": public_a, "ap-northeast-2c": public_c},
+        },
+    }
     cluster.pop("zones")
-    config = StackConfig.model_validate({
-        "cloud": "aws", "eks": cluster, "monitoring": {"enabled": False},
-        "eks_node_groups": eks_node_groups(classes=[gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=4)]),
-    })
+    config = StackConfig.model_validate(
+        {
+            "cloud": "aws",
+            "eks": cluster,
+            "monitoring": {"enabled": False},
+            "eks_node_groups": eks_node_groups(classes=[gpu_class(name="t4", instance_types=["g4dn.xlarge"], max_nodes=4)]),
+        }
+    )
     out = lines(preflight_eks(config, REGION, ec2, quotas({G_ON_DEMAND: 64, G_SPOT: 64})))
     tagged = [line for line in out if "kubernetes.io/role/" in line]
     assert tagged == [

@@ -28,8 +28,12 @@ from gpu_platform.infra.stack.model import StackConfig
 from tests.conftest import PROJECT_DIR
 from tests.factories import a100_pool, stack
 
-H100 = {"name": "h100", "machine_type": "a3-highgpu-8g", "accelerator_type": "nvidia-h100-80gb",
-        "autoscaling": {"scope": "total", "min_nodes": 0, "max_nodes": 2}}
+H100 = {
+    "name": "h100",
+    "machine_type": "a3-highgpu-8g",
+    "accelerator_type": "nvidia-h100-80gb",
+    "autoscaling": {"scope": "total", "min_nodes": 0, "max_nodes": 2},
+}
 
 
 def config(**gke: Any) -> StackConfig:
@@ -74,7 +78,8 @@ def test_the_n1_gpus_are_listed_by_their_zones() -> None:
     """The GPUs N1 machines attach (T4, P4, P100, V100), from the source's accelerator rows: asia-northeast1
     offers T4 in zones a and c only; V100 is in europe-west4's three zones and no zone of asia-northeast1."""
     assert [z for z in zones_offering("nvidia-tesla-t4") or [] if z.startswith("asia-northeast1-")] == [
-        "asia-northeast1-a", "asia-northeast1-c",
+        "asia-northeast1-a",
+        "asia-northeast1-c",
     ]
     assert gpu_zone_notice("t4", "nvidia-tesla-t4", "asia-northeast1-b") == (
         "gke pool t4: zone asia-northeast1-b does not offer nvidia-tesla-t4 (zones of asia-northeast1 that offer it: "
@@ -213,7 +218,11 @@ class FakeRegions:
         return Region(name=region, quotas=[Quota(metric=m, limit=limit, usage=usage) for m, (limit, usage) in self.quotas.items()])
 
 
-ZONES = {"us-central1-a": ["nvidia-tesla-a100", "nvidia-tesla-t4"], "us-central1-b": ["nvidia-tesla-t4"], "us-central1-c": ["nvidia-tesla-a100", "nvidia-tesla-t4"]}
+ZONES = {
+    "us-central1-a": ["nvidia-tesla-a100", "nvidia-tesla-t4"],
+    "us-central1-b": ["nvidia-tesla-t4"],
+    "us-central1-c": ["nvidia-tesla-a100", "nvidia-tesla-t4"],
+}
 PLENTY = {"CPUS": (2400, 0), "NVIDIA_A100_GPUS": (64, 0), "PREEMPTIBLE_NVIDIA_A100_GPUS": (64, 0), "NVIDIA_T4_GPUS": (64, 0)}
 
 
@@ -236,16 +245,19 @@ def test_online_asks_every_zone_of_every_gpu_pool_and_passes_when_all_offer_it()
 
 def test_online_refuses_a_zone_the_compute_api_says_lacks_the_gpu() -> None:
     findings = preflight_gke(a100_stack(["us-central1-a", "us-central1-b"]), "ml-platform", clients())
-    assert ("error: pool a100: zone us-central1-b of node_locations does not offer nvidia-tesla-a100 by the Compute API; "
-            "zones of us-central1 that do: us-central1-a, us-central1-c") in lines(findings)
+    assert (
+        "error: pool a100: zone us-central1-b of node_locations does not offer nvidia-tesla-a100 by the Compute API; "
+        "zones of us-central1 that do: us-central1-a, us-central1-c"
+    ) in lines(findings)
 
 
 def test_online_spot_pools_count_against_the_preemptible_gpu_quota() -> None:
     quotas = {**PLENTY, "PREEMPTIBLE_NVIDIA_A100_GPUS": (4, 1)}
     findings = preflight_gke(a100_stack(["us-central1-a"]), "ml-platform", clients(quotas=quotas))
     (line,) = [x for x in lines(findings) if "PREEMPTIBLE_NVIDIA_A100_GPUS" in x]
-    assert line == ("error: quota PREEMPTIBLE_NVIDIA_A100_GPUS in us-central1 is 4 (1 in use); the node pools may need 8 more "
-                    "(a100-spot 8x1): request an increase")
+    assert line == (
+        "error: quota PREEMPTIBLE_NVIDIA_A100_GPUS in us-central1 is 4 (1 in use); the node pools may need 8 more (a100-spot 8x1): request an increase"
+    )
     (on_demand,) = [x for x in lines(findings) if "quota NVIDIA_A100_GPUS" in x]
     assert on_demand.startswith("ok: quota NVIDIA_A100_GPUS in us-central1 is 64 (0 in use); the node pools need at most")
 

@@ -21,7 +21,7 @@ from gpu_platform.infra.preview.manifests import KubernetesObject, kubernetes_ob
 from gpu_platform.infra.stack.read import config_for_engine, load_stack_config, read_stack_file
 from tests.conftest import PROJECT_DIR, shipped_plan
 
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 SNAPSHOTS = PROJECT_DIR / "tests" / "snapshots"
 
 
@@ -72,9 +72,7 @@ def test_dev_gke_reproduces_the_seed_cluster() -> None:
     t4 = pool(plan, "dev-gke-t4")
     node = t4["nodeConfig"]
     assert node["machineType"] == "n1-standard-4"
-    assert node["guestAccelerators"] == [
-        {"type": "nvidia-tesla-t4", "count": 2, "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}
-    ]
+    assert node["guestAccelerators"] == [{"type": "nvidia-tesla-t4", "count": 2, "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"}}]
     assert node["taints"] == [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
     assert t4["autoscaling"] == {"minNodeCount": 1, "maxNodeCount": 20, "locationPolicy": "BALANCED"}  # per zone: 2..40
     assert node["imageType"] == "COS_CONTAINERD" and node["gcfsConfig"] == {"enabled": True}

@@ -126,10 +126,21 @@ def test_the_table_covers_every_catalog_gpu_machine_type_somewhere() -> None:
 def test_europe_west4_simulates_end_to_end(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """The issue's example: a GKE stack in europe-west4 simulates with the shipped prices, costed there."""
     out = tmp_path / "c.json"
-    code, _, err = _cli([
-        "simulate", "dev-gke", "--set", "gke.location=europe-west4", "--set", "gke.node_locations=[europe-west4-a, europe-west4-b]",
-        "--json", str(out), "--project-dir", str(PROJECT_DIR),
-    ], capsys)
+    code, _, err = _cli(
+        [
+            "simulate",
+            "dev-gke",
+            "--set",
+            "gke.location=europe-west4",
+            "--set",
+            "gke.node_locations=[europe-west4-a, europe-west4-b]",
+            "--json",
+            str(out),
+            "--project-dir",
+            str(PROJECT_DIR),
+        ],
+        capsys,
+    )
     assert code == 0, err
     cost = json.loads(out.read_text())["cost"]
     assert cost["region"] == "europe-west4" and cost["total_usd"] > 0
@@ -142,16 +153,26 @@ def test_europe_west4_simulates_end_to_end(capsys: pytest.CaptureFixture[str], t
 
 def _group(machine: str, *, spot: bool, zones: tuple[str, ...], gpus: int = 0, accelerator: str | None = None) -> NodeGroup:
     return NodeGroup(
-        name="g", pool="g", role="gpu", machine_type=machine, allocatable=Resources(cpu=4, memory=16000, gpus=gpus),
-        gpus_per_node=gpus, accelerator=accelerator, spot=spot, zones=zones,
+        name="g",
+        pool="g",
+        role="gpu",
+        machine_type=machine,
+        allocatable=Resources(cpu=4, memory=16000, gpus=gpus),
+        gpus_per_node=gpus,
+        accelerator=accelerator,
+        spot=spot,
+        zones=zones,
     )
 
 
 def _table(**aws_machines: HourlyPrice) -> PriceTable:
-    return PriceTable.model_validate({
-        "date": "2026-01-01", "sources": ["test"],
-        "aws": [{"region": "us-west-2", "machines": {k.replace("_", "."): v.model_dump() for k, v in aws_machines.items()}}],
-    })
+    return PriceTable.model_validate(
+        {
+            "date": "2026-01-01",
+            "sources": ["test"],
+            "aws": [{"region": "us-west-2", "machines": {k.replace("_", "."): v.model_dump() for k, v in aws_machines.items()}}],
+        }
+    )
 
 
 def test_spot_is_the_mean_of_the_group_s_zones_listed() -> None:
@@ -177,11 +198,13 @@ def test_a_region_or_type_the_table_lacks_is_one_line_naming_it() -> None:
     with pytest.raises(SimulationError) as exc:
         prices.hourly("aws", "us-west-2", _group("g6.xlarge", spot=False, zones=("us-west-2a",)))
     assert exc.value.lines == [
-        "the price table has no machine type g6.xlarge in aws us-west-2 (it prices it in no region); "
-        "choose a type offered there or add it with --prices FILE"
+        "the price table has no machine type g6.xlarge in aws us-west-2 (it prices it in no region); choose a type offered there or add it with --prices FILE"
     ]
-    with pytest.raises(SimulationError, match=r"^the price table has no machine type g6.xlarge in aws eu-west-1 \(it prices it in "
-                       r"12 regions: .*us-west-2\); choose a type offered there"):
+    with pytest.raises(
+        SimulationError,
+        match=r"^the price table has no machine type g6.xlarge in aws eu-west-1 \(it prices it in "
+        r"12 regions: .*us-west-2\); choose a type offered there",
+    ):
         SHIPPED_TABLE.hourly("aws", "eu-west-1", _group("g6.xlarge", spot=True, zones=("eu-west-1a",)))
 
 
@@ -209,14 +232,21 @@ def test_the_shipped_file_is_the_builder_s_canonical_form_and_names_its_pinned_s
 
 CYCLENERD = {
     "about": {"generated": "Thu Jul 30 06:13:17 2026"},
-    "compute": {"instance": {
-        "g2-standard-4": {"cpu": 4, "ram": 16, "l4": 1, "cost": {
-            "europe-west4": {"hour": 0.742916046, "hour_spot": 0.38986, "month": 542.3},
-            "us-central1": {"hour": 0.706832255, "hour_spot": 0.397336},
-        }},
-        "c3-standard-4": {"cost": {"europe-west4": {"hour": 0.2}}},  # not in the catalog: left out
-        "e2-standard-4": {"cost": {"europe-west4": {"hour": 0.14754408, "hour_spot": 0.070528}}},
-    }},
+    "compute": {
+        "instance": {
+            "g2-standard-4": {
+                "cpu": 4,
+                "ram": 16,
+                "l4": 1,
+                "cost": {
+                    "europe-west4": {"hour": 0.742916046, "hour_spot": 0.38986, "month": 542.3},
+                    "us-central1": {"hour": 0.706832255, "hour_spot": 0.397336},
+                },
+            },
+            "c3-standard-4": {"cost": {"europe-west4": {"hour": 0.2}}},  # not in the catalog: left out
+            "e2-standard-4": {"cost": {"europe-west4": {"hour": 0.14754408, "hour_spot": 0.070528}}},
+        }
+    },
 }
 
 SKYPILOT_GCP = """InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice
@@ -244,9 +274,12 @@ def test_the_builder_reads_its_sources_by_their_rules() -> None:
     assert set(machines["europe-west4"]) == {"g2-standard-4", "e2-standard-4"}
     gpus = gcp_gpus_from_skypilot(SKYPILOT_GCP)
     # One GPU costs a row's price over its count; the N1 GPUs only (L4 is G2's, built in; no TPU, no machine).
-    assert gpus == {"europe-west4": {
-        "nvidia-tesla-p100": HourlyPrice(on_demand=1.533, spot=0.393), "nvidia-tesla-t4": HourlyPrice(on_demand=0.35, spot=0.14),
-    }}
+    assert gpus == {
+        "europe-west4": {
+            "nvidia-tesla-p100": HourlyPrice(on_demand=1.533, spot=0.393),
+            "nvidia-tesla-t4": HourlyPrice(on_demand=0.35, spot=0.14),
+        }
+    }
     aws = aws_from_skypilot(SKYPILOT_AWS)
     # Spot: the median of the zones (their IDs name no zone a stack can); types outside the catalog left out.
     assert aws == {"us-west-2": {"g5.xlarge": HourlyPrice(on_demand=1.006, spot=0.41), "m6i.large": HourlyPrice(on_demand=0.096)}}
@@ -263,10 +296,23 @@ def test_prices_build_writes_the_table_from_local_copies(tmp_path: Path, capsys:
     (tmp_path / "gcp.csv").write_text(SKYPILOT_GCP)
     (tmp_path / "aws.csv").write_text(SKYPILOT_AWS)
     out = tmp_path / "prices.json"
-    code, _, err = _cli([
-        "prices", "build", "--file", f"gcp-machines={tmp_path / 'pricing.yml'}", "--file", f"gcp-gpus={tmp_path / 'gcp.csv'}",
-        "--file", f"aws={tmp_path / 'aws.csv'}", "--date", "2026-07-30", "--out", str(out),
-    ], capsys)
+    code, _, err = _cli(
+        [
+            "prices",
+            "build",
+            "--file",
+            f"gcp-machines={tmp_path / 'pricing.yml'}",
+            "--file",
+            f"gcp-gpus={tmp_path / 'gcp.csv'}",
+            "--file",
+            f"aws={tmp_path / 'aws.csv'}",
+            "--date",
+            "2026-07-30",
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
     assert code == 0, err
     table = PriceTable.model_validate(json.loads(out.read_text()))
     assert [t.region for t in table.gcp] == ["europe-west4", "us-central1"] and [t.region for t in table.aws] == ["us-west-2"]
@@ -335,12 +381,27 @@ def test_the_shipped_aws_part_is_every_region_of_its_pinned_source() -> None:
 def test_an_eks_stack_simulates_with_shipped_prices_in(region: str, gpu: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """dev-eks moved to ``region`` on ``gpu`` simulates end to end, each node-hour costed at the shipped price there."""
     out = tmp_path / "c.json"
-    code, _, err = _cli([
-        "simulate", "dev-eks", "--hours", "1", "--set", f"eks.region={region}", "--set", f"eks.zones=[{region}a, {region}b]",
-        "--set", f"eks_node_groups.classes[t4].instance_types=[{gpu}]",
-        "--set", f"eks_node_groups.classes[scheduler].instance_types=[{gpu}]",
-        "--json", str(out), "--project-dir", str(PROJECT_DIR),
-    ], capsys)
+    code, _, err = _cli(
+        [
+            "simulate",
+            "dev-eks",
+            "--hours",
+            "1",
+            "--set",
+            f"eks.region={region}",
+            "--set",
+            f"eks.zones=[{region}a, {region}b]",
+            "--set",
+            f"eks_node_groups.classes[t4].instance_types=[{gpu}]",
+            "--set",
+            f"eks_node_groups.classes[scheduler].instance_types=[{gpu}]",
+            "--json",
+            str(out),
+            "--project-dir",
+            str(PROJECT_DIR),
+        ],
+        capsys,
+    )
     assert code == 0, err
     cost = json.loads(out.read_text())["cost"]
     table = SHIPPED_TABLE.region("aws", region).machines
@@ -356,10 +417,23 @@ def test_prices_build_keeps_the_gcp_part_of_a_table_and_its_sources(tmp_path: Pa
     (tmp_path / "aws.csv").write_text(SKYPILOT_AWS_REGIONS)
     outs = [tmp_path / "one.json", tmp_path / "two.json"]
     for out in outs:
-        code, _, err = _cli([
-            "prices", "build", "--file", f"aws={tmp_path / 'aws.csv'}", "--gcp-from", str(SHIPPED), "--note", "a note",
-            "--date", "d", "--out", str(out),
-        ], capsys)
+        code, _, err = _cli(
+            [
+                "prices",
+                "build",
+                "--file",
+                f"aws={tmp_path / 'aws.csv'}",
+                "--gcp-from",
+                str(SHIPPED),
+                "--note",
+                "a note",
+                "--date",
+                "d",
+                "--out",
+                str(out),
+            ],
+            capsys,
+        )
         assert code == 0, err
     assert outs[0].read_bytes() == outs[1].read_bytes()
     table = PriceTable.model_validate(json.loads(outs[0].read_text()))
@@ -368,19 +442,30 @@ def test_prices_build_keeps_the_gcp_part_of_a_table_and_its_sources(tmp_path: Pa
     assert table.sources[:3] == [BUILD_SOURCES[0].cite(), BUILD_SOURCES[1].cite(), BUILD_SOURCES[2].cite()]
     assert table.sources[3] == "a note" and table.sources[4].startswith("control-plane fee")
     # The shipped table's AWS lines (its pinned file and the notes on it) are what --aws-from keeps.
-    assert kept_sources(SHIPPED_TABLE, "aws") == [s for s in SHIPPED_TABLE.sources if s.startswith(("github.com/skypilot-org/skypilot-catalog/blob/27f67dd4", "AWS "))]
+    assert kept_sources(SHIPPED_TABLE, "aws") == [
+        s for s in SHIPPED_TABLE.sources if s.startswith(("github.com/skypilot-org/skypilot-catalog/blob/27f67dd4", "AWS "))
+    ]
     assert len(kept_sources(SHIPPED_TABLE, "aws")) == 3
     # A table of hand-written sources is kept as one line naming its date and every source.
-    assert kept_sources(_table(g5_xlarge=HourlyPrice(on_demand=1.0)), "aws") == [
-        "AWS part kept from a table of 2026-01-01, whose sources were: test"
-    ]
-    code, _, err = _cli([
-        "prices", "build", "--file", f"aws={tmp_path / 'aws.csv'}", "--file", f"gcp-gpus={tmp_path / 'aws.csv'}",
-        "--gcp-from", str(SHIPPED), "--date", "d", "--out", str(outs[0]),
-    ], capsys)
-    assert code == 2 and err.strip() == (
-        "gpu-platform: give the GCP part once: --file gcp-gpus=PATH or --gcp-from TABLE (kept), not both"
+    assert kept_sources(_table(g5_xlarge=HourlyPrice(on_demand=1.0)), "aws") == ["AWS part kept from a table of 2026-01-01, whose sources were: test"]
+    code, _, err = _cli(
+        [
+            "prices",
+            "build",
+            "--file",
+            f"aws={tmp_path / 'aws.csv'}",
+            "--file",
+            f"gcp-gpus={tmp_path / 'aws.csv'}",
+            "--gcp-from",
+            str(SHIPPED),
+            "--date",
+            "d",
+            "--out",
+            str(outs[0]),
+        ],
+        capsys,
     )
+    assert code == 2 and err.strip() == ("gpu-platform: give the GCP part once: --file gcp-gpus=PATH or --gcp-from TABLE (kept), not both")
 
 
 # prices refresh: AWS ----------------------------------------------------------------------------
@@ -389,32 +474,67 @@ def test_prices_build_keeps_the_gcp_part_of_a_table_and_its_sources(tmp_path: Pa
 def _product(instance_type: str, region: str, usd: str) -> str:
     """One Price List entry in the API's own shape (botocore's GetProducts example), for an EC2 instance."""
     sku = f"SKU{abs(hash((instance_type, region))) % 10**8}"
-    return json.dumps({
-        "product": {"productFamily": "Compute Instance", "sku": sku, "attributes": {
-            "instanceType": instance_type, "regionCode": region, "location": region, "operatingSystem": "Linux",
-            "tenancy": "Shared", "preInstalledSw": "NA", "capacitystatus": "Used", "servicecode": "AmazonEC2",
-        }},
-        "serviceCode": "AmazonEC2",
-        "terms": {"OnDemand": {f"{sku}.JRTCKXETXF": {
-            "priceDimensions": {f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
-                "unit": "Hrs", "endRange": "Inf", "beginRange": "0", "appliesTo": [], "description": f"${usd} per On Demand Linux",
-                "rateCode": f"{sku}.JRTCKXETXF.6YS6EN2CT7", "pricePerUnit": {"USD": usd},
-            }},
-            "sku": sku, "effectiveDate": "2026-11-01T00:00:00Z", "offerTermCode": "JRTCKXETXF", "termAttributes": {},
-        }}},
-        "version": "20261101000000", "publicationDate": "2026-11-01T00:00:00Z",
-    })
+    return json.dumps(
+        {
+            "product": {
+                "productFamily": "Compute Instance",
+                "sku": sku,
+                "attributes": {
+                    "instanceType": instance_type,
+                    "regionCode": region,
+                    "location": region,
+                    "operatingSystem": "Linux",
+                    "tenancy": "Shared",
+                    "preInstalledSw": "NA",
+                    "capacitystatus": "Used",
+                    "servicecode": "AmazonEC2",
+                },
+            },
+            "serviceCode": "AmazonEC2",
+            "terms": {
+                "OnDemand": {
+                    f"{sku}.JRTCKXETXF": {
+                        "priceDimensions": {
+                            f"{sku}.JRTCKXETXF.6YS6EN2CT7": {
+                                "unit": "Hrs",
+                                "endRange": "Inf",
+                                "beginRange": "0",
+                                "appliesTo": [],
+                                "description": f"${usd} per On Demand Linux",
+                                "rateCode": f"{sku}.JRTCKXETXF.6YS6EN2CT7",
+                                "pricePerUnit": {"USD": usd},
+                            }
+                        },
+                        "sku": sku,
+                        "effectiveDate": "2026-11-01T00:00:00Z",
+                        "offerTermCode": "JRTCKXETXF",
+                        "termAttributes": {},
+                    }
+                }
+            },
+            "version": "20261101000000",
+            "publicationDate": "2026-11-01T00:00:00Z",
+        }
+    )
 
 
-ON_DEMAND = {("g5.xlarge", "us-west-2"): "1.0060000000", ("g6.xlarge", "us-west-2"): "0.8048000000",
-             ("m6i.large", "us-west-2"): "0.0960000000", ("g5.xlarge", "eu-west-1"): "1.1230000000"}
+ON_DEMAND = {
+    ("g5.xlarge", "us-west-2"): "1.0060000000",
+    ("g6.xlarge", "us-west-2"): "0.8048000000",
+    ("m6i.large", "us-west-2"): "0.0960000000",
+    ("g5.xlarge", "eu-west-1"): "1.1230000000",
+}
 
 
 @pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # moto builds each region's EC2 with its public AMIs unless told not to (seconds per region).
-    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-                       "MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}.items():
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "MOTO_EC2_LOAD_DEFAULT_AMIS": "false",
+    }.items():
         monkeypatch.setenv(key, value)
 
 
@@ -449,12 +569,15 @@ def test_refresh_with_aws_prices_a_g5_stack_in_us_west_2(aws_env: None) -> None:
         pricing = boto3.client("pricing", region_name="us-east-1")
         stubber = Stubber(pricing)
         for name in types:
-            stubber.add_response("get_products", {"FormatVersion": "aws_v1", "PriceList": [
-                _product(t, r, usd) for (t, r), usd in ON_DEMAND.items() if t == name
-            ]})
+            stubber.add_response(
+                "get_products", {"FormatVersion": "aws_v1", "PriceList": [_product(t, r, usd) for (t, r), usd in ON_DEMAND.items() if t == name]}
+            )
         stubber.activate()
         table = refreshed_table(
-            {Cloud.AWS}, lambda s, r: pricing if s == "pricing" else boto3.client(s, region_name=r), None, SHIPPED_TABLE,
+            {Cloud.AWS},
+            lambda s, r: pricing if s == "pricing" else boto3.client(s, region_name=r),
+            None,
+            SHIPPED_TABLE,
             now=datetime(2026, 11, 25, tzinfo=UTC),
         )
     assert table.gcp == SHIPPED_TABLE.gcp and table.date == "2026-11-25"
@@ -476,9 +599,7 @@ def test_refresh_with_aws_prices_a_g5_stack_in_us_west_2(aws_env: None) -> None:
     assert {line.machine_type for line in outcome.cost.lines} <= {"g5.xlarge", "m6i.large"}
 
 
-def test_refresh_without_credentials_is_one_line_exit_4(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_refresh_without_credentials_is_one_line_exit_4(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
@@ -515,7 +636,12 @@ needs_billing = pytest.mark.skipif(
 
 def _in_own_process(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *argv], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
+        [sys.executable, *argv],
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
     )
 
 

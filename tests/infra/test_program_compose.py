@@ -29,8 +29,11 @@ def composed(tmp_path: Path) -> Path:
     ("stack", "cluster", "addons"),
     [
         ("gke", "gpu-platform:gpu_gke_cluster:GpuGkeCluster", {"PrometheusStack", "DcgmExporter", "DaskOperator", "KubeflowInstall"}),
-        ("eks", "gpu-platform:eks_cluster:EksCluster",
-         {"PrometheusStack", "SpotFailoverEksNodeGroups", "DcgmExporter", "DaskOperator", "GpuUtilizationAutoscaler"}),
+        (
+            "eks",
+            "gpu-platform:eks_cluster:EksCluster",
+            {"PrometheusStack", "SpotFailoverEksNodeGroups", "DcgmExporter", "DaskOperator", "GpuUtilizationAutoscaler"},
+        ),
     ],
 )
 def test_a_program_passing_the_cluster_component_previews_clean(
@@ -77,21 +80,31 @@ def test_a_namespace_the_program_never_reads_is_refused_in_one_line(composed: Pa
 def test_a_namespace_looked_up_and_unset_counts_as_read(tmp_path: Path) -> None:
     """pulumi.Config("feature").get("x") reads the namespace even when the stack sets other keys of it."""
     (tmp_path / "Pulumi.yaml").write_text("name: mine\nruntime: python\nconfig:\n  declared:size: 3\n")
-    (tmp_path / "__main__.py").write_text(textwrap.dedent("""
+    (tmp_path / "__main__.py").write_text(
+        textwrap.dedent("""
         import pulumi
         pulumi.export("flag", pulumi.Config("feature").get("flag") or "unset")
-    """))
-    _stack(tmp_path, "dev", """
+    """)
+    )
+    _stack(
+        tmp_path,
+        "dev",
+        """
         config:
           feature:other: 1
           declared:size: 4
-    """)
+    """,
+    )
     plan = preview_program(tmp_path)
     assert plan.outputs == {"flag": "unset"}
-    _stack(tmp_path, "dev", """
+    _stack(
+        tmp_path,
+        "dev",
+        """
         config:
           unread:flag: 1
-    """)
+    """,
+    )
     with pytest.raises(Exception) as info:
         preview_program(tmp_path)
     assert info.value.lines == [  # type: ignore[attr-defined]

@@ -48,24 +48,31 @@ def test_the_testing_module_previews_the_consumer_example() -> None:
 
 
 def test_a_program_reads_its_own_config_and_stack_file(tmp_path: Path) -> None:
-    program = _program(tmp_path, """
+    program = _program(
+        tmp_path,
+        """
         import pulumi, pulumi_kubernetes as k8s
         replicas = pulumi.Config().require_int("replicas")
         k8s.apps.v1.Deployment("web", metadata={"name": "web"}, spec={
             "replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
             "template": {"metadata": {"labels": {"app": "web"}},
                          "spec": {"containers": [{"name": "web", "image": "nginx@sha256:" + "a" * 64}]}}})
-    """, stack_file="config:\n  mine:replicas: 3\n")
+    """,
+        stack_file="config:\n  mine:replicas: 3\n",
+    )
     plan = preview_program(program)
     assert plan.resource("web").inputs["spec"]["replicas"] == 3, "the stack file wins over the project default"
     assert preview_program(program, "other").resource("web").inputs["spec"]["replicas"] == 2, "no stack file: defaults"
 
 
 def test_schema_violations_are_reported_and_asserted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    program = _program(tmp_path, """
+    program = _program(
+        tmp_path,
+        """
         import pulumi_kubernetes as k8s
         k8s.apps.v1.Deployment("web", metadata={"name": "web"}, spec={"replicas": "many", "selector": {}, "template": {}})
-    """)
+    """,
+    )
     plan = preview_program(program)
     assert plan.schema_violations and "replicas" in plan.schema_violations[0]
     with pytest.raises(AssertionError, match="schema: .*replicas"):
@@ -76,9 +83,17 @@ def test_schema_violations_are_reported_and_asserted(tmp_path: Path, capsys: pyt
 
 def test_run_components_builds_one_component() -> None:
     args = GpuGkeClusterArgs(
-        project="ml-platform", location="us-central1-b",
-        gpu_pools=[GpuNodePoolArgs(name="t4", machine_type="n1-standard-4", accelerator_type="nvidia-tesla-t4",
-                                   accelerator_count=1, autoscaling=AutoscalingBounds(scope=BoundsScope.TOTAL, max_nodes=2))],
+        project="ml-platform",
+        location="us-central1-b",
+        gpu_pools=[
+            GpuNodePoolArgs(
+                name="t4",
+                machine_type="n1-standard-4",
+                accelerator_type="nvidia-tesla-t4",
+                accelerator_count=1,
+                autoscaling=AutoscalingBounds(scope=BoundsScope.TOTAL, max_nodes=2),
+            )
+        ],
     )
     plan = run_components(lambda: GpuGkeCluster("c", args))
     plan.assert_no_violations()
@@ -93,18 +108,36 @@ def test_run_components_builds_one_component() -> None:
     [
         (lambda d: None, ["--program", "{d}/missing"], 2, "--program {d}/missing: no such folder"),
         (lambda d: None, ["--program", "{d}"], 2, "--program {d}: no Pulumi.yaml (the folder of a Pulumi program holds one)"),
-        (lambda d: _program(d, "", runtime="nodejs"), ["--program", "{d}"], 2, "--program {d}: runtime 'nodejs': the offline preview runs Python programs (runtime: python)"),
-        (lambda d: (d / "Pulumi.yaml").write_text("name: mine\nruntime: python\nmain: src/\n"), ["--program", "{d}"], 2, "--program {d}: main 'src/' has no __main__.py to run"),
+        (
+            lambda d: _program(d, "", runtime="nodejs"),
+            ["--program", "{d}"],
+            2,
+            "--program {d}: runtime 'nodejs': the offline preview runs Python programs (runtime: python)",
+        ),
+        (
+            lambda d: (d / "Pulumi.yaml").write_text("name: mine\nruntime: python\nmain: src/\n"),
+            ["--program", "{d}"],
+            2,
+            "--program {d}: main 'src/' has no __main__.py to run",
+        ),
         (lambda d: _program(d, "raise RuntimeError('boom')\n"), ["--program", "{d}"], 3, "the program failed: RuntimeError: boom"),
         (lambda d: _program(d, ""), ["dev", "--program", "{d}", "--stack", "prod"], 2, "--stack prod: the positional stack is dev; give one"),
-        (lambda d: _program(d, ""), ["--program", "{d}", "--kubernetes-version", "134"], 2, "--kubernetes-version 134: a Kubernetes minor version such as 1.34"),
+        (
+            lambda d: _program(d, ""),
+            ["--program", "{d}", "--kubernetes-version", "134"],
+            2,
+            "--kubernetes-version 134: a Kubernetes minor version such as 1.34",
+        ),
         (lambda d: None, [], 2, "preview needs a stack (gpu-platform preview <stack>) or --program DIR"),
-        (lambda d: None, ["dev-gke", "--kubernetes-version", "1.33"], 2, "--kubernetes-version applies to --program; a stack sets gpu-platform:kubernetes_version"),
+        (
+            lambda d: None,
+            ["dev-gke", "--kubernetes-version", "1.33"],
+            2,
+            "--kubernetes-version applies to --program; a stack sets gpu-platform:kubernetes_version",
+        ),
     ],
 )
-def test_bad_program_input_is_one_line(
-    setup: object, argv: list[str], code: int, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bad_program_input_is_one_line(setup: object, argv: list[str], code: int, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     setup(tmp_path)  # type: ignore[operator]
     args = [a.replace("{d}", str(tmp_path)) for a in argv]
     assert main(["preview", *args, "--no-render"]) == code

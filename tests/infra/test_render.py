@@ -24,7 +24,7 @@ from gpu_platform.infra.preview.render import HELM_RELEASE, KUSTOMIZE_DIRECTORY
 from gpu_platform.infra.preview.upstream import GitPin, Lock, SourceError, Sources, chart_digest, load_lock, parse_kustomize_url
 from tests.conftest import PROJECT_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 
 
 def platform_variant(root: Path) -> Path:
@@ -80,10 +80,7 @@ def test_a_chart_missing_from_the_copy_names_the_archive_looked_for(tmp_path: Pa
 
 
 def _declared(plan: Any) -> tuple[list[tuple[str, str, str | None]], list[str]]:
-    charts = [
-        (chart_source(r.inputs)[0], str(r.inputs["version"]), chart_source(r.inputs)[1])
-        for r in plan.resources if r.type == HELM_RELEASE
-    ]
+    charts = [(chart_source(r.inputs)[0], str(r.inputs["version"]), chart_source(r.inputs)[1]) for r in plan.resources if r.type == HELM_RELEASE]
     urls = [str(r.inputs["directory"]) for r in plan.resources if r.type == KUSTOMIZE_DIRECTORY]
     return charts, urls
 
@@ -228,13 +225,14 @@ def test_the_stack_renders_fully_and_clean(stack: str, tmp_path: Path, capsys: p
     done, total = summary.split()[1], summary.split()[3]
     assert done == total, summary
     assert " 0 schema violations; policy pack: 0 mandatory and 0 advisory violations; 0 cluster check violations, 0 render errors" in out
-    assert "violation" not in out.replace("0 schema violations", "").replace("advisory violations", "").replace(
-        "cluster check violations", "").replace("0 mandatory", ""), out
+    assert "violation" not in out.replace("0 schema violations", "").replace("advisory violations", "").replace("cluster check violations", "").replace(
+        "0 mandatory", ""
+    ), out
 
 
 # --- each class of problem rendering finds fails the preview ------------------------------------
 
-RAW = '''
+RAW = """
 import pulumi
 import pulumi_kubernetes as k8s
 from gpu_platform.infra.stack.read import load_stack_config
@@ -275,7 +273,7 @@ if case in ("default-credentials", "duplicate"):
             opts=pulumi.ResourceOptions(depends_on=[scoped]))
     else:
         k8s.core.v1.Namespace("kubeflow", metadata={"name": "kubeflow"})
-'''
+"""
 
 
 def raw_project(tmp_path: Path, case: str) -> Path:
@@ -323,8 +321,9 @@ def test_the_compliant_counterpart_passes(case: str, tmp_path: Path, capsys: pyt
     import json
 
     upstream = upstream_or_skip()
-    code, out = raw_preview(case, tmp_path, capsys, "--upstream", str(upstream), "--json", str(tmp_path / "plan.json"),
-                            "--manifests", str(tmp_path / "manifests"))
+    code, out = raw_preview(
+        case, tmp_path, capsys, "--upstream", str(upstream), "--json", str(tmp_path / "plan.json"), "--manifests", str(tmp_path / "manifests")
+    )
     assert "alert-unscraped" not in out and "crd-order" not in out, out
     assert code == 0, out
     rendered = {s["name"]: s for s in json.loads((tmp_path / "plan.json").read_text())["rendered"]}
@@ -408,6 +407,7 @@ def test_a_chart_renders_from_its_values_whatever_an_earlier_release_disabled(tm
     import json
 
     rendered = {s["name"]: s for s in json.loads((tmp_path / "plan.json").read_text())["rendered"]}
-    grafana = [o for o in rendered["dev-gke-monitoring-release"]["objects"]
-               if o["body"]["kind"] == "Deployment" and o["body"]["metadata"]["name"].endswith("grafana")]
+    grafana = [
+        o for o in rendered["dev-gke-monitoring-release"]["objects"] if o["body"]["kind"] == "Deployment" and o["body"]["metadata"]["name"].endswith("grafana")
+    ]
     assert len(grafana) == 1

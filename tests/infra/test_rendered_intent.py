@@ -17,7 +17,7 @@ from gpu_platform.infra.preview.upstream import Sources, load_lock
 from gpu_platform.infra.stack.read import load_stack
 from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 MONITOR_KINDS = {"ServiceMonitor": "serviceMonitor", "PodMonitor": "podMonitor", "PrometheusRule": "rule"}
 
 
@@ -74,8 +74,7 @@ def test_prometheus_selects_every_monitor_and_rule(rendered: tuple[str, Any, Any
         labels = o.body["metadata"].get("labels") or {}
         ns = o.namespace or ""
         ns_labels = {"kubernetes.io/metadata.name": ns, **namespaces.get(ns, {})}
-        if not (_matches(spec.get(f"{prefix}Selector"), labels)
-                and _matches(spec.get(f"{prefix}NamespaceSelector"), ns_labels)):
+        if not (_matches(spec.get(f"{prefix}Selector"), labels) and _matches(spec.get(f"{prefix}NamespaceSelector"), ns_labels)):
             missed.append(f"{o.kind} {ns}/{o.name}")
     assert not missed, f"{stack}: Prometheus does not select {missed}"
 
@@ -97,12 +96,12 @@ def test_dcgm_runs_only_on_gpu_nodes_and_probes_late_enough(rendered: tuple[str,
     if not dcgm:
         pytest.skip(f"{stack} renders no DCGM exporter")
     pod = dcgm[0]["spec"]["template"]["spec"]
-    required = (((pod.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    required = ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or {}
     keys = {e["key"] for t in required.get("nodeSelectorTerms") or [] for e in t.get("matchExpressions") or []}
     keys |= set((pod.get("nodeSelector") or {}).keys())
-    assert keys & {"cloud.google.com/gke-accelerator", "nvidia.com/gpu.present", "k8s.amazonaws.com/accelerator",
-                   "nvidia.com/gpu"}, f"{stack}: DCGM is not bound to GPU nodes ({keys})"
+    assert keys & {"cloud.google.com/gke-accelerator", "nvidia.com/gpu.present", "k8s.amazonaws.com/accelerator", "nvidia.com/gpu"}, (
+        f"{stack}: DCGM is not bound to GPU nodes ({keys})"
+    )
     for c in pod["containers"]:
         for probe in ("livenessProbe", "readinessProbe"):
             if probe in c:
@@ -142,10 +141,7 @@ def test_prometheus_selects_the_monitors_and_rules_the_plan_declares_too(rendere
 
 def test_grafana_reads_its_admin_from_the_secret_the_component_creates(rendered: tuple[str, Any, Any, Rendering]) -> None:
     stack, _, plan, rendering = rendered
-    grafana_deployments = [
-        b for b in _bodies(rendering, "Deployment")
-        if any(c.get("name") == "grafana" for c in b["spec"]["template"]["spec"]["containers"])
-    ]
+    grafana_deployments = [b for b in _bodies(rendering, "Deployment") if any(c.get("name") == "grafana" for c in b["spec"]["template"]["spec"]["containers"])]
     assert len(grafana_deployments) == 1, f"{stack}: {[b['metadata']['name'] for b in _bodies(rendering, 'Deployment')]}"
     (grafana,) = grafana_deployments
     namespace = grafana["metadata"]["namespace"]
@@ -198,8 +194,11 @@ def test_the_adapter_serves_each_gpu_metric_with_exactly_one_rule(rendered: tupl
     assert len(adapter) == 1, f"{stack}: {[o.label for o in adapter]}"
     rules = yaml.safe_load(adapter[0].body["data"]["config.yaml"]).get("rules") or []
     asked = set(GPU_CUSTOM_METRICS) | {
-        m["pods"]["metric"]["name"] for o in _objects(plan, rendering) if o.kind == "HorizontalPodAutoscaler"
-        for m in (o.body.get("spec") or {}).get("metrics") or [] if m.get("type") == "Pods"
+        m["pods"]["metric"]["name"]
+        for o in _objects(plan, rendering)
+        if o.kind == "HorizontalPodAutoscaler"
+        for m in (o.body.get("spec") or {}).get("metrics") or []
+        if m.get("type") == "Pods"
     }
 
     def served(rule: dict[str, Any]) -> set[str]:
@@ -276,8 +275,11 @@ def test_karpenter_names_the_cluster_and_the_queue_and_its_pools_the_typed_class
     for pool in typed:
         spec = pools[pool.name]
         shape = pool.cls.instance_shape
-        assert spec["limits"] == {"cpu": str(shape.vcpus * pool.max_nodes), "memory": f"{shape.memory_mib * pool.max_nodes}Mi",
-                                  "nvidia.com/gpu": str(shape.gpu_count * pool.max_nodes)}, pool.name
+        assert spec["limits"] == {
+            "cpu": str(shape.vcpus * pool.max_nodes),
+            "memory": f"{shape.memory_mib * pool.max_nodes}Mi",
+            "nvidia.com/gpu": str(shape.gpu_count * pool.max_nodes),
+        }, pool.name
         taints = [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in pool.cls.node_taints()]
         assert spec["template"]["spec"]["taints"] == taints, pool.name
         capacity = [r["values"] for r in spec["template"]["spec"]["requirements"] if r["key"] == KARPENTER_CAPACITY_LABEL]
@@ -335,7 +337,9 @@ def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -
     args = config.kubeflow.install
     assert args.edition.value == edition
     steps = rendered_object_transforms(
-        args, dex_password_hash="$2b$12$" + "a" * 53, oidc_client_secret="secret",
+        args,
+        dex_password_hash="$2b$12$" + "a" * 53,
+        oidc_client_secret="secret",
         credentials={c: "generated" for c in edition_credentials(args.edition)},
     )
     raw = [o.body for o in bare.objects]

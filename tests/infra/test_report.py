@@ -105,12 +105,8 @@ def test_the_json_carries_the_series_per_minute(report: Report, workload: Worklo
     minutes = range(0, workload.seconds, 60)
     assert series["bucket_s"] == 60
     assert series["t"] == [workload.start + m for m in minutes]
-    assert series["gpus_available_mean"] == pytest.approx(
-        [statistics.fmean(workload.available_at(t) for t in range(m, m + 60)) for m in minutes], abs=1e-9
-    )
-    assert series["gpus_utilised_mean"] == pytest.approx(
-        [statistics.fmean(workload.utilised_at(t) for t in range(m, m + 60)) for m in minutes], abs=1e-9
-    )
+    assert series["gpus_available_mean"] == pytest.approx([statistics.fmean(workload.available_at(t) for t in range(m, m + 60)) for m in minutes], abs=1e-9)
+    assert series["gpus_utilised_mean"] == pytest.approx([statistics.fmean(workload.utilised_at(t) for t in range(m, m + 60)) for m in minutes], abs=1e-9)
     assert series["gpu_nodes_max"] == [max(workload.nodes_at(t) for t in range(m, m + 60)) for m in minutes]
 
 
@@ -119,24 +115,17 @@ def test_report_recovers_the_gpu_overhead(report: Report, workload: Workload) ->
     assert report.gpu_hours_available == pytest.approx(available / HOUR, rel=1e-3)
     assert report.gpu_hours_utilised == pytest.approx(utilised / HOUR, rel=1e-3)
     assert report.overhead_percent == pytest.approx(100 * (1 - utilised / available), abs=1)
-    live_max = max(
-        sum(1 for n in workload.nodes if n.ready <= t < (n.removed if n.removed is not None else HOUR))
-        for t in range(HOUR)
-    )
+    live_max = max(sum(1 for n in workload.nodes if n.ready <= t < (n.removed if n.removed is not None else HOUR)) for t in range(HOUR))
     assert report.gpu_nodes_max == live_max
     assert report.dcgm_gpu_util_mean_percent == pytest.approx(workload.dcgm_mean(), rel=1e-6)
 
 
 def test_chunked_queries_give_the_same_report(report: Report, workload: Workload, prometheus: str) -> None:
-    chunked = collect(
-        ReportInputs(prometheus=prometheus, start=workload.start, end=workload.start + workload.seconds, max_points=700)
-    )
+    chunked = collect(ReportInputs(prometheus=prometheus, start=workload.start, end=workload.start + workload.seconds, max_points=700))
     assert chunked.summary() == report.summary()
 
 
-def test_report_command_writes_json_and_plots(
-    workload: Workload, prometheus: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_report_command_writes_json_and_plots(workload: Workload, prometheus: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # In-process (test_cli runs the console script itself); RFC 3339 times, as users type them.
     start = datetime.fromtimestamp(workload.start, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     end = datetime.fromtimestamp(workload.start + workload.seconds, tz=UTC).isoformat()
@@ -145,9 +134,7 @@ def test_report_command_writes_json_and_plots(
     assert code == 0, captured.err
     rows = _table(captured.out)
     waits = sorted(workload.pending().values())
-    median, mean, p99, longest = (
-        float(x) for x in re.fullmatch(r"(\S+) s / (\S+) s / (\S+) s / (\S+) s", rows["pending median / mean / p99 / max"]).groups()
-    )
+    median, mean, p99, longest = (float(x) for x in re.fullmatch(r"(\S+) s / (\S+) s / (\S+) s / (\S+) s", rows["pending median / mean / p99 / max"]).groups())
     assert median == pytest.approx(statistics.median(waits), abs=1)
     assert mean == pytest.approx(statistics.fmean(waits), abs=1)
     assert p99 == pytest.approx(nearest_rank(waits, 99), abs=1)
@@ -175,8 +162,10 @@ def sparse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Workload,
         pytest.skip("promtool and prometheus not installed")
     w = Workload(start=(int(time.time()) // 60) * 60 - 2 * HOUR, seconds=300, nodes=[Node("gke-t4-0", ready=0)])
     for name, created, bound, gpus, kind, has_created in (
-        ("a", 10, 12, 1, "nvidia_com_gpu", True), ("b", 20, 25, 1, "nvidia_com_gpu", False),
-        ("c", 5, 9, 0, "cpu", True), ("d", 200, 203, 2, "nvidia_com_gpu", False),
+        ("a", 10, 12, 1, "nvidia_com_gpu", True),
+        ("b", 20, 25, 1, "nvidia_com_gpu", False),
+        ("c", 5, 9, 0, "cpu", True),
+        ("d", 200, 203, 2, "nvidia_com_gpu", False),
     ):
         pod = Pod("team-x", name, gpus, created, 60, 0, scheduled=bound, node="gke-t4-0", resource=kind, created_series=has_created)
         (w.pods if kind == "nvidia_com_gpu" else w.cpu_pods).append(pod)
@@ -204,9 +193,7 @@ def test_a_range_with_no_pod_created_in_it_has_no_wait_statistics(sparse: tuple[
     assert report.gpu_hours_utilised == pytest.approx(2 * 30 / HOUR)
 
 
-def test_the_command_reports_a_range_with_no_pod_created_in_it(
-    sparse: tuple[Workload, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_command_reports_a_range_with_no_pod_created_in_it(sparse: tuple[Workload, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     w, url = sparse
     code = main(["report", "--prometheus", url, "--start", str(w.start + 30), "--end", str(w.start + 60), "--out", str(tmp_path)])
     captured = capsys.readouterr()
@@ -259,12 +246,18 @@ def test_fails_when_prometheus_is_not_there(capsys: pytest.CaptureFixture[str], 
 @pytest.mark.parametrize(
     ("argv", "line"),
     [
-        (["--prometheus", "localhost:9090", "--start", "0", "--end", "60"],
-         "gpu-platform: --prometheus: prometheus must be an http:// or https:// URL with a host, e.g. http://localhost:9090 (got \"localhost:9090\")"),
-        (["--prometheus", "http://x", "--start", "2026-11-20T10:00:00Z", "--end", "2026-11-20T10:00:00Z"],
-         "gpu-platform: --end: end 2026-11-20T10:00:00+00:00 must be at least one step (1s) after start 2026-11-20T10:00:00+00:00: the range is empty (got \"2026-11-20T10:00:00+00:00\")"),
-        (["--prometheus", "http://x", "--start", "yesterday", "--end", "60"],
-         "gpu-platform: --start: a time is RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds (got \"yesterday\")"),
+        (
+            ["--prometheus", "localhost:9090", "--start", "0", "--end", "60"],
+            'gpu-platform: --prometheus: prometheus must be an http:// or https:// URL with a host, e.g. http://localhost:9090 (got "localhost:9090")',
+        ),
+        (
+            ["--prometheus", "http://x", "--start", "2026-11-20T10:00:00Z", "--end", "2026-11-20T10:00:00Z"],
+            'gpu-platform: --end: end 2026-11-20T10:00:00+00:00 must be at least one step (1s) after start 2026-11-20T10:00:00+00:00: the range is empty (got "2026-11-20T10:00:00+00:00")',
+        ),
+        (
+            ["--prometheus", "http://x", "--start", "yesterday", "--end", "60"],
+            'gpu-platform: --start: a time is RFC 3339 (2026-11-20T10:00:00Z) or Unix seconds (got "yesterday")',
+        ),
     ],
 )
 def test_fails_on_bad_inputs_one_line_exit_2(argv: list[str], line: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -96,8 +96,7 @@ def test_idle_capacity_is_its_own_row_and_an_unpriced_node_is_named(tenants: Ten
     assert tenants.unpriced_nodes == [UNPRICED]
     # The spot share of the idle GPUs: the idle spot GPU-seconds over the idle ones (second by second here).
     spot = next(n for n in workload.nodes if "label_cloud_google_com_gke_spot" in n.labels)
-    idle_spot = sum(spot.gpus - sum(p.gpus for p in workload.pods if p.node == spot.name and (p.scheduled or 0) <= t < p.finished)
-                    for t in range(SECONDS))
+    idle_spot = sum(spot.gpus - sum(p.gpus for p in workload.pods if p.node == spot.name and (p.scheduled or 0) <= t < p.finished) for t in range(SECONDS))
     assert idle.spot_share == pytest.approx(idle_spot / HOUR / idle.gpu_hours)
     assert tenants.row("research").gpu_hours == 0 and tenants.row("research").spot_share is None
 
@@ -148,10 +147,23 @@ def test_the_command_prints_the_tenant_table_and_writes_json_and_plot(
     workload: Workload, prometheus: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "report"
-    code = main([
-        "report", "--prometheus", prometheus, "--start", str(workload.start), "--end", str(workload.start + SECONDS),
-        "--stack", STACK, "--project-dir", str(PROJECT_DIR), "--out", str(out),
-    ])
+    code = main(
+        [
+            "report",
+            "--prometheus",
+            prometheus,
+            "--start",
+            str(workload.start),
+            "--end",
+            str(workload.start + SECONDS),
+            "--stack",
+            STACK,
+            "--project-dir",
+            str(PROJECT_DIR),
+            "--out",
+            str(out),
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     expected = truth(workload, hourly_prices(PROJECT_DIR))
@@ -185,11 +197,24 @@ def _rows(out: str) -> dict[str, list[str]]:
     return rows
 
 
-def test_a_stack_without_tenants_or_an_unknown_stack_is_refused_in_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code = main(["report", "--prometheus", "http://127.0.0.1:9", "--start", "0", "--end", "60", "--stack", "nope",
-                 "--project-dir", str(PROJECT_DIR), "--out", str(tmp_path / "r")])
+def test_a_stack_without_tenants_or_an_unknown_stack_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        [
+            "report",
+            "--prometheus",
+            "http://127.0.0.1:9",
+            "--start",
+            "0",
+            "--end",
+            "60",
+            "--stack",
+            "nope",
+            "--project-dir",
+            str(PROJECT_DIR),
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "nope" in err[0]
 
@@ -207,8 +232,16 @@ def test_requests_above_a_nodes_capacity_share_its_cost_by_request_and_no_queue_
     # One 2-GPU node at 7.2/h for 10 steps of 1 s; a and b request 2 GPUs each on it for the first 5 steps.
     held = [("a", "n", dict.fromkeys(range(5), 2.0)), ("b", "n", dict.fromkeys(range(5), 2.0))]
     report = tenant_figures(
-        step=1, tenants={"a": "a", "b": "b"}, held=held, capacity={"n": dict.fromkeys(range(10), 2.0)},
-        prices={"n": NodePrice(7.2, spot=False)}, waits={"a/p": 3}, queues=None, currency="USD", prices_date="d", region="r",
+        step=1,
+        tenants={"a": "a", "b": "b"},
+        held=held,
+        capacity={"n": dict.fromkeys(range(10), 2.0)},
+        prices={"n": NodePrice(7.2, spot=False)},
+        waits={"a/p": 3},
+        queues=None,
+        currency="USD",
+        prices_date="d",
+        region="r",
     )
     assert report.cost == pytest.approx(0.02)
     assert report.row("a").cost == report.row("b").cost == pytest.approx(0.005), "half of 5 s each"

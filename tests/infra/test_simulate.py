@@ -22,9 +22,20 @@ from gpu_platform.infra.stack.read import load_stack
 from tests.conftest import PROJECT_DIR
 
 REPORT_KEYS = {
-    "pending_median_s", "pending_mean_s", "pending_p99_s", "pending_max_s", "scheduled_within", "utilisation_percent",
-    "overhead_percent", "gpu_hours_available", "gpu_hours_utilised", "gpu_nodes_max", "gpu_nodes_mean", "pods_created",
-    "pending_by_pod", "over_time",
+    "pending_median_s",
+    "pending_mean_s",
+    "pending_p99_s",
+    "pending_max_s",
+    "scheduled_within",
+    "utilisation_percent",
+    "overhead_percent",
+    "gpu_hours_available",
+    "gpu_hours_utilised",
+    "gpu_nodes_max",
+    "gpu_nodes_mean",
+    "pods_created",
+    "pending_by_pod",
+    "over_time",
 }
 
 
@@ -45,7 +56,11 @@ def test_model_defaults() -> None:
     n = settings.node
     assert n == NodeModel()
     assert (n.provision, n.gpu_ready, n.image_pull, n.image_pull_streaming, n.pod_start) == (
-        Dist("uniform", 60, 120), Dist("uniform", 180, 240), Dist("uniform", 180, 420), Dist("uniform", 10, 20), Dist("uniform", 1, 3),
+        Dist("uniform", 60, 120),
+        Dist("uniform", 180, 240),
+        Dist("uniform", 180, 420),
+        Dist("uniform", 10, 20),
+        Dist("uniform", 1, 3),
     )
     # The deep-dive's scale-up: about 5 minutes from the request to a running pod (node, GPUs, container).
     assert 270 <= n.provision.mean + n.gpu_ready.mean + n.image_pull_streaming.mean <= 330
@@ -60,7 +75,11 @@ def test_the_stack_s_autoscaler_settings_fill_the_model(dev_gke) -> None:
     # GKE optimize-utilization: scale-down after 2m (calibrated on the deep-dive's run), packing pods
     # (most-allocated); the upstream autoscaler's other defaults.
     assert (t.scale_down_unneeded, t.scale_down_delay_after_add, t.max_node_provision, t.initial_backoff, t.max_backoff) == (
-        120, 120, 900, 300, 1800,
+        120,
+        120,
+        900,
+        300,
+        1800,
     )
     balanced = dev_gke.model_copy(update={"gke": dev_gke.gke.model_copy(update={"autoscaling_profile": AutoscalingProfile.BALANCED})})
     b = model_inputs(balanced, ModelSettings())
@@ -74,9 +93,17 @@ def test_the_stack_s_autoscaler_settings_fill_the_model(dev_gke) -> None:
     # A model setting wins over the stack's.
     set_ = model_inputs(dev_gke, ModelSettings(binding="least-allocated", autoscaler={"scale_down_unneeded_time": "5m"}))
     assert (set_.binding, set_.timings.scale_down_unneeded) == (Binding.LEAST_ALLOCATED, 300)
-    upstream = model_inputs(dev_gke, ModelSettings(autoscaler={
-        "scale_down_utilization_threshold": 0.3, "scale_down_gpu_utilization_threshold": 0.2,
-        "unremovable_node_recheck_timeout": "2m", "backoff_reset_timeout": "1h"}))
+    upstream = model_inputs(
+        dev_gke,
+        ModelSettings(
+            autoscaler={
+                "scale_down_utilization_threshold": 0.3,
+                "scale_down_gpu_utilization_threshold": 0.2,
+                "unremovable_node_recheck_timeout": "2m",
+                "backoff_reset_timeout": "1h",
+            }
+        ),
+    )
     u = upstream.timings
     assert (u.scale_down_utilisation_threshold, u.scale_down_gpu_utilisation_threshold, u.unremovable_recheck, u.backoff_reset) == (0.3, 0.2, 120, 3600)
 
@@ -112,7 +139,12 @@ def test_the_guide_s_run_lands_in_its_ballpark(dev_gke) -> None:
     settings = ModelSettings()
     pattern = deep_dive(DeepDive(), settings.seed)
     assert [(p.stages, p.min_width, p.max_width, p.variation) for p in DEEP_DIVE_PHASES] == [
-        (10, 1, 2, 1), (5, 3, 5, 5), (30, 1, 2, 1), (10, 3, 10, 5), (5, 3, 5, 5), (10, 1, 2, 1),
+        (10, 1, 2, 1),
+        (5, 3, 5, 5),
+        (30, 1, 2, 1),
+        (10, 3, 10, 5),
+        (5, 3, 5, 5),
+        (10, 1, 2, 1),
     ]
     assert pattern.described["stages"] == 77 and 150 <= pattern.described["clusters"] <= 250
     jobs, horizon = repeat(pattern, None)
@@ -144,14 +176,13 @@ def test_quotas_of_the_stack_s_tenants_refuse_at_admission(dev_gke) -> None:
     outcome = run(model_inputs(dev_gke, ModelSettings()), jobs, horizon, PriceTable.shipped())
     # team-b's quota is 4 GPUs: one 3-GPU cluster at a time; the others are refused whole.
     assert outcome.trace.refused_gangs > 0 and outcome.trace.refused_pods == 3 * outcome.trace.refused_gangs
-    assert max(sum(1 for p in outcome.trace.pods if p.running is not None and p.running <= t < (p.finished or horizon))
-               for t in range(0, int(horizon), 30)) <= 3
+    assert (
+        max(sum(1 for p in outcome.trace.pods if p.running is not None and p.running <= t < (p.finished or horizon)) for t in range(0, int(horizon), 30)) <= 3
+    )
 
 
 def test_a_workload_file_repeats_by_hour() -> None:
-    workload = WorkloadFile.model_validate(
-        {"tenants": [{"namespace": "a", "arrivals_per_hour": [0, 40], "duration": "uniform(1m, 2m)", "workers": 3}]}
-    )
+    workload = WorkloadFile.model_validate({"tenants": [{"namespace": "a", "arrivals_per_hour": [0, 40], "duration": "uniform(1m, 2m)", "workers": 3}]})
     assert workload.hours is None and workload.pattern_hours == 2
     pattern = from_file(workload, 1, "w")
     assert pattern.pattern_s == 7200
@@ -195,15 +226,21 @@ def test_a_missing_price_names_the_type(dev_gke, tmp_path: Path) -> None:
     table.write_text("date: '2026-01-01'\nsources: [mine]\ngcp: [{region: us-central1, machines: {e2-standard-4: {on_demand: 0.1}}}]\n")
     prices = PriceTable.from_data(yaml.safe_load(table.read_text()), str(table))
     jobs, horizon = repeat(deep_dive(DeepDive(), 0), None)
-    with pytest.raises(SimulationError, match=r"^the price table has no machine type n1-standard-2 in gcp us-central1 \(it prices it in no region\); "
-                       "choose a type offered there or add it with --prices FILE$"):
+    with pytest.raises(
+        SimulationError,
+        match=r"^the price table has no machine type n1-standard-2 in gcp us-central1 \(it prices it in no region\); "
+        "choose a type offered there or add it with --prices FILE$",
+    ):
         run(model_inputs(dev_gke, ModelSettings()), jobs, horizon, prices)
 
 
 def test_set_and_sweep_reach_stack_and_model_keys() -> None:
     configs = configurations(
-        PROJECT_DIR, "dev-gke", [("model.node.pod_start", "5s")],
-        [("gke.gpu_pools[t4].autoscaling.min_nodes", [1, 3]), ("model.autoscaler.scan_interval", ["5s", "20s"])], 64,
+        PROJECT_DIR,
+        "dev-gke",
+        [("model.node.pod_start", "5s")],
+        [("gke.gpu_pools[t4].autoscaling.min_nodes", [1, 3]), ("model.autoscaler.scan_interval", ["5s", "20s"])],
+        64,
     )
     assert [c.label for c in configs] == [
         "gke.gpu_pools[t4].autoscaling.min_nodes=1 model.autoscaler.scan_interval=5s",
@@ -241,15 +278,31 @@ def test_the_command_writes_the_report_s_json_and_plots(tmp_path: Path, capsys: 
 def test_a_sweep_prints_a_table_and_names_the_cheapest_meeting_the_target(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The cheapest per workload among the configurations meeting the target, checked on --seeds seeds."""
     code, out, err = _cli(
-        ["dev-gke", "--workload", str(PROJECT_DIR / "examples" / "simulate" / "light.yaml"), "--sweep", "gke.gpu_pools[t4].autoscaling.min_nodes=0,2",
-         "--target-p90", "10m", "--seeds", "2", "--processes", "2", "--out", str(tmp_path / "out"), "--json", str(tmp_path / "sweep.json")],
+        [
+            "dev-gke",
+            "--workload",
+            str(PROJECT_DIR / "examples" / "simulate" / "light.yaml"),
+            "--sweep",
+            "gke.gpu_pools[t4].autoscaling.min_nodes=0,2",
+            "--target-p90",
+            "10m",
+            "--seeds",
+            "2",
+            "--processes",
+            "2",
+            "--out",
+            str(tmp_path / "out"),
+            "--json",
+            str(tmp_path / "sweep.json"),
+        ],
         capsys,
     )
     assert code == 0, err
     document = json.loads((tmp_path / "sweep.json").read_text())
     rows = document["configurations"]
     assert [r["simulation"]["overrides"] for r in rows] == [
-        {"gke.gpu_pools[t4].autoscaling.min_nodes": 0}, {"gke.gpu_pools[t4].autoscaling.min_nodes": 2},
+        {"gke.gpu_pools[t4].autoscaling.min_nodes": 0},
+        {"gke.gpu_pools[t4].autoscaling.min_nodes": 2},
     ]
     cheapest = min((r for r in rows if r["pending_p90_s"] <= 600), key=lambda r: r["cost"]["usd_per_workload"])
     assert document["cheapest_meeting_target"] == cheapest["simulation"]["label"]
@@ -263,27 +316,34 @@ def test_a_sweep_prints_a_table_and_names_the_cheapest_meeting_the_target(tmp_pa
 @pytest.mark.parametrize(
     ("argv", "line"),
     [
-        (["--set", "model.autoscaler.scan_intervl=5s"],
-         "gpu-platform: model.autoscaler.scan_intervl: unknown key"),
+        (["--set", "model.autoscaler.scan_intervl=5s"], "gpu-platform: model.autoscaler.scan_intervl: unknown key"),
         (["--set", "gke.gpu_pools[t4].autoscaling.max_nodes=0"], "gpu-platform: gpu-platform:gke.gpu_pools[0].autoscaling.max_nodes"),
-        (["--set", "gke.gpu_pools[a100].autoscaling.max_nodes=3"], "gpu-platform: gke.gpu_pools[a100].autoscaling.max_nodes: no item named 'a100' in gke.gpu_pools (items: t4)"),
+        (
+            ["--set", "gke.gpu_pools[a100].autoscaling.max_nodes=3"],
+            "gpu-platform: gke.gpu_pools[a100].autoscaling.max_nodes: no item named 'a100' in gke.gpu_pools (items: t4)",
+        ),
         (["--set", "model.spot.shortage=1.5"], "gpu-platform: model.spot.shortage"),
         (["--set", "nonsense"], "gpu-platform: --set 'nonsense': expected KEY=VALUE"),
-        (["--set", "model.node.provision=uniform(2m, 1m)"],
-         'gpu-platform: model.node.provision: uniform(a, b) needs a <= b (got "uniform(2m, 1m)")'),
+        (["--set", "model.node.provision=uniform(2m, 1m)"], 'gpu-platform: model.node.provision: uniform(a, b) needs a <= b (got "uniform(2m, 1m)")'),
         (["--set", "gke.gpu_pools[9].autoscaling.max_nodes=3"], "gpu-platform: gke.gpu_pools[9].autoscaling.max_nodes: gke.gpu_pools has 1 items, no [9]"),
-        (["--target-p90", "soon", "--sweep", "model.seed=1,2"],
-         'gpu-platform: --target-p90: a duration is seconds (90) or a Go duration such as 90s, 7m, 1.5h or 1h30m (units ns, us, ms, s, m, h; no d) (got "soon")'),
+        (
+            ["--target-p90", "soon", "--sweep", "model.seed=1,2"],
+            'gpu-platform: --target-p90: a duration is seconds (90) or a Go duration such as 90s, 7m, 1.5h or 1h30m (units ns, us, ms, s, m, h; no d) (got "soon")',
+        ),
         (["--processes", "-1"], "gpu-platform: --processes -1: 0 (one per core) or more"),
         (["--sweep", "model.seed=1"], "gpu-platform: --sweep model.seed: give at least two values (V1,V2,...); use --set for one"),
         (["--seeds", "0"], "gpu-platform: --seeds 0: 1 to 64 seeds"),
-        (["--sweep", "model.seed=1,2,3", "--sweep", "model.autoscaler.scan_interval=1,2,3", "--max-configs", "8"],
-         "gpu-platform: --sweep: 3 x 3 = 9 configurations, more than --max-configs 8; sweep fewer values or raise --max-configs"),
+        (
+            ["--sweep", "model.seed=1,2,3", "--sweep", "model.autoscaler.scan_interval=1,2,3", "--max-configs", "8"],
+            "gpu-platform: --sweep: 3 x 3 = 9 configurations, more than --max-configs 8; sweep fewer values or raise --max-configs",
+        ),
         (["--hours", "0"], "gpu-platform: --hours 0: a number of hours above 0, at most 744 (31 days)"),
         (["--target-p90", "60s", "--out", "sim/"], "gpu-platform: --out: a warm-capacity search (--target-p90 without --sweep) writes no plots; use --json"),
         (["--target-p90", "60s", "--pool", "a100"], "gpu-platform: --pool a100: not a GPU pool of the stack (GPU pools: scheduler, t4)"),
-        (["--target-p90", "60s", "--set", "warm_capacity.pools.t4=2"],
-         "gpu-platform: --set warm_capacity.pools.t4: the warm-capacity search sets it; give it without --set"),
+        (
+            ["--target-p90", "60s", "--set", "warm_capacity.pools.t4=2"],
+            "gpu-platform: --set warm_capacity.pools.t4: the warm-capacity search sets it; give it without --set",
+        ),
         (["--replay", "--prometheus", "http://x"], "gpu-platform: --replay needs --prometheus URL --start T --end T (and takes no --workload)"),
         (["--workload", "kfp"], "gpu-platform: --workload kfp: give the pipelines with --inputs FILE (plan-capacity's inputs: steps, run_duration, runs)"),
         (["--workload", "/nonexistent/w.yaml"], "gpu-platform: --workload /nonexistent/w.yaml: cannot read (No such file or directory)"),
@@ -307,8 +367,9 @@ def test_an_empty_workload_file_is_refused(tmp_path: Path, capsys: pytest.Captur
 
 def test_kfp_pipelines_run_on_the_named_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     inputs = tmp_path / "kfp.yaml"
-    inputs.write_text("steps: [{name: train, cpu: '1', memory: 4Gi, gpus: 1}, {name: eval, cpu: '1', memory: 2Gi, gpus: 1}]\n"
-                      "run_duration: 20m\nruns: 12\nwindow: 1h\n")
+    inputs.write_text(
+        "steps: [{name: train, cpu: '1', memory: 4Gi, gpus: 1}, {name: eval, cpu: '1', memory: 2Gi, gpus: 1}]\nrun_duration: 20m\nruns: 12\nwindow: 1h\n"
+    )
     code, out, err = _cli(["dev-gke", "--workload", "kfp", "--inputs", str(inputs), "--pool", "t4", "--json", str(tmp_path / "k.json")], capsys)
     assert code == 0, err
     document = json.loads((tmp_path / "k.json").read_text())
@@ -340,9 +401,11 @@ def test_a_region_the_price_table_lacks_is_named(capsys: pytest.CaptureFixture[s
     assert code == 2
     table = PriceTable.shipped()
     have = ", ".join(t.region for t in table.aws)
-    assert err.strip() == (f"gpu-platform: the price table ({table.date}) has no aws prices for region il-central-1 "
-                           f"(it has {len(table.aws)} regions: {have}); write them with `gpu-platform prices refresh --cloud aws` "
-                           "or give --prices FILE")
+    assert err.strip() == (
+        f"gpu-platform: the price table ({table.date}) has no aws prices for region il-central-1 "
+        f"(it has {len(table.aws)} regions: {have}); write them with `gpu-platform prices refresh --cloud aws` "
+        "or give --prices FILE"
+    )
 
 
 @pytest.mark.parametrize(("early_abort", "gives_up"), [("false", (420.0, None)), ("true", (30.0, 90.0 + 10.0))])
@@ -354,8 +417,18 @@ def test_the_command_reports_how_long_spot_failover_took(
     abort a give-up is counted from the group's newest scale-up (clusterstate.go:220-257), so a spot group grown
     again while a request hangs gives up later than 7m after that request: at least 7m, and 7m when not grown."""
     code, out, err = _cli(
-        ["dev-eks", "--workload", str(PROJECT_DIR / "examples/simulate/light.yaml"), "--set", "model.spot.shortage=1",
-         "--set", f"model.autoscaler.early_abort={early_abort}", "--json", str(tmp_path / "f.json")], capsys,
+        [
+            "dev-eks",
+            "--workload",
+            str(PROJECT_DIR / "examples/simulate/light.yaml"),
+            "--set",
+            "model.spot.shortage=1",
+            "--set",
+            f"model.autoscaler.early_abort={early_abort}",
+            "--json",
+            str(tmp_path / "f.json"),
+        ],
+        capsys,
     )
     assert code == 0, err
     failover = json.loads((tmp_path / "f.json").read_text())["failover"]
@@ -411,8 +484,15 @@ def test_a_sweep_printed_to_a_pipe_keeps_every_swept_value_and_figure_whole(caps
     80-column fallback that cut OPTIMIZE_UTILIZATION and every figure to an ellipsis."""
     monkeypatch.delenv("COLUMNS", raising=False)
     code, out, err = _cli(
-        ["dev-gke", "--workload", str(PROJECT_DIR / "examples" / "simulate" / "light.yaml"),
-         "--sweep", "gke.autoscaling_profile=BALANCED,OPTIMIZE_UTILIZATION", "--processes", "1"],
+        [
+            "dev-gke",
+            "--workload",
+            str(PROJECT_DIR / "examples" / "simulate" / "light.yaml"),
+            "--sweep",
+            "gke.autoscaling_profile=BALANCED,OPTIMIZE_UTILIZATION",
+            "--processes",
+            "1",
+        ],
         capsys,
     )
     assert code == 0, err

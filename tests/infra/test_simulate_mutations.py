@@ -48,8 +48,7 @@ MUTANTS: dict[str, tuple[str, str, list[Check]]] = {
     ),
     "least-waste scored on GPUs (the old model)": (
         "        return (avail_cpu - cpu) / avail_cpu + (avail_memory - memory) / avail_memory",
-        "        gpus = sum(n * spec.requests.gpus for spec, n in helped)\n"
-        "        return (nodes * alloc.gpus - gpus) / max(1, nodes * alloc.gpus)",
+        "        gpus = sum(n * spec.requests.gpus for spec, n in helped)\n        return (nodes * alloc.gpus - gpus) / max(1, nodes * alloc.gpus)",
         [lambda seed=seed: checks.test_least_waste_picks_the_group_that_idles_the_least_cpu_and_memory(seed) for seed in range(8)],
     ),
     "ties broken by name": (

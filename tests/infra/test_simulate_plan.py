@@ -21,11 +21,12 @@ GKE_SHAPES = {
     "regional, node locations": ([], ("us-central1-b", "us-central1-c")),
     "zonal": ([("gke.location", "us-central1-a"), ("gke.node_locations", [])], ("us-central1-a",)),
     "zonal, extra node locations": (
-        [("gke.location", "us-central1-a"), ("gke.node_locations", ["us-central1-b"])], ("us-central1-a", "us-central1-b"),
+        [("gke.location", "us-central1-a"), ("gke.node_locations", ["us-central1-b"])],
+        ("us-central1-a", "us-central1-b"),
     ),
     "zonal, a pool in one zone": (
-        [("gke.location", "us-central1-a"), ("gke.node_locations", ["us-central1-b"]),
-         ("gke.gpu_pools[t4].node_locations", ["us-central1-b"])], ("us-central1-a", "us-central1-b"),
+        [("gke.location", "us-central1-a"), ("gke.node_locations", ["us-central1-b"]), ("gke.gpu_pools[t4].node_locations", ["us-central1-b"])],
+        ("us-central1-a", "us-central1-b"),
     ),
 }
 
@@ -78,9 +79,17 @@ EKS_SHAPES = {
     "zones looked up, default count": ([("eks.zones", None)], 3),
     "zones looked up, two": ([("eks.zones", None), ("eks.zone_count", 2)], 2),
     "an existing VPC's subnets": (
-        [("eks.zones", None), ("eks.nat_gateways", None),
-         ("eks.vpc", {"vpc_id": "vpc-0123456789abcdef0", "private_subnet_ids": {
-             "ap-northeast-2a": "subnet-0123456789abcdef0", "ap-northeast-2c": "subnet-0123456789abcdef1"}})],
+        [
+            ("eks.zones", None),
+            ("eks.nat_gateways", None),
+            (
+                "eks.vpc",
+                {
+                    "vpc_id": "vpc-0123456789abcdef0",
+                    "private_subnet_ids": {"ap-northeast-2a": "subnet-0123456789abcdef0", "ap-northeast-2c": "subnet-0123456789abcdef1"},
+                },
+            ),
+        ],
         ("ap-northeast-2a", "ap-northeast-2c"),
     ),
 }

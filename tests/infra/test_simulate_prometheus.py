@@ -88,8 +88,7 @@ def exported(trace: Trace, start: int) -> Workload:
     for n in trace.nodes:
         if n.gpu_ready is None or n.group.gpus_per_node == 0:
             continue
-        w.nodes.append(Node(n.name, ready=math.ceil(n.gpu_ready), gpus=n.group.gpus_per_node,
-                            removed=None if n.removed is None else math.ceil(n.removed)))
+        w.nodes.append(Node(n.name, ready=math.ceil(n.gpu_ready), gpus=n.group.gpus_per_node, removed=None if n.removed is None else math.ceil(n.removed)))
     return w
 
 
@@ -107,8 +106,18 @@ def test_the_report_and_the_simulator_agree(simulated: Trace, served: tuple[Work
     expected = trace_report(simulated)
     assert measured.pods_created == expected.pods_created == len(simulated.pods) > 100
     assert measured.pending_by_pod == expected.pending_by_pod
-    for key in ("pending_median_s", "pending_mean_s", "pending_p99_s", "pending_max_s", "scheduled_within",
-                "gpu_nodes_max", "pending_at_end", "carried_over", "without_created", "gpu_pods"):
+    for key in (
+        "pending_median_s",
+        "pending_mean_s",
+        "pending_p99_s",
+        "pending_max_s",
+        "scheduled_within",
+        "gpu_nodes_max",
+        "pending_at_end",
+        "carried_over",
+        "without_created",
+        "gpu_pods",
+    ):
         assert getattr(measured, key) == getattr(expected, key), key
     for key in ("gpu_hours_available", "gpu_hours_utilised", "utilisation_percent", "gpu_nodes_mean"):
         assert getattr(measured, key) == pytest.approx(getattr(expected, key), rel=1e-9), key
@@ -211,9 +220,7 @@ def test_replay_gives_one_job_per_gpu_pod_created(real: WithSidecars, real_url: 
     assert len(expected) == len(real.pods) - 3 and len(real.cpu_pods) > 20
     assert _replayed(replay.jobs) == expected
     assert [f"{j.namespace}/{j.name}" for j in replay.jobs] == sorted(expected)
-    assert (replay.pods, replay.without_created, replay.start, replay.horizon, replay.source) == (
-        len(expected), 3, real.start, real.seconds, real_url
-    )
+    assert (replay.pods, replay.without_created, replay.start, replay.horizon, replay.source) == (len(expected), 3, real.start, real.seconds, real_url)
     assert {gpus for _, gpus, _ in expected.values()} == {1, 2}, "1-GPU workers, 2-GPU workers and sidecars"
 
 

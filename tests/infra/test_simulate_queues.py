@@ -83,23 +83,45 @@ def test_a_workload_that_could_never_fit_is_refused_and_a_namespace_without_a_qu
 def test_cluster_queue_objects_give_the_gpu_queues() -> None:
     def cq(name: str, gpus: object, **limits: object) -> dict[str, object]:
         return {
-            "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": name},
-            "spec": {"cohort": "platform", "fairSharing": {"weight": "2"}, "resourceGroups": [{
-                "coveredResources": ["cpu", "nvidia.com/gpu"],
-                "flavors": [{"name": f, "resources": [{"name": "cpu", "nominalQuota": "96"},
-                                                      {"name": "nvidia.com/gpu", "nominalQuota": gpus, **limits}]}
-                            for f in ("a100", "a100x8")],
-            }]},
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {
+                "cohort": "platform",
+                "fairSharing": {"weight": "2"},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "nvidia.com/gpu"],
+                        "flavors": [
+                            {"name": f, "resources": [{"name": "cpu", "nominalQuota": "96"}, {"name": "nvidia.com/gpu", "nominalQuota": gpus, **limits}]}
+                            for f in ("a100", "a100x8")
+                        ],
+                    }
+                ],
+            },
         }
 
-    cohort = {"kind": "Cohort", "metadata": {"name": "platform"}, "spec": {"resourceGroups": [{"flavors": [
-        {"name": "a100x8", "resources": [{"name": "cpu", "nominalQuota": "0"}, {"name": "nvidia.com/gpu", "nominalQuota": 8}]},
-    ]}]}}
+    cohort = {
+        "kind": "Cohort",
+        "metadata": {"name": "platform"},
+        "spec": {
+            "resourceGroups": [
+                {
+                    "flavors": [
+                        {"name": "a100x8", "resources": [{"name": "cpu", "nominalQuota": "0"}, {"name": "nvidia.com/gpu", "nominalQuota": 8}]},
+                    ]
+                }
+            ]
+        },
+    }
     objects = [cohort, cq("analytics", 4, borrowingLimit=2), cq("team-nlp", "8", lendingLimit="1"), cq("not-a-tenant", 1)]
-    assert cohort_from_objects(objects, TENANTS) == Cohort((
-        TenantQueue("analytics", 8, borrowing_limit=4, lending_limit=None, weight=2.0),
-        TenantQueue("team-nlp", 16, borrowing_limit=None, lending_limit=2, weight=2.0),
-    ), gpus=8)
+    assert cohort_from_objects(objects, TENANTS) == Cohort(
+        (
+            TenantQueue("analytics", 8, borrowing_limit=4, lending_limit=None, weight=2.0),
+            TenantQueue("team-nlp", 16, borrowing_limit=None, lending_limit=2, weight=2.0),
+        ),
+        gpus=8,
+    )
 
 
 def test_the_cohorts_own_gpus_are_lent_to_any_queue() -> None:
@@ -114,8 +136,7 @@ def test_the_cohorts_own_gpus_are_lent_to_any_queue() -> None:
 
 def _burst(jobs: int, queues: tuple[TenantQueue, ...]) -> tuple[ClusterModel, dict[str, list[float]]]:
     """analytics submits ``jobs`` one-GPU jobs at 0; team-nlp 4 at 100 s and 4 at 2000 s; 8 one-GPU nodes."""
-    group = NodeGroup(name="gpu", pool="gpu", role="gpu", machine_type="m", allocatable=Resources(4000, 16000, 1),
-                      gpus_per_node=1, min_nodes=8, max_nodes=8)
+    group = NodeGroup(name="gpu", pool="gpu", role="gpu", machine_type="m", allocatable=Resources(4000, 16000, 1), gpus_per_node=1, min_nodes=8, max_nodes=8)
     work = [Job(0.0, "analytics", f"a{i}", (Stage.of((ONE_GPU,), WORK),)) for i in range(jobs)]
     work += [Job(at, "team-nlp", f"n{at:g}-{i}", (Stage.of((ONE_GPU,), WORK),)) for at in (100.0, 2000.0) for i in range(4)]
     model = ClusterModel([group], timings=Timings(pod_start=fixed(0)), autoscale=False, queues=Cohort(queues), tenants=TENANTS)

@@ -142,9 +142,13 @@ def test_cost_per_workload_is_the_run_s_cost_over_the_workloads_it_finished(outc
 
 @pytest.mark.parametrize(
     ("cloud", "key", "refused"),
-    [(Cloud.GCP, "model.autoscaler.scale_down_unneeded_time", True), (Cloud.GCP, "model.binding", True),
-     (Cloud.GCP, "gke.autoscaling_profile", False), (Cloud.GCP, "model.node.prepuller", False),
-     (Cloud.AWS, "model.autoscaler.scale_down_unneeded_time", False)],
+    [
+        (Cloud.GCP, "model.autoscaler.scale_down_unneeded_time", True),
+        (Cloud.GCP, "model.binding", True),
+        (Cloud.GCP, "gke.autoscaling_profile", False),
+        (Cloud.GCP, "model.node.prepuller", False),
+        (Cloud.AWS, "model.autoscaler.scale_down_unneeded_time", False),
+    ],
 )
 def test_gke_keeps_the_autoscaler_s_flags_from_its_users(cloud: Cloud, key: str, refused: bool) -> None:
     why = unsettable(cloud, key)
@@ -156,8 +160,22 @@ def test_gke_keeps_the_autoscaler_s_flags_from_its_users(cloud: Cloud, key: str,
 def test_a_gke_sweep_of_an_autoscaler_flag_recommends_nothing_it_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from gpu_platform.infra.cli import main
 
-    code = main(["simulate", "dev-gke", "--workload", str(LIGHT), "--sweep", "model.autoscaler.scale_down_unneeded_time=1m,10m",
-                 "--target-p90", "1h", "--processes", "1", "--json", str(tmp_path / "s.json")])
+    code = main(
+        [
+            "simulate",
+            "dev-gke",
+            "--workload",
+            str(LIGHT),
+            "--sweep",
+            "model.autoscaler.scale_down_unneeded_time=1m,10m",
+            "--target-p90",
+            "1h",
+            "--processes",
+            "1",
+            "--json",
+            str(tmp_path / "s.json"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "not recommended: GKE does not let a user set model.autoscaler.scale_down_unneeded_time" in out
@@ -165,7 +183,8 @@ def test_a_gke_sweep_of_an_autoscaler_flag_recommends_nothing_it_names(tmp_path:
 
 
 def test_a_configuration_that_meets_the_target_on_too_few_seeds_is_not_recommended(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The light workload on dev-gke, with no warm node or two per zone. The case is built from the model's own
     p90s, not from numbers written here: a first sweep (any target met) gives no warm node's p90 on seeds 0-5;

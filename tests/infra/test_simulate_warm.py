@@ -95,8 +95,10 @@ def test_the_search_names_the_smallest_size_that_meets_the_target_on_3_in_4_seed
 def test_the_search_refuses_when_no_size_up_to_the_bound_meets_it() -> None:
     result = search("t4", 2, 60.0, [0, 1, 2, 3], lambda n: [_Outcome(90)] * 4)
     assert result.chosen is None and [r.gpus for r in result.rows] == [0, 1, 2]
-    assert refusal(result) == ("warm_capacity.pools.t4: no warm capacity from 0 to 2 GPUs meets p90 <= 60 s on at least 3 in 4 of 4 "
-                               "seeds (the bound: the pool's GPUs at its maximum, at most 16)")
+    assert refusal(result) == (
+        "warm_capacity.pools.t4: no warm capacity from 0 to 2 GPUs meets p90 <= 60 s on at least 3 in 4 of 4 "
+        "seeds (the bound: the pool's GPUs at its maximum, at most 16)"
+    )
 
 
 @pytest.mark.parametrize("cloud", ["gcp", "aws"])

@@ -18,8 +18,17 @@ ONE_GPU = PodSpec("worker", Resources(gpus=1))
 
 
 def group(name: str = "gpu", gpus: int = 1, lo: int = 0, hi: int = 4, **kw: object) -> NodeGroup:
-    return NodeGroup(name=name, pool=kw.pop("pool", name), role="gpu", machine_type="m", allocatable=Resources(4000, 16000, gpus),  # type: ignore[arg-type]
-                     gpus_per_node=gpus, min_nodes=lo, max_nodes=hi, **kw)  # type: ignore[arg-type]
+    return NodeGroup(
+        name=name,
+        pool=kw.pop("pool", name),
+        role="gpu",
+        machine_type="m",
+        allocatable=Resources(4000, 16000, gpus),  # type: ignore[arg-type]
+        gpus_per_node=gpus,
+        min_nodes=lo,
+        max_nodes=hi,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def job(at: float, work: float, pods: tuple[PodSpec, ...] = (ONE_GPU,), namespace: str = "default", name: str = "j") -> Job:
@@ -174,8 +183,14 @@ def test_binding_decides_what_can_scale_down(binding: Binding, emptied: int) -> 
 def test_a_stage_beyond_its_tenants_quota_is_refused_at_admission() -> None:
     model = ClusterModel([group(gpus=2, lo=2, hi=2)], timings=STARTUP, quotas={"team-a": 3})
     three = (ONE_GPU,) * 3
-    model.add_jobs([job(0.0, 600, three, "team-a", "first"), job(5.0, 600, three, "team-a", "second"),
-                    job(6.0, 600, three, "team-b", "other"), job(700.0, 60, three, "team-a", "later")])
+    model.add_jobs(
+        [
+            job(0.0, 600, three, "team-a", "first"),
+            job(5.0, 600, three, "team-a", "second"),
+            job(6.0, 600, three, "team-b", "other"),
+            job(700.0, 60, three, "team-a", "later"),
+        ]
+    )
     trace = model.run(until=3600)
     assert (trace.refused_gangs, trace.refused_jobs, trace.refused_pods) == (1, 1, 3)
     assert {p.name.split("-")[0] for p in trace.pods} == {"first", "other", "later"}
@@ -207,9 +222,15 @@ def test_the_same_seed_gives_the_same_run() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected", "mean"),
-    [("90s", Dist("fixed", 90), 90), ("2m", Dist("fixed", 120), 120), (45, Dist("fixed", 45), 45),
-     ("uniform(1m, 2m)", Dist("uniform", 60, 120), 90), ("exponential(30s)", Dist("exponential", 30), 30),
-     ("normal(200s, 20s)", Dist("normal", 200, 20), 200), ("lognormal(150s, 0.3)", Dist("lognormal", 150, 0.3), 150 * math.exp(0.045))],
+    [
+        ("90s", Dist("fixed", 90), 90),
+        ("2m", Dist("fixed", 120), 120),
+        (45, Dist("fixed", 45), 45),
+        ("uniform(1m, 2m)", Dist("uniform", 60, 120), 90),
+        ("exponential(30s)", Dist("exponential", 30), 30),
+        ("normal(200s, 20s)", Dist("normal", 200, 20), 200),
+        ("lognormal(150s, 0.3)", Dist("lognormal", 150, 0.3), 150 * math.exp(0.045)),
+    ],
 )
 def test_distributions_parse_and_print_back(text: object, expected: Dist, mean: float) -> None:
     dist = Dist.parse(text)
@@ -220,13 +241,18 @@ def test_distributions_parse_and_print_back(text: object, expected: Dist, mean: 
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("soon", "a duration is seconds"), ("uniform(2m, 1m)", "needs a <= b"), ("uniform(1m)", "takes 2 arguments"),
-     ("exponential(0s)", "mean > 0"), ("lognormal(0s, 1)", "median > 0"), ("-5", "a duration is seconds")],
+    [
+        ("soon", "a duration is seconds"),
+        ("uniform(2m, 1m)", "needs a <= b"),
+        ("uniform(1m)", "takes 2 arguments"),
+        ("exponential(0s)", "mean > 0"),
+        ("lognormal(0s, 1)", "median > 0"),
+        ("-5", "a duration is seconds"),
+    ],
 )
 def test_bad_distributions_say_what_is_allowed(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         Dist.parse(text)
-
 
 
 def test_pods_bind_oldest_first_across_kinds() -> None:
@@ -352,8 +378,17 @@ FAST = Timings(**{**STARTUP.__dict__, "scale_down_unneeded": 60.0, "scale_down_d
 
 
 def shaped(name: str, cpu: int, memory: int, gpus: int = 1, **kw: object) -> NodeGroup:
-    return NodeGroup(name=name, pool=name, role="gpu", machine_type=name, allocatable=Resources(cpu, memory, gpus),
-                     gpus_per_node=gpus, max_nodes=4, image_streaming=True, **kw)  # type: ignore[arg-type]
+    return NodeGroup(
+        name=name,
+        pool=name,
+        role="gpu",
+        machine_type=name,
+        allocatable=Resources(cpu, memory, gpus),
+        gpus_per_node=gpus,
+        max_nodes=4,
+        image_streaming=True,
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def grown(groups: list[NodeGroup], pods: tuple[PodSpec, ...], seed: int = 0) -> list[str]:
@@ -443,7 +478,8 @@ def test_no_scale_up_until_the_oldest_gpu_pod_is_30_s_old() -> None:
 
 @pytest.mark.parametrize(("gpu_threshold", "removed"), [(0.5, 570.0), (0.2, 370.0)])
 def test_a_node_at_or_below_the_threshold_with_pods_it_cannot_move_is_rechecked_after_5_minutes(
-    gpu_threshold: float, removed: float,
+    gpu_threshold: float,
+    removed: float,
 ) -> None:
     """A 4-GPU node running one 1-GPU Dask pod is 25% utilised. At or below the GPU threshold (0.5) it is
     a candidate whose pod cannot move (a custom controller's): unremovable, not checked again for 5 minutes
@@ -460,8 +496,7 @@ def test_a_node_at_or_below_the_threshold_with_pods_it_cannot_move_is_rechecked_
 
 
 def test_a_node_without_gpus_is_held_to_the_cpu_and_memory_threshold() -> None:
-    cpu_node = NodeGroup(name="cpu", pool="cpu", role="gpu", machine_type="m", allocatable=Resources(4000, 16000, 0), gpus_per_node=0,
-                         max_nodes=1)
+    cpu_node = NodeGroup(name="cpu", pool="cpu", role="gpu", machine_type="m", allocatable=Resources(4000, 16000, 0), gpus_per_node=0, max_nodes=1)
     model = ClusterModel([cpu_node], timings=Timings(**{**FAST.__dict__, "scale_down_utilisation_threshold": 0.2}))
     node = model._new_node(cpu_node, None)
     node.free = Resources(3000, 16000, 0)  # 25% of its CPU requested

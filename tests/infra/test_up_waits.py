@@ -52,13 +52,18 @@ def test_exactly_the_workloads_that_wait_on_capacity_skip_the_await(stack: str) 
     for service in plan.of_type("kubernetes:core/v1:Service"):
         selector = (service.inputs.get("spec") or {}).get("selector") or {}
         behind = [
-            name for name, d in deployments.items()
-            if selector and d["metadata"].get("namespace") == service.inputs["metadata"].get("namespace")
+            name
+            for name, d in deployments.items()
+            if selector
+            and d["metadata"].get("namespace") == service.inputs["metadata"].get("namespace")
             and selector.items() <= (d["spec"]["template"]["metadata"].get("labels") or {}).items()
         ]
         assert skips_await(service.inputs["metadata"]) is any(n in waiting for n in behind), f"{stack}: Service {service.name}"
-    others = [r.name for r in plan.resources if r.type not in ("kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Service")
-              and skips_await((r.inputs or {}).get("metadata"))]
+    others = [
+        r.name
+        for r in plan.resources
+        if r.type not in ("kubernetes:apps/v1:Deployment", "kubernetes:core/v1:Service") and skips_await((r.inputs or {}).get("metadata"))
+    ]
     assert others == []
 
 
@@ -66,8 +71,7 @@ def test_the_stacks_with_gpu_pools_at_zero_do_not_wait_for_their_notebooks() -> 
     """dev-eks' GPU classes and the pools prod-eks and prod-gke put notebooks on start at zero nodes: their
     notebooks skip; dev-gke's T4 pool keeps a node per zone, so its notebooks are awaited as before."""
     skipped = {
-        stack: sorted(r.name for r in shipped_plan(stack).of_type("kubernetes:apps/v1:Deployment") if skips_await(r.inputs["metadata"]))
-        for stack in STACKS
+        stack: sorted(r.name for r in shipped_plan(stack).of_type("kubernetes:apps/v1:Deployment") if skips_await(r.inputs["metadata"])) for stack in STACKS
     }
     assert skipped == {
         "dev-eks": ["dev-eks-dask-team-a-notebook", "dev-eks-dask-team-b-notebook"],

@@ -29,9 +29,18 @@ def res(type_: str, name: str, props: dict[str, Any], *, prefix: str = STACK, pr
     return Resource(type_, name, f"{prefix}{type_}::{name}", props, protect)
 
 
-def gpu_pool(name: str = "t4", *, spot: bool = False, taints: bool = True, driver: bool = True, count: int = 2,
-             autoscaling: dict[str, Any] | None = None, gpu: str = "nvidia-tesla-t4", sa: str | None = "n@p.iam.gserviceaccount.com",
-             mode: str = "GKE_METADATA") -> Resource:
+def gpu_pool(
+    name: str = "t4",
+    *,
+    spot: bool = False,
+    taints: bool = True,
+    driver: bool = True,
+    count: int = 2,
+    autoscaling: dict[str, Any] | None = None,
+    gpu: str = "nvidia-tesla-t4",
+    sa: str | None = "n@p.iam.gserviceaccount.com",
+    mode: str = "GKE_METADATA",
+) -> Resource:
     acc: dict[str, Any] = {"type": gpu, "count": count}
     if driver:
         acc["gpuDriverInstallationConfig"] = {"gpuDriverVersion": "DEFAULT"}
@@ -40,14 +49,29 @@ def gpu_pool(name: str = "t4", *, spot: bool = False, taints: bool = True, drive
         node["serviceAccount"] = sa
     if taints:
         node["taints"] = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}]
-    return res("gcp:container/nodePool:NodePool", f"c-{name}", {
-        "name": name, "cluster": "c", "nodeConfig": node,
-        "autoscaling": autoscaling if autoscaling is not None else {"minNodeCount": 0, "maxNodeCount": 4},
-    })
+    return res(
+        "gcp:container/nodePool:NodePool",
+        f"c-{name}",
+        {
+            "name": name,
+            "cluster": "c",
+            "nodeConfig": node,
+            "autoscaling": autoscaling if autoscaling is not None else {"minNodeCount": 0, "maxNodeCount": 4},
+        },
+    )
 
 
-def cluster(prefix: str = STACK, *, protect: bool = True, deletion: bool = True, private: bool = True,
-            networks: list[str] | None = None, location: str = "us-central1", wi: bool = True, sa: str | None = "n@p.iam.gserviceaccount.com") -> Resource:
+def cluster(
+    prefix: str = STACK,
+    *,
+    protect: bool = True,
+    deletion: bool = True,
+    private: bool = True,
+    networks: list[str] | None = None,
+    location: str = "us-central1",
+    wi: bool = True,
+    sa: str | None = "n@p.iam.gserviceaccount.com",
+) -> Resource:
     props: dict[str, Any] = {"name": "c", "location": location, "nodeLocations": ["us-central1-b", "us-central1-c"], "deletionProtection": deletion}
     if private:
         props["privateClusterConfig"] = {"enablePrivateNodes": True, "enablePrivateEndpoint": True}
@@ -61,11 +85,19 @@ def cluster(prefix: str = STACK, *, protect: bool = True, deletion: bool = True,
 
 
 def compute_class(*order: str) -> Resource:
-    return res("kubernetes:cloud.google.com/v1:ComputeClass", "cc", {"apiVersion": "cloud.google.com/v1", "kind": "ComputeClass", "metadata": {"name": "x"}, "spec": {"priorities": [{"nodepools": [p]} for p in order]}})
+    return res(
+        "kubernetes:cloud.google.com/v1:ComputeClass",
+        "cc",
+        {"apiVersion": "cloud.google.com/v1", "kind": "ComputeClass", "metadata": {"name": "x"}, "spec": {"priorities": [{"nodepools": [p]} for p in order]}},
+    )
 
 
 def deployment(image: str, env: list[dict[str, Any]] | None = None) -> Resource:
-    return res("kubernetes:apps/v1:Deployment", "web", {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "app", "image": image, "env": env or []}]}}}})
+    return res(
+        "kubernetes:apps/v1:Deployment",
+        "web",
+        {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "app", "image": image, "env": env or []}]}}}},
+    )
 
 
 def release(version: str, values: dict[str, Any]) -> Resource:
@@ -91,7 +123,12 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
         "can scale to 12 GPUs",
     ),
     "gpu-pool-tainted": ([gpu_pool(taints=False)], [gpu_pool()], {}, "lacks the taint nvidia.com/gpu=present:NoSchedule"),
-    "gpu-type-allowed": ([gpu_pool(gpu="nvidia-tesla-v100")], [gpu_pool()], {"gpu-type-allowed": {"allowedGpuTypes": ["nvidia-tesla-t4"]}}, "nvidia-tesla-v100 is not allowed"),
+    "gpu-type-allowed": (
+        [gpu_pool(gpu="nvidia-tesla-v100")],
+        [gpu_pool()],
+        {"gpu-type-allowed": {"allowedGpuTypes": ["nvidia-tesla-t4"]}},
+        "nvidia-tesla-v100 is not allowed",
+    ),
     "gpu-driver-pinned": ([gpu_pool(driver=False)], [gpu_pool()], {}, "no explicit gpuDriverVersion"),
     "spot-has-on-demand-fallback": (
         [gpu_pool("a-spot", spot=True), gpu_pool("a-od"), compute_class("a-od", "a-spot")],
@@ -99,11 +136,21 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
         {},
         "spot GPU pool a-spot has no on-demand GPU pool ranked below it",
     ),
-    "prod-cluster-deletion-protected": ([cluster(PROD, protect=False)], [cluster(PROD), cluster(STACK, protect=False, deletion=False)], {}, "not protected in Pulumi"),
+    "prod-cluster-deletion-protected": (
+        [cluster(PROD, protect=False)],
+        [cluster(PROD), cluster(STACK, protect=False, deletion=False)],
+        {},
+        "not protected in Pulumi",
+    ),
     "prod-secrets-encrypted": (
         [res("aws:eks/cluster:Cluster", "c-cluster", {"name": "c"}, prefix=PROD)],
         [
-            res("aws:eks/cluster:Cluster", "c-cluster", {"name": "c", "encryptionConfig": {"provider": {"keyArn": "arn:aws:kms:ap-northeast-2:123456789012:key/k"}, "resources": ["secrets"]}}, prefix=PROD),
+            res(
+                "aws:eks/cluster:Cluster",
+                "c-cluster",
+                {"name": "c", "encryptionConfig": {"provider": {"keyArn": "arn:aws:kms:ap-northeast-2:123456789012:key/k"}, "resources": ["secrets"]}},
+                prefix=PROD,
+            ),
             res("aws:eks/cluster:Cluster", "c-cluster", {"name": "c"}),
             cluster(PROD),
         ],
@@ -123,8 +170,18 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
         "Compute Engine default service account 123456789-compute@",
     ),
     "gke-workload-identity": ([gpu_pool(mode="GCE_METADATA")], [gpu_pool(), cluster()], {}, "GCE_METADATA, not GKE_METADATA"),
-    "region-allowed": ([cluster(location="us-central1")], [cluster(location="europe-west4-a")], {"region-allowed": {"allowedRegions": ["europe-west4"]}}, "outside the allowed regions"),
-    "images-pinned": ([deployment("nvcr.io/nvidia/rapidsai/notebooks:latest")], [deployment("nvcr.io/nvidia/rapidsai/notebooks:26.08-cuda13-py3.13")], {}, "floating tag latest"),
+    "region-allowed": (
+        [cluster(location="us-central1")],
+        [cluster(location="europe-west4-a")],
+        {"region-allowed": {"allowedRegions": ["europe-west4"]}},
+        "outside the allowed regions",
+    ),
+    "images-pinned": (
+        [deployment("nvcr.io/nvidia/rapidsai/notebooks:latest")],
+        [deployment("nvcr.io/nvidia/rapidsai/notebooks:26.08-cuda13-py3.13")],
+        {},
+        "floating tag latest",
+    ),
     "charts-pinned": ([release("^88.0.0", {})], [release("88.5.3", {})], {}, "is a range"),
     "no-plaintext-secrets": (
         [release("88.5.3", {"grafana": {"adminPassword": "hunter2"}})],
@@ -134,72 +191,139 @@ CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
     ),
     "iam-no-wildcard-actions": ([aws_policy(["autoscaling:*"])], [aws_policy(["autoscaling:SetDesiredCapacity"])], {}, "allows autoscaling:*"),
     "iam-no-full-access-managed-policies": (
-        [res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "fsx", {"role": "r", "policyArn": "arn:aws:iam::aws:policy/AmazonFSxFullAccess"}),
-         res("aws:iam/role:Role", "admin", {"managedPolicyArns": ["arn:aws-cn:iam::aws:policy/AdministratorAccess"]})],
-        [res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "cni", {"role": "r", "policyArn": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"}),
-         res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "own", {"role": "r", "policyArn": "arn:aws:iam::123456789012:policy/TeamFullAccess"}),
-         res("aws:iam/role:Role", "ecr", {"managedPolicyArns": ["arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"]})],
+        [
+            res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "fsx", {"role": "r", "policyArn": "arn:aws:iam::aws:policy/AmazonFSxFullAccess"}),
+            res("aws:iam/role:Role", "admin", {"managedPolicyArns": ["arn:aws-cn:iam::aws:policy/AdministratorAccess"]}),
+        ],
+        [
+            res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "cni", {"role": "r", "policyArn": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"}),
+            res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "own", {"role": "r", "policyArn": "arn:aws:iam::123456789012:policy/TeamFullAccess"}),
+            res("aws:iam/role:Role", "ecr", {"managedPolicyArns": ["arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"]}),
+        ],
         {},
         "attaches the AWS managed policy AmazonFSxFullAccess",
     ),
     "iam-no-basic-roles": ([iam("roles/editor")], [iam("roles/container.defaultNodeServiceAccount")], {}, "basic role roles/editor"),
     "dcgm-probe-delay": (
         [res("kubernetes:helm.sh/v3:Release", "dcgm", {"chart": "dcgm-exporter", "version": "4.8.2", "values": {"livenessProbe": {"initialDelaySeconds": 5}}})],
-        [res("kubernetes:helm.sh/v3:Release", "dcgm", {"chart": "dcgm-exporter", "version": "4.8.2", "values": {"livenessProbe": {"initialDelaySeconds": 20}}}),
-         res("kubernetes:helm.sh/v3:Release", "dcgm", {"chart": "dcgm-exporter", "version": "4.8.2", "values": {}})],
+        [
+            res(
+                "kubernetes:helm.sh/v3:Release",
+                "dcgm",
+                {"chart": "dcgm-exporter", "version": "4.8.2", "values": {"livenessProbe": {"initialDelaySeconds": 20}}},
+            ),
+            res("kubernetes:helm.sh/v3:Release", "dcgm", {"chart": "dcgm-exporter", "version": "4.8.2", "values": {}}),
+        ],
         {},
         "livenessProbe.initialDelaySeconds is 5",
     ),
     "tenant-gpu-quota": (
-        [res("kubernetes:core/v1:Namespace", "ns-a", {"metadata": {"name": "team-a", "labels": {"gpu-platform.io/tenant": "team-a"}}}),
-         res("kubernetes:core/v1:ResourceQuota", "q-a", {"metadata": {"name": "q", "namespace": "team-a"}, "spec": {"hard": {"requests.cpu": "8"}}})],
-        [res("kubernetes:core/v1:Namespace", "ns-a", {"metadata": {"name": "team-a", "labels": {"gpu-platform.io/tenant": "team-a"}}}),
-         res("kubernetes:core/v1:ResourceQuota", "q-a", {"metadata": {"name": "q", "namespace": "team-a"}, "spec": {"hard": {"requests.nvidia.com/gpu": "4"}}}),
-         res("kubernetes:core/v1:Namespace", "ns-sys", {"metadata": {"name": "monitoring"}})],
+        [
+            res("kubernetes:core/v1:Namespace", "ns-a", {"metadata": {"name": "team-a", "labels": {"gpu-platform.io/tenant": "team-a"}}}),
+            res("kubernetes:core/v1:ResourceQuota", "q-a", {"metadata": {"name": "q", "namespace": "team-a"}, "spec": {"hard": {"requests.cpu": "8"}}}),
+        ],
+        [
+            res("kubernetes:core/v1:Namespace", "ns-a", {"metadata": {"name": "team-a", "labels": {"gpu-platform.io/tenant": "team-a"}}}),
+            res(
+                "kubernetes:core/v1:ResourceQuota",
+                "q-a",
+                {"metadata": {"name": "q", "namespace": "team-a"}, "spec": {"hard": {"requests.nvidia.com/gpu": "4"}}},
+            ),
+            res("kubernetes:core/v1:Namespace", "ns-sys", {"metadata": {"name": "monitoring"}}),
+        ],
         {},
         "tenant namespace team-a has no ResourceQuota on requests.nvidia.com/gpu",
     ),
     "metrics-storage-retained": (
-        [release("88.5.3", {"prometheus": {"prometheusSpec": {"storageSpec": {"volumeClaimTemplate": {"spec": {}}}, "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"}}}})],
-        [release("88.5.3", {"prometheus": {"prometheusSpec": {"storageSpec": {"volumeClaimTemplate": {"spec": {}}}, "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain"}}}})],
+        [
+            release(
+                "88.5.3",
+                {
+                    "prometheus": {
+                        "prometheusSpec": {
+                            "storageSpec": {"volumeClaimTemplate": {"spec": {}}},
+                            "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"},
+                        }
+                    }
+                },
+            )
+        ],
+        [
+            release(
+                "88.5.3",
+                {
+                    "prometheus": {
+                        "prometheusSpec": {
+                            "storageSpec": {"volumeClaimTemplate": {"spec": {}}},
+                            "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain"},
+                        }
+                    }
+                },
+            )
+        ],
         {},
         "whenDeleted is not Retain",
     ),
     "pipeline-storage-retained": (
-        [res("kubernetes:core/v1:PersistentVolumeClaim", "kf-seaweedfs", {"metadata": {"name": "seaweedfs-pvc", "namespace": "kubeflow"}}),
-         res("kubernetes:core/v1:PersistentVolumeClaim", "kf-mysql", {"metadata": {"name": "mysql-pv-claim", "namespace": "kubeflow"}})],
-        [res("kubernetes:core/v1:PersistentVolumeClaim", "kf-seaweedfs", {"metadata": {"name": "seaweedfs-pvc"}}, protect=True),
-         res("kubernetes:core/v1:PersistentVolumeClaim", "scratch", {"metadata": {"name": "scratch"}})],
+        [
+            res("kubernetes:core/v1:PersistentVolumeClaim", "kf-seaweedfs", {"metadata": {"name": "seaweedfs-pvc", "namespace": "kubeflow"}}),
+            res("kubernetes:core/v1:PersistentVolumeClaim", "kf-mysql", {"metadata": {"name": "mysql-pv-claim", "namespace": "kubeflow"}}),
+        ],
+        [
+            res("kubernetes:core/v1:PersistentVolumeClaim", "kf-seaweedfs", {"metadata": {"name": "seaweedfs-pvc"}}, protect=True),
+            res("kubernetes:core/v1:PersistentVolumeClaim", "scratch", {"metadata": {"name": "scratch"}}),
+        ],
         {},
         "artifact store claim seaweedfs-pvc is not protected",
     ),
     "bucket-encrypted": (
-        [res(S3_BUCKET, "data", {"bucket": "data"}),
-         res(S3_SSE, "other-sse", {"bucket": "other", "rules": [{"applyServerSideEncryptionByDefault": {"sseAlgorithm": "aws:kms"}}]})],
-        [res(S3_BUCKET, "data", {"bucket": "data"}),
-         res(S3_SSE, "data-sse", {"bucket": "data", "rules": [{"applyServerSideEncryptionByDefault": {"sseAlgorithm": "aws:kms"}}]}),
-         res(S3_BUCKET, "inline", {"bucket": "inline", "serverSideEncryptionConfiguration": {"rule": {"applyServerSideEncryptionByDefault": {"sseAlgorithm": "AES256"}}}}),
-         res("gcp:storage/bucket:Bucket", "gcs", {"name": "gcs", "publicAccessPrevention": "enforced"})],
+        [
+            res(S3_BUCKET, "data", {"bucket": "data"}),
+            res(S3_SSE, "other-sse", {"bucket": "other", "rules": [{"applyServerSideEncryptionByDefault": {"sseAlgorithm": "aws:kms"}}]}),
+        ],
+        [
+            res(S3_BUCKET, "data", {"bucket": "data"}),
+            res(S3_SSE, "data-sse", {"bucket": "data", "rules": [{"applyServerSideEncryptionByDefault": {"sseAlgorithm": "aws:kms"}}]}),
+            res(
+                S3_BUCKET,
+                "inline",
+                {"bucket": "inline", "serverSideEncryptionConfiguration": {"rule": {"applyServerSideEncryptionByDefault": {"sseAlgorithm": "AES256"}}}},
+            ),
+            res("gcp:storage/bucket:Bucket", "gcs", {"name": "gcs", "publicAccessPrevention": "enforced"}),
+        ],
         {},
         "S3 bucket data declares no default server-side encryption",
     ),
     "fsx-encrypted": (
         [res(LUSTRE, "fs", {"deploymentType": "PERSISTENT_2", "storageCapacity": 1200})],
-        [res(LUSTRE, "fs", {"deploymentType": "PERSISTENT_2", "kmsKeyId": "arn:aws:kms:us-east-1:123456789012:key/k"}),
-         res(LUSTRE, "scratch", {"deploymentType": "SCRATCH_2"})],
+        [
+            res(LUSTRE, "fs", {"deploymentType": "PERSISTENT_2", "kmsKeyId": "arn:aws:kms:us-east-1:123456789012:key/k"}),
+            res(LUSTRE, "scratch", {"deploymentType": "SCRATCH_2"}),
+        ],
         {},
         "of type PERSISTENT_2 names no KMS key",
     ),
     "bucket-not-public": (
-        [res(S3_BUCKET, "data", {"bucket": "data"}),
-         res(S3_BLOCK, "data-block", {"bucket": "data", **{k: True for k in PUBLIC_BLOCKS}, "restrictPublicBuckets": False}),
-         res("gcp:storage/bucket:Bucket", "gcs", {"name": "gcs", "publicAccessPrevention": "inherited"}),
-         res("gcp:storage/bucketIAMMember:BucketIAMMember", "everyone", {"bucket": "gcs", "member": "allUsers", "role": "roles/storage.objectViewer"})],
-        [res(S3_BUCKET, "data", {"bucket": "data"}),
-         res(S3_BLOCK, "data-block", {"bucket": "data", **{k: True for k in PUBLIC_BLOCKS}}),
-         res("gcp:storage/bucket:Bucket", "gcs", {"name": "gcs", "publicAccessPrevention": "enforced"}),
-         res("gcp:storage/bucketIAMMember:BucketIAMMember", "tenant", {"bucket": "gcs", "role": "roles/storage.objectViewer",
-             "member": "principal://iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p.svc.id.goog/subject/ns/a/sa/default"})],
+        [
+            res(S3_BUCKET, "data", {"bucket": "data"}),
+            res(S3_BLOCK, "data-block", {"bucket": "data", **{k: True for k in PUBLIC_BLOCKS}, "restrictPublicBuckets": False}),
+            res("gcp:storage/bucket:Bucket", "gcs", {"name": "gcs", "publicAccessPrevention": "inherited"}),
+            res("gcp:storage/bucketIAMMember:BucketIAMMember", "everyone", {"bucket": "gcs", "member": "allUsers", "role": "roles/storage.objectViewer"}),
+        ],
+        [
+            res(S3_BUCKET, "data", {"bucket": "data"}),
+            res(S3_BLOCK, "data-block", {"bucket": "data", **{k: True for k in PUBLIC_BLOCKS}}),
+            res("gcp:storage/bucket:Bucket", "gcs", {"name": "gcs", "publicAccessPrevention": "enforced"}),
+            res(
+                "gcp:storage/bucketIAMMember:BucketIAMMember",
+                "tenant",
+                {
+                    "bucket": "gcs",
+                    "role": "roles/storage.objectViewer",
+                    "member": "principal://iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p.svc.id.goog/subject/ns/a/sa/default",
+                },
+            ),
+        ],
         {},
         "S3 bucket data has no public access block",
     ),
@@ -213,9 +337,13 @@ def test_bucket_not_public_names_every_way_a_bucket_is_public() -> None:
     assert any("does not enforce public access prevention" in m for m in messages), messages
     assert any("is granted to allUsers" in m for m in messages), messages
     assert any("public canned ACL public-read" in m for m in messages), messages
+
+
 def node_pool(limits: dict[str, str] | None, taints: list[dict[str, str]] | None = None) -> Resource:
     """A Karpenter NodePool as KarpenterNodePools declares it (a GPU tier: V100s, GPU-tainted)."""
-    spec: dict[str, Any] = {"template": {"spec": {"taints": taints if taints is not None else [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}}
+    spec: dict[str, Any] = {
+        "template": {"spec": {"taints": taints if taints is not None else [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}
+    }
     if limits is not None:
         spec["limits"] = limits
     return res("kubernetes:karpenter.sh/v1:NodePool", "c-gpu-small-spot-node-pool", {"kind": "NodePool", "spec": spec})
@@ -305,8 +433,9 @@ def test_fails_when_policy_config_names_an_unknown_rule_or_setting() -> None:
 PROD_EKS = "urn:pulumi:prod-eks::gpu-platform::"
 
 
-def node_group(name: str = "small-spot", *, capacity: str = "SPOT", types: tuple[str, ...] = ("p3.8xlarge",),
-               max_size: int | None = 4, taints: bool = True) -> Resource:
+def node_group(
+    name: str = "small-spot", *, capacity: str = "SPOT", types: tuple[str, ...] = ("p3.8xlarge",), max_size: int | None = 4, taints: bool = True
+) -> Resource:
     props: dict[str, Any] = {"nodeGroupName": name, "capacityType": capacity, "instanceTypes": list(types)}
     if max_size is not None:
         props["scalingConfig"] = {"minSize": 0, "maxSize": max_size, "desiredSize": 0}
@@ -316,13 +445,19 @@ def node_group(name: str = "small-spot", *, capacity: str = "SPOT", types: tuple
 
 
 def priorities(text: str) -> Resource:
-    return res("kubernetes:core/v1:ConfigMap", "c-priority-expander", {
-        "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": "kube-system"}, "data": {"priorities": text},
-    })
+    return res(
+        "kubernetes:core/v1:ConfigMap",
+        "c-priority-expander",
+        {
+            "metadata": {"name": "cluster-autoscaler-priority-expander", "namespace": "kube-system"},
+            "data": {"priorities": text},
+        },
+    )
 
 
-def eks_cluster(prefix: str = PROD_EKS, *, protect: bool = True, deletion: bool = True, public: bool = True,
-                cidrs: list[str] | None = None, encrypted: bool = True) -> Resource:
+def eks_cluster(
+    prefix: str = PROD_EKS, *, protect: bool = True, deletion: bool = True, public: bool = True, cidrs: list[str] | None = None, encrypted: bool = True
+) -> Resource:
     vpc: dict[str, Any] = {"endpointPublicAccess": public, "endpointPrivateAccess": True}
     if cidrs:
         vpc["publicAccessCidrs"] = cidrs
@@ -338,19 +473,35 @@ INVERTED = "50:\n- ^eks-small-on-demand-\n40:\n- ^eks-small-spot-\n"
 EKS_CASES: dict[str, tuple[list[Resource], list[Resource], dict[str, Any], str]] = {
     "gpu-pool-bounded": ([node_group(max_size=None)], [node_group(), node_group("cpu", types=("m6i.large",), max_size=None)], {}, "no autoscaling maximum"),
     "gpu-stack-budget": (
-        [node_group(max_size=3)], [node_group(max_size=2)], {"gpu-stack-budget": {"maxGpusPerStack": 8}}, "can scale to 12 GPUs",
+        [node_group(max_size=3)],
+        [node_group(max_size=2)],
+        {"gpu-stack-budget": {"maxGpusPerStack": 8}},
+        "can scale to 12 GPUs",
     ),
     "gpu-pool-tainted": ([node_group(taints=False)], [node_group()], {}, "lacks the taint nvidia.com/gpu=present:NoSchedule"),
-    "gpu-type-allowed": ([node_group()], [node_group(types=("g4dn.xlarge",))], {"gpu-type-allowed": {"allowedGpuTypes": ["g4dn.xlarge"]}}, "GPU instance type p3.8xlarge is not allowed"),
+    "gpu-type-allowed": (
+        [node_group()],
+        [node_group(types=("g4dn.xlarge",))],
+        {"gpu-type-allowed": {"allowedGpuTypes": ["g4dn.xlarge"]}},
+        "GPU instance type p3.8xlarge is not allowed",
+    ),
     "spot-has-on-demand-fallback": (
         [node_group(), node_group("small-on-demand", capacity="ON_DEMAND"), priorities(INVERTED)],
         [node_group(), node_group("small-on-demand", capacity="ON_DEMAND"), priorities(RANKED)],
         {},
         "spot GPU node group small-spot has no on-demand node group of the same instance types ranked below it",
     ),
-    "prod-cluster-deletion-protected": ([eks_cluster(deletion=False)], [eks_cluster(), eks_cluster(STACK, protect=False, deletion=False)], {}, "deletionProtection false"),
+    "prod-cluster-deletion-protected": (
+        [eks_cluster(deletion=False)],
+        [eks_cluster(), eks_cluster(STACK, protect=False, deletion=False)],
+        {},
+        "deletionProtection false",
+    ),
     "prod-secrets-encrypted": (
-        [eks_cluster(encrypted=False)], [eks_cluster(), eks_cluster(STACK, encrypted=False)], {}, "does not encrypt Secrets with a KMS key",
+        [eks_cluster(encrypted=False)],
+        [eks_cluster(), eks_cluster(STACK, encrypted=False)],
+        {},
+        "does not encrypt Secrets with a KMS key",
     ),
     "prod-control-plane-restricted": (
         [eks_cluster(), eks_cluster(cidrs=["0.0.0.0/0"])],

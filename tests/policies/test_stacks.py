@@ -22,7 +22,7 @@ from gpu_platform.infra.cli import main
 from gpu_platform.policies.rules import RULES
 from tests.conftest import PROJECT_DIR
 
-STACKS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 
 
 def project(tmp_path: Path, name: str, base: str, mutate: Callable[[dict[str, Any]], None], program: str | None = None) -> Path:
@@ -177,7 +177,7 @@ def test_bad_policy_config_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture
     code, out = preview(root, "mutated", capsys, {"gpu-stack-budget": {"maxGpusPerStack": "lots"}})
     assert code == 2
     assert out.strip().splitlines() == [
-        "gpu-platform: policy-config:gpu-stack-budget.maxGpusPerStack: Input should be a valid integer, unable to parse string as an integer (got \"lots\")"
+        'gpu-platform: policy-config:gpu-stack-budget.maxGpusPerStack: Input should be a valid integer, unable to parse string as an integer (got "lots")'
     ]
 
 
