@@ -37,7 +37,14 @@ from gpu_platform.components.eks.node_group_args import (
 )
 from gpu_platform.components.eks.node_group_resources import device_plugins
 from gpu_platform.components.eks.resources import assume_role_policy, irsa_role
-from gpu_platform.components.karpenter.args import KARPENTER_CHART, KARPENTER_CRD_CHART, KARPENTER_REPO, KARPENTER_SERVICE_ACCOUNT, Provisioner
+from gpu_platform.components.karpenter.args import (
+    KARPENTER_CHART,
+    KARPENTER_CRD_CHART,
+    KARPENTER_REPO,
+    KARPENTER_SERVICE_ACCOUNT,
+    KarpenterSettings,
+    Provisioner,
+)
 from gpu_platform.components.karpenter.plan import NodePoolPlan, node_overlays, plan_node_pools
 from gpu_platform.components.karpenter.resources import (
     INTERRUPTION_EVENTS,
@@ -97,13 +104,38 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
         self._cluster, ref, opts = self._joined(cluster, opts, args)
         check_live("zones", zones, (tuple, list), "a tuple of zone names")
         super().__init__("gpu-platform:karpenter_node_pools:KarpenterNodePools", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         settings = args.karpenter
         zones = tuple(zones) if zones is not None else (tuple(self._cluster.zones) if self._cluster is not None else None)
         self.plan = plan_node_pools(args)
         partition = partition_of(ref.region)
 
-        # Nodes: their role (instance profiles are Karpenter's own, from the EC2NodeClass) and its access entry.
+        overlays = node_overlays(self.plan)
+
+        node_role, access = self._node_role(name, ref, partition)
+        queue = self._interruption_queue(name, ref)
+        controller_role, crds, controller = self._controller(name, settings, ref, partition, node_role, access, queue, bool(overlays))
+        self._node_resources(name, args, settings, ref, zones, node_role, crds, controller, overlays)
+
+        self.controller_role_arn = controller_role.arn
+        self.node_role_arn = node_role.arn
+        self.interruption_queue = queue.name
+        self._controller = controller
+        self._pool_shapes = args.pool_shapes()
+        self.placements = {s.name: s.placement for s in self._pool_shapes}
+        self.register_outputs(
+            {
+                "nodePools": list(self.node_pools),
+                "nodeClasses": list(self.node_classes),
+                "controllerRoleArn": self.controller_role_arn,
+                "nodeRoleArn": self.node_role_arn,
+                "interruptionQueue": self.interruption_queue,
+            }
+        )
+
+    def _node_role(self, name: str, ref: EksClusterRef, partition: str) -> tuple[aws.iam.Role, aws.eks.AccessEntry]:
+        """The role Karpenter's nodes run as (instance profiles are Karpenter's own, from the EC2NodeClass), its
+        managed policies, and its EKS access entry."""
+        child = pulumi.ResourceOptions(parent=self)
         node_role = aws.iam.Role(
             f"{name}-node-role",
             aws.iam.RoleArgs(description=f"Nodes Karpenter launches for {ref.name}", assume_role_policy=assume_role_policy("ec2.amazonaws.com")),
@@ -120,8 +152,11 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             aws.eks.AccessEntryArgs(cluster_name=ref.name, region=ref.region, principal_arn=node_role.arn, type="EC2_LINUX"),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[r for r in (ref.cluster_resource,) if r]),
         )
+        return node_role, access
 
-        # Interruptions: the queue, who may send to it, and the four rules.
+    def _interruption_queue(self, name: str, ref: EksClusterRef) -> aws.sqs.Queue:
+        """The interruption queue, who may send to it, and the four EventBridge rules that feed it."""
+        child = pulumi.ResourceOptions(parent=self)
         queue = aws.sqs.Queue(
             f"{name}-interruption-queue",
             aws.sqs.QueueArgs(name=ref.name, region=ref.region, message_retention_seconds=QUEUE_RETENTION_SECONDS, sqs_managed_sse_enabled=True),
@@ -147,8 +182,23 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
                 aws.cloudwatch.EventTargetArgs(rule=rule.name, region=ref.region, arn=queue.arn, target_id="KarpenterInterruptionQueueTarget"),
                 opts=child,
             )
+        return queue
 
-        # The controller's role (IRSA, as the cluster autoscaler's) and the controller.
+    def _controller(
+        self,
+        name: str,
+        settings: KarpenterSettings,
+        ref: EksClusterRef,
+        partition: str,
+        node_role: aws.iam.Role,
+        access: aws.eks.AccessEntry,
+        queue: aws.sqs.Queue,
+        node_overlay: bool,
+    ) -> tuple[aws.iam.Role, pulumi.Resource, pulumi.Resource]:
+        """The controller's role (IRSA, as the cluster autoscaler's) with its least-privilege policy, the CRD chart
+        and the controller's chart on the system node group (``node_overlay``: its NodeOverlay gate on, for shared
+        classes): (role, CRD release, controller release)."""
+        child = pulumi.ResourceOptions(parent=self)
         controller_role = irsa_role(
             f"{name}-controller-role",
             f"Karpenter controller of {ref.name} (IRSA)",
@@ -181,7 +231,6 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             release_name="karpenter-crd",
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(ref.controllers_ready)),
         )
-        overlays = node_overlays(self.plan)
         system = self._cluster.pool_shapes()[0].placement.node_selector if self._cluster is not None else {}
         controller = helm_release(
             f"{name}-karpenter",
@@ -189,12 +238,28 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             version=settings.chart_version,
             repository=KARPENTER_REPO,
             namespace=settings.namespace,
-            values=controller_values(settings, ref.name, queue.name, controller_role.arn, dict(system), node_overlay=bool(overlays)),
+            values=controller_values(settings, ref.name, queue.name, controller_role.arn, dict(system), node_overlay=node_overlay),
             release_name="karpenter",
             skip_crds=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, policy, access, *ref.controllers_ready]),
         )
+        return controller_role, crds, controller
 
+    def _node_resources(
+        self,
+        name: str,
+        args: KarpenterNodePoolsArgs,
+        settings: KarpenterSettings,
+        ref: EksClusterRef,
+        zones: tuple[str, ...] | None,
+        node_role: aws.iam.Role,
+        crds: pulumi.Resource,
+        controller: pulumi.Resource,
+        overlays: list[dict[str, Any]],
+    ) -> None:
+        """Per class its EC2NodeClass, per planned NodePool the NodePool, per shared class its NodeOverlay, and the
+        device plugins: into ``node_classes``, ``node_pools`` and ``node_overlays``."""
+        child = pulumi.ResourceOptions(parent=self)
         tags = {**MANAGED_LABELS}
         self.node_classes = {}
         for cls in args.classes:
@@ -236,22 +301,6 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             [p.name for p in self.plan if p.cls.gpu_sharing is not None],
             child,
             group_label=KARPENTER_NODEPOOL_LABEL,
-        )
-
-        self.controller_role_arn = controller_role.arn
-        self.node_role_arn = node_role.arn
-        self.interruption_queue = queue.name
-        self._controller = controller
-        self._pool_shapes = args.pool_shapes()
-        self.placements = {s.name: s.placement for s in self._pool_shapes}
-        self.register_outputs(
-            {
-                "nodePools": list(self.node_pools),
-                "nodeClasses": list(self.node_classes),
-                "controllerRoleArn": self.controller_role_arn,
-                "nodeRoleArn": self.node_role_arn,
-                "interruptionQueue": self.interruption_queue,
-            }
         )
 
     @staticmethod
