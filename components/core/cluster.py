@@ -27,7 +27,7 @@ from gpu_platform.components.pools.shapes import NodePoolShape
 
 __all__ = ["CLUSTER_COMPONENTS", "ClusterComponent", "ClusterPools", "OnCluster", "a_type", "check_live", "check_pools", "on_cluster"]
 
-CLUSTER_COMPONENTS = "a cluster component (GpuGkeCluster, EksCluster or SpotFailoverEksNodeGroups)"
+CLUSTER_COMPONENTS = "a cluster component (GpuGkeCluster, EksCluster, SpotFailoverEksNodeGroups or KarpenterNodePools)"
 """How an error names what ``cluster=`` accepts."""
 
 

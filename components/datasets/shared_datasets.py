@@ -46,7 +46,7 @@ from gpu_platform.components.datasets.resources import (
     volume_args,
 )
 from gpu_platform.components.eks.cluster import EksCluster
-from gpu_platform.components.eks.node_groups import SpotFailoverEksNodeGroups
+from gpu_platform.components.eks.gpu_pools import EksGpuPools
 from gpu_platform.components.eks.resources import irsa_role
 from gpu_platform.components.gke.cluster import GpuGkeCluster
 
@@ -90,7 +90,7 @@ class SharedDatasets(pulumi.ComponentResource):
         service_accounts: Mapping[str, Sequence[str]] | None = None,
         pod_defaults: Collection[str] = (),
     ) -> None:
-        """``cluster``: GpuGkeCluster, EksCluster, or the SpotFailoverEksNodeGroups built with an EksCluster.
+        """``cluster``: GpuGkeCluster, EksCluster, or the SpotFailoverEksNodeGroups or KarpenterNodePools built with an EksCluster.
         ``namespaces``: every mounting tenant's namespace resource (a Dask tenant's Namespace, a Kubeflow
         Profile), by tenant: claims wait for them. ``service_accounts`` (GKE): the Kubernetes service
         accounts of a tenant whose pods mount its datasets, by tenant. Default: DEFAULT_SERVICE_ACCOUNTS.
@@ -429,11 +429,13 @@ def _region_of(location: str) -> str:
 
 
 def _cloud_cluster(cluster: object) -> EksCluster | GpuGkeCluster:
-    """The cloud's cluster component behind ``cluster`` (node groups stand for their EksCluster)."""
-    if isinstance(cluster, SpotFailoverEksNodeGroups):
+    """The cloud's cluster component behind ``cluster`` (an EKS provisioner's GPU pools stand for their EksCluster)."""
+    if isinstance(cluster, EksGpuPools):
+        # Either EKS provisioner (SpotFailoverEksNodeGroups, KarpenterNodePools) stands for its EksCluster.
         eks = cluster.eks_cluster
         if eks is None:
-            raise input_error("cluster", "cluster: build SpotFailoverEksNodeGroups with cluster=<EksCluster> (not its ref), or pass the EksCluster")
+            kind = type(cluster).__name__
+            raise input_error("cluster", f"cluster: build {kind} with cluster=<EksCluster> (not its ref), or pass the EksCluster")
         return eks
     if isinstance(cluster, (EksCluster, GpuGkeCluster)):
         return cluster

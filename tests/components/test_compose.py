@@ -281,7 +281,7 @@ def refusal(build: Callable[[], Any]) -> pulumi.InputPropertyError:
     return info.value
 
 
-ACCEPTS = "a cluster component (GpuGkeCluster, EksCluster or SpotFailoverEksNodeGroups)"
+ACCEPTS = "a cluster component (GpuGkeCluster, EksCluster, SpotFailoverEksNodeGroups or KarpenterNodePools)"
 WRONG: dict[str, Callable[[], Any]] = {
     "a str": lambda: "gke",
     "a Provider": lambda: gke_cluster().provider,

@@ -578,3 +578,25 @@ def test_kubeflow_profiles_get_a_pod_default_that_mounts_the_dataset(engine: Eng
         assert grant.inputs["member"].endswith("/subject/ns/ds-team/sa/default-editor")
 
     return settled_tree(shared).apply(check)
+
+
+@pulumi.runtime.test
+def test_karpenter_node_pools_serve_as_the_cluster_of_shared_datasets(engine: Engine) -> pulumi.Output[Any]:
+    """Either EKS provisioner stands for its EksCluster (issue 34: Karpenter with datasets was refused as a
+    cluster of the wrong kind): the same Lustre file system, volumes and claims as with the node groups."""
+    from gpu_platform.components import KarpenterNodePools, KarpenterNodePoolsArgs
+
+    raw = eks_config(dataset(tenants=["team-a"]))
+    raw["eks_node_groups"] = {**raw["eks_node_groups"], "provisioner": "karpenter"}
+    config = StackConfig.model_validate(raw)
+    assert config.eks is not None and config.eks_node_groups is not None and config.dask is not None and config.shared_datasets is not None
+    cluster = EksCluster("c", config.eks, gpu_instance_types=config.eks_node_groups.instance_types(), karpenter_discovery=True)
+    pools = KarpenterNodePools("g", KarpenterNodePoolsArgs.of(config.eks_node_groups), cluster=cluster)
+    dask = DaskOperator("d", config.dask, cluster=pools, datasets=config.shared_datasets.tenant_mounts(Cloud.AWS))
+    shared = SharedDatasets("s", config.shared_datasets, cluster=pools, namespaces=dask.namespaces)
+
+    def check(values: list[Any]) -> None:
+        assert engine.resource("s-reference-fsx").inputs["deploymentType"] == "PERSISTENT_2"
+        assert values[1] == {"reference": ["team-a/dataset-reference"]}
+
+    return pulumi.Output.all(settled_tree(shared), shared.claims).apply(check)
