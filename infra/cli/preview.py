@@ -38,11 +38,13 @@ def cmd_preview(args: argparse.Namespace) -> int:
     check_distinct(json_target, manifests_target)
     check_target(args)
     args.stack = _preview_stack(args)
-    sources = None if args.no_render else upstream_sources(args)
+    # The program reads upstream files too (the load balancer controller's IAM policy): --upstream and --offline
+    # hold for it with --no-render as well; only rendering is left out.
+    sources = upstream_sources(args)
     policy_config = read_policy_config(Path(args.policy_config) if args.policy_config is not None else None)
     plan, stack_config = _run(args, sources)
 
-    checks = check_plan(plan, stack_config, policy_config, sources)
+    checks = check_plan(plan, stack_config, policy_config, None if args.no_render else sources)
     if checks.report is not None and args.render and checks.report.notices:
         raise CommandError([f"{line} (--render requires every release and directory rendered)" for line in checks.report.notices], EXIT_CONFIG)
     outputs: list[Any] = []
@@ -143,17 +145,17 @@ def program_target(plan: Any, kubernetes_version: str | None) -> Any:
 
 
 def _program_failure(exc: Exception) -> CommandError:
-    """A program's exception as the command's error: a component's refused input (Pulumi's
-    InputPropertyError/InputPropertiesError) is bad input, one line per property, exit 2;
-    anything else is the program failing, one line, exit 3."""
+    """A program's exception as the command's error, exit 3: the stack config was read and checked before the program
+    ran, so whatever fails inside it is the program's defect, never the user's config (exit 2). A component's refused
+    input (Pulumi's InputPropertyError/InputPropertiesError) is one line per property, naming it; anything else one line."""
     import pulumi
 
     if isinstance(exc, pulumi.InputPropertyError):
-        return CommandError([f"invalid input {exc.property_path}: {exc.reason}"], EXIT_CONFIG)
+        return CommandError([f"the program gave a component invalid input {exc.property_path}: {exc.reason}"], EXIT_PROGRAM)
     if isinstance(exc, pulumi.InputPropertiesError):
         details = exc.errors or []
-        lines = [f"invalid input {d['property_path']}: {d['reason']}" for d in details] or [f"invalid inputs: {exc.message}"]
-        return CommandError(lines, EXIT_CONFIG)
+        lines = [f"the program gave a component invalid input {d['property_path']}: {d['reason']}" for d in details]
+        return CommandError(lines or [f"the program gave a component invalid inputs: {exc.message}"], EXIT_PROGRAM)
     return CommandError([f"the program failed: {type(exc).__name__}: {first_line(exc)}"], EXIT_PROGRAM)
 
 

@@ -306,14 +306,20 @@ def test_the_program_failing_is_exit_3(monkeypatch: pytest.MonkeyPatch, capsys: 
 @pytest.mark.parametrize(
     ("raised", "lines"),
     [
-        (lambda: input_error("args.project", "no GCP project; set project"), ["invalid input args.project: no GCP project; set project"]),
+        (
+            lambda: input_error("args.project", "no GCP project; set project"),
+            ["the program gave a component invalid input args.project: no GCP project; set project"],
+        ),
         (
             lambda: input_errors([(("args", "tenants", 0, "notebook", "cpu"), "too big"), ("pools", "no scheduler pool")]),
-            ["invalid input args.tenants[0].notebook.cpu: too big", "invalid input pools: no scheduler pool"],
+            [
+                "the program gave a component invalid input args.tenants[0].notebook.cpu: too big",
+                "the program gave a component invalid input pools: no scheduler pool",
+            ],
         ),
     ],
 )
-def test_a_refused_component_input_is_exit_2_one_line_per_property(
+def test_a_refused_component_input_is_a_program_defect_exit_3_one_line_per_property(
     raised: Any, lines: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from gpu_platform.infra.preview import engine
@@ -322,7 +328,8 @@ def test_a_refused_component_input_is_exit_2_one_line_per_property(
         raise raised()
 
     monkeypatch.setattr(engine, "run_program", refuses)
-    assert main(["preview", "dev-gke", *PD]) == 2
+    # The stack file was valid: the program composed the components wrongly (issue 34), not the user's config.
+    assert main(["preview", "dev-gke", *PD]) == 3
     assert capsys.readouterr().err == "".join(f"gpu-platform: {line}\n" for line in lines)
 
 

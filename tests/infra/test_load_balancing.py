@@ -320,3 +320,18 @@ def test_the_tokens_and_child_names_are_frozen(upstream_env: Path) -> None:
                 f"{child.type} {child.name.removeprefix(component.name + '-')}" for child in plan.resources if child.parent == component.urn
             )
     assert seen == FROZEN
+
+
+def test_no_render_takes_the_policy_from_upstream_offline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--no-render leaves out rendering only: the program's own upstream file (the controller's IAM policy) comes
+    from --upstream (the flag alone, no GPU_PLATFORM_UPSTREAM), offline and with an empty cache (issue 34: it was
+    fetched online, exit 2)."""
+    upstream_env = upstream_or_skip()
+    root = _project(tmp_path, "dev-eks", _with_inference)
+    code = main(["preview", "dev-eks", "--quiet", "--no-render", "--offline", "--upstream", str(upstream_env), "--project-dir", str(root)])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    program = PROJECT_DIR / "examples" / "inference"
+    code = main(["preview", "--program", str(program), "eks", "--quiet", "--no-render", "--offline", "--upstream", str(upstream_env)])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
