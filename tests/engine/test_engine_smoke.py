@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 import pytest
 from pulumi import automation as auto
 
+from gpu_platform.components.pools.awaits import SKIP_AWAIT
 from tests.engine.conftest import RealEngine
 
 GROUP = "engine.gpu-platform.io"
@@ -166,7 +167,8 @@ def _pending_pods(engine: RealEngine, namespace: str) -> list[Any]:
 
 
 def test_a_deployment_with_skip_await_comes_up_without_waiting_for_its_pods(real_engine: RealEngine) -> None:
-    program = _deployment_program(real_engine, "skip-await", {"pulumi.com/skipAwait": "true"})
+    # The annotation the components put on workloads that wait on the autoscaler (components/pools/awaits.py).
+    program = _deployment_program(real_engine, "skip-await", dict(SKIP_AWAIT))
     with real_engine.stack("skip-await", program) as stack:
         up = stack.up()
         assert up.summary == {"create": 4}, up.stdout
