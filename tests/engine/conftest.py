@@ -1,0 +1,359 @@
+"""The real Pulumi engine for the engine tests: the Pulumi CLI and the Kubernetes provider built once
+(tests/engine/build.sh; .ci/run builds it before the tests), a file backend, and the local control
+plane the apply tests start, so a program goes up, previews, changes and is destroyed as `pulumi up`
+does it: the provider's own await logic, diffs, Helm releases and deletes.
+
+A new test asks for ``real_engine`` and runs an inline program (the Automation API's, hosted by the
+SDK in this process: no language host is built)::
+
+    def test_something(real_engine: RealEngine) -> None:
+        def program() -> None:
+            k8s.core.v1.ConfigMap("settings", ..., opts=pulumi.ResourceOptions(provider=real_engine.provider()))
+
+        with real_engine.stack("something", program) as stack:
+            stack.up()                  # raises auto.CommandError carrying the engine's own message
+            stack.preview_no_changes()  # a second `up` would change nothing
+            stack.up(changed_program)   # and so on; the stack is destroyed and removed on leaving
+
+Every resource must take ``real_engine.provider()`` (the control plane's kubeconfig); the CLI's
+KUBECONFIG names the same control plane, so a forgotten provider still never reaches another cluster.
+Helm charts come from the pinned archives the offline render reads (``real_engine.chart_archive``).
+
+Skips, with the reason, when Go is not installed, when the build is absent and GPU_PLATFORM_ENGINE_BUILD=0
+(.ci/run sets it after a failed build), or when the build fails: a failed build is not tried again
+in the same run, and several xdist workers wait on one build (a file lock) instead of building twice.
+The binaries are found by build.sh's own rule: GPU_PLATFORM_ENGINE_BIN (a folder with pulumi and
+pulumi-resource-kubernetes), else the cache keyed by the hash of build.sh and the go.mod/go.sum files.
+
+The control plane comes from tests/apply/conftest.py's ``control_plane`` fixture, imported here: pytest
+registers it once per conftest, so the engine tests get a control plane of their own in each worker
+(the apply tests' objects and nodes never meet the engine's), started and stopped by the same code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.apply.conftest import control_plane  # noqa: F401 (the fixture, registered for tests/engine)
+from tests.conftest import upstream_or_skip
+
+ENGINE_DIR = Path(__file__).resolve().parent
+BINARIES = ("pulumi", "pulumi-resource-kubernetes")
+"""What build.sh builds."""
+KEY_FILES = ("pulumi/go.mod", "pulumi/go.sum", "kubernetes/go.mod", "kubernetes/go.sum", "build.sh")
+"""The files whose contents key the binary cache (build.sh hashes the same bytes, itself included)."""
+PROJECT = "gpu-platform-engine-tests"
+PASSPHRASE = "engine-tests"  # a throwaway file backend's; nothing secret is kept in it
+NODE_NAME = "engine-kwok-0"
+REPLACEMENT_STEPS = frozenset({"replace", "create-replacement", "delete-replaced", "discard-replaced"})
+BUILD_TIMEOUT = 7200.0
+"""Seconds the build may take here (42 min measured on 2 cores shared with other builds)."""
+
+
+def cache_root() -> Path:
+    explicit = os.environ.get("GPU_PLATFORM_ENGINE_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gpu-platform" / "engine"
+
+
+def cache_key() -> str:
+    digest = hashlib.sha256()
+    for name in KEY_FILES:
+        digest.update(name.encode() + b"\n")
+        digest.update((ENGINE_DIR / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _complete(folder: Path) -> bool:
+    return all(os.access(folder / b, os.X_OK) for b in BINARIES)
+
+
+def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the whole run, shared by the xdist workers (as tests/conftest.py's render cache)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop build.sh and the go commands it started (its own session): SIGTERM, so its EXIT trap removes
+    the build folder, then SIGKILL after 30 s."""
+    for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def engine_binaries(shared: Path) -> Path:
+    """The folder holding pulumi and pulumi-resource-kubernetes, built here once if need be; skips with
+    the reason when it cannot be had."""
+    from gpu_platform.infra.apply.local import go_binary
+
+    explicit = os.environ.get("GPU_PLATFORM_ENGINE_BIN")
+    if explicit:
+        if not _complete(Path(explicit)):
+            pytest.skip(f"GPU_PLATFORM_ENGINE_BIN={explicit} lacks {' or '.join(BINARIES)} (tests/engine/build.sh builds them)")
+        return Path(explicit)
+    key = cache_key()
+    folder = cache_root() / key / "bin"
+    if _complete(folder):
+        return folder
+    absent = f"the Pulumi engine is not built at {folder}"
+    go = go_binary()
+    if go is None:
+        pytest.skip(f"Go 1.26 is not installed, so the Pulumi CLI and the Kubernetes provider cannot be built: {absent}")
+    if os.environ.get("GPU_PLATFORM_ENGINE_BUILD") == "0":
+        pytest.skip(f"{absent} (GPU_PLATFORM_ENGINE_BUILD=0: not building it here; run tests/engine/build.sh)")
+    failed = shared / "engine-build-failed"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(cache_root() / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time, across workers and runs: the others wait here
+        if _complete(folder):
+            return folder  # another worker built it while this one waited
+        if failed.is_file():
+            pytest.skip(failed.read_text())
+        log = folder.parent / "build.log"
+        env = {**os.environ, "PATH": f"{Path(go).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        with open(log, "w") as out:
+            build = subprocess.Popen(["bash", str(ENGINE_DIR / "build.sh")], env=env, stdout=subprocess.DEVNULL, stderr=out, start_new_session=True)
+            try:
+                code = build.wait(timeout=BUILD_TIMEOUT)
+                why = "" if code == 0 else f"tests/engine/build.sh failed (exit {code}); its output: {log}"
+            except subprocess.TimeoutExpired:
+                _stop_group(build)
+                why = f"tests/engine/build.sh did not finish in {BUILD_TIMEOUT:.0f} s; its output: {log}"
+        if not why and not _complete(folder):
+            why = f"tests/engine/build.sh finished but {folder} lacks {' or '.join(BINARIES)}"
+        if why:
+            failed.write_text(why)  # the other workers skip with this instead of building again
+            pytest.skip(why)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def engine_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the built pulumi CLI and pulumi-resource-kubernetes (or skip)."""
+    return engine_binaries(_shared_dir(tmp_path_factory))
+
+
+# --- runs of a program -------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """What one engine operation did: the summary, each resource's step and the CLI's output."""
+
+    summary: dict[str, int]
+    """Count per operation (create, update, same, delete, replace...), as the engine's summary gives it."""
+    steps: dict[str, str] = field(default_factory=dict)
+    """Resource name (the URN's last part) -> its step: same, create, update, delete, replace (a
+    replacement's create-replacement/delete-replaced steps count as one replace), read... Exact when
+    the program's resource names are unique, as the components' are; ``urns`` otherwise."""
+    urns: dict[str, str] = field(default_factory=dict)
+    """The same steps by URN."""
+    stdout: str = ""
+    seconds: float = 0.0
+
+    def changed(self) -> dict[str, str]:
+        """The steps that are not ``same`` (what the operation changed or would change)."""
+        return {name: op for name, op in self.steps.items() if op != "same"}
+
+
+class EngineStack:
+    """One stack of the file backend, running inline programs through the Automation API."""
+
+    def __init__(self, stack: Any, program: Callable[[], None]) -> None:
+        self.stack = stack
+        """The Automation API's Stack (pulumi.automation.Stack), for anything this class does not wrap."""
+        self.program = program
+        self.destroyed = False
+        """True after a destroy, until the next up (the stack's exit then destroys nothing more)."""
+
+    def _run(self, operation: str, program: Callable[[], None] | None, **kwargs: Any) -> Run:
+        from pulumi import automation as auto
+
+        if program is not None:
+            self.program = program
+        urns: dict[str, str] = {}
+
+        def on_event(event: auto.EngineEvent) -> None:
+            pre = event.resource_pre_event
+            if pre is not None and pre.metadata.type != "pulumi:pulumi:Stack":
+                op, urn = pre.metadata.op.value, pre.metadata.urn
+                urns[urn] = "replace" if op in REPLACEMENT_STEPS or urns.get(urn) == "replace" else op
+
+        start = time.monotonic()
+        try:
+            if operation == "destroy":
+                result = self.stack.destroy(on_event=on_event, color="never", **kwargs)
+                self.destroyed = True
+            else:
+                self.destroyed = self.destroyed and operation == "preview"
+                self.stack.workspace.program = self.program
+                result = getattr(self.stack, operation)(on_event=on_event, color="never", **kwargs)
+        except auto.CommandError:
+            print(f"engine {operation} {self.stack.name}: failed after {time.monotonic() - start:.1f} s")
+            raise
+        summary = result.change_summary if operation == "preview" else (result.summary.resource_changes or {})
+        ops = {str(getattr(k, "value", k)): int(v) for k, v in (summary or {}).items()}
+        steps = {urn.rsplit("::", 1)[-1]: op for urn, op in urns.items()}
+        run = Run(summary=ops, steps=steps, urns=urns, stdout=result.stdout, seconds=time.monotonic() - start)
+        # One line per operation, in the test's captured output (shown on failure, or with -s / -rP).
+        print(f"engine {operation} {self.stack.name}: {run.seconds:.1f} s, {ops}, changed {run.changed()}")
+        return run
+
+    def up(self, program: Callable[[], None] | None = None, **kwargs: Any) -> Run:
+        """`pulumi up` of ``program`` (default: the last one given); auto.CommandError on failure, its
+        text holding the engine's and the provider's messages."""
+        return self._run("up", program, **kwargs)
+
+    def preview(self, program: Callable[[], None] | None = None, **kwargs: Any) -> Run:
+        """`pulumi preview` of ``program`` (default: the last one given)."""
+        return self._run("preview", program, **kwargs)
+
+    def preview_no_changes(self, program: Callable[[], None] | None = None) -> Run:
+        """`pulumi preview --expect-no-changes`: fails the test, naming the changes, unless every
+        resource is ``same``."""
+        run = self.preview(program, expect_no_changes=True)
+        assert not run.changed() and set(run.summary) <= {"same"}, f"the preview would change {run.changed()} ({run.summary})"
+        return run
+
+    def destroy(self, **kwargs: Any) -> Run:
+        """`pulumi destroy` (waits for every delete, as the provider does)."""
+        return self._run("destroy", None, **kwargs)
+
+    def outputs(self) -> dict[str, Any]:
+        return {k: v.value for k, v in self.stack.outputs().items()}
+
+
+@dataclass
+class RealEngine:
+    """The built CLI and provider, a file backend and the local control plane, for one test worker."""
+
+    bin_dir: Path
+    """pulumi and pulumi-resource-kubernetes (on the CLI's PATH: the engine uses that provider)."""
+    kubeconfig: Path
+    """The control plane's admin kubeconfig (the provider's and the CLI's KUBECONFIG)."""
+    home: Path
+    """PULUMI_HOME (plugins, credentials, workspaces): a temporary folder."""
+    backend: str
+    """file://<folder>: the state of every stack."""
+    env: dict[str, str]
+    """What the CLI runs with (PATH, PULUMI_HOME, PULUMI_CONFIG_PASSPHRASE, KUBECONFIG...)."""
+    plane: Any
+    """The running control plane (infra/apply/local.py ControlPlane)."""
+    work: Path
+    """Where each stack's workspace (Pulumi.yaml, Pulumi.<stack>.yaml) is written."""
+
+    def provider(self, name: str = "local") -> Any:
+        """A Kubernetes provider on the control plane; call it inside the program."""
+        import pulumi_kubernetes as k8s
+
+        return k8s.Provider(name, kubeconfig=self.kubeconfig.read_text())
+
+    def chart_archive(self, name: str, version: str) -> Path:
+        """The archive of a chart the lock pins, from the pinned local sources the offline render
+        reads (../shared/reference/upstream), its digest checked against the lock; skips without them."""
+        from gpu_platform.infra.preview.upstream import Sources, load_lock
+
+        lock = load_lock()
+        pins = [p for p in lock.charts if p.name == name and p.version == version]
+        assert pins, f"chart {name} {version} is not in the lock (infra/preview/upstream.lock.yaml)"
+        return Sources(lock, upstream_dir=upstream_or_skip(), fetch=False).chart_archive(pins[0])
+
+    def api_client(self) -> Any:
+        """A Kubernetes API client on the control plane (to read back what the engine did)."""
+        return self.plane.api_client()
+
+    @contextlib.contextmanager
+    def stack(self, name: str, program: Callable[[], None], config: Mapping[str, Any] | None = None) -> Iterator[EngineStack]:
+        """A new stack ``name`` of the file backend, with ``config`` (key -> str, or auto.ConfigValue for
+        a secret) as its stack config; on leaving, whatever is left of it is destroyed and the stack
+        removed (so a failed test leaves nothing on the control plane)."""
+        from pulumi import automation as auto
+
+        work = self.work / name
+        work.mkdir(parents=True, exist_ok=True)
+        opts = auto.LocalWorkspaceOptions(
+            work_dir=str(work),
+            pulumi_home=str(self.home),
+            env_vars=self.env,
+            pulumi_command=auto.PulumiCommand(root=str(self.bin_dir.parent)),
+            project_settings=auto.ProjectSettings(name=PROJECT, runtime="python", backend=auto.ProjectBackend(url=self.backend)),
+        )
+        stack = EngineStack(auto.create_or_select_stack(stack_name=name, project_name=PROJECT, program=program, opts=opts), program)
+        if config:
+            stack.stack.set_all_config({key: value if isinstance(value, auto.ConfigValue) else auto.ConfigValue(str(value)) for key, value in config.items()})
+        try:
+            yield stack
+        finally:
+            try:
+                if not stack.destroyed:
+                    stack.destroy()
+            finally:
+                stack.stack.workspace.remove_stack(name)
+
+
+def _kwok_node() -> dict[str, Any]:
+    """One kwok node (kwok keeps it Ready and runs the pods bound to it), with no taint, so the
+    workloads the tests create become ready as on a cluster with room."""
+    from gpu_platform.infra.apply.local import KWOK_NODE_ANNOTATION
+
+    key, value = KWOK_NODE_ANNOTATION
+    resources = {"cpu": "16", "memory": "64Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": NODE_NAME,
+            "annotations": {key: value, "node.alpha.kubernetes.io/ttl": "0"},
+            "labels": {"kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
+        },
+        "status": {"capacity": resources, "allocatable": resources},
+    }
+
+
+@pytest.fixture(scope="session")
+def real_engine(control_plane: Any, engine_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealEngine]:  # noqa: F811 (the fixture imported above)
+    """The real engine on the local control plane, with a file backend in a temporary folder.
+
+    ``control_plane`` comes first: when it skips, the engine is not built for nothing."""
+    from kubernetes import client
+
+    root = tmp_path_factory.mktemp("engine")
+    home, state, work = root / "home", root / "state", root / "work"
+    for folder in (home, state, work):
+        folder.mkdir()
+    backend = f"file://{state}"
+    env = {
+        "PATH": f"{engine_bin}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PULUMI_HOME": str(home),
+        "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",  # offline: the provider is the one on PATH
+        "PULUMI_SKIP_CONFIRMATIONS": "true",
+        "KUBECONFIG": str(control_plane.kubeconfig),
+    }
+    login = subprocess.run([str(engine_bin / "pulumi"), "login", backend], env={**os.environ, **env}, capture_output=True, text=True, timeout=120, check=False)
+    if login.returncode != 0:
+        pytest.fail(f"pulumi login {backend} failed: {login.stdout}{login.stderr}")
+    api = control_plane.api_client()
+    client.CoreV1Api(api).create_node(_kwok_node())
+    yield RealEngine(bin_dir=engine_bin, kubeconfig=control_plane.kubeconfig, home=home, backend=backend, env=env, plane=control_plane, work=work)
