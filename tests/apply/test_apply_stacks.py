@@ -46,12 +46,14 @@ def _stack(stack: str) -> tuple[Any, Any, list[ApplyObject]]:
     if stack == PLATFORM:
         from tests.infra.test_render import platform_variant
 
-        root = platform_variant(Path(tempfile.mkdtemp(prefix="gpu-platform-platform-")))
-        values, secret_keys = read_stack_file(root, stack)
-        plan = run_program(root, stack, values, secret_keys)
+        # The variant's project folder is only read here: removed once read, so no run leaves it behind.
+        with tempfile.TemporaryDirectory(prefix="gpu-platform-platform-") as folder:
+            root = platform_variant(Path(folder))
+            values, secret_keys = read_stack_file(root, stack)
+            plan = run_program(root, stack, values, secret_keys)
+            config = load_stack(root, stack)
     else:
-        root, plan = PROJECT_DIR, shipped_plan(stack)
-    config = load_stack(root, stack)
+        plan, config = shipped_plan(stack), load_stack(PROJECT_DIR, stack)
     lock = load_lock()
     rendering = render_plan(plan, config.kubernetes_version, Sources(lock, upstream_dir=UPSTREAM_DIR), lock)
     assert not rendering.errors and not rendering.unavailable, (rendering.errors, rendering.unavailable)

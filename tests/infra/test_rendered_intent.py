@@ -313,13 +313,15 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
     from tests.infra.test_render import platform_variant
 
     if edition == "pipelines":
-        root, stack = PROJECT_DIR, "prod-eks"
-        plan = shipped_plan(stack)
+        stack = "prod-eks"
+        plan, config = shipped_plan(stack), load_stack(PROJECT_DIR, stack)
     else:
-        root, stack = platform_variant(Path(tempfile.mkdtemp(prefix="gpu-platform-platform-"))), "prod-eks-platform"
-        config_values, secret_keys = read_stack_file(root, stack)
-        plan = run_program(root, stack, config_values, secret_keys)
-    config = load_stack(root, stack)
+        # The variant's project folder is only read here: removed once read, so no run leaves it behind.
+        with tempfile.TemporaryDirectory(prefix="gpu-platform-platform-") as folder:
+            root, stack = platform_variant(Path(folder)), "prod-eks-platform"
+            config_values, secret_keys = read_stack_file(root, stack)
+            plan = run_program(root, stack, config_values, secret_keys)
+            config = load_stack(root, stack)
     lock = load_lock()
     sources = Sources(lock, upstream_dir=UPSTREAM_DIR)
     directories = [r for r in plan.resources if r.type == "kubernetes:kustomize/v2:Directory"]
