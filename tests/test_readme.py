@@ -1,4 +1,5 @@
-"""The README's promises: two quick-start commands, a consumer example that runs, a current reference."""
+"""The README's and the docs site's promises: two quick-start commands, a consumer example that runs, a
+current reference, links that arrive."""
 
 from __future__ import annotations
 
@@ -16,11 +17,18 @@ from gpu_platform.infra.preview.engine import RecordingMocks, RecordingMonitor
 from tests.conftest import PROJECT_DIR
 
 README = (PROJECT_DIR / "README.md").read_text()
+PAGES = sorted((PROJECT_DIR / "docs").rglob("*.md"))
+"""The docs site's pages (mkdocs.yml's docs_dir)."""
 
 
-def block(marker: str, language: str) -> str:
-    m = re.search(rf"<!-- {marker} -->\s*```{language}\n(.+?)\n```", README, re.S)
-    assert m, f"README has no {marker} block"
+def page(path: str) -> str:
+    """The text of a docs page, by its path under docs/."""
+    return (PROJECT_DIR / "docs" / path).read_text()
+
+
+def block(marker: str, language: str, text: str = README) -> str:
+    m = re.search(rf"<!-- {marker} -->\s*```{language}\n(.+?)\n```", text, re.S)
+    assert m, f"no {marker} block"
     return m.group(1)
 
 
@@ -44,7 +52,7 @@ def test_ci_runs_the_readme_test_command() -> None:
 
 def test_consumer_example_runs_under_mocks(tmp_path: Path) -> None:
     program = tmp_path / "__main__.py"
-    program.write_text(textwrap.dedent(block("example:consumer", "python")))
+    program.write_text(textwrap.dedent(block("example:consumer", "python", page("getting-started/library.md"))))
     monitor = RecordingMonitor(RecordingMocks())
     pulumi.runtime.set_all_config({}, [])
     pulumi.runtime.set_mocks(monitor.mocks, project="consumer", stack="dev", preview=True, monitor=monitor)
@@ -68,14 +76,24 @@ def test_the_readme_opens_with_a_table_of_contents_that_reaches_every_section() 
     headings = re.findall(r"^## (.+)$", re.sub(r"```.*?```", "", README, flags=re.S), re.M)
     for heading in headings:
         assert f"[{heading}](#" in toc, heading
-    for wanted in ("Quick start", "Consumer quick start", "Create your own stack", "Teardown", "Reference"):
+    for wanted in ("Quick start", "Documentation"):
         assert any(h.startswith(wanted) for h in headings), wanted
+
+
+def test_every_docs_page_is_reached_from_the_readme() -> None:
+    """The README links the docs' index, and the index (with the README) links every other page."""
+    assert "(docs/index.md)" in README
+    linked = {(PROJECT_DIR / "docs" / link).resolve() for link in _links(page("index.md"))}
+    linked |= {(PROJECT_DIR / link).resolve() for link in _links(README)}
+    for path in PAGES:
+        assert path.name == "index.md" and path.parent.name == "docs" or path.resolve() in linked, path.relative_to(PROJECT_DIR)
 
 
 def test_the_reference_pages_are_linked_and_cover_every_component() -> None:
     from gpu_platform import components
 
-    assert "(stacks/README.md)" in README and "(components/README.md)" in README
+    links = page("reference/index.md")
+    assert "(../../stacks/README.md)" in links and "(../../components/README.md)" in links
     reference = (PROJECT_DIR / "components" / "README.md").read_text()
     for name in components.__all__:
         value = getattr(components, name)
@@ -91,20 +109,20 @@ def test_the_machine_catalog_is_listed_from_the_data() -> None:
     catalog = reference.split("## Machine catalog\n", 1)[1]
     for name in [*GCP_ACCELERATORS, *GCP_MACHINE_SHAPES, *AWS_INSTANCE_TYPES]:
         assert f"| `{name}` |" in catalog, name
-    assert "(components/README.md#machine-catalog)" in README
+    assert "(../../components/README.md#machine-catalog)" in page("reference/index.md")
 
 
 def test_the_report_port_forward_reaches_the_prometheus_the_stack_deploys() -> None:
     from gpu_platform.components import PrometheusStackArgs
 
-    command = next(line for line in README.splitlines() if "port-forward" in line and line.startswith("kubectl"))
+    command = next(line for line in page("commands/report.md").splitlines() if "port-forward" in line and line.startswith("kubectl"))
     namespace = PrometheusStackArgs.model_fields["namespace"].default
     assert f"kubectl -n {namespace} port-forward" in command
     assert "pulumi stack output prometheusUrl" in command  # the service the output names
 
 
 def test_teardown_says_how_to_lift_every_protection() -> None:
-    teardown = README.split("## Teardown\n", 1)[1].split("\n## ", 1)[0]
+    teardown = page("operating/teardown.md")
     for flag in ("deletion_protection", "keep_volumes_on_delete", "keep_volume_on_delete", "pulumi destroy", "pulumi state unprotect"):
         assert flag in teardown, flag
 
@@ -112,7 +130,7 @@ def test_teardown_says_how_to_lift_every_protection() -> None:
 def test_composed_example_runs_under_mocks(tmp_path: Path) -> None:
     """The README's composition example as printed: the add-ons take the cluster component itself."""
     program = tmp_path / "__main__.py"
-    program.write_text(textwrap.dedent(block("example:composed", "python")))
+    program.write_text(textwrap.dedent(block("example:composed", "python", page("getting-started/library.md"))))
     monitor = RecordingMonitor(RecordingMocks())
     pulumi.runtime.set_all_config({"consumer:grafana_admin_password": "not-a-password"}, ["consumer:grafana_admin_password"])
     pulumi.runtime.set_mocks(monitor.mocks, project="consumer", stack="dev", preview=True, monitor=monitor)
@@ -135,7 +153,7 @@ def test_composed_example_runs_under_mocks(tmp_path: Path) -> None:
 
 # --- the README says one thing, and it is true (issue 25) ------------------------------------
 
-DOCS = [PROJECT_DIR / "README.md", PROJECT_DIR / "components" / "README.md", PROJECT_DIR / "stacks" / "README.md"]
+DOCS = [PROJECT_DIR / "README.md", PROJECT_DIR / "components" / "README.md", PROJECT_DIR / "stacks" / "README.md", *PAGES]
 
 
 def _anchors(text: str) -> set[str]:
@@ -193,8 +211,8 @@ def test_the_readme_states_the_stack_name_rule_the_code_enforces() -> None:
     from gpu_platform.infra.stack.errors import PreviewError
     from gpu_platform.infra.stack.read import check_stack_name
 
-    assert "A stack name is Pulumi's: 1 to 100 letters, digits, `-`, `_` and `.`" in README
-    assert "Stack names are lowercase" not in README, "one rule, said once"
+    assert "A stack name is Pulumi's: 1 to 100 letters, digits, `-`, `_` and `.`" in page("getting-started/create-a-stack.md")
+    assert not any("Stack names are lowercase" in doc.read_text() for doc in DOCS), "one rule, said once"
     for good in ("Team_dev.2", "a" * 100, "dev-gke"):
         check_stack_name(good)
     for bad in ("team/dev", "dev gke", "a" * 101, "../x", ""):
@@ -207,8 +225,9 @@ def test_the_report_reproduction_states_the_prometheus_flags_the_tests_use() -> 
 
     source = (PROJECT_DIR / "tests" / "infra" / "report_workload.py").read_text()
     assert '"--storage.tsdb.retention.time=100y"' in source and 'f"--query.lookback-delta={LOOKBACK}"' in source
-    assert f"prometheus --query.lookback-delta={report_workload.LOOKBACK} --storage.tsdb.retention.time=100y" in README
-    assert "promtool tsdb create-blocks-from openmetrics" in README and "promtool tsdb create-blocks-from openmetrics" in source
+    shown = page("commands/report.md")
+    assert f"prometheus --query.lookback-delta={report_workload.LOOKBACK} --storage.tsdb.retention.time=100y" in shown
+    assert "promtool tsdb create-blocks-from openmetrics" in shown and "promtool tsdb create-blocks-from openmetrics" in source
 
 
 def _plain_python() -> str:
@@ -221,7 +240,8 @@ def _plain_python() -> str:
 def test_the_readme_scripts_run_as_written_from_the_repository_root() -> None:
     import os
 
-    scripts = sorted(set(re.findall(r"`(?:\.venv/bin/)?python ((?:tests|examples)/[\w/.-]+\.py)", README)))
+    text = "\n".join(doc.read_text() for doc in DOCS)
+    scripts = sorted(set(re.findall(r"`(?:\.venv/bin/)?python ((?:tests|examples)/[\w/.-]+\.py)", text)))
     assert {"examples/report/make_sample.py", "tests/benchmarks/render_preview.py"} <= set(scripts)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
     has_package = subprocess.run([_plain_python(), "-c", "import gpu_platform"], cwd="/", env=env, capture_output=True, timeout=60).returncode == 0
@@ -256,8 +276,8 @@ def test_make_sample_writes_its_three_files_beside_others(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpus.png", "make_sample.py", "report.json", "wait_times.png"]
-    # The README's table is what it prints: each row's label and value on one line of its output.
-    table = re.search(r"\n```\n(│ GPU pods .+?)\n```", README, re.S)
+    # The table docs/commands/report.md shows is what it prints: each row's label and value on one line of its output.
+    table = re.search(r"\n```\n(│ GPU pods .+?)\n```", page("commands/report.md"), re.S)
     assert table
     for row in table.group(1).splitlines():
         label, value = (cell.strip() for cell in row.strip("│").split("│"))
@@ -265,10 +285,10 @@ def test_make_sample_writes_its_three_files_beside_others(tmp_path: Path) -> Non
 
 
 def test_ci_runs_the_readme_apply_stacks_command() -> None:
-    """The README's command that applies every stack to a real API server is the one .ci/run runs,
-    word for word, after the test command."""
+    """The command that applies every stack to a real API server (docs/commands/preview.md) is the one
+    .ci/run runs, word for word, after the test command."""
     command = "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py"
-    assert f"```sh\n{command}\n```" in README
+    assert f"```sh\n{command}\n```" in page("commands/preview.md")
     script = (PROJECT_DIR / ".ci" / "run").read_text()
     assert script.rstrip().endswith(command)
     assert script.index(command) > script.index('bash -c "${test_command}"')
