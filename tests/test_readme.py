@@ -12,7 +12,6 @@ from pathlib import Path
 import pulumi
 from pulumi.runtime.sync_await import _sync_await
 
-from gpu_platform.infra.docs import sync_docs
 from gpu_platform.infra.preview.engine import RecordingMocks, RecordingMonitor
 from tests.conftest import PROJECT_DIR
 
@@ -66,8 +65,21 @@ def test_consumer_example_runs_under_mocks(tmp_path: Path) -> None:
     assert "kubeconfig" in monitor.stack_outputs
 
 
-def test_config_reference_and_pulumi_yaml_are_generated_from_the_models() -> None:
-    assert sync_docs(PROJECT_DIR) == [], "run: gpu-platform docs --write"
+def test_the_generated_references_are_current() -> None:
+    """docs/reference/*.md, the README's contents, the stacks/ and components/ READMEs and Pulumi.yaml's
+    config section are what the code generates today (the CLI reference from the parser the CLI runs)."""
+    from gpu_platform.infra.cli.app import build_parser
+    from gpu_platform.infra.cli.docs import stale_docs
+
+    assert stale_docs(PROJECT_DIR, build_parser()) == [], "run: gpu-platform docs --write"
+    assert {p.name for p in (PROJECT_DIR / "docs" / "reference").iterdir()} == {
+        "index.md",
+        "components.md",
+        "stack-config.md",
+        "cli.md",
+        "policies.md",
+        "catalog.md",
+    }
 
 
 def test_the_readme_opens_with_a_table_of_contents_that_reaches_every_section() -> None:
@@ -89,27 +101,106 @@ def test_every_docs_page_is_reached_from_the_readme() -> None:
         assert path.name == "index.md" and path.parent.name == "docs" or path.resolve() in linked, path.relative_to(PROJECT_DIR)
 
 
+def _defined_components() -> set[type]:
+    """Every ComponentResource subclass a module under components/ defines, found by importing each file."""
+    import importlib
+
+    for path in (PROJECT_DIR / "components").rglob("*.py"):
+        parts = path.relative_to(PROJECT_DIR).with_suffix("").parts
+        if parts[-1] != "__init__" and not parts[-1].startswith("_"):
+            importlib.import_module("gpu_platform." + ".".join(parts))
+    found: set[type] = set()
+    todo = list(pulumi.ComponentResource.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        # The provider's classes wrap these for other languages (docs/getting-started/other-languages.md).
+        if (
+            cls.__module__.startswith("gpu_platform.components.")
+            and not cls.__module__.startswith("gpu_platform.components.provider")
+            and not cls.__name__.startswith("_")
+        ):
+            found.add(cls)
+    return found
+
+
 def test_the_reference_pages_are_linked_and_cover_every_component() -> None:
-    from gpu_platform import components
+    """Every component a module of components/ defines has its section, its Args and every Args key in the
+    component reference; the README's stacks/ and components/ folders point at the references."""
+    import inspect
+
+    from pydantic import BaseModel
 
     links = page("reference/index.md")
-    assert "(../../stacks/README.md)" in links and "(../../components/README.md)" in links
-    reference = (PROJECT_DIR / "components" / "README.md").read_text()
-    for name in components.__all__:
-        value = getattr(components, name)
-        if isinstance(value, type) and issubclass(value, pulumi.ComponentResource):
-            assert f"\n## {name}\n" in reference, name
-    assert "#### StackConfig" in (PROJECT_DIR / "stacks" / "README.md").read_text()
+    for name in ("components.md", "stack-config.md", "cli.md", "policies.md", "catalog.md"):
+        assert f"]({name})" in links, name
+    reference = page("reference/components.md")
+    defined = _defined_components()
+    assert len(defined) >= 15
+    for cls in defined:
+        section = reference.split(f"\n## {cls.__name__}\n", 1)[1].split("\n## ", 1)[0]
+        args = inspect.signature(cls.__init__).parameters["args"].annotation
+        name = args if isinstance(args, str) else args.__name__
+        assert f"- Args: [{name}](#{name.lower()})" in section, cls
+        model = next(m for m in vars(inspect.getmodule(cls)).values() if isinstance(m, type) and issubclass(m, BaseModel) and m.__name__ == name)
+        table = reference.split(f"\n#### {name}\n", 1)[1].split("\n#### ", 1)[0]
+        for key in model.model_fields:
+            assert f"\n| `{key}` | " in table, (name, key)
+    assert "#### StackConfig" in page("reference/stack-config.md")
+    assert "(../docs/reference/stack-config.md)" in (PROJECT_DIR / "stacks" / "README.md").read_text()
+    assert "(../docs/reference/components.md)" in (PROJECT_DIR / "components" / "README.md").read_text()
+
+
+def test_the_reference_gives_each_key_its_type_default_and_allowed_values() -> None:
+    """One row read back against the model it documents: GpuNodePoolArgs.capacity (an enum with a default)
+    and .accelerator_count (bounds, no default), and a required key."""
+    table = page("reference/stack-config.md").split("\n#### GpuNodePoolArgs\n", 1)[1].split("\n#### ", 1)[0]
+    rows = {line.split(" | ")[0].strip("| `"): line.split(" | ")[1:4] for line in table.splitlines() if line.startswith("| `")}
+    assert rows["capacity"] == ["CapacityStrategy (enum)", "`on_demand`", "one of `on_demand`, `spot`, `spot_then_on_demand`"]
+    assert rows["accelerator_count"] == ["int or null", "none", ">= 1; <= 16"]
+    assert rows["accelerator_type"][1] == "required"
+
+
+def test_the_cli_reference_lists_every_command_and_flag_of_the_parser() -> None:
+    import argparse
+
+    from gpu_platform.infra.cli.app import build_parser
+
+    reference = page("reference/cli.md")
+
+    def walk(parser: argparse.ArgumentParser, title: str) -> int:
+        section = reference.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+        seen = 0
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                seen += sum(walk(sub, f"{title} {name}") for name, sub in action.choices.items())
+            elif action.dest not in ("help", "debug"):
+                shown = action.option_strings[0] if action.option_strings else action.metavar or action.dest
+                assert f"| `{shown}" in section, (title, shown)
+                seen += 1
+        return seen
+
+    assert walk(build_parser(), "gpu-platform") > 60
+
+
+def test_the_policy_reference_lists_every_rule_and_says_how_many() -> None:
+    from gpu_platform.policies.rules import RULES
+
+    reference = page("reference/policies.md")
+    assert f"has {len(RULES)} rules" in reference
+    for rule in RULES:
+        assert f"| [`{rule.name}`](#{rule.name}) |" in reference and f"\n### {rule.name}\n" in reference, rule.name
+        for setting in rule.config.model_fields:
+            assert f"| `{setting}` |" in reference.split(f"\n### {rule.name}\n", 1)[1].split("\n### ", 1)[0], (rule.name, setting)
 
 
 def test_the_machine_catalog_is_listed_from_the_data() -> None:
     from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES, GCP_ACCELERATORS, GCP_MACHINE_SHAPES
 
-    reference = (PROJECT_DIR / "components" / "README.md").read_text()
-    catalog = reference.split("## Machine catalog\n", 1)[1]
+    catalog = page("reference/catalog.md")
     for name in [*GCP_ACCELERATORS, *GCP_MACHINE_SHAPES, *AWS_INSTANCE_TYPES]:
         assert f"| `{name}` |" in catalog, name
-    assert "(../../components/README.md#machine-catalog)" in page("reference/index.md")
+    assert "](catalog.md)" in page("reference/index.md")
 
 
 def test_the_report_port_forward_reaches_the_prometheus_the_stack_deploys() -> None:
@@ -158,7 +249,7 @@ DOCS = [PROJECT_DIR / "README.md", PROJECT_DIR / "components" / "README.md", PRO
 
 def _anchors(text: str) -> set[str]:
     """GitHub's anchors of a markdown file: its headings (duplicates suffixed -1, -2...) and <a id/name>."""
-    from gpu_platform.infra.docs import _anchor
+    from gpu_platform.infra.docs import anchor as heading_anchor
 
     found: set[str] = set()
     fenced = False
@@ -169,7 +260,7 @@ def _anchors(text: str) -> set[str]:
             continue
         m = re.match(r"^#{1,6} (.+)$", line)
         if m:
-            base = _anchor(m.group(1))
+            base = heading_anchor(m.group(1))
             anchor, n = base, 0
             while anchor in found:
                 n += 1
@@ -201,7 +292,7 @@ def test_every_link_between_the_docs_reaches_its_file_and_anchor() -> None:
 
 
 def test_the_anchor_check_catches_a_broken_one() -> None:
-    assert "gpuutilizationautoscalerargs" in _anchors((PROJECT_DIR / "stacks" / "README.md").read_text())
+    assert "gpuutilizationautoscalerargs" in _anchors(page("reference/components.md"))
     assert "no-such-heading" not in _anchors(README)
 
 

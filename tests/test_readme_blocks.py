@@ -152,8 +152,8 @@ CLAIMS: dict[tuple[str, str], str] = {
         "docs/commands/report.md",
         "│ analytics   │ 1.62  │ 4.78     │ 25.5%  │ 41%  │ 20 / 30 / 30       │ ≤20 / ≤40 / ≤40   │ 0.03 / 1         │",
     ): "test_report_tenants.test_the_command_prints_the_tenant_table_and_writes_json_and_plot (the lines docs/commands/report.md shows, as printed)",
-    ("components/README.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("components/README.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/reference/catalog.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/reference/catalog.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
 }
 
 
@@ -354,8 +354,8 @@ def _merge(base: Any, patch: Any) -> Any:
         ("docs/features/queues.md", "gpu-platform:queues:", "prod-eks", ""),
         ("docs/clouds/eks-gpu-sharing.md", "example:eks-sharing", "dev-eks", ""),
         ("docs/clouds/karpenter.md", "example:karpenter", "prod-eks", "gpu-platform:eks_node_groups"),
-        ("components/README.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
-        ("components/README.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
+        ("docs/reference/catalog.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
+        ("docs/reference/catalog.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],
 )
 def test_the_stack_config_snippets_are_valid_in_a_shipped_stack(doc: str, key: str, stack: str, where: str) -> None:
