@@ -49,10 +49,11 @@ def test_the_navigation_holds_every_page_once() -> None:
 
 @pytest.mark.parametrize(
     ("section", "wanted"),
-    [("Features", "Warm capacity"), ("EKS", "Karpenter"), ("Reference", "Policy rules")],
+    [("GKE", "DWS"), ("GKE", "time-sharing"), ("Features", "Warm capacity"), ("EKS", "Karpenter"), ("Reference", "Policy rules")],
 )
 def test_a_user_finds_the_guides_from_the_navigation(section: str, wanted: str) -> None:
-    """Warm capacity (hard to find in the README, inside the simulator's section) has an entry of its own."""
+    """DWS and time-sharing on GKE (absent from the README) and warm capacity (inside its simulator section)
+    have entries of their own."""
     titles = [" / ".join(path) for path, _ in _nav(_config()["nav"])]
     assert any(t.startswith(f"{section} / ") and wanted.lower() in t.lower() for t in titles), (section, wanted, titles)
 

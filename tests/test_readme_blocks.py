@@ -153,6 +153,20 @@ CLAIMS: dict[tuple[str, str], str] = {
         "│ analytics   │ 1.62  │ 4.78     │ 25.5%  │ 41%  │ 20 / 30 / 30       │ ≤20 / ≤40 / ≤40   │ 0.03 / 1         │",
     ): "test_report_tenants.test_the_command_prints_the_tenant_table_and_writes_json_and_plot (the lines docs/commands/report.md shows, as printed)",
     ("docs/reference/catalog.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/gke-gpu-sharing.md", "example:gke-sharing"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/gke-gpu-sharing.md", "example:gke-sharing-refused"): "test_the_refused_pools_print_the_lines_shown",
+    (
+        "docs/clouds/gke-gpu-sharing.md",
+        'gpu-platform:gke.gpu_pools[0].gpu_sharing: gpu_sharing MPS and gpu_partition_size 1g.5gb are exclusive: share whole GPUs or partition them with MIG, not both; remove one (got "MPS")',
+    ): "test_the_refused_pools_print_the_lines_shown",
+    ("docs/clouds/gke-dws.md", "example:gke-dws"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/gke-dws.md", "example:gke-dws-refused"): "test_the_refused_pools_print_the_lines_shown",
+    (
+        "docs/clouds/gke-dws.md",
+        "gpu-platform:gke.gpu_pools[0].queued_provisioning: queued_provisioning needs capacity on_demand (got spot_then_on_demand), autoscaling.scope total (got per_zone), autoscaling.min_nodes 0 (got 1) (got true)",
+    ): "test_the_refused_pools_print_the_lines_shown",
+    ("docs/commands/docs.md", ".venv/bin/gpu-platform docs --check"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("docs/commands/upstream.md", ".venv/bin/gpu-platform upstream check --upstream ../shared/reference/upstream"): "test_upstream_check_passes_as_printed",
     ("docs/reference/catalog.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
 }
 
@@ -261,6 +275,7 @@ def test_the_quick_start_preview_runs_and_shows_the_pool_tree(dev_gke_preview: s
             0,
             "ok: pool a100x8: nvidia-tesla-a100 is offered in us-central1-c",
         ),
+        ("docs/commands/docs.md", ".venv/bin/gpu-platform docs --check", 0, ""),
     ],
 )
 def test_the_shell_commands_that_need_no_cloud_run_as_written(doc: str, key: str, index: int, expected: str) -> None:
@@ -354,6 +369,8 @@ def _merge(base: Any, patch: Any) -> Any:
         ("docs/features/queues.md", "gpu-platform:queues:", "prod-eks", ""),
         ("docs/clouds/eks-gpu-sharing.md", "example:eks-sharing", "dev-eks", ""),
         ("docs/clouds/karpenter.md", "example:karpenter", "prod-eks", "gpu-platform:eks_node_groups"),
+        ("docs/clouds/gke-gpu-sharing.md", "example:gke-sharing", "dev-gke", ""),
+        ("docs/clouds/gke-dws.md", "example:gke-dws", "dev-gke", ""),
         ("docs/reference/catalog.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
         ("docs/reference/catalog.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],
@@ -397,6 +414,46 @@ def test_the_dataset_refusals_are_the_lines_shown() -> None:
         with pytest.raises(ConfigError) as info:
             stack_config_from({**config, **snippet}, secret, "dev-gke")
         assert info.value.lines == block("docs/features/datasets.md", shown).splitlines()
+
+
+@pytest.mark.parametrize(
+    ("doc", "key", "shown"),
+    [
+        (
+            "docs/clouds/gke-gpu-sharing.md",
+            "example:gke-sharing-refused",
+            'gpu-platform:gke.gpu_pools[0].gpu_sharing: gpu_sharing MPS and gpu_partition_size 1g.5gb are exclusive: share whole GPUs or partition them with MIG, not both; remove one (got "MPS")',
+        ),
+        (
+            "docs/clouds/gke-dws.md",
+            "example:gke-dws-refused",
+            "gpu-platform:gke.gpu_pools[0].queued_provisioning: queued_provisioning needs capacity on_demand (got spot_then_on_demand), autoscaling.scope total (got per_zone), autoscaling.min_nodes 0 (got 1) (got true)",
+        ),
+    ],
+)
+def test_the_refused_pools_print_the_lines_shown(doc: str, key: str, shown: str) -> None:
+    """The refused pool merged into dev-gke (its pools replaced) is refused with exactly the block's lines."""
+    from gpu_platform.infra.stack.errors import ConfigError
+    from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
+
+    snippet = yaml.safe_load(block(doc, key))
+    config, secret = read_stack_file(PROJECT_DIR, "dev-gke")
+    merged = {k: _merge(config.get(k), v) for k, v in snippet.items()}
+    with pytest.raises(ConfigError) as info:
+        stack_config_from({**config, **merged}, secret, "dev-gke")
+    assert info.value.lines == block(doc, shown).splitlines()
+
+
+def test_upstream_check_passes_as_printed() -> None:
+    """The lock matches the pinned sources beside the checkout, as the block runs it."""
+    from tests.conftest import upstream_or_skip
+
+    upstream_or_skip()
+    venv_or_skip()
+    command = block("docs/commands/upstream.md", ".venv/bin/gpu-platform upstream check --upstream ../shared/reference/upstream")
+    done = bash(command, PROJECT_DIR)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    assert "; 0 problems in --upstream " in done.stdout
 
 
 @pytest.mark.parametrize(
