@@ -183,6 +183,16 @@ def test_the_cli_reference_lists_every_command_and_flag_of_the_parser() -> None:
     assert walk(build_parser(), "gpu-platform") > 60
 
 
+def test_the_policy_pack_page_lists_every_rule_and_says_how_many() -> None:
+    """The guide's own table (what each rule stops, in words) holds each of the pack's rules once."""
+    from gpu_platform.policies.rules import RULES
+
+    guide = page("operating/policy-pack.md")
+    resource_rules = sum(1 for r in RULES if type(r).__name__ == "ResourceRule")
+    assert f"pack of {len(RULES)} rules" in guide and f"({resource_rules} rules)" in guide and f"({len(RULES) - resource_rules})" in guide
+    assert sorted(re.findall(r"^\| `([a-z0-9-]+)` \|", guide, re.M)) == sorted(r.name for r in RULES)
+
+
 def test_the_policy_reference_lists_every_rule_and_says_how_many() -> None:
     from gpu_platform.policies.rules import RULES
 
