@@ -76,6 +76,9 @@ def test_mkdocs_builds_the_site_strictly(tmp_path: Path) -> None:
     site = tmp_path / "site"
     for page in ("index.html", "features/warm-capacity/index.html", "reference/components/index.html", "examples/report/gpus.png"):
         assert (site / page).is_file(), page
+    # The home page shows the README's quick start (pymdownx.snippets includes it) and its commands.
+    home = (site / "index.html").read_text()
+    assert "On a fresh machine with Python 3.11" in home and "<!-- quickstart:test -->" in home
     # The hook: a pipe in a table's code span shows without GitHub's escape.
     components = (site / "reference" / "components" / "index.html").read_text()
     assert "<code>pulumi.Output[str] | None</code>" in components and "\\|" not in components

@@ -1,7 +1,7 @@
 """Documentation generated from the code, so it is never written twice (`gpu-platform docs --write`;
 `--check` fails when a generated file differs from what the code gives).
 
-- README.md: its table of contents, from its own headings (readme.py).
+- README.md and docs/index.md (the site's home): the table of components, one line each (readme.py).
 - docs/reference/stack-config.md: every key a stack file may set (stack.py).
 - docs/reference/components.md: every component's import, type token, constructor, live inputs, outputs
   and Args (components.py).
@@ -25,7 +25,7 @@ from gpu_platform.infra.docs.components import all_components, component_referen
 from gpu_platform.infra.docs.markdown import GENERATED, anchor
 from gpu_platform.infra.docs.models import reachable_models
 from gpu_platform.infra.docs.policies import policy_reference
-from gpu_platform.infra.docs.readme import components_readme, render_readme, stacks_readme
+from gpu_platform.infra.docs.readme import components_readme, render_index, render_readme, stacks_readme
 from gpu_platform.infra.docs.stack import config_reference, pulumi_config_section, render_pulumi_yaml
 from gpu_platform.infra.errors import CommandError
 
@@ -56,6 +56,7 @@ def generated_files(project_dir: Path) -> list[tuple[Path, Renderer]]:
     reference = project_dir / REFERENCE
     return [
         (project_dir / "README.md", render_readme),
+        (project_dir / "docs" / "index.md", render_index),
         (reference / "stack-config.md", lambda _: config_reference()),
         (reference / "components.md", lambda _: component_reference()),
         (reference / "catalog.md", lambda _: catalog_reference()),
@@ -72,7 +73,7 @@ def sync_docs(project_dir: Path, write: bool = False, pages: Sequence[tuple[Path
 
     stale = []
     outputs: list[Any] = []
-    edited = {project_dir / "README.md", project_dir / "Pulumi.yaml"}  # generated in part: they must exist
+    edited = {project_dir / "README.md", project_dir / "docs" / "index.md", project_dir / "Pulumi.yaml"}  # generated in part: they must exist
     for path, render in [*generated_files(project_dir), *pages]:
         try:
             current = path.read_bytes().decode("utf-8") if path.exists() or path in edited else ""

@@ -1,40 +1,35 @@
-"""The generated parts of the README (its table of contents) and the READMEs of stacks/ and components/,
-which point into the docs site's references."""
+"""The generated parts of the README and the site's home (the table of components) and the READMEs of
+stacks/ and components/, which point into the docs site's references."""
 
 from __future__ import annotations
 
-import re
-
-from gpu_platform.infra.docs.markdown import GENERATED, anchor
+from gpu_platform.infra.docs.components import component_table
+from gpu_platform.infra.docs.markdown import GENERATED
 from gpu_platform.infra.errors import CommandError
 
-__all__ = ["TOC_END", "TOC_START", "components_readme", "render_readme", "stacks_readme", "table_of_contents"]
+__all__ = ["COMPONENTS_END", "COMPONENTS_START", "components_readme", "render_index", "render_readme", "stacks_readme"]
 
-TOC_START = "<!-- toc:start -->"
-TOC_END = "<!-- toc:end -->"
+COMPONENTS_START = "<!-- components:start -->"
+COMPONENTS_END = "<!-- components:end -->"
 
 
-def table_of_contents(readme: str) -> str:
-    """The README's ``##`` and ``###`` headings as a nested list of links (code blocks skipped)."""
-    lines, fenced = [], False
-    for line in readme.splitlines():
-        if line.startswith("```"):
-            fenced = not fenced
-        if fenced:
-            continue
-        m = re.match(r"^(##|###) (.+)$", line)
-        if m:
-            indent = "  " if m.group(1) == "###" else ""
-            lines.append(f"{indent}- [{m.group(2).strip()}](#{anchor(m.group(2))})")
-    return "\n".join(lines) + "\n"
+def _with_component_table(current: str, name: str, reference: str) -> str:
+    """``current`` with the table of every component between its markers, linking ``reference``."""
+    if COMPONENTS_START not in current or COMPONENTS_END not in current:
+        raise CommandError(f"{name} lacks the component table's markers ({COMPONENTS_START} and {COMPONENTS_END}); restore them")
+    before, rest = current.split(COMPONENTS_START, 1)
+    after = rest.split(COMPONENTS_END, 1)[1]
+    return f"{before}{COMPONENTS_START}\n{component_table(reference)}{COMPONENTS_END}{after}"
 
 
 def render_readme(current: str) -> str:
-    if TOC_START not in current or TOC_END not in current:
-        raise CommandError(f"README.md lacks the table-of-contents markers ({TOC_START} and {TOC_END}); restore them")
-    before, rest = current.split(TOC_START, 1)
-    after = rest.split(TOC_END, 1)[1]
-    return f"{before}{TOC_START}\n**Contents**\n\n{table_of_contents(current)}{TOC_END}{after}"
+    """README.md with its table of components, one line each, linking the component reference."""
+    return _with_component_table(current, "README.md", "docs/reference/components.md")
+
+
+def render_index(current: str) -> str:
+    """docs/index.md (the site's home) with the same table, its links relative to docs/."""
+    return _with_component_table(current, "docs/index.md", "reference/components.md")
 
 
 def stacks_readme() -> str:
