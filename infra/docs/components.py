@@ -40,14 +40,14 @@ def all_components() -> list[type[pulumi.ComponentResource]]:
     return found
 
 
-def import_path(cls: type) -> str:
+def import_path(cls: type[Any]) -> str:
     """Where a program imports the component from: the package when it exports it, else its module."""
     if cls.__name__ in components.__all__ and getattr(components, cls.__name__) is cls:
         return f"from gpu_platform.components import {cls.__name__}"
     return f"from {cls.__module__} import {cls.__name__}"
 
 
-def _type_token(cls: type) -> str:
+def _type_token(cls: type[Any]) -> str:
     """The token the component registers under, read from its ``super().__init__`` call."""
     tree = ast.parse(inspect.getsource(cls))
     for node in ast.walk(tree):
@@ -74,11 +74,11 @@ def _doc(member: Any) -> str:
     return inspect.cleandoc(getattr(member, "__doc__", None) or "").replace("\n", " ")
 
 
-def _summary(cls: type) -> str:
+def _summary(cls: type[Any]) -> str:
     return inspect.cleandoc(cls.__doc__ or "").split("\n\n", 1)[0].replace("\n", " ")
 
 
-def _composition(cls: type, keyword: dict[str, inspect.Parameter]) -> list[str]:
+def _composition(cls: type[Any], keyword: dict[str, inspect.Parameter]) -> list[str]:
     """What a component gives as ``cluster=`` (a cluster component) and what its ``cluster=`` takes."""
     lines = []
     if issubclass(cls, ClusterComponent):
@@ -95,7 +95,7 @@ def _composition(cls: type, keyword: dict[str, inspect.Parameter]) -> list[str]:
     return lines
 
 
-def _args_model(cls: type) -> type[BaseModel] | None:
+def _args_model(cls: type[Any]) -> type[BaseModel] | None:
     """The component's Args model, from the annotation of its constructor's ``args``."""
     args = inspect.signature(cls.__init__).parameters.get("args")
     model = args.annotation if args is not None else None

@@ -126,7 +126,7 @@ def allowed_values(field: FieldInfo) -> str:
 
 def _plain(field: FieldInfo, value: Any) -> Any:
     """``value`` as the model writes it out in JSON (a distribution as its text, an enum as its value)."""
-    annotation = typing.Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+    annotation: Any = typing.Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
     return TypeAdapter(annotation).dump_python(value, mode="json")
 
 
