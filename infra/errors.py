@@ -1,7 +1,7 @@
 """What every `gpu-platform` command does with a failure: the exit codes, the one error type
 commands raise, and Ctrl-C.
 
-Exit codes (the same for every command; README "Exit codes"):
+Exit codes (the same for every command; docs/operating/exit-codes.md):
 
 - 0 ok;
 - 1 the checks ran and found problems (policy or schema violations, a preflight check that

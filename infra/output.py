@@ -1,7 +1,7 @@
 """The one writer of output files for every command (preview --json/--manifests,
 plan-capacity --json, report --out, simulate --json/--out, docs --write, upstream --lock).
 
-The guarantees (README "Output files"):
+The guarantees (docs/operating/exit-codes.md, "Output files"):
 
 - Every output path of a command is checked before the command does its work and before
   any output is written: an empty path, a missing parent folder, a file where a folder is

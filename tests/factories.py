@@ -84,7 +84,7 @@ def prod_eks_raw() -> dict[str, Any]:
 
 
 def recipe_stack() -> Any:
-    """prod-eks on the cluster autoscaler with the README's Dask scheduler recipe: its scheduler class
+    """prod-eks on the cluster autoscaler with the Dask scheduler recipe of docs/clouds/eks-gpu-sharing.md: its scheduler class
     time-sliced four ways (the node-template tags count GPUs x clients; prod-eks itself is provisioned by
     Karpenter, where a NodeOverlay does: tests/apply/test_karpenter_overlay.py)."""
     raw = prod_eks_raw()

@@ -31,6 +31,9 @@ TOP_LEVEL = {
     "CHANGELOG.md",
     # Asked for by the any-language issue: the manifest of the source-based component package.
     "PulumiPlugin.yaml",
+    # Asked for by issue 33 (item 4): the docs site, its pages and mkdocs' configuration.
+    "docs",
+    "mkdocs.yml",
 }
 # Made by the quick start or a preview run, ignored by git.
 # Made on the machine, never committed (.gitignore): virtualenvs (.ci/run makes .venv-kfp), build output.

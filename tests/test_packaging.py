@@ -192,13 +192,12 @@ def test_the_byo_network_example_previews_from_the_wheel_outside_the_repository(
 
 
 def test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel(installed: Installed, tmp_path: Path) -> None:
-    """The README's consumer block, exactly as printed (examples/consumer itself previews from
+    """The consumer block of docs/getting-started/library.md, exactly as printed (examples/consumer itself previews from
     the wheel above), under mocks in the fresh virtualenv."""
     python, purelib = installed.python, installed.purelib
     runner = tmp_path / "run.py"
     runner.write_text(textwrap.dedent(RUNNER))
-    readme = (PROJECT_DIR / "README.md").read_text()
-    shown = re.search(r"<!-- example:consumer -->\s*```python\n(.+?)\n```", readme, re.S)
+    shown = re.search(r"<!-- example:consumer -->\s*```python\n(.+?)\n```", (PROJECT_DIR / "docs" / "getting-started" / "library.md").read_text(), re.S)
     assert shown
     program = tmp_path / "__main__.py"
     program.write_text(shown.group(1) + "\n")
@@ -218,8 +217,7 @@ def test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel(installe
 
 
 def test_readme_shows_the_example_consumer() -> None:
-    readme = (PROJECT_DIR / "README.md").read_text()
-    shown = re.search(r"<!-- example:consumer -->\s*```python\n(.+?)\n```", readme, re.S)
+    shown = re.search(r"<!-- example:consumer -->\s*```python\n(.+?)\n```", (PROJECT_DIR / "docs" / "getting-started" / "library.md").read_text(), re.S)
     assert shown
     program = (PROJECT_DIR / "examples" / "consumer" / "__main__.py").read_text()
     assert shown.group(1).strip() in program

@@ -1,8 +1,9 @@
-"""Every fenced code block of README.md and components/README.md is claimed by exactly one check
-(issue 24 item 5, "the README is executed"). A block is keyed by the ``<!-- example:NAME -->``
-(or ``<!-- quickstart:NAME -->``) comment before its fence, else by its first line; CLAIMS maps
-each key to the test that exercises the block as printed, or to a reasoned exemption. A new
-block without a claim fails ``test_every_block_is_claimed_exactly_once``."""
+"""Every fenced code block of README.md, components/README.md and the docs site (docs/**/*.md) is
+claimed by exactly one check (issue 24 item 5, "the README is executed"; issue 33 item 4, the docs
+site). A block is keyed by its file and the ``<!-- example:NAME -->`` (or ``<!-- quickstart:NAME -->``)
+comment before its fence, else by its first line; CLAIMS maps each key to the test that exercises the
+block as printed, or to a reasoned exemption. A new block without a claim fails
+``test_every_block_is_claimed_exactly_once``."""
 
 from __future__ import annotations
 
@@ -24,126 +25,149 @@ from pulumi.runtime.sync_await import _sync_await
 from gpu_platform.infra.preview.engine import RecordingMocks, RecordingMonitor
 from tests.conftest import PROJECT_DIR
 
-DOCS = ("README.md", "components/README.md")
+DOCS = ("README.md", "components/README.md", *sorted(str(p.relative_to(PROJECT_DIR)) for p in (PROJECT_DIR / "docs").rglob("*.md")))
 
 # key -> "test_<name>" (the check that runs the block) or "exempt: <why>".
 CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "quickstart:preview"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
     (
-        "README.md",
+        "docs/commands/preview.md",
         "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py",
     ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
-    ("README.md", "example:differential"): "test_the_differential_regenerate_block_runs_its_help_and_names_its_flags",
-    ("README.md", "example:warm-capacity"): "test_the_warm_capacity_recommendation_is_what_its_command_prints",
+    ("docs/simulator/validation.md", "example:differential"): "test_the_differential_regenerate_block_runs_its_help_and_names_its_flags",
+    ("docs/features/warm-capacity.md", "example:warm-capacity"): "test_the_warm_capacity_recommendation_is_what_its_command_prints",
     ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
     (
-        "README.md",
+        "docs/getting-started/library.md",
         "example:consumer",
     ): "test_readme.test_consumer_example_runs_under_mocks (and from the built wheel in a fresh virtualenv: test_packaging.test_the_readme_consumer_example_runs_as_printed_from_a_built_wheel)",
     (
-        "README.md",
+        "docs/getting-started/library.md",
         "gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34",
     ): "test_the_shell_commands_that_need_no_cloud_run_as_written",
-    ("README.md", "from gpu_platform.infra.testing import preview_program, run_components"): "test_the_testing_module_example_runs_from_the_repository_root",
-    ("README.md", "example:composed"): "test_readme.test_composed_example_runs_under_mocks",
-    ("README.md", "gpu-platform preview --program examples/composed gke"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     (
-        "README.md",
+        "docs/getting-started/library.md",
+        "from gpu_platform.infra.testing import preview_program, run_components",
+    ): "test_the_testing_module_example_runs_from_the_repository_root",
+    ("docs/getting-started/library.md", "example:composed"): "test_readme.test_composed_example_runs_under_mocks",
+    ("docs/getting-started/library.md", "gpu-platform preview --program examples/composed gke"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    (
+        "docs/getting-started/library.md",
         "warning: GpuGkeCluster ml-gke: args.network: an Output, so its form (a network name or self link) is not checked before deploy",
     ): "test_the_byo_network_preview_prints_the_warnings_shown",
-    ("README.md", "gpu-platform preview --program examples/byo-network --no-render"): "test_the_byo_network_preview_prints_the_warnings_shown",
-    ("README.md", "resources:"): "test_the_pulumi_yaml_block_constructs_through_the_package_schema",
     (
-        "README.md",
+        "docs/getting-started/library.md",
+        "gpu-platform preview --program examples/byo-network --no-render",
+    ): "test_the_byo_network_preview_prints_the_warnings_shown",
+    ("docs/getting-started/other-languages.md", "resources:"): "test_the_pulumi_yaml_block_constructs_through_the_package_schema",
+    (
+        "docs/getting-started/other-languages.md",
         'const eks = new gpu.EksCluster("ml", {region: "us-west-2", zones: ["us-west-2a", "us-west-2b"]});',
     ): "exempt: a TypeScript program needs the Pulumi CLI and Node to generate its SDK (pulumi package add); "
     "tests/components/test_any_language.py constructs the same through the provider",
-    ("README.md", "cp stacks/Pulumi.dev-gke.yaml stacks/Pulumi.team-gke.yaml    # or dev-eks, prod-gke, prod-eks"): "test_create_your_own_stack_runs_in_a_copy",
     (
-        "README.md",
+        "docs/getting-started/create-a-stack.md",
+        "cp stacks/Pulumi.dev-gke.yaml stacks/Pulumi.team-gke.yaml    # or dev-eks, prod-gke, prod-eks",
+    ): "test_create_your_own_stack_runs_in_a_copy",
+    (
+        "docs/commands/preview.md",
         ".venv/bin/gpu-platform preview prod-eks --upstream ../shared/reference/upstream --render",
     ): "exempt: renders every release of prod-eks (about a minute); tests/infra/test_render.py "
     "test_the_stack_renders_fully_and_clean runs this preview through the CLI's main()",
     (
-        "README.md",
+        "docs/commands/preview.md",
         ".venv/bin/gpu-platform preview prod-eks --upstream ../shared/reference/upstream --apply local",
     ): "exempt: needs the Kubernetes binaries tests/kube/build.sh builds (an hour); tests/apply/test_apply.py runs --apply when they are built",
-    ("README.md", "├─ gcp:container/nodePool:NodePool  dev-gke-t4"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
+    ("docs/commands/preview.md", "├─ gcp:container/nodePool:NodePool  dev-gke-t4"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
     (
-        "README.md",
+        "docs/operating/deploying.md",
         "python3 -m venv .venv && .venv/bin/pip install -e .   # Pulumi.yaml uses .venv",
     ): "exempt: needs a cloud: pulumi stack select/preview/up with the Pulumi CLI and GCP credentials",
-    ("README.md", "nodeSelector: {cloud.google.com/compute-class: a100}"): "test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks",
+    ("docs/clouds/gke.md", "nodeSelector: {cloud.google.com/compute-class: a100}"): "test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks",
     (
-        "README.md",
+        "docs/operating/teardown.md",
         "# 1. Turn protection off in the stack file and apply it (the cloud flags and Pulumi's):",
     ): "exempt: needs a cloud: pulumi up / destroy / stack rm (test_readme.test_teardown_says_how_to_lift_every_protection checks the keys)",
-    ("README.md", "gpu-platform:eks_node_groups:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "nodeSelector: {gpu-platform.io/gpu-class: small}"): "test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks",
+    ("docs/clouds/eks.md", "gpu-platform:eks_node_groups:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/eks.md", "nodeSelector: {gpu-platform.io/gpu-class: small}"): "test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks",
     (
-        "README.md",
+        "docs/commands/preflight.md",
         ".venv/bin/gpu-platform preflight eks dev-eks",
     ): "exempt: needs AWS (EC2 and Service Quotas); tests/infra/test_preflight.py runs the command against moto in-process",
-    ("README.md", ".venv/bin/gpu-platform preflight gke prod-gke --offline"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
-    ("README.md", "  gpu-platform:eks:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/commands/preflight.md", ".venv/bin/gpu-platform preflight gke prod-gke --offline"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("docs/clouds/eks.md", "  gpu-platform:eks:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     (
-        "README.md",
+        "docs/features/monitoring.md",
         "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs",
     ): "test_the_autoscaler_fragment_runs_after_the_composed_example",
-    ("README.md", "gpu-platform:dask:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "example:datasets-eks"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "example:datasets-gke"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "example:datasets-refused"): "test_the_dataset_refusals_are_the_lines_shown",
+    ("docs/features/dask.md", "gpu-platform:dask:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/features/datasets.md", "example:datasets-eks"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/features/datasets.md", "example:datasets-gke"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/features/datasets.md", "example:datasets-refused"): "test_the_dataset_refusals_are_the_lines_shown",
     (
-        "README.md",
+        "docs/features/datasets.md",
         'gpu-platform:shared_datasets.datasets[0].tenants[1].access: tenant team-a mounts dataset features read_write, but the dataset is read_only; make the dataset read_write or mount it read_only (got "read_write")',
     ): "test_the_dataset_refusals_are_the_lines_shown",
     (
-        "README.md",
+        "docs/features/datasets.md",
         'gpu-platform:shared_datasets.datasets[0].bucket.name: a Cloud Storage bucket name may not start with goog nor contain google (cloud gcp) (got "acme-google-features")',
     ): "test_the_dataset_refusals_are_the_lines_shown",
-    ("README.md", "gpu-platform:aws_load_balancer_controller:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "gpu-platform:inference:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "gpu-platform preview --program examples/inference gke"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("docs/features/load-balancer.md", "gpu-platform:aws_load_balancer_controller:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/features/inference.md", "gpu-platform:inference:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/features/inference.md", "gpu-platform preview --program examples/inference gke"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     (
-        "README.md",
+        "docs/features/inference.md",
         "gpu-platform preview --program examples/inference eks --upstream ../shared/reference/upstream",
     ): "test_the_inference_example_previews_on_eks_with_the_pinned_policy",
-    ("README.md", "gpu-platform:queues:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "example:eks-sharing"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("README.md", "import yaml"): "exempt: runs in a tenant's notebook against a live cluster (KubeCluster creates a DaskCluster); "
+    ("docs/features/queues.md", "gpu-platform:queues:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/eks-gpu-sharing.md", "example:eks-sharing"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/features/dask.md", "import yaml"): "exempt: runs in a tenant's notebook against a live cluster (KubeCluster creates a DaskCluster); "
     "test_the_dask_notebook_reads_the_spec_the_stack_mounts checks the path and the spec",
-    ("README.md", "from kfp import dsl"): "test_the_kfp_pipeline_example_runs_and_places_the_step",
+    ("docs/features/kubeflow.md", "from kfp import dsl"): "test_the_kfp_pipeline_example_runs_and_places_the_step",
     (
-        "README.md",
+        "docs/commands/plan-capacity.md",
         "gpu-platform plan-capacity dev-gke --pool t4 --cpu 1 --memory 4Gi --gpus 1 --run-duration 36m --runs 1000 --window 3h",
     ): "test_plan_capacity_prints_what_the_readme_shows",
-    ("README.md", "pool t4: n1-standard-4, 2x nvidia-tesla-t4, 2..40 nodes in total"): "test_plan_capacity_prints_what_the_readme_shows",
-    ("README.md", "steps:"): "test_the_capacity_inputs_file_is_valid_and_plans",
+    ("docs/commands/plan-capacity.md", "pool t4: n1-standard-4, 2x nvidia-tesla-t4, 2..40 nodes in total"): "test_plan_capacity_prints_what_the_readme_shows",
+    ("docs/commands/plan-capacity.md", "steps:"): "test_the_capacity_inputs_file_is_valid_and_plans",
     (
-        "README.md",
+        "docs/commands/report.md",
         "# prometheusUrl is http://<service>.prometheus.svc:9090: forward that service",
     ): "exempt: kubectl port-forward to a live cluster and its Prometheus "
     "(test_readme.test_the_report_port_forward_reaches_the_prometheus_the_stack_deploys checks the service)",
     (
-        "README.md",
+        "docs/commands/report.md",
         "│ GPU pods                                   │ 171                                                    │",
     ): "test_readme.test_make_sample_writes_its_three_files_beside_others (the table make_sample.py prints)",
     (
-        "README.md",
+        "docs/commands/simulate.md",
         ".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload",
     ): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     (
-        "README.md",
+        "docs/commands/prices.md",
         ".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'",
     ): "test_the_shell_commands_that_need_no_cloud_run_as_written",
-    ("README.md", "example:karpenter"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/karpenter.md", "example:karpenter"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     (
-        "README.md",
+        "docs/commands/report.md",
         "│ analytics   │ 1.62  │ 4.78     │ 25.5%  │ 41%  │ 20 / 30 / 30       │ ≤20 / ≤40 / ≤40   │ 0.03 / 1         │",
-    ): "test_report_tenants.test_the_command_prints_the_tenant_table_and_writes_json_and_plot (the README's lines as printed)",
-    ("components/README.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("components/README.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ): "test_report_tenants.test_the_command_prints_the_tenant_table_and_writes_json_and_plot (the lines docs/commands/report.md shows, as printed)",
+    ("docs/reference/catalog.md", "gpu_pools:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/gke-gpu-sharing.md", "example:gke-sharing"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/gke-gpu-sharing.md", "example:gke-sharing-refused"): "test_the_refused_pools_print_the_lines_shown",
+    (
+        "docs/clouds/gke-gpu-sharing.md",
+        'gpu-platform:gke.gpu_pools[0].gpu_sharing: gpu_sharing MPS and gpu_partition_size 1g.5gb are exclusive: share whole GPUs or partition them with MIG, not both; remove one (got "MPS")',
+    ): "test_the_refused_pools_print_the_lines_shown",
+    ("docs/clouds/gke-dws.md", "example:gke-dws"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/gke-dws.md", "example:gke-dws-refused"): "test_the_refused_pools_print_the_lines_shown",
+    (
+        "docs/clouds/gke-dws.md",
+        "gpu-platform:gke.gpu_pools[0].queued_provisioning: queued_provisioning needs capacity on_demand (got spot_then_on_demand), autoscaling.scope total (got per_zone), autoscaling.min_nodes 0 (got 1) (got true)",
+    ): "test_the_refused_pools_print_the_lines_shown",
+    ("docs/commands/docs.md", ".venv/bin/gpu-platform docs --check"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("docs/commands/upstream.md", ".venv/bin/gpu-platform upstream check --upstream ../shared/reference/upstream"): "test_upstream_check_passes_as_printed",
+    ("docs/reference/catalog.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
 }
 
 
@@ -221,31 +245,43 @@ def test_the_quick_start_preview_runs_and_shows_the_pool_tree(dev_gke_preview: s
     """The quick start's command after the install, and the tree lines the README shows from it."""
     assert dev_gke_preview.returncode == 0, dev_gke_preview.stderr
     assert dev_gke_preview.stdout.startswith("Stack dev-gke (gpu-platform): ")
-    for line in block("README.md", "├─ gcp:container/nodePool:NodePool  dev-gke-t4").splitlines():
+    for line in block("docs/commands/preview.md", "├─ gcp:container/nodePool:NodePool  dev-gke-t4").splitlines():
         assert line in dev_gke_preview.stdout, line
 
 
 @pytest.mark.parametrize(
-    ("key", "index", "expected"),
+    ("doc", "key", "index", "expected"),
     [
-        ("gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34", 0, "Stack dev (gpu-platform-consumer): "),
-        ("gpu-platform preview --program examples/composed gke", 0, "Stack gke (acme-gpu): "),
-        ("gpu-platform preview --program examples/composed gke", 1, "Stack eks (acme-gpu): "),
-        ("gpu-platform preview --program examples/inference gke", 0, "Stack gke (acme-inference): "),
-        (".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload", 0, "GPU pods"),
+        (
+            "docs/getting-started/library.md",
+            "gpu-platform preview --program examples/consumer --stack dev --kubernetes-version 1.34",
+            0,
+            "Stack dev (gpu-platform-consumer): ",
+        ),
+        ("docs/getting-started/library.md", "gpu-platform preview --program examples/composed gke", 0, "Stack gke (acme-gpu): "),
+        ("docs/getting-started/library.md", "gpu-platform preview --program examples/composed gke", 1, "Stack eks (acme-gpu): "),
+        ("docs/features/inference.md", "gpu-platform preview --program examples/inference gke", 0, "Stack gke (acme-inference): "),
+        ("docs/commands/simulate.md", ".venv/bin/gpu-platform simulate dev-gke                      # the RAPIDS deep-dive's workload", 0, "GPU pods"),
         # Shipped prices for a region outside the shipped stacks' (the refresh line: tests/infra/test_prices.py).
         (
+            "docs/commands/prices.md",
             ".venv/bin/gpu-platform simulate dev-gke --set gke.location=europe-west4 --set 'gke.node_locations=[europe-west4-a, europe-west4-b]'",
             0,
             "(europe-west4,",
         ),
-        (".venv/bin/gpu-platform preflight gke prod-gke --offline", 0, "ok: pool a100x8: nvidia-tesla-a100 is offered in us-central1-c"),
+        (
+            "docs/commands/preflight.md",
+            ".venv/bin/gpu-platform preflight gke prod-gke --offline",
+            0,
+            "ok: pool a100x8: nvidia-tesla-a100 is offered in us-central1-c",
+        ),
+        ("docs/commands/docs.md", ".venv/bin/gpu-platform docs --check", 0, ""),
     ],
 )
-def test_the_shell_commands_that_need_no_cloud_run_as_written(key: str, index: int, expected: str) -> None:
+def test_the_shell_commands_that_need_no_cloud_run_as_written(doc: str, key: str, index: int, expected: str) -> None:
     """Each line of the block (one command; the simulate block's first command, as its others
     differ only by flags run by tests/infra/test_simulate*.py) from the repository root."""
-    command = block("README.md", key).splitlines()[index]
+    command = block(doc, key).splitlines()[index]
     if command.startswith(".venv/"):
         venv_or_skip()
     done = bash(command, PROJECT_DIR)
@@ -259,7 +295,7 @@ def test_the_inference_example_previews_on_eks_with_the_pinned_policy() -> None:
     from tests.conftest import upstream_or_skip
 
     upstream_or_skip()
-    command = block("README.md", "gpu-platform preview --program examples/inference eks --upstream ../shared/reference/upstream")
+    command = block("docs/features/inference.md", "gpu-platform preview --program examples/inference eks --upstream ../shared/reference/upstream")
     done = bash(command, PROJECT_DIR)
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
     assert done.stdout.startswith("Stack eks (acme-inference): ")
@@ -272,9 +308,12 @@ def test_the_inference_example_previews_on_eks_with_the_pinned_policy() -> None:
 
 
 def test_the_byo_network_preview_prints_the_warnings_shown() -> None:
-    done = bash(block("README.md", "gpu-platform preview --program examples/byo-network --no-render"), PROJECT_DIR)
+    done = bash(block("docs/getting-started/library.md", "gpu-platform preview --program examples/byo-network --no-render"), PROJECT_DIR)
     assert done.returncode == 0, done.stderr
-    shown = block("README.md", "warning: GpuGkeCluster ml-gke: args.network: an Output, so its form (a network name or self link) is not checked before deploy")
+    shown = block(
+        "docs/getting-started/library.md",
+        "warning: GpuGkeCluster ml-gke: args.network: an Output, so its form (a network name or self link) is not checked before deploy",
+    )
     for line in shown.splitlines():
         assert line in done.stdout.splitlines(), line
 
@@ -287,7 +326,10 @@ def test_create_your_own_stack_runs_in_a_copy(tmp_path: Path) -> None:
             shutil.copytree(entry, tmp_path / "stacks")
         elif entry.name != ".git":
             (tmp_path / entry.name).symlink_to(entry)
-    done = bash(block("README.md", "cp stacks/Pulumi.dev-gke.yaml stacks/Pulumi.team-gke.yaml    # or dev-eks, prod-gke, prod-eks"), tmp_path)
+    done = bash(
+        block("docs/getting-started/create-a-stack.md", "cp stacks/Pulumi.dev-gke.yaml stacks/Pulumi.team-gke.yaml    # or dev-eks, prod-gke, prod-eks"),
+        tmp_path,
+    )
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr)
     assert done.stdout.startswith("Stack team-gke (gpu-platform): ")
 
@@ -295,10 +337,14 @@ def test_create_your_own_stack_runs_in_a_copy(tmp_path: Path) -> None:
 def test_plan_capacity_prints_what_the_readme_shows() -> None:
     """Exit 1 (the pool's maximum is too low, as the output says) and exactly the printed lines."""
     done = bash(
-        block("README.md", "gpu-platform plan-capacity dev-gke --pool t4 --cpu 1 --memory 4Gi --gpus 1 --run-duration 36m --runs 1000 --window 3h"), PROJECT_DIR
+        block(
+            "docs/commands/plan-capacity.md",
+            "gpu-platform plan-capacity dev-gke --pool t4 --cpu 1 --memory 4Gi --gpus 1 --run-duration 36m --runs 1000 --window 3h",
+        ),
+        PROJECT_DIR,
     )
     assert done.returncode == 1, done.stderr
-    assert done.stdout.strip() == block("README.md", "pool t4: n1-standard-4, 2x nvidia-tesla-t4, 2..40 nodes in total").strip()
+    assert done.stdout.strip() == block("docs/commands/plan-capacity.md", "pool t4: n1-standard-4, 2x nvidia-tesla-t4, 2..40 nodes in total").strip()
 
 
 # --- YAML -------------------------------------------------------------------------------------
@@ -313,18 +359,20 @@ def _merge(base: Any, patch: Any) -> Any:
 @pytest.mark.parametrize(
     ("doc", "key", "stack", "where"),
     [
-        ("README.md", "gpu-platform:eks_node_groups:", "dev-eks", ""),
-        ("README.md", "  gpu-platform:eks:", "dev-eks", ""),
-        ("README.md", "gpu-platform:dask:", "dev-gke", ""),
-        ("README.md", "example:datasets-eks", "dev-eks", ""),
-        ("README.md", "example:datasets-gke", "dev-gke", ""),
-        ("README.md", "gpu-platform:aws_load_balancer_controller:", "dev-eks", ""),
-        ("README.md", "gpu-platform:inference:", "dev-eks", ""),
-        ("README.md", "gpu-platform:queues:", "prod-eks", ""),
-        ("README.md", "example:eks-sharing", "dev-eks", ""),
-        ("README.md", "example:karpenter", "prod-eks", "gpu-platform:eks_node_groups"),
-        ("components/README.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
-        ("components/README.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
+        ("docs/clouds/eks.md", "gpu-platform:eks_node_groups:", "dev-eks", ""),
+        ("docs/clouds/eks.md", "  gpu-platform:eks:", "dev-eks", ""),
+        ("docs/features/dask.md", "gpu-platform:dask:", "dev-gke", ""),
+        ("docs/features/datasets.md", "example:datasets-eks", "dev-eks", ""),
+        ("docs/features/datasets.md", "example:datasets-gke", "dev-gke", ""),
+        ("docs/features/load-balancer.md", "gpu-platform:aws_load_balancer_controller:", "dev-eks", ""),
+        ("docs/features/inference.md", "gpu-platform:inference:", "dev-eks", ""),
+        ("docs/features/queues.md", "gpu-platform:queues:", "prod-eks", ""),
+        ("docs/clouds/eks-gpu-sharing.md", "example:eks-sharing", "dev-eks", ""),
+        ("docs/clouds/karpenter.md", "example:karpenter", "prod-eks", "gpu-platform:eks_node_groups"),
+        ("docs/clouds/gke-gpu-sharing.md", "example:gke-sharing", "dev-gke", ""),
+        ("docs/clouds/gke-dws.md", "example:gke-dws", "dev-gke", ""),
+        ("docs/reference/catalog.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
+        ("docs/reference/catalog.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],
 )
 def test_the_stack_config_snippets_are_valid_in_a_shipped_stack(doc: str, key: str, stack: str, where: str) -> None:
@@ -349,7 +397,7 @@ def test_the_dataset_refusals_are_the_lines_shown() -> None:
     from gpu_platform.infra.stack.errors import ConfigError
     from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
 
-    snippet = yaml.safe_load(block("README.md", "example:datasets-refused"))
+    snippet = yaml.safe_load(block("docs/features/datasets.md", "example:datasets-refused"))
     config, secret = read_stack_file(PROJECT_DIR, "dev-gke")
     for patch, shown in (
         (
@@ -365,19 +413,62 @@ def test_the_dataset_refusals_are_the_lines_shown() -> None:
             snippet["gpu-platform:shared_datasets"]["datasets"][0]["access"] = patch
         with pytest.raises(ConfigError) as info:
             stack_config_from({**config, **snippet}, secret, "dev-gke")
-        assert info.value.lines == block("README.md", shown).splitlines()
+        assert info.value.lines == block("docs/features/datasets.md", shown).splitlines()
 
 
 @pytest.mark.parametrize(
-    ("key", "value"),
-    [("nodeSelector: {cloud.google.com/compute-class: a100}", "a100"), ("nodeSelector: {gpu-platform.io/gpu-class: small}", "small")],
+    ("doc", "key", "shown"),
+    [
+        (
+            "docs/clouds/gke-gpu-sharing.md",
+            "example:gke-sharing-refused",
+            'gpu-platform:gke.gpu_pools[0].gpu_sharing: gpu_sharing MPS and gpu_partition_size 1g.5gb are exclusive: share whole GPUs or partition them with MIG, not both; remove one (got "MPS")',
+        ),
+        (
+            "docs/clouds/gke-dws.md",
+            "example:gke-dws-refused",
+            "gpu-platform:gke.gpu_pools[0].queued_provisioning: queued_provisioning needs capacity on_demand (got spot_then_on_demand), autoscaling.scope total (got per_zone), autoscaling.min_nodes 0 (got 1) (got true)",
+        ),
+    ],
 )
-def test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks(key: str, value: str) -> None:
+def test_the_refused_pools_print_the_lines_shown(doc: str, key: str, shown: str) -> None:
+    """The refused pool merged into dev-gke (its pools replaced) is refused with exactly the block's lines."""
+    from gpu_platform.infra.stack.errors import ConfigError
+    from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
+
+    snippet = yaml.safe_load(block(doc, key))
+    config, secret = read_stack_file(PROJECT_DIR, "dev-gke")
+    merged = {k: _merge(config.get(k), v) for k, v in snippet.items()}
+    with pytest.raises(ConfigError) as info:
+        stack_config_from({**config, **merged}, secret, "dev-gke")
+    assert info.value.lines == block(doc, shown).splitlines()
+
+
+def test_upstream_check_passes_as_printed() -> None:
+    """The lock matches the pinned sources beside the checkout, as the block runs it."""
+    from tests.conftest import upstream_or_skip
+
+    upstream_or_skip()
+    venv_or_skip()
+    command = block("docs/commands/upstream.md", ".venv/bin/gpu-platform upstream check --upstream ../shared/reference/upstream")
+    done = bash(command, PROJECT_DIR)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    assert "; 0 problems in --upstream " in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("doc", "key", "value"),
+    [
+        ("docs/clouds/gke.md", "nodeSelector: {cloud.google.com/compute-class: a100}", "a100"),
+        ("docs/clouds/eks.md", "nodeSelector: {gpu-platform.io/gpu-class: small}", "small"),
+    ],
+)
+def test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks(doc: str, key: str, value: str) -> None:
     """Each fragment completed into a Pod (one container carrying its resources) validates against
-    Kubernetes' Pod schema; and it names a class the README's stacks define."""
+    Kubernetes' Pod schema; and it names a class the docs' stacks define."""
     from gpu_platform.infra.kubernetes_api import builtin_validator
 
-    fragment = yaml.safe_load(block("README.md", key))
+    fragment = yaml.safe_load(block(doc, key))
     resources = fragment.pop("resources")
     pod = {
         "apiVersion": "v1",
@@ -395,7 +486,7 @@ def test_the_pod_spec_fragments_are_valid_pod_specs_for_the_stacks(key: str, val
 def test_the_capacity_inputs_file_is_valid_and_plans(tmp_path: Path) -> None:
     from gpu_platform.infra.capacity import CapacityInputs
 
-    text = block("README.md", "steps:")
+    text = block("docs/commands/plan-capacity.md", "steps:")
     inputs = CapacityInputs.model_validate(yaml.safe_load(text))
     assert [s.name for s in inputs.steps] == ["prepare", "train"]
     (tmp_path / "inputs.yaml").write_text(text + "\n")
@@ -410,7 +501,7 @@ def test_the_pulumi_yaml_block_constructs_through_the_package_schema(tmp_path: P
     from gpu_platform.infra.testing import run_components
     from tests.components.test_any_language import SCHEMA, _yaml_program
 
-    document = yaml.safe_load(block("README.md", "resources:"))
+    document = yaml.safe_load(block("docs/getting-started/other-languages.md", "resources:"))
     (resource,) = document["resources"].values()
     token = "gpu-platform:index:" + resource["type"].split(":", 1)[1]
     assert token in SCHEMA["resources"]
@@ -440,18 +531,18 @@ def _run_under_mocks(source: str, tmp_path: Path, config: dict[str, str] | None 
 
 def test_the_testing_module_example_runs_from_the_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(PROJECT_DIR)
-    source = block("README.md", "from gpu_platform.infra.testing import preview_program, run_components")
+    source = block("docs/getting-started/library.md", "from gpu_platform.infra.testing import preview_program, run_components")
     namespace: dict[str, Any] = {}
-    exec(compile(source, "README.md", "exec"), namespace)
+    exec(compile(source, "docs/getting-started/library.md", "exec"), namespace)
     assert len(namespace["plan"].resources) == 13
 
 
 def test_the_autoscaler_fragment_runs_after_the_composed_example(tmp_path: Path) -> None:
     """It continues the composed example (its `pulumi` and `cluster`)."""
     source = (
-        block("README.md", "example:composed")
+        block("docs/getting-started/library.md", "example:composed")
         + "\n"
-        + block("README.md", "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs")
+        + block("docs/features/monitoring.md", "from gpu_platform.components import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs")
     )
     monitor = _run_under_mocks(source, tmp_path, {"consumer:grafana_admin_password": "x"}, ["consumer:grafana_admin_password"])
     by_name = {r.name: r for r in monitor.recorded}
@@ -465,7 +556,7 @@ def test_the_kfp_pipeline_example_runs_and_places_the_step(tmp_path: Path) -> No
     from kfp import compiler
 
     namespace: dict[str, Any] = {}
-    exec(compile(block("README.md", "from kfp import dsl"), "README.md", "exec"), namespace)
+    exec(compile(block("docs/features/kubeflow.md", "from kfp import dsl"), "docs/features/kubeflow.md", "exec"), namespace)
     out = tmp_path / "pipeline.yaml"
     compiler.Compiler().compile(namespace["pipeline"], str(out))
     assert "a100x8" in out.read_text()
@@ -476,7 +567,7 @@ def test_the_dask_notebook_reads_the_spec_the_stack_mounts() -> None:
     that loads as YAML into a DaskCluster."""
     from tests.conftest import shipped_plan
 
-    source = block("README.md", "import yaml")
+    source = block("docs/features/dask.md", "import yaml")
     path = re.search(r'open\("([^"]+)"\)', source).group(1)
     plan = shipped_plan("dev-gke")
     text = repr([r.inputs for r in plan.resources if r.type.startswith("kubernetes:")])
@@ -487,11 +578,11 @@ def test_the_dask_notebook_reads_the_spec_the_stack_mounts() -> None:
 
 
 def test_the_differential_regenerate_block_runs_its_help_and_names_its_flags() -> None:
-    """The README's differential block: its first line runs as printed (no Go needed); every flag of
+    """The differential block (docs/simulator/validation.md): its first line runs as printed (no Go needed); every flag of
     the others is one the script's --help lists (running them needs Go and minutes per scenario)."""
     import shlex
 
-    first, *others = [line.split("#")[0].strip() for line in block("README.md", "example:differential").splitlines() if line.strip()]
+    first, *others = [line.split("#")[0].strip() for line in block("docs/simulator/validation.md", "example:differential").splitlines() if line.strip()]
     out = subprocess.run(shlex.split(first), cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120, check=True).stdout
     assert "-tags kwok" in out and "refuses" in out, out
     for line in others:
@@ -500,11 +591,11 @@ def test_the_differential_regenerate_block_runs_its_help_and_names_its_flags() -
 
 
 def test_the_warm_capacity_recommendation_is_what_its_command_prints() -> None:
-    """The README's warm-capacity block: its first line, run as printed from the repository root, prints
+    """The warm-capacity block (docs/features/warm-capacity.md): its first line, run as printed from the repository root, prints
     exactly the lines below it (the sizes tried, their p90s per seed, the recommendation and its cost per
     workload and per day beside the baseline)."""
     venv_or_skip()
-    command, *printed = block("README.md", "example:warm-capacity").splitlines()
+    command, *printed = block("docs/features/warm-capacity.md", "example:warm-capacity").splitlines()
     done = bash(command, PROJECT_DIR, timeout=300)
     assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
     assert done.stdout.splitlines() == printed

@@ -1,7 +1,7 @@
 """Bring your own network: a GKE cluster on a network and an EKS cluster in a VPC, both made
 in this same program and handed to the components as Outputs.
 
-README.md ("Bring your own network") shows this file; tests/test_packaging.py previews it from
+docs/getting-started/library.md ("Bring your own network") shows this file; tests/test_packaging.py previews it from
 a freshly built wheel through the CLI and the testing module.
 """
 

@@ -1,6 +1,6 @@
 """A Pulumi program of another team that builds a GpuGkeCluster from the gpu-platform package.
 
-README.md shows this file; tests/test_packaging.py runs it from a freshly built wheel.
+docs/getting-started/library.md shows this file; tests/test_packaging.py runs it from a freshly built wheel.
 """
 
 import pulumi

@@ -10,7 +10,7 @@
         every node group at its maximum. Exit 0 when a deploy would pass, 1 when it would fail,
         4 when AWS cannot be asked or answers something that is not an answer.
     gpu-platform docs [--check | --write]
-        The stack config reference generated from the models (README and Pulumi.yaml).
+        The references generated from the code (docs/reference/, the README's contents, Pulumi.yaml's config).
     gpu-platform plan-capacity <stack> --pool NAME [--inputs FILE] [--cpu ..] [--runs N] ...
         Nodes for N parallel pipeline runs in T, time of N on K nodes, runs that fit in T on
         K, and whether the pool's autoscaling maximum allows it (infra/capacity.py). Exit 0,

@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for command in COMMANDS:
         command.register(sub, common)
+    # The command that describes the command line (`docs`: docs/reference/cli.md) reads the parser from its
+    # arguments: it cannot import this module, which imports it.
+    parser.set_defaults(parser=parser)
     return parser
 
 

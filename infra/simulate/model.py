@@ -54,7 +54,7 @@ The model, rule by rule (each rule names what it stands for):
   controllers, which the autoscaler's skip-nodes-with-custom-controller-pods default never evicts)
   and is not checked again for ``unremovable_recheck`` (core/scaledown/planner/planner.go:269,
   :290-307); an empty candidate is unneeded, and after ``scale_down_unneeded`` it is removed, down
-  to the group's minimum. Out of scope (README, "What the model takes from the cluster
+  to the group's minimum. Out of scope (docs/simulator/model.md, "What the model takes from the cluster
   autoscaler, and what it leaves out"): node deletion latency, GPUs held while pods terminate,
   a GPU node registering before its device plugin advertises GPUs (``_provision``), image streaming
   only for Artifact Registry images.

@@ -3,7 +3,7 @@ rendered at its pin with the controller's values turns the NodeOverlay feature g
 shares its GPUs, and a shared class's NodeOverlay, as the plan writes it, is accepted by a real Kubernetes
 1.34 API server holding karpenter-crd 1.14.1's NodeOverlay CRD (its schema and CEL rules), which refuses
 an overlay on a standard resource. The fixture is prod-eks with its Dask scheduler class time-sliced four
-ways (the README's scheduler recipe). Without ../shared/reference/upstream or the control plane these skip."""
+ways (the scheduler recipe of docs/clouds/eks-gpu-sharing.md). Without ../shared/reference/upstream or the control plane these skip."""
 
 from __future__ import annotations
 

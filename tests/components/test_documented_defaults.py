@@ -27,14 +27,14 @@ from gpu_platform.components import (
     SchedulerPoolArgs,
     SystemPoolArgs,
 )
-from gpu_platform.infra.docs import _models
+from gpu_platform.infra.docs import reachable_models
 from gpu_platform.infra.simulate.prices import PriceTable
 from gpu_platform.infra.simulate.settings import ModelSettings
 from gpu_platform.infra.simulate.workloads import DeepDive, WorkloadFile
 from gpu_platform.infra.stack.model import StackConfig
 from tests.factories import gke, t4_pool
 
-MODELS = [*_models(StackConfig), *(m for root in (ModelSettings, DeepDive, WorkloadFile, PriceTable) for m in _models(root))]
+MODELS = [*reachable_models(StackConfig), *(m for root in (ModelSettings, DeepDive, WorkloadFile, PriceTable) for m in reachable_models(root))]
 
 # Defaults described in words, and the test that pins each.
 DESCRIBED = {

@@ -158,7 +158,7 @@ def test_the_same_rules_as_gke_one_home() -> None:
 
 
 def test_the_dask_scheduler_recipe() -> None:
-    """The README's recipe on prod-eks's classes (cluster autoscaler): the scheduler class time-sliced four
+    """The recipe of docs/clouds/eks-gpu-sharing.md on prod-eks's classes (cluster autoscaler): the scheduler class time-sliced four
     ways, so its 4 T4 nodes advertise 16 GPUs and the autoscaler's empty-group template says 4 per node."""
     config = recipe_stack()
     assert config.eks_node_groups is not None

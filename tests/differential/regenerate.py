@@ -132,7 +132,7 @@ def refuse(api: Any, scenario: Scenario) -> None:
     every instance InstanceRunning and no ErrorInfo, kwok_nodegroups.go:189-192), and nodes that register but
     never become Ready are counted as upcoming for the compiled MaxNodeStartupTime of 15 minutes
     (clusterstate/clusterstate.go:48, :634), which a scaled run cannot shorten: so a shortage found only at
-    max-node-provision-time has no real counterpart here (README: simulated only)."""
+    max-node-provision-time has no real counterpart here (docs/simulator/validation.md: simulated only)."""
     from kubernetes import client
 
     names = [g.name for g in scenario.groups if g.refused]
@@ -223,7 +223,7 @@ def autoscaler_args(scenario: Scenario, kubeconfig: Path, port: int) -> list[str
         f"--initial-node-group-backoff-duration={secs(s('initial_backoff'))}",
         f"--max-node-group-backoff-duration={secs(s('max_backoff'))}",
         f"--node-group-backoff-reset-timeout={secs(10800 * TIME_FACTOR)}",
-        "--node-delete-delay-after-taint=0s",  # the model has no node deletion latency (README: out of scope)
+        "--node-delete-delay-after-taint=0s",  # the model has no node deletion latency (docs/simulator/model.md: left out)
         "--scale-down-utilization-threshold=0.5",
         "--scale-down-gpu-utilization-threshold=0.5",
         "--enforce-node-group-min-size=false",

@@ -128,7 +128,7 @@ def test_the_comparison_fails_a_simulator_that_is_off() -> None:
 
 
 def test_regenerate_help_runs_without_go(capsys: pytest.CaptureFixture[str]) -> None:
-    """In-process (the README's block runs ``python -m tests.differential.regenerate --help`` as printed,
+    """In-process (docs/simulator/validation.md's block runs ``python -m tests.differential.regenerate --help`` as printed,
     tests/test_readme_blocks.py): the script's options are there without Go."""
     from tests.differential.regenerate import main
 

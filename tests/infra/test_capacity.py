@@ -388,9 +388,9 @@ def test_readme_inputs_example_is_valid() -> None:
 
     import yaml
 
-    readme = (PROJECT_DIR / "README.md").read_text()
-    m = re.search(r"\(`--inputs FILE`.*?```yaml\n(.+?)\n```", readme, re.S)
-    assert m, "README has no plan-capacity inputs example"
+    shown = (PROJECT_DIR / "docs" / "commands" / "plan-capacity.md").read_text()
+    m = re.search(r"\(`--inputs FILE`.*?```yaml\n(.+?)\n```", shown, re.S)
+    assert m, "docs/commands/plan-capacity.md has no plan-capacity inputs example"
     example = CapacityInputs.model_validate(yaml.safe_load(m.group(1)))
     assert [s.name for s in example.steps] == ["prepare", "train"]
     assert (example.daemonsets.cpu, example.daemonsets.memory) == (400, 768)

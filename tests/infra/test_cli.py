@@ -173,6 +173,28 @@ def test_docs_are_in_sync() -> None:
     assert main(["docs", "--check", "--project-dir", str(PROJECT_DIR)]) == 0
 
 
+def test_docs_check_fails_on_a_stale_generated_page_and_write_mends_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In a copy of the project's generated files: a hand edit of the CLI reference, and a reference page
+    that is missing, are each one line and exit 1; --write restores them and --check passes again."""
+    for name in ("Pulumi.yaml", "README.md", "docs", "stacks", "components"):
+        source = PROJECT_DIR / name
+        if source.is_dir():
+            shutil.copytree(source, tmp_path / name, ignore=shutil.ignore_patterns("*.py", "__pycache__", "data", "dashboards"))
+        else:
+            shutil.copy(source, tmp_path / name)
+    cli = tmp_path / "docs" / "reference" / "cli.md"
+    cli.write_text(cli.read_text().replace("--no-render", "--no-rendering"))
+    (tmp_path / "docs" / "reference" / "policies.md").unlink()
+    assert main(["docs", "--check", "--project-dir", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"gpu-platform: {tmp_path / 'docs' / 'reference' / name} is out of date with the code; run: gpu-platform docs --write"
+        for name in ("policies.md", "cli.md")
+    ]
+    assert main(["docs", "--write", "--project-dir", str(tmp_path)]) == 0
+    assert main(["docs", "--check", "--project-dir", str(tmp_path)]) == 0
+    assert cli.read_text() == (PROJECT_DIR / "docs" / "reference" / "cli.md").read_text()
+
+
 def test_preflight_refuses_a_stack_of_another_cloud(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["preflight", "eks", "dev-gke", "--project-dir", str(PROJECT_DIR)]) == 2
     assert capsys.readouterr().err == ("gpu-platform: stack dev-gke deploys to gcp, not aws: preflight eks checks EKS stacks\n")

@@ -173,10 +173,10 @@ def test_the_command_prints_the_tenant_table_and_writes_json_and_plot(
     assert rows["idle"][:2] == [f"{expected['idle']['gpu_seconds'] / HOUR:.2f}", f"{expected['idle']['cost']:.2f}"]
     assert rows["total"][:2] == [f"{expected['total']['gpu_seconds'] / HOUR:.2f}", f"{expected['total']['cost']:.2f}"]
     assert f"no price for 1 GPU node(s) (cost 0; add their type with --prices FILE): {UNPRICED}" in captured.out
-    # The README's sample is what the command prints, line for line.
+    # The sample docs/commands/report.md shows is what the command prints, line for line.
     from tests.test_readme_blocks import block
 
-    sample = block("README.md", "│ analytics   │ 1.62  │ 4.78     │ 25.5%  │ 41%  │ 20 / 30 / 30       │ ≤20 / ≤40 / ≤40   │ 0.03 / 1         │")
+    sample = block("docs/commands/report.md", "│ analytics   │ 1.62  │ 4.78     │ 25.5%  │ 41%  │ 20 / 30 / 30       │ ≤20 / ≤40 / ≤40   │ 0.03 / 1         │")
     printed = captured.out.splitlines()
     assert all(line in printed for line in sample.splitlines())
     summary = json.loads((out / "report.json").read_text())
