@@ -26,6 +26,7 @@ from gpu_platform.components.datasets.args import (
     GcsFuseArgs,
     SharedDatasetsArgs,
 )
+from gpu_platform.components.datasets.shared_datasets import SharedDatasets
 from gpu_platform.components.eks.args import AccessScope, EksAccessEntryArgs, EksAccessPolicy, ExistingVpcArgs, SecretsEncryption
 from gpu_platform.components.eks.cluster import (
     EbsStorageArgs,
@@ -67,6 +68,7 @@ from gpu_platform.components.gke.cluster import (
     SystemPoolArgs,
 )
 from gpu_platform.components.headlamp.headlamp import Headlamp, HeadlampArgs, HeadlampTenantAccess
+from gpu_platform.components.inference.service import GpuInferenceService, GpuInferenceServiceArgs, InferenceIngressArgs
 from gpu_platform.components.karpenter.args import (
     ConsolidationPolicy,
     DisruptionBudget,
@@ -84,6 +86,7 @@ from gpu_platform.components.kubeflow.install import (
     TenantProfile,
     TrainingPoolSelector,
 )
+from gpu_platform.components.load_balancer.controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs
 from gpu_platform.components.monitoring.dcgm_exporter import DcgmExporter, DcgmExporterArgs, DcgmMetric, GpuNodeSelection
 from gpu_platform.components.monitoring.gpu_utilization_autoscaler import GpuUtilizationAutoscaler, GpuUtilizationAutoscalerArgs
 from gpu_platform.components.monitoring.prometheus_stack import (
@@ -108,6 +111,7 @@ from gpu_platform.components.pools.shapes import (
 from gpu_platform.components.queues.args import ReclaimWithinCohort, TenantQueueArgs, WithinClusterQueue
 from gpu_platform.components.queues.kueue import Kueue, KueueArgs
 from gpu_platform.components.warm.args import WarmCapacityArgs
+from gpu_platform.components.warm.warm_capacity import WarmCapacity
 
 __all__ = [
     "ClusterComponent",
@@ -126,8 +130,15 @@ __all__ = [
     "FsxDeploymentType",
     "FsxLustreArgs",
     "GcsFuseArgs",
+    "SharedDatasets",
     "SharedDatasetsArgs",
+    "WarmCapacity",
     "WarmCapacityArgs",
+    "GpuInferenceService",
+    "GpuInferenceServiceArgs",
+    "InferenceIngressArgs",
+    "AwsLoadBalancerController",
+    "AwsLoadBalancerControllerArgs",
     "AWS_INSTANCE_TYPES",
     "AmiType",
     "ClassRole",
