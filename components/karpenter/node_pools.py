@@ -113,7 +113,7 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
 
         node_role, access = self._node_role(name, ref, partition)
         queue = self._interruption_queue(name, ref)
-        controller_role, crds, controller = self._controller(name, settings, ref, partition, node_role, access, queue, bool(overlays))
+        controller_role, crds, controller = self._controller_release(name, settings, ref, partition, node_role, access, queue, bool(overlays))
         self._node_resources(name, args, settings, ref, zones, node_role, crds, controller, overlays)
 
         self.controller_role_arn = controller_role.arn
@@ -184,7 +184,7 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             )
         return queue
 
-    def _controller(
+    def _controller_release(
         self,
         name: str,
         settings: KarpenterSettings,
