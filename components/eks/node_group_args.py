@@ -118,7 +118,7 @@ class ClassRole(StrEnum):
     """The cheap pool Dask schedulers prefer (label dedicated=scheduler)."""
 
 
-EksClassTaints = pool_taints(GPU_TAINT.key)
+EksClassTaints = Annotated[list[Taint], pool_taints(GPU_TAINT.key)]
 """A GPU class's own taints: not the GPU taint, which the component adds."""
 
 

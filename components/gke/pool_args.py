@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import Annotated
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -33,6 +34,7 @@ from gpu_platform.components.pools.shapes import (
     CapacityType,
     LabelMap,
     MachineShapeArgs,
+    Taint,
     pool_taints,
 )
 from gpu_platform.components.pools.sharing import GpuSharing, GpuSharingStrategy, mig_sharing_problem
@@ -104,7 +106,7 @@ def _check_pool_name(value: str) -> str:
     return value
 
 
-GkePoolTaints = pool_taints(GPU_TAINT.key, COMPUTE_CLASS_LABEL)
+GkePoolTaints = Annotated[list[Taint], pool_taints(GPU_TAINT.key, COMPUTE_CLASS_LABEL)]
 """A GKE pool's own taints: not the GPU taint nor the compute-class taint, which the component adds."""
 
 
