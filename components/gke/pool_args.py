@@ -257,7 +257,7 @@ class GpuNodePoolArgs(_PoolBase):
                     f"gpu_partition_size {self.gpu_partition_size} is not a MIG partition size (<n>g.<memory>gb, e.g. 1g.10gb)",
                     self.gpu_partition_size,
                 )
-        elif self.gpu_partition_size is not None:
+        elif self.gpu_partition_size is not None and known is not None:
             partitions = known.mig_partitions
             if self.gpu_partition_size not in partitions:
                 allowed = ", ".join(partitions) if partitions else "none (MIG needs A100 or H100)"
