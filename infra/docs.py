@@ -335,7 +335,7 @@ def component_reference() -> str:
         lines.append(f"- Constructor: `{cls.__name__}({shown})`")
         lines += _composition(cls, {p.name: p for p in keyword})
         lines += ["", "| output | type | description |", "| --- | --- | --- |"]
-        for output in component_outputs(cls):
+        for output in component_outputs(cls):  # type: ignore[arg-type]  # mypy#20409: a class is Hashable, mypy checks type[X] with X's unbound __hash__
             lines.append(f"| `{output.name}` | `{_cell(output.type)}` | {_cell(output.description)} |")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
