@@ -94,7 +94,8 @@ def preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> li
         raise CloudError(f"cannot ask AWS in {region}: no credentials (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)") from None
     except botocore.exceptions.ClientError as exc:
         error = exc.response.get("Error") or {}
-        status = (exc.response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
+        metadata = exc.response.get("ResponseMetadata")
+        status = metadata.get("HTTPStatusCode") if metadata else None
         code = error.get("Code") or f"HTTP {status}"
         message = " ".join(str(error.get("Message") or "").split())[:200]
         raise CloudError(f"AWS refused {exc.operation_name} in {region}: {code}" + (f": {message}" if message else "")) from None

@@ -57,12 +57,12 @@ def _pool_zones(config: StackConfig) -> list[tuple[str, str, tuple[str, ...], bo
     """(pool, accelerator, zones, zones_named) per GPU pool: its zones, or the region's when GKE picks them."""
     assert config.gke is not None
     region_zones = tuple(zones_of(Cloud.GCP, config.gke.region) or ())
-    rows = []
+    rows: list[tuple[str, str, tuple[str, ...], bool]] = []
     for pool in config.gke.plan:
         if pool.shape.accelerator is None:
             continue
-        named = pool.zones.names is not None
-        rows.append((pool.args.name, pool.shape.accelerator, pool.zones.names if named else region_zones, named))
+        names = pool.zones.names
+        rows.append((pool.args.name, pool.shape.accelerator, names if names is not None else region_zones, names is not None))
     return rows
 
 

@@ -102,14 +102,17 @@ class ProgramPlan:
 
 
 def _checked(plan: Plan, kubernetes_version: str, policy_config: Mapping[str, Any] | None) -> ProgramPlan:
-    from gpu_platform.policies.evaluate import evaluate, load_policy_config, read_policy_config
+    from gpu_platform.policies.evaluate import Finding, evaluate, load_policy_config, read_policy_config
     from gpu_platform.policies.rules import Enforcement, Resource
 
     findings = validate_objects(kubernetes_objects(plan), kubernetes_version)
     schema = [f.message for f in findings if f.validated]
     config = read_policy_config(None) if policy_config is None else load_policy_config(dict(policy_config))
     policy = evaluate([Resource(r.type, r.name, r.urn, plain(r.inputs), r.protect) for r in plan.resources], config)
-    line = lambda f: f"{f.rule}: {f.resource + ': ' if f.resource else ''}{f.message}"  # noqa: E731
+
+    def line(f: Finding) -> str:
+        return f"{f.rule}: {f.resource + ': ' if f.resource else ''}{f.message}"
+
     return ProgramPlan(
         plan,
         kubernetes_version,

@@ -63,9 +63,7 @@ def _file_model() -> type[BaseModel]:
         name: (Annotated[config, BeforeValidator(_level_or_settings)], None)
         for name, config in [("all", RuleConfig), *((rule.name, rule.config) for rule in RULES)]
     }
-    return create_model(  # type: ignore[call-overload, no-any-return]
-        "PolicyConfigFile", __config__=ConfigDict(extra="forbid", frozen=True), **fields
-    )
+    return create_model("PolicyConfigFile", __config__=ConfigDict(extra="forbid", frozen=True), **fields)
 
 
 PolicyConfigFile = _file_model()
@@ -115,7 +113,8 @@ def load_policy_config(data: Any) -> dict[str, RuleConfig]:
     except ValidationError as exc:
         raise PolicyConfigError(_lines(exc)) from None
     given = document.model_fields_set
-    default = document.all if "all" in given else None
+    # The file's model is made from RULES when the module loads: its fields are read by name.
+    default: RuleConfig | None = getattr(document, "all", None) if "all" in given else None
     configs: dict[str, RuleConfig] = {}
     for rule in RULES:
         own = getattr(document, rule.name) if rule.name in given else rule.config()

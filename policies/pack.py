@@ -6,6 +6,7 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
+    Policy,
     PolicyConfigSchema,
     ReportViolation,
     ResourceValidationArgs,
@@ -62,5 +63,5 @@ def _stack_policy(rule: StackRule) -> StackValidationPolicy:
     return StackValidationPolicy(validate=validate, **_described(rule))
 
 
-def build_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
+def build_policies() -> list[Policy]:
     return [_resource_policy(r) if isinstance(r, ResourceRule) else _stack_policy(r) for r in RULES]

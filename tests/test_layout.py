@@ -37,7 +37,7 @@ TOP_LEVEL = {
 }
 # Made by the quick start or a preview run, ignored by git.
 # Made on the machine, never committed (.gitignore): virtualenvs (.ci/run makes .venv-kfp), build output.
-LOCAL = {".venv", ".venv-kfp", ".pytest_cache", ".ruff_cache", "build", "dist", "gpu_platform.egg-info", "plan.json", "manifests"}
+LOCAL = {".venv", ".venv-kfp", ".pytest_cache", ".ruff_cache", ".mypy_cache", "build", "dist", "gpu_platform.egg-info", "plan.json", "manifests"}
 
 
 def test_top_level_is_as_designed() -> None:

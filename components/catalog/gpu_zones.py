@@ -15,7 +15,8 @@ __all__ = ["GPU_ZONES_DATE", "gpu_zone_notice", "pool_gpu_notices", "zones_offer
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    return json.loads((Path(__file__).parent / "data" / "gpu_zones.json").read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads((Path(__file__).parent / "data" / "gpu_zones.json").read_text(encoding="utf-8"))
+    return data
 
 
 GPU_ZONES_DATE: str = str(_data()["date"])

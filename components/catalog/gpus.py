@@ -439,8 +439,8 @@ def gcp_gpu_shape(machine_type: str, accelerator: str, count: int | None, stated
     a type it does not know. Raises GpuCombinationError naming the key (``shape.vcpus``, ...)
     when the shape contradicts itself, the pool's accelerator fields or the catalog."""
     if stated is None:
-        gpus = check_gcp_gpu(machine_type, accelerator, count)
-        return GCP_MACHINE_SHAPES[machine_type], gpus
+        checked = check_gcp_gpu(machine_type, accelerator, count)
+        return GCP_MACHINE_SHAPES[machine_type], checked
     if stated.gpu_type is not None and stated.gpu_type != accelerator:
         raise GpuCombinationError(
             "shape.gpu_type",

@@ -18,7 +18,8 @@ __all__ = [
 
 @functools.cache
 def _data() -> dict[str, object]:
-    return json.loads((Path(__file__).parent / "data" / "zones.json").read_text(encoding="utf-8"))
+    data: dict[str, object] = json.loads((Path(__file__).parent / "data" / "zones.json").read_text(encoding="utf-8"))
+    return data
 
 
 ZONES_DATE: str = str(_data()["date"])

@@ -93,7 +93,7 @@ def input_error(path: str | tuple[Any, ...], reason: str) -> pulumi.InputPropert
     return pulumi.InputPropertyError(where, reason)
 
 
-def input_errors(problems: list[tuple[str | tuple[Any, ...], str]]) -> pulumi.InputPropertyError | pulumi.InputPropertiesError:
+def input_errors(problems: Sequence[tuple[str | tuple[Any, ...], str]]) -> pulumi.InputPropertyError | pulumi.InputPropertiesError:
     """One ``input_error`` for one problem; Pulumi's ``InputPropertiesError`` carrying every
     (path, reason) for several, so each is reported against its own property."""
     if len(problems) == 1:

@@ -7,6 +7,7 @@ lax reading, so strings of digits from Pulumi's string config still read as numb
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator
@@ -14,7 +15,7 @@ from pydantic import BeforeValidator
 __all__ = ["Float", "Int"]
 
 
-def _no_bool(kind: str):
+def _no_bool(kind: str) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
         if isinstance(value, bool):
             raise ValueError(f"{kind} expected, not a boolean ({str(value).lower()})")

@@ -77,7 +77,7 @@ def document_outputs(cls: type[pulumi.ComponentResource]) -> type[pulumi.Compone
     doc = inspect.cleandoc(cls.__doc__ or "")
     if f"\n{_HEADING}\n" in f"\n{doc}\n":
         return cls
-    outputs = component_outputs(cls)
+    outputs = component_outputs(cls)  # type: ignore[arg-type]  # mypy#20409: a class is Hashable, mypy checks type[X] with X's unbound __hash__
     if not outputs:
         return cls
     lines = [doc, "", _HEADING]

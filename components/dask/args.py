@@ -6,7 +6,7 @@ import importlib.util
 from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationInfo, field_validator, model_validator
 
@@ -203,7 +203,7 @@ class RapidsDaskClusterSpec(BaseModel):
         # Imported here: dask_kubernetes pulls distributed and kr8s (about a second).
         from dask_kubernetes.operator import make_cluster_spec
 
-        spec = make_cluster_spec(
+        spec: dict[str, Any] = make_cluster_spec(
             name=self.name,
             image=self.image,
             n_workers=self.n_workers,
@@ -455,7 +455,14 @@ def notebook_pool(pools: Sequence[NodePoolShape], gpus: int) -> NodePoolShape | 
     return max(untainted, key=lambda p: p.memory_mib) if untainted else None
 
 
-def pod_resources(cpu: str, memory: str, gpus: int) -> dict[str, dict[str, str]]:
+class PodResources(TypedDict):
+    """A container's resources in pod-spec form (``k8s.core.v1.ResourceRequirementsArgs(**r)`` takes it as it is)."""
+
+    requests: dict[str, str]
+    limits: dict[str, str]
+
+
+def pod_resources(cpu: str, memory: str, gpus: int) -> PodResources:
     """Requests equal to limits (Guaranteed QoS: dask-cuda-worker sizes itself from the cgroup limit)."""
     requests = {"cpu": cpu, "memory": memory}
     limits = {**requests, GPU_RESOURCE: str(gpus)} if gpus else dict(requests)

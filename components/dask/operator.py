@@ -216,7 +216,10 @@ class DaskOperator(pulumi.ComponentResource):
     ) -> None:
         prefix = f"{name}-{tenant.name}"
         in_ns = pulumi.ResourceOptions(parent=self, depends_on=[ns])
-        meta = lambda n: k8s.meta.v1.ObjectMetaArgs(name=n, namespace=tenant.name, labels=managed_labels())  # noqa: E731
+
+        def meta(n: str) -> k8s.meta.v1.ObjectMetaArgs:
+            return k8s.meta.v1.ObjectMetaArgs(name=n, namespace=tenant.name, labels=managed_labels())
+
         k8s.core.v1.ServiceAccount(f"{prefix}-sa", metadata=meta(SERVICE_ACCOUNT), opts=in_ns)
         k8s.rbac.v1.Role(
             f"{prefix}-role",
@@ -289,7 +292,10 @@ class DaskOperator(pulumi.ComponentResource):
         nb = tenant.notebook
         assert nb is not None
         labels = {**managed_labels(), "app.kubernetes.io/name": "rapids-notebook"}
-        meta = lambda n: k8s.meta.v1.ObjectMetaArgs(name=n, namespace=tenant.name, labels=labels)  # noqa: E731
+
+        def meta(n: str) -> k8s.meta.v1.ObjectMetaArgs:
+            return k8s.meta.v1.ObjectMetaArgs(name=n, namespace=tenant.name, labels=labels)
+
         k8s.core.v1.ConfigMap(
             f"{prefix}-proxy-config",
             metadata=meta("jupyter-server-proxy-config"),
@@ -299,7 +305,10 @@ class DaskOperator(pulumi.ComponentResource):
         placement = gpu_placement(gpu_pools) if nb.gpus else PoolPlacement({}, ())
         # A GPU notebook on a pool whose minimum nodes cannot hold it waits for the autoscaler: not `pulumi up` (awaits.py).
         waits = await_annotations(notebook_pool(gpu_pools, nb.gpus), nb.gpus) or None
-        workload = lambda n: k8s.meta.v1.ObjectMetaArgs(name=n, namespace=tenant.name, labels=labels, annotations=waits)  # noqa: E731
+
+        def workload(n: str) -> k8s.meta.v1.ObjectMetaArgs:
+            return k8s.meta.v1.ObjectMetaArgs(name=n, namespace=tenant.name, labels=labels, annotations=waits)
+
         limits = {"cpu": nb.cpu, "memory": nb.memory}
         if nb.gpus:
             limits[GPU_RESOURCE] = str(nb.gpus)

@@ -17,6 +17,7 @@ Kubernetes service accounts; the Cloud Storage FUSE CSI driver is GKE's add-on
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -375,15 +376,17 @@ class SharedDatasets(pulumi.ComponentResource):
             role = "roles/storage.objectViewer" if access is DatasetAccess.READ_ONLY else "roles/storage.objectUser"
             grants = []
             for ksa in service_accounts.get(mount.tenant, DEFAULT_SERVICE_ACCOUNTS):
+
+                def member(v: list[Any], tenant: str = mount.tenant, sa: str = ksa) -> str:
+                    return workload_identity_member(str(v[0]), v[1], tenant, sa)
+
                 grants.append(
                     gcp.storage.BucketIAMMember(
                         f"{prefix}-{mount.tenant}-{ksa}-access",
                         gcp.storage.BucketIAMMemberArgs(
                             bucket=bucket_name,
                             role=role,
-                            member=pulumi.Output.all(number, project).apply(
-                                lambda v, tenant=mount.tenant, sa=ksa: workload_identity_member(str(v[0]), v[1], tenant, sa)
-                            ),
+                            member=pulumi.Output.all(number, project).apply(member),
                         ),
                         opts=child,
                     )

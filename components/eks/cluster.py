@@ -250,7 +250,7 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
 
     def _vpc_and_subnets(
         self, name: str, args: EksClusterArgs, cluster_name: str, zones: list[str], tags: dict[str, str]
-    ) -> tuple[pulumi.Output[str], list[pulumi.Input[str]], list[pulumi.Input[str]]]:
+    ) -> tuple[pulumi.Output[str], Sequence[pulumi.Input[str]], Sequence[pulumi.Input[str]]]:
         """The VPC and its private (one per zone) and public subnets: created (_network), or the ones given."""
         if args.vpc is None:
             return self._network(name, args, cluster_name, zones, tags)
@@ -373,7 +373,7 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
         cluster: aws.eks.Cluster,
         region: str,
         node_role: aws.iam.Role,
-        private_subnet_ids: list[pulumi.Input[str]],
+        private_subnet_ids: Sequence[pulumi.Input[str]],
         tags: dict[str, str],
         nodeless: list[aws.eks.Addon],
     ) -> aws.eks.NodeGroup:
@@ -556,11 +556,19 @@ def _zones_offering_gpus(args: EksClusterArgs, region: str, gpu_instance_types: 
     return zones
 
 
+def _oidc_issuer(identities: Sequence[aws.eks.outputs.ClusterIdentity]) -> str:
+    """The OIDC issuer URL EKS reports for every cluster (the provider types it optional)."""
+    oidcs = identities[0].oidcs
+    if not oidcs or oidcs[0].issuer is None:
+        raise ValueError("the EKS cluster reports no OIDC issuer")
+    return oidcs[0].issuer
+
+
 def _oidc_provider(
     name: str, cluster: aws.eks.Cluster, tags: dict[str, str], child: pulumi.ResourceOptions
 ) -> tuple[pulumi.Output[str], aws.iam.OpenIdConnectProvider]:
     """The cluster's OIDC issuer URL and the IAM OIDC provider IRSA trusts."""
-    issuer = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
+    issuer = cluster.identities.apply(_oidc_issuer)
     oidc = aws.iam.OpenIdConnectProvider(
         f"{name}-oidc",
         aws.iam.OpenIdConnectProviderArgs(url=issuer, client_id_lists=["sts.amazonaws.com"], tags=tags),

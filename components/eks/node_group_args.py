@@ -118,7 +118,7 @@ class ClassRole(StrEnum):
     """The cheap pool Dask schedulers prefer (label dedicated=scheduler)."""
 
 
-EksClassTaints = pool_taints(GPU_TAINT.key)
+EksClassTaints = Annotated[list[Taint], pool_taints(GPU_TAINT.key)]
 """A GPU class's own taints: not the GPU taint, which the component adds."""
 
 
@@ -529,16 +529,16 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         # Spot groups sharing a priority: the autoscaler picks among them and, when spot runs out
         # in each, can cycle between them without ever reaching on-demand (FACTS: give each its own).
         spot_by_priority: dict[int, list[str]] = {}
-        for group in (g for c in self.classes for g in c.node_groups()):
-            if group.capacity is CapacityType.SPOT:
-                priority = expander.priority_of(example_asg_name(group.name))
-                spot_by_priority.setdefault(priority or 0, []).append(group.name)
-        for priority, groups in sorted(spot_by_priority.items(), reverse=True):
-            if len(groups) > 1:
+        for planned in (g for c in self.classes for g in c.node_groups()):
+            if planned.capacity is CapacityType.SPOT:
+                priority = expander.priority_of(example_asg_name(planned.name))
+                spot_by_priority.setdefault(priority or 0, []).append(planned.name)
+        for priority, names in sorted(spot_by_priority.items(), reverse=True):
+            if len(names) > 1:
                 raise field_error(
                     model,
                     ("priority_expander", "tiers"),
-                    f"spot groups {', '.join(groups)} share priority {priority}: the autoscaler can cycle among them "
+                    f"spot groups {', '.join(names)} share priority {priority}: the autoscaler can cycle among them "
                     "without reaching on-demand; give each spot group its own tier",
                     priority,
                 )

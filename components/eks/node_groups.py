@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
@@ -207,7 +208,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
                 depends_on=[r for r in (cluster.cluster_resource, *cluster.node_prerequisites) if r],
             ),
         )
-        asg = node_group.resources.apply(lambda rs: rs[0].autoscaling_groups[0].name)
+        asg = node_group.resources.apply(_asg_name)
         for key, value in asg_tags(cls, capacity, group, cluster.name).items():
             slug = re.sub(r"[^a-z0-9]+", "-", key.removeprefix("k8s.io/cluster-autoscaler/").lower()).strip("-")
             aws.autoscaling.Tag(
@@ -301,3 +302,11 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
     def metric_sources(self) -> frozenset[MetricSource]:
         """The cluster autoscaler when its ServiceMonitor ships (service_monitor_crd given)."""
         return self._scrapes
+
+
+def _asg_name(resources: Sequence[aws.eks.outputs.NodeGroupResource]) -> str:
+    """The name of a managed node group's Auto Scaling group, which EKS reports for every group (the provider types it optional)."""
+    groups = resources[0].autoscaling_groups
+    if not groups or groups[0].name is None:
+        raise ValueError("the EKS node group reports no Auto Scaling group")
+    return groups[0].name

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
+from typing import Annotated
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -33,6 +34,7 @@ from gpu_platform.components.pools.shapes import (
     CapacityType,
     LabelMap,
     MachineShapeArgs,
+    Taint,
     pool_taints,
 )
 from gpu_platform.components.pools.sharing import GpuSharing, GpuSharingStrategy, mig_sharing_problem
@@ -104,7 +106,7 @@ def _check_pool_name(value: str) -> str:
     return value
 
 
-GkePoolTaints = pool_taints(GPU_TAINT.key, COMPUTE_CLASS_LABEL)
+GkePoolTaints = Annotated[list[Taint], pool_taints(GPU_TAINT.key, COMPUTE_CLASS_LABEL)]
 """A GKE pool's own taints: not the GPU taint nor the compute-class taint, which the component adds."""
 
 
@@ -255,7 +257,7 @@ class GpuNodePoolArgs(_PoolBase):
                     f"gpu_partition_size {self.gpu_partition_size} is not a MIG partition size (<n>g.<memory>gb, e.g. 1g.10gb)",
                     self.gpu_partition_size,
                 )
-        elif self.gpu_partition_size is not None:
+        elif self.gpu_partition_size is not None and known is not None:
             partitions = known.mig_partitions
             if self.gpu_partition_size not in partitions:
                 allowed = ", ".join(partitions) if partitions else "none (MIG needs A100 or H100)"

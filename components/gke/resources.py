@@ -15,8 +15,8 @@ from gpu_platform.components.gke.args import (
     GpuGkeClusterArgs,
     GpuNodePoolArgs,
     LocationPolicy,
-    _PoolBase,
 )
+from gpu_platform.components.gke.pool_args import _PoolBase
 from gpu_platform.components.pools.shapes import (
     ENVIRONMENT_LABEL,
     AutoscalingBounds,

@@ -18,6 +18,7 @@ and the next scheduling pass finds the spot pool without offerings and launches 
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -141,10 +142,10 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             aws.iam.RoleArgs(description=f"Nodes Karpenter launches for {ref.name}", assume_role_policy=assume_role_policy("ec2.amazonaws.com")),
             opts=child,
         )
-        for policy in KARPENTER_NODE_POLICIES:
+        for managed_policy in KARPENTER_NODE_POLICIES:
             aws.iam.RolePolicyAttachment(
-                f"{name}-node-role-{policy.lower().replace('_', '-')}",
-                aws.iam.RolePolicyAttachmentArgs(role=node_role.name, policy_arn=f"arn:{partition}:iam::aws:policy/{policy}"),
+                f"{name}-node-role-{managed_policy.lower().replace('_', '-')}",
+                aws.iam.RolePolicyAttachmentArgs(role=node_role.name, policy_arn=f"arn:{partition}:iam::aws:policy/{managed_policy}"),
                 opts=child,
             )
         access = aws.eks.AccessEntry(
@@ -268,7 +269,7 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
                 api_version="karpenter.k8s.aws/v1",
                 kind="EC2NodeClass",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=cls.name, labels=dict(MANAGED_LABELS)),
-                spec=node_role.name.apply(lambda role, c=cls: node_class_spec(c, settings, ref.name, role, tags)),
+                spec=node_role.name.apply(functools.partial(node_class_spec, cls, settings, ref.name, tags=tags)),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[crds]),
             )
         self.node_pools = {

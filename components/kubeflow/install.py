@@ -37,6 +37,7 @@ a pipeline author calls it (``pip install 'gpu-platform[kfp]'``).
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -252,12 +253,12 @@ class KubeflowInstall(pulumi.ComponentResource):
             if credential in brought:
                 found[credential] = pulumi.Output.secret(brought[credential])
             elif args.credentials_secret is not None:
+                where = args.credentials_secret
                 if source is None:
-                    where = args.credentials_secret
                     source = k8s.core.v1.Secret.get(f"{name}-credentials-secret", f"{where.namespace}/{where.name}", opts=pulumi.ResourceOptions(parent=self))
-                found[credential] = pulumi.Output.secret(source.data).apply(
-                    lambda data, c=credential: _read_credential(data, c, args.credentials_secret)  # type: ignore[arg-type]
-                )
+                # Typed as an Input: Output.secret has no Output[U] overload (from_input has), so mypy cannot solve U from an Output.
+                data: pulumi.Input[Mapping[str, str]] = source.data
+                found[credential] = pulumi.Output.secret(data).apply(functools.partial(_read_credential, credential=credential, where=where))
             else:
                 found[credential] = random.RandomPassword(
                     f"{name}-{credential.value}",

@@ -72,6 +72,7 @@ class AwsLoadBalancerController(pulumi.ComponentResource):
         if isinstance(iam_policy, str) and (problem := policy_problem(iam_policy)):
             raise input_error("iam_policy", f"iam_policy: {problem}; give the document at {iam_policy_url(args.chart_version)}")
         waits: list[pulumi.Resource] = []
+        vpc: pulumi.Input[str]
         if isinstance(cluster, EksCluster):
             for keyword, value in (("vpc_id", vpc_id), ("pools", pools)):
                 if value is not None:

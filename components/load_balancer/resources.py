@@ -36,7 +36,7 @@ def policy_problem(document: str) -> str | None:
     """Why ``document`` is not an IAM policy document (JSON with a Statement list), or None."""
     try:
         parsed = json.loads(document)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return f"not JSON ({exc.msg} at line {exc.lineno})"
     if not isinstance(parsed, dict) or not isinstance(parsed.get("Statement"), list) or not parsed["Statement"]:
         return "not an IAM policy document (no Statement list)"

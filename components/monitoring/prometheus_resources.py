@@ -221,4 +221,5 @@ def adapter_values(args: PrometheusStackArgs) -> dict[str, Any]:
 
 
 def dashboard_json() -> dict[str, Any]:
-    return json.loads(platform_dashboard())
+    dashboard: dict[str, Any] = json.loads(platform_dashboard())
+    return dashboard

@@ -78,10 +78,11 @@ class PrometheusStack(pulumi.ComponentResource):
             extra = frozenset(MetricSource(s) for s in scrapes)
         except (TypeError, ValueError):
             raise input_error("scrapes", f"scrapes: expected MetricSource values ({', '.join(m.value for m in MetricSource)}) (got {scrapes!r})") from None
+        monitored: MonitoredCluster
         if placed.component is not None:
-            cluster = MonitoredCluster(kind=placed.component.cloud, sources=placed.component.metric_sources() | extra)
+            monitored = MonitoredCluster(kind=placed.component.cloud, sources=placed.component.metric_sources() | extra)
         else:
-            cluster = placed.descriptor.model_copy(update={"sources": placed.descriptor.sources | extra}) if extra else placed.descriptor
+            monitored = placed.descriptor.model_copy(update={"sources": placed.descriptor.sources | extra}) if extra else placed.descriptor
         opts = placed.opts
         super().__init__("gpu-platform:prometheus_stack:PrometheusStack", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -108,7 +109,7 @@ class PrometheusStack(pulumi.ComponentResource):
             repository=args.repository,
             namespace=ns,
             release_name=args.release_name,
-            values=stack_values(args, cluster),
+            values=stack_values(args, monitored),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[admin, dashboard]),
         )
         self.adapter = helm_release(
@@ -126,7 +127,7 @@ class PrometheusStack(pulumi.ComponentResource):
             api_version="monitoring.coreos.com/v1",
             kind="PrometheusRule",
             metadata=k8s.meta.v1.ObjectMetaArgs(name="gpu-platform-gpu-alerts", namespace=ns),
-            spec={"groups": gpu_alert_groups(args.alerts, cluster.scraped)},
+            spec={"groups": gpu_alert_groups(args.alerts, monitored.scraped)},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.release]),
         )
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
@@ -134,10 +134,11 @@ def _check_pool_taints(managed: tuple[str, ...], value: list[Taint]) -> list[Tai
     return value
 
 
-def pool_taints(*managed: str) -> Any:
-    """The taints a pool or class may declare: each key once, and none of the ``managed`` keys
-    (the taints the component adds itself: the GPU taint, GKE's compute-class taint)."""
-    return Annotated[list[Taint], AfterValidator(functools.partial(_check_pool_taints, managed))]
+def pool_taints(*managed: str) -> AfterValidator:
+    """The check of the taints a pool or class may declare, as ``Annotated[list[Taint], pool_taints(...)]``:
+    each key once, and none of the ``managed`` keys (the taints the component adds itself: the GPU
+    taint, GKE's compute-class taint)."""
+    return AfterValidator(functools.partial(_check_pool_taints, managed))
 
 
 GPU_TAINT = Taint(key=GPU_RESOURCE, value="present", effect=TaintEffect.NO_SCHEDULE)
@@ -253,7 +254,16 @@ class MachineShapeArgs(BaseModel):
 # --- What a declared pool offers to the workloads placed on it ---------------------------
 
 
-def tolerations(taints: Iterable[Taint]) -> list[dict[str, str]]:
+class Toleration(TypedDict):
+    """A toleration in pod-spec form, as ``tolerations`` renders it."""
+
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+
+def tolerations(taints: Iterable[Taint]) -> list[Toleration]:
     """The one rendering of tolerations: pod-spec form, each taint tolerated exactly (key, value
     and effect; operator Equal). ``k8s.core.v1.TolerationArgs(**t)`` takes each entry as it is."""
     return [{"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect.value} for t in taints]

@@ -33,6 +33,7 @@ exposed component are the Python component's, resource for resource.
 
 import dataclasses
 import enum
+import functools
 import json
 import types
 import typing
@@ -103,6 +104,10 @@ class _Field:
 _TWINS: dict[type, type] = {}
 _FIELDS: dict[type, dict[str, _Field]] = {}
 
+_INPUT: Any = pulumi.Input
+"""``pulumi.Input`` as a value: the schema types here are built at run time for the analyzer, and mypy
+applies type arguments in an expression to generic classes only, not to an alias such as ``pulumi.Input``."""
+
 
 def _unwrap(annotation: Any) -> tuple[Any, bool, bool]:
     """(type, optional, takes an Output) of a model field's annotation."""
@@ -132,7 +137,7 @@ def _schema_type(annotation: Any) -> tuple[Any, _Field]:
     annotation, _, takes_output = _unwrap(annotation)
     origin = typing.get_origin(annotation)
     if takes_output:
-        return pulumi.Input[annotation], _Field("output")
+        return _INPUT[annotation], _Field("output")
     if origin is typing.Literal:
         values = typing.get_args(annotation)
         return type(values[0]), _Field("plain")
@@ -172,12 +177,14 @@ def twin(model: type) -> type:
             annotations[f.name] = schema_type if required else Optional[schema_type]
             fields[f.name] = field
         docs = attribute_docs(model)
-    else:
+    elif issubclass(model, BaseModel):
         for name, info in model.model_fields.items():
             schema_type, field = _schema_type(info.rebuild_annotation())
             annotations[name] = schema_type if info.is_required() else Optional[schema_type]
             fields[name] = field
         docs = {name: info.description for name, info in model.model_fields.items() if info.description}
+    else:
+        raise TypeError(f"no twin for {model}: neither a pydantic model nor a dataclass")
     cls.__annotations__ = annotations
     cls.__field_docs__ = docs  # type: ignore[attr-defined]
     _FIELDS[model] = fields
@@ -212,7 +219,7 @@ class _Reader:
             raise pulumi.InputPropertyError(where, f"{where} must be known when {self.component} is constructed (got an unknown value)")
         return value
 
-    def model(self, value: Any, model: type[BaseModel], path: list[str | int], source: pulumi.Output[Any] | None) -> Any:
+    def model(self, value: Any, model: type, path: list[str | int], source: pulumi.Output[Any] | None) -> Any:
         if isinstance(value, pulumi.Output):
             source, value = value, self.known(value, path)
         if not isinstance(value, Mapping):
@@ -231,7 +238,7 @@ class _Reader:
         if field.kind == "output":
             if source is not None and not isinstance(value, pulumi.Output):
                 # A leaf of an object that arrived as one Output: keep its dependencies and secrecy.
-                return source.apply(lambda whole, keys=tuple(within): _get(whole, keys))
+                return source.apply(functools.partial(_get, keys=tuple(within)))
             return value
         if field.kind == "model":
             return self.model(value, field.inner, path, source)
@@ -402,13 +409,15 @@ def exposed_component(
     module = __import__(real.__module__, fromlist=["_"])
     namespace = {**vars(typing), **vars(module)}
     outputs: dict[str, tuple[Any, bool, str]] = {}
-    for output in component_outputs(real):
+    for output in component_outputs(real):  # type: ignore[arg-type]  # mypy#20409: a class is Hashable, mypy checks type[X] with X's unbound __hash__
         resolved = _output_type(eval(output.type, namespace))
         if resolved is not None and output.name not in extra:
             outputs[output.name] = (*resolved, output.description)
     for attr, item in extra.items():
         outputs[attr] = (item.schema_type, False, item.description)
     token = f"{PACKAGE}:index:{real.__name__}"
+    # The component contract, which ComponentResource's own signature does not state: Foo(name, args, opts, **live inputs).
+    construct: Callable[..., pulumi.ComponentResource] = real
 
     def __init__(self: pulumi.ComponentResource, name: str, args: Any, opts: pulumi.ResourceOptions | None = None) -> None:  # noqa: N807 - the twin class's constructor
         reader = _Reader(real.__name__)
@@ -424,7 +433,7 @@ def exposed_component(
         settled = reader.model({camel_case(k): v for k, v in given.items()}, model, [], None)
         checked = validated(model, settled, real.__name__)
         pulumi.ComponentResource.__init__(self, token, name, None, opts)
-        built = real(name, checked, pulumi.ResourceOptions(parent=self), **live_values)  # type: ignore[call-arg]
+        built = construct(name, checked, pulumi.ResourceOptions(parent=self), **live_values)
         registered: dict[str, Any] = {}
         for attr, (_, convert, _) in outputs.items():
             value = extra[attr].get(built, checked) if attr in extra else getattr(built, attr, None)
@@ -474,7 +483,7 @@ class EksClusterTarget:
     """The cluster's Kubernetes minor version ("1.34"); picks the autoscaler release."""
 
 
-_FIELDS[EksClusterTarget] = {  # type: ignore[index]
+_FIELDS[EksClusterTarget] = {
     "cluster_name": _Field("plain"),
     "region": _Field("plain"),
     "version": _Field("plain"),
@@ -504,7 +513,7 @@ def _cluster_target(built: EksCluster) -> dict[str, Any]:
 
 
 def _read_cluster_target(value: Any, reader: _Reader, path: list[str | int]) -> EksClusterRef:
-    fields = reader.model(value, EksClusterTarget, path, None)  # type: ignore[arg-type]
+    fields = reader.model(value, EksClusterTarget, path, None)
     missing = [camel_case(k) for k in ("cluster_name", "region", "node_role_arn", "subnet_ids", "oidc_provider_arn", "oidc_issuer") if fields.get(k) is None]
     if missing:
         raise pulumi.InputPropertyError(key_path([*path, missing[0]]), f"{key_path([*path, missing[0]])} is required (pass EksCluster's ref output)")
@@ -564,11 +573,11 @@ class ClusterPoolsTarget:
     """Every pool of the cluster: GpuGkeCluster's poolShapes output, or on EKS the EksCluster's and the node groups' (or NodePools') together."""
 
 
-_FIELDS[ClusterPoolsTarget] = {"kind": _Field("plain"), "pools": _Field("plain")}  # type: ignore[index]
+_FIELDS[ClusterPoolsTarget] = {"kind": _Field("plain"), "pools": _Field("plain")}
 
 
 def _read_cluster_pools(value: Any, reader: _Reader, path: list[str | int]) -> ClusterPools:
-    fields = reader.model(value, ClusterPoolsTarget, path, None)  # type: ignore[arg-type]
+    fields = reader.model(value, ClusterPoolsTarget, path, None)
     if not isinstance(fields, Mapping):
         raise pulumi.InputPropertyError(key_path(path), f"{key_path(path)} must be an object with kind and pools (a cluster's poolShapes)")
     kind = fields.get("kind")
@@ -612,15 +621,13 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
     exposed_component(
         SpotFailoverEksNodeGroups,
         SpotFailoverEksNodeGroupsArgs,
-        live={"cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the node groups join: EksCluster's ref output. Required.", _read_cluster_target)},
+        live={"cluster": Live(_INPUT[EksClusterTarget], "The cluster the node groups join: EksCluster's ref output. Required.", _read_cluster_target)},
         extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
     ),
     exposed_component(
         KarpenterNodePools,
         KarpenterNodePoolsArgs,
-        live={
-            "cluster": Live(pulumi.Input[EksClusterTarget], "The cluster the NodePools provision for: EksCluster's ref output. Required.", _read_cluster_target)
-        },
+        live={"cluster": Live(_INPUT[EksClusterTarget], "The cluster the NodePools provision for: EksCluster's ref output. Required.", _read_cluster_target)},
         extra={"pool_shapes": _POOL_SHAPES_OUTPUT(lambda built, _: built.pool_shapes(), "the GPU classes")},
     ),
     exposed_component(
@@ -632,7 +639,7 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
                 "The cluster under the stack (gke or eks) and what else it scrapes (dcgm-exporter, cluster-autoscaler): an alert ships only when every metric it reads is scraped. Required.",
                 _read_monitored_cluster,
             ),
-            "grafana_admin_password": Live(pulumi.Input[str], "Grafana's admin password (pass a secret); stored in a Secret the chart reads. Required."),
+            "grafana_admin_password": Live(_INPUT[str], "Grafana's admin password (pass a secret); stored in a Secret the chart reads. Required."),
         },
     ),
     exposed_component(
@@ -640,7 +647,7 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
         DcgmExporterArgs,
         live={
             "service_monitor_crd": Live(
-                Optional[pulumi.Input[k8s.helm.v3.Release]],
+                Optional[_INPUT[k8s.helm.v3.Release]],
                 "What installs the ServiceMonitor CRD the exporter's ServiceMonitor needs (PrometheusStack's release); the release waits for it. Default: none (the CRD is already on the cluster).",
                 pass_default=True,
             )
@@ -651,7 +658,7 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
         DaskOperatorArgs,
         live={
             "pools": Live(
-                Optional[pulumi.Input[list[_POOL_SHAPE]]],  # type: ignore[valid-type]
+                Optional[_INPUT[list[_POOL_SHAPE]]],  # type: ignore[valid-type]
                 "The cluster's pools (its poolShapes outputs; on EKS the cluster's and the node groups' together): workers, "
                 "schedulers and notebooks are placed on them and checked to fit. Default: [] (no placement, no fit checks).",
                 _read_pools,
@@ -663,18 +670,18 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
         KubeflowInstallArgs,
         live={
             "training_pools": Live(
-                pulumi.Input[list[_POOL_SHAPE]],  # type: ignore[valid-type]
+                _INPUT[list[_POOL_SHAPE]],  # type: ignore[valid-type]
                 "The pools training steps run on (a cluster's poolShapes output, the GPU pools). Required.",
                 _read_pools,
             ),
             "dex_password_hash": Live(
-                Optional[pulumi.Input[str]], "platform edition: the bcrypt hash of the Dex static user's password (pass a secret). Default: none."
+                Optional[_INPUT[str]], "platform edition: the bcrypt hash of the Dex static user's password (pass a secret). Default: none."
             ),
             "oidc_client_secret": Live(
-                Optional[pulumi.Input[str]], "platform edition: the OIDC client secret shared by Dex and oauth2-proxy (pass a secret). Default: none."
+                Optional[_INPUT[str]], "platform edition: the OIDC client secret shared by Dex and oauth2-proxy (pass a secret). Default: none."
             ),
             "credentials": Live(
-                Optional[pulumi.Input[dict[str, str]]],
+                Optional[_INPUT[dict[str, str]]],
                 "Values you bring for upstream's default credentials (pass secrets), by name: artifact-store-access-key, "
                 "artifact-store-secret-key, database-password, and on the platform edition katib-database-password, "
                 "oauth2-client-secret, oauth2-cookie-secret; each is used instead of credentialsSecret's key and of a "
@@ -691,17 +698,15 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
         AwsLoadBalancerController,
         AwsLoadBalancerControllerArgs,
         live={
-            "cluster": Live(
-                pulumi.Input[EksClusterTarget], "The cluster whose ALBs the controller makes: EksCluster's ref output. Required.", _read_cluster_target
-            ),
+            "cluster": Live(_INPUT[EksClusterTarget], "The cluster whose ALBs the controller makes: EksCluster's ref output. Required.", _read_cluster_target),
             "iam_policy": Live(
-                pulumi.Input[str],
+                _INPUT[str],
                 "The controller's published IAM policy document (JSON) for chartVersion: the iam_policy.json at the "
                 "controller's release tag (docs/install/iam_policy.json). Required.",
             ),
-            "vpc_id": Live(pulumi.Input[str], "The cluster's VPC: EksCluster's vpcId output. Required."),
+            "vpc_id": Live(_INPUT[str], "The cluster's VPC: EksCluster's vpcId output. Required."),
             "pools": Live(
-                Optional[pulumi.Input[list[_POOL_SHAPE]]],  # type: ignore[valid-type]
+                Optional[_INPUT[list[_POOL_SHAPE]]],  # type: ignore[valid-type]
                 "The cluster's pools (EksCluster's poolShapes output): the controller runs on the system pool among them. Default: [] (no placement).",
                 _read_pools,
             ),
@@ -712,7 +717,7 @@ EXPOSED: list[type[pulumi.ComponentResource]] = [
         GpuInferenceServiceArgs,
         live={
             "cluster": Live(
-                pulumi.Input[ClusterPoolsTarget],
+                _INPUT[ClusterPoolsTarget],
                 "The cluster the model server runs on: its kind (gke or eks) and its poolShapes (on EKS the cluster's and the "
                 "node groups' together); the Kubernetes provider comes in the resource options. Required.",
                 _read_cluster_pools,
@@ -742,7 +747,7 @@ class _DocumentedAnalyzer(Analyzer):
     (it reads docstrings from source, which generated classes have none of)."""
 
     def get_docstring(self, typ: type, name: str) -> str | None:
-        docs = typ.__dict__.get("__field_docs__")
+        docs: dict[str, str] | None = typ.__dict__.get("__field_docs__")
         if docs is not None:
             return docs.get(name)
         return super().get_docstring(typ, name)

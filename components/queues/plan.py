@@ -162,12 +162,14 @@ def _place(
     nominal: dict[str, dict[str, int]] = {t.name: {} for t in tenants}
     wanted: dict[str, int] = {}
     for tenant in tenants:
-        i, override = overrides.get(tenant.name, (None, TenantQueueArgs(name=tenant.name)))
+        given = overrides.get(tenant.name)
+        gpus = given[1].gpus if given is not None else None
         home = next((p for p in pools if p.name == tenant.home_pool), None)
-        if override.gpus is None:
+        if given is None or gpus is None:
             quota = {home.accelerator: tenant.gpus} if home is not None and home.accelerator else {}
         else:
-            quota = dict(override.gpus)
+            i = given[0]
+            quota = dict(gpus)
             for gpu_type, count in quota.items():
                 if gpu_type not in by_type:
                     problems.append(

@@ -171,7 +171,7 @@ def _secret_shaped(raw: dict[str, Any]) -> dict[str, Any]:
     from gpu_platform.infra.preview.engine import SECRET_SIG
     from gpu_platform.infra.preview.manifests import plain
 
-    body = plain(raw)
+    body: dict[str, Any] = plain(raw)
     if raw.get("kind") == "Secret" and isinstance(raw.get("data"), dict):
         data = dict(body.get("data") or {})
         for key, value in raw["data"].items():

@@ -263,7 +263,7 @@ def _write_pki(folder: Path) -> dict[str, Path]:
             builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
         return builder.sign(ca_key, hashes.SHA256()), k
 
-    service_ip = next(ipaddress.ip_network(SERVICE_CIDR).hosts())
+    service_ip = next(ipaddress.IPv4Network(SERVICE_CIDR).hosts())
     server, server_key = leaf(
         "kube-apiserver",
         None,
@@ -526,6 +526,7 @@ def control_plane(binaries: Path | None = None, timeout: float = START_TIMEOUT, 
                 "-v=1",
             ],
         )
+        kwok_process: _Process | None = None
         if kwok:
             key, value = KWOK_NODE_ANNOTATION
             kwok_process = _start(
@@ -547,7 +548,7 @@ def control_plane(binaries: Path | None = None, timeout: float = START_TIMEOUT, 
             )
         _wait(kcm, f"https://127.0.0.1:{kcm_port}/healthz", deadline, insecure)
         _wait(scheduler, f"https://127.0.0.1:{sched_port}/healthz", deadline, insecure)
-        if kwok:
+        if kwok_process is not None:
             _wait(kwok_process, f"http://127.0.0.1:{kwok_port}/healthz", deadline, None)
         _, body = _get(f"{server}/version", client)
         version = json.loads(body).get("gitVersion", "") if body else ""

@@ -11,7 +11,7 @@ import gc
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from gpu_platform.infra.cli import (
     docs,
@@ -63,10 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, as for config errors
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, as for config errors
         raise CommandError(message, EXIT_CONFIG)
 
-    def exit(self, status: int = 0, message: str | None = None) -> None:  # --help, --version
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:  # --help, --version
         if message:
             print(message, end="", file=sys.stderr if status else sys.stdout)
         raise _Exit(status)

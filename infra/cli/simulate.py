@@ -82,7 +82,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     )
     json_target = file_target("--json", args.json) if args.json is not None else None
     if flags.target is not None and not flags.sweeps:
-        return _warm(args, flags, prices, json_target)
+        return _warm(args, flags, flags.target, prices, json_target)
     out_target = folder_target("--out", args.out, SIMULATE_FILES) if args.out is not None else None
     configs = configurations(find_project(args), args.stack, flags.sets, flags.sweeps, args.max_configs)
     work, described = _work(args, flags, configs, prices)
@@ -249,8 +249,8 @@ def _recommend(args: argparse.Namespace, flags: _Flags, configs: list[Any], outc
     return _Advice(None, [], [], notes)
 
 
-def _warm(args: argparse.Namespace, flags: _Flags, prices: Any, json_target: Any) -> int:
-    """--target-p90 without --sweep: the smallest warm capacity of one pool meeting the target on most seeds
+def _warm(args: argparse.Namespace, flags: _Flags, target: float, prices: Any, json_target: Any) -> int:
+    """--target-p90 without --sweep: the smallest warm capacity of one pool meeting ``target`` (the flags') on most seeds
     (infra/simulate/warm_search.py), its cost per workload and per day beside the no-buffer baseline."""
     import dataclasses
 
@@ -290,7 +290,7 @@ def _warm(args: argparse.Namespace, flags: _Flags, prices: Any, json_target: Any
             )
         return run_all(work, args.processes or os.cpu_count() or 1)
 
-    result = search(pool, bound, flags.target, seeds, run_size)
+    result = search(pool, bound, target, seeds, run_size)
     if json_target is not None:
         write_outputs([(json_target, json_bytes(search_document(result)))])
     for line in search_lines(result):

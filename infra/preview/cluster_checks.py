@@ -89,8 +89,9 @@ def check_duplicates(objects: list[Obj]) -> Iterator[ClusterFinding]:
 
 # --- CRDs before their custom resources -------------------------------------------------------
 
-# APIs the managed clusters serve themselves (no CRD in the stack installs them).
-CLUSTER_PROVIDED_GROUPS = {
+# APIs the managed clusters serve themselves (no CRD in the stack installs them). Keyed by the cloud's
+# name (Cloud is a StrEnum), so a plan's cloud read back as a string finds its entry too.
+CLUSTER_PROVIDED_GROUPS: dict[str, set[str]] = {
     Cloud.GCP: {
         "cloud.google.com",
         "networking.gke.io",

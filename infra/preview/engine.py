@@ -229,11 +229,12 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def __init__(self) -> None:
         self.notices: list[str] = []
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        """The answer and no check failures (the SDK's declared form; it also takes a bare dict)."""
         result, notice = _offline_call(args)
         if notice and notice not in self.notices:
             self.notices.append(notice)
-        return result
+        return result, []
 
 
 def _transform_callbacks(request: Any) -> list[Any]:
@@ -263,7 +264,7 @@ class RecordingMonitor(MockMonitor):
         self.stack_urn: str | None = None
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
-        response = super().RegisterResource(request)
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]  # the SDK's MockMonitor is unannotated
         if request.type == "pulumi:pulumi:Stack":
             self.stack_urn = response.urn
             return response
@@ -291,7 +292,7 @@ class RecordingMonitor(MockMonitor):
         if request.urn == self.stack_urn:
             outputs = rpc.deserialize_properties(request.outputs, keep_unknowns=True)
             self.stack_outputs = _jsonable(outputs)
-        return super().RegisterResourceOutputs(request)
+        return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]  # the SDK's MockMonitor is unannotated
 
 
 @dataclass

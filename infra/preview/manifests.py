@@ -232,8 +232,8 @@ def validate_objects(
     return findings
 
 
-def unknown_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[tuple[str, str]]:
-    """(path, message) for every key of ``value`` that its CRD schema node does not declare.
+def unknown_fields(value: Any, schema: object, path: str = "") -> list[tuple[str, str]]:
+    """(path, message) for every key of ``value`` that its CRD schema node (any JSON value, checked here) does not declare.
 
     A node with ``properties`` declares exactly those keys, unless it sets
     ``x-kubernetes-preserve-unknown-fields: true`` or ``additionalProperties``. The top-level

@@ -139,7 +139,8 @@ class RenderedObject(ObjectView):
         transforms ran)."""
         from gpu_platform.infra.preview.manifests import plain
 
-        return plain(self.body)
+        body: dict[str, Any] = plain(self.body)
+        return body
 
     @property
     def urn(self) -> str:
@@ -241,7 +242,8 @@ def _documents(text: str) -> list[dict[str, Any]]:
         key = hashlib.sha256(text.encode()).hexdigest()
         cache = default_cache_dir() / "parsed" / f"{key}.json"
         try:
-            return json.loads(cache.read_text())
+            cached: list[dict[str, Any]] = json.loads(cache.read_text())
+            return cached
         except (OSError, ValueError):
             pass
     out = []
@@ -661,7 +663,7 @@ def supported_sources() -> tuple[list[tuple[str, str, str | None]], list[str]]:
     from gpu_platform.components.queues.args import KUEUE_CHART, KUEUE_REPOSITORY, KueueArgs
 
     prometheus = PrometheusStackArgs()
-    charts = [
+    charts: list[tuple[str, str, str | None]] = [
         ("kube-prometheus-stack", prometheus.chart_version, prometheus.repository),
         ("prometheus-adapter", prometheus.adapter_chart_version, prometheus.repository),
         ("dcgm-exporter", DcgmExporterArgs.model_fields["chart_version"].default, DCGM_REPOSITORY),

@@ -53,7 +53,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -62,7 +62,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter, V
 
 from gpu_platform.components.core.models import ARGS_CONFIG, field_error
 from gpu_platform.components.core.numbers import Float, Int
-from gpu_platform.infra.capacity import Seconds
+from gpu_platform.components.core.quantities import Seconds
 
 __all__ = [
     "GPU_REQUESTS",
@@ -423,7 +423,7 @@ class Report:
         return (json.dumps(self.summary(), indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
-def _series_at(result: dict[Any, dict[int, float]], times: list[int]) -> list[float]:
+def _series_at(result: dict[Any, dict[int, float]], times: Sequence[int]) -> list[float]:
     """The one series of an aggregated query on the grid, 0 where Prometheus returned no point."""
     merged: dict[int, float] = {}
     for values in result.values():

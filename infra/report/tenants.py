@@ -455,7 +455,7 @@ def _seconds(values: Iterable[float | int | None], prefix: str = "") -> str:
 
 def tenant_rows(report: TenantReport) -> list[tuple[str, ...]]:
     """The per-tenant table: tenant, GPU-h used, cost, share, spot, pod wait p50/p90/p99, queue wait, pending."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for r in report.rows:
         q = r.queue
         rows.append(

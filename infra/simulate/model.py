@@ -73,10 +73,12 @@ report's kube_node_status_capacity) from ``gpu_ready`` to removal.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 import simpy
 
@@ -84,6 +86,9 @@ from gpu_platform.infra.simulate.inputs import Binding, Fallback, Gang, Job, Nod
 from gpu_platform.infra.simulate.queues import Cohort, Queues
 
 __all__ = ["ClusterModel"]
+
+SimProcess: TypeAlias = Generator[simpy.Event, Any, None]
+"""A simpy process: the events it waits for, one at a time."""
 
 NEW_POD_BUFFER = 2.0
 """No scale-up while the oldest unschedulable pod is younger than this (upstream
@@ -236,7 +241,7 @@ class ClusterModel:
         """The group's nodes, ready or upcoming."""
         return sum(1 for n in self.nodes if n.group is group) + sum(1 for n in self.upcoming if n.group is group)
 
-    def _failed_scale_up(self, group: NodeGroup, nodes: list[_Node], fallback: Fallback | None):
+    def _failed_scale_up(self, group: NodeGroup, nodes: list[_Node], fallback: Fallback | None) -> SimProcess:
         """A scale-up that finds no capacity: one give-up for all its nodes, one back-off step.
 
         With early abort, when the cloud reports it. Without, at the group's scale-up request's
@@ -283,7 +288,7 @@ class ClusterModel:
             if last + self.timings.backoff_reset < self.env.now:
                 del self._last_failure[name], self.backoff_duration[name]
 
-    def _provision(self, node: _Node):
+    def _provision(self, node: _Node) -> SimProcess:
         t, rng = self.timings, self.random
         yield self.env.timeout(t.provision.draw(rng))
         node.record.joined = self.env.now
@@ -315,7 +320,7 @@ class ClusterModel:
         if node.group.spot and rate > 0:
             self.env.process(self._preemption(node, self.random.expovariate(rate / 3600)))
 
-    def _preemption(self, node: _Node, after: float):
+    def _preemption(self, node: _Node, after: float) -> SimProcess:
         yield self.env.timeout(after)
         if node.record.removed is not None:
             return
@@ -330,6 +335,7 @@ class ClusterModel:
             pod.record.lost = True
             node.pods.discard(pod)
             if pod.placeholder:
+                assert self.placeholders is not None, "placeholder pods exist only with warm capacity"
                 self.placeholders.replace(pod)
                 continue
             gang = pod.gang
@@ -394,7 +400,7 @@ class ClusterModel:
         whole second (:139-144, the 1 s ordering window of SchedulerPopFromBackoffQ, on by default in 1.34)."""
         if pod.failures == 0:
             return -math.inf
-        return math.floor(pod.queued_at + min(POD_MAX_BACKOFF, POD_INITIAL_BACKOFF * 2 ** (pod.failures - 1)))
+        return math.floor(pod.queued_at + min(POD_MAX_BACKOFF, POD_INITIAL_BACKOFF * 2.0 ** (pod.failures - 1)))
 
     def _bind(self, only: list[_Pod] | None = None) -> None:
         """A scheduling pass: the pods an event requeues are tried in kube-scheduler's queue order and bound
@@ -477,7 +483,7 @@ class ClusterModel:
         delay = max(0.0, node.image_at - now) + self.timings.pod_start.draw(self.random)
         self.env.process(self._containers(pod, delay))
 
-    def _containers(self, pod: _Pod, delay: float):
+    def _containers(self, pod: _Pod, delay: float) -> SimProcess:
         yield self.env.timeout(delay)
         if pod.record.lost or pod.record.finished is not None:
             return
@@ -486,10 +492,11 @@ class ClusterModel:
         if gang.working_since is None and all(p.record.running is not None for p in gang.pods):
             gang.working_since = self.env.now
             if gang.gang.work is not None:
-                self.env.process(self._work(gang))
+                self.env.process(self._work(gang, gang.gang.work))
 
-    def _work(self, gang: _GangRun):
-        yield self.env.timeout(gang.gang.work)
+    def _work(self, gang: _GangRun, work: float) -> SimProcess:
+        """The gang's ``work`` seconds (its Gang's), then its end."""
+        yield self.env.timeout(work)
         self._finish(gang)
         self._bind()
 
@@ -527,7 +534,7 @@ class ClusterModel:
             if self.queues is not None:
                 # The gang waits in its tenant's queue; its pods are created when it is admitted.
                 run = _GangRun(stage, gang)
-                if not self.queues.submit(run, job.namespace, gpus, lambda run=run: self._admitted(run)):
+                if not self.queues.submit(run, job.namespace, gpus, functools.partial(self._admitted, run)):
                     self.trace.refused_gangs += 1
                     self.trace.refused_pods += len(gang.pods)
                     continue
@@ -583,7 +590,7 @@ class ClusterModel:
         self._expected += len(ordered)
         self._session_jobs += sum(1 for j in ordered if all(g.work is None for st in j.stages for g in st.gangs))
 
-        def arrivals():
+        def arrivals() -> SimProcess:
             for job in ordered:
                 if job.at > self.env.now:
                     yield self.env.timeout(job.at - self.env.now)
@@ -593,7 +600,7 @@ class ClusterModel:
 
     # --- the autoscaler ----------------------------------------------------------------------
 
-    def _autoscaler(self):
+    def _autoscaler(self) -> SimProcess:
         while True:
             yield self.env.timeout(self.timings.scan_interval)
             self._forget_stale_backoff()
@@ -721,9 +728,9 @@ class ClusterModel:
         _, group, nodes = leaders[0] if len(leaders) == 1 else self.random.choice(leaders)
         self.last_scale_up = now
         self.expected_add[group.name] = now + self.timings.max_node_provision
-        for fallback in self._open_fallbacks:
-            if fallback.group != group.name and fallback.role == group.role:
-                fallback.next_scale_up = now
+        for other in self._open_fallbacks:
+            if other.group != group.name and other.role == group.role:
+                other.next_scale_up = now
         self._open_fallbacks = [f for f in self._open_fallbacks if f.next_scale_up is None]
         failed = group.spot and self.timings.spot_shortage > 0 and self.random.random() < self.timings.spot_shortage
         fallback = Fallback(group.name, now, now, role=group.role) if failed else None

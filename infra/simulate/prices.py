@@ -113,7 +113,7 @@ class PriceTable(BaseModel):
                 raise SimulationError(
                     f"the price table has no {what} {key} in {cloud} {region} ({have}); choose a type offered there or add it with --prices FILE"
                 )
-            value = getattr(price, capacity)
+            value = price.spot if group.spot else price.on_demand
             if value is None:
                 raise SimulationError(
                     f"the price table has no {capacity.replace('_', '-')} price for {what} {key} ({cloud} {region}); add it with --prices FILE"

@@ -18,13 +18,14 @@ Errors are one line (CloudError): no credentials, a refusal, an answer without t
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from gpu_platform.components.catalog.gpus import GCP_MACHINE_SHAPES
 from gpu_platform.components.core.cloud import Cloud
@@ -32,6 +33,8 @@ from gpu_platform.infra.simulate.price_sources import LOCAL_SSD_GB, _price, cata
 from gpu_platform.infra.simulate.prices import HourlyPrice, PriceTable
 
 __all__ = ["COMPUTE_ENGINE", "CloudError", "aws_prices", "gcp_prices", "google_error", "refreshed_table"]
+
+_T = TypeVar("_T")
 
 COMPUTE_ENGINE = "services/6F81-5844-456A"
 """Compute Engine's service in the Cloud Billing Catalog."""
@@ -61,7 +64,7 @@ _EC2_FILTERS = {
 }
 
 
-def _aws_errors(what: str, call: Callable[[], Any]) -> Any:
+def _aws_errors(what: str, call: Callable[[], _T]) -> _T:
     import botocore.exceptions
     from botocore.parsers import ResponseParserError
 
@@ -124,7 +127,7 @@ def aws_prices(client: Callable[[str, str], Any], regions: Iterable[str] | None 
     pricing = client("pricing", PRICING_REGION)
     on_demand: dict[str, dict[str, float]] = defaultdict(dict)
     for name in types:
-        for region, usd in _aws_errors(f"on-demand {name}", lambda n=name: _on_demand(pricing, n)).items():
+        for region, usd in _aws_errors(f"on-demand {name}", functools.partial(_on_demand, pricing, name)).items():
             on_demand[region][name] = usd
     wanted = set(regions) if regions is not None else None
     out: Prices = {}
@@ -133,7 +136,7 @@ def aws_prices(client: Callable[[str, str], Any], regions: Iterable[str] | None 
             continue
         names = sorted(on_demand[region])
         ec2 = client("ec2", region)
-        spot = _aws_errors(f"spot in {region}", lambda e=ec2, n=names: _spot(e, n, now or datetime.now(UTC)))
+        spot = _aws_errors(f"spot in {region}", functools.partial(_spot, ec2, names, now or datetime.now(UTC)))
         out[region] = {
             name: _price(on_demand[region][name], statistics.median(spot[name].values()) if spot.get(name) else None, spot.get(name)) for name in names
         }

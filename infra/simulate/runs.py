@@ -62,7 +62,8 @@ def _steps(times: list[tuple[float, float, int]], horizon: int) -> list[float]:
         if a < b:
             delta[a] += value
             delta[b] -= value
-    return np.cumsum(delta[:horizon]).tolist()
+    steps: list[float] = np.cumsum(delta[:horizon]).tolist()
+    return steps
 
 
 def trace_report(trace: Trace, label: str = "simulation") -> Any:
@@ -84,8 +85,11 @@ def trace_report(trace: Trace, label: str = "simulation") -> Any:
         waits[name] = max(0, running - created)
         if running >= horizon and not (pod.lost and pod.running is None):
             at_end.append(name)
-    gpu_nodes = [n for n in trace.nodes if n.group.gpus_per_node > 0 and n.gpu_ready is not None]
-    node_spans = [(n.gpu_ready, n.removed if n.removed is not None else horizon, n.group.gpus_per_node) for n in gpu_nodes]
+    node_spans = [
+        (n.gpu_ready, n.removed if n.removed is not None else horizon, n.group.gpus_per_node)
+        for n in trace.nodes
+        if n.group.gpus_per_node > 0 and n.gpu_ready is not None
+    ]
     available = _steps(node_spans, horizon)
     nodes = _steps([(a, b, 1) for a, b, _ in node_spans], horizon)
     utilised = _steps(
@@ -180,7 +184,7 @@ class Outcome:
 
     def json_document(self, workload: dict[str, Any], inputs: ModelInputs) -> dict[str, Any]:
         """report.json's keys plus pending_p90_s, cost, failover, admission and what was simulated."""
-        out = self.report.summary()
+        out: dict[str, Any] = self.report.summary()
         out["pending_p90_s"] = self.p90
         out["cost"] = {**asdict(self.cost), "usd_per_workload": self.usd_per_workload, "workloads_done": self.workloads}
         out["failover"] = self.failover()
@@ -289,8 +293,8 @@ def configurations(
     problem (the key named) before anything runs."""
     import copy
 
-    from gpu_platform.infra.preview.engine import PROJECT
     from gpu_platform.infra.stack.errors import ConfigError
+    from gpu_platform.infra.stack.model import PROJECT
     from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
 
     combos = combinations(sweeps)
@@ -306,7 +310,8 @@ def configurations(
     out: list[Configuration] = []
     problems: list[str] = []
     for combo in combos:
-        stack_raw, model_raw = copy.deepcopy(stack_base), {}
+        stack_raw = copy.deepcopy(stack_base)
+        model_raw: dict[str, Any] = {}
         pairs = [*sets, *combo]
         apply_overrides(stack_raw, model_raw, pairs)
         config = {**others, **{prefix + k: v for k, v in stack_raw.items()}}
@@ -462,9 +467,10 @@ def sweep_columns(outcomes: Sequence[Outcome], keys: Sequence[str]) -> list[tupl
     def fmt(value: float | None, spec: str = "g", unit: str = "") -> str:
         return "-" if value is None else f"{value:{spec}}{unit}"
 
-    columns: list[tuple[str, Callable[[Outcome], str]]] = [
-        (short_key(k, keys), lambda o, k=k: _value(o.overrides[k]) if k in o.overrides else "-") for k in keys
-    ]
+    def swept(k: str) -> Callable[[Outcome], str]:
+        return lambda o: _value(o.overrides[k]) if k in o.overrides else "-"
+
+    columns: list[tuple[str, Callable[[Outcome], str]]] = [(short_key(k, keys), swept(k)) for k in keys]
     columns += [
         ("median s", lambda o: fmt(o.report.pending_median_s)),
         ("p90 s", lambda o: fmt(o.p90)),
@@ -527,8 +533,10 @@ def sweep_figure(outcomes: Sequence[Outcome], chosen: Outcome | None, target_p90
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    per_workload = all(o.usd_per_workload is not None for o in outcomes)
-    costs = [o.usd_per_workload if per_workload else o.cost.usd_per_day for o in outcomes]
+    costs = [c for c in (o.usd_per_workload for o in outcomes) if c is not None]
+    per_workload = len(costs) == len(outcomes)
+    if not per_workload:
+        costs = [o.cost.usd_per_day for o in outcomes]
     unit = "workload" if per_workload else "day"
     lines = []
     for i, o in enumerate(outcomes, 1):

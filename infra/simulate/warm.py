@@ -69,6 +69,7 @@ class Placeholders:
 
     def _new(self, spec: PodSpec) -> Any:
         model = self.model
+        assert spec.pools is not None, "a placeholder is pinned to its pool (placeholder_spec)"
         record = PodRecord(PLACEHOLDER_NAMESPACE, f"warm-{spec.pools[0]}-{model.next_number():06d}", spec.requests, model.env.now)
         return model.add_placeholder(spec, record)
 

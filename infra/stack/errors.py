@@ -11,6 +11,7 @@ from typing import Any
 
 import pulumi
 from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic_core import ErrorDetails
 
 from gpu_platform.components.core.models import key_path
 
@@ -85,7 +86,7 @@ def _texts(value: Any) -> list[str]:
     return sorted({t for t in found if len(t) >= 3}, key=len, reverse=True)
 
 
-def _message(error: dict[str, Any], root: type[BaseModel], secret: bool = False) -> str:
+def _message(error: ErrorDetails, root: type[BaseModel], secret: bool = False) -> str:
     kind = error["type"]
     msg: str = error["msg"]
     loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))

@@ -30,8 +30,9 @@ def load_balancer_controller(config: Any) -> AwsLoadBalancerControllerArgs | Non
     ALB Ingress needs it, else none. Only on AWS (elsewhere the setting is refused)."""
     if config.cloud is not Cloud.AWS:
         return None
-    if config.aws_load_balancer_controller is not None:
-        return config.aws_load_balancer_controller
+    chosen: AwsLoadBalancerControllerArgs | None = config.aws_load_balancer_controller
+    if chosen is not None:
+        return chosen
     return AwsLoadBalancerControllerArgs() if alb_ingresses(config) else None
 
 

@@ -219,8 +219,12 @@ class StackConfig(BaseModel):
         groups = data["eks_node_groups"]
         if "other_node_groups" in groups:
             return data
-        eks = data.get("eks") if isinstance(data.get("eks"), dict) else {}
-        system = eks.get("system_node_group") if isinstance(eks.get("system_node_group"), dict) else {}
+        eks = data.get("eks")
+        if not isinstance(eks, dict):
+            eks = {}
+        system = eks.get("system_node_group")
+        if not isinstance(system, dict):
+            system = {}
         name = system.get("name", SystemNodeGroupArgs.model_fields["name"].default)
         if not isinstance(name, str):
             return data
@@ -341,8 +345,8 @@ class StackConfig(BaseModel):
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
             problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
         problems += load_balancing_problems(self)
-        if self.queues is not None:
-            problems += [(("queues", *loc), message, value) for loc, message, value in self.queues_plan.problems]
+        if (queues_plan := self.queues_plan) is not None:
+            problems += [(("queues", *loc), message, value) for loc, message, value in queues_plan.problems]
         if self.warm_capacity is not None:
             problems += [(("warm_capacity", *loc), message, value) for loc, message, value in warm_capacity_problems(self.warm_capacity, self.pool_shapes())]
         dex_hash = self.kubeflow_dex_password_hash

@@ -65,7 +65,7 @@ def load_stack_config() -> StackConfig:
     try:
         config = StackConfig.model_validate(raw)
     except ValidationError as exc:
-        renames = {}
+        renames: dict[tuple[str, ...], tuple[str, ...]] = {}
         if isinstance(raw.get("eks_node_groups"), dict) and "other_node_groups" not in raw["eks_node_groups"]:
             # Injected from eks.system_node_group (see StackConfig): name what the user wrote.
             renames[("eks_node_groups", "other_node_groups")] = ("eks", "system_node_group", "name")

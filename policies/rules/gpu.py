@@ -170,7 +170,7 @@ def check_spot_fallback(resources: list[Resource], config: RuleConfig) -> Iterat
             )
 
 
-RULES = [
+RULES: list[ResourceRule | StackRule] = [
     StackRule(
         "gpu-pool-bounded",
         "Every GPU pool has an autoscaling maximum within the per-pool GPU limit.",

@@ -74,7 +74,7 @@ def check_buckets_not_public(resources: list[Resource], config: RuleConfig) -> I
                     yield r.name, f"bucket {r.props.get('bucket')} is granted to {member}"
 
 
-RULES = [
+RULES: list[ResourceRule | StackRule] = [
     StackRule(
         "bucket-encrypted",
         "Every S3 bucket the stack creates declares default server-side encryption (Cloud Storage always encrypts at rest).",

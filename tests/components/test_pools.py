@@ -3,6 +3,8 @@ tolerations, bounds and the role enum."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
 from pydantic import BaseModel, Field, ValidationError
 
@@ -15,7 +17,7 @@ from gpu_platform.components.pools.shapes import GPU_TAINT, AutoscalingBounds, B
 
 class _Pool(BaseModel):
     model_config = ARGS_CONFIG
-    taints: pool_taints(GPU_TAINT.key, "cloud.google.com/compute-class") = Field(default_factory=list)  # type: ignore[valid-type]
+    taints: Annotated[list[Taint], pool_taints(GPU_TAINT.key, "cloud.google.com/compute-class")] = Field(default_factory=list)
 
 
 TRAINING = Taint(key="gpu-platform.io/workload", value="training")
