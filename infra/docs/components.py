@@ -149,7 +149,7 @@ def component_reference() -> str:
         lines.append(f"- Constructor: `{cls.__name__}({shown})`")
         lines += _composition(cls, {p.name: p for p in keyword})
         lines += [""]
-        lines += table(("output", "type", "description"), ((f"`{o.name}`", f"`{cell(o.type)}`", cell(o.description)) for o in component_outputs(cls)))
+        lines += table(("output", "type", "description"), ((f"`{o.name}`", f"`{cell(o.type)}`", cell(o.description)) for o in component_outputs(cls)))  # type: ignore[arg-type]  # mypy#20409: a class is Hashable; mypy checks type[X] with its unbound __hash__
         lines.append("")
     lines += [
         "## Args",
