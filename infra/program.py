@@ -229,26 +229,7 @@ def compose_addons(
     datasets = config.shared_datasets if config.shared_datasets is not None and config.shared_datasets.datasets else None
     mounts = datasets.tenant_mounts(config.cloud) if datasets is not None else {}
     if config.kubeflow is not None:
-        kubeflow = config.kubeflow
-        if kubeflow.capacity_check is CapacityCheck.WARN and (problem := kubeflow.capacity_problem(cluster.pool_shapes())):
-            pulumi.log.warn(f"gpu-platform:kubeflow: {problem}")
-        dex_hash = config.kubeflow_dex_password_hash
-        install = KubeflowInstall(
-            f"{stack}-kubeflow",
-            kubeflow.install,
-            cluster=cluster,
-            dex_password_hash=None if dex_hash is None else pulumi.Output.secret(dex_hash.get_secret_value()),
-            oidc_client_secret=(
-                None if config.kubeflow_oidc_client_secret is None else pulumi.Output.secret(config.kubeflow_oidc_client_secret.get_secret_value())
-            ),
-            ingress_controller=None if ingress_controller is None else ingress_controller.release,
-            credentials={c: pulumi.Output.secret(value) for c, value in config.kubeflow_credentials().items()} or None,
-        )
-        pulumi.export("kubeflowPipelinesEndpoint", install.pipelines_endpoint)
-        pulumi.export("kubeflowUiService", install.ui_service)
-        pulumi.export("kubeflowTrainingPlacement", install.training_placement)
-        pulumi.export("kubeflowStorage", install.storage)
-        tenants.update(install.tenant_quotas)
+        tenants.update(compose_kubeflow(stack, config, cluster, ingress_controller).tenant_quotas)
     if config.dask is not None:
         dask_tenants = {t.name for t in config.dask.tenants}
         dask = DaskOperator(
@@ -287,6 +268,34 @@ def compose_addons(
 
         WarmCapacity(f"{stack}-warm", config.warm_capacity, cluster=cluster)
     compose_inference(stack, config, cluster, monitoring, ingress_controller)
+
+
+def compose_kubeflow(
+    stack: str, config: StackConfig, cluster: ClusterComponent, ingress_controller: AwsLoadBalancerController | None = None
+) -> KubeflowInstall:
+    """The stack's Kubeflow on ``cluster``, its credentials and Dex's secrets from the stack's secret config
+    (the engine tests deploy it through this function too); ``ingress_controller`` acts on the UI's ALB Ingress."""
+    assert config.kubeflow is not None
+    kubeflow = config.kubeflow
+    if kubeflow.capacity_check is CapacityCheck.WARN and (problem := kubeflow.capacity_problem(cluster.pool_shapes())):
+        pulumi.log.warn(f"gpu-platform:kubeflow: {problem}")
+    dex_hash = config.kubeflow_dex_password_hash
+    install = KubeflowInstall(
+        f"{stack}-kubeflow",
+        kubeflow.install,
+        cluster=cluster,
+        dex_password_hash=None if dex_hash is None else pulumi.Output.secret(dex_hash.get_secret_value()),
+        oidc_client_secret=(
+            None if config.kubeflow_oidc_client_secret is None else pulumi.Output.secret(config.kubeflow_oidc_client_secret.get_secret_value())
+        ),
+        ingress_controller=None if ingress_controller is None else ingress_controller.release,
+        credentials={c: pulumi.Output.secret(value) for c, value in config.kubeflow_credentials().items()} or None,
+    )
+    pulumi.export("kubeflowPipelinesEndpoint", install.pipelines_endpoint)
+    pulumi.export("kubeflowUiService", install.ui_service)
+    pulumi.export("kubeflowTrainingPlacement", install.training_placement)
+    pulumi.export("kubeflowStorage", install.storage)
+    return install
 
 
 def compose_datasets(
