@@ -44,6 +44,7 @@ from gpu_platform.components.kubeflow.args import (
     OidcIssuer,
     TenantProfile,
 )
+from gpu_platform.components.pools.awaits import SKIP_AWAIT
 
 __all__ = [
     "Credential",
@@ -60,6 +61,7 @@ __all__ = [
     "rendered_object_transforms",
     "storage_summary",
     "tenant_quota_hard",
+    "unawaited_workload_transform",
     "upstream_credentials_transform",
 ]
 
@@ -377,6 +379,31 @@ def default_profile_transform(obj: dict[str, Any], email: str) -> dict[str, Any]
     return None if spec is None else {**obj, "spec": spec}
 
 
+SIBLING_AWAITED_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "Pod", "Service"})
+"""The kinds whose readiness the provider awaits through their pods (a Service through its endpoints, which
+are those pods): inside an upstream Directory they are not awaited (``unawaited_workload_transform``)."""
+
+
+def unawaited_workload_transform(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """A workload (or the Service in front of one) of an upstream Directory, marked not to be awaited; None
+    for any other kind (CRDs, namespaces, RBAC, config and claims are awaited as before).
+
+    The provider registers a Directory's objects in dependency sets (CRDs, then namespaces, then what is
+    in them), and all of one set at once, so the engine meets a Deployment, its ServiceAccount, its
+    ConfigMaps and its claim in no fixed order. It runs at most ``--parallel`` steps at a time (4 per CPU
+    by default: 8 on 2 cores), and a Deployment's step holds its slot until the pods are ready. Measured
+    under the engine on 2 cores (tests/engine/test_engine_kubeflow.py), the platform edition filled all 8
+    slots with Deployments whose pods the ReplicaSet controller could not create ("serviceaccount ... not
+    found", claims "not found"), and the ServiceAccounts and claims that would have freed them queued
+    behind them until the provider's 10 minutes ran out. Not awaiting the pod-backed kinds lets every
+    object of the Directory be created, after which the controllers start the pods as ``kubectl apply``
+    would; ``up`` then does not confirm Kubeflow's pods are ready (``kubectl -n kubeflow rollout status
+    deploy``)."""
+    if obj.get("kind") not in SIBLING_AWAITED_KINDS:
+        return None
+    return {**obj, "metadata": update_in(obj.get("metadata"), ("annotations",), lambda annotations: merged(annotations, SKIP_AWAIT))}
+
+
 Transform = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 
 
@@ -388,7 +415,7 @@ def rendered_object_transforms(
 ) -> list[Transform]:
     """The transforms of one rendered object, in the order they apply (each sees the previous one's result;
     each returns None for an object it does not target)."""
-    steps: list[Transform] = [lambda obj: pipeline_volume_transform(obj, args)]
+    steps: list[Transform] = [lambda obj: pipeline_volume_transform(obj, args), unawaited_workload_transform]
     if credentials:
         steps.append(lambda obj: upstream_credentials_transform(obj, credentials))
     if args.dex_user_email:
@@ -464,6 +491,11 @@ def as_pulumi_transform(
         if view is not props:
             # The steps decide by the identity but never change it: it goes back as the engine gave it.
             changed = {**changed, **{k: props[k] for k in ("apiVersion", "kind", "metadata") if k in props and changed.get(k) is view.get(k)}}
+            if "metadata" in props and changed.get("metadata") is not props["metadata"]:
+                # A step added to the metadata (an annotation): what it set goes onto the metadata as the engine gave
+                # it, so a name or a label that came as a secret stays one.
+                ours = {k: v for k, v in (changed.get("metadata") or {}).items() if (view.get("metadata") or {}).get(k) is not v}
+                changed["metadata"] = merged(props["metadata"], ours)
         opts = t.opts
         if t.type_ == PIPELINE_STORAGE_TYPE and args.keep_volumes_on_delete:
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=True, retain_on_delete=True))

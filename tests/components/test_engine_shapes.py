@@ -205,8 +205,9 @@ def upstream_objects() -> dict[str, tuple[str, dict[str, Any]]]:
             "data": {"profile-name": "kubeflow-user-example-com", "user": UPSTREAM_PROFILE_OWNER},
         },
     )
-    # Untouched: a consumer of the credentials, and a Secret of the same name in another namespace.
-    objects["Deployment kubeflow/ml-pipeline (untouched)"] = (
+    # A consumer of the credentials (its reference to them untouched; only the await annotation is added), the
+    # Service in front of it, and, untouched, a Secret of the same name in another namespace.
+    objects["Deployment kubeflow/ml-pipeline"] = (
         "kubernetes:apps/v1:Deployment",
         _deployment(
             "ml-pipeline",
@@ -214,6 +215,15 @@ def upstream_objects() -> dict[str, tuple[str, dict[str, Any]]]:
             "ml-pipeline-api-server",
             [{"name": "DBCONFIG_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "mysql-secret", "key": "password"}}}],
         ),
+    )
+    objects["Service kubeflow/ml-pipeline"] = (
+        "kubernetes:core/v1:Service",
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _metadata("ml-pipeline", "kubeflow"),
+            "spec": {"selector": {"app": "ml-pipeline"}, "ports": [{"name": "http", "port": 8888}]},
+        },
     )
     objects["Secret other/mysql-secret (untouched)"] = (
         "kubernetes:core/v1:Secret",
@@ -469,5 +479,5 @@ def test_the_generated_objects_reach_every_transform(engine: Any) -> pulumi.Outp
     touched = set(itertools.chain.from_iterable(reached.values()))
     assert touched == {label for label in OBJECTS if "untouched" not in label}
     kinds = {OBJECTS[label][1]["kind"] for label in touched}
-    assert kinds == {"Secret", "ConfigMap", "Deployment", "PersistentVolumeClaim", "Profile"}
+    assert kinds == {"Secret", "ConfigMap", "Deployment", "Service", "PersistentVolumeClaim", "Profile"}
     return pulumi.Output.from_input(sorted(touched))

@@ -31,6 +31,7 @@ from gpu_platform.components.kubeflow.transforms import (
     tenant_quota_hard,
     upstream_credentials_transform,
 )
+from gpu_platform.components.pools.awaits import skips_await
 from gpu_platform.components.pools.reserves import ReserveFormula
 from gpu_platform.components.pools.shapes import CapacityStrategy
 from gpu_platform.infra.stack.errors import format_validation_error
@@ -255,7 +256,7 @@ def transformed(transform: pulumi.ResourceTransform, type_: str, name: str, prop
 def test_pulumi_transform_retains_the_volumes(keep: bool) -> pulumi.Output[Any]:
     transform = as_pulumi_transform(KubeflowInstallArgs(keep_volumes_on_delete=keep), None)
     result = transformed(transform, "kubernetes:core/v1:PersistentVolumeClaim", "kf:kubeflow/seaweedfs-pvc", claim("seaweedfs-pvc"))
-    other = transformed(transform, "kubernetes:apps/v1:Deployment", "kf:kubeflow/ml-pipeline", {"kind": "Deployment"})
+    other = transformed(transform, "kubernetes:core/v1:ConfigMap", "kf:kubeflow/pipeline-install-config", {"kind": "ConfigMap"})
 
     def check(results: list[Any]) -> None:
         claimed, unchanged = results
@@ -265,6 +266,32 @@ def test_pulumi_transform_retains_the_volumes(keep: bool) -> pulumi.Output[Any]:
         assert unchanged is None
 
     return pulumi.Output.all(result, other).apply(check)
+
+
+@pytest.mark.parametrize(
+    ("kind", "awaited"),
+    [
+        ("Deployment", False),
+        ("StatefulSet", False),
+        ("DaemonSet", False),
+        ("Job", False),
+        ("Service", False),
+        ("CustomResourceDefinition", True),
+        ("Namespace", True),
+        ("ServiceAccount", True),
+        ("ConfigMap", True),
+        ("PersistentVolumeClaim", True),
+    ],
+)
+def test_inside_the_directories_pod_backed_objects_are_not_awaited_and_the_rest_is(kind: str, awaited: bool) -> None:
+    """The provider meets a Directory's Deployments, their ServiceAccounts and claims in no fixed order, with 8 steps
+    at a time on 2 cores: awaited Deployments filled every slot in the engine test. Pod-backed kinds skip the
+    await (their existing annotations kept); CRDs, namespaces, RBAC, config and claims are awaited as before."""
+    obj = {"apiVersion": "v1", "kind": kind, "metadata": {"name": "x", "namespace": "kubeflow", "annotations": {"keep": "me"}}}
+    for args in (KubeflowInstallArgs(), KubeflowInstallArgs(edition=Edition.PLATFORM, dex_user_email="a@corp.example")):
+        out = apply_transforms(rendered_object_transforms(args), obj) or obj
+        assert skips_await(out["metadata"]) is not awaited, (args.edition, kind)
+        assert out["metadata"]["annotations"]["keep"] == "me"
 
 
 UPSTREAM_DEX_SECRET = {
@@ -777,7 +804,9 @@ def test_pulumi_transform_applies_the_credentials_on_pipelines_only() -> pulumi.
         assert changed_secret is not None and changed_mysql is not None
         assert changed_secret.props["stringData"]["password"] is not None
         assert [e["name"] for e in changed_mysql.props["spec"]["template"]["spec"]["containers"][0]["env"]] == ["MYSQL_ROOT_PASSWORD"]
-        assert unchanged_api is None and unchanged_secret is None
+        # The API server reads the password through the Secret: its spec as upstream has it (only not awaited).
+        assert unchanged_api is not None and unchanged_api.props["spec"] == UPSTREAM_API_SERVER["spec"] and skips_await(unchanged_api.props["metadata"])
+        assert unchanged_secret is None
 
     return pulumi.Output.all(secret, mysql, api, without).apply(check)
 
