@@ -343,7 +343,7 @@ class StackConfig(BaseModel):
             problems += self.headlamp.problems(self.tenant_namespaces())
         if self.dask is not None:
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
-            problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
+            problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes(), self.shared_gpus())]
         problems += load_balancing_problems(self)
         if (queues_plan := self.queues_plan) is not None:
             problems += [(("queues", *loc), message, value) for loc, message, value in queues_plan.problems]
