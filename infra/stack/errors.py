@@ -18,7 +18,7 @@ from pydantic_core import ErrorDetails
 from gpu_platform.components.core.models import key_path
 from gpu_platform.infra.errors import capped
 
-__all__ = ["ConfigError", "PreviewError", "SECRET_PLACEHOLDER", "credential_like", "format_validation_error", "secret_like"]
+__all__ = ["ConfigError", "PreviewError", "SECRET_PLACEHOLDER", "credential_like", "format_validation_error", "model_at", "secret_like"]
 
 
 class ConfigError(pulumi.RunError):
@@ -101,7 +101,7 @@ def _unwrap(annotation: Any) -> list[Any]:
     return []
 
 
-def _model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+def model_at(root: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
     """The model class whose fields live at ``loc`` (list indexes skipped)."""
     current: type[BaseModel] | None = root
     for part in loc:
@@ -169,7 +169,7 @@ def _message(error: ErrorDetails, root: type[BaseModel], secret: bool = False) -
     if isinstance(value, float) and not math.isfinite(value) and not secret:
         return f"must be a finite number; .inf, -.inf and .nan are not values a setting can hold (got {shown})"
     if kind == "extra_forbidden":
-        parent = _model_at(root, loc[:-1])
+        parent = model_at(root, loc[:-1])
         allowed = sorted(parent.model_fields) if parent else []
         hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
         text = "unknown key"
@@ -228,7 +228,7 @@ def format_validation_error(
 def _is_secret_field(root: type[BaseModel], loc: tuple[Any, ...]) -> bool:
     """Whether ``loc`` is (inside) a SecretStr field of ``root``."""
     for end in range(1, len(loc) + 1):
-        parent = _model_at(root, loc[: end - 1])
+        parent = model_at(root, loc[: end - 1])
         field = parent.model_fields.get(loc[end - 1]) if parent and isinstance(loc[end - 1], str) else None
         if field is not None and (field.annotation is SecretStr or SecretStr in typing.get_args(field.annotation)):
             return True
