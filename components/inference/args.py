@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from gpu_platform.components.core.kube import DnsLabel, DnsSubdomain, PinnedImage, PrometheusDuration
+from gpu_platform.components.core.kube import ComponentNamespace, DnsLabel, IngressHost, PinnedImage, PrometheusDuration, UrlPath
 from gpu_platform.components.core.models import ARGS_CONFIG, check_min_max, field_error
 from gpu_platform.components.core.numbers import Int
 from gpu_platform.components.dask.args import CPU_PATTERN, MEMORY_PATTERN, fit_problems, notebook_pool
@@ -36,9 +36,9 @@ class InferenceIngressArgs(BaseModel):
 
     load_balancer: LoadBalancer | None = None
     """alb (EKS) or gce (GKE); an ALB on GKE or gce on EKS is refused. Default: none (the cluster's own: alb on EKS, gce on GKE)."""
-    hostname: DnsSubdomain | None = None
+    hostname: IngressHost | None = None
     """The host the rule answers for. Default: none (any host)."""
-    path: str = Field(default="/", pattern=r"^/[^\s]*$")
+    path: UrlPath = "/"
     """The path prefix routed to the Service. Default: /."""
     internal: bool = False
     """alb: an internal ALB (reachable from the VPC only) instead of an internet-facing one. Default: false."""
@@ -93,11 +93,11 @@ class GpuInferenceServiceArgs(BaseModel):
     """The container's arguments. Default: [] (the image's)."""
     name: DnsLabel = "gpu-inference"
     """Name of the Deployment, Service, Ingress and HPA. Default: gpu-inference."""
-    namespace: DnsLabel = "inference"
+    namespace: ComponentNamespace = "inference"
     """Namespace the component creates for the service. Default: inference."""
     port: Int = Field(default=8000, ge=1, le=65535)
     """The model server's HTTP port. Default: 8000 (Triton's HTTP port)."""
-    health_path: str = Field(default="/v2/health/ready", pattern=r"^/[^\s]*$")
+    health_path: UrlPath = "/v2/health/ready"
     """Readiness endpoint: the pods' readiness probe and the load balancer's health check. Default: /v2/health/ready (the Open Inference Protocol's, served by Triton and KServe runtimes)."""
     pool: str | None = None
     """The GPU pool (GKE) or GPU class (EKS) the pods run on, by name; its labels and taints place them. Default: none (the cluster's first GPU pool of role gpu)."""

@@ -65,21 +65,33 @@ HIDDEN = "<hidden>"
 """What an error shows in place of a value under a key whose name looks secret, inside a shown mapping."""
 
 
-def _redacted(value: Any) -> Any:
-    """``value`` with the values under secret-looking keys replaced, at any depth (a mapping shown in an
-    error may hold a token under a key the user added)."""
+def _unclassified(key: Any, model: type[BaseModel] | None) -> bool:
+    """Whether ``key`` of a mapping read as ``model`` is one the model does not classify (a map entry, an
+    unknown key) and its name looks secret: a model's own field is secret only when it is a SecretStr."""
+    return secret_like(key) and (model is None or key not in model.model_fields)
+
+
+def _field_model(model: type[BaseModel] | None, key: Any) -> type[BaseModel] | None:
+    field = model.model_fields.get(key) if model is not None and isinstance(key, str) else None
+    models = _unwrap(field.annotation) if field is not None else []
+    return models[0] if models else None
+
+
+def _redacted(value: Any, model: type[BaseModel] | None = None) -> Any:
+    """``value`` with the values under unclassified secret-looking keys replaced, at any depth (a mapping
+    shown in an error may hold a token under a key the user added)."""
     if isinstance(value, dict):
-        return {k: HIDDEN if secret_like(k) else _redacted(v) for k, v in value.items()}
+        return {k: HIDDEN if _unclassified(k, model) else _redacted(v, _field_model(model, k)) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_redacted(v) for v in value]
+        return [_redacted(v, model) for v in value]
     return value
 
 
-def _show(value: Any) -> str:
+def _show(value: Any, model: type[BaseModel] | None = None) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
     try:
-        text = json.dumps(_redacted(value), default=str)
+        text = json.dumps(_redacted(value, model), default=str)
     except (TypeError, ValueError):
         text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -136,12 +148,12 @@ def _texts(value: Any) -> list[str]:
     return sorted({t for t in found if len(t) >= 3}, key=len, reverse=True)
 
 
-def _secret_texts(value: Any) -> list[str]:
-    """The texts under secret-looking keys inside ``value``, to cut out of a validator's message that quotes them."""
+def _secret_texts(value: Any, model: type[BaseModel] | None = None) -> list[str]:
+    """The texts under unclassified secret-looking keys inside ``value``, to cut out of a validator's message that quotes them."""
     if isinstance(value, dict):
-        return [t for k, v in value.items() for t in (_texts(v) if secret_like(k) else _secret_texts(v))]
+        return [t for k, v in value.items() for t in (_texts(v) if _unclassified(k, model) else _secret_texts(v, _field_model(model, k)))]
     if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _secret_texts(v)]
+        return [t for v in value for t in _secret_texts(v, model)]
     return []
 
 
@@ -152,14 +164,15 @@ def _message(error: ErrorDetails, root: type[BaseModel], secret: bool = False) -
     value = error.get("input")
     if not secret and any(credential_like(t) for t in _texts(value)):
         secret = True  # a token pasted under a plain key: shown nowhere
-    shown = SECRET_SHOWN if secret else _show(value)
+    here = model_at(root, loc)
+    shown = SECRET_SHOWN if secret else _show(value, here)
     if kind == "extra_forbidden" and not secret:
         secret, shown = True, UNKNOWN_SHOWN
     if secret:
         # A validator's own message may quote the value: cut out every text the value holds.
         for text in _texts(error.get("input")):
             msg = msg.replace(text, "<secret>")
-    for text in sorted(set(_secret_texts(value)), key=len, reverse=True):
+    for text in sorted(set(_secret_texts(value, here)), key=len, reverse=True):
         msg = msg.replace(text, HIDDEN)
     if kind == "string_type" and isinstance(error.get("input"), float):
         number = error["input"]
@@ -215,7 +228,7 @@ def format_validation_error(
             (bool(loc) and str(loc[0]) in secret)
             or SECRET_PLACEHOLDER in json.dumps(error.get("input"), default=str)
             or _is_secret_field(root, loc)
-            or any(secret_like(p) for p in loc)
+            or any(_unclassified(part, model_at(root, loc[:i])) for i, part in enumerate(loc))
         )
         path = key_path(loc)
         prefix = f"{namespace}:{path}" if namespace else path

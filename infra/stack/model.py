@@ -424,6 +424,8 @@ class StackConfig(BaseModel):
             claim(self.inference.namespace, "the inference service", ("inference", "namespace"))
         if self.warm_capacity is not None and self.warm_capacity.enabled():
             claim(self.warm_capacity.namespace, "warm capacity", ("warm_capacity", "namespace"))
+        if self.queues is not None:
+            claim(self.queues.namespace, "Kueue", ("queues", "namespace"))
         return problems
 
     def tenant_names(self) -> set[str]:
