@@ -128,7 +128,7 @@ GoDuration = Annotated[str, AfterValidator(_go_duration)]
 
 # --- cron schedules ------------------------------------------------------------------------------
 
-_CRON_FIELDS = (
+_CRON_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
     ("minute", 0, 59, {}),
     ("hour", 0, 23, {}),
     ("day of month", 1, 31, {}),
