@@ -35,7 +35,9 @@ __all__ = [
     "EXIT_PROGRAM",
     "EXIT_SERVICE",
     "EXIT_VIOLATIONS",
+    "MAX_LINES",
     "CommandError",
+    "capped",
     "check_interrupt",
     "mark_interrupted",
     "deferred_interrupts",
@@ -51,13 +53,26 @@ EXIT_SERVICE = 4
 EXIT_INTERRUPTED = 130
 
 
+MAX_LINES = 50
+"""Most problem lines a run prints; the rest are counted in one line (a list of 20,000 bad entries
+is 50 lines and a count, not 20,000 lines)."""
+
+
+def capped(lines: list[str], limit: int = MAX_LINES) -> list[str]:
+    """``lines`` up to ``limit``, then one line counting the rest."""
+    if len(lines) <= limit:
+        return list(lines)
+    rest = len(lines) - limit
+    return [*lines[:limit], f"... and {rest} more problem{'s' if rest != 1 else ''} not shown (fix these and run again to see them)"]
+
+
 class CommandError(Exception):
     """A failure a command reports as one line per problem, with its exit code."""
 
     def __init__(self, lines: list[str] | str, exit_code: int = EXIT_CONFIG) -> None:
         self.lines = [lines] if isinstance(lines, str) else list(lines)
         self.exit_code = exit_code
-        super().__init__("\n".join(self.lines))
+        super().__init__("\n".join(capped(self.lines)))
 
 
 class _State:

@@ -26,7 +26,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
-__all__ = ["GO_DURATION_EXAMPLES", "GoDuration", "go_duration_ns", "seconds"]
+__all__ = ["CRON_DESCRIPTORS", "GO_DURATION_EXAMPLES", "GoDuration", "cron_problem", "go_duration_ns", "seconds"]
 
 _UNIT_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
 _ELEMENT = re.compile(r"([0-9]*)(?:\.([0-9]*))?(ns|us|µs|μs|ms|s|m|h)")
@@ -124,3 +124,54 @@ def _go_duration(value: str) -> str:
 GoDuration = Annotated[str, AfterValidator(_go_duration)]
 """A duration as Go's time.ParseDuration reads it (the cluster autoscaler's flags): 90s, 7m, 1.5h,
 1h30m. Kept as written (it is handed to the program that parses it); ``seconds`` reads its value."""
+
+
+# --- cron schedules ------------------------------------------------------------------------------
+
+_CRON_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
+    ("minute", 0, 59, {}),
+    ("hour", 0, 23, {}),
+    ("day of month", 1, 31, {}),
+    ("month", 1, 12, {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}),
+    ("day of week", 0, 6, {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}),
+)
+CRON_DESCRIPTORS = ("@annually", "@yearly", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+"""The descriptors a five-field cron parser (robfig/cron's standard parser, Karpenter's) takes in place of fields."""
+
+
+def _cron_number(text: str, low: int, high: int, names: dict[str, int]) -> int | None:
+    value = names.get(text.lower()) if text.isalpha() else (int(text) if text.isdigit() else None)
+    return value if value is not None and low <= value <= high else None
+
+
+def _cron_field_problem(text: str, name: str, low: int, high: int, names: dict[str, int]) -> str | None:
+    for part in text.split(","):
+        span, _, step = part.partition("/")
+        if step and (not step.isdigit() or int(step) < 1):
+            return f"{name} {part!r}: a step after / is a whole number of at least 1"
+        if span in ("*", "?"):
+            continue
+        first, dash, last = span.partition("-")
+        a = _cron_number(first, low, high, names)
+        b = _cron_number(last, low, high, names) if dash else a
+        if a is None or b is None:
+            return f"{name} {part!r} is out of range: {low} to {high}" + (f" (or {', '.join(list(names)[:3])}...)" if names else "")
+        if a > b:
+            return f"{name} {part!r}: a range runs low to high"
+    return None
+
+
+def cron_problem(schedule: str) -> str | None:
+    """Why ``schedule`` is not a five-field cron schedule (minute hour day-of-month month day-of-week, each
+    ``*``, a number in range, a range, a list or a step; month and weekday names allowed) nor a descriptor
+    (``@daily``...), or None. The grammar of robfig/cron's standard parser, which Karpenter's budgets use:
+    ``99 99 * * *`` parses as five fields there but no minute 99 exists, so it is refused here."""
+    if schedule in CRON_DESCRIPTORS:
+        return None
+    fields = schedule.split()
+    if len(fields) != 5:
+        return f"schedule {schedule!r} has {len(fields)} fields; a cron schedule has 5 (minute hour day-of-month month day-of-week) or is one of {', '.join(CRON_DESCRIPTORS)}"
+    for text, (name, low, high, names) in zip(fields, _CRON_FIELDS, strict=True):
+        if problem := _cron_field_problem(text, name, low, high, names):
+            return f"schedule {schedule!r}: {problem}"
+    return None

@@ -4,6 +4,7 @@ autoscaler's flags) live in components/core/durations.py, re-exported here as ``
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any
@@ -21,12 +22,21 @@ __all__ = [
     "chart_source",
     "ChartRepository",
     "ChartVersion",
+    "ComponentNamespace",
     "DnsLabel",
+    "KUBE_SYSTEM_ACCOUNTS",
+    "NAME_TOTAL_LENGTH_MAX",
     "DnsSubdomain",
+    "IngressHost",
+    "UrlPath",
+    "ip_address",
     "Duration",
     "GoDuration",
     "PinnedImage",
     "PrometheusDuration",
+    "image_problem",
+    "kube_system_account_problem",
+    "kubernetes_owns",
 ]
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -87,12 +97,52 @@ def _chart_version(value: str) -> str:
     return value
 
 
+# The image reference grammar of github.com/distribution/reference (regexp.go), which the kubelet's
+# image pull (and containerd's, and docker's) parse with: a lowercase repository path under an optional
+# registry host and port, an optional tag of at most 128 word characters, dots and dashes, an optional digest.
+_ALNUM = r"[a-z0-9]+"
+_SEPARATOR = r"(?:[._]|__|[-]+)"
+_PATH_COMPONENT = rf"{_ALNUM}(?:{_SEPARATOR}{_ALNUM})*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_HOST = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[a-fA-F0-9:]+\])"
+_NAME = rf"(?:{_HOST}(?::[0-9]+)?/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
+_TAG = r"[\w][\w.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+_REFERENCE = re.compile(rf"^(?P<name>{_NAME})(?::(?P<tag>{_TAG}))?(?:@(?P<digest>{_DIGEST}))?$")
+NAME_TOTAL_LENGTH_MAX = 255
+"""distribution/reference's NameTotalLengthMax: the longest repository name (registry and path) it accepts."""
+
+
+def _quoted(value: str, limit: int = 60) -> str:
+    """``value`` quoted for a message, cut to ``limit`` characters (a 5 MB value is not echoed whole)."""
+    return repr(value) if len(value) <= limit else repr(value[:limit]) + f"... ({len(value)} characters)"
+
+
+def image_problem(value: str) -> str | None:
+    """Why ``value`` is not an image reference the kubelet would pull (distribution/reference's grammar,
+    names at most 255 characters, no whitespace: the API server takes a Deployment whose image has a
+    trailing space, then every pod of it is refused), or None."""
+    if value != value.strip() or any(c.isspace() for c in value):
+        return f"image {_quoted(value)} holds whitespace; an image reference has none (check for a trailing space)"
+    match = _REFERENCE.match(value)
+    if match is None:
+        return (
+            f"image {_quoted(value)} is not an image reference: [registry[:port]/]path[:tag][@digest], the path in "
+            "lowercase letters, digits and separators (. _ __ -), a tag of at most 128 letters, digits, '_', '.' and '-'"
+        )
+    if len(match.group("name")) > NAME_TOTAL_LENGTH_MAX:
+        return f"image {_quoted(value)} has a name of {len(match.group('name'))} characters; at most {NAME_TOTAL_LENGTH_MAX}"
+    return None
+
+
 def _pinned_image(value: str) -> str:
+    if problem := image_problem(value):
+        raise ValueError(problem)
     if "@sha256:" in value:
         return value
     name = value.rsplit("/", 1)[-1]
     if ":" not in name or name.rsplit(":", 1)[1] in ("", "latest"):
-        raise ValueError(f"image {value!r} must carry a version tag (never latest) or a digest")
+        raise ValueError(f"image {_quoted(value)} must carry a version tag (never latest) or a digest")
     return value
 
 
@@ -102,8 +152,90 @@ def kubernetes_owns(namespace: str) -> bool:
     return namespace == "default" or namespace.startswith("kube-")
 
 
+KUBE_SYSTEM_ACCOUNTS = frozenset(
+    {
+        "default",  # every namespace's own: a role bound to it is every pod's there that names none
+        "aws-node",  # the VPC CNI
+        "coredns",
+        "kube-proxy",
+        "ebs-csi-controller-sa",  # components/eks/args.py EBS_CSI_SERVICE_ACCOUNT
+        "fsx-csi-controller-sa",  # components/datasets/args.py FSX_CSI_SERVICE_ACCOUNT
+        "cluster-autoscaler",  # components/eks/node_group_args.py AUTOSCALER_SERVICE_ACCOUNT
+        "karpenter",  # components/karpenter/args.py KARPENTER_SERVICE_ACCOUNT
+    }
+)
+"""The service accounts in kube-system that belong to Kubernetes, EKS's add-ons or another controller of
+this platform: a controller's IAM role (IRSA) trusted by one of them would be given to every pod running
+as it (``service_account: default`` is every kube-system pod that names no account)."""
+
+
+def kube_system_account_problem(name: str) -> str | None:
+    """Why a controller with an IAM role may not run in kube-system as ``name``, or None."""
+    if name in KUBE_SYSTEM_ACCOUNTS:
+        owner = "every kube-system pod that names no service account" if name == "default" else "another controller's"
+        return f"service account {name} in kube-system is {owner}; an IAM role trusted by it goes to those pods too: choose a name of its own"
+    return None
+
+
 DnsLabel = Annotated[str, AfterValidator(_dns_label)]
 """A Kubernetes name that must be a DNS label (namespaces, services)."""
+
+
+def ip_address(value: str) -> bool:
+    """Whether ``value`` is an IPv4 or IPv6 address (an Ingress host may not be one)."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _ingress_host(value: str) -> str:
+    if ip_address(value):
+        raise ValueError(f"host {value} is an IP address; an Ingress rule's host is a DNS name (Kubernetes refuses an IP): leave it out to answer any host")
+    if (
+        len(value) > 253
+        or not re.match(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", value)
+        or any(len(p) > 63 for p in value.split("."))
+    ):
+        raise ValueError(f"host {_quoted(value)} is not a DNS name: lowercase letters, digits, '-' and '.', labels of at most 63, at most 253 in all")
+    return value
+
+
+_URL_PATH = re.compile(r"^/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$")
+
+
+def _url_path(value: str) -> str:
+    if not _URL_PATH.match(value) or len(value) > 2048:
+        raise ValueError(
+            f"path {_quoted(value)} is not an absolute URL path: '/' then letters, digits and -._~!$&'()*+,;=:@%/ (no spaces), at most 2048 characters"
+        )
+    segments = value.split("/")[1:]
+    if "//" in value or any(s in (".", "..") for s in segments):
+        raise ValueError(
+            f"path {_quoted(value)} has an empty, '.' or '..' segment; a load balancer or the server normalises it "
+            "to another path than the rule names: write it plainly (e.g. /v2/models)"
+        )
+    return value
+
+
+IngressHost = Annotated[str, AfterValidator(_ingress_host)]
+"""An Ingress rule's host: a DNS name, never an IP address (the API server refuses one)."""
+UrlPath = Annotated[str, AfterValidator(_url_path)]
+"""An HTTP path an Ingress routes or a probe asks for: absolute, URL characters only, no empty, '.' or '..' segment."""
+
+
+def _component_namespace(value: str) -> str:
+    if kubernetes_owns(value):
+        raise ValueError(
+            f"namespace {value} belongs to Kubernetes (default, kube-system, kube-public, kube-node-lease and every kube-*); "
+            "a component makes its own namespace: choose another name"
+        )
+    return value
+
+
+ComponentNamespace = Annotated[str, AfterValidator(_dns_label), AfterValidator(_component_namespace)]
+"""The namespace a component creates and owns: a DNS label that is not Kubernetes' own (default, kube-*)."""
 PrometheusDuration = Annotated[str, AfterValidator(_duration)]
 """A Prometheus duration (alert ``for``, scrape and evaluation intervals, retention): 30s, 5m, 15d,
 1h30m; integers only, each unit once and largest first, as Prometheus's own parser wants. Not a Go

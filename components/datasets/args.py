@@ -40,6 +40,7 @@ __all__ = [
     "GcsFuseArgs",
     "SharedDatasetsArgs",
     "bucket_name_problem",
+    "mount_path_problem",
 ]
 
 FSX_CSI_DRIVER = "fsx.csi.aws.com"
@@ -83,6 +84,9 @@ FSX_THROUGHPUTS: dict[FsxDeploymentType, tuple[int, ...]] = {
 }
 """Per-unit storage throughput (MB/s/TiB) each deployment type takes (SCRATCH_2: none, it has a fixed 200)."""
 
+KMS_KEY_PATTERN = r"^(arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/)?(mrk-[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$"
+"""A KMS key as FSx's KmsKeyId takes it: a key ARN or a key id (a UUID, or mrk-<32 hex> for a multi-Region key)."""
+
 _S3_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _S3_RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 _S3_RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
@@ -113,6 +117,29 @@ def bucket_name_problem(cloud: Cloud, name: str) -> str | None:
         return "a Cloud Storage bucket name has dot-separated parts of 1 to 63 characters and is not an IP address"
     if name.startswith("goog") or "google" in name:
         return "a Cloud Storage bucket name may not start with goog nor contain google"
+    return None
+
+
+CLAIM_PREFIX = "dataset-"
+"""What a dataset's claim, pod volume and PodDefault label name put before the dataset's name."""
+NAME_MAX = 63 - len(CLAIM_PREFIX)
+"""The longest dataset name: dataset-<name> is a pod volume's name and a label key's name part, DNS labels of at most 63."""
+SYSTEM_PATHS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr", "/var/run")
+"""Where a dataset may not be mounted (nor under): the container's system directories, and among them the
+platform's own mounts (components/dask/args.py CLUSTER_SPEC_DIR /etc/gpu-platform/dask, Jupyter's config
+under /etc/jupyter), which a dataset mounted there would hide."""
+
+
+def mount_path_problem(path: str) -> str | None:
+    """Why ``path`` may not be where a dataset is mounted, or None: an absolute path of plain segments (no
+    ``.``, ``..`` or empty segment: the kubelet refuses ``..`` in a mountPath), not / and not over or under
+    a system directory (SYSTEM_PATHS)."""
+    segments = path.split("/")[1:]
+    if any(s in ("", ".", "..") for s in segments):
+        return f"mount_path {path} has an empty, '.' or '..' segment; write the plain absolute path (e.g. /datasets/reference)"
+    for system in SYSTEM_PATHS:
+        if path == system or path.startswith(system + "/"):
+            return f"mount_path {path} is over {system}, the container's own (the platform mounts its config under /etc); use a path of its own such as /datasets/<name>"
     return None
 
 
@@ -154,7 +181,17 @@ class FsxLustreArgs(BaseModel):
     storage_capacity_gib: Int = Field(default=1200, ge=1200, le=1_000_800)
     """Storage in GiB: 1200, or a multiple of 2400 (SSD PERSISTENT_2 and SCRATCH_2). Default: 1200."""
     kms_key_id: str | None = None
-    """PERSISTENT_2: the KMS key (ARN) that encrypts the file system at rest; none on SCRATCH_2 (always encrypted with an AWS-owned key). Default: none (the component creates a key with rotation on PERSISTENT_2)."""
+    """PERSISTENT_2: the KMS key that encrypts the file system at rest, by key ARN (arn:aws:kms:<region>:<account>:key/<id>) or key id (a UUID, or mrk-... for a multi-Region key); a wildcard such as "*" or an alias is refused; none on SCRATCH_2 (always encrypted with an AWS-owned key). Default: none (the component creates a key with rotation on PERSISTENT_2)."""
+
+    @field_validator("kms_key_id")
+    @classmethod
+    def _a_key(cls, value: str | None) -> str | None:
+        if value is not None and not re.match(KMS_KEY_PATTERN, value):
+            raise ValueError(
+                "kms_key_id must name one KMS key: its ARN (arn:aws:kms:<region>:<account>:key/<key id>) or its key id "
+                "(a UUID, or mrk-<32 hex> for a multi-Region key); a wildcard or an alias names no key FSx can encrypt with"
+            )
+        return value
 
     @model_validator(mode="after")
     def _valid_for_type(self) -> FsxLustreArgs:
@@ -262,6 +299,23 @@ class DatasetArgs(BaseModel):
     deletion_protection: bool = True
     """Protect the bucket the stack creates and the FSx file system (Pulumi protect; the bucket is never force-destroyed). Default: true."""
 
+    @field_validator("name")
+    @classmethod
+    def _short_enough(cls, value: str) -> str:
+        if len(value) > NAME_MAX:
+            raise ValueError(
+                f"dataset name of {len(value)} characters makes the claim and pod volume {CLAIM_PREFIX}<name> "
+                f"{len(value) + len(CLAIM_PREFIX)} characters, more than a DNS label's 63; use at most {NAME_MAX}"
+            )
+        return value
+
+    @field_validator("mount_path")
+    @classmethod
+    def _plain_path(cls, value: str | None) -> str | None:
+        if value is not None and (problem := mount_path_problem(value)):
+            raise ValueError(problem)
+        return value
+
     @field_validator("tenants", mode="before")
     @classmethod
     def _tenant_names(cls, value: Any) -> Any:
@@ -294,7 +348,11 @@ class DatasetArgs(BaseModel):
     @property
     def claim(self) -> str:
         """The claim's name in each tenant namespace."""
-        return f"dataset-{self.name}"
+        return f"{CLAIM_PREFIX}{self.name}"
+
+    def volume_name(self, tenant: str) -> str:
+        """The PersistentVolume of ``tenant``'s mount (cluster-scoped: one per tenant, each pre-bound to its claim)."""
+        return f"{tenant}-{self.claim}"
 
     def tenant_access(self, tenant: str) -> DatasetAccess:
         """How ``tenant`` mounts it."""
@@ -332,7 +390,7 @@ class SharedDatasetsArgs(BaseModel):
     def problems(self, cloud: Cloud, tenants: set[str] | None) -> list[BucketProblem]:
         """What ``cloud`` refuses of these datasets, one per problem: bucket names, the other cloud's
         settings, and (when ``tenants`` is given) tenants that do not exist."""
-        found: list[BucketProblem] = []
+        found: list[BucketProblem] = self._composed_name_problems()
         for i, dataset in enumerate(self.datasets):
             if problem := bucket_name_problem(cloud, dataset.bucket.name):
                 found.append(((i, "bucket", "name"), f"{problem} (cloud {cloud.value})", dataset.bucket.name))
@@ -351,6 +409,38 @@ class SharedDatasetsArgs(BaseModel):
                             mount.tenant,
                         )
                     )
+        return found
+
+    def _composed_name_problems(self) -> list[BucketProblem]:
+        """Names the datasets compose that Kubernetes would refuse together: two mounts making one
+        PersistentVolume name (cluster-scoped, <tenant>-dataset-<name>), and two datasets one tenant mounts
+        at one path (a pod's mountPaths must differ)."""
+        found: list[BucketProblem] = []
+        volumes: dict[str, str] = {}
+        paths: dict[tuple[str, str], str] = {}
+        for i, dataset in enumerate(self.datasets):
+            for mount in dataset.tenants:
+                volume = dataset.volume_name(mount.tenant)
+                if volume in volumes:
+                    found.append(
+                        (
+                            (i, "name"),
+                            f"dataset {dataset.name} mounted by {mount.tenant} makes PersistentVolume {volume}, as {volumes[volume]} "
+                            "does already; rename one dataset",
+                            dataset.name,
+                        )
+                    )
+                volumes.setdefault(volume, f"dataset {dataset.name} of tenant {mount.tenant}")
+                where = (mount.tenant, dataset.path)
+                if where in paths:
+                    found.append(
+                        (
+                            (i, "mount_path"),
+                            f"tenant {mount.tenant} mounts dataset {paths[where]} at {dataset.path} already; give dataset {dataset.name} its own mount_path",
+                            dataset.path,
+                        )
+                    )
+                paths.setdefault(where, dataset.name)
         return found
 
     def tenant_mounts(self, cloud: Cloud) -> dict[str, list[DatasetMount]]:

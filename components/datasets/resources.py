@@ -35,8 +35,8 @@ GCSFUSE_CAPACITY = "5Gi"
 
 
 def volume_name(dataset: DatasetArgs, tenant: str) -> str:
-    """The PersistentVolume of ``tenant``'s mount (cluster-scoped: one per tenant, each pre-bound to its claim)."""
-    return f"{tenant}-{dataset.claim}"
+    """The PersistentVolume of ``tenant``'s mount (DatasetArgs.volume_name, the one home of the name)."""
+    return dataset.volume_name(tenant)
 
 
 def _labels(dataset: DatasetArgs, tenant: str) -> dict[str, str]:

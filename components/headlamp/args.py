@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, StringConstraints, field_validator
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator
 
-from gpu_platform.components.core.kube import ChartVersion, DnsLabel, kubernetes_owns
+from gpu_platform.components.core.kube import ChartVersion, ComponentNamespace, DnsLabel, kubernetes_owns
 from gpu_platform.components.core.models import ARGS_CONFIG, check_unique
 from gpu_platform.components.pools.shapes import PoolPlacement
 
@@ -35,9 +35,21 @@ VIEW_CLUSTER_ROLE = "view"
 """Kubernetes' default user-facing role for read-only access (no Secrets, no RBAC objects), bound per namespace."""
 RELEASE_NAME = "headlamp"
 
-GroupName = Annotated[str, StringConstraints(min_length=1, max_length=253, pattern=r"^\S+$")]
+
+def _not_a_system_group(value: str) -> str:
+    if value.startswith("system:"):
+        raise ValueError(
+            f"group {value} is one Kubernetes itself fills (system:authenticated is every user and service account "
+            "that can log in): a tenant's namespace is shown to that tenant's group only; name a group of the tenant's people"
+        )
+    return value
+
+
+GroupName = Annotated[str, StringConstraints(min_length=1, max_length=253, pattern=r"^\S+$"), AfterValidator(_not_a_system_group)]
 """A Kubernetes group name as the cluster's authenticator reports it (an EKS access entry's
-kubernetes group, a Google Group on GKE): no whitespace."""
+kubernetes group, a Google Group on GKE): no whitespace, and none of Kubernetes' own ``system:`` groups
+(``system:authenticated`` would show every tenant's namespace to everyone who can log in; refused, by decision:
+docs/features/headlamp.md)."""
 
 
 class HeadlampTenantAccess(BaseModel):
@@ -63,7 +75,7 @@ class HeadlampArgs(BaseModel):
 
     model_config = ARGS_CONFIG
 
-    namespace: DnsLabel = "headlamp"
+    namespace: ComponentNamespace = "headlamp"
     """Namespace Headlamp runs in (created). Default: headlamp."""
     chart_version: ChartVersion = "0.45.0"
     """headlamp chart release (kubernetes-sigs/headlamp). Default: 0.45.0."""

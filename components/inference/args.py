@@ -4,18 +4,19 @@ of their GPU-utilisation HPA and when the alert on a pinned HPA fires."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from gpu_platform.components.core.kube import DnsLabel, DnsSubdomain, PinnedImage, PrometheusDuration
+from gpu_platform.components.core.kube import ComponentNamespace, DnsLabel, IngressHost, PinnedImage, PrometheusDuration, UrlPath
 from gpu_platform.components.core.models import ARGS_CONFIG, check_min_max, field_error
 from gpu_platform.components.core.numbers import Int
 from gpu_platform.components.dask.args import CPU_PATTERN, MEMORY_PATTERN, fit_problems, notebook_pool
 from gpu_platform.components.load_balancer.args import LoadBalancer
 from gpu_platform.components.monitoring.prometheus_args import GPU_CUSTOM_METRICS, ClusterKind
 from gpu_platform.components.pools.shapes import NodePoolShape
+from gpu_platform.components.pools.sharing import shared_request_problem
 
 __all__ = ["GpuInferenceServiceArgs", "InferenceIngressArgs", "SATURATION_ALERT"]
 
@@ -35,9 +36,9 @@ class InferenceIngressArgs(BaseModel):
 
     load_balancer: LoadBalancer | None = None
     """alb (EKS) or gce (GKE); an ALB on GKE or gce on EKS is refused. Default: none (the cluster's own: alb on EKS, gce on GKE)."""
-    hostname: DnsSubdomain | None = None
+    hostname: IngressHost | None = None
     """The host the rule answers for. Default: none (any host)."""
-    path: str = Field(default="/", pattern=r"^/[^\s]*$")
+    path: UrlPath = "/"
     """The path prefix routed to the Service. Default: /."""
     internal: bool = False
     """alb: an internal ALB (reachable from the VPC only) instead of an internet-facing one. Default: false."""
@@ -92,11 +93,11 @@ class GpuInferenceServiceArgs(BaseModel):
     """The container's arguments. Default: [] (the image's)."""
     name: DnsLabel = "gpu-inference"
     """Name of the Deployment, Service, Ingress and HPA. Default: gpu-inference."""
-    namespace: DnsLabel = "inference"
+    namespace: ComponentNamespace = "inference"
     """Namespace the component creates for the service. Default: inference."""
     port: Int = Field(default=8000, ge=1, le=65535)
     """The model server's HTTP port. Default: 8000 (Triton's HTTP port)."""
-    health_path: str = Field(default="/v2/health/ready", pattern=r"^/[^\s]*$")
+    health_path: UrlPath = "/v2/health/ready"
     """Readiness endpoint: the pods' readiness probe and the load balancer's health check. Default: /v2/health/ready (the Open Inference Protocol's, served by Triton and KServe runtimes)."""
     pool: str | None = None
     """The GPU pool (GKE) or GPU class (EKS) the pods run on, by name; its labels and taints place them. Default: none (the cluster's first GPU pool of role gpu)."""
@@ -137,9 +138,10 @@ class GpuInferenceServiceArgs(BaseModel):
             return notebook_pool(pools, 1)
         return next((p for p in pools if p.name == self.pool), None)
 
-    def placement_problems(self, pools: Sequence[NodePoolShape]) -> list[Problem]:
+    def placement_problems(self, pools: Sequence[NodePoolShape], shared: Mapping[str, int] | None = None) -> list[Problem]:
         """(key, message, value) when the pods fit no node of their pool, or their pool does not exist or has
-        no GPUs (refused before anything is registered: such pods would stay Pending)."""
+        no GPUs (refused before anything is registered: such pods would stay Pending), or ask for more than one
+        GPU of a pool whose GPUs are shared (``shared``: pool -> clients per GPU, StackConfig.shared_gpus)."""
         gpu_pools = [p for p in pools if p.gpus_per_node]
         offered = ", ".join(p.name for p in gpu_pools) or "none"
         pool = self.gpu_pool(pools)
@@ -149,6 +151,8 @@ class GpuInferenceServiceArgs(BaseModel):
             return [(("pool",), f"no pool named {self.pool}; use a GPU pool of the cluster ({offered})", self.pool)]
         if not pool.gpus_per_node:
             return [(("pool",), f"pool {pool.name} has no GPUs; use a GPU pool ({offered})", pool.name)]
+        if pool.name in (shared or {}) and (problem := shared_request_problem("an inference pod", self.gpus, pool.name)):
+            return [(("gpus",), f"{problem}; use gpus 1 or a pool that does not share its GPUs", self.gpus)]
         if self.gpus > pool.gpus_per_node:
             return [
                 (("gpus",), f"gpus {self.gpus} is more than a node of pool {pool.name} has ({pool.gpus_per_node}); use at most {pool.gpus_per_node}", self.gpus)

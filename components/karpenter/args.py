@@ -12,14 +12,16 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
+from gpu_platform.components.core.durations import cron_problem
 from gpu_platform.components.core.kube import ChartVersion
 from gpu_platform.components.core.models import ARGS_CONFIG, field_error, unique
 
 __all__ = [
     "KARPENTER_CHART",
     "KARPENTER_CRD_CHART",
+    "KARPENTER_NAMESPACE",
     "KARPENTER_REPO",
     "KARPENTER_SERVICE_ACCOUNT",
     "ConsolidationPolicy",
@@ -34,6 +36,8 @@ KARPENTER_CHART = "karpenter"
 KARPENTER_CRD_CHART = "karpenter-crd"
 KARPENTER_REPO = "oci://public.ecr.aws/karpenter"
 """Karpenter publishes both charts to this OCI registry only."""
+KARPENTER_NAMESPACE = "kube-system"
+"""The controller's namespace: Karpenter's EKS getting-started guide installs it in kube-system (since v0.33), which exists on every cluster."""
 KARPENTER_SERVICE_ACCOUNT = "karpenter"
 """The controller's service account (the chart's fullname, set explicitly): the IRSA trust names it."""
 
@@ -78,11 +82,18 @@ class DisruptionBudget(BaseModel):
     nodes: str = Field(default="10%", pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")
     """A node count or a percentage of the pool's nodes ("0" blocks disruption while the budget is active). Default: 10% (Karpenter's own)."""
     schedule: str | None = Field(default=None, pattern=r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$")
-    """Cron schedule (UTC) when the budget starts being active; needs duration. Default: none (always active)."""
+    """Cron schedule (UTC) when the budget starts being active: five fields in range (minute 0-59, hour 0-23, day 1-31, month 1-12, weekday 0-6; names, ranges, lists and steps allowed) or a descriptor such as @daily; needs duration. Default: none (always active)."""
     duration: str | None = Field(default=None, pattern=r"^(([0-9]+(h|m))|([0-9]+h[0-9]+m))$")
     """How long the budget is active after each schedule start (hours and minutes, e.g. 8h or 1h30m); needs schedule. Default: none."""
     reasons: Annotated[list[DisruptionReason], unique("reasons", "a reason", lambda r: r.value)] = Field(default_factory=list)
     """The disruption methods the budget limits (Underutilized, Empty, Drifted). Default: [] (all of them)."""
+
+    @field_validator("schedule")
+    @classmethod
+    def _cron(cls, value: str | None) -> str | None:
+        if value is not None and (problem := cron_problem(value)):
+            raise ValueError(problem)
+        return value
 
     @model_validator(mode="after")
     def _schedule_with_duration(self) -> DisruptionBudget:
@@ -132,7 +143,18 @@ class KarpenterSettings(BaseModel):
     chart_version: ChartVersion = "1.14.1"
     """karpenter and karpenter-crd charts (oci://public.ecr.aws/karpenter), one version for both. Default: 1.14.1."""
     namespace: str = Field(default="kube-system", pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-    """Namespace of the controller (its IRSA trust names it). Default: kube-system."""
+    """Namespace of the controller (its IRSA trust names it): kube-system, where Karpenter's EKS guide installs it; the stack creates no other namespace for it. Default: kube-system."""
+
+    @field_validator("namespace")
+    @classmethod
+    def _documented(cls, value: str) -> str:
+        if value != KARPENTER_NAMESPACE:
+            raise ValueError(
+                f"Karpenter runs in {KARPENTER_NAMESPACE} (its EKS guide's namespace, which exists on every cluster); "
+                f"nothing in this stack creates namespace {value}, so its objects would be refused: use {KARPENTER_NAMESPACE} or leave it out"
+            )
+        return value
+
     ami_version: str = Field(default="latest", pattern=r"^(latest|v[0-9]+(\.[0-9]+)*)$")
     """Version of the class's AMI family in the EC2NodeClass alias (al2023@<v>, bottlerocket@<v>; e.g. v20251120 for AL2023, v1.50.0 for Bottlerocket): pin it in production so a new AMI arrives as drift you chose. Default: latest."""
     disruption: KarpenterDisruption = Field(default_factory=KarpenterDisruption)

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
-from gpu_platform.components.core.kube import DnsLabel, DnsSubdomain
+from gpu_platform.components.core.kube import DnsLabel, DnsSubdomain, ip_address
 from gpu_platform.components.core.labels import WORKLOAD_LABEL
 from gpu_platform.components.core.models import ARGS_CONFIG, field_error, first_repeat
 from gpu_platform.components.core.numbers import Int
@@ -125,6 +125,8 @@ def _email(value: str) -> str:
 
 
 def _hostname(value: str) -> str:
+    if ip_address(value):
+        raise ValueError(f"{value!r} is an IP address; the Ingress host is a fully qualified DNS name such as kubeflow.example.com")
     if not _HOSTNAME.match(value):
         raise ValueError(f"{value!r} is not a fully qualified DNS name such as kubeflow.example.com")
     return value

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, field_validator
 
-from gpu_platform.components.core.kube import ChartRepository, DnsSubdomain
+from gpu_platform.components.core.kube import ChartRepository, DnsSubdomain, kube_system_account_problem
 from gpu_platform.components.core.models import ARGS_CONFIG
 from gpu_platform.components.core.numbers import Int
 from gpu_platform.components.monitoring.prometheus_args import ClusterKind
@@ -77,6 +77,13 @@ class AwsLoadBalancerControllerArgs(BaseModel):
     """Controller replicas (one leads; the others take over and serve the webhooks). Default: 2."""
     service_account: DnsSubdomain = "aws-load-balancer-controller"
     """The controller's ServiceAccount in kube-system, which its IAM role trusts. Default: aws-load-balancer-controller."""
+
+    @field_validator("service_account")
+    @classmethod
+    def _own_account(cls, value: str) -> str:
+        if problem := kube_system_account_problem(value):
+            raise ValueError(problem)
+        return value
 
     @field_validator("chart_version")
     @classmethod

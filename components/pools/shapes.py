@@ -59,8 +59,10 @@ _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9
 _NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
 _VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
-# Prefixes the kubelet or the cloud manage; a node pool may not set labels under them.
-RESERVED_LABEL_PREFIXES = ("kubernetes.io/", "k8s.io/", "cloud.google.com/", "eks.amazonaws.com/")
+# Prefixes the kubelet, the cloud or Karpenter manage; a node pool may not set labels under them (Karpenter
+# refuses a NodePool whose template labels are in its restricted domains karpenter.sh, karpenter.k8s.aws,
+# kubernetes.io and k8s.io, and their subdomains).
+RESERVED_LABEL_PREFIXES = ("kubernetes.io/", "k8s.io/", "cloud.google.com/", "eks.amazonaws.com/", "karpenter.sh/", "karpenter.k8s.aws/")
 
 
 def _check_qualified_name(key: str) -> str:
@@ -83,7 +85,7 @@ def _check_pool_label_key(key: str) -> str:
     prefix = key.rpartition("/")[0] + "/"
     for reserved in RESERVED_LABEL_PREFIXES:
         if prefix.endswith(reserved) and (prefix == reserved or prefix.endswith("." + reserved)):
-            raise ValueError(f"key {key!r} is under {reserved}, which the kubelet or the cloud manages; use your own prefix (e.g. example.com/team)")
+            raise ValueError(f"key {key!r} is under {reserved}, which the kubelet, the cloud or Karpenter manages; use your own prefix (e.g. example.com/team)")
     return key
 
 

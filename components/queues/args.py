@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, field_validator
 
-from gpu_platform.components.core.kube import ChartVersion, DnsLabel, DnsSubdomain
+from gpu_platform.components.core.kube import ChartVersion, ComponentNamespace, DnsLabel, DnsSubdomain
 from gpu_platform.components.core.models import ARGS_CONFIG, check_unique
 from gpu_platform.components.core.numbers import Float, Int
 
@@ -92,7 +92,7 @@ class KueueArgs(BaseModel):
 
     model_config = ARGS_CONFIG
 
-    namespace: DnsLabel = "kueue-system"
+    namespace: ComponentNamespace = "kueue-system"
     """Namespace of the Kueue controller. Default: kueue-system."""
     chart_version: ChartVersion = "0.19.2"
     """Version of the Kueue Helm chart (API kueue.x-k8s.io/v1beta2). Default: 0.19.2."""

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from gpu_platform.components.core.kube import DnsLabel, PinnedImage
+from gpu_platform.components.core.kube import ComponentNamespace, PinnedImage
 from gpu_platform.components.core.models import ARGS_CONFIG
 from gpu_platform.components.core.numbers import Int
 
@@ -59,7 +59,7 @@ class WarmCapacityArgs(BaseModel):
 
     pools: dict[str, Annotated[Int, Field(ge=0, le=1024)]] = Field(default_factory=dict)
     """GPUs kept warm, by pool (GKE GPU pool or EKS GPU class name): one placeholder pod per GPU, each requesting one GPU of the pool; 0 turns a pool's warm capacity off. Default: {} (none)."""
-    namespace: DnsLabel = "gpu-warm-capacity"
+    namespace: ComponentNamespace = "gpu-warm-capacity"
     """The platform namespace the placeholder Deployments run in. Default: gpu-warm-capacity."""
     priority: Int = -5
     """The placeholders' PriorityClass value: negative, so every real pod (priority 0 without a class) preempts them, and at or above the autoscaler's expendable cutoff (-10), so it scales up for them. Default: -5."""

@@ -30,6 +30,7 @@ from gpu_platform.infra.errors import (
     EXIT_PROGRAM,
     EXIT_SERVICE,
     CommandError,
+    capped,
     deferred_interrupts,
     interrupted,
     mark_interrupted,
@@ -175,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if known is None:
                 err(f"unexpected error: {type(exc).__name__}: {first_line(exc)} (a bug: rerun with --debug for the traceback and report it)")
                 return EXIT_PROGRAM
-            for line in known[0]:
+            for line in capped(known[0]):
                 err(line)
             return known[1]
         finally:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from gpu_platform.components.core.kube import ChartVersion, DnsLabel
+from gpu_platform.components.core.kube import ChartVersion, ComponentNamespace, DnsLabel
 from gpu_platform.components.core.models import ARGS_CONFIG
 from gpu_platform.components.headlamp.args import GroupName, HeadlampArgs, HeadlampTenantAccess
 
@@ -30,7 +30,7 @@ class HeadlampConfig(BaseModel):
 
     enabled: bool = False
     """Install Headlamp. Default: false."""
-    namespace: DnsLabel = _DEFAULTS["namespace"].default
+    namespace: ComponentNamespace = _DEFAULTS["namespace"].default
     """Namespace Headlamp runs in (created). Default: headlamp."""
     chart_version: ChartVersion = _DEFAULTS["chart_version"].default
     """headlamp chart release. Default: 0.45.0."""

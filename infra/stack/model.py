@@ -29,7 +29,7 @@ from gpu_platform.components.catalog.zones import unchecked_region
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.kube import kubernetes_owns
 from gpu_platform.components.core.labels import PoolRole
-from gpu_platform.components.core.models import ARGS_CONFIG, field_error
+from gpu_platform.components.core.models import ARGS_CONFIG
 from gpu_platform.components.core.numbers import Int
 from gpu_platform.components.dask.args import DaskOperatorArgs
 from gpu_platform.components.datasets.args import SharedDatasetsArgs
@@ -66,6 +66,7 @@ from gpu_platform.infra.stack.load_balancing import load_balancer_controller, lo
 
 __all__ = [
     "KUBEFLOW_CREDENTIAL_KEYS",
+    "STACK_CHECK",
     "PROJECT",
     "CapacityCheck",
     "KubeflowConfig",
@@ -83,17 +84,19 @@ Problem = tuple[tuple[str | int, ...], str, Any]
 """One cross-field problem: (key path, what is wrong and the fix, the value received)."""
 
 
-def _raise_all(model: str, problems: list[Problem]) -> None:
+STACK_CHECK = "stack_check"
+"""The error type of the problems StackConfig's own cross-field checks find (_cloud_section): they ran on
+a config whose every field was valid, so infra/stack/read.py's every_problem has nothing to set aside for them."""
+
+
+def _raise_all(model: str, problems: list[Problem], kind: str = "invalid_combination") -> None:
     """Every problem at once: one ValidationError holding one error per problem, each located
     at its key (pydantic prefixes the enclosing location, as for field_error)."""
     if not problems:
         return
-    if len(problems) == 1:
-        loc, message, value = problems[0]
-        raise field_error(model, loc, message, value)
     raise ValidationError.from_exception_data(
         model,
-        [InitErrorDetails(type=PydanticCustomError("invalid_combination", message), loc=loc, input=value) for loc, message, value in problems],
+        [InitErrorDetails(type=PydanticCustomError(kind, message), loc=loc, input=value) for loc, message, value in problems],
     )
 
 
@@ -343,7 +346,7 @@ class StackConfig(BaseModel):
             problems += self.headlamp.problems(self.tenant_namespaces())
         if self.dask is not None:
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
-            problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
+            problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes(), self.shared_gpus())]
         problems += load_balancing_problems(self)
         if (queues_plan := self.queues_plan) is not None:
             problems += [(("queues", *loc), message, value) for loc, message, value in queues_plan.problems]
@@ -353,7 +356,7 @@ class StackConfig(BaseModel):
         if dex_hash is not None and (problem := default_dex_password_problem(dex_hash.get_secret_value())):
             problems.append((("kubeflow_dex_password_hash",), problem, "[secret]"))
         problems += self._check_kubeflow_credentials()
-        _raise_all("StackConfig", problems)
+        _raise_all("StackConfig", problems, STACK_CHECK)
         return self
 
     def kubeflow_credentials(self) -> dict[Credential, str]:
@@ -421,6 +424,8 @@ class StackConfig(BaseModel):
             claim(self.inference.namespace, "the inference service", ("inference", "namespace"))
         if self.warm_capacity is not None and self.warm_capacity.enabled():
             claim(self.warm_capacity.namespace, "warm capacity", ("warm_capacity", "namespace"))
+        if self.queues is not None:
+            claim(self.queues.namespace, "Kueue", ("queues", "namespace"))
         return problems
 
     def tenant_names(self) -> set[str]:

@@ -7,6 +7,7 @@ and those its Pulumi.yaml declares; secure values become placeholders that never
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import re
@@ -28,10 +29,20 @@ from gpu_platform.infra.stack.errors import (
     ConfigError,
     PreviewError,
     format_validation_error,
+    model_at,
 )
-from gpu_platform.infra.stack.model import KUBEFLOW_CREDENTIAL_KEYS, PROJECT, StackConfig
+from gpu_platform.infra.stack.model import KUBEFLOW_CREDENTIAL_KEYS, PROJECT, STACK_CHECK, StackConfig
 
-__all__ = ["config_for_engine", "find_project_dir", "load_stack", "load_stack_config", "read_namespace", "read_stack_file", "stack_config_from"]
+__all__ = [
+    "every_problem",
+    "config_for_engine",
+    "find_project_dir",
+    "load_stack",
+    "load_stack_config",
+    "read_namespace",
+    "read_stack_file",
+    "stack_config_from",
+]
 
 
 def _parse(value: Any) -> Any:
@@ -69,7 +80,7 @@ def load_stack_config() -> StackConfig:
         if isinstance(raw.get("eks_node_groups"), dict) and "other_node_groups" not in raw["eks_node_groups"]:
             # Injected from eks.system_node_group (see StackConfig): name what the user wrote.
             renames[("eks_node_groups", "other_node_groups")] = ("eks", "system_node_group", "name")
-        raise ConfigError(format_validation_error(exc, StackConfig, PROJECT, secret=secret, renames=renames)) from None
+        raise ConfigError(every_problem(raw, exc, secret=secret, renames=renames)) from None
     problems: list[str] = []
     if config.cloud is Cloud.GCP and config.gke is not None:
         import pulumi_gcp
@@ -133,6 +144,109 @@ def load_stack_config() -> StackConfig:
     if problems:
         raise ConfigError(problems)
     return config
+
+
+ROUNDS = 6
+"""How many times every_problem sets refused values aside and validates again (each round lets the
+cross-field checks of one more level of models run)."""
+
+
+def _clean(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A pydantic location without its union and validator markers: the key path as written."""
+    return tuple(p for p in loc if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+
+
+def _set_aside(data: dict[str, Any], loc: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """Remove from ``data`` (in place) the deepest key on ``loc`` that can go without a new problem: a model
+    field with a default, or an entry of a map; the path removed, or None when nothing on ``loc`` can go."""
+    for end in range(len(loc), 0, -1):
+        parent_loc, key = loc[: end - 1], loc[end - 1]
+        if not isinstance(key, str):
+            continue
+        node: Any = data
+        for part in parent_loc:
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                node = node[part]
+            else:
+                node = None
+                break
+        if not isinstance(node, dict) or key not in node:
+            continue
+        if isinstance(node[key], (dict, list)):
+            return None  # a whole section or list stands in for nothing: the checks that read it would see it gone
+        model = model_at(StackConfig, parent_loc)
+        field = model.model_fields.get(key) if model is not None else None
+        if (field is not None and not field.is_required()) or (model is not None and field is None and _is_map(parent_loc)):
+            del node[key]
+            return loc[:end]
+    return None
+
+
+def _is_map(loc: tuple[Any, ...]) -> bool:
+    """Whether ``loc`` is a map field (``warm_capacity.pools``, ``gke.resource_labels``) of the stack's models."""
+    if not loc or not isinstance(loc[-1], str):
+        return False
+    model = model_at(StackConfig, loc[:-1])
+    field = model.model_fields.get(loc[-1]) if model is not None else None
+    if field is None:
+        return False
+    return "dict[" in str(field.annotation) or typing.get_origin(field.annotation) is dict
+
+
+def every_problem(
+    raw: dict[str, Any], exc: ValidationError, *, secret: set[str] | frozenset[str] = frozenset(), renames: dict[tuple[str, ...], tuple[str, ...]] | None = None
+) -> list[str]:
+    """Every independent problem of a stack in one run, field and cross-field alike.
+
+    pydantic runs a model's cross-field checks only once every field of it is valid, so a stack with a bad
+    value and a cross-field problem elsewhere used to take two runs. Here each refused value is set aside
+    (a key with a default is left out, so the default stands in; a map entry is dropped) and the config is
+    validated again, so the cross-field checks run on what is valid; their problems are reported beside the
+    field errors. A problem found at or under a key set aside is left out (it may be about the stand-in,
+    not what the user wrote); a check that needs a value refused in this run is made in the next one.
+    """
+    lines = format_validation_error(exc, StackConfig, PROJECT, secret=secret, renames=renames)
+    data = copy.deepcopy(raw)
+    aside: list[tuple[Any, ...]] = []
+    errors = exc.errors()
+    for _ in range(ROUNDS):
+        if all(error["type"] == STACK_CHECK for error in errors):
+            return lines  # the cross-field checks ran: every problem is listed
+        removed = [path for error in errors if error["type"] != STACK_CHECK and (path := _set_aside(data, _clean(tuple(error["loc"])))) is not None]
+        if len(removed) < sum(error["type"] != STACK_CHECK for error in errors):
+            return lines  # a refused value nothing can stand in for (a required name): the rest waits for the next run
+        aside += removed
+        try:
+            StackConfig.model_validate(data)
+        except ValidationError as again:
+            fresh = [e for e in again.errors() if not _about_aside(e, aside)]
+            if not fresh:
+                return lines
+            errors = fresh
+            found = ValidationError.from_exception_data(again.title, [_detail(e) for e in fresh])
+            lines += [line for line in format_validation_error(found, StackConfig, PROJECT, secret=secret, renames=renames) if line not in lines]
+            continue
+        return lines
+    return lines
+
+
+def _about_aside(error: Any, aside: list[tuple[Any, ...]]) -> bool:
+    """Whether a problem found with keys set aside may be about their stand-ins: it is located at or under
+    one, or its message names one (``eks.version 1.30 does not match kubernetes_version 1.34``)."""
+    loc = _clean(tuple(error["loc"]))
+    if any(loc[: len(path)] == path for path in aside):
+        return True
+    names = {str(path[-1]) for path in aside}
+    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", error["msg"]) for name in names)
+
+
+def _detail(error: Any) -> Any:
+    """A pydantic ErrorDetails as InitErrorDetails, to build a ValidationError of some errors only."""
+    from pydantic_core import PydanticCustomError
+
+    return {"type": PydanticCustomError(error["type"], error["msg"]), "loc": tuple(error["loc"]), "input": error.get("input")}
 
 
 SECRET_FIELDS = frozenset(name for name, field in StackConfig.model_fields.items() if SecretStr in typing.get_args(field.annotation))

@@ -504,13 +504,17 @@ def test_there_are_enough_distinct_cases() -> None:
     assert len(CASES) >= 110
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("project")
+def make_project(root: Path) -> Path:
+    """A project at ``root`` whose infra/ is the real program, with an empty stacks/ folder."""
     shutil.copy(PROJECT_DIR / "Pulumi.yaml", root / "Pulumi.yaml")
     (root / "infra").symlink_to(PROJECT_DIR / "infra", target_is_directory=True)
     (root / "stacks").mkdir()
     return root
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_project(tmp_path_factory.mktemp("project"))
 
 
 def _write(case: Case, project: Path) -> str:
@@ -530,6 +534,19 @@ def _write(case: Case, project: Path) -> str:
     else:
         path.write_text(written)
     return case.stack if case.stack_arg is None else case.stack_arg
+
+
+def run_case(case: Case, root: Path) -> tuple[int, str, str]:
+    """``gpu-platform preview`` of the case's stack in a fresh project under ``root``: (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+
+    project = root if (root / "Pulumi.yaml").exists() else make_project(root)
+    stack = _write(case, project)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["preview", stack, "--project-dir", str(project), "--quiet", "--no-render"])
+    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -131,7 +131,7 @@ BAD = [
         "eks_node_groups.classes.0.labels",
         {"eks.amazonaws.com/capacityType": "SPOT"},
         "eks_node_groups.classes[0].labels.eks.amazonaws.com/capacityType",
-        "which the kubelet or the cloud manages",
+        "which the kubelet, the cloud or Karpenter manages",
     ),
     ("eks_node_groups.autoscaler", {"max_node_provision_time": "7 minutes"}, "eks_node_groups.autoscaler.max_node_provision_time", "not a Go duration"),
     ("eks_node_groups.autoscaler", {"node_group_backoff_reset_timeout": "1d"}, "eks_node_groups.autoscaler.node_group_backoff_reset_timeout", "no d"),

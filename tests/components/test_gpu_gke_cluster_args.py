@@ -268,7 +268,7 @@ def test_fails_when_pool_label_uses_a_managed_prefix() -> None:
     assert_refused(
         stack(gpu_pools=[t4_pool(labels={"cloud.google.com/gke-nodepool": "x"})]),
         "gke.gpu_pools[0].labels.cloud.google.com/gke-nodepool",
-        "is under cloud.google.com/, which the kubelet or the cloud manages",
+        "is under cloud.google.com/, which the kubelet, the cloud or Karpenter manages",
     )
 
 

@@ -120,7 +120,11 @@ def test_mount_path_is_used_when_given() -> None:
             "storage_capacity_gib 3000 is not offered on PERSISTENT_2; use 1200 or a multiple of 2400 (e.g. 2400 or 4800)",
         ),
         ({"storage_capacity_gib": 1000}, "storage_capacity_gib", "greater than or equal to 1200"),
-        ({"deployment_type": "SCRATCH_2", "kms_key_id": "arn:aws:kms:us-east-1:1:key/k"}, "kms_key_id", "kms_key_id applies to PERSISTENT_2 only"),
+        (
+            {"deployment_type": "SCRATCH_2", "kms_key_id": "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"},
+            "kms_key_id",
+            "kms_key_id applies to PERSISTENT_2 only",
+        ),
         ({"deployment_type": "PERSISTENT_1"}, "deployment_type", "PERSISTENT_2"),
     ],
 )

@@ -215,7 +215,7 @@ def test_fails_when_one_run_is_longer_than_the_window() -> None:
             {"steps": [{"cpu": "1.5x", "memory": "4Gi", "gpu": 1}], "run_duration": "36m", "runs": 1, "nodes": 1},
             [
                 'steps[0].cpu: CPU must be cores ("1.5") or millicores ("1500m") (got "1.5x")',
-                "steps[0].gpu: unknown key; did you mean gpus? allowed: cpu, gpus, memory, name (got 1)",
+                "steps[0].gpu: unknown key; did you mean gpus? allowed: cpu, gpus, memory, name (got a value, not shown: an unknown key may hold a secret)",
             ],
         ),
         (
