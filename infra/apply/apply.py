@@ -34,7 +34,7 @@ import binascii
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +48,6 @@ __all__ = [
     "Refusal",
     "Server",
     "apply_objects",
-    "apply_stack",
     "create_nodes",
     "engine_order",
     "settle",
@@ -153,6 +152,10 @@ class ApplyResult:
     plane is not GKE or EKS; a real cluster of the stack's cloud serves them)."""
     pods: list[dict[str, Any]] = field(default_factory=list)
     """The pods read back from the server after the apply settled (with nodes: scheduled or not)."""
+    workloads: list[Refusal] = field(default_factory=list)
+    """Workloads whose controller the server refused their pods (infra/apply/workloads.py), one each."""
+    judged: int = 0
+    """How many workloads (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs) were judged."""
     seconds: float = 0.0
     provided_groups: frozenset[str] = frozenset()
     """API groups the stack's managed cluster serves itself (set for --apply local)."""
@@ -476,42 +479,3 @@ def unscheduled(pods: Sequence[dict[str, Any]]) -> list[str]:
         reason = " ".join(str(scheduled.get("message") or "not scheduled yet").split())
         lines.append(f"Pod {pod['metadata'].get('namespace')}/{pod['metadata']['name']}: {reason}")
     return lines
-
-
-# --- one stack, one target --------------------------------------------------------------------
-
-
-def apply_stack(
-    objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, target: str, progress: Callable[[str], None] | None = None, cloud: str | None = None
-) -> ApplyResult:
-    """Apply ``objects`` (stack_objects' order) to ``target``: ``local`` (the built control plane,
-    started and stopped here, with ``nodes`` as kwok nodes) or a kubeconfig path (a user's own
-    cluster: ``nodes`` are created only when given; pass None there unless kwok runs in it).
-
-    Raises ControlPlaneError (local: Go or the binaries missing, a start failure).
-    """
-    if target == "local":
-        from gpu_platform.infra.apply.local import control_plane, find_binaries
-
-        binaries = find_binaries(build=True)
-        with control_plane(binaries) as plane:
-            if progress:
-                progress(f"control plane {plane.version} at {plane.server}")
-            from gpu_platform.infra.preview.cluster_checks import CLUSTER_PROVIDED_GROUPS
-
-            return _apply_to(Server(plane.api_client()), objects, nodes, frozenset(CLUSTER_PROVIDED_GROUPS.get(cloud or "", ())))
-    from kubernetes import config
-
-    return _apply_to(Server(config.new_client_from_config(config_file=target)), objects, nodes)
-
-
-def _apply_to(server: Server, objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, provided: frozenset[str] = frozenset()) -> ApplyResult:
-    result = ApplyResult(provided_groups=provided)
-    start = time.monotonic()
-    if nodes:
-        create_nodes(server, nodes, result)
-    apply_objects(server, objects, result)
-    if nodes:
-        result.pods = settle(server)
-    result.seconds = time.monotonic() - start
-    return result

@@ -7,7 +7,8 @@
   cluster of your own: the objects stay there). No nodes are created there unless
   ``--apply-kwok-nodes`` asks (a cluster running kwok with its annotation selector).
 
-Exit codes: 0 every object applied, 1 the server refused one or more (one line each), 2 a usage
+Exit codes: 0 every object applied and every workload's pods created, 1 the server refused one or more
+objects or a controller's pods (one line each), 2 a usage
 or set-up problem (Go or the binaries missing, no such kubeconfig, sources not rendered), 4 the
 server cannot be reached.
 """
@@ -51,7 +52,8 @@ def check_target(args: Any) -> None:
 
 def run_apply(args: Any, plan: Any, objects: list[Any], report: Any, stack_config: Any) -> tuple[list[str], int]:
     """Apply the stack; (lines to print, exit code)."""
-    from gpu_platform.infra.apply.apply import apply_stack, stack_objects, unscheduled
+    from gpu_platform.infra.apply.apply import stack_objects, unscheduled
+    from gpu_platform.infra.apply.judge import apply_stack
     from gpu_platform.infra.apply.local import ControlPlaneError
     from gpu_platform.infra.apply.nodes import pool_nodes
 
@@ -71,14 +73,16 @@ def run_apply(args: Any, plan: Any, objects: list[Any], report: Any, stack_confi
     where = "the local control plane" if target == "local" else target
     lines = [
         f"applied: {len(result.applied)} of {len(to_apply)} objects to {where} in {result.seconds:.1f} s, "
-        f"{len(result.refusals)} refused" + (f"; {len(nodes)} kwok nodes, {len(result.pods)} pods" if nodes else "")
+        f"{len(result.refusals)} refused" + (f"; {len(nodes)} kwok nodes, {len(result.pods)} pods" if nodes else ""),
+        f"judged: {result.judged} workloads, {len(result.workloads)} refused their pods",
     ]
     lines += [f"warning: apply: {w}" for w in result.warnings]
     lines += [f"notice: apply: {line}" for line in result.unserved]
     if nodes:
         lines += [f"notice: unscheduled: {line}" for line in unscheduled(result.pods)]
     lines += [f"violation: apply: {r.line}" for r in result.refusals]
-    return lines, EXIT_VIOLATIONS if result.refusals else EXIT_OK
+    lines += [f"violation: workload: {r.line}" for r in result.workloads]
+    return lines, EXIT_VIOLATIONS if result.refusals or result.workloads else EXIT_OK
 
 
 def _reachable(kubeconfig: str) -> None:

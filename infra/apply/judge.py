@@ -1,0 +1,59 @@
+"""One stack on one target: apply it, then judge what the cluster does with it.
+
+1. kwok nodes shaped like the stack's pools (infra/apply/nodes.py), when there are any;
+2. every object applied in the engine's order (infra/apply/apply.py: each refusal one line);
+3. the pods once the controllers and the scheduler are done (apply.settle);
+4. the workloads: a controller whose pods the server refused (infra/apply/workloads.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gpu_platform.infra.apply.apply import ApplyObject, ApplyResult, Server, apply_objects, create_nodes, settle
+from gpu_platform.infra.apply.workloads import WORKLOAD_KINDS, judge_workloads
+
+__all__ = ["apply_and_judge", "apply_stack"]
+
+
+def apply_stack(
+    objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, target: str, progress: Callable[[str], None] | None = None, cloud: str | None = None
+) -> ApplyResult:
+    """Apply ``objects`` (stack_objects' order) to ``target`` and judge the result: ``local`` (the built
+    control plane, started and stopped here, with ``nodes`` as kwok nodes) or a kubeconfig path (a user's
+    own cluster: ``nodes`` are created only when given; pass None there unless kwok runs in it).
+
+    Raises ControlPlaneError (local: Go or the binaries missing, a start failure).
+    """
+    if target == "local":
+        from gpu_platform.infra.apply.local import control_plane, find_binaries
+
+        binaries = find_binaries(build=True)
+        with control_plane(binaries) as plane:
+            if progress:
+                progress(f"control plane {plane.version} at {plane.server}")
+            from gpu_platform.infra.preview.cluster_checks import CLUSTER_PROVIDED_GROUPS
+
+            return apply_and_judge(Server(plane.api_client()), objects, nodes, frozenset(CLUSTER_PROVIDED_GROUPS.get(cloud or "", ())))
+    from kubernetes import config
+
+    return apply_and_judge(Server(config.new_client_from_config(config_file=target)), objects, nodes)
+
+
+def apply_and_judge(
+    server: Server, objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, provided: frozenset[str] = frozenset()
+) -> ApplyResult:
+    """Steps 1 to 4 against ``server``; everything found in the one ApplyResult."""
+    result = ApplyResult(provided_groups=provided)
+    start = time.monotonic()
+    if nodes:
+        create_nodes(server, nodes, result)
+    apply_objects(server, objects, result)
+    if nodes:
+        result.pods = settle(server)
+    result.workloads = judge_workloads(server, result.applied)
+    result.judged = sum(o.kind in WORKLOAD_KINDS for o in result.applied)
+    result.seconds = time.monotonic() - start
+    return result
