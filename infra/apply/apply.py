@@ -156,6 +156,12 @@ class ApplyResult:
     """Workloads whose controller the server refused their pods (infra/apply/workloads.py), one each."""
     judged: int = 0
     """How many workloads (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs) were judged."""
+    unfit: list[str] = field(default_factory=list)
+    """Workloads (or bare pods) whose pods fit no node of any pool at its maximum (infra/apply/scheduling.py)."""
+    expected: list[str] = field(default_factory=list)
+    """What is expected to stay pending here, and the pools the autoscaler would scale, each with why."""
+    node_counts: dict[str, int] = field(default_factory=dict)
+    """Pool -> the kwok nodes it has at the end (its minimum, at least one, plus what the autoscaler would add)."""
     seconds: float = 0.0
     provided_groups: frozenset[str] = frozenset()
     """API groups the stack's managed cluster serves itself (set for --apply local)."""
@@ -466,16 +472,3 @@ def settle(server: Server, timeout: float = 60.0, quiet: float = 3.0) -> list[di
             break
         time.sleep(0.5)
     return pods
-
-
-def unscheduled(pods: Sequence[dict[str, Any]]) -> list[str]:
-    """One line per pod the scheduler could not place, with its reason."""
-    lines = []
-    for pod in pods:
-        if pod["spec"].get("nodeName"):
-            continue
-        conditions = {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or []}
-        scheduled = conditions.get("PodScheduled") or {}
-        reason = " ".join(str(scheduled.get("message") or "not scheduled yet").split())
-        lines.append(f"Pod {pod['metadata'].get('namespace')}/{pod['metadata']['name']}: {reason}")
-    return lines

@@ -52,37 +52,40 @@ def check_target(args: Any) -> None:
 
 def run_apply(args: Any, plan: Any, objects: list[Any], report: Any, stack_config: Any) -> tuple[list[str], int]:
     """Apply the stack; (lines to print, exit code)."""
-    from gpu_platform.infra.apply.apply import stack_objects, unscheduled
+    from gpu_platform.infra.apply.apply import stack_objects
     from gpu_platform.infra.apply.judge import apply_stack
     from gpu_platform.infra.apply.local import ControlPlaneError
-    from gpu_platform.infra.apply.nodes import pool_nodes
+    from gpu_platform.infra.apply.nodes import Pools
 
     if report is not None and report.notices:
         raise CommandError([f"{line} (--apply requires every release and directory rendered)" for line in report.notices])
     target = args.apply
     to_apply = stack_objects(plan, objects, report.rendering if report is not None else None)
     shapes = stack_config.pool_shapes() if hasattr(stack_config, "pool_shapes") else []
-    nodes = pool_nodes(shapes) if target == "local" or getattr(args, "apply_kwok_nodes", False) else None
+    zones = stack_config.pool_zones() if hasattr(stack_config, "pool_zones") else {}
+    pools = Pools(shapes, zones) if target == "local" or getattr(args, "apply_kwok_nodes", False) else None
     if target != "local":
         _reachable(target)
     try:
         cloud = getattr(getattr(stack_config, "cloud", None), "value", None)
-        result = apply_stack(to_apply, nodes, target, progress=lambda line: print(f"apply: {line}", file=sys.stderr), cloud=cloud)
+        result = apply_stack(to_apply, pools, target, progress=lambda line: print(f"apply: {line}", file=sys.stderr), cloud=cloud)
     except ControlPlaneError as exc:
         raise CommandError(str(exc)) from None
     where = "the local control plane" if target == "local" else target
+    nodes = sum(result.node_counts.values())
     lines = [
         f"applied: {len(result.applied)} of {len(to_apply)} objects to {where} in {result.seconds:.1f} s, "
-        f"{len(result.refusals)} refused" + (f"; {len(nodes)} kwok nodes, {len(result.pods)} pods" if nodes else ""),
-        f"judged: {result.judged} workloads, {len(result.workloads)} refused their pods",
+        f"{len(result.refusals)} refused" + (f"; {nodes} kwok nodes, {len(result.pods)} pods" if nodes else ""),
+        f"judged: {result.judged} workloads, {len(result.workloads)} refused their pods"
+        + (f"; {len(result.unfit)} fit no pool, {len(result.expected)} expected" if nodes else ""),
     ]
     lines += [f"warning: apply: {w}" for w in result.warnings]
     lines += [f"notice: apply: {line}" for line in result.unserved]
-    if nodes:
-        lines += [f"notice: unscheduled: {line}" for line in unscheduled(result.pods)]
+    lines += [f"expected: {line}" for line in result.expected]
     lines += [f"violation: apply: {r.line}" for r in result.refusals]
     lines += [f"violation: workload: {r.line}" for r in result.workloads]
-    return lines, EXIT_VIOLATIONS if result.refusals or result.workloads else EXIT_OK
+    lines += [f"violation: scheduling: {line}" for line in result.unfit]
+    return lines, EXIT_VIOLATIONS if result.refusals or result.workloads or result.unfit else EXIT_OK
 
 
 def _reachable(kubeconfig: str) -> None:

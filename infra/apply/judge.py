@@ -3,27 +3,30 @@
 1. kwok nodes shaped like the stack's pools (infra/apply/nodes.py), when there are any;
 2. every object applied in the engine's order (infra/apply/apply.py: each refusal one line);
 3. the pods once the controllers and the scheduler are done (apply.settle);
-4. the workloads: a controller whose pods the server refused (infra/apply/workloads.py).
+4. the workloads: a controller whose pods the server refused (infra/apply/workloads.py);
+5. with nodes, the scheduling: pods that fit no pool even at its maximum, and what is expected to wait
+   (infra/apply/scheduling.py).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from gpu_platform.infra.apply.apply import ApplyObject, ApplyResult, Server, apply_objects, create_nodes, settle
+from gpu_platform.infra.apply.nodes import Pools
+from gpu_platform.infra.apply.scheduling import judge_scheduling
 from gpu_platform.infra.apply.workloads import WORKLOAD_KINDS, judge_workloads
 
 __all__ = ["apply_and_judge", "apply_stack"]
 
 
 def apply_stack(
-    objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, target: str, progress: Callable[[str], None] | None = None, cloud: str | None = None
+    objects: Sequence[ApplyObject], pools: Pools | None, target: str, progress: Callable[[str], None] | None = None, cloud: str | None = None
 ) -> ApplyResult:
     """Apply ``objects`` (stack_objects' order) to ``target`` and judge the result: ``local`` (the built
-    control plane, started and stopped here, with ``nodes`` as kwok nodes) or a kubeconfig path (a user's
-    own cluster: ``nodes`` are created only when given; pass None there unless kwok runs in it).
+    control plane, started and stopped here, with kwok nodes for ``pools``) or a kubeconfig path (a user's
+    own cluster: nodes are created only when ``pools`` is given; pass None there unless kwok runs in it).
 
     Raises ControlPlaneError (local: Go or the binaries missing, a start failure).
     """
@@ -36,18 +39,19 @@ def apply_stack(
                 progress(f"control plane {plane.version} at {plane.server}")
             from gpu_platform.infra.preview.cluster_checks import CLUSTER_PROVIDED_GROUPS
 
-            return apply_and_judge(Server(plane.api_client()), objects, nodes, frozenset(CLUSTER_PROVIDED_GROUPS.get(cloud or "", ())))
+            return apply_and_judge(Server(plane.api_client()), objects, pools, frozenset(CLUSTER_PROVIDED_GROUPS.get(cloud or "", ())))
     from kubernetes import config
 
-    return apply_and_judge(Server(config.new_client_from_config(config_file=target)), objects, nodes)
+    return apply_and_judge(Server(config.new_client_from_config(config_file=target)), objects, pools)
 
 
 def apply_and_judge(
-    server: Server, objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, provided: frozenset[str] = frozenset()
+    server: Server, objects: Sequence[ApplyObject], pools: Pools | None, provided: frozenset[str] = frozenset()
 ) -> ApplyResult:
-    """Steps 1 to 4 against ``server``; everything found in the one ApplyResult."""
+    """Steps 1 to 5 against ``server``; everything found in the one ApplyResult."""
     result = ApplyResult(provided_groups=provided)
     start = time.monotonic()
+    nodes = pools.nodes() if pools is not None else []
     if nodes:
         create_nodes(server, nodes, result)
     apply_objects(server, objects, result)
@@ -55,5 +59,8 @@ def apply_and_judge(
         result.pods = settle(server)
     result.workloads = judge_workloads(server, result.applied)
     result.judged = sum(o.kind in WORKLOAD_KINDS for o in result.applied)
+    if pools is not None and nodes:
+        scheduling = judge_scheduling(server, pools, result, result.pods)
+        result.pods, result.unfit, result.expected, result.node_counts = scheduling.pods, scheduling.unfit, scheduling.expected, scheduling.nodes
     result.seconds = time.monotonic() - start
     return result
