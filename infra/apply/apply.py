@@ -15,14 +15,16 @@ to make a stack pass. The one change made to an object: a value Pulumi keeps sec
 as the preview's placeholder, and where a Secret's ``data`` holds it, base64 encoded so it has the
 shape the API requires.
 
-In which order: Namespaces first, then CustomResourceDefinitions, each waited for until the
-server reports it Established (bounded); then the rest, resource by resource in the plan's
-dependency order (``depends_on`` and the dependencies Pulumi records from inputs, a component's
-dependency meaning all of its children), and within a Helm release as Helm installs: pre-install
-hooks, the objects by Helm's kind order (releaseutil.InstallOrder), post-install hooks. The objects
-of a plan resource or a Kustomize directory go in the same kind order. Unlike the provider, a
-failed object is not retried: a custom resource sent before its CRD is a refusal here, where the
-provider would retry it for up to ~30 s.
+In which order: CustomResourceDefinitions first, each waited for until the server reports it
+Established (bounded: the provider retries a custom resource whose kind is not yet served, for
+~30 s); then the rest, resource by resource in the plan's dependency order (``depends_on`` and the
+dependencies Pulumi records from inputs, a component's dependency meaning all of its children),
+resources creating a Namespace as late as that order allows (the engine creates resources that do
+not wait for each other at once, so an object whose resource forgot to wait for its namespace's is
+refused, as in ``pulumi up``); within a Helm release as Helm installs: pre-install hooks, the objects
+by Helm's kind order (releaseutil.InstallOrder: its own Namespace first), post-install hooks. The
+objects of a plan resource or a Kustomize directory go in the same kind order. Unlike the provider,
+a failed object is not retried.
 
 Each refusal is one line: ``<kind> <namespace>/<name> (<source>): <the server's reason>``.
 """
@@ -232,25 +234,27 @@ def stack_objects(plan: Any, plan_objects: Sequence[Any], rendering: Any | None)
 
 
 def engine_order(plan: Any, objects: Sequence[ApplyObject]) -> list[ApplyObject]:
-    """Namespaces, then CRDs, then each owning resource's objects in the plan's dependency order
-    (registration order among resources that do not wait for each other), each owner's objects
-    pre-install hooks, Helm's kind order, post-install hooks."""
+    """CRDs first, then each owning resource's objects in an order the engine could create them in: a
+    resource after everything it waits for (the plan's declared dependencies, ``depends_on`` and those
+    recorded from inputs, a component's meaning all of its children), and among resources that do not wait
+    for each other, the ones creating a Namespace as late as the others allow (the engine starts such
+    resources at once, so an object whose resource does not wait for its namespace's can reach the server
+    first: here it does, and is refused as ``pulumi up`` would refuse it). Within an owner: pre-install
+    hooks, Helm's kind order (a release's or directory's own Namespace first), post-install hooks."""
     from gpu_platform.infra.preview.cluster_checks import _dependencies
 
     position = {r.urn: i for i, r in enumerate(plan.resources)} if plan is not None else {}
     waits = _dependencies(plan) if plan is not None else {}
     owners = sorted({o.owner for o in objects}, key=lambda u: (position.get(u, len(position)), u))
+    namespaces = {o.owner for o in objects if o.kind == "Namespace"}
     ordered: list[str] = []
-    done: set[str] = set()
     pending = list(owners)
     while pending:
-        for urn in pending:
-            if not (waits.get(urn, set()) & (set(pending) - {urn})):
-                break
-        else:
-            urn = pending[0]  # a cycle the engine would refuse; keep registration order
+        ready = [urn for urn in pending if not (waits.get(urn, set()) & (set(pending) - {urn}))]
+        if not ready:
+            ready = pending[:1]  # a cycle the engine would refuse; keep registration order
+        urn = next((u for u in ready if u not in namespaces), ready[0])
         pending.remove(urn)
-        done.add(urn)
         ordered.append(urn)
     rank = {urn: i for i, urn in enumerate(ordered)}
     phase = {"pre-install": 0, None: 1, "post-install": 2}
@@ -262,7 +266,7 @@ def engine_order(plan: Any, objects: Sequence[ApplyObject]) -> list[ApplyObject]
             return 0
 
     def key(o: ApplyObject) -> tuple[Any, ...]:
-        first = 0 if o.kind == "Namespace" else 1 if o.kind == "CustomResourceDefinition" else 2
+        first = 0 if o.kind == "CustomResourceDefinition" else 1
         return (first, rank.get(o.owner, 0), phase.get(o.hook, 1), weight(o) if o.hook else 0, _kind_key(o.body))
 
     return sorted(objects, key=key)
