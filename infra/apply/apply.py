@@ -7,8 +7,9 @@ same lists `gpu-platform preview` checks and writes with --manifests).
 How, as pulumi-kubernetes v4 applies (provider/pkg/await: Creation with server-side apply):
 an apply patch (``application/apply-patch+yaml``) per object, one field manager per Pulumi
 resource (the provider names it ``pulumi-kubernetes-<random>`` unless the object's
-``pulumi.com/patchFieldManager`` annotation names one; here the suffix is derived from the URN so
-runs repeat), ``force`` only where the object's ``pulumi.com/patchForce`` annotation asks (the
+``pulumi.com/patchFieldManager`` annotation names one; here the suffix is derived from the URN
+without its stack name, so runs repeat and another stack name of the same objects owns the same
+fields), ``force`` only where the object's ``pulumi.com/patchForce`` annotation asks (the
 provider forces otherwise only in previews), and ``fieldValidation=Warn`` (unknown fields are a
 warning from the server, not a refusal). The server is the judge: nothing is skipped or altered
 to make a stack pass. The one change made to an object: a value Pulumi keeps secret is applied
@@ -167,13 +168,31 @@ class ApplyResult:
     seconds: float = 0.0
     provided_groups: frozenset[str] = frozenset()
     """API groups the stack's managed cluster serves itself (set for --apply local)."""
+    replace_immutable: bool = False
+    """Replace an object whose change the server refuses as immutable, as the engine does (delete, then
+    create): set for --apply KUBECONFIG, where objects of an earlier apply live on."""
+    replaced: list[Refusal] = field(default_factory=list)
+    """Objects replaced so (each with the server's reason for it), one line each: not refusals."""
+    left: list[str] = field(default_factory=list)
+    """--apply KUBECONFIG: objects an earlier apply of the stack put there that left its plan (infra/apply/inventory.py)."""
+    pruned: list[str] = field(default_factory=list)
+    """With --prune: each delete's dry run, then each object deleted, one line each."""
+    prune_refused: list[str] = field(default_factory=list)
+    """With --prune: deletes the server refused (then none was sent for real), one line each."""
 
 
 # --- what is applied --------------------------------------------------------------------------
 
 
 def _field_manager(urn: str) -> str:
-    return FIELD_MANAGER_PREFIX + hashlib.sha256(urn.encode()).hexdigest()[:8]
+    """``pulumi-kubernetes-`` and 8 hex digits, the shape of the provider's name (v4.25.0
+    provider/pkg/provider/provider.go fieldManagerName: ``resource.NewUniqueName(randomSeed,
+    "pulumi-kubernetes-", 0, 0, nil)``, random per resource and kept in its state as ``__fieldManager``,
+    so no one but the engine knows it). Here the digits come from the URN without its stack name: the
+    same resource has the same manager under every stack name, so applying the same objects again under
+    another stack name takes over its own fields instead of conflicting with them."""
+    project_and_path = urn.split("::", 1)[1] if urn.startswith("urn:pulumi:") and "::" in urn else urn
+    return FIELD_MANAGER_PREFIX + hashlib.sha256(project_and_path.encode()).hexdigest()[:8]
 
 
 def _secret_shaped(raw: dict[str, Any]) -> dict[str, Any]:
@@ -365,15 +384,44 @@ def _apply_one(server: Server, obj: ApplyObject, result: ApplyResult) -> dict[st
     query = [("fieldManager", obj.field_manager), ("fieldValidation", "Warn")]
     if (_annotation(obj.body, PATCH_FORCE_ANNOTATION) or "").lower() == "true":
         query.append(("force", "true"))
-    status, document, warnings = server.request(
-        "PATCH", f"{server.base(obj.api_version)}{where}/{plural}/{obj.name}", obj.body, query, "application/apply-patch+yaml"
-    )
+    path = f"{server.base(obj.api_version)}{where}/{plural}/{obj.name}"
+    status, document, warnings = server.request("PATCH", path, obj.body, query, "application/apply-patch+yaml")
     result.warnings += [f"{obj.label} ({obj.source}): {w}" for w in warnings]
+    if status == 422 and result.replace_immutable and "immutable" in _reason(status, document):
+        why = _reason(status, document).split(" @@ ", 1)[0]  # a PersistentVolume's refusal appends a diff of the whole source
+        gone = _delete_and_wait(server, path)
+        if gone is not None:
+            result.refusals.append(Refusal(obj, f"{why}; replacing it: {gone}"))
+            return None
+        status, document, _ = server.request("PATCH", path, obj.body, query, "application/apply-patch+yaml")
+        if status < 400 and status != 0:
+            result.replaced.append(Refusal(obj, why))
     if status >= 400 or status == 0:
         result.refusals.append(Refusal(obj, _reason(status, document)))
         return None
     result.applied.append(obj)
     return document
+
+
+DELETE_TIMEOUT = 60.0
+"""Seconds an object being replaced may take to be gone (finalizers, dependants deleted in the foreground)."""
+
+
+def _delete_and_wait(server: Server, path: str, timeout: float = DELETE_TIMEOUT) -> str | None:
+    """Delete the object at ``path`` (its dependants first, as the engine's delete) and wait until it is
+    gone; None once gone, else why not."""
+    status, document, _ = server.request("DELETE", path, query=[("propagationPolicy", "Foreground")])
+    if status >= 400 and status != 404 or status == 0:
+        return f"the delete was refused: {_reason(status, document)}"
+    deadline = time.monotonic() + timeout
+    while True:
+        status, document, _ = server.request("GET", path)
+        if status == 404:
+            return None
+        if time.monotonic() > deadline:
+            finalizers = ", ".join((document.get("metadata") or {}).get("finalizers") or []) or "none"
+            return f"not gone within {timeout:g} s of its delete (finalizers: {finalizers})"
+        time.sleep(0.2)
 
 
 def _wait_established(server: Server, obj: ApplyObject, deadline: float, timeout: float) -> str | None:
@@ -415,13 +463,14 @@ def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyR
             j += 1
         crds = todo[i:j]
         with ThreadPoolExecutor(max_workers=CRD_CONCURRENCY) as pool:
-            outcomes = list(pool.map(lambda o: _apply_alone(server, o, result.provided_groups), crds))
+            outcomes = list(pool.map(lambda o: _apply_alone(server, o, result.provided_groups, result.replace_immutable), crds))
         deadline = time.monotonic() + crd_timeout
         for crd, (applied, own) in zip(crds, outcomes, strict=True):
             result.applied += own.applied
             result.refusals += own.refusals
             result.warnings += own.warnings
             result.unserved += own.unserved
+            result.replaced += own.replaced
             if applied is not None and crd.api_version.startswith("apiextensions.k8s.io/"):
                 why = _wait_established(server, crd, deadline, crd_timeout)
                 if why is not None:
@@ -433,8 +482,8 @@ def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyR
     return result
 
 
-def _apply_alone(server: Server, obj: ApplyObject, provided: frozenset[str] = frozenset()) -> tuple[dict[str, Any] | None, ApplyResult]:
-    own = ApplyResult(provided_groups=provided)
+def _apply_alone(server: Server, obj: ApplyObject, provided: frozenset[str] = frozenset(), replace: bool = False) -> tuple[dict[str, Any] | None, ApplyResult]:
+    own = ApplyResult(provided_groups=provided, replace_immutable=replace)
     return _apply_one(server, obj, own), own
 
 

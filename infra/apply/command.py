@@ -30,9 +30,13 @@ def check_target(args: Any) -> None:
     if target is None:
         if getattr(args, "apply_kwok_nodes", False):
             raise CommandError("--apply-kwok-nodes: only with --apply KUBECONFIG")
+        if getattr(args, "prune", False):
+            raise CommandError("--prune: only with --apply KUBECONFIG")
         return
     if args.no_render:
         raise CommandError("--apply: applies what the releases and directories render too; drop --no-render")
+    if getattr(args, "prune", False) and target == "local":
+        raise CommandError("--prune: only with --apply KUBECONFIG (--apply local starts an empty cluster every time)")
     if target == "local":
         if getattr(args, "apply_kwok_nodes", False):
             raise CommandError("--apply-kwok-nodes: --apply local always creates kwok nodes; use it with --apply KUBECONFIG")
@@ -68,7 +72,15 @@ def run_apply(args: Any, plan: Any, objects: list[Any], report: Any, stack_confi
         _reachable(target)
     try:
         cloud = getattr(getattr(stack_config, "cloud", None), "value", None)
-        result = apply_stack(to_apply, pools, target, progress=lambda line: print(f"apply: {line}", file=sys.stderr), cloud=cloud)
+        result = apply_stack(
+            to_apply,
+            pools,
+            target,
+            progress=lambda line: print(f"apply: {line}", file=sys.stderr),
+            cloud=cloud,
+            stack=getattr(plan, "stack", None) or args.stack,
+            prune=bool(getattr(args, "prune", False)),
+        )
     except ControlPlaneError as exc:
         raise CommandError(str(exc)) from None
     where = "the local control plane" if target == "local" else target
@@ -81,11 +93,16 @@ def run_apply(args: Any, plan: Any, objects: list[Any], report: Any, stack_confi
     ]
     lines += [f"warning: apply: {w}" for w in result.warnings]
     lines += [f"notice: apply: {line}" for line in result.unserved]
+    lines += [f"replaced: {r.line} (an immutable field changed: deleted and created again, as pulumi up replaces it)" for r in result.replaced]
     lines += [f"expected: {line}" for line in result.expected]
+    lines += [f"notice: left the plan: {line}" + ("" if result.pruned or result.prune_refused else " (--prune removes it)") for line in result.left]
+    lines += [f"pruned: {line}" for line in result.pruned]
+    lines += [f"violation: prune: {line}" for line in result.prune_refused]
     lines += [f"violation: apply: {r.line}" for r in result.refusals]
     lines += [f"violation: workload: {r.line}" for r in result.workloads]
     lines += [f"violation: scheduling: {line}" for line in result.unfit]
-    return lines, EXIT_VIOLATIONS if result.refusals or result.workloads or result.unfit else EXIT_OK
+    failed = result.refusals or result.workloads or result.unfit or result.prune_refused
+    return lines, EXIT_VIOLATIONS if failed else EXIT_OK
 
 
 def _reachable(kubeconfig: str) -> None:

@@ -22,11 +22,20 @@ __all__ = ["apply_and_judge", "apply_stack"]
 
 
 def apply_stack(
-    objects: Sequence[ApplyObject], pools: Pools | None, target: str, progress: Callable[[str], None] | None = None, cloud: str | None = None
+    objects: Sequence[ApplyObject],
+    pools: Pools | None,
+    target: str,
+    progress: Callable[[str], None] | None = None,
+    cloud: str | None = None,
+    stack: str | None = None,
+    prune: bool = False,
 ) -> ApplyResult:
     """Apply ``objects`` (stack_objects' order) to ``target`` and judge the result: ``local`` (the built
     control plane, started and stopped here, with kwok nodes for ``pools``) or a kubeconfig path (a user's
     own cluster: nodes are created only when ``pools`` is given; pass None there unless kwok runs in it).
+    There, with ``stack``, what an earlier apply of that stack left that is no longer in the plan is listed,
+    and with ``prune`` deleted (dry run first; infra/apply/inventory.py); an object whose change is refused
+    as immutable is replaced.
 
     Raises ControlPlaneError (local: Go or the binaries missing, a start failure).
     """
@@ -42,14 +51,23 @@ def apply_stack(
             return apply_and_judge(Server(plane.api_client()), objects, pools, frozenset(CLUSTER_PROVIDED_GROUPS.get(cloud or "", ())))
     from kubernetes import config
 
-    return apply_and_judge(Server(config.new_client_from_config(config_file=target)), objects, pools)
+    server = Server(config.new_client_from_config(config_file=target))
+    result = apply_and_judge(server, objects, pools, replace=True)
+    if stack is not None:
+        from gpu_platform.infra.apply.inventory import prune as find_leftovers
+
+        leftovers = find_leftovers(server, stack, objects, delete=prune)
+        result.left, result.pruned, result.prune_refused = leftovers.listed, leftovers.dry_run + leftovers.pruned, leftovers.refused
+    return result
 
 
 def apply_and_judge(
-    server: Server, objects: Sequence[ApplyObject], pools: Pools | None, provided: frozenset[str] = frozenset()
+    server: Server, objects: Sequence[ApplyObject], pools: Pools | None, provided: frozenset[str] = frozenset(), replace: bool = False
 ) -> ApplyResult:
-    """Steps 1 to 5 against ``server``; everything found in the one ApplyResult."""
-    result = ApplyResult(provided_groups=provided)
+    """Steps 1 to 5 against ``server``; everything found in the one ApplyResult. ``replace``: an object whose
+    change is refused as immutable is replaced (deleted, then created), as the engine would (a cluster where
+    an earlier apply left objects)."""
+    result = ApplyResult(provided_groups=provided, replace_immutable=replace)
     start = time.monotonic()
     nodes = pools.nodes() if pools is not None else []
     if nodes:

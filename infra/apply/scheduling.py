@@ -82,10 +82,7 @@ def _waits_for_claim(pod: dict[str, Any], claims: dict[tuple[str, str], dict[str
         if (claim.get("status") or {}).get("phase") != "Bound":
             storage_class = (claim.get("spec") or {}).get("storageClassName")
             which = f"storage class {storage_class}" if storage_class else "the default storage class"
-            return (
-                f"waits for PersistentVolumeClaim {namespace}/{name} ({which}): no volume provisioner runs here; "
-                "the cluster's CSI driver provisions it"
-            )
+            return f"waits for PersistentVolumeClaim {namespace}/{name} ({which}): no volume provisioner runs here; the cluster's CSI driver provisions it"
     return None
 
 
