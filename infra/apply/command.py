@@ -2,15 +2,17 @@
 
 - ``--apply local`` starts the control plane built from the upstream modules (infra/apply/local.py;
   built once by tests/kube/build.sh when Go 1.26 is here), creates kwok nodes shaped like the
-  stack's pools, applies, reads back where the pods were scheduled, and stops it;
+  stack's pools, applies, judges the workloads and the scheduling (infra/apply/judge.py), and stops it;
 - ``--apply KUBECONFIG`` applies to the cluster that kubeconfig's current context names (a test
-  cluster of your own: the objects stay there). No nodes are created there unless
+  cluster of your own: the objects stay there), judges the workloads, replaces what an immutable change
+  needs replaced, lists what an earlier apply of the stack left that the plan no longer has and deletes
+  it with ``--prune`` (infra/apply/inventory.py). No nodes are created there unless
   ``--apply-kwok-nodes`` asks (a cluster running kwok with its annotation selector).
 
-Exit codes: 0 every object applied and every workload's pods created, 1 the server refused one or more
-objects or a controller's pods (one line each), 2 a usage
-or set-up problem (Go or the binaries missing, no such kubeconfig, sources not rendered), 4 the
-server cannot be reached.
+Exit codes: 0 every object applied, every workload's pods created, every pod fitting a pool; 1 the
+server refused one or more objects, a controller's pods or a prune, or a pod fits no pool (one line
+each); 2 a usage or set-up problem (Go or the binaries missing, no such kubeconfig, sources not
+rendered); 4 the server cannot be reached.
 """
 
 from __future__ import annotations

@@ -107,7 +107,9 @@ def _remove_node(server: Server, name: str, pods: Sequence[dict[str, Any]]) -> N
             server.request("DELETE", f"/api/v1/namespaces/{namespace}/pods/{pod_name}", query=[("gracePeriodSeconds", "0")])
 
 
-def _autoscale(server: Server, pools: Pools, result: ApplyResult, pods: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def _autoscale(
+    server: Server, pools: Pools, result: ApplyResult, pods: list[dict[str, Any]], namespaces: set[str]
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
     counts = {s.name: node_count(s) for s in pools.shapes}
     for _ in range(MAX_ROUNDS):
         claims = _claims_by_key(server)
@@ -121,7 +123,7 @@ def _autoscale(server: Server, pools: Pools, result: ApplyResult, pods: list[dic
             (node,) = pools.nodes([shape], {shape.name: 1}, {shape.name: counts[shape.name]})
             added[node["metadata"]["name"]] = shape.name
             create_nodes(server, [node], result)
-        pods = settle(server)
+        pods = [p for p in settle(server) if p["metadata"].get("namespace") in namespaces]
         removed = set()
         for name, pool in added.items():
             if any(p["spec"].get("nodeName") == name and not _daemon(p) for p in pods):
@@ -197,8 +199,11 @@ def _workload(pod: dict[str, Any], replica_sets: dict[tuple[str, str], tuple[str
 
 
 def judge_scheduling(server: Server, pools: Pools, result: ApplyResult, pods: list[dict[str, Any]]) -> Scheduling:
-    """Play the autoscaler with the real scheduler (bounded), then judge every pod still pending."""
-    pods, counts = _autoscale(server, pools, result, pods)
+    """Play the autoscaler with the real scheduler (bounded), then judge every pod still pending in a
+    namespace the stack applied to (a cluster of one's own may run other pods: not judged)."""
+    namespaces = {o.namespace for o in result.applied if o.namespace} | {o.name for o in result.applied if o.kind == "Namespace"}
+    pods = [p for p in pods if p["metadata"].get("namespace") in namespaces]
+    pods, counts = _autoscale(server, pools, result, pods, namespaces)
     claims = _claims_by_key(server)
     replica_sets: dict[tuple[str, str], tuple[str, str] | None] = {}
     for rs in _items(server, "/apis/apps/v1/replicasets"):

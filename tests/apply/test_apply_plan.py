@@ -165,3 +165,10 @@ def test_apply_refuses_no_render_and_kwok_nodes_without_a_kubeconfig(capsys: pyt
     assert (code, out) == (2, "gpu-platform: --apply: applies what the releases and directories render too; drop --no-render")
     code, out = _preview(capsys, "--apply-kwok-nodes")
     assert (code, out) == (2, "gpu-platform: --apply-kwok-nodes: only with --apply KUBECONFIG")
+
+
+def test_prune_is_only_for_a_kubeconfig_target(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _preview(capsys, "--prune")
+    assert (code, out) == (2, "gpu-platform: --prune: only with --apply KUBECONFIG")
+    code, out = _preview(capsys, "--apply", "local", "--prune")
+    assert (code, out) == (2, "gpu-platform: --prune: only with --apply KUBECONFIG (--apply local starts an empty cluster every time)")
