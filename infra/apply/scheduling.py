@@ -9,7 +9,8 @@ node that took no pod (DaemonSet pods aside) is removed again, as the autoscaler
 until no pod is pending or no new node took one. Then each pod still pending is:
 
 - **expected** when it waits for a PersistentVolumeClaim that is not bound: no volume provisioner runs
-  here (the cloud's CSI driver provisions it on the cluster). One ``expected:`` line each, never a failure;
+  here (the cloud's CSI driver provisions it on the cluster). One ``expected:`` line each, never a failure
+  (and one per custom resource carrying a pod spec: its operator, a kwok pod, makes no pods here);
 - a **violation** otherwise: it fits no node of any pool even with every pool at its maximum (no pool's
   labels match its node selector or affinity, it tolerates no pool's taints, it asks for more than a
   node has, a claim it mounts does not exist). One line per workload: what its pod needs, and the
@@ -198,6 +199,32 @@ def _workload(pod: dict[str, Any], replica_sets: dict[tuple[str, str], tuple[str
     return f"{kind} {namespace}/{name}"
 
 
+BUILTIN_GROUPS = frozenset({"", "apps", "batch", "policy", "autoscaling", "networking.k8s.io", "rbac.authorization.k8s.io", "storage.k8s.io"})
+"""API groups of the kinds kube-controller-manager turns into pods (or that make none)."""
+
+
+def _has_pod_spec(value: Any) -> bool:
+    if isinstance(value, dict):
+        if isinstance(value.get("containers"), list):
+            return True
+        return any(_has_pod_spec(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_pod_spec(v) for v in value)
+    return False
+
+
+def operator_pods(objects: Sequence[Any]) -> list[str]:
+    """One line per custom resource that carries a pod spec: its pods are made by its operator, whose own
+    pods kwok only pretends to run, so they never exist here (a DaskCluster's scheduler and workers, a
+    Kubeflow Notebook's StatefulSet)."""
+    lines = []
+    for o in objects:
+        group = o.api_version.rpartition("/")[0]
+        if group not in BUILTIN_GROUPS and "." in group and o.kind != "CustomResourceDefinition" and _has_pod_spec(o.body.get("spec")):
+            lines.append(f"operator: {o.label} ({o.source}): its pods are made by its operator, which runs no container here")
+    return lines
+
+
 def judge_scheduling(server: Server, pools: Pools, result: ApplyResult, pods: list[dict[str, Any]]) -> Scheduling:
     """Play the autoscaler with the real scheduler (bounded), then judge every pod still pending in a
     namespace the stack applied to (a cluster of one's own may run other pods: not judged)."""
@@ -228,6 +255,7 @@ def judge_scheduling(server: Server, pools: Pools, result: ApplyResult, pods: li
             f"{workload} ({len(stuck)} pod{'s' if len(stuck) > 1 else ''} pending): fits no node of any pool at its maximum ({pools_text}): "
             f"needs {_needs(pod)}; the scheduler: {why}"
         )
+    judged.expected += operator_pods(result.applied)
     for shape in pools.shapes:
         if counts[shape.name] > node_count(shape):
             judged.expected.append(

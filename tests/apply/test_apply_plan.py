@@ -172,3 +172,18 @@ def test_prune_is_only_for_a_kubeconfig_target(capsys: pytest.CaptureFixture[str
     assert (code, out) == (2, "gpu-platform: --prune: only with --apply KUBECONFIG")
     code, out = _preview(capsys, "--apply", "local", "--prune")
     assert (code, out) == (2, "gpu-platform: --prune: only with --apply KUBECONFIG (--apply local starts an empty cluster every time)")
+
+
+def test_a_custom_resource_carrying_a_pod_spec_is_expected_to_have_no_pods_here() -> None:
+    from gpu_platform.infra.apply.scheduling import operator_pods
+
+    cluster = {
+        "apiVersion": "kubernetes.dask.org/v1",
+        "kind": "DaskCluster",
+        "metadata": {"name": "rapids", "namespace": "research"},
+        "spec": {"scheduler": {"spec": {"containers": [{"name": "scheduler", "image": "rapids"}]}}},
+    }
+    flavor = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor", "metadata": {"name": "t4"}, "spec": {"nodeLabels": {"a": "b"}}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": []}}}}
+    objects = [ApplyObject(body, "resource r") for body in (cluster, flavor, deployment)]
+    assert operator_pods(objects) == ["operator: DaskCluster research/rapids (resource r): its pods are made by its operator, which runs no container here"]
