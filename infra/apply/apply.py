@@ -255,7 +255,8 @@ def stack_objects(plan: Any, plan_objects: Sequence[Any], rendering: Any | None)
 def engine_order(plan: Any, objects: Sequence[ApplyObject]) -> list[ApplyObject]:
     """CRDs first, then each owning resource's objects in an order the engine could create them in: a
     resource after everything it waits for (the plan's declared dependencies, ``depends_on`` and those
-    recorded from inputs, a component's meaning all of its children), and among resources that do not wait
+    recorded from inputs, a component's meaning all of its children; its ancestors' too, since a child
+    registers only once its parent has, after what the parent depends on), and among resources that do not wait
     for each other, the ones creating a Namespace as late as the others allow (the engine starts such
     resources at once, so an object whose resource does not wait for its namespace's can reach the server
     first: here it does, and is refused as ``pulumi up`` would refuse it). Within an owner: pre-install
@@ -263,7 +264,20 @@ def engine_order(plan: Any, objects: Sequence[ApplyObject]) -> list[ApplyObject]
     from gpu_platform.infra.preview.cluster_checks import _dependencies
 
     position = {r.urn: i for i, r in enumerate(plan.resources)} if plan is not None else {}
-    waits = _dependencies(plan) if plan is not None else {}
+    direct = _dependencies(plan) if plan is not None else {}
+    parents = {r.urn: r.parent for r in plan.resources} if plan is not None else {}
+
+    def waits_for(urn: str) -> set[str]:
+        # A child registers once its parent has, and a parent registers once what it depends on exists:
+        # so a resource also waits for everything its ancestors wait for.
+        found, parent, seen = set(direct.get(urn, set())), parents.get(urn), {urn}
+        while parent and parent not in seen:
+            seen.add(parent)
+            found |= direct.get(parent, set())
+            parent = parents.get(parent)
+        return found - {urn}
+
+    waits = {urn: waits_for(urn) for urn in position}
     owners = sorted({o.owner for o in objects}, key=lambda u: (position.get(u, len(position)), u))
     namespaces = {o.owner for o in objects if o.kind == "Namespace"}
     ordered: list[str] = []

@@ -187,3 +187,14 @@ def test_a_custom_resource_carrying_a_pod_spec_is_expected_to_have_no_pods_here(
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": []}}}}
     objects = [ApplyObject(body, "resource r") for body in (cluster, flavor, deployment)]
     assert operator_pods(objects) == ["operator: DaskCluster research/rapids (resource r): its pods are made by its operator, which runs no container here"]
+
+
+def test_engine_order_a_child_waits_for_what_its_parent_component_depends_on() -> None:
+    """A component that depends on the Namespace's resource registers after it, and its children after it:
+    they are not sent before the namespace."""
+    namespace = _resource("ns", type_="kubernetes:core/v1:Namespace")
+    component = _resource("viewer", depends_on=[namespace.urn], custom=False, type_="gpu-platform:index:Viewer")
+    binding = _resource("binding", parent=component.urn, type_="kubernetes:rbac.authorization.k8s.io/v1:RoleBinding")
+    plan = Plan("test", [namespace, component, binding], {})
+    objects = [_obj("Namespace", "team", namespace), _obj("RoleBinding", "viewers", binding, namespace="team")]
+    assert [o.label for o in engine_order(plan, objects)] == ["Namespace team", "RoleBinding team/viewers"]
