@@ -136,8 +136,8 @@ def shortfalls(server: Server, objects: Sequence[ApplyObject]) -> list[Shortfall
             refused[target] = event
     out = []
     for short in found:
-        event = refused.get((short.obj.kind, short.obj.namespace or "default", short.obj.name))
-        out.append(Shortfall(short.obj, short.wanted, short.have, event[1], event[2]) if event else short)
+        why = refused.get((short.obj.kind, short.obj.namespace or "default", short.obj.name))
+        out.append(Shortfall(short.obj, short.wanted, short.have, why[1], why[2]) if why is not None else short)
     return out
 
 
