@@ -5,12 +5,16 @@
   for the command and always stopped (infra/apply/local.py);
 - ``apply``: server-side apply of everything the stack puts on a cluster, in the order the
   engine creates it, each refusal one line (infra/apply/apply.py);
-- ``nodes``: kwok nodes shaped like the stack's pools, so scheduling is real (infra/apply/nodes.py).
+- ``nodes``: kwok nodes shaped like the stack's pools, so scheduling is real (infra/apply/nodes.py);
+- ``workloads``: what the controllers did with the workloads: pods refused are violations
+  (infra/apply/workloads.py);
+- ``judge``: one stack on one target, applied and judged (infra/apply/judge.py).
 """
 
 from __future__ import annotations
 
-from gpu_platform.infra.apply.apply import ApplyResult, Refusal, apply_objects, apply_stack, stack_objects
+from gpu_platform.infra.apply.apply import ApplyResult, Refusal, apply_objects, stack_objects
+from gpu_platform.infra.apply.judge import apply_stack
 from gpu_platform.infra.apply.local import ControlPlane, ControlPlaneError, control_plane, find_binaries
 from gpu_platform.infra.apply.nodes import pool_nodes
 

@@ -7,22 +7,25 @@ same lists `gpu-platform preview` checks and writes with --manifests).
 How, as pulumi-kubernetes v4 applies (provider/pkg/await: Creation with server-side apply):
 an apply patch (``application/apply-patch+yaml``) per object, one field manager per Pulumi
 resource (the provider names it ``pulumi-kubernetes-<random>`` unless the object's
-``pulumi.com/patchFieldManager`` annotation names one; here the suffix is derived from the URN so
-runs repeat), ``force`` only where the object's ``pulumi.com/patchForce`` annotation asks (the
+``pulumi.com/patchFieldManager`` annotation names one; here the suffix is derived from the URN
+without its stack name, so runs repeat and another stack name of the same objects owns the same
+fields), ``force`` only where the object's ``pulumi.com/patchForce`` annotation asks (the
 provider forces otherwise only in previews), and ``fieldValidation=Warn`` (unknown fields are a
 warning from the server, not a refusal). The server is the judge: nothing is skipped or altered
 to make a stack pass. The one change made to an object: a value Pulumi keeps secret is applied
 as the preview's placeholder, and where a Secret's ``data`` holds it, base64 encoded so it has the
 shape the API requires.
 
-In which order: Namespaces first, then CustomResourceDefinitions, each waited for until the
-server reports it Established (bounded); then the rest, resource by resource in the plan's
-dependency order (``depends_on`` and the dependencies Pulumi records from inputs, a component's
-dependency meaning all of its children), and within a Helm release as Helm installs: pre-install
-hooks, the objects by Helm's kind order (releaseutil.InstallOrder), post-install hooks. The objects
-of a plan resource or a Kustomize directory go in the same kind order. Unlike the provider, a
-failed object is not retried: a custom resource sent before its CRD is a refusal here, where the
-provider would retry it for up to ~30 s.
+In which order: CustomResourceDefinitions first, each waited for until the server reports it
+Established (bounded: the provider retries a custom resource whose kind is not yet served, for
+~30 s); then the rest, resource by resource in the plan's dependency order (``depends_on`` and the
+dependencies Pulumi records from inputs, a component's dependency meaning all of its children),
+resources creating a Namespace as late as that order allows (the engine creates resources that do
+not wait for each other at once, so an object whose resource forgot to wait for its namespace's is
+refused, as in ``pulumi up``); within a Helm release as Helm installs: pre-install hooks, the objects
+by Helm's kind order (releaseutil.InstallOrder: its own Namespace first), post-install hooks. The
+objects of a plan resource or a Kustomize directory go in the same kind order. Unlike the provider,
+a failed object is not retried.
 
 Each refusal is one line: ``<kind> <namespace>/<name> (<source>): <the server's reason>``.
 """
@@ -34,7 +37,7 @@ import binascii
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +51,6 @@ __all__ = [
     "Refusal",
     "Server",
     "apply_objects",
-    "apply_stack",
     "create_nodes",
     "engine_order",
     "settle",
@@ -153,16 +155,44 @@ class ApplyResult:
     plane is not GKE or EKS; a real cluster of the stack's cloud serves them)."""
     pods: list[dict[str, Any]] = field(default_factory=list)
     """The pods read back from the server after the apply settled (with nodes: scheduled or not)."""
+    workloads: list[Refusal] = field(default_factory=list)
+    """Workloads whose controller the server refused their pods (infra/apply/workloads.py), one each."""
+    judged: int = 0
+    """How many workloads (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs) were judged."""
+    unfit: list[str] = field(default_factory=list)
+    """Workloads (or bare pods) whose pods fit no node of any pool at its maximum (infra/apply/scheduling.py)."""
+    expected: list[str] = field(default_factory=list)
+    """What is expected to stay pending here, and the pools the autoscaler would scale, each with why."""
+    node_counts: dict[str, int] = field(default_factory=dict)
+    """Pool -> the kwok nodes it has at the end (its minimum, at least one, plus what the autoscaler would add)."""
     seconds: float = 0.0
     provided_groups: frozenset[str] = frozenset()
     """API groups the stack's managed cluster serves itself (set for --apply local)."""
+    replace_immutable: bool = False
+    """Replace an object whose change the server refuses as immutable, as the engine does (delete, then
+    create): set for --apply KUBECONFIG, where objects of an earlier apply live on."""
+    replaced: list[Refusal] = field(default_factory=list)
+    """Objects replaced so (each with the server's reason for it), one line each: not refusals."""
+    left: list[str] = field(default_factory=list)
+    """--apply KUBECONFIG: objects an earlier apply of the stack put there that left its plan (infra/apply/inventory.py)."""
+    pruned: list[str] = field(default_factory=list)
+    """With --prune: each delete's dry run, then each object deleted, one line each."""
+    prune_refused: list[str] = field(default_factory=list)
+    """With --prune: deletes the server refused (then none was sent for real), one line each."""
 
 
 # --- what is applied --------------------------------------------------------------------------
 
 
 def _field_manager(urn: str) -> str:
-    return FIELD_MANAGER_PREFIX + hashlib.sha256(urn.encode()).hexdigest()[:8]
+    """``pulumi-kubernetes-`` and 8 hex digits, the shape of the provider's name (v4.25.0
+    provider/pkg/provider/provider.go fieldManagerName: ``resource.NewUniqueName(randomSeed,
+    "pulumi-kubernetes-", 0, 0, nil)``, random per resource and kept in its state as ``__fieldManager``,
+    so no one but the engine knows it). Here the digits come from the URN without its stack name: the
+    same resource has the same manager under every stack name, so applying the same objects again under
+    another stack name takes over its own fields instead of conflicting with them."""
+    project_and_path = urn.split("::", 1)[1] if urn.startswith("urn:pulumi:") and "::" in urn else urn
+    return FIELD_MANAGER_PREFIX + hashlib.sha256(project_and_path.encode()).hexdigest()[:8]
 
 
 def _secret_shaped(raw: dict[str, Any]) -> dict[str, Any]:
@@ -223,25 +253,41 @@ def stack_objects(plan: Any, plan_objects: Sequence[Any], rendering: Any | None)
 
 
 def engine_order(plan: Any, objects: Sequence[ApplyObject]) -> list[ApplyObject]:
-    """Namespaces, then CRDs, then each owning resource's objects in the plan's dependency order
-    (registration order among resources that do not wait for each other), each owner's objects
-    pre-install hooks, Helm's kind order, post-install hooks."""
+    """CRDs first, then each owning resource's objects in an order the engine could create them in: a
+    resource after everything it waits for (the plan's declared dependencies, ``depends_on`` and those
+    recorded from inputs, a component's meaning all of its children; its ancestors' too, since a child
+    registers only once its parent has, after what the parent depends on), and among resources that do not wait
+    for each other, the ones creating a Namespace as late as the others allow (the engine starts such
+    resources at once, so an object whose resource does not wait for its namespace's can reach the server
+    first: here it does, and is refused as ``pulumi up`` would refuse it). Within an owner: pre-install
+    hooks, Helm's kind order (a release's or directory's own Namespace first), post-install hooks."""
     from gpu_platform.infra.preview.cluster_checks import _dependencies
 
     position = {r.urn: i for i, r in enumerate(plan.resources)} if plan is not None else {}
-    waits = _dependencies(plan) if plan is not None else {}
+    direct = _dependencies(plan) if plan is not None else {}
+    parents = {r.urn: r.parent for r in plan.resources} if plan is not None else {}
+
+    def waits_for(urn: str) -> set[str]:
+        # A child registers once its parent has, and a parent registers once what it depends on exists:
+        # so a resource also waits for everything its ancestors wait for.
+        found, parent, seen = set(direct.get(urn, set())), parents.get(urn), {urn}
+        while parent and parent not in seen:
+            seen.add(parent)
+            found |= direct.get(parent, set())
+            parent = parents.get(parent)
+        return found - {urn}
+
+    waits = {urn: waits_for(urn) for urn in position}
     owners = sorted({o.owner for o in objects}, key=lambda u: (position.get(u, len(position)), u))
+    namespaces = {o.owner for o in objects if o.kind == "Namespace"}
     ordered: list[str] = []
-    done: set[str] = set()
     pending = list(owners)
     while pending:
-        for urn in pending:
-            if not (waits.get(urn, set()) & (set(pending) - {urn})):
-                break
-        else:
-            urn = pending[0]  # a cycle the engine would refuse; keep registration order
+        ready = [urn for urn in pending if not (waits.get(urn, set()) & (set(pending) - {urn}))]
+        if not ready:
+            ready = pending[:1]  # a cycle the engine would refuse; keep registration order
+        urn = next((u for u in ready if u not in namespaces), ready[0])
         pending.remove(urn)
-        done.add(urn)
         ordered.append(urn)
     rank = {urn: i for i, urn in enumerate(ordered)}
     phase = {"pre-install": 0, None: 1, "post-install": 2}
@@ -253,7 +299,7 @@ def engine_order(plan: Any, objects: Sequence[ApplyObject]) -> list[ApplyObject]
             return 0
 
     def key(o: ApplyObject) -> tuple[Any, ...]:
-        first = 0 if o.kind == "Namespace" else 1 if o.kind == "CustomResourceDefinition" else 2
+        first = 0 if o.kind == "CustomResourceDefinition" else 1
         return (first, rank.get(o.owner, 0), phase.get(o.hook, 1), weight(o) if o.hook else 0, _kind_key(o.body))
 
     return sorted(objects, key=key)
@@ -352,15 +398,44 @@ def _apply_one(server: Server, obj: ApplyObject, result: ApplyResult) -> dict[st
     query = [("fieldManager", obj.field_manager), ("fieldValidation", "Warn")]
     if (_annotation(obj.body, PATCH_FORCE_ANNOTATION) or "").lower() == "true":
         query.append(("force", "true"))
-    status, document, warnings = server.request(
-        "PATCH", f"{server.base(obj.api_version)}{where}/{plural}/{obj.name}", obj.body, query, "application/apply-patch+yaml"
-    )
+    path = f"{server.base(obj.api_version)}{where}/{plural}/{obj.name}"
+    status, document, warnings = server.request("PATCH", path, obj.body, query, "application/apply-patch+yaml")
     result.warnings += [f"{obj.label} ({obj.source}): {w}" for w in warnings]
+    if status == 422 and result.replace_immutable and "immutable" in _reason(status, document):
+        why = _reason(status, document).split(" @@ ", 1)[0]  # a PersistentVolume's refusal appends a diff of the whole source
+        gone = _delete_and_wait(server, path)
+        if gone is not None:
+            result.refusals.append(Refusal(obj, f"{why}; replacing it: {gone}"))
+            return None
+        status, document, _ = server.request("PATCH", path, obj.body, query, "application/apply-patch+yaml")
+        if status < 400 and status != 0:
+            result.replaced.append(Refusal(obj, why))
     if status >= 400 or status == 0:
         result.refusals.append(Refusal(obj, _reason(status, document)))
         return None
     result.applied.append(obj)
     return document
+
+
+DELETE_TIMEOUT = 60.0
+"""Seconds an object being replaced may take to be gone (finalizers, dependants deleted in the foreground)."""
+
+
+def _delete_and_wait(server: Server, path: str, timeout: float = DELETE_TIMEOUT) -> str | None:
+    """Delete the object at ``path`` (its dependants first, as the engine's delete) and wait until it is
+    gone; None once gone, else why not."""
+    status, document, _ = server.request("DELETE", path, query=[("propagationPolicy", "Foreground")])
+    if status >= 400 and status != 404 or status == 0:
+        return f"the delete was refused: {_reason(status, document)}"
+    deadline = time.monotonic() + timeout
+    while True:
+        status, document, _ = server.request("GET", path)
+        if status == 404:
+            return None
+        if time.monotonic() > deadline:
+            finalizers = ", ".join((document.get("metadata") or {}).get("finalizers") or []) or "none"
+            return f"not gone within {timeout:g} s of its delete (finalizers: {finalizers})"
+        time.sleep(0.2)
 
 
 def _wait_established(server: Server, obj: ApplyObject, deadline: float, timeout: float) -> str | None:
@@ -402,13 +477,14 @@ def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyR
             j += 1
         crds = todo[i:j]
         with ThreadPoolExecutor(max_workers=CRD_CONCURRENCY) as pool:
-            outcomes = list(pool.map(lambda o: _apply_alone(server, o, result.provided_groups), crds))
+            outcomes = list(pool.map(lambda o: _apply_alone(server, o, result.provided_groups, result.replace_immutable), crds))
         deadline = time.monotonic() + crd_timeout
         for crd, (applied, own) in zip(crds, outcomes, strict=True):
             result.applied += own.applied
             result.refusals += own.refusals
             result.warnings += own.warnings
             result.unserved += own.unserved
+            result.replaced += own.replaced
             if applied is not None and crd.api_version.startswith("apiextensions.k8s.io/"):
                 why = _wait_established(server, crd, deadline, crd_timeout)
                 if why is not None:
@@ -420,8 +496,8 @@ def apply_objects(server: Server, objects: Iterable[ApplyObject], result: ApplyR
     return result
 
 
-def _apply_alone(server: Server, obj: ApplyObject, provided: frozenset[str] = frozenset()) -> tuple[dict[str, Any] | None, ApplyResult]:
-    own = ApplyResult(provided_groups=provided)
+def _apply_alone(server: Server, obj: ApplyObject, provided: frozenset[str] = frozenset(), replace: bool = False) -> tuple[dict[str, Any] | None, ApplyResult]:
+    own = ApplyResult(provided_groups=provided, replace_immutable=replace)
     return _apply_one(server, obj, own), own
 
 
@@ -463,55 +539,3 @@ def settle(server: Server, timeout: float = 60.0, quiet: float = 3.0) -> list[di
             break
         time.sleep(0.5)
     return pods
-
-
-def unscheduled(pods: Sequence[dict[str, Any]]) -> list[str]:
-    """One line per pod the scheduler could not place, with its reason."""
-    lines = []
-    for pod in pods:
-        if pod["spec"].get("nodeName"):
-            continue
-        conditions = {c.get("type"): c for c in (pod.get("status") or {}).get("conditions") or []}
-        scheduled = conditions.get("PodScheduled") or {}
-        reason = " ".join(str(scheduled.get("message") or "not scheduled yet").split())
-        lines.append(f"Pod {pod['metadata'].get('namespace')}/{pod['metadata']['name']}: {reason}")
-    return lines
-
-
-# --- one stack, one target --------------------------------------------------------------------
-
-
-def apply_stack(
-    objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, target: str, progress: Callable[[str], None] | None = None, cloud: str | None = None
-) -> ApplyResult:
-    """Apply ``objects`` (stack_objects' order) to ``target``: ``local`` (the built control plane,
-    started and stopped here, with ``nodes`` as kwok nodes) or a kubeconfig path (a user's own
-    cluster: ``nodes`` are created only when given; pass None there unless kwok runs in it).
-
-    Raises ControlPlaneError (local: Go or the binaries missing, a start failure).
-    """
-    if target == "local":
-        from gpu_platform.infra.apply.local import control_plane, find_binaries
-
-        binaries = find_binaries(build=True)
-        with control_plane(binaries) as plane:
-            if progress:
-                progress(f"control plane {plane.version} at {plane.server}")
-            from gpu_platform.infra.preview.cluster_checks import CLUSTER_PROVIDED_GROUPS
-
-            return _apply_to(Server(plane.api_client()), objects, nodes, frozenset(CLUSTER_PROVIDED_GROUPS.get(cloud or "", ())))
-    from kubernetes import config
-
-    return _apply_to(Server(config.new_client_from_config(config_file=target)), objects, nodes)
-
-
-def _apply_to(server: Server, objects: Sequence[ApplyObject], nodes: Sequence[dict[str, Any]] | None, provided: frozenset[str] = frozenset()) -> ApplyResult:
-    result = ApplyResult(provided_groups=provided)
-    start = time.monotonic()
-    if nodes:
-        create_nodes(server, nodes, result)
-    apply_objects(server, objects, result)
-    if nodes:
-        result.pods = settle(server)
-    result.seconds = time.monotonic() - start
-    return result

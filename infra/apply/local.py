@@ -15,7 +15,7 @@ Deployments, DaemonSets, ReplicaSets and Jobs into pods), kube-scheduler and kwo
 lifecycles without a kubelet) on free 127.0.0.1 ports in a temporary folder, with a certificate
 authority, serving and client certificates and a service-account signing key made for the run,
 and a kubeconfig. It waits until each is healthy (bounded) and always stops every process it
-started, on errors and Ctrl-C too.
+started and removes the folder (its keys and etcd's data), on errors, Ctrl-C, SIGTERM and SIGHUP too.
 
 Two settings differ from a cloud control plane, both because no pod runs a container here:
 
@@ -42,6 +42,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -424,10 +425,16 @@ def control_plane(binaries: Path | None = None, timeout: float = START_TIMEOUT, 
     ``binaries``: the folder of the five binaries (default: ``find_binaries()``).
     """
     binaries = binaries if binaries is not None else find_binaries()
-    folder = Path(tempfile.mkdtemp(prefix="gpu-platform-kube-"))
+    with _terminate_as_interrupt():
+        yield from _run_control_plane(binaries, timeout, kwok)
+
+
+def _run_control_plane(binaries: Path, timeout: float, kwok: bool) -> Iterator[ControlPlane]:
     processes: list[_Process] = []
+    folder: Path | None = None
     deadline = time.monotonic() + timeout
     try:
+        folder = Path(tempfile.mkdtemp(prefix="gpu-platform-kube-"))
         pki = _write_pki(folder)
         etcd_port, peer_port, api_port, kcm_port, sched_port, kwok_port = (free_port() for _ in range(6))
         etcd = _start(
@@ -554,8 +561,59 @@ def control_plane(binaries: Path | None = None, timeout: float = START_TIMEOUT, 
         version = json.loads(body).get("gitVersion", "") if body else ""
         yield ControlPlane(server=server, kubeconfig=kubeconfig, folder=folder, version=version, processes=processes)
     finally:
-        _stop(processes)
-        shutil.rmtree(folder, ignore_errors=True)
+        with _uninterrupted():
+            _stop(processes)
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that, while a control plane runs, raise KeyboardInterrupt as SIGINT does, so it is stopped and its
+folder removed (by default they end Python at once: the processes die with it, the folder with its CA key and
+etcd's data would stay)."""
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """Inside the block, SIGTERM and SIGHUP raise KeyboardInterrupt (main thread only; a signal the parent
+    set to be ignored stays ignored); the previous handlers are restored after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    for s, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(s, _raise_interrupt)
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """The block (stopping the processes, removing the folder: seconds) runs to its end whatever SIGINT,
+    SIGTERM or SIGHUP arrive meanwhile; one that arrived is raised as KeyboardInterrupt after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, *STOP_SIGNALS)}
+    for s, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(s, lambda signum, frame: arrived.append(signum))
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if arrived:
+        raise KeyboardInterrupt(signal.Signals(arrived[0]).name)
 
 
 def main(argv: list[str] | None = None) -> int:

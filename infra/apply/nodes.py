@@ -8,7 +8,9 @@ off here, the real DaemonSets are scheduled onto the nodes instead).
 
 Labels the cloud or the kubelet puts on every node are added as they do:
 ``kubernetes.io/hostname``, ``kubernetes.io/os``, ``kubernetes.io/arch``,
-``node.kubernetes.io/instance-type``, and on a GKE GPU node ``cloud.google.com/gke-accelerator``
+``node.kubernetes.io/instance-type``, ``topology.kubernetes.io/zone`` (the pool's zones as the plan knows
+them, ``StackConfig.pool_zones()``, the nodes of a pool taking them in turn; ``zone-<n>`` where the cloud
+picks them at deploy time), and on a GKE GPU node ``cloud.google.com/gke-accelerator``
 (GKE labels every GPU node with its accelerator type; on EKS the node groups set
 ``k8s.amazonaws.com/accelerator`` themselves, so it is in the pool's labels already).
 
@@ -23,15 +25,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_platform.components.core.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL
+from gpu_platform.components.core.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL, ZONE_LABEL
 from gpu_platform.infra.apply.local import KWOK_NODE_ANNOTATION
 
-__all__ = ["POOL_NODE_LABEL", "node_count", "node_name", "pool_nodes"]
+__all__ = ["POOL_NODE_LABEL", "Pools", "node_count", "node_name", "node_zone", "pool_nodes"]
 
 POOL_NODE_LABEL = "gpu-platform.io/kwok-pool"
 """Which pool a kwok node stands for (for reading placements back; no workload selects it)."""
+
+
+@dataclass(frozen=True)
+class Pools:
+    """The plan's pools, as the kwok nodes stand for them: ``StackConfig.pool_shapes()`` and ``pool_zones()``."""
+
+    shapes: Sequence[Any]
+    """NodePoolShape, each pool's."""
+    zones: dict[str, tuple[str, ...] | int] = field(default_factory=dict)
+    """Pool name -> its zones (or how many), StackConfig.pool_zones()."""
+
+    def nodes(self, shapes: Sequence[Any] | None = None, counts: dict[str, int] | None = None, first: dict[str, int] | None = None) -> list[dict[str, Any]]:
+        """pool_nodes of these pools (or of ``shapes`` among them)."""
+        return pool_nodes(self.shapes if shapes is None else shapes, counts, self.zones, first)
 
 
 def node_count(shape: Any) -> int:
@@ -44,9 +61,21 @@ def node_name(pool: str, index: int) -> str:
     return f"{base[:50]}-kwok-{index}"
 
 
-def pool_nodes(shapes: Sequence[Any], counts: dict[str, int] | None = None) -> list[dict[str, Any]]:
+def node_zone(zones: tuple[str, ...] | int | None, index: int) -> str | None:
+    """The zone of a pool's ``index``-th node: its zones in turn (``zone-<n>`` when only their number is known)."""
+    if isinstance(zones, tuple) and zones:
+        return zones[index % len(zones)]
+    if isinstance(zones, int) and zones > 0:
+        return f"zone-{index % zones + 1}"
+    return None
+
+
+def pool_nodes(
+    shapes: Sequence[Any], counts: dict[str, int] | None = None, zones: dict[str, tuple[str, ...] | int] | None = None, first: dict[str, int] | None = None
+) -> list[dict[str, Any]]:
     """Node objects for every pool of ``shapes`` (NodePoolShape), ``node_count`` each unless
-    ``counts`` names another number for a pool."""
+    ``counts`` names another number for a pool, in the pool's ``zones`` (StackConfig.pool_zones());
+    numbered from ``first`` (a pool's nodes added later continue its numbering)."""
     from gpu_platform.components.pools.reserves import ReserveFormula, allocatable
 
     nodes = []
@@ -59,8 +88,10 @@ def pool_nodes(shapes: Sequence[Any], counts: dict[str, int] | None = None) -> l
         allocated = {"cpu": f"{cpu}m", "memory": f"{memory}Mi", "pods": str(pods)}
         if shape.gpus_per_node:
             capacity[GPU_RESOURCE] = allocated[GPU_RESOURCE] = str(shape.gpus_per_node)
-        for i in range((counts or {}).get(shape.name, node_count(shape))):
+        start = (first or {}).get(shape.name, 0)
+        for i in range(start, start + (counts or {}).get(shape.name, node_count(shape))):
             name = node_name(shape.name, i)
+            zone = node_zone((zones or {}).get(shape.name), i)
             labels = {
                 "kubernetes.io/hostname": name,
                 "kubernetes.io/os": "linux",
@@ -69,6 +100,7 @@ def pool_nodes(shapes: Sequence[Any], counts: dict[str, int] | None = None) -> l
                 POOL_NODE_LABEL: shape.name,
                 **dict(shape.labels),
                 **dict(shape.placement.node_selector),
+                **({ZONE_LABEL: zone} if zone else {}),
             }
             if shape.gpus_per_node and shape.accelerator and shape.reserve_formula is ReserveFormula.GKE:
                 labels.setdefault(GKE_ACCELERATOR_LABEL, shape.accelerator)

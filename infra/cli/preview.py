@@ -199,7 +199,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         metavar="local|KUBECONFIG",
         help="server-side apply every object (plan and rendered) in the engine's order: 'local' starts the control "
         "plane built from the upstream modules (tests/kube/build.sh) with kwok nodes like the pools; a kubeconfig "
-        "applies to that cluster. Each refusal is one line; any refusal is exit 1",
+        "applies to that cluster. Then judges what the controllers and the scheduler do with it: each refusal, workload "
+        "whose pods are refused and pod that fits no pool is one line and exit 1",
     )
     preview.add_argument("--apply-kwok-nodes", action="store_true", help="with --apply KUBECONFIG: create kwok nodes like the pools there too")
+    preview.add_argument(
+        "--prune",
+        action="store_true",
+        help="with --apply KUBECONFIG: delete what an earlier apply of this stack put there and its plan no longer has "
+        "(each delete dry-run first; without it they are only listed)",
+    )
     preview.set_defaults(func=cmd_preview)

@@ -642,5 +642,16 @@ class StackConfig(BaseModel):
             return list(self.eks_plan.shapes)
         return []
 
+    def pool_zones(self) -> dict[str, tuple[str, ...] | int]:
+        """Pool name -> the zones its nodes run in, as the plan knows them (GKE: the pool's PoolZones; EKS:
+        the cluster's zones, where every node group runs), or only how many when the cloud picks them at
+        deploy time."""
+        if self.cloud is Cloud.GCP and self.gke is not None:
+            return {p.shape.name: p.zones.names or p.zones.count for p in self.gke.plan}
+        if self.eks_plan is not None:
+            zones = self.eks_plan.zones
+            return {s.name: zones.names or zones.count for s in self.eks_plan.shapes}
+        return {}
+
 
 # --- error formatting -------------------------------------------------------------------------

@@ -142,3 +142,55 @@ def test_a_pod_without_requests_under_a_quota_is_refused(control_plane: Any) -> 
     assert [r.line for r in result.refusals] == [
         'Pod case-quota/greedy (test): pods "greedy" is forbidden: failed quota: gpus: must specify requests.cpu for: c; requests.memory for: c'
     ]
+
+
+def test_an_object_whose_resource_does_not_wait_for_its_namespace_is_refused(control_plane: Any) -> None:
+    """The engine's order (issue 36 item 3): a ConfigMap whose resource forgot to depend on the Namespace's
+    is sent before it, as the engine may start both at once, and the server refuses it in one line; the one
+    that waits applies."""
+    from gpu_platform.infra.apply.apply import engine_order
+    from gpu_platform.infra.preview.engine import Plan, RecordedResource
+
+    def resource(name: str, type_: str, depends_on: list[str] | None = None) -> RecordedResource:
+        return RecordedResource(
+            urn=f"urn:pulumi:t::p::{type_}::{name}", type=type_, name=name, parent=None, custom=True, inputs={}, depends_on=depends_on or []
+        )
+
+    namespace = resource("ns", "kubernetes:core/v1:Namespace")
+    waits = resource("waits", "kubernetes:core/v1:ConfigMap", [namespace.urn])
+    forgot = resource("forgot", "kubernetes:core/v1:ConfigMap")
+    plan = Plan("t", [namespace, waits, forgot], {})
+
+    def config_map(r: RecordedResource) -> ApplyObject:
+        return ApplyObject({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": r.name, "namespace": "case-nsorder"}}, f"resource {r.name}", r.urn)
+
+    ns = ApplyObject({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "case-nsorder"}}, "resource ns", namespace.urn)
+    result = apply_objects(Server(control_plane.api_client()), engine_order(plan, [ns, config_map(waits), config_map(forgot)]))
+    assert [r.line for r in result.refusals] == ['ConfigMap case-nsorder/forgot (resource forgot): namespaces "case-nsorder" not found']
+    assert [o.label for o in result.applied] == ["Namespace case-nsorder", "ConfigMap case-nsorder/waits"]
+
+
+def test_preview_apply_refuses_a_config_map_that_forgot_its_namespace_in_one_line(control_plane: Any, tmp_path: Any, capsys: Any) -> None:
+    """The same through `preview --program DIR --apply KUBECONFIG`: the namespace named as a literal, not
+    as the Namespace's output, so the engine does not wait for it; exit 1."""
+    import textwrap
+
+    from gpu_platform.infra.cli import main
+
+    (tmp_path / "Pulumi.yaml").write_text("name: mine\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(
+        textwrap.dedent(
+            """
+            import pulumi_kubernetes as k8s
+            ns = k8s.core.v1.Namespace("ns", metadata={"name": "case-forgot"})
+            k8s.core.v1.ConfigMap("settings", metadata={"name": "settings", "namespace": "case-forgot"}, data={"a": "b"})
+            k8s.core.v1.ConfigMap("waits", metadata={"name": "waits", "namespace": ns.metadata.name}, data={"a": "b"})
+            """
+        )
+    )
+    code = main(["preview", "--program", str(tmp_path), "--quiet", "--apply", str(control_plane.kubeconfig)])
+    out = capsys.readouterr().out
+    assert [line for line in out.splitlines() if line.startswith("violation: ")] == [
+        'violation: apply: ConfigMap case-forgot/settings (resource settings): namespaces "case-forgot" not found'
+    ], out
+    assert code == 1

@@ -27,7 +27,7 @@ def _obj(kind: str, name: str, owner: RecordedResource, hook: str | None = None,
     return ApplyObject({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, **metadata}}, owner.name, owner.urn, hook=hook)
 
 
-def test_engine_order_namespaces_then_crds_then_owners_by_dependency_then_helm_kind_order() -> None:
+def test_engine_order_crds_then_owners_by_dependency_then_helm_kind_order() -> None:
     component = _resource("monitoring", custom=False, type_="gpu-platform:index:Monitoring")
     chart = _resource("chart", parent=component.urn, type_="kubernetes:helm.sh/v3:Release")
     late = _resource("late", depends_on=[component.urn])  # waits for the component, so for its child chart
@@ -44,7 +44,6 @@ def test_engine_order_namespaces_then_crds_then_owners_by_dependency_then_helm_k
         _obj("Widget", "w", chart),
     ]
     assert [o.label for o in engine_order(plan, objects)] == [
-        "Namespace team",
         "CustomResourceDefinition things.example.io",
         "Job pre",
         "ServiceAccount app",
@@ -52,8 +51,20 @@ def test_engine_order_namespaces_then_crds_then_owners_by_dependency_then_helm_k
         "Deployment app",
         "Widget w",
         "Job post",
+        "Namespace team",  # its resource's own objects in Helm's kind order: the Namespace first
         "ConfigMap late-cm",
     ]
+
+
+def test_engine_order_creates_a_namespace_no_later_than_what_waits_for_it_and_no_sooner() -> None:
+    """A resource that waits for the Namespace's resource comes after it; one that does not (a missing
+    dependency) comes before it, as the engine may start it first."""
+    namespace = _resource("ns", type_="kubernetes:core/v1:Namespace")
+    waits = _resource("waits", depends_on=[namespace.urn])
+    forgot = _resource("forgot")
+    plan = Plan("test", [namespace, waits, forgot], {})
+    objects = [_obj("Namespace", "team", namespace), _obj("ConfigMap", "waits", waits, namespace="team"), _obj("ConfigMap", "forgot", forgot, namespace="team")]
+    assert [o.label for o in engine_order(plan, objects)] == ["ConfigMap team/forgot", "Namespace team", "ConfigMap team/waits"]
 
 
 def test_engine_order_keeps_registration_order_between_independent_resources() -> None:
@@ -89,7 +100,10 @@ def test_stack_objects_are_the_plan_objects_with_one_field_manager_per_resource(
     plan_objects = kubernetes_objects(plan)
     objects = stack_objects(plan, plan_objects, None)
     assert len(objects) == len(plan_objects)
-    assert [o.kind for o in objects][: sum(o.kind == "Namespace" for o in objects)] == ["Namespace"] * sum(o.kind == "Namespace" for o in objects)
+    # Every object in a namespace the stack creates comes after that Namespace: each component waits for it.
+    created = {o.name: i for i, o in enumerate(objects) if o.kind == "Namespace"}
+    early = [o.label for i, o in enumerate(objects) if o.namespace in created and i < created[o.namespace]]
+    assert early == [], early
     managers = {o.owner: o.field_manager for o in objects}
     assert len(set(managers.values())) == len(managers)
     assert all(m.startswith("pulumi-kubernetes-") for m in managers.values())
@@ -151,3 +165,36 @@ def test_apply_refuses_no_render_and_kwok_nodes_without_a_kubeconfig(capsys: pyt
     assert (code, out) == (2, "gpu-platform: --apply: applies what the releases and directories render too; drop --no-render")
     code, out = _preview(capsys, "--apply-kwok-nodes")
     assert (code, out) == (2, "gpu-platform: --apply-kwok-nodes: only with --apply KUBECONFIG")
+
+
+def test_prune_is_only_for_a_kubeconfig_target(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _preview(capsys, "--prune")
+    assert (code, out) == (2, "gpu-platform: --prune: only with --apply KUBECONFIG")
+    code, out = _preview(capsys, "--apply", "local", "--prune")
+    assert (code, out) == (2, "gpu-platform: --prune: only with --apply KUBECONFIG (--apply local starts an empty cluster every time)")
+
+
+def test_a_custom_resource_carrying_a_pod_spec_is_expected_to_have_no_pods_here() -> None:
+    from gpu_platform.infra.apply.scheduling import operator_pods
+
+    cluster = {
+        "apiVersion": "kubernetes.dask.org/v1",
+        "kind": "DaskCluster",
+        "metadata": {"name": "rapids", "namespace": "research"},
+        "spec": {"scheduler": {"spec": {"containers": [{"name": "scheduler", "image": "rapids"}]}}},
+    }
+    flavor = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor", "metadata": {"name": "t4"}, "spec": {"nodeLabels": {"a": "b"}}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": {"spec": {"containers": []}}}}
+    objects = [ApplyObject(body, "resource r") for body in (cluster, flavor, deployment)]
+    assert operator_pods(objects) == ["operator: DaskCluster research/rapids (resource r): its pods are made by its operator, which runs no container here"]
+
+
+def test_engine_order_a_child_waits_for_what_its_parent_component_depends_on() -> None:
+    """A component that depends on the Namespace's resource registers after it, and its children after it:
+    they are not sent before the namespace."""
+    namespace = _resource("ns", type_="kubernetes:core/v1:Namespace")
+    component = _resource("viewer", depends_on=[namespace.urn], custom=False, type_="gpu-platform:index:Viewer")
+    binding = _resource("binding", parent=component.urn, type_="kubernetes:rbac.authorization.k8s.io/v1:RoleBinding")
+    plan = Plan("test", [namespace, component, binding], {})
+    objects = [_obj("Namespace", "team", namespace), _obj("RoleBinding", "viewers", binding, namespace="team")]
+    assert [o.label for o in engine_order(plan, objects)] == ["Namespace team", "RoleBinding team/viewers"]

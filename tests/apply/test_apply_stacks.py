@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from gpu_platform.infra.apply.apply import ApplyObject, ApplyResult, Server, apply_objects, settle, stack_objects
+from gpu_platform.infra.apply.apply import ApplyObject, Server, stack_objects
 from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
@@ -83,7 +83,7 @@ def test_stack_applies_with_zero_refusals_and_its_pods_land_on_matching_pools(st
     upstream_or_skip()
     kubectl_or_skip()
     from gpu_platform.infra.apply.local import ControlPlaneError, control_plane, find_binaries
-    from gpu_platform.infra.apply.nodes import POOL_NODE_LABEL, pool_nodes
+    from gpu_platform.infra.apply.nodes import POOL_NODE_LABEL, Pools
 
     try:
         binaries = find_binaries(build=False)
@@ -91,27 +91,28 @@ def test_stack_applies_with_zero_refusals_and_its_pods_land_on_matching_pools(st
         pytest.skip(f"the control plane is not built (tests/kube/build.sh; the control_plane fixture builds it): {exc}")
     plan, config, objects = _stack(stack)
     shapes = {s.name: s for s in config.pool_shapes()}
-    nodes = pool_nodes(list(shapes.values()))
+    pools = Pools(list(shapes.values()), config.pool_zones())
+    # The Dask scheduler as the operator creates it from the stack's DaskCluster (its own code), and a pipeline step.
+    extra = _dask_scheduler(objects) + _kfp_step(plan)
     with control_plane(binaries) as plane:
         server = Server(plane.api_client())
-        from gpu_platform.infra.apply.apply import create_nodes
+        from gpu_platform.infra.apply.judge import apply_and_judge
         from gpu_platform.infra.preview.cluster_checks import CLUSTER_PROVIDED_GROUPS
 
         # APIs GKE or EKS serve themselves (GKE's ComputeClass) are not served here: not applied, said.
         provided = frozenset(CLUSTER_PROVIDED_GROUPS[config.cloud.value])
-        result = ApplyResult(provided_groups=provided)
-        create_nodes(server, nodes, result)
-        apply_objects(server, objects, result)
+        result = apply_and_judge(server, [*objects, *extra], pools, provided)
         assert not result.refusals, f"{stack}: " + "\n".join(r.line for r in result.refusals)
         unserved = [o for o in objects if o.api_version.rpartition("/")[0] in provided]
-        assert len(result.applied) + len(unserved) == len(objects)
+        assert len(result.applied) + len(unserved) == len(objects) + len(extra)
         assert len(result.unserved) == len(unserved)
-
-        # The Dask scheduler as the operator creates it from the stack's DaskCluster (its own code).
-        extra = _dask_scheduler(objects) + _kfp_step(plan)
-        apply_objects(server, extra, result)
-        assert not result.refusals, "\n".join(r.line for r in result.refusals)
-        pods = settle(server)
+        # Every workload got its pods, every pod fits a pool; what waits is explained (a claim no local provisioner binds).
+        assert not result.workloads, f"{stack}: " + "\n".join(r.line for r in result.workloads)
+        assert not result.unfit, f"{stack}: " + "\n".join(result.unfit)
+        pods = result.pods
+        pending = [p for p in pods if not p["spec"].get("nodeName")]
+        explained = [line for line in result.expected if line.startswith("pending: ")]
+        assert len(pending) == len(explained), f"{stack}: unexplained pending pods: {[p['metadata']['name'] for p in pending]} vs {explained}"
         node_pool = {n["metadata"]["name"]: shapes[n["metadata"]["labels"][POOL_NODE_LABEL]] for n in _read(server, "/api/v1/nodes")}
 
     placed = [p for p in pods if p["spec"].get("nodeName")]
