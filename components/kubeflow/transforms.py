@@ -47,6 +47,7 @@ from gpu_platform.components.kubeflow.args import (
 from gpu_platform.components.pools.awaits import SKIP_AWAIT
 
 __all__ = [
+    "aggregated_role_transform",
     "Credential",
     "UPSTREAM_EMPTY_ROOT_PASSWORDS",
     "UPSTREAM_SECRETS",
@@ -404,6 +405,19 @@ def unawaited_workload_transform(obj: dict[str, Any]) -> dict[str, Any] | None:
     return {**obj, "metadata": update_in(obj.get("metadata"), ("annotations",), lambda annotations: merged(annotations, SKIP_AWAIT))}
 
 
+def aggregated_role_transform(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """An aggregated ClusterRole (one with an ``aggregationRule``) without its ``rules``; None for any other object.
+
+    The clusterrole-aggregation controller writes an aggregated role's rules from the roles its selectors match,
+    and owns the field. Upstream ships such roles with ``rules: []``: applied as they are, Pulumi's field manager
+    claims ``.rules`` too, and the next preview or `up` fails with a server-side apply conflict with
+    "clusterrole-aggregation-controller" (measured under the engine on the platform edition,
+    tests/engine/test_engine_kubeflow.py). Without the field, the controller's rules stand and nothing conflicts."""
+    if obj.get("kind") != "ClusterRole" or "aggregationRule" not in obj or "rules" not in obj:
+        return None
+    return {k: v for k, v in obj.items() if k != "rules"}
+
+
 Transform = Callable[[dict[str, Any]], "dict[str, Any] | None"]
 
 
@@ -415,7 +429,7 @@ def rendered_object_transforms(
 ) -> list[Transform]:
     """The transforms of one rendered object, in the order they apply (each sees the previous one's result;
     each returns None for an object it does not target)."""
-    steps: list[Transform] = [lambda obj: pipeline_volume_transform(obj, args), unawaited_workload_transform]
+    steps: list[Transform] = [lambda obj: pipeline_volume_transform(obj, args), unawaited_workload_transform, aggregated_role_transform]
     if credentials:
         steps.append(lambda obj: upstream_credentials_transform(obj, credentials))
     if args.dex_user_email:

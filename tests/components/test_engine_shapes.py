@@ -225,6 +225,16 @@ def upstream_objects() -> dict[str, tuple[str, dict[str, Any]]]:
             "spec": {"selector": {"app": "ml-pipeline"}, "ports": [{"name": "http", "port": 8888}]},
         },
     )
+    objects["ClusterRole kubeflow-pipelines-edit"] = (
+        "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": _metadata("kubeflow-pipelines-edit", None),
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"rbac.authorization.kubeflow.org/aggregate-to-kubeflow-pipelines-edit": "true"}}]},
+            "rules": [],
+        },
+    )
     objects["Secret other/mysql-secret (untouched)"] = (
         "kubernetes:core/v1:Secret",
         {
@@ -479,5 +489,5 @@ def test_the_generated_objects_reach_every_transform(engine: Any) -> pulumi.Outp
     touched = set(itertools.chain.from_iterable(reached.values()))
     assert touched == {label for label in OBJECTS if "untouched" not in label}
     kinds = {OBJECTS[label][1]["kind"] for label in touched}
-    assert kinds == {"Secret", "ConfigMap", "Deployment", "Service", "PersistentVolumeClaim", "Profile"}
+    assert kinds == {"Secret", "ConfigMap", "Deployment", "Service", "ClusterRole", "PersistentVolumeClaim", "Profile"}
     return pulumi.Output.from_input(sorted(touched))

@@ -294,6 +294,24 @@ def test_inside_the_directories_pod_backed_objects_are_not_awaited_and_the_rest_
         assert out["metadata"]["annotations"]["keep"] == "me"
 
 
+def test_an_aggregated_cluster_role_leaves_its_rules_to_the_aggregation_controller() -> None:
+    """Applied with upstream's `rules: []`, Pulumi's field manager claims .rules beside the clusterrole-aggregation
+    controller, and the next preview fails with a server-side apply conflict (seen under the engine): the rules are
+    dropped from an aggregated role, and kept on every other role."""
+    aggregated = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "kubeflow-pipelines-edit"},
+        "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"rbac.authorization.kubeflow.org/aggregate-to-kubeflow-pipelines-edit": "true"}}]},
+        "rules": [],
+    }
+    plain = {**{k: v for k, v in aggregated.items() if k != "aggregationRule"}, "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}
+    steps = rendered_object_transforms(KubeflowInstallArgs())
+    out = apply_transforms(steps, aggregated)
+    assert out is not None and "rules" not in out and out["aggregationRule"] == aggregated["aggregationRule"]
+    assert apply_transforms(steps, plain) is None
+
+
 UPSTREAM_DEX_SECRET = {
     "apiVersion": "v1",
     "kind": "Secret",

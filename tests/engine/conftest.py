@@ -349,6 +349,10 @@ def real_engine(control_plane: Any, engine_bin: Path, tmp_path_factory: pytest.T
         "PULUMI_SKIP_UPDATE_CHECK": "true",
         "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",  # offline: the provider is the one on PATH
         "PULUMI_SKIP_CONFIRMATIONS": "true",
+        # The file backend rewrites the whole state after every step: with the Kubeflow platform edition's 617
+        # resources that is quadratic, and the CLI spent most of `up` on it. Only the final state is written (the
+        # state of a failed run is lost, and the stack's control plane with it: nothing outlives the session).
+        "PULUMI_SKIP_CHECKPOINTS": "true",
         "KUBECONFIG": str(control_plane.kubeconfig),
     }
     login = subprocess.run([str(engine_bin / "pulumi"), "login", backend], env={**os.environ, **env}, capture_output=True, text=True, timeout=120, check=False)
