@@ -6,9 +6,15 @@ its taints, and the allocatable CPU, memory and GPUs the kubelet reports (capaci
 kubelet's reserves: ``components.pools.reserves.allocatable``; the DaemonSets' requests are not taken
 off here, the real DaemonSets are scheduled onto the nodes instead).
 
+A node advertises the pool's schedulable GPUs as nvidia.com/gpu (``NodePoolShape.schedulable_gpus_per_node``:
+its GPUs times the clients per GPU on a time-shared or MPS pool, its MIG instances on a MIG pool), as
+the device plugin does, and a pool's nodes are spread over its zones (``NodePoolShape.zone_names()``),
+node i in zone i mod zones.
+
 Labels the cloud or the kubelet puts on every node are added as they do:
 ``kubernetes.io/hostname``, ``kubernetes.io/os``, ``kubernetes.io/arch``,
-``node.kubernetes.io/instance-type``, and on a GKE GPU node ``cloud.google.com/gke-accelerator``
+``node.kubernetes.io/instance-type``, ``topology.kubernetes.io/zone`` and, where the plan knows
+the region, ``topology.kubernetes.io/region``, and on a GKE GPU node ``cloud.google.com/gke-accelerator``
 (GKE labels every GPU node with its accelerator type; on EKS the node groups set
 ``k8s.amazonaws.com/accelerator`` themselves, so it is in the pool's labels already).
 
@@ -25,7 +31,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from gpu_platform.components.core.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL
+from gpu_platform.components.core.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL, REGION_LABEL, ZONE_LABEL
 from gpu_platform.infra.apply.local import KWOK_NODE_ANNOTATION
 
 __all__ = ["POOL_NODE_LABEL", "node_count", "node_name", "pool_nodes"]
@@ -58,7 +64,9 @@ def pool_nodes(shapes: Sequence[Any], counts: dict[str, int] | None = None) -> l
         capacity = {"cpu": f"{node.capacity_cpu}m", "memory": f"{node.capacity_memory_mib}Mi", "pods": str(pods)}
         allocated = {"cpu": f"{cpu}m", "memory": f"{memory}Mi", "pods": str(pods)}
         if shape.gpus_per_node:
-            capacity[GPU_RESOURCE] = allocated[GPU_RESOURCE] = str(shape.gpus_per_node)
+            # The shape's one count: x clients on a shared pool, MIG instances on a MIG pool.
+            capacity[GPU_RESOURCE] = allocated[GPU_RESOURCE] = str(shape.schedulable_gpus_per_node)
+        zones = shape.zone_names()
         for i in range((counts or {}).get(shape.name, node_count(shape))):
             name = node_name(shape.name, i)
             labels = {
@@ -66,6 +74,8 @@ def pool_nodes(shapes: Sequence[Any], counts: dict[str, int] | None = None) -> l
                 "kubernetes.io/os": "linux",
                 "kubernetes.io/arch": "amd64",
                 INSTANCE_TYPE_LABEL: shape.machine_type,
+                ZONE_LABEL: zones[i % len(zones)],
+                **({REGION_LABEL: shape.region} if shape.region else {}),
                 POOL_NODE_LABEL: shape.name,
                 **dict(shape.labels),
                 **dict(shape.placement.node_selector),

@@ -292,7 +292,7 @@ def trace_tenants(trace: Any, inputs: Any, prices: Any, waits: Mapping[str, int]
         if p.requests.gpus > 0 and p.running is not None and p.node is not None
     ]
     gpu_nodes = [n for n in trace.nodes if n.group.gpus_per_node > 0 and n.gpu_ready is not None]
-    capacity = {n.name: seconds(n.gpu_ready, n.removed, n.group.gpus_per_node) for n in gpu_nodes}
+    capacity = {n.name: seconds(n.gpu_ready, n.removed, n.group.allocatable.gpus) for n in gpu_nodes}
     node_prices = {n.name: NodePrice(prices.hourly(inputs.cloud, inputs.region, n.group), n.group.spot) for n in gpu_nodes}
     figures = queues.figures(horizon) if queues is not None else None
     table = prices.region(inputs.cloud, inputs.region)
