@@ -164,6 +164,9 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     quotas = {t.name: t.gpu_quota for t in stack.dask.tenants} if stack.dask is not None else {}
     tenants = tenant_namespaces(stack)
     plan = stack.queues_plan
+    if plan is not None:
+        # Every queued tenant's ResourceQuota stays the ceiling of what its queue admits (a tenant is its namespace).
+        quotas |= {t.name: t.gpus for t in stack.queue_tenants()}
     # With queues, Kueue admits (the stack's own ClusterQueues and Cohort) in place of the quotas.
     queues = None if plan is None else cohort_from_objects([plan.cohort, *plan.cluster_queues], tenants)
     return ModelInputs(
