@@ -165,6 +165,7 @@ def _shape(
         zones=zones.names,
         zone_count=zones.count,
         region=region,
+        queued_provisioning=gpu.queued_provisioning if gpu is not None else False,
     )
 
 

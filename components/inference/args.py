@@ -151,8 +151,26 @@ class GpuInferenceServiceArgs(BaseModel):
             return [(("pool",), f"no pool named {self.pool}; use a GPU pool of the cluster ({offered})", self.pool)]
         if not pool.gpus_per_node:
             return [(("pool",), f"pool {pool.name} has no GPUs; use a GPU pool ({offered})", pool.name)]
+        if pool.queued_provisioning:
+            return [
+                (
+                    ("pool",),
+                    f"pool {pool.name} has queued_provisioning: its nodes come only for a ProvisioningRequest, so the inference "
+                    f"pods can never land there; use a GPU pool without it ({', '.join(p.name for p in gpu_pools if not p.queued_provisioning) or 'none'})",
+                    pool.name,
+                )
+            ]
         if pool.shares_gpus and (problem := shared_request_problem("an inference pod", self.gpus, pool.name)):
             return [(("gpus",), f"{problem}; use gpus 1 or a pool that does not share its GPUs", self.gpus)]
         if self.gpus > (per_node := pool.schedulable_gpus_per_node):
             return [(("gpus",), f"gpus {self.gpus} is more than a node of pool {pool.name} has ({per_node}); use at most {per_node}", self.gpus)]
+        if (wanted := self.max_replicas * self.gpus) > (most := pool.max_schedulable_gpus):
+            return [
+                (
+                    ("max_replicas",),
+                    f"max_replicas {self.max_replicas} x gpus {self.gpus} = {wanted} GPUs, more than pool {pool.name} holds at its "
+                    f"maximum ({pool.max_nodes} nodes x {per_node} = {most}); lower max_replicas or raise the pool's max_nodes",
+                    self.max_replicas,
+                )
+            ]
         return [((key,), message, value) for key, message, value in fit_problems("the inference pods", ("cpu", self.cpu), ("memory", self.memory), pool)]

@@ -347,6 +347,9 @@ class NodePoolShape:
     """How many zones the pool's nodes spread over (``len(zones)`` when named)."""
     region: str | None = None
     """The region of the pool's zones, when the plan knows it."""
+    queued_provisioning: bool = False
+    """Whether the pool's nodes come only for a ProvisioningRequest (GKE's queued provisioning, Dynamic
+    Workload Scheduler): a pod outside such a request (a warm placeholder, an inference replica) never lands there."""
 
     def __post_init__(self) -> None:
         # A role given as its value ("gpu") is the enum member, so `shape.role is PoolRole.GPU` holds.
@@ -433,6 +436,7 @@ class NodePoolShape:
         zones: Sequence[str] | None = None,
         zone_count: int | None = None,
         region: str | None = None,
+        queued_provisioning: bool = False,
     ) -> NodePoolShape:
         """The one builder of a pool's shape, on GKE and EKS alike (gke_plan and eks_plan call it): ``groups``
         are the (min, max) node totals of the pool's node pools or node groups as the plan counted them
@@ -462,6 +466,7 @@ class NodePoolShape:
             zones=named,
             zone_count=zone_count if zone_count is not None else len(named or ()) or 1,
             region=region,
+            queued_provisioning=queued_provisioning,
         )
 
     def in_zones(self, zones: Sequence[str] | None, zone_count: int, region: str | None) -> NodePoolShape:

@@ -95,6 +95,16 @@ def warm_capacity_problems(args: WarmCapacityArgs, shapes: Sequence[Any]) -> lis
                 (("pools", pool), f"no GPU pool {pool!r}; warm capacity names one of: {', '.join(sorted(by_name)) or 'none (the stack has no GPU pool)'}", gpus)
             )
             continue
+        if shape.queued_provisioning:
+            problems.append(
+                (
+                    ("pools", pool),
+                    f"pool {pool} has queued_provisioning: its nodes come only for a ProvisioningRequest, so placeholder pods "
+                    "can never land there; remove the pool from warm capacity or turn queued_provisioning off",
+                    gpus,
+                )
+            )
+            continue
         most = shape.max_schedulable_gpus
         if gpus > most:
             problems.append(

@@ -155,3 +155,75 @@ def test_simulate_runs_clients_times_the_pods_a_node_on_a_shared_pool(project: P
         if record.node is not None and record.running is not None:
             placed[record.node] = placed.get(record.node, 0) + 1
     assert sorted(placed.values()) == [L4_CLIENTS, L4_CLIENTS]
+
+
+# --- cross-feature checks on the model: one line naming both keys ---------------------------------------------
+
+IMAGE = "nvcr.io/nvidia/tritonserver:25.01-py3"
+
+
+def _lines(project: Path, name: str, base: str, change: Any) -> list[str]:
+    """The ConfigError lines of stack ``name``: ``base`` changed by ``change``."""
+    from gpu_platform.infra.stack.errors import ConfigError
+    from gpu_platform.infra.stack.read import load_stack
+
+    document = yaml.safe_load((PROJECT_DIR / "stacks" / f"Pulumi.{base}.yaml").read_text())
+    change(document["config"])
+    (project / "stacks" / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump(document))
+    with pytest.raises(ConfigError) as error:
+        load_stack(project, name)
+    return list(error.value.lines)
+
+
+def test_inference_replicas_above_what_their_pool_can_ever_hold_are_refused(project: Path) -> None:
+    """dev-gke's t4 pool holds 80 GPUs at its maximum (40 nodes x 2): 81 one-GPU replicas never fit, 80 do."""
+
+    def replicas(count: int) -> Any:
+        def change(config: dict[str, Any]) -> None:
+            config["gpu-platform:inference"] = {"image": IMAGE, "pool": "t4", "max_replicas": count}
+
+        return change
+
+    assert _lines(project, "replicas-81", "dev-gke", replicas(81)) == [
+        "gpu-platform:inference.max_replicas: max_replicas 81 x gpus 1 = 81 GPUs, more than pool t4 holds at its maximum "
+        "(40 nodes x 2 = 80); lower max_replicas or raise the pool's max_nodes (got 81)"
+    ]
+    # On the L4 pool shared 8 ways the same count is the schedulable one: 8 nodes x 8 = 64.
+    _, change, *_ = STACKS["shared-gke"]
+
+    def shared(config: dict[str, Any]) -> None:
+        change(config)
+        config["gpu-platform:inference"] = {"image": IMAGE, "pool": "l4", "max_replicas": 65}
+
+    assert _lines(project, "replicas-65", "dev-gke", shared) == [
+        "gpu-platform:inference.max_replicas: max_replicas 65 x gpus 1 = 65 GPUs, more than pool l4 holds at its maximum "
+        "(8 nodes x 8 = 64); lower max_replicas or raise the pool's max_nodes (got 65)"
+    ]
+
+
+def test_warm_capacity_and_inference_on_a_queued_provisioning_pool_are_refused(project: Path) -> None:
+    """A queued-provisioning pool's nodes come only for a ProvisioningRequest: placeholders and replicas never land."""
+
+    def change(config: dict[str, Any]) -> None:
+        config["gpu-platform:gke"]["gpu_pools"].append(
+            {
+                "name": "dws",
+                "machine_type": "a2-highgpu-1g",
+                "accelerator_type": "nvidia-tesla-a100",
+                "capacity": "on_demand",
+                "location_policy": "ANY",
+                "queued_provisioning": True,
+                "autoscaling": {"scope": "total", "min_nodes": 0, "max_nodes": 4},
+            }
+        )
+        config["gpu-platform:warm_capacity"] = {"pools": {"dws": 1}}
+        config["gpu-platform:inference"] = {"image": IMAGE, "pool": "dws", "max_replicas": 2}
+
+    lines = _lines(project, "queued", "dev-gke", change)
+    assert sorted(lines) == [
+        "gpu-platform:inference.pool: pool dws has queued_provisioning: its nodes come only for a ProvisioningRequest, "
+        'so the inference pods can never land there; use a GPU pool without it (scheduler, t4) (got "dws")',
+        "gpu-platform:warm_capacity.pools.dws: pool dws has queued_provisioning: its nodes come only for a "
+        "ProvisioningRequest, so placeholder pods can never land there; remove the pool from warm capacity or turn "
+        "queued_provisioning off (got 1)",
+    ]
