@@ -18,6 +18,10 @@ Rounding, always in the conservative direction:
   waves that fit in a window T = floor(T / run duration);
 - nodes = ceil(N / (jobs per node x waves)).
 
+GPUs are the pool's schedulable GPUs (``NodePoolShape.schedulable_gpus_per_node``): on a time-shared or
+MPS pool a node's GPUs times the clients per GPU, on a MIG pool its MIG instances, as the device plugin
+advertises nvidia.com/gpu and Kueue counts them.
+
 The planner is pure: no I/O, no cloud; `plan()` takes a NodePoolShape (from
 ``StackConfig.pool_shapes()``) and the typed inputs.
 """
@@ -156,6 +160,10 @@ class CapacityPlan:
     """The autoscaling maximum the answers need: nodes_needed, else K."""
     per_zone_over: int | None = None
     """Zones a per_zone pool's bounds multiply over (GKE scope per_zone); None for total bounds."""
+    physical_gpus_per_node: int = 0
+    """Physical GPUs per node; ``node.gpus`` counts schedulable GPUs (x clients when shared, MIG instances)."""
+    units_per_gpu: int = 1
+    """Schedulable GPUs per physical GPU (NodePoolShape.units_per_gpu): a step's GPU request takes one of them each."""
     recommended_max_nodes_per_zone: int | None = None
     """For a per_zone pool, the max_nodes to set in the stack file: ceil(recommended_max_nodes / zones)."""
 
@@ -233,13 +241,16 @@ def plan(shape: NodePoolShape, inputs: CapacityInputs) -> CapacityPlan:
         recommended_max_nodes=recommended,
         per_zone_over=shape.per_zone_over,
         recommended_max_nodes_per_zone=None if shape.per_zone_over is None else _ceil_div(recommended, shape.per_zone_over),
+        physical_gpus_per_node=shape.gpus_per_node,
+        units_per_gpu=shape.units_per_gpu,
     )
 
 
 def render(p: CapacityPlan, shape: NodePoolShape) -> list[str]:
     """The plan as the lines plan-capacity prints."""
     n = p.node
-    gpus = f", {shape.gpus_per_node}x {shape.accelerator}" if shape.gpus_per_node else ""
+    # The shape's one count: on a shared or MIG pool the node's schedulable GPUs, said as such.
+    gpus = f", {shape.gpu_offer()}" if shape.gpus_per_node else ""
     lines = [
         f"pool {p.pool}: {p.machine_type}{gpus}, {p.pool_min_nodes}..{p.pool_max_nodes} nodes in total",
         f"node: capacity {n.capacity_cpu}m CPU, {n.capacity_memory_mib} MiB; kubelet reserves "

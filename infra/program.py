@@ -259,7 +259,6 @@ def compose_addons(
             tenants=config.queue_tenants(),
             cluster=cluster,
             after=list(tenants.values()),
-            shared_gpus=config.shared_gpus(),
             service_monitor_crd=None if monitoring is None else monitoring.release,
         )
         pulumi.export("clusterQueues", queues.cluster_queues)

@@ -39,6 +39,8 @@ __all__ = [
     "GcpMachineShape",
     "GCP_ACCELERATORS",
     "GCP_MACHINE_SHAPES",
+    "MIG_INSTANCES",
+    "mig_slices",
     "gcp_accelerator",
     "allowed_accelerator_counts",
     "GpuCombinationError",
@@ -140,6 +142,31 @@ GCP_ACCELERATORS: dict[str, GcpAccelerator] = {
         ),
     )
 }
+
+MIG_INSTANCES: dict[str, int] = {
+    "1g.5gb": 7,
+    "2g.10gb": 3,
+    "3g.20gb": 2,
+    "7g.40gb": 1,
+    "1g.10gb": 7,
+    "1g.20gb": 4,
+    "2g.20gb": 3,
+    "3g.40gb": 2,
+    "7g.80gb": 1,
+}
+"""MIG instances one GPU holds at each partition size the catalog's GPUs offer (NVIDIA's MIG user guide,
+"Supported MIG Profiles": A100 40GB, A100 80GB, H100 80GB): GKE advertises each instance as one
+nvidia.com/gpu, so a node's schedulable GPUs are its GPUs times this."""
+
+
+def mig_slices(accelerator: str, partition: str) -> int | None:
+    """MIG instances per GPU of ``accelerator`` at ``partition``; None when the catalog does not know the GPU
+    or it does not offer that partition (a stated shape: the plan does not know the count)."""
+    known = GCP_ACCELERATORS.get(accelerator)
+    if known is None or partition not in known.mig_partitions:
+        return None
+    return MIG_INSTANCES.get(partition)
+
 
 # N1 VMs take T4, P4, P100 and V100 GPUs attached separately; the GPU count caps the VM size.
 N1_GPU_LIMITS: dict[str, dict[int, N1Limit]] = {

@@ -44,6 +44,7 @@ __all__ = [
     "TENANT_LABEL",
     "WORKLOAD_LABEL",
     "ZONE_LABEL",
+    "REGION_LABEL",
 ]
 
 
@@ -131,6 +132,8 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 """The kubelet's well-known label of a node's instance type (Karpenter NodePools require it)."""
 ZONE_LABEL = "topology.kubernetes.io/zone"
 """The well-known label of a node's zone (Karpenter NodePools require it from the plan's zones)."""
+REGION_LABEL = "topology.kubernetes.io/region"
+"""The well-known label of a node's region."""
 KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
 """The label Karpenter puts on every node it provisions: the NodePool's name (<class>-spot, <class>-on-demand)."""
 KARPENTER_CAPACITY_LABEL = "karpenter.sh/capacity-type"

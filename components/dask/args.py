@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypedDict
@@ -420,17 +420,16 @@ class DaskOperatorArgs(BaseModel):
                 )
         return self
 
-    def placement_problems(self, pools: Sequence[NodePoolShape], shared: Mapping[str, int] | None = None) -> list[tuple[tuple[str | int, ...], str, str]]:
+    def placement_problems(self, pools: Sequence[NodePoolShape]) -> list[tuple[tuple[str | int, ...], str, str]]:
         """(location, message, value) for each notebook and worker whose CPU or memory fits no node of
         the pool it is placed on, after the kubelet reserves of the pool's cloud, or that asks for more than one
-        GPU of a pool whose GPUs are shared (``shared``: pool -> clients per GPU, StackConfig.shared_gpus)."""
+        GPU of a pool whose GPUs are shared (the pool's shape says so: NodePoolShape.gpu_sharing)."""
         problems: list[tuple[tuple[str | int, ...], str, str]] = []
-        shared = shared or {}
         gpu = next((p for p in pools if p.role is PoolRole.GPU), None)
         if gpu is not None:
             worker = fit_problems("the Dask workers", ("worker_cpu", self.worker_cpu), ("worker_memory", self.worker_memory), gpu)
             problems += [((f,), m, v) for f, m, v in worker]
-            if gpu.name in shared and (problem := shared_request_problem("a Dask worker", self.worker_gpus, gpu.name)):
+            if gpu.shares_gpus and (problem := shared_request_problem("a Dask worker", self.worker_gpus, gpu.name)):
                 problems.append((("worker_gpus",), f"{problem}; use worker_gpus 1", str(self.worker_gpus)))
         for i, tenant in enumerate(self.tenants):
             nb = tenant.notebook
@@ -438,14 +437,14 @@ class DaskOperatorArgs(BaseModel):
                 continue
             found = fit_problems(f"tenant {tenant.name}'s notebook", ("cpu", nb.cpu), ("memory", nb.memory), pool)
             problems += [(("tenants", i, "notebook", f), m, v) for f, m, v in found]
-            if pool.name in shared and (problem := shared_request_problem(f"tenant {tenant.name}'s notebook", nb.gpus, pool.name)):
+            if pool.shares_gpus and (problem := shared_request_problem(f"tenant {tenant.name}'s notebook", nb.gpus, pool.name)):
                 problems.append((("tenants", i, "notebook", "gpus"), f"{problem}; use gpus 1", str(nb.gpus)))
-            elif nb.gpus > (pool.gpus_per_node or 0):
+            elif nb.gpus > pool.schedulable_gpus_per_node:
                 problems.append(
                     (
                         ("tenants", i, "notebook", "gpus"),
                         f"gpus {nb.gpus} of tenant {tenant.name}'s notebook fits no node of pool {pool.name} ({pool.machine_type}), "
-                        f"which has {pool.gpus_per_node or 0} GPUs a node; use at most {pool.gpus_per_node or 0}",
+                        f"which has {pool.schedulable_gpus_per_node} GPUs a node; use at most {pool.schedulable_gpus_per_node}",
                         str(nb.gpus),
                     )
                 )

@@ -229,7 +229,9 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
             node_prerequisites=nodeless,
             controllers_ready=[self.system_node_group, *on_nodes],
         )
-        self._system_pool = args.system_node_group.pool_shape()
+        # The plan's shape in the zones this cluster runs in (the GPU classes' shapes take them too: EksGpuPools).
+        self._system_pool = args.system_node_group.pool_shape().in_zones(zones, len(zones), region)
+        self._region = region
         self.register_outputs(
             {
                 "clusterName": self.cluster_name,
@@ -427,6 +429,10 @@ class EksCluster(pulumi.ComponentResource, ClusterComponent):
     def pool_shapes(self) -> list[NodePoolShape]:
         """The system node group as workloads see it (the GPU pools are SpotFailoverEksNodeGroups')."""
         return [self._system_pool]
+
+    def in_zones(self, shapes: list[NodePoolShape]) -> list[NodePoolShape]:
+        """``shapes`` (the GPU classes') running in this cluster's zones and region, where its subnets are."""
+        return [s.in_zones(self.zones, len(self.zones), self._region) for s in shapes]
 
     def ready(self) -> list[pulumi.Resource]:
         """The system node group, CoreDNS and the other add-ons on nodes, and the StorageClass claims name."""

@@ -197,9 +197,9 @@ class GpuClassArgs(BaseModel):
 
     @property
     def advertised_gpus(self) -> int:
-        """GPUs a node of the class advertises (nvidia.com/gpu): its GPUs, times the clients per GPU when shared."""
-        replicas = 1 if self.gpu_sharing is None else self.gpu_sharing.max_shared_clients_per_gpu
-        return self.instance_shape.gpu_count * replicas
+        """GPUs a node of the class advertises (nvidia.com/gpu): its GPUs, times the clients per GPU when shared
+        (the class's shape's one count, NodePoolShape.schedulable_gpus_per_node)."""
+        return self.planned_shape.schedulable_gpus_per_node
 
     @property
     def instance_shape(self) -> AwsInstanceType:

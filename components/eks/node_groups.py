@@ -143,7 +143,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
             child,
         )
 
-        self._pool_shapes = args.pool_shapes()
+        self._pool_shapes = args.pool_shapes() if self._cluster is None else self._cluster.in_zones(args.pool_shapes())
         self.placements = {s.name: s.placement for s in self._pool_shapes}
         self.register_outputs(
             {

@@ -120,6 +120,7 @@ def class_shape(cls: GpuClassArgs) -> NodePoolShape:
         taints=taints,
         placement=PoolPlacement({CLASS_LABEL: cls.name}, taints),
         cloud=Cloud.AWS,
+        gpu_sharing=cls.gpu_sharing,
     )
 
 
@@ -165,17 +166,21 @@ class EksPlan:
     """The system group's shape, then each class's."""
 
 
-def plan_node_groups(eks: EksClusterArgs, classes: SpotFailoverEksNodeGroupsArgs) -> EksPlan:
-    """The plan of an EKS cluster and its GPU node groups."""
+def plan_node_groups(eks: EksClusterArgs, classes: SpotFailoverEksNodeGroupsArgs, region: str | None = None) -> EksPlan:
+    """The plan of an EKS cluster and its GPU node groups: every pool in the cluster's zones (its subnets'),
+    in ``region`` (default: eks.region)."""
     expander = classes.priorities_in_force()
+    zones = cluster_zones(eks)
+    where = region or eks.region
 
     def priority(name: str) -> int:
         return (expander.priority_of(example_asg_name(name)) or 0) if expander is not None else 0
 
-    system = eks.system_node_group.pool_shape()
+    system = eks.system_node_group.pool_shape().in_zones(zones.names, zones.count, where)
     shapes = [system]
     planned = [PlannedNodeGroup(system_node_group(eks.system_node_group), system, priority(system.name))]
     for cls in classes.classes:
-        shapes.append(cls.planned_shape)
-        planned += [PlannedNodeGroup(g, cls.planned_shape, priority(g.name)) for g in cls.node_groups()]
-    return EksPlan(cluster_zones(eks), tuple(planned), tuple(shapes))
+        shape = cls.planned_shape.in_zones(zones.names, zones.count, where)
+        shapes.append(shape)
+        planned += [PlannedNodeGroup(g, shape, priority(g.name)) for g in cls.node_groups()]
+    return EksPlan(zones, tuple(planned), tuple(shapes))

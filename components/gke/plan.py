@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpu_platform.components.catalog.gpus import mig_slices
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.labels import COMPUTE_CLASS_LABEL, NODE_POOL_LABEL, POOL_ROLE_LABEL, SCHEDULER_LABEL, PoolRole
 from gpu_platform.components.pools.shapes import (
@@ -138,30 +139,40 @@ def _shape(
     placement: PoolPlacement,
     node_pools: tuple[PlannedNodePool, ...],
     zones: PoolZones,
+    region: str | None,
 ) -> NodePoolShape:
     machine = pool.machine
-    gpu = None if role is PoolRole.SYSTEM else pool
+    gpu: GpuNodePoolArgs | None = None if role is PoolRole.SYSTEM else pool  # type: ignore[assignment]
+    partition = gpu.gpu_partition_size if gpu is not None else None
     return NodePoolShape.build(
         name=pool.name,
         role=role,
         machine_type=pool.machine_type,
         vcpus=machine.vcpus,
         memory_mib=machine.memory_mib,
-        gpus_per_node=gpu.gpus_per_node if gpu is not None else 0,  # type: ignore[union-attr]
-        accelerator=gpu.accelerator_type if gpu is not None else None,  # type: ignore[union-attr]
-        capacity=gpu.capacity if gpu is not None else CapacityStrategy.ON_DEMAND,  # type: ignore[union-attr]
+        gpus_per_node=gpu.gpus_per_node if gpu is not None else 0,
+        accelerator=gpu.accelerator_type if gpu is not None else None,
+        capacity=gpu.capacity if gpu is not None else CapacityStrategy.ON_DEMAND,
         groups=[(p.min_total, p.max_total) for p in node_pools],
         labels=labels,
         taints=taints,
         placement=placement,
         cloud=Cloud.GCP,
         per_zone_over=zones.count if pool.autoscaling.scope is BoundsScope.PER_ZONE else None,
+        gpu_sharing=gpu.gpu_sharing if gpu is not None else None,
+        mig_partition=partition,
+        mig_slices_per_gpu=mig_slices(gpu.accelerator_type, partition) if gpu is not None and partition is not None else None,
+        zones=zones.names,
+        zone_count=zones.count,
+        region=region,
+        queued_provisioning=gpu.queued_provisioning if gpu is not None else False,
     )
 
 
 def plan_pools(args: GpuGkeClusterArgs) -> list[PlannedPool]:
     """Every pool of the cluster, in creation order: the system pool, the scheduler pool, the GPU pools."""
     system = args.system_pool
+    region = args.region
     system_labels = {POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **system.labels}
     system_taints = tuple(system.taints)
     system_zones = pool_zones(args.location, args.node_locations, system.node_locations)
@@ -175,7 +186,14 @@ def plan_pools(args: GpuGkeClusterArgs) -> list[PlannedPool]:
             system_taints,
             None,
             _shape(
-                system, PoolRole.SYSTEM, system_labels, system_taints, PoolPlacement({NODE_POOL_LABEL: system.name}, system_taints), system_pools, system_zones
+                system,
+                PoolRole.SYSTEM,
+                system_labels,
+                system_taints,
+                PoolPlacement({NODE_POOL_LABEL: system.name}, system_taints),
+                system_pools,
+                system_zones,
+                region,
             ),
             system_zones,
         )
@@ -198,6 +216,6 @@ def plan_pools(args: GpuGkeClusterArgs) -> list[PlannedPool]:
             placement = PoolPlacement({NODE_POOL_LABEL: pool.name}, taints)
             node_pools = (_node_pool(pool.name, pool.capacity is CapacityStrategy.SPOT, pool.autoscaling, zones.count),)
         planned.append(
-            PlannedPool(pool, role, node_pools, labels, taints, compute_class, _shape(pool, role, labels, taints, placement, node_pools, zones), zones)
+            PlannedPool(pool, role, node_pools, labels, taints, compute_class, _shape(pool, role, labels, taints, placement, node_pools, zones, region), zones)
         )
     return planned

@@ -4,7 +4,7 @@ of their GPU-utilisation HPA and when the alert on a pinned HPA fires."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
@@ -138,10 +138,10 @@ class GpuInferenceServiceArgs(BaseModel):
             return notebook_pool(pools, 1)
         return next((p for p in pools if p.name == self.pool), None)
 
-    def placement_problems(self, pools: Sequence[NodePoolShape], shared: Mapping[str, int] | None = None) -> list[Problem]:
+    def placement_problems(self, pools: Sequence[NodePoolShape]) -> list[Problem]:
         """(key, message, value) when the pods fit no node of their pool, or their pool does not exist or has
         no GPUs (refused before anything is registered: such pods would stay Pending), or ask for more than one
-        GPU of a pool whose GPUs are shared (``shared``: pool -> clients per GPU, StackConfig.shared_gpus)."""
+        GPU of a pool whose GPUs are shared (the pool's shape says so: NodePoolShape.gpu_sharing)."""
         gpu_pools = [p for p in pools if p.gpus_per_node]
         offered = ", ".join(p.name for p in gpu_pools) or "none"
         pool = self.gpu_pool(pools)
@@ -151,10 +151,26 @@ class GpuInferenceServiceArgs(BaseModel):
             return [(("pool",), f"no pool named {self.pool}; use a GPU pool of the cluster ({offered})", self.pool)]
         if not pool.gpus_per_node:
             return [(("pool",), f"pool {pool.name} has no GPUs; use a GPU pool ({offered})", pool.name)]
-        if pool.name in (shared or {}) and (problem := shared_request_problem("an inference pod", self.gpus, pool.name)):
-            return [(("gpus",), f"{problem}; use gpus 1 or a pool that does not share its GPUs", self.gpus)]
-        if self.gpus > pool.gpus_per_node:
+        if pool.queued_provisioning:
             return [
-                (("gpus",), f"gpus {self.gpus} is more than a node of pool {pool.name} has ({pool.gpus_per_node}); use at most {pool.gpus_per_node}", self.gpus)
+                (
+                    ("pool",),
+                    f"pool {pool.name} has queued_provisioning: its nodes come only for a ProvisioningRequest, so the inference "
+                    f"pods can never land there; use a GPU pool without it ({', '.join(p.name for p in gpu_pools if not p.queued_provisioning) or 'none'})",
+                    pool.name,
+                )
+            ]
+        if pool.shares_gpus and (problem := shared_request_problem("an inference pod", self.gpus, pool.name)):
+            return [(("gpus",), f"{problem}; use gpus 1 or a pool that does not share its GPUs", self.gpus)]
+        if self.gpus > (per_node := pool.schedulable_gpus_per_node):
+            return [(("gpus",), f"gpus {self.gpus} is more than a node of pool {pool.name} has ({per_node}); use at most {per_node}", self.gpus)]
+        if (wanted := self.max_replicas * self.gpus) > (most := pool.max_schedulable_gpus):
+            return [
+                (
+                    ("max_replicas",),
+                    f"max_replicas {self.max_replicas} x gpus {self.gpus} = {wanted} GPUs, more than pool {pool.name} holds at its "
+                    f"maximum ({pool.max_nodes} nodes x {per_node} = {most}); lower max_replicas or raise the pool's max_nodes",
+                    self.max_replicas,
+                )
             ]
         return [((key,), message, value) for key, message, value in fit_problems("the inference pods", ("cpu", self.cpu), ("memory", self.memory), pool)]

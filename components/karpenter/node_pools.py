@@ -121,7 +121,11 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
         self.node_role_arn = node_role.arn
         self.interruption_queue = queue.name
         self._controller = controller
-        self._pool_shapes = args.pool_shapes()
+        shapes = args.pool_shapes()
+        if zones is not None:
+            # The classes in the zones their NodePools launch in (the plan's, else the EksCluster's).
+            shapes = [s.in_zones(zones, len(zones), ref.region) for s in shapes]
+        self._pool_shapes = shapes
         self.placements = {s.name: s.placement for s in self._pool_shapes}
         self.register_outputs(
             {

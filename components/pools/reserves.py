@@ -152,6 +152,7 @@ class NodeAllocatable:
     daemonset_cpu: int
     daemonset_memory_mib: int
     gpus: int
+    """nvidia.com/gpu the node advertises: the shape's schedulable GPUs (x clients when shared, MIG instances)."""
 
     @property
     def cpu(self) -> int:
@@ -198,5 +199,5 @@ def allocatable(
         reserved_memory_mib=reserved_mem + reserves.eviction_memory + reserves.extra_memory,
         daemonset_cpu=daemonsets.cpu,
         daemonset_memory_mib=daemonsets.memory,
-        gpus=shape.gpus_per_node,
+        gpus=shape.schedulable_gpus_per_node,
     )

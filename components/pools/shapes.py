@@ -7,6 +7,7 @@ bad value is refused before any cloud call.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterable, Sequence
@@ -21,6 +22,7 @@ from gpu_platform.components.core.labels import GPU_RESOURCE, PoolRole
 from gpu_platform.components.core.models import ARGS_CONFIG, check_min_max, check_unique, field_error
 from gpu_platform.components.core.numbers import Float, Int
 from gpu_platform.components.pools.reserves import ReserveFormula
+from gpu_platform.components.pools.sharing import GpuSharing
 
 __all__ = [
     "ENVIRONMENT_LABEL",
@@ -330,10 +332,85 @@ class NodePoolShape:
     """When the pool's autoscaling bounds count per zone (GKE scope per_zone): the number of zones they
     multiply over, so a total node count N needs max_nodes ceil(N / zones) in the stack file. None when
     the bounds are totals (GKE scope total, EKS node groups)."""
+    gpu_sharing: GpuSharing | None = None
+    """How containers share each physical GPU (time-sharing or MPS, clients per GPU); None when each
+    container gets whole GPUs."""
+    mig_partition: str | None = None
+    """The MIG partition size each GPU is cut into (GKE's gpu_partition_size, e.g. 1g.10gb); None without MIG."""
+    mig_slices_per_gpu: int | None = None
+    """MIG instances per GPU at ``mig_partition`` as the catalog knows them; None without MIG, or when the
+    catalog does not know the GPU (then each GPU counts once)."""
+    zones: tuple[str, ...] | None = None
+    """The zones the pool's nodes run in, when the plan knows their names; None when the cloud picks them
+    at deploy time (a regional GKE cluster without node locations, EKS zones looked up)."""
+    zone_count: int = 1
+    """How many zones the pool's nodes spread over (``len(zones)`` when named)."""
+    region: str | None = None
+    """The region of the pool's zones, when the plan knows it."""
+    queued_provisioning: bool = False
+    """Whether the pool's nodes come only for a ProvisioningRequest (GKE's queued provisioning, Dynamic
+    Workload Scheduler): a pod outside such a request (a warm placeholder, an inference replica) never lands there."""
 
     def __post_init__(self) -> None:
         # A role given as its value ("gpu") is the enum member, so `shape.role is PoolRole.GPU` holds.
         object.__setattr__(self, "role", PoolRole(self.role))
+
+    # --- what the pool offers: the one capacity model every reader takes ----------------------
+
+    @property
+    def units_per_gpu(self) -> int:
+        """Schedulable nvidia.com/gpu per physical GPU: the clients per GPU when shared, the MIG instances
+        per GPU when partitioned (and known), else 1."""
+        if self.gpu_sharing is not None:
+            return self.gpu_sharing.max_shared_clients_per_gpu
+        return self.mig_slices_per_gpu or 1
+
+    @property
+    def schedulable_gpus_per_node(self) -> int:
+        """nvidia.com/gpu one node advertises, what pods, Kueue and the capacity planner count: physical
+        GPUs x ``units_per_gpu`` (0 on CPU pools)."""
+        return self.gpus_per_node * self.units_per_gpu
+
+    @property
+    def max_schedulable_gpus(self) -> int:
+        """nvidia.com/gpu the pool holds at its maximum size (``max_nodes`` x ``schedulable_gpus_per_node``)."""
+        return self.max_nodes * self.schedulable_gpus_per_node
+
+    @property
+    def shares_gpus(self) -> bool:
+        """Whether containers share the pool's GPUs (time-sharing or MPS): then a container asks for exactly one."""
+        return self.gpu_sharing is not None
+
+    def gpu_offer(self) -> str:
+        """What one node offers, in words: "1x nvidia-l4 shared by 8 clients (TIME_SHARING): 8 schedulable GPUs";
+        "2x nvidia-tesla-a100 as 7 MIG 1g.5gb instances each: 14 schedulable GPUs"; "4x t4"; "" on CPU pools."""
+        if not self.gpus_per_node:
+            return ""
+        physical = f"{self.gpus_per_node}x {self.accelerator}"
+        if self.gpu_sharing is not None:
+            sharing = self.gpu_sharing
+            return f"{physical} shared by {sharing.max_shared_clients_per_gpu} clients ({sharing.strategy.value}): {self.schedulable_gpus_per_node} schedulable GPUs"
+        if self.mig_partition is not None:
+            each = (
+                f"{self.mig_slices_per_gpu} MIG {self.mig_partition} instances each"
+                if self.mig_slices_per_gpu
+                else f"MIG {self.mig_partition} (instances unknown)"
+            )
+            return f"{physical} as {each}: {self.schedulable_gpus_per_node} schedulable GPUs"
+        return physical
+
+    def zone_names(self) -> tuple[str, ...]:
+        """The pool's zones by name: the plan's, or where the cloud picks them at deploy time, ``zone_count``
+        stand-ins named ``<region>-zone<i>`` (the simulator's groups and the local nodes use the same)."""
+        if self.zones is not None:
+            return self.zones
+        return tuple(f"{self.region or 'region'}-zone{i + 1}" for i in range(self.zone_count))
+
+    def nodes_per_zone(self) -> tuple[int, int]:
+        """(min, max) nodes in each zone, the totals spread evenly and rounded up (the scheduler's and the
+        autoscaler's zone balancing)."""
+        zones = max(1, self.zone_count)
+        return -(-self.min_nodes // zones), -(-self.max_nodes // zones)
 
     @classmethod
     def build(
@@ -353,10 +430,20 @@ class NodePoolShape:
         placement: PoolPlacement,
         cloud: Cloud,
         per_zone_over: int | None = None,
+        gpu_sharing: GpuSharing | None = None,
+        mig_partition: str | None = None,
+        mig_slices_per_gpu: int | None = None,
+        zones: Sequence[str] | None = None,
+        zone_count: int | None = None,
+        region: str | None = None,
+        queued_provisioning: bool = False,
     ) -> NodePoolShape:
         """The one builder of a pool's shape, on GKE and EKS alike (gke_plan and eks_plan call it): ``groups``
         are the (min, max) node totals of the pool's node pools or node groups as the plan counted them
-        (zones included), summed here; the reserve formula is the cloud's."""
+        (zones included), summed here; the reserve formula is the cloud's. ``gpu_sharing``, ``mig_partition``
+        and ``mig_slices_per_gpu`` say what one physical GPU offers; ``zones`` (names, when known) and
+        ``zone_count`` (default: len(zones), else 1) where the nodes run."""
+        named = tuple(zones) if zones else None
         return cls(
             name=name,
             role=role,
@@ -373,4 +460,17 @@ class NodePoolShape:
             placement=placement,
             reserve_formula=ReserveFormula.of(cloud),
             per_zone_over=per_zone_over,
+            gpu_sharing=gpu_sharing,
+            mig_partition=mig_partition,
+            mig_slices_per_gpu=mig_slices_per_gpu if mig_partition is not None else None,
+            zones=named,
+            zone_count=zone_count if zone_count is not None else len(named or ()) or 1,
+            region=region,
+            queued_provisioning=queued_provisioning,
         )
+
+    def in_zones(self, zones: Sequence[str] | None, zone_count: int, region: str | None) -> NodePoolShape:
+        """This pool running in the cluster's zones (an EKS GPU class, whose zones are the cluster's subnets',
+        planned with the cluster)."""
+        named = tuple(zones) if zones else None
+        return dataclasses.replace(self, zones=named, zone_count=len(named) if named else zone_count, region=region)

@@ -14,6 +14,7 @@ none of it: its ClusterRole lists endpoints in every namespace and may get /metr
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -112,8 +113,8 @@ class Kueue(pulumi.ComponentResource):
         """``tenants``: the Dask and Kubeflow tenants (kueue_plan.dask_queue_tenants, kubeflow_queue_tenants).
         ``cluster``: the cluster component whose pools the flavors stand for. ``after``: what creates the tenants'
         namespaces (the DaskOperator, the KubeflowInstall); the LocalQueues wait for it. Default: nothing.
-        ``shared_gpus``: pool -> clients per GPU of the pools that share GPUs (StackConfig.shared_gpus); their
-        capacity counts GPUs x clients. Default: none shared. ``service_monitor_crd``: what installs the
+        ``shared_gpus``: deprecated and ignored, removed in the next release: each pool's schedulable GPUs
+        (sharing clients, MIG instances) come from the cluster's pool shapes (NodePoolShape.max_schedulable_gpus). ``service_monitor_crd``: what installs the
         ServiceMonitor CRD (PrometheusStack.release): given, the chart's ServiceMonitor (enablePrometheus) has the
         stack's Prometheus scrape Kueue's metrics Service, and the release waits for the CRD. Default: none (no
         ServiceMonitor; Kueue's metrics are served but not scraped)."""
@@ -125,8 +126,14 @@ class Kueue(pulumi.ComponentResource):
             "the resource that installs the ServiceMonitor CRD (PrometheusStack.release) or None",
             optional=True,
         )
+        if shared_gpus is not None:
+            warnings.warn(
+                "Kueue's shared_gpus is ignored and removed in the next release: the cluster's pool shapes carry each pool's GPU sharing",
+                DeprecationWarning,
+                stacklevel=2,
+            )
         pools: list[NodePoolShape] = cluster.pool_shapes()
-        plan = plan_queues(args, tenants, pools, shared_gpus)
+        plan = plan_queues(args, tenants, pools)
         if plan.problems:
             raise input_errors([(("args", *loc), message) for loc, message, _ in plan.problems])
         super().__init__("gpu-platform:kueue:Kueue", name, None, placed.opts)

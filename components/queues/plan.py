@@ -4,13 +4,13 @@ One ResourceFlavor per pool (its GPU type and pool: the pool's node selector and
 NodePoolShape.placement gives them), CPU pools first so a pod asking for no GPU is admitted onto a CPU
 pool; one ClusterQueue per tenant in one Cohort, with every flavor (nominal GPUs where the tenant has
 them, 0 elsewhere, so it may borrow); the Cohort's own quota holds each pool's GPUs no tenant has as
-nominal quota; a LocalQueue ``default`` in each tenant namespace. The component, the stack checks and
+nominal quota (a pool's GPUs are the shape's schedulable units); a LocalQueue ``default`` in each tenant namespace. The component, the stack checks and
 the tests read this plan: nothing downstream recomputes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -100,9 +100,10 @@ def flavor_name(pool: NodePoolShape) -> str:
     return f"{pool.accelerator or 'cpu'}-{pool.name}"
 
 
-def _gpu_capacity(pool: NodePoolShape, clients: Mapping[str, int]) -> int:
-    """The nvidia.com/gpu a pool advertises at its maximum size: its GPUs, times the clients per GPU where shared."""
-    return pool.max_nodes * pool.gpus_per_node * clients.get(pool.name, 1)
+def _gpu_capacity(pool: NodePoolShape) -> int:
+    """The nvidia.com/gpu a pool advertises at its maximum size: the shape's schedulable GPUs (its GPUs, times the
+    clients per GPU where shared, or the MIG instances per GPU where partitioned)."""
+    return pool.max_schedulable_gpus
 
 
 def _cpu(millicores: int) -> str:
@@ -136,7 +137,6 @@ def _place(
     args: KueueArgs,
     tenants: Sequence[QueueTenant],
     pools: Sequence[NodePoolShape],
-    clients: Mapping[str, int],
 ) -> tuple[dict[str, dict[str, int]], list[tuple[tuple[str | int, ...], str, Any]]]:
     """Each tenant's nominal GPUs per pool: a GPU type's quota fills the tenant's home pool first, then the
     type's other pools in plan order, never beyond what a pool holds (oversubscription puts the excess on
@@ -158,7 +158,7 @@ def _place(
     for pool in pools:
         if pool.accelerator is not None and pool.gpus_per_node > 0:
             by_type.setdefault(pool.accelerator, []).append(pool)
-    free = {p.name: _gpu_capacity(p, clients) for ps in by_type.values() for p in ps}
+    free = {p.name: _gpu_capacity(p) for ps in by_type.values() for p in ps}
     nominal: dict[str, dict[str, int]] = {t.name: {} for t in tenants}
     wanted: dict[str, int] = {}
     for tenant in tenants:
@@ -205,9 +205,9 @@ def _place(
                 nominal[tenant.name][first] = nominal[tenant.name].get(first, 0) + left
     if not args.oversubscription:
         for gpu_type, count in wanted.items():
-            held = sum(_gpu_capacity(p, clients) for p in by_type[gpu_type])
+            held = sum(_gpu_capacity(p) for p in by_type[gpu_type])
             if count > held:
-                pools_held = ", ".join(f"{p.name} {_gpu_capacity(p, clients)}" for p in by_type[gpu_type])
+                pools_held = ", ".join(f"{p.name} {_gpu_capacity(p)}" for p in by_type[gpu_type])
                 problems.append(
                     (
                         ("oversubscription",),
@@ -224,12 +224,10 @@ def plan_queues(
     args: KueueArgs,
     tenants: Sequence[QueueTenant],
     pools: Sequence[NodePoolShape],
-    shared: Mapping[str, int] | None = None,
 ) -> QueuesPlan:
-    """The stack's Kueue objects for ``tenants`` on ``pools`` (the plan's pool shapes); ``shared``: pool -> clients
-    per GPU of the pools that share their GPUs (time-slicing, MPS), whose capacity counts GPUs x clients."""
-    clients = dict(shared or {})
-    nominal, problems = _place(args, tenants, pools, clients)
+    """The stack's Kueue objects for ``tenants`` on ``pools`` (the plan's pool shapes), each pool's GPUs counted
+    as the shape's schedulable units (NodePoolShape.max_schedulable_gpus: time-sharing or MPS clients, MIG instances)."""
+    nominal, problems = _place(args, tenants, pools)
     ordered = sorted(pools, key=lambda p: (p.gpus_per_node > 0, p.role is not PoolRole.SCHEDULER))
     overrides = {t.name: t for t in args.tenants}
     flavors = []
@@ -254,11 +252,11 @@ def plan_queues(
             "resources": [
                 {"name": "cpu", "nominalQuota": "0"},
                 {"name": "memory", "nominalQuota": "0"},
-                {"name": GPU_RESOURCE, "nominalQuota": _gpu_capacity(p, clients) - placed[p.name]},
+                {"name": GPU_RESOURCE, "nominalQuota": _gpu_capacity(p) - placed[p.name]},
             ],
         }
         for p in ordered
-        if _gpu_capacity(p, clients) > placed[p.name]
+        if _gpu_capacity(p) > placed[p.name]
     ]
     cohort_spec: dict[str, Any] = {}
     if cohort_flavors:

@@ -84,7 +84,8 @@ class WarmCapacityArgs(BaseModel):
 
 def warm_capacity_problems(args: WarmCapacityArgs, shapes: Sequence[Any]) -> list[tuple[tuple[str | int, ...], str, Any]]:
     """(key path, message, value) for each pool of ``args`` the stack does not have as a GPU pool, or
-    whose warm GPUs exceed what its largest size holds (``shapes``: the stack's NodePoolShapes)."""
+    whose warm GPUs exceed what its largest size holds in schedulable GPUs (``shapes``: the stack's NodePoolShapes;
+    one placeholder holds one nvidia.com/gpu, a client's share on a shared pool)."""
     by_name = {s.name: s for s in shapes if s.gpus_per_node > 0}
     problems: list[tuple[tuple[str | int, ...], str, Any]] = []
     for pool, gpus in args.pools.items():
@@ -94,12 +95,22 @@ def warm_capacity_problems(args: WarmCapacityArgs, shapes: Sequence[Any]) -> lis
                 (("pools", pool), f"no GPU pool {pool!r}; warm capacity names one of: {', '.join(sorted(by_name)) or 'none (the stack has no GPU pool)'}", gpus)
             )
             continue
-        most = shape.max_nodes * shape.gpus_per_node
+        if shape.queued_provisioning:
+            problems.append(
+                (
+                    ("pools", pool),
+                    f"pool {pool} has queued_provisioning: its nodes come only for a ProvisioningRequest, so placeholder pods "
+                    "can never land there; remove the pool from warm capacity or turn queued_provisioning off",
+                    gpus,
+                )
+            )
+            continue
+        most = shape.max_schedulable_gpus
         if gpus > most:
             problems.append(
                 (
                     ("pools", pool),
-                    f"{gpus} warm GPUs exceed the pool's {most} at its maximum ({shape.max_nodes} nodes x {shape.gpus_per_node}); use at most {most}",
+                    f"{gpus} warm GPUs exceed the pool's {most} at its maximum ({shape.max_nodes} nodes x {shape.schedulable_gpus_per_node}); use at most {most}",
                     gpus,
                 )
             )

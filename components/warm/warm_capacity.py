@@ -20,10 +20,11 @@ import pulumi_kubernetes as k8s
 from gpu_platform.components.core.cluster import ClusterComponent, on_cluster
 from gpu_platform.components.core.kube import component_namespace
 from gpu_platform.components.core.labels import GPU_RESOURCE, MANAGED_LABELS
+from gpu_platform.components.core.models import input_errors
 from gpu_platform.components.dask.resources import toleration_args
 from gpu_platform.components.pools.awaits import SKIP_AWAIT
 from gpu_platform.components.pools.shapes import NodePoolShape
-from gpu_platform.components.warm.args import PLACEHOLDER_CPU_MILLI, PLACEHOLDER_MEMORY_MIB, WarmCapacityArgs
+from gpu_platform.components.warm.args import PLACEHOLDER_CPU_MILLI, PLACEHOLDER_MEMORY_MIB, WarmCapacityArgs, warm_capacity_problems
 
 __all__ = ["PRIORITY_CLASS", "WarmCapacity", "WarmCapacityArgs"]
 
@@ -51,8 +52,13 @@ class WarmCapacity(pulumi.ComponentResource):
         """``cluster``: the cluster component the placeholders run on (its provider; its ``pool_shapes()``
         unless ``pools`` is given)."""
         placed = on_cluster(cluster, opts, required=True)
+        given = list(pools or cluster.pool_shapes())
+        # Refused before anything is registered, as in the stack: a pool that is not a GPU pool, or more warm GPUs
+        # than the pool's schedulable GPUs at its maximum (the shapes' one count: x clients on a shared pool).
+        if problems := warm_capacity_problems(args, given):
+            raise input_errors([(("args", *loc), message) for loc, message, _ in problems])
         super().__init__("gpu-platform:warm_capacity:WarmCapacity", name, None, placed.opts)
-        shapes = {s.name: s for s in (pools or cluster.pool_shapes())}
+        shapes = {s.name: s for s in given}
         child = pulumi.ResourceOptions(parent=self)
         namespace = component_namespace(name, args.namespace, child)
         in_namespace = pulumi.ResourceOptions(parent=self, depends_on=[namespace])

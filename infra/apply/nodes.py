@@ -6,11 +6,17 @@ its taints, and the allocatable CPU, memory and GPUs the kubelet reports (capaci
 kubelet's reserves: ``components.pools.reserves.allocatable``; the DaemonSets' requests are not taken
 off here, the real DaemonSets are scheduled onto the nodes instead).
 
+A node advertises the pool's schedulable GPUs as nvidia.com/gpu (``NodePoolShape.schedulable_gpus_per_node``:
+its GPUs times the clients per GPU on a time-shared or MPS pool, its MIG instances on a MIG pool), as
+the device plugin does, and a pool's nodes are spread over its zones (``NodePoolShape.zone_names()``),
+node i in zone i mod zones.
+
 Labels the cloud or the kubelet puts on every node are added as they do:
 ``kubernetes.io/hostname``, ``kubernetes.io/os``, ``kubernetes.io/arch``,
-``node.kubernetes.io/instance-type``, ``topology.kubernetes.io/zone`` (the pool's zones as the plan knows
-them, ``StackConfig.pool_zones()``, the nodes of a pool taking them in turn; ``zone-<n>`` where the cloud
-picks them at deploy time), and on a GKE GPU node ``cloud.google.com/gke-accelerator``
+``node.kubernetes.io/instance-type``, ``topology.kubernetes.io/zone`` (the pool's zones as its shape knows
+them, the nodes of a pool taking them in turn; ``<region>-zone<n>`` stand-ins where the cloud picks them at
+deploy time), ``topology.kubernetes.io/region`` where the plan knows the region, and on a GKE GPU node
+``cloud.google.com/gke-accelerator``
 (GKE labels every GPU node with its accelerator type; on EKS the node groups set
 ``k8s.amazonaws.com/accelerator`` themselves, so it is in the pool's labels already).
 
@@ -28,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_platform.components.core.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL, ZONE_LABEL
+from gpu_platform.components.core.labels import GKE_ACCELERATOR_LABEL, GPU_RESOURCE, INSTANCE_TYPE_LABEL, REGION_LABEL, ZONE_LABEL
 from gpu_platform.infra.apply.local import KWOK_NODE_ANNOTATION
 
 __all__ = ["POOL_NODE_LABEL", "Pools", "node_count", "node_name", "node_zone", "pool_nodes"]
@@ -87,11 +93,12 @@ def pool_nodes(
         capacity = {"cpu": f"{node.capacity_cpu}m", "memory": f"{node.capacity_memory_mib}Mi", "pods": str(pods)}
         allocated = {"cpu": f"{cpu}m", "memory": f"{memory}Mi", "pods": str(pods)}
         if shape.gpus_per_node:
-            capacity[GPU_RESOURCE] = allocated[GPU_RESOURCE] = str(shape.gpus_per_node)
+            # The shape's one count: x clients on a shared pool, MIG instances on a MIG pool.
+            capacity[GPU_RESOURCE] = allocated[GPU_RESOURCE] = str(shape.schedulable_gpus_per_node)
         start = (first or {}).get(shape.name, 0)
         for i in range(start, start + (counts or {}).get(shape.name, node_count(shape))):
             name = node_name(shape.name, i)
-            zone = node_zone((zones or {}).get(shape.name), i)
+            zone = node_zone((zones or {}).get(shape.name) or shape.zone_names(), i)
             labels = {
                 "kubernetes.io/hostname": name,
                 "kubernetes.io/os": "linux",
@@ -101,6 +108,7 @@ def pool_nodes(
                 **dict(shape.labels),
                 **dict(shape.placement.node_selector),
                 **({ZONE_LABEL: zone} if zone else {}),
+                **({REGION_LABEL: shape.region} if shape.region else {}),
             }
             if shape.gpus_per_node and shape.accelerator and shape.reserve_formula is ReserveFormula.GKE:
                 labels.setdefault(GKE_ACCELERATOR_LABEL, shape.accelerator)

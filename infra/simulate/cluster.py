@@ -1,6 +1,6 @@
 """The stack as the cluster model sees it: one model node group per node pool or managed node group of
-the stack's own plan (gke_plan, eks_plan), with its shape, bounds, zones, priority and taints; the
-autoscaler's settings and the tenants' quotas."""
+the stack's own plan (gke_plan, eks_plan), with its shape (schedulable GPUs included), bounds, zones
+(the shape's), priority and taints; the autoscaler's settings and the tenants' quotas."""
 
 from __future__ import annotations
 
@@ -39,6 +39,8 @@ class ModelInputs:
 
 
 def _resources(shape: Any) -> Resources:
+    """What pods can request on a node of ``shape``: GPUs are its schedulable GPUs (NodePoolShape.schedulable_gpus_per_node:
+    x clients on a shared pool, MIG instances), so a shared pool runs that many one-GPU pods a node."""
     from gpu_platform.components.pools.reserves import allocatable
 
     node = allocatable(shape)
@@ -52,11 +54,6 @@ def _taints(shape: Any) -> tuple[str, ...]:
     return tuple(sorted({t.key for t in shape.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE}))
 
 
-def _zone_names(names: tuple[str, ...] | None, count: int, region: str) -> tuple[str, ...]:
-    """The plan's zones, or, where the cloud picks them at deploy time, ``count`` named for the model."""
-    return names if names is not None else tuple(f"{region}-zone{i + 1}" for i in range(count))
-
-
 def _gke_groups(gke: Any) -> list[NodeGroup]:
     """One model group per node pool of the plan (gke_plan.plan_pools): its name, bounds and zones."""
     from gpu_platform.components.pools.shapes import BoundsScope
@@ -64,7 +61,7 @@ def _gke_groups(gke: Any) -> list[NodeGroup]:
     groups = []
     for planned in gke.plan:
         shape = planned.shape
-        zones = _zone_names(planned.zones.names, planned.zones.count, gke.region)
+        zones = shape.zone_names()
         for i, node_pool in enumerate(planned.node_pools):
             bounds = node_pool.bounds
             groups.append(
@@ -90,11 +87,10 @@ def _gke_groups(gke: Any) -> list[NodeGroup]:
     return groups
 
 
-def _eks_groups(plan: Any, region: str) -> list[NodeGroup]:
+def _eks_groups(plan: Any) -> list[NodeGroup]:
     """One model group per managed node group of the stack's plan (StackConfig.eks_plan): bounds in total."""
     from gpu_platform.components.pools.shapes import CapacityType
 
-    zones = _zone_names(plan.zones.names, plan.zones.count, region)
     return [
         NodeGroup(
             name=p.group.name,
@@ -106,7 +102,7 @@ def _eks_groups(plan: Any, region: str) -> list[NodeGroup]:
             accelerator=p.shape.accelerator,
             spot=p.group.capacity is CapacityType.SPOT,
             priority=p.priority,
-            zones=zones,
+            zones=p.shape.zone_names(),
             min_nodes=p.group.min_nodes,
             max_nodes=p.group.max_nodes,
             taints=_taints(p.shape),
@@ -134,7 +130,7 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         notice = 30.0
     else:
         settings_eks = stack.eks_node_groups.autoscaler
-        groups = _eks_groups(stack.eks_plan, region)
+        groups = _eks_groups(stack.eks_plan)
         unneeded = float(seconds(settings_eks.scale_down_unneeded_time))
         delay = float(seconds(settings_eks.scale_down_delay_after_add))
         provision = float(seconds(settings_eks.max_node_provision_time))
@@ -168,6 +164,9 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     quotas = {t.name: t.gpu_quota for t in stack.dask.tenants} if stack.dask is not None else {}
     tenants = tenant_namespaces(stack)
     plan = stack.queues_plan
+    if plan is not None:
+        # Every queued tenant's ResourceQuota stays the ceiling of what its queue admits (a tenant is its namespace).
+        quotas |= {t.name: t.gpus for t in stack.queue_tenants()}
     # With queues, Kueue admits (the stack's own ClusterQueues and Cohort) in place of the quotas.
     queues = None if plan is None else cohort_from_objects([plan.cohort, *plan.cluster_queues], tenants)
     return ModelInputs(

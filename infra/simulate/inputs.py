@@ -58,7 +58,8 @@ class NodeGroup:
     allocatable: Resources
     """What pods can request on one node (the capacity minus the kubelet's reserves and DaemonSets)."""
     gpus_per_node: int
-    """The node's GPU capacity (kube_node_status_capacity)."""
+    """The node's physical GPUs (what is paid for); ``allocatable.gpus`` is what pods can request, its
+    schedulable GPUs (x clients on a shared pool), as kube_node_status_capacity reports nvidia.com/gpu."""
     accelerator: str | None = None
     spot: bool = False
     priority: int = 0

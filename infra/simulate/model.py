@@ -15,7 +15,8 @@ The model, rule by rule (each rule names what it stands for):
   pipeline step once its pod runs) and lasts the stage's ``work``; then its pods end.
 - Admission: a tenant's GPU quota (ResourceQuota requests.nvidia.com/gpu) is checked when a
   gang's pods are created; a gang that would exceed it is refused (its pods are counted as
-  refused and never wait); a stage whose every gang is refused ends its job.
+  refused and never wait); a stage whose every gang is refused ends its job. With queues, Kueue
+  admits instead (infra/simulate/queues.py) and the quota stays the ceiling of what it admits.
 - The scheduler binds pending pods, in kube-scheduler's queue order with its requeue back-off
   (``_bind``: a pod that failed waits out a back-off doubling from 1 s to 10 s, and a pod no longer
   backing off goes before one still backing off, so a pod that failed often can lose a new node to
@@ -176,8 +177,8 @@ class ClusterModel:
         self.groups = list(groups)
         self.quotas = dict(quotas or {})
         self.quota_used: dict[str, int] = {}
-        self.queues = None if queues is None else Queues(queues, tenants or {}, lambda: self.env.now)
-        """Kueue's admission (infra/simulate/queues.py) in place of the quotas; None without queues."""
+        self.queues = None if queues is None else Queues(queues, tenants or {}, lambda: self.env.now, self.quotas)
+        """Kueue's admission (infra/simulate/queues.py), the tenants' quotas still its ceiling; None without queues."""
         self.nodes: list[_Node] = []
         self.upcoming: list[_Node] = []
         """Nodes asked for whose GPUs are not allocatable yet (provisioning, or joined without GPUs)."""

@@ -18,7 +18,11 @@ queue. GPUs of every flavor count together (one GPU flavor: a tenant's limits ar
   here, GPUs); ties by the older workload;
 - a workload that could never fit (more GPUs than its nominal quota plus its borrowing limit, or than
   the cohort's whole quota) is refused and counted, as Kueue would leave it inadmissible for good;
-- a namespace without a queue is not queued (Kueue ignores pods without a queue name).
+- a namespace without a queue is not queued (Kueue ignores pods without a queue name);
+- the tenant's ResourceQuota (requests.nvidia.com/gpu) stays the ceiling under the queues: a workload is
+  admitted only while the tenant's admitted GPUs plus its own stay within the quota (Kueue would admit
+  it, but the quota refuses its pods until others end: the model holds it in its queue instead), and one
+  asking for more than the quota is refused.
 
 Not modelled: preemption (reclaiming lent quota by evicting borrowers; a queue within its nominal quota
 then waits for borrowed quota to be released, so its simulated wait is an upper bound of Kueue's with
@@ -136,10 +140,17 @@ class _QueueState:
 class Queues:
     """The cohort's queues: submit a workload, release it when done; admissions call back."""
 
-    def __init__(self, cohort: Cohort, namespaces: Mapping[str, str], now: Callable[[], float]) -> None:
+    def __init__(self, cohort: Cohort, namespaces: Mapping[str, str], now: Callable[[], float], quotas: Mapping[str, int] | None = None) -> None:
+        """``quotas``: namespace -> the GPUs its ResourceQuota allows; a tenant's ceiling is the sum over its namespaces."""
         self.state = {q.tenant: _QueueState(q) for q in cohort.queues}
         self.namespaces = dict(namespaces)
         self.now = now
+        self.ceiling: dict[str, int] = {}
+        """tenant -> the GPUs its namespaces' ResourceQuotas allow together (absent: no quota)."""
+        for namespace, gpus in (quotas or {}).items():
+            tenant = self.namespaces.get(namespace)
+            if tenant in self.state:
+                self.ceiling[tenant] = self.ceiling.get(tenant, 0) + gpus
         self.admitted: dict[object, tuple[str, int]] = {}
         self.pool = cohort.gpus + sum(s.spec.nominal - s.guaranteed for s in self.state.values())
         """The cohort's lendable quota: its own and what the queues lend."""
@@ -153,6 +164,9 @@ class Queues:
 
     def _fits(self, state: _QueueState, gpus: int) -> bool:
         spec = state.spec
+        ceiling = self.ceiling.get(spec.tenant)
+        if ceiling is not None and state.used + gpus > ceiling:
+            return False
         if spec.borrowing_limit is not None and state.used + gpus > spec.nominal + spec.borrowing_limit:
             return False
         extra = max(0, state.used + gpus - state.guaranteed) - max(0, state.used - state.guaranteed)
@@ -163,6 +177,8 @@ class Queues:
         most = state.guaranteed + self.pool
         if spec.borrowing_limit is not None:
             most = min(most, spec.nominal + spec.borrowing_limit)
+        if (ceiling := self.ceiling.get(spec.tenant)) is not None:
+            most = min(most, ceiling)
         return gpus > most
 
     def _record(self, state: _QueueState) -> None:
@@ -292,7 +308,7 @@ def trace_tenants(trace: Any, inputs: Any, prices: Any, waits: Mapping[str, int]
         if p.requests.gpus > 0 and p.running is not None and p.node is not None
     ]
     gpu_nodes = [n for n in trace.nodes if n.group.gpus_per_node > 0 and n.gpu_ready is not None]
-    capacity = {n.name: seconds(n.gpu_ready, n.removed, n.group.gpus_per_node) for n in gpu_nodes}
+    capacity = {n.name: seconds(n.gpu_ready, n.removed, n.group.allocatable.gpus) for n in gpu_nodes}
     node_prices = {n.name: NodePrice(prices.hourly(inputs.cloud, inputs.region, n.group), n.group.spot) for n in gpu_nodes}
     figures = queues.figures(horizon) if queues is not None else None
     table = prices.region(inputs.cloud, inputs.region)

@@ -86,7 +86,7 @@ def trace_report(trace: Trace, label: str = "simulation") -> Any:
         if running >= horizon and not (pod.lost and pod.running is None):
             at_end.append(name)
     node_spans = [
-        (n.gpu_ready, n.removed if n.removed is not None else horizon, n.group.gpus_per_node)
+        (n.gpu_ready, n.removed if n.removed is not None else horizon, n.group.allocatable.gpus)
         for n in trace.nodes
         if n.group.gpus_per_node > 0 and n.gpu_ready is not None
     ]

@@ -44,7 +44,7 @@ def warm_pool(stack: Any, pool: str | None) -> tuple[str, int]:
                 f"--target-p90 without --sweep sizes one pool's warm capacity: name it with --pool (GPU pools: {', '.join(s.name for s in shapes) or 'none'})"
             )
     shape = chosen[0]
-    return shape.name, min(SEARCH_BOUND, shape.max_nodes * shape.gpus_per_node)
+    return shape.name, min(SEARCH_BOUND, shape.max_schedulable_gpus)
 
 
 @dataclass(frozen=True)

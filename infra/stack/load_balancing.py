@@ -53,7 +53,7 @@ def load_balancing_problems(config: Any) -> list[Problem]:
     if inference.ingress is not None:
         problems += [(("inference", "ingress", *loc), message, value) for loc, message, value in inference.ingress.cloud_problems(config.cloud.kind)]
     if config.gke is not None or config.eks_plan is not None:
-        problems += [(("inference", *loc), message, value) for loc, message, value in inference.placement_problems(config.pool_shapes(), config.shared_gpus())]
+        problems += [(("inference", *loc), message, value) for loc, message, value in inference.placement_problems(config.pool_shapes())]
     if not config.monitoring.enabled or config.monitoring.dcgm_exporter is None:
         problems.append(
             (

@@ -346,7 +346,7 @@ class StackConfig(BaseModel):
             problems += self.headlamp.problems(self.tenant_namespaces())
         if self.dask is not None:
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
-            problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes(), self.shared_gpus())]
+            problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
         problems += load_balancing_problems(self)
         if (queues_plan := self.queues_plan) is not None:
             problems += [(("queues", *loc), message, value) for loc, message, value in queues_plan.problems]
@@ -590,7 +590,7 @@ class StackConfig(BaseModel):
     def eks_plan(self) -> EksPlan | None:
         """The EKS cluster's node-group plan (eks_plan.plan_node_groups), computed once; None on GKE."""
         if self.cloud is Cloud.AWS and self.eks is not None and self.eks_node_groups is not None:
-            return plan_node_groups(self.eks, self.eks_node_groups)
+            return plan_node_groups(self.eks, self.eks_node_groups, self.region)
         return None
 
     @functools.cached_property
@@ -599,7 +599,7 @@ class StackConfig(BaseModel):
         computed once; None without queues."""
         if self.queues is None:
             return None
-        return plan_queues(self.queues, self.queue_tenants(), self.pool_shapes(), self.shared_gpus())
+        return plan_queues(self.queues, self.queue_tenants(), self.pool_shapes())
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with ``update``, its plan is made again from the updated values."""
@@ -610,13 +610,9 @@ class StackConfig(BaseModel):
         return copied
 
     def shared_gpus(self) -> dict[str, int]:
-        """Pool (GKE pool, EKS GPU class) -> clients per GPU, for the pools that share their GPUs."""
-        pools: list[Any] = []
-        if self.gke is not None:
-            pools = [*self.gke.gpu_pools, self.gke.scheduler_pool]
-        if self.eks_node_groups is not None:
-            pools = list(self.eks_node_groups.classes)
-        return {p.name: p.gpu_sharing.max_shared_clients_per_gpu for p in pools if p is not None and getattr(p, "gpu_sharing", None) is not None}
+        """Pool (GKE pool, EKS GPU class) -> clients per GPU, for the pools that share their GPUs: the plan's
+        pool shapes' (NodePoolShape.gpu_sharing)."""
+        return {s.name: s.gpu_sharing.max_shared_clients_per_gpu for s in self.pool_shapes() if s.gpu_sharing is not None}
 
     def queue_tenants(self) -> list[QueueTenant]:
         """The tenants the queues admit: the Dask tenants, then the Kubeflow tenants (not the platform edition's
@@ -643,15 +639,9 @@ class StackConfig(BaseModel):
         return []
 
     def pool_zones(self) -> dict[str, tuple[str, ...] | int]:
-        """Pool name -> the zones its nodes run in, as the plan knows them (GKE: the pool's PoolZones; EKS:
-        the cluster's zones, where every node group runs), or only how many when the cloud picks them at
-        deploy time."""
-        if self.cloud is Cloud.GCP and self.gke is not None:
-            return {p.shape.name: p.zones.names or p.zones.count for p in self.gke.plan}
-        if self.eks_plan is not None:
-            zones = self.eks_plan.zones
-            return {s.name: zones.names or zones.count for s in self.eks_plan.shapes}
-        return {}
+        """Pool name -> the zones its nodes run in: each pool's shape's (``NodePoolShape.zone_names()``, stand-ins
+        named ``<region>-zone<n>`` where the cloud picks them at deploy time)."""
+        return {s.name: s.zone_names() for s in self.pool_shapes()}
 
 
 # --- error formatting -------------------------------------------------------------------------

@@ -128,7 +128,9 @@ def test_pool_nodes_carry_the_pools_labels_taints_and_kubelet_allocatable() -> N
         kubelet = allocatable(shape)
         assert node["status"]["allocatable"]["cpu"] == f"{kubelet.capacity_cpu - kubelet.reserved_cpu}m"
         assert node["status"]["allocatable"]["memory"] == f"{kubelet.capacity_memory_mib - kubelet.reserved_memory_mib}Mi"
-        assert node["status"]["allocatable"].get("nvidia.com/gpu") == (str(shape.gpus_per_node) if shape.gpus_per_node else None)
+        assert node["status"]["allocatable"].get("nvidia.com/gpu") == (str(shape.schedulable_gpus_per_node) if shape.gpus_per_node else None)
+        assert [n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in mine] == [shape.zone_names()[i % shape.zone_count] for i in range(len(mine))]
+        assert node["metadata"]["labels"]["topology.kubernetes.io/region"] == "us-central1"
         if shape.gpus_per_node:
             assert node["metadata"]["labels"]["cloud.google.com/gke-accelerator"] == shape.accelerator
     assert pool_nodes(shapes[:1], {shapes[0].name: 3})[2]["metadata"]["name"].endswith("-kwok-2")

@@ -209,6 +209,49 @@ def test_fails_when_the_pool_is_unknown_or_too_small(engine: Engine) -> pulumi.O
     )
 
 
+def _shared_l4(**overrides: Any) -> dict[str, Any]:
+    """An L4 pool time-shared 8 ways, 0..2 nodes: 1 physical GPU, 8 schedulable GPUs a node."""
+    return {
+        "name": "l4",
+        "machine_type": "g2-standard-8",
+        "accelerator_type": "nvidia-l4",
+        "autoscaling": {"scope": "total", "min_nodes": 0, "max_nodes": 2},
+        "gpu_sharing": {"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 8},
+        **overrides,
+    }
+
+
+@pulumi.runtime.test
+def test_as_a_library_a_shared_pool_takes_one_gpu_a_container_from_its_shape(engine: Engine) -> pulumi.Output[Any]:
+    """No stack here: the component reads the sharing from the cluster's pool shape, so 2 GPUs on the shared
+    pool are refused by the one-shared-GPU rule (not as more than the node's 1 physical GPU), and the
+    WarmCapacity beside it holds up to the pool's 16 schedulable GPUs (2 nodes x 8), not 2."""
+    from gpu_platform.components.warm.warm_capacity import WarmCapacity, WarmCapacityArgs
+
+    cluster = GpuGkeCluster("g", GpuGkeClusterArgs.model_validate(gke(gpu_pools=[_shared_l4()])))
+    (shape,) = [s for s in cluster.pool_shapes() if s.name == "l4"]
+    assert (shape.gpus_per_node, shape.schedulable_gpus_per_node, shape.max_schedulable_gpus) == (1, 8, 16)
+    WarmCapacity("warm", WarmCapacityArgs(pools={"l4": 16}), cluster=cluster)
+    with pytest.raises(pulumi.InputPropertyError) as warm:
+        WarmCapacity("bad-warm", WarmCapacityArgs(pools={"l4": 17}), cluster=cluster)
+    assert (warm.value.property_path, warm.value.reason) == (
+        "args.pools.l4",
+        "17 warm GPUs exceed the pool's 16 at its maximum (2 nodes x 8); use at most 16",
+    )
+    args = GpuInferenceServiceArgs(image=IMAGE, pool="l4", gpus=2, ingress=None)
+    return _refused(
+        engine,
+        lambda: GpuInferenceService("bad", args, cluster=cluster),
+        [
+            (
+                "args.gpus",
+                "an inference pod asks for 2 GPUs on pool l4, whose GPUs are shared: a container there asks for exactly 1; "
+                "use gpus 1 or a pool that does not share its GPUs",
+            ),
+        ],
+    )
+
+
 @pulumi.runtime.test
 def test_fails_when_the_pods_fit_no_node_of_their_pool(engine: Engine) -> pulumi.Output[Any]:
     cluster = on_gke()

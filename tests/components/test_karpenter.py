@@ -207,7 +207,10 @@ def test_node_pools_carry_the_typed_limits_taints_labels_zones_and_capacity(engi
             assert (subnet.inputs["tags"].get(KARPENTER_DISCOVERY_TAG) == "c") == ("private" in subnet.name)
         (sg_tag,) = engine.of_type("aws:ec2/tag:Tag")
         assert (sg_tag.inputs["key"], sg_tag.inputs["value"]) == (KARPENTER_DISCOVERY_TAG, "c")
-        assert pools.pool_shapes()[1:] == args.pool_shapes()
+        # The classes' shapes, in the zones the NodePools launch in (the EksCluster's) and its region.
+        zones = ("ap-northeast-2a", "ap-northeast-2c")
+        assert pools.pool_shapes()[1:] == [s.in_zones(zones, 2, "ap-northeast-2") for s in args.pool_shapes()]
+        assert all(s.zone_names() == zones for s in pools.pool_shapes())
 
     return done(cluster, pools, check)
 

@@ -3,6 +3,7 @@ quota checks refuse in one line; every default has its test."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pulumi
@@ -41,6 +42,7 @@ def _tenant_quotas(config: StackConfig) -> dict[str, int]:
 
 
 def _capacity(pool: NodePoolShape, shared: dict[str, int]) -> int:
+    """Worked out by hand from the stack's sharing (not the shape's property, which the plan reads)."""
     return pool.max_nodes * pool.gpus_per_node * shared.get(pool.name, 1)
 
 
@@ -325,10 +327,12 @@ def test_a_shared_pool_holds_gpus_times_clients() -> None:
     assert config.shared_gpus() == {"scheduler": 4}
     assert _config("prod-gke").shared_gpus() == {}
     assert config.queues is not None
-    plan = plan_queues(config.queues, config.queue_tenants(), config.pool_shapes(), config.shared_gpus())
+    plan = plan_queues(config.queues, config.queue_tenants(), config.pool_shapes())
     cohort = {f["name"]: f["resources"][2]["nominalQuota"] for f in plan.cohort["spec"]["resourceGroups"][0]["flavors"]}
     assert cohort["nvidia-tesla-t4-scheduler"] == 16
-    unshared = plan_queues(config.queues, config.queue_tenants(), config.pool_shapes())
+    # The count is the shape's: the same pools without their sharing hold their physical GPUs.
+    physical = [dataclasses.replace(p, gpu_sharing=None) for p in config.pool_shapes()]
+    unshared = plan_queues(config.queues, config.queue_tenants(), physical)
     assert {f["name"]: f["resources"][2]["nominalQuota"] for f in unshared.cohort["spec"]["resourceGroups"][0]["flavors"]}["nvidia-tesla-t4-scheduler"] == 4
 
 

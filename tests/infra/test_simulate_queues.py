@@ -6,7 +6,10 @@ report's (same keys)."""
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -208,15 +211,31 @@ def test_simulate_on_a_shipped_stack_reports_per_tenant_figures_with_queues() ->
 # --- the issue's "done when", on a shipped stack's own queues ------------------------------------------------
 
 
-def _prod_gke_burst(burst: int) -> dict[str, TenantFigures]:
+def _most_held(trace: Any, namespace: str) -> int:
+    """The most GPUs ``namespace``'s pods held at any one time in a simulated run (running to finished)."""
+    events = sorted(
+        (t, sign * p.requests.gpus)
+        for p in trace.pods
+        if p.namespace == namespace and p.requests.gpus and p.running is not None
+        for t, sign in ((p.running, 1), (p.finished if p.finished is not None else math.inf, -1))
+    )
+    held = most = 0
+    for _, change in sorted(events, key=lambda e: (e[0], e[1])):  # ends before starts at the same second
+        held += change
+        most = max(most, held)
+    return most
+
+
+def _prod_gke_burst(burst: int, sets: Sequence[tuple[str, Any]] = ()) -> tuple[dict[str, TenantFigures], Any]:
     """prod-gke as shipped (its ClusterQueues: analytics 16, research 8, team-vision 16, team-nlp 16 nominal
-    GPUs, the Cohort the pools' other 38): analytics bursts ``burst`` ten-minute one-GPU jobs at 0, research
-    submits its nominal quota's worth (8) at 1200 s; pods may use any GPU node, as many as the queues hold."""
+    GPUs, the Cohort the pools' other 38), with ``sets``: analytics bursts ``burst`` ten-minute one-GPU jobs at 0,
+    research submits its nominal quota's worth (8) at 1200 s; pods may use any GPU node, as many as the queues
+    (and the tenants' quotas) hold. The per-tenant rows and the run's trace."""
     from gpu_platform.infra.simulate.prices import PriceTable
     from gpu_platform.infra.simulate.runs import configurations, run
     from tests.conftest import PROJECT_DIR
 
-    (config,) = configurations(PROJECT_DIR, "prod-gke", [], [], 1)
+    (config,) = configurations(PROJECT_DIR, "prod-gke", list(sets), [], 1)
     cohort = config.inputs.queues
     assert cohort is not None and {q.tenant: q.nominal for q in cohort.queues}["research"] == 8
     any_gpu = PodSpec("worker", Resources(cpu=1000, memory=4000, gpus=1), roles=("gpu", "scheduler"), tolerations=None)
@@ -224,21 +243,23 @@ def _prod_gke_burst(burst: int) -> dict[str, TenantFigures]:
     jobs += [Job(1200.0, "research", f"r{i}", (Stage.of((any_gpu,), WORK),)) for i in range(8)]
     outcome = run(config.inputs, jobs, None, PriceTable.shipped())
     assert outcome.trace.refused_pods == 0 and outcome.trace.stalled_at is None
-    return {r.tenant: r for r in outcome.report.tenants.rows}
+    return {r.tenant: r for r in outcome.report.tenants.rows}, outcome.trace
 
 
 def test_on_prod_gke_a_burster_cannot_push_the_other_tenants_wait_past_one_job() -> None:
-    runs = {burst: _prod_gke_burst(burst) for burst in (200, 400)}
+    runs = {burst: _prod_gke_burst(burst)[0] for burst in (200, 400)}
     bound = min(b for b in KUEUE_BUCKETS if b >= WORK)  # one borrower's job: no preemption, so an upper bound
     for burst, rows in runs.items():
         research, analytics = rows["research"].queue, rows["analytics"].queue
         assert research is not None and analytics is not None
         assert (analytics.admitted, research.admitted) == (burst, 8)
-        # research asks within its nominal quota: it waits at most until a borrowed GPU comes back.
+        # research asks within its nominal quota: it waits at most until a borrowed GPU comes back (here not at
+        # all: analytics' ResourceQuota of 16 keeps it from borrowing what research is owed).
         assert research.admission_wait_p99_s is not None and research.admission_wait_p99_s <= bound
-        assert research.admission_wait_mean_s is not None and 0 < research.admission_wait_mean_s <= WORK, "it did wait: all lent"
+        assert research.admission_wait_mean_s is not None and 0 <= research.admission_wait_mean_s <= WORK
         assert rows["research"].gpu_hours == pytest.approx(8 * WORK / 3600)
     # Twice the burst: research's wait is the same to the second, analytics' own grows with its burst.
+    assert runs[400]["analytics"].gpu_hours == pytest.approx(400 * WORK / 3600)
     assert runs[400]["research"].queue.admission_wait_mean_s == runs[200]["research"].queue.admission_wait_mean_s  # type: ignore[union-attr]
     assert runs[400]["analytics"].queue.admission_wait_p99_s > runs[200]["analytics"].queue.admission_wait_p99_s  # type: ignore[union-attr,operator]
 
@@ -262,3 +283,27 @@ def test_the_deep_dive_runs_in_the_first_dask_tenant_of_a_stack_with_queues(tmp_
     assert rows["analytics"]["gpu_hours"] > 0 and rows["analytics"]["queue"]["admitted"] > 0
     assert all(rows[t]["gpu_hours"] == 0 for t in ("research", "team-vision", "team-nlp"))
     assert "other" not in rows  # nothing ran outside the stack's tenants
+
+
+@pytest.mark.parametrize("quota", [3, 16])
+def test_under_queues_the_tenants_resource_quota_stays_the_ceiling(quota: int) -> None:
+    """The README: under queues the tenant's ResourceQuota "stays the ceiling". analytics, whose queue may borrow
+    the Cohort's 38 idle GPUs, bursts 40 one-GPU jobs: it never holds more than its quota at any time, runs every
+    job (they wait in its queue, none is refused), and research is admitted beside it."""
+    # (The shared Dask cluster shrunk to one worker, so the stack admits the quota of 3.)
+    rows, trace = _prod_gke_burst(40, [("dask.tenants[0].gpu_quota", quota), ("dask.tenants[0].shared_cluster.max_workers", 1)])
+    assert _most_held(trace, "analytics") == quota
+    assert rows["analytics"].queue is not None and rows["analytics"].queue.admitted == 40
+    assert rows["analytics"].gpu_hours == pytest.approx(40 * WORK / 3600)
+    assert _most_held(trace, "research") <= 8
+
+
+def test_a_workload_above_the_tenants_quota_is_refused_by_its_queue() -> None:
+    admitted: list[str] = []
+    ceiling = Queues(Cohort((TenantQueue("a", 2),), 10), {"a": "a"}, Clock(), quotas={"a": 3})
+    assert ceiling.submit("big", "a", 4, lambda: admitted.append("big")) is False  # 4 > its quota of 3: never admitted
+    for i in range(4):
+        assert ceiling.submit(f"a{i}", "a", 1, lambda i=i: admitted.append(f"a{i}"))
+    assert admitted == ["a0", "a1", "a2"]  # the 4th waits: 3 in use is the quota, though the cohort has 10 free
+    ceiling.release("a0")
+    assert admitted == ["a0", "a1", "a2", "a3"]
