@@ -47,7 +47,6 @@ from gpu_platform.components.kubeflow.args import (
 from gpu_platform.components.pools.awaits import SKIP_AWAIT
 
 __all__ = [
-    "aggregated_role_transform",
     "Credential",
     "UPSTREAM_EMPTY_ROOT_PASSWORDS",
     "UPSTREAM_SECRETS",
@@ -57,6 +56,7 @@ __all__ = [
     "dex_oidc_transform",
     "dex_password_transform",
     "edition_credentials",
+    "empty_field_transform",
     "pipeline_volume_transform",
     "pipelines_gpu_quota_hard",
     "rendered_object_transforms",
@@ -405,17 +405,29 @@ def unawaited_workload_transform(obj: dict[str, Any]) -> dict[str, Any] | None:
     return {**obj, "metadata": update_in(obj.get("metadata"), ("annotations",), lambda annotations: merged(annotations, SKIP_AWAIT))}
 
 
-def aggregated_role_transform(obj: dict[str, Any]) -> dict[str, Any] | None:
-    """An aggregated ClusterRole (one with an ``aggregationRule``) without its ``rules``; None for any other object.
+EMPTY_OMITTED_FIELDS = {"ClusterRole": ("rules",), "Role": ("rules",), "Secret": ("data", "stringData"), "ConfigMap": ("data", "binaryData")}
+"""Top-level fields upstream writes as an empty list or map and the API server gives back absent: the provider
+compares the inputs with the live object pruned to them, so ``rules: []`` or ``data: {}`` differs from nothing
+at every preview (measured under the engine on the platform edition: kubeflow-spark-admin and three more
+ClusterRoles ``update [diff: +rules]``, training-operator-webhook-cert ``replace [diff: +data]``)."""
+
+
+def empty_field_transform(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """An object without what the API server drops or another controller owns: the empty fields of
+    EMPTY_OMITTED_FIELDS, and an aggregated ClusterRole's ``rules``; None when there is nothing to drop.
 
     The clusterrole-aggregation controller writes an aggregated role's rules from the roles its selectors match,
     and owns the field. Upstream ships such roles with ``rules: []``: applied as they are, Pulumi's field manager
     claims ``.rules`` too, and the next preview or `up` fails with a server-side apply conflict with
     "clusterrole-aggregation-controller" (measured under the engine on the platform edition,
-    tests/engine/test_engine_kubeflow.py). Without the field, the controller's rules stand and nothing conflicts."""
-    if obj.get("kind") != "ClusterRole" or "aggregationRule" not in obj or "rules" not in obj:
+    tests/engine/test_engine_kubeflow.py). An empty Secret (training-operator's webhook certificate, which the
+    operator fills at run time) is left for its controller the same way."""
+    drop = {field for field in EMPTY_OMITTED_FIELDS.get(str(obj.get("kind")), ()) if field in obj and obj[field] in ([], {})}
+    if obj.get("kind") == "ClusterRole" and "aggregationRule" in obj and "rules" in obj:
+        drop.add("rules")
+    if not drop:
         return None
-    return {k: v for k, v in obj.items() if k != "rules"}
+    return {k: v for k, v in obj.items() if k not in drop}
 
 
 Transform = Callable[[dict[str, Any]], "dict[str, Any] | None"]
@@ -429,7 +441,7 @@ def rendered_object_transforms(
 ) -> list[Transform]:
     """The transforms of one rendered object, in the order they apply (each sees the previous one's result;
     each returns None for an object it does not target)."""
-    steps: list[Transform] = [lambda obj: pipeline_volume_transform(obj, args), unawaited_workload_transform, aggregated_role_transform]
+    steps: list[Transform] = [lambda obj: pipeline_volume_transform(obj, args), unawaited_workload_transform, empty_field_transform]
     if credentials:
         steps.append(lambda obj: upstream_credentials_transform(obj, credentials))
     if args.dex_user_email:

@@ -312,6 +312,35 @@ def test_an_aggregated_cluster_role_leaves_its_rules_to_the_aggregation_controll
     assert apply_transforms(steps, plain) is None
 
 
+@pytest.mark.parametrize(
+    ("obj", "dropped"),
+    [
+        ({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "kubeflow-spark-admin"}, "rules": []}, {"rules"}),
+        ({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r", "namespace": "kubeflow"}, "rules": []}, {"rules"}),
+        (
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "training-operator-webhook-cert", "namespace": "kubeflow"},
+                "type": "Opaque",
+                "data": {},
+            },
+            {"data"},
+        ),
+        ({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "kubeflow"}, "data": {}, "binaryData": {}}, {"data", "binaryData"}),
+        ({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "other"}, "data": {"k": "dg=="}}, set()),
+        ({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa", "namespace": "kubeflow"}, "secrets": []}, set()),
+    ],
+)
+def test_empty_fields_the_api_server_omits_are_not_applied(obj: dict[str, Any], dropped: set[str]) -> None:
+    """`rules: []` or `data: {}` comes back from the API server as nothing, and the provider's diff of the inputs
+    against the live object then shows a change at every preview (the engine test's platform edition: four
+    ClusterRoles updated, training-operator's certificate Secret replaced): those empty fields are dropped."""
+    out = apply_transforms(rendered_object_transforms(KubeflowInstallArgs()), obj)
+    assert set(obj) - set(out or obj) == dropped
+    assert {k: v for k, v in (out or obj).items()} == {k: v for k, v in obj.items() if k not in dropped}
+
+
 UPSTREAM_DEX_SECRET = {
     "apiVersion": "v1",
     "kind": "Secret",
