@@ -18,6 +18,7 @@ from gpu_platform.components import GpuGkeCluster, Kueue, KueueArgs
 from gpu_platform.components.queues.plan import flavor_name, plan_queues, queued_flavors
 from gpu_platform.infra.preview.engine import RecordedResource
 from gpu_platform.infra.preview.manifests import KubernetesObject, validate_objects
+from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
 from tests.conftest import PROJECT_DIR, Engine, settled_tree, upstream_or_skip
 from tests.factories import dws_pool, dws_stack_raw, gke, t4_pool
@@ -227,3 +228,29 @@ def test_the_crd_check_is_live() -> None:
     assert any("onFlavor" in f and "did you mean 'onFlavors'" in f for f in findings), findings
     assert any("'provisioningClassName' is a required property" in f for f in findings), findings
     assert any("maxRunDurationSeconds" in f and "is not of type 'string'" in f for f in findings), findings
+
+
+# --- a queued pool with nothing that queues to it is refused --------------------------------------------
+
+
+def _refusal(raw: dict[str, Any]) -> list[str]:
+    with pytest.raises(ValidationError) as info:
+        StackConfig.model_validate(raw)
+    return format_validation_error(info.value, StackConfig, "gpu-platform")
+
+
+def test_fails_when_a_queued_pool_has_no_queues() -> None:
+    raw = dws_stack_raw()
+    del raw["queues"]
+    assert _refusal(raw) == [
+        "gpu-platform:gke.gpu_pools[1].queued_provisioning: pool a100-dws has queued_provisioning but the stack has no queues, "
+        "and GKE gives this pool nodes only for a ProvisioningRequest, which the queues' admission check makes; "
+        "add gpu-platform:queues or turn queued_provisioning off (got true)"
+    ]
+
+
+def test_fails_when_the_queues_admit_no_tenant() -> None:
+    raw = dws_stack_raw()
+    del raw["dask"]
+    (line,) = _refusal(raw)
+    assert line.startswith("gpu-platform:gke.gpu_pools[1].queued_provisioning: pool a100-dws has queued_provisioning but the queues have no tenant")
