@@ -140,13 +140,17 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
+@functools.cache
+def _crd_validator_class() -> Any:
+    import jsonschema
+
+    return jsonschema.validators.extend(jsonschema.Draft7Validator, {"pattern": _pattern})  # type: ignore[no-untyped-call]  # unannotated in types-jsonschema
+
+
 def crd_validator(schema: dict[str, Any]) -> Any:
     """A JSON Schema validator for one CRD version's openAPIV3Schema, its ``pattern`` checked as the API
     server checks it (Go's regexp, through RE2); the rest is Draft 7, as before."""
-    import jsonschema
-
-    validator = jsonschema.validators.extend(jsonschema.Draft7Validator, {"pattern": _pattern})
-    return validator(schema)
+    return _crd_validator_class()(schema)
 
 
 @functools.cache
