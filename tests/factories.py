@@ -96,3 +96,21 @@ def recipe_stack() -> Any:
     from gpu_platform.infra.stack.model import StackConfig
 
     return StackConfig.model_validate(raw)
+
+
+def dws_pool(**overrides: Any) -> dict[str, Any]:
+    """An A100 pool with GKE's queued provisioning (DWS): on demand, total bounds from zero."""
+    return a100_pool(**{"name": "a100-dws", "capacity": "on_demand", "queued_provisioning": True, **overrides})
+
+
+def dws_stack_raw(**overrides: Any) -> dict[str, Any]:
+    """A GKE stack (test data, not a shipped stack) with a plain T4 pool, a DWS A100 pool beside it, two Dask
+    tenants and the queues: what a queued-provisioning pool needs to be reachable."""
+    raw: dict[str, Any] = {
+        "cloud": "gcp",
+        "gke": gke(gpu_pools=[t4_pool(), dws_pool()]),
+        "dask": {"tenants": [{"name": "team-a", "gpu_quota": 8}, {"name": "team-b", "gpu_quota": 4}]},
+        "queues": {},
+    }
+    raw.update(copy.deepcopy(overrides))
+    return raw

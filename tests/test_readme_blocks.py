@@ -161,6 +161,11 @@ CLAIMS: dict[tuple[str, str], str] = {
         "docs/clouds/gke-dws.md",
         "gpu-platform:gke.gpu_pools[0].queued_provisioning: queued_provisioning needs capacity on_demand (got spot_then_on_demand), autoscaling.scope total (got per_zone), autoscaling.min_nodes 0 (got 1) (got true)",
     ): "test_the_refused_pools_print_the_lines_shown",
+    ("docs/clouds/gke-dws.md", "admissionChecksStrategy:"): "test_the_dws_pools_check_is_the_fragment_shown",
+    (
+        "docs/clouds/gke-dws.md",
+        "gpu-platform:gke.gpu_pools[0].queued_provisioning: pool a100-dws has queued_provisioning but the stack has no queues, and GKE gives this pool nodes only for a ProvisioningRequest, which the queues' admission check makes; add gpu-platform:queues or turn queued_provisioning off (got true)",
+    ): "test_the_dws_pool_without_queues_is_refused_with_the_line_shown",
     ("docs/commands/docs.md", ".venv/bin/gpu-platform docs --check"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("docs/commands/upstream.md", ".venv/bin/gpu-platform upstream check --upstream ../shared/reference/upstream"): "test_upstream_check_passes_as_printed",
     ("docs/reference/catalog.md", "classes:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
@@ -428,6 +433,36 @@ def test_the_refused_pools_print_the_lines_shown(doc: str, key: str, shown: str)
     with pytest.raises(ConfigError) as info:
         stack_config_from({**config, **merged}, secret, "dev-gke")
     assert info.value.lines == block(doc, shown).splitlines()
+
+
+def _dws_stack(with_queues: bool) -> Any:
+    """dev-gke with the docs' DWS example merged in (its pools replaced); without its queues when asked."""
+    from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
+
+    snippet = yaml.safe_load(block("docs/clouds/gke-dws.md", "example:gke-dws"))
+    if not with_queues:
+        del snippet["gpu-platform:queues"]
+    config, secret = read_stack_file(PROJECT_DIR, "dev-gke")
+    merged = {k: _merge(config.get(k), v) for k, v in snippet.items()}
+    return stack_config_from({**config, **merged}, secret, "dev-gke")
+
+
+def test_the_dws_pools_check_is_the_fragment_shown() -> None:
+    """Each tenant ClusterQueue of the example's stack carries exactly the admissionChecksStrategy printed."""
+    plan = _dws_stack(with_queues=True).queues_plan
+    shown = yaml.safe_load(block("docs/clouds/gke-dws.md", "admissionChecksStrategy:"))
+    assert plan.cluster_queues
+    for queue in plan.cluster_queues:
+        assert {"admissionChecksStrategy": queue["spec"]["admissionChecksStrategy"]} == shown
+
+
+def test_the_dws_pool_without_queues_is_refused_with_the_line_shown() -> None:
+    from gpu_platform.infra.stack.errors import ConfigError
+
+    shown = "gpu-platform:gke.gpu_pools[0].queued_provisioning: pool a100-dws has queued_provisioning but the stack has no queues, and GKE gives this pool nodes only for a ProvisioningRequest, which the queues' admission check makes; add gpu-platform:queues or turn queued_provisioning off (got true)"
+    with pytest.raises(ConfigError) as info:
+        _dws_stack(with_queues=False)
+    assert info.value.lines == block("docs/clouds/gke-dws.md", shown).splitlines()
 
 
 def test_upstream_check_passes_as_printed() -> None:

@@ -15,6 +15,9 @@ from gpu_platform.components.core.numbers import Float, Int
 __all__ = [
     "KUEUE_API_VERSION",
     "KUEUE_CHART",
+    "PROVISIONING_CHECK",
+    "PROVISIONING_CLASS",
+    "PROVISIONING_CONTROLLER",
     "KUEUE_REPOSITORY",
     "LOCAL_QUEUE",
     "KueueArgs",
@@ -29,6 +32,17 @@ KUEUE_REPOSITORY = "oci://registry.k8s.io/kueue/charts"
 """Where the Kueue project publishes its chart (the chart's README installs it from there)."""
 KUEUE_API_VERSION = "kueue.x-k8s.io/v1beta2"
 """The storage version of every Kueue CRD in chart 0.19.2 (v1beta1 is still served)."""
+PROVISIONING_CLASS = "queued-provisioning.gke.io"
+"""The ProvisioningRequest class of GKE's queued provisioning (Dynamic Workload Scheduler): a node pool with
+queued provisioning on gets nodes only for a ProvisioningRequest of this class."""
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+"""The controllerName of Kueue's built-in ProvisioningRequest admission check (ProvisioningRequestControllerName
+in Kueue 0.19.2's apis/kueue/v1beta2/provisioningrequestconfig_types.go). Kueue 0.19 runs that controller
+with no feature gate (ProvisioningACC went GA in 0.14 and was dropped in 0.15) whenever the API server
+serves ProvisioningRequest, which GKE does."""
+PROVISIONING_CHECK = "queued-provisioning"
+"""The name of the stack's ProvisioningRequestConfig and of the AdmissionCheck that uses it (one of each, for
+every queued-provisioning pool: the check is scoped to those pools' flavors)."""
 LOCAL_QUEUE = "default"
 """The LocalQueue in each tenant namespace: Kueue sends a workload with no queue-name label to the
 namespace's LocalQueue of this name (LocalQueueDefaulting), so Dask and pipeline pods need no change."""
@@ -104,6 +118,9 @@ class KueueArgs(BaseModel):
     """A tenant under its nominal quota preempts borrowers to get it back: Never, LowerPriority or Any. Default: Any."""
     within_cluster_queue: WithinClusterQueue = WithinClusterQueue.LOWER_PRIORITY
     """A tenant's workload preempts the same tenant's workloads: Never, LowerPriority or LowerOrNewerEqualPriority. Default: LowerPriority."""
+    queued_provisioning_max_run_seconds: Int | None = Field(default=None, ge=1)
+    """Pools with queued_provisioning only: how long GKE keeps the nodes of one ProvisioningRequest, in seconds
+    (the ProvisioningRequestConfig's parameter maxRunDurationSeconds). Default: none (GKE's own limit)."""
     tenants: list[TenantQueueArgs] = Field(default_factory=list)
     """Per tenant, what its queue departs from the defaults by; every Dask and Kubeflow tenant gets a queue whether listed or not. Default: [] (all defaults)."""
 

@@ -4,7 +4,9 @@ The pinned Kueue chart (API kueue.x-k8s.io/v1beta2) with its pod and deployment 
 admitting the pods of the tenants' namespaces only (managedJobsNamespaceSelector), fair sharing on,
 and the objects kueue_plan derives from the tenants and the pools: a ResourceFlavor per pool, the
 platform's Cohort, a ClusterQueue per tenant and a LocalQueue ``default`` in each tenant namespace,
-which Kueue gives every workload that names no queue (so Dask and pipeline pods need no change).
+which Kueue gives every workload that names no queue (so Dask and pipeline pods need no change). Where a
+pool has GKE's queued provisioning (DWS), the ProvisioningRequestConfig (class queued-provisioning.gke.io) and
+the AdmissionCheck of Kueue's ProvisioningRequest controller, on the ClusterQueues for that pool's flavor only.
 Where the stack has a Prometheus, the chart's ServiceMonitor has it scrape the controller's metrics
 (pending workloads, admission wait, and the per-ClusterQueue quota gauges the Configuration turns on),
 which `gpu-platform report` reads per tenant. (The chart's Role for service discovery binds kube-prometheus's
@@ -95,6 +97,8 @@ class Kueue(pulumi.ComponentResource):
     """The ClusterQueues, one per tenant (named as the tenant)."""
     flavors: list[str]
     """The ResourceFlavors, one per pool."""
+    admission_checks: list[str]
+    """The AdmissionChecks: ``queued-provisioning`` when a pool has queued provisioning (GKE's DWS), else none."""
     plan: QueuesPlan
     """The objects declared, as kueue_plan derived them."""
 
@@ -150,8 +154,15 @@ class Kueue(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[r for r in (ns, service_monitor_crd) if r is not None]),
         )
         crds = pulumi.ResourceOptions(parent=self, depends_on=[self.release])
-        for body in [*plan.flavors, plan.cohort, *plan.cluster_queues]:
-            role = {"ResourceFlavor": "flavor", "Cohort": "cohort", "ClusterQueue": "queue"}[body["kind"]]
+        roles = {
+            "ResourceFlavor": "flavor",
+            "ProvisioningRequestConfig": "provisioning-config",
+            "AdmissionCheck": "admission-check",
+            "Cohort": "cohort",
+            "ClusterQueue": "queue",
+        }
+        for body in [*plan.flavors, *plan.provisioning_configs, *plan.admission_checks, plan.cohort, *plan.cluster_queues]:
+            role = roles[body["kind"]]
             self._custom(f"{name}-{role}-{body['metadata']['name']}", body, crds)
         queued = pulumi.ResourceOptions(parent=self, depends_on=[self.release, *after])
         for body in plan.local_queues:
@@ -160,7 +171,10 @@ class Kueue(pulumi.ComponentResource):
         self.namespace = ns.metadata.name
         self.cluster_queues = [q["metadata"]["name"] for q in plan.cluster_queues]
         self.flavors = [f["metadata"]["name"] for f in plan.flavors]
-        self.register_outputs({"namespace": self.namespace, "clusterQueues": self.cluster_queues, "flavors": self.flavors})
+        self.admission_checks = [c["metadata"]["name"] for c in plan.admission_checks]
+        self.register_outputs(
+            {"namespace": self.namespace, "clusterQueues": self.cluster_queues, "flavors": self.flavors, "admissionChecks": self.admission_checks}
+        )
 
     @staticmethod
     def _custom(name: str, body: dict[str, Any], opts: pulumi.ResourceOptions) -> k8s.apiextensions.CustomResource:

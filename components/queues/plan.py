@@ -6,6 +6,13 @@ pool; one ClusterQueue per tenant in one Cohort, with every flavor (nominal GPUs
 them, 0 elsewhere, so it may borrow); the Cohort's own quota holds each pool's GPUs no tenant has as
 nominal quota (a pool's GPUs are the shape's schedulable units); a LocalQueue ``default`` in each tenant namespace. The component, the stack checks and
 the tests read this plan: nothing downstream recomputes it.
+
+Where a pool has GKE's queued provisioning (Dynamic Workload Scheduler), whose nodes come only for a
+ProvisioningRequest, the setup GKE documents for Kueue: a ProvisioningRequestConfig of class
+``queued-provisioning.gke.io`` managing nvidia.com/gpu, an AdmissionCheck of Kueue's ProvisioningRequest
+controller using it, and that check on every ClusterQueue with a flavor of such a pool, scoped to those
+flavors (``admissionChecksStrategy`` ``onFlavors``): a workload given another flavor is admitted on quota
+alone; one given a queued pool's flavor is admitted only once its ProvisioningRequest is provisioned.
 """
 
 from __future__ import annotations
@@ -22,7 +29,15 @@ from gpu_platform.components.core.quantities import MiB, Millicores
 from gpu_platform.components.dask.args import DaskOperatorArgs
 from gpu_platform.components.kubeflow.args import KubeflowInstallArgs
 from gpu_platform.components.pools.shapes import NodePoolShape, tolerations
-from gpu_platform.components.queues.args import KUEUE_API_VERSION, LOCAL_QUEUE, KueueArgs, TenantQueueArgs
+from gpu_platform.components.queues.args import (
+    KUEUE_API_VERSION,
+    LOCAL_QUEUE,
+    PROVISIONING_CHECK,
+    PROVISIONING_CLASS,
+    PROVISIONING_CONTROLLER,
+    KueueArgs,
+    TenantQueueArgs,
+)
 
 __all__ = [
     "QueueTenant",
@@ -32,6 +47,7 @@ __all__ = [
     "flavor_name",
     "kubeflow_queue_tenants",
     "plan_queues",
+    "queued_flavors",
 ]
 
 COVERED = ("cpu", "memory", GPU_RESOURCE)
@@ -100,6 +116,11 @@ def flavor_name(pool: NodePoolShape) -> str:
     return f"{pool.accelerator or 'cpu'}-{pool.name}"
 
 
+def queued_flavors(pools: Sequence[NodePoolShape]) -> list[str]:
+    """The ResourceFlavors of the pools with queued provisioning (GKE's DWS), in plan order."""
+    return [flavor_name(p) for p in pools if p.queued_provisioning]
+
+
 def _gpu_capacity(pool: NodePoolShape) -> int:
     """The nvidia.com/gpu a pool advertises at its maximum size: the shape's schedulable GPUs (its GPUs, times the
     clients per GPU where shared, or the MIG instances per GPU where partitioned)."""
@@ -124,6 +145,10 @@ class QueuesPlan:
     """The LocalQueue ``default`` in each tenant namespace."""
     nominal_gpus: dict[str, dict[str, int]]
     """tenant -> pool -> nominal GPUs, as placed."""
+    provisioning_configs: list[dict[str, Any]] = field(default_factory=list)
+    """The ProvisioningRequestConfig of class queued-provisioning.gke.io when a pool has queued provisioning; else none."""
+    admission_checks: list[dict[str, Any]] = field(default_factory=list)
+    """The AdmissionCheck of Kueue's ProvisioningRequest controller using that config; else none."""
     problems: list[tuple[tuple[str | int, ...], str, Any]] = field(default_factory=list)
     """(key path under the queues section, what is wrong and the fix, the value) per problem."""
 
@@ -262,6 +287,8 @@ def plan_queues(
     if cohort_flavors:
         cohort_spec["resourceGroups"] = [{"coveredResources": list(COVERED), "flavors": cohort_flavors}]
     cohort = {"apiVersion": KUEUE_API_VERSION, "kind": "Cohort", "metadata": {"name": args.cohort}, "spec": cohort_spec}
+    queued = queued_flavors(ordered)
+    provisioning_configs, admission_checks = _provisioning(args, queued)
     cluster_queues, local_queues = [], []
     for tenant in tenants:
         override = overrides.get(tenant.name, TenantQueueArgs(name=tenant.name))
@@ -293,24 +320,22 @@ def plan_queues(
                     ],
                 }
             )
-        cluster_queues.append(
-            {
-                "apiVersion": KUEUE_API_VERSION,
-                "kind": "ClusterQueue",
-                "metadata": {"name": tenant.name},
-                "spec": {
-                    "cohortName": args.cohort,
-                    "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: tenant.name}},
-                    "queueingStrategy": "BestEffortFIFO",
-                    "fairSharing": {"weight": f"{override.weight:g}"},
-                    "preemption": {
-                        "reclaimWithinCohort": args.reclaim_within_cohort.value,
-                        "withinClusterQueue": args.within_cluster_queue.value,
-                    },
-                    "resourceGroups": [{"coveredResources": list(COVERED), "flavors": flavor_entries}],
-                },
-            }
-        )
+        queue_spec: dict[str, Any] = {
+            "cohortName": args.cohort,
+            "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: tenant.name}},
+            "queueingStrategy": "BestEffortFIFO",
+            "fairSharing": {"weight": f"{override.weight:g}"},
+            "preemption": {
+                "reclaimWithinCohort": args.reclaim_within_cohort.value,
+                "withinClusterQueue": args.within_cluster_queue.value,
+            },
+            "resourceGroups": [{"coveredResources": list(COVERED), "flavors": flavor_entries}],
+        }
+        # The queued pools' flavors this queue has: the ProvisioningRequest check runs for a workload assigned one
+        # of them, and for no other (an empty onFlavors would run it for every workload of the queue).
+        if on_flavors := [e["name"] for e in flavor_entries if e["name"] in queued]:
+            queue_spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": PROVISIONING_CHECK, "onFlavors": on_flavors}]}
+        cluster_queues.append({"apiVersion": KUEUE_API_VERSION, "kind": "ClusterQueue", "metadata": {"name": tenant.name}, "spec": queue_spec})
         local_queues.append(
             {
                 "apiVersion": KUEUE_API_VERSION,
@@ -319,4 +344,40 @@ def plan_queues(
                 "spec": {"clusterQueue": tenant.name},
             }
         )
-    return QueuesPlan(flavors, cohort, cluster_queues, local_queues, nominal, problems)
+    return QueuesPlan(
+        flavors,
+        cohort,
+        cluster_queues,
+        local_queues,
+        nominal,
+        provisioning_configs=provisioning_configs,
+        admission_checks=admission_checks,
+        problems=problems,
+    )
+
+
+def _provisioning(args: KueueArgs, queued: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ProvisioningRequestConfig and the AdmissionCheck GKE documents for Kueue with queued provisioning, when
+    ``queued`` names a flavor; else none. The config asks for nvidia.com/gpu only (managedResources): a workload's
+    pod sets that request no GPU go into no ProvisioningRequest."""
+    if not queued:
+        return [], []
+    config_spec: dict[str, Any] = {"provisioningClassName": PROVISIONING_CLASS, "managedResources": [GPU_RESOURCE]}
+    if args.queued_provisioning_max_run_seconds is not None:
+        config_spec["parameters"] = {"maxRunDurationSeconds": str(args.queued_provisioning_max_run_seconds)}
+    config = {
+        "apiVersion": KUEUE_API_VERSION,
+        "kind": "ProvisioningRequestConfig",
+        "metadata": {"name": PROVISIONING_CHECK},
+        "spec": config_spec,
+    }
+    check = {
+        "apiVersion": KUEUE_API_VERSION,
+        "kind": "AdmissionCheck",
+        "metadata": {"name": PROVISIONING_CHECK},
+        "spec": {
+            "controllerName": PROVISIONING_CONTROLLER,
+            "parameters": {"apiGroup": KUEUE_API_VERSION.split("/")[0], "kind": "ProvisioningRequestConfig", "name": PROVISIONING_CHECK},
+        },
+    }
+    return [config], [check]

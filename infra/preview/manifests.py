@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from gpu_platform.infra.kubernetes_api import builtin_api_versions, builtin_validator, crd_schema, crd_schemas_of
+from gpu_platform.infra.kubernetes_api import builtin_api_versions, builtin_validator, crd_schema, crd_schemas_of, crd_validator
 from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 
 __all__ = [
@@ -184,7 +184,6 @@ def validate_objects(
     builtin = {api.rpartition("/")[0] for api in served}
     extra = crd_schemas_of(crds or [])
     # Imported here: the schema libraries take a noticeable share of a preview's start-up.
-    import jsonschema
     from kubernetes_validate.utils import SchemaNotFoundError
 
     findings = []
@@ -222,7 +221,7 @@ def validate_objects(
                     )
                 )
                 continue
-            validator = validators.get(id(schema)) or validators.setdefault(id(schema), jsonschema.Draft7Validator(schema))
+            validator = validators.get(id(schema)) or validators.setdefault(id(schema), crd_validator(schema))
             for error in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path)):
                 findings.append(SchemaFinding(owner, obj.kind, f"{label}: {_path(error)}: {error.message}", True))
             # JSON Schema lets keys outside `properties` through; the API server prunes them, or

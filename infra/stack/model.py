@@ -348,6 +348,7 @@ class StackConfig(BaseModel):
             # A notebook or worker bigger than any node of its pool would stay Pending for good.
             problems += [(("dask", *loc), message, value) for loc, message, value in self.dask.placement_problems(self.pool_shapes())]
         problems += load_balancing_problems(self)
+        problems += self._check_queued_provisioning()
         if (queues_plan := self.queues_plan) is not None:
             problems += [(("queues", *loc), message, value) for loc, message, value in queues_plan.problems]
         if self.warm_capacity is not None:
@@ -427,6 +428,23 @@ class StackConfig(BaseModel):
         if self.queues is not None:
             claim(self.queues.namespace, "Kueue", ("queues", "namespace"))
         return problems
+
+    def _check_queued_provisioning(self) -> list[Problem]:
+        """A GKE pool with queued provisioning (DWS) gets nodes only for a ProvisioningRequest, which only the
+        queues' admission check makes (Kueue's ProvisioningRequest controller): without queues, or with queues
+        that admit no tenant, nothing the platform runs could ever get that pool's nodes."""
+        if self.gke is None:
+            return []
+        queued = [(i, p.name) for i, p in enumerate(self.gke.gpu_pools) if p.queued_provisioning]
+        if not queued:
+            return []
+        if self.queues is None:
+            why = "the stack has no queues, and GKE gives this pool nodes only for a ProvisioningRequest, which the queues' admission check makes; add gpu-platform:queues or turn queued_provisioning off"
+        elif not self.queue_tenants():
+            why = "the queues have no tenant (no Dask tenant, no queued Kubeflow tenant), so no ClusterQueue carries the admission check that makes the ProvisioningRequest GKE gives this pool nodes for; add a tenant or turn queued_provisioning off"
+        else:
+            return []
+        return [(("gke", "gpu_pools", i, "queued_provisioning"), f"pool {name} has queued_provisioning but {why}", True) for i, name in queued]
 
     def tenant_names(self) -> set[str]:
         """Every tenant a dataset may be mounted by: the Dask tenants and the Kubeflow profiles (tenant_namespaces)."""

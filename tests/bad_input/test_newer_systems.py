@@ -42,6 +42,19 @@ def ingress(**fields: Any) -> Any:
     return inference(ingress=fields)
 
 
+def add_dws_pool(doc: dict[str, Any]) -> None:
+    """An A100 pool with queued provisioning beside dev-gke's T4 pool (dev-gke has no queues)."""
+    doc["config"][NS + "gke"]["gpu_pools"].append(
+        {
+            "name": "a100-dws",
+            "machine_type": "a2-highgpu-8g",
+            "accelerator_type": "nvidia-tesla-a100",
+            "queued_provisioning": True,
+            "autoscaling": {"scope": "total", "min_nodes": 0, "max_nodes": 4},
+        }
+    )
+
+
 def budget(schedule: str) -> Any:
     return set_(NG, "karpenter", "disruption", "budgets", 1, value={"nodes": "0", "schedule": schedule, "duration": "10h"})
 
@@ -151,6 +164,16 @@ CASES = [
         "prod-gke",
         "gpu-platform:queues.namespace: namespace prometheus is already the monitoring stack's",
         set_(NS + "queues", value={"namespace": "prometheus"}),
+    ),
+    # GKE's queued provisioning (DWS): a pool whose nodes come only for a ProvisioningRequest, in a stack whose
+    # queues would never make one (docs/clouds/gke-dws.md)
+    Case(
+        "dws-pool-without-queues",
+        "dev-gke",
+        "gpu-platform:gke.gpu_pools[1].queued_provisioning: pool a100-dws has queued_provisioning but the stack has no queues, "
+        "and GKE gives this pool nodes only for a ProvisioningRequest, which the queues' admission check makes; "
+        "add gpu-platform:queues or turn queued_provisioning off (got true)",
+        add_dws_pool,
     ),
     Case(
         "kueue-tenant-namespace",

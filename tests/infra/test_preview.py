@@ -165,6 +165,24 @@ def test_custom_resource_is_checked_against_its_crd(tmp_path: Path) -> None:
     assert finding.validated and "Widget w: spec.size: 0 is less than the minimum of 1" == finding.message
 
 
+def test_a_crd_pattern_is_matched_as_the_api_server_matches_it(tmp_path: Path) -> None:
+    """Go's regexp (RE2), not Python's re: Kueue's AdmissionCheck names a kind by ``^(?i)[a-z]...``, a flag after
+    ``^``, which Python's re refuses to compile (the check crashed on it) and the API server accepts."""
+    crd = WIDGET_CRD.replace(
+        "size: {type: integer, minimum: 1}",
+        "size: {type: integer, minimum: 1}\n                kind: {type: string, pattern: '^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$'}",
+    )
+    (tmp_path / "widgets.yaml").write_text(crd)
+
+    def widget(kind: str) -> KubernetesObject:
+        body = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 2, "kind": kind}}
+        return fake(body, "kubernetes:example.com/v1:Widget")
+
+    assert validate_objects([widget("ProvisioningRequestConfig")], "1.34", crd_dir=tmp_path) == []
+    (finding,) = validate_objects([widget("1-config")], "1.34", crd_dir=tmp_path)
+    assert finding.validated and finding.message == "Widget w: spec.kind: '1-config' does not match '^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$'"
+
+
 def test_manifests_are_written_per_object(tmp_path: Path) -> None:
     objects = kubernetes_objects(plan_of("prod-gke"))
     written = write_manifests(objects, tmp_path)
