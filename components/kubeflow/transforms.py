@@ -511,6 +511,10 @@ def as_pulumi_transform(
         if view is None:
             pulumi.log.warn(f"{t.name}: its kind, name or namespace is not known yet, so the Kubeflow transforms leave it as it is")
             return None
+        for name in EMPTY_OMITTED_FIELDS.get(str(view.get("kind")), ()):
+            # A Secret's data comes as a secret Output: whether it is empty is read out of it (nothing of it is kept).
+            if name in props and not is_plain(props[name]) and await read_known(props, (name,)) in ([], {}):
+                view = {**view, name: {}}
         changed = apply_transforms(steps, view)
         if changed is None:
             return None
