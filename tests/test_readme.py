@@ -394,10 +394,16 @@ def test_make_sample_writes_its_three_files_beside_others(tmp_path: Path) -> Non
 
 
 def test_ci_runs_the_readme_apply_stacks_command() -> None:
-    """The command that applies every stack to a real API server (docs/commands/preview.md) is the one
-    .ci/run runs, word for word, after the test command."""
-    command = "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py"
-    assert f"```sh\n{command}\n```" in page("commands/preview.md")
+    """The commands that apply every stack to a real API server and put the Kubeflow stacks through the real engine
+    (docs/commands/preview.md) are the ones .ci/run runs, word for word, after the test command, and the last ones."""
+    commands = [
+        "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py",
+        "GPU_PLATFORM_ENGINE_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/engine/test_engine_kubeflow.py",
+    ]
     script = (PROJECT_DIR / ".ci" / "run").read_text()
-    assert script.rstrip().endswith(command)
-    assert script.index(command) > script.index('bash -c "${test_command}"')
+    after = script.index('bash -c "${test_command}"')
+    for command in commands:
+        assert f"```sh\n{command}\n```" in page("commands/preview.md")
+        assert script.index(command) > after
+    assert script.rstrip().endswith(commands[-1])
+    assert [line for line in script[after:].splitlines() if line and not line.startswith("#")][1:] == commands

@@ -34,6 +34,10 @@ CLAIMS: dict[tuple[str, str], str] = {
         "docs/commands/preview.md",
         "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py",
     ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
+    (
+        "docs/commands/preview.md",
+        "GPU_PLATFORM_ENGINE_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/engine/test_engine_kubeflow.py",
+    ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
     ("docs/simulator/validation.md", "example:differential"): "test_the_differential_regenerate_block_runs_its_help_and_names_its_flags",
     ("docs/features/warm-capacity.md", "example:warm-capacity"): "test_the_warm_capacity_recommendation_is_what_its_command_prints",
     ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
