@@ -50,12 +50,13 @@ BY_NAME = {b.name: b for b in BASES}
 FEATURE = {f.name: f for f in FEATURES}
 
 REFUSED = {
-    "gke": {("inference", "queued"), ("warm", "queued")},
+    "gke": {("dask", "queued"), ("datasets", "queued"), ("inference", "queued"), ("warm", "queued")},
     "eks": set(),
     "eks-karpenter": set(),
 }
 """The pairs the reader refuses, per provisioner: a queued-provisioning pool's nodes come only for a
-ProvisioningRequest, so neither inference replicas nor warm placeholders can ever land on it."""
+ProvisioningRequest, so no inference replica, warm placeholder or Dask worker or notebook (the datasets' tenants)
+can ever land on it."""
 
 RENDERED = {
     "gke": [("kubeflow", "queues"), ("dask", "queues"), ("queues", "sharing"), ("kubeflow", "datasets"), ("warm", "sharing"), ("dask", "headlamp")],
@@ -81,9 +82,14 @@ def _stack(base: Base, features: tuple[str, ...]) -> Any:
     return matrix.read(matrix.matrix_stack(PROJECT_DIR, base, features))
 
 
+def _keys(feature: str) -> list[str]:
+    """A feature's keys and those of the features it brings (a refusal of shared datasets may be its tenants')."""
+    return [key for name in (*FEATURE[feature].needs, feature) for key in FEATURE[name].keys]
+
+
 def _names(feature: str) -> list[str]:
     """What a refusal line calls a feature: its keys' last segments (``warm_capacity``, ``queued_provisioning``)."""
-    return [key.rsplit(".", 1)[-1] for key in FEATURE[feature].keys]
+    return [key.rsplit(".", 1)[-1] for key in _keys(feature)]
 
 
 # --- read and plan: works, or refused in one line naming both keys ------------------------------------------
@@ -104,7 +110,7 @@ def test_every_pair_works_or_is_refused_in_one_line_naming_both_keys(name: str) 
         first, second = found.features
         # The line is located at one feature's key and names the other's.
         for here, other in ((first, second), (second, first)):
-            if any(key.split(".")[0] == k.split(".")[0] for k in FEATURE[here].keys) and any(n in why for n in _names(other)):
+            if any(key.split(".")[0] == k.split(".")[0] for k in _keys(here)) and any(n in why for n in _names(other)):
                 break
         else:
             raise AssertionError(f"{found.features}: {line!r} does not name both features' keys")
