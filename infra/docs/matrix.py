@@ -102,9 +102,11 @@ class MatrixStack:
     """The keys whose values are Pulumi secrets."""
 
     def get(self, key: str) -> Any:
+        """The value of ``gpu-platform:<key>`` (None when unset)."""
         return self.config.get(NS + key)
 
     def set(self, key: str, value: Any) -> None:
+        """Set ``gpu-platform:<key>``."""
         self.config[NS + key] = value
 
     def gpu_pool(self, base: Base) -> dict[str, Any]:
@@ -119,7 +121,7 @@ class MatrixStack:
         return {"config": config}
 
 
-Overlay = Callable[[MatrixStack, Base, "dict[str, Any]"], None]
+Overlay = Callable[[MatrixStack, Base, dict[str, Any]], None]
 """Lays a feature over a stack: (the stack, its base, the shipped stack's config to take values from)."""
 
 
@@ -132,7 +134,7 @@ class Feature:
     title: str
     """What the page calls it."""
     keys: tuple[str, ...]
-    """The stack keys it sets, as a refusal names them (``warm_capacity``, ``gke.gpu_pools``)."""
+    """The stack keys it sets, as a refusal names them (``warm_capacity``, ``gke.gpu_pools[].queued_provisioning``)."""
     overlay: Overlay
     """How it changes a stack."""
     clouds: tuple[str, ...] = ("gcp", "aws")
@@ -142,7 +144,10 @@ class Feature:
 
 
 def _secret(stack: MatrixStack, key: str) -> None:
-    stack.set(key, "[secret]")
+    """A secret the stack sets, as the offline reader hands it on (its placeholder; the key marked secret)."""
+    from gpu_platform.infra.stack.errors import SECRET_PLACEHOLDER
+
+    stack.set(key, SECRET_PLACEHOLDER + key)
     stack.secret_keys.add(NS + key)
 
 
