@@ -448,7 +448,30 @@ class DaskOperatorArgs(BaseModel):
                         str(nb.gpus),
                     )
                 )
+        problems += self._queued_problems(pools, gpu)
         return problems
+
+    def _queued_problems(self, pools: Sequence[NodePoolShape], gpu: NodePoolShape | None) -> list[tuple[tuple[str | int, ...], str, str]]:
+        """One line per queued-provisioning (DWS) pool the workers or notebooks are placed on: its nodes come only
+        for a ProvisioningRequest, which no Dask pod is in, so they would stay Pending for good (as warm capacity's
+        placeholders and the inference pods would, which are refused alike)."""
+        placed: dict[str, list[str]] = {}
+        if gpu is not None and gpu.queued_provisioning:
+            placed.setdefault(gpu.name, []).append("the Dask workers")
+        for tenant in self.tenants:
+            nb = tenant.notebook
+            if nb is not None and (pool := notebook_pool(pools, nb.gpus)) is not None and pool.queued_provisioning:
+                placed.setdefault(pool.name, []).append(f"tenant {tenant.name}'s notebook")
+        return [
+            (
+                (),
+                f"{', '.join(who)} are placed on pool {name}, which has queued_provisioning: its nodes come only for a "
+                "ProvisioningRequest, so these pods can never land there; put a GPU pool without queued_provisioning "
+                "first among the pools, or turn queued_provisioning off",
+                name,
+            )
+            for name, who in placed.items()
+        ]
 
 
 def notebook_pool(pools: Sequence[NodePoolShape], gpus: int) -> NodePoolShape | None:

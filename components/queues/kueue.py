@@ -39,6 +39,17 @@ FRAMEWORKS = ("batch/job", "pod", "deployment", "statefulset")
 worker Deployments) and StatefulSets; the chart's other defaults name CRDs this platform does not install."""
 
 
+def managed_namespaces(namespaces: Sequence[str]) -> dict[str, Any]:
+    """The label selector of the namespaces Kueue manages: the tenants' by name. Without tenants it selects none:
+    the API server refuses ``In`` with no values, and the chart copies this selector into every webhook's
+    ``namespaceSelector`` (kueue 0.19.2 templates/webhook/manifests.yaml), so an empty list would have the
+    webhook configurations refused; every namespace carries its name label (the API server sets it), so
+    ``DoesNotExist`` matches none."""
+    if not namespaces:
+        return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "DoesNotExist"}]}
+    return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(namespaces)}]}
+
+
 def manager_config(plan: QueuesPlan) -> dict[str, Any]:
     """The controller's Configuration (config.kueue.x-k8s.io/v1beta2): the chart's defaults as its values.yaml
     writes them, with the integrations, the tenants' namespaces, fair sharing and the quota gauges set."""
@@ -64,11 +75,7 @@ def manager_config(plan: QueuesPlan) -> dict[str, Any]:
         "clientConnection": {"qps": 300, "burst": 500},
         # Only the tenants' namespaces: the platform's own (Kueue's, monitoring, the Dask operator's,
         # kubeflow with KFP's Deployments) and the system namespaces are never queued.
-        "managedJobsNamespaceSelector": {
-            "matchExpressions": [
-                {"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": sorted(plan.namespaces)},
-            ]
-        },
+        "managedJobsNamespaceSelector": managed_namespaces(plan.namespaces),
         "integrations": {"frameworks": list(FRAMEWORKS)},
         "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
     }

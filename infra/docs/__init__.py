@@ -7,6 +7,8 @@
   and Args (components.py).
 - docs/reference/catalog.md: the machine catalog (catalog.py).
 - docs/reference/policies.md: every rule of the policy pack and its settings (policies.py).
+- docs/features/matrix.md: every pair of optional features on every provisioner, works or refused (matrix.py;
+  tests/infra/test_feature_matrix.py proves the same cells through the program and the tools).
 - docs/reference/cli.md: every command and flag, from the argparse parser; the command line hands its
   renderer in (infra/cli/docs.py), since no application imports the command line.
 - stacks/README.md, components/README.md: what the folder holds, pointing at the references.
@@ -23,6 +25,7 @@ from typing import Any
 from gpu_platform.infra.docs.catalog import catalog_reference
 from gpu_platform.infra.docs.components import all_components, component_reference
 from gpu_platform.infra.docs.markdown import GENERATED, anchor
+from gpu_platform.infra.docs.matrix import matrix_page
 from gpu_platform.infra.docs.models import reachable_models
 from gpu_platform.infra.docs.policies import policy_reference
 from gpu_platform.infra.docs.readme import components_readme, render_index, render_readme, stacks_readme
@@ -61,6 +64,7 @@ def generated_files(project_dir: Path) -> list[tuple[Path, Renderer]]:
         (reference / "components.md", lambda _: component_reference()),
         (reference / "catalog.md", lambda _: catalog_reference()),
         (reference / "policies.md", lambda _: policy_reference()),
+        (project_dir / "docs" / "features" / "matrix.md", lambda _: matrix_page(project_dir)),
         (project_dir / "stacks" / "README.md", lambda _: stacks_readme()),
         (project_dir / "components" / "README.md", lambda _: components_readme()),
         (project_dir / "Pulumi.yaml", render_pulumi_yaml),

@@ -118,6 +118,14 @@ def test_each_tenant_namespace_gets_a_default_local_queue_and_only_those_are_que
     assert "manageJobsWithoutQueueName" not in manager  # the LocalQueue default admits them, nothing else is taken
 
 
+def test_without_tenants_kueue_manages_no_namespace_with_a_selector_the_server_takes() -> None:
+    """Queues on a stack with no tenant (the feature matrix's queues with GPU sharing): ``In`` with no values is
+    refused by the API server in every webhook the chart copies the selector into; DoesNotExist on the name label
+    every namespace carries selects none."""
+    manager = manager_config(plan_queues(KueueArgs(), [], []))
+    assert manager["managedJobsNamespaceSelector"] == {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "DoesNotExist"}]}
+
+
 def test_the_manager_config_is_the_charts_with_only_the_queueing_settings_changed() -> None:
     import tarfile
 

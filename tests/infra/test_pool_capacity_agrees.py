@@ -229,3 +229,17 @@ def test_warm_capacity_and_inference_on_a_queued_provisioning_pool_are_refused(p
         "ProvisioningRequest, so placeholder pods can never land there; remove the pool from warm capacity or turn "
         "queued_provisioning off (got 1)",
     ]
+
+
+def test_dask_workers_and_notebooks_on_a_queued_provisioning_pool_are_refused(project: Path) -> None:
+    """dev-gke's Dask workers and GPU notebooks land on its first GPU pool: queued, they would wait for good."""
+
+    def change(config: dict[str, Any]) -> None:
+        (t4,) = config["gpu-platform:gke"]["gpu_pools"]
+        t4.update(queued_provisioning=True, location_policy="ANY", autoscaling={"scope": "total", "min_nodes": 0, "max_nodes": 40})
+
+    assert _lines(project, "queued-dask", "dev-gke", change) == [
+        "gpu-platform:dask: the Dask workers, tenant team-a's notebook, tenant team-b's notebook are placed on pool t4, which "
+        "has queued_provisioning: its nodes come only for a ProvisioningRequest, so these pods can never land there; put a "
+        'GPU pool without queued_provisioning first among the pools, or turn queued_provisioning off (got "t4")'
+    ]
