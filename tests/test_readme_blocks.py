@@ -168,7 +168,7 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("docs/clouds/gke-dws.md", "admissionChecksStrategy:"): "test_the_dws_pools_check_is_the_fragment_shown",
     (
         "docs/clouds/gke-dws.md",
-        "gpu-platform:gke.gpu_pools[0].queued_provisioning: pool a100-dws has queued_provisioning but the stack has no queues, and GKE gives this pool nodes only for a ProvisioningRequest, which the queues' admission check makes; add gpu-platform:queues or turn queued_provisioning off (got true)",
+        "gpu-platform:gke.gpu_pools[1].queued_provisioning: pool a100-dws has queued_provisioning but the stack has no queues, and GKE gives this pool nodes only for a ProvisioningRequest, which the queues' admission check makes; add gpu-platform:queues or turn queued_provisioning off (got true)",
     ): "test_the_dws_pool_without_queues_is_refused_with_the_line_shown",
     ("docs/commands/docs.md", ".venv/bin/gpu-platform docs --check"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
     ("docs/commands/upstream.md", ".venv/bin/gpu-platform upstream check --upstream ../shared/reference/upstream"): "test_upstream_check_passes_as_printed",
@@ -463,7 +463,7 @@ def test_the_dws_pools_check_is_the_fragment_shown() -> None:
 def test_the_dws_pool_without_queues_is_refused_with_the_line_shown() -> None:
     from gpu_platform.infra.stack.errors import ConfigError
 
-    shown = "gpu-platform:gke.gpu_pools[0].queued_provisioning: pool a100-dws has queued_provisioning but the stack has no queues, and GKE gives this pool nodes only for a ProvisioningRequest, which the queues' admission check makes; add gpu-platform:queues or turn queued_provisioning off (got true)"
+    shown = "gpu-platform:gke.gpu_pools[1].queued_provisioning: pool a100-dws has queued_provisioning but the stack has no queues, and GKE gives this pool nodes only for a ProvisioningRequest, which the queues' admission check makes; add gpu-platform:queues or turn queued_provisioning off (got true)"
     with pytest.raises(ConfigError) as info:
         _dws_stack(with_queues=False)
     assert info.value.lines == block("docs/clouds/gke-dws.md", shown).splitlines()

@@ -96,7 +96,9 @@ PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 """The ConfigMap the cluster autoscaler's priority expander reads (its name is fixed upstream)."""
 PART_OF_LABEL = {"app.kubernetes.io/part-of": "gpu-platform"}
 """The label every object the components create carries."""
-MANAGED_LABELS = {"app.kubernetes.io/managed-by": "pulumi", **PART_OF_LABEL}
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+"""Kubernetes' recommended label naming the tool that manages an object."""
+MANAGED_LABELS = {MANAGED_BY_LABEL: "pulumi", **PART_OF_LABEL}
 """The labels of objects the components manage directly (not through a chart)."""
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 """GKE: the node label (and taint key) of a custom ComputeClass; workloads select the class by it."""

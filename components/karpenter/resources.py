@@ -13,6 +13,7 @@ from gpu_platform.components.core.labels import (
     KARPENTER_CAPACITY_LABEL,
     KARPENTER_DISCOVERY_TAG,
     KARPENTER_NODEPOOL_LABEL,
+    REGION_LABEL,
     ZONE_LABEL,
 )
 from gpu_platform.components.eks.node_group_args import GpuClassArgs
@@ -76,7 +77,7 @@ def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_
     request_owned = {f"aws:RequestTag/kubernetes.io/cluster/{cluster_name}": "owned", "aws:RequestTag/eks:eks-cluster-name": cluster_name}
     launched = [f"{ec2}:*:{kind}/*" for kind in ("fleet", "instance", "volume", "network-interface", "launch-template", "spot-instances-request")]
     profiles = f"arn:{p}:iam::*:instance-profile/*"
-    region_tag = {"aws:RequestTag/topology.kubernetes.io/region": region}
+    region_tag = {f"aws:RequestTag/{REGION_LABEL}": region}
 
     def allow(sid: str, actions: str | list[str], resource: str | list[str], condition: dict[str, Any] | None = None) -> dict[str, Any]:
         statement: dict[str, Any] = {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resource}
@@ -168,7 +169,7 @@ def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_
                 "iam:TagInstanceProfile",
                 profiles,
                 {
-                    "StringEquals": {**owned, "aws:ResourceTag/topology.kubernetes.io/region": region, **request_owned, **region_tag},
+                    "StringEquals": {**owned, f"aws:ResourceTag/{REGION_LABEL}": region, **request_owned, **region_tag},
                     "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*", "aws:RequestTag/karpenter.k8s.aws/ec2nodeclass": "*"},
                 },
             ),
@@ -177,7 +178,7 @@ def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_
                 ["iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"],
                 profiles,
                 {
-                    "StringEquals": {**owned, "aws:ResourceTag/topology.kubernetes.io/region": region},
+                    "StringEquals": {**owned, f"aws:ResourceTag/{REGION_LABEL}": region},
                     "StringLike": {"aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass": "*"},
                 },
             ),

@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gpu_platform.components.core.labels import MANAGED_BY_LABEL
 from gpu_platform.infra.apply.apply import HELM_INSTALL_ORDER, ApplyObject, Server, _reason
 
 __all__ = ["INVENTORY_MANAGER", "INVENTORY_NAMESPACE", "Leftovers", "inventory_name", "prune", "read_inventory", "write_inventory"]
@@ -62,7 +63,7 @@ def write_inventory(server: Server, stack: str, keys: Sequence[Key]) -> str | No
     body = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": inventory_name(stack), "namespace": INVENTORY_NAMESPACE, "labels": {"app.kubernetes.io/managed-by": INVENTORY_MANAGER}},
+        "metadata": {"name": inventory_name(stack), "namespace": INVENTORY_NAMESPACE, "labels": {MANAGED_BY_LABEL: INVENTORY_MANAGER}},
         "data": {"objects": json.dumps(sorted(set(keys)))},
     }
     status, document, _ = server.request(

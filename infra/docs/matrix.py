@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_platform.components.core.labels import WORKLOAD_LABEL
 from gpu_platform.infra.docs.markdown import GENERATED, cell, table
 
 __all__ = [
@@ -173,7 +174,7 @@ def _datasets(stack: MatrixStack, base: Base, shipped: dict[str, Any]) -> None:
     stack.set("shared_datasets", {"datasets": [dataset]})
 
 
-TRAINING = {"gpu-platform.io/workload": "training"}
+TRAINING = {WORKLOAD_LABEL: "training"}
 """The label (and taint) Kubeflow's steps select their training pool by (KubeflowInstallArgs.training_pool's default)."""
 
 
@@ -181,7 +182,7 @@ def _kubeflow(stack: MatrixStack, base: Base, shipped: dict[str, Any]) -> None:
     if NS + "kubeflow" in shipped:
         stack.set("kubeflow", copy.deepcopy(shipped[NS + "kubeflow"]))
         return
-    taint = {"key": "gpu-platform.io/workload", "value": "training", "effect": "NoSchedule"}
+    taint = {"key": WORKLOAD_LABEL, "value": "training", "effect": "NoSchedule"}
     if base.cloud == "gcp":
         stack.get("gke")["gpu_pools"].append(
             {
@@ -244,7 +245,9 @@ FEATURES = (
     Feature("headlamp", "Cluster UI (Headlamp)", ("headlamp",), _headlamp),
     Feature("warm", "Warm capacity", ("warm_capacity",), _warm),
     Feature("sharing", "GPU sharing (time-slicing)", ("gke.gpu_pools[].gpu_sharing", "eks_node_groups.classes[].gpu_sharing"), _sharing),
-    Feature("queued", "Queued provisioning (DWS)", ("gke.gpu_pools[].queued_provisioning",), _queued, clouds=("gcp",)),
+    # A DWS pool gets nodes only through the queues' ProvisioningRequest admission check, for a queued tenant: it
+    # brings the queues and Kubeflow Pipelines' tenants (whose steps run on their own training pool).
+    Feature("queued", "Queued provisioning (DWS)", ("gke.gpu_pools[].queued_provisioning",), _queued, clouds=("gcp",), needs=("queues", "kubeflow")),
     Feature("load-balancer", "AWS Load Balancer Controller", ("aws_load_balancer_controller",), _load_balancer, clouds=("aws",)),
 )
 """Every optional feature of the matrix, in the page's order."""

@@ -234,12 +234,49 @@ def every_problem(
 
 def _about_aside(error: Any, aside: list[tuple[Any, ...]]) -> bool:
     """Whether a problem found with keys set aside may be about their stand-ins: it is located at or under
-    one, or its message names one (``eks.version 1.30 does not match kubernetes_version 1.34``)."""
+    one, at an object that holds one (its own check; not the root), or its message names one (``eks.version 1.30 does
+    not match kubernetes_version 1.34``)."""
     loc = _clean(tuple(error["loc"]))
     if any(loc[: len(path)] == path for path in aside):
         return True
+    # The objects that hold a stand-in check their fields together (a GKE section's system pool shape against its
+    # machine type): a problem of such an object's own check may be about it. A sibling field's problem is kept,
+    # and so are the stack's own checks (at the root) unless they name the key.
+    if any(0 < len(loc) < len(path) and loc == path[: len(loc)] for path in aside):
+        return True
     names = {str(path[-1]) for path in aside}
+    # ... or the value that stands in (``shape.vcpus 8 contradicts the catalog: e2-standard-4 has 4 vCPUs``).
+    names |= {default for path in aside if isinstance(default := _stand_in(path), str) and len(default) >= 3}
     return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", error["msg"]) for name in names)
+
+
+def _stand_in(path: tuple[Any, ...]) -> Any:
+    """The default that stands in for the key at ``path`` of the stack config once it is set aside, or None."""
+    from pydantic import BaseModel
+
+    model: Any = StackConfig
+    for i, key in enumerate(path):
+        if not isinstance(key, str) or not (isinstance(model, type) and issubclass(model, BaseModel)):
+            continue
+        field = model.model_fields.get(key)
+        if field is None:
+            return None
+        if i == len(path) - 1:
+            return None if field.is_required() or field.default_factory is not None else field.default
+        model = _model_in(field.annotation)
+    return None
+
+
+def _model_in(annotation: Any) -> Any:
+    """The pydantic model inside an annotation (``X | None``, ``list[X]``, ``dict[str, X]``, Annotated), or None."""
+    from pydantic import BaseModel
+
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        if (found := _model_in(arg)) is not None:
+            return found
+    return None
 
 
 def _detail(error: Any) -> Any:

@@ -250,9 +250,14 @@ def test_a_contradicting_eks_shape_is_one_line_naming_the_key(cls: dict[str, Any
 
 def test_a_cpu_node_group_refuses_gpus_in_its_shape() -> None:
     system = {"instance_types": ["m7a.large"], "shape": {"vcpus": 2, "memory_gib": 8, "gpus": 1, "gpu_type": "T4"}}
-    line = one_line(aws, P5EN, system=system)
-    assert line.startswith("gpu-platform:eks.system_node_group.shape.gpus: "), line
-    assert "contradicts a CPU node group" in line
+    with pytest.raises(ConfigError) as info:
+        aws(P5EN, system=system)
+    # Both fields contradict a CPU node group: one line each, in one run (issue 35).
+    assert [line.split(": ", 1)[0] for line in info.value.lines] == [
+        "gpu-platform:eks.system_node_group.shape.gpus",
+        "gpu-platform:eks.system_node_group.shape.gpu_type",
+    ]
+    assert all("contradicts a CPU node group" in line for line in info.value.lines)
 
 
 # --- the deployed objects use the stated shape -------------------------------------------

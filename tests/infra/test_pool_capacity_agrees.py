@@ -237,6 +237,7 @@ def test_dask_workers_and_notebooks_on_a_queued_provisioning_pool_are_refused(pr
     def change(config: dict[str, Any]) -> None:
         (t4,) = config["gpu-platform:gke"]["gpu_pools"]
         t4.update(queued_provisioning=True, location_policy="ANY", autoscaling={"scope": "total", "min_nodes": 0, "max_nodes": 40})
+        config["gpu-platform:queues"] = {}  # what a DWS pool needs (its ProvisioningRequests come from the queues)
 
     assert _lines(project, "queued-dask", "dev-gke", change) == [
         "gpu-platform:dask: the Dask workers, tenant team-a's notebook, tenant team-b's notebook are placed on pool t4, which "

@@ -331,7 +331,7 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
 
 @pytest.mark.parametrize("edition", ["pipelines", "platform"])
 def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -> None:
-    from gpu_platform.components.kubeflow.transforms import edition_credentials, rendered_object_transforms
+    from gpu_platform.components.kubeflow.transforms import edition_credentials, empty_field_transform, rendered_object_transforms
 
     upstream_or_skip()
     kubectl_or_skip()
@@ -347,6 +347,9 @@ def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -
     raw = [o.body for o in bare.objects]
     assert raw, "nothing rendered"
     for i, step in enumerate(steps):
+        if step is empty_field_transform and edition == "pipelines":
+            # Pipelines 2.17.0 ships no empty rules/data; the platform edition's case asserts it matches there.
+            continue
         assert any(step(body) is not None for body in raw), f"{edition}: transform {i} matches no rendered object"
 
 
