@@ -22,6 +22,20 @@ from gpu_platform.infra import errors, output
 from gpu_platform.infra.cli import main
 from tests.conftest import PROJECT_DIR
 
+
+@pytest.fixture(autouse=True)
+def _sigint_as_a_terminal_sends_it() -> Iterator[None]:
+    """These tests send SIGINT to themselves. A shell starts a background job (``cmd &``) with SIGINT ignored, and
+    the CLI keeps an ignored SIGINT ignored (as the user's shell asked): run that way, the test process would not
+    see its own Ctrl-C. Each test gets Python's default handler, as under a terminal, and the one it found after."""
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 PD = ["--project-dir", str(PROJECT_DIR)]
 PLAN = ["plan-capacity", "dev-gke", *PD, "--pool", "t4", "--cpu", "2", "--memory", "4Gi", "--run-duration", "1h", "--runs", "10", "--window", "3h"]
 REPORT = ["report", "--prometheus", "http://127.0.0.1:9", "--start", "2026-11-20T10:00:00Z", "--end", "2026-11-20T11:00:00Z"]
