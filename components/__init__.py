@@ -50,6 +50,7 @@ from gpu_platform.components.eks.node_groups import (
     SpotFailoverEksNodeGroups,
     SpotFailoverEksNodeGroupsArgs,
 )
+from gpu_platform.components.existing.cluster import ExistingCluster, ExistingClusterArgs, ExistingPoolArgs
 from gpu_platform.components.gke.cluster import (
     AuthorizedNetwork,
     AutoscalingProfile,
@@ -151,6 +152,9 @@ __all__ = [
     "EksCluster",
     "EksClusterArgs",
     "EksClusterRef",
+    "ExistingCluster",
+    "ExistingClusterArgs",
+    "ExistingPoolArgs",
     "EksEndpointAccess",
     "EksLogType",
     "ExistingVpcArgs",

@@ -10,7 +10,8 @@ The program builds the cloud's cluster component (GpuGkeCluster; on EKS, EksClus
 SpotFailoverEksNodeGroups built with it) and passes it as ``cluster=`` to the cloud-neutral
 parts (monitoring, Dask, Kubeflow, ...) the stack config asks for: they take its Kubernetes
 provider, wait for its node pools or node groups and place pods on its pools, the same way on
-both clouds.
+both clouds. A stack with ``existing_cluster`` creates no cluster: an ExistingCluster (a provider on
+the cluster's kubeconfig, the pools the stack describes) is the ``cluster=`` of the same parts.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from gpu_platform.components import (
     DaskOperator,
     DcgmExporter,
     EksCluster,
+    ExistingCluster,
     GpuGkeCluster,
     Headlamp,
     KarpenterNodePools,
@@ -82,6 +84,19 @@ def build(stack: str, config: StackConfig) -> Platform:
     pulumi.export("environment", config.environment.value)
     cluster: ClusterComponent
     controller: AwsLoadBalancerController | None = None
+    if config.existing_cluster is not None:
+        # A cluster made elsewhere: only the Kubernetes layer, on the pools the stack describes.
+        kubeconfig = config.existing_cluster_kubeconfig
+        existing = ExistingCluster(
+            stack,
+            config.existing_cluster,
+            kubeconfig=None if kubeconfig is None else pulumi.Output.secret(kubeconfig.get_secret_value()),
+        )
+        pulumi.export("existingCluster", existing.kind)
+        pulumi.export("pools", existing.pool_names)
+        monitoring = compose_monitoring(stack, config, existing)
+        compose_addons(stack, config, existing, monitoring)
+        return Platform(config, existing, monitoring)
     if config.cloud is Cloud.GCP:
         assert config.gke is not None  # the config model requires it for gcp
         gke = GpuGkeCluster(stack, config.gke)

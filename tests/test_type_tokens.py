@@ -39,6 +39,7 @@ FROZEN_TOKENS = {
     "GpuInferenceService": "gpu-platform:gpu_inference_service:GpuInferenceService",
     "AwsLoadBalancerController": "gpu-platform:aws_load_balancer_controller:AwsLoadBalancerController",
     "WarmCapacity": "gpu-platform:warm_capacity:WarmCapacity",
+    "ExistingCluster": "gpu-platform:existing_cluster:ExistingCluster",
 }
 """Every component the package exports, by class name: its type token."""
 
@@ -47,6 +48,7 @@ BUILT_ELSEWHERE = {
     "GpuInferenceService": "tests/infra/test_load_balancing.py (its children frozen there)",
     "AwsLoadBalancerController": "tests/infra/test_load_balancing.py (its children frozen there)",
     "WarmCapacity": "tests/infra/test_warm_capacity.py and tests/apply/test_apply_warm_capacity.py",
+    "ExistingCluster": "tests/components/existing/test_cluster.py (its one child frozen there) and tests/engine/test_engine_stacks.py",
 }
 """Exported components examples/composed does not build, and where they are built and checked."""
 
@@ -286,6 +288,8 @@ PYTHON_ONLY = {
 PYTHON_ONLY |= {
     "SharedDatasets": "it takes the tenants' namespaces and service accounts as Python objects; not offered to other languages yet",
     "WarmCapacity": "not offered to other languages yet",
+    "ExistingCluster": "other languages already give the add-ons an existing cluster: a Kubernetes provider in the options and "
+    "a ClusterPools descriptor of its pools (what ExistingCluster holds in Python)",
 }
 
 

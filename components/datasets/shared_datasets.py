@@ -442,4 +442,10 @@ def _cloud_cluster(cluster: object) -> EksCluster | GpuGkeCluster:
         return eks
     if isinstance(cluster, (EksCluster, GpuGkeCluster)):
         return cluster
+    if type(cluster).__name__ == "ExistingCluster":
+        raise input_error(
+            "cluster",
+            "cluster: SharedDatasets makes cloud resources tied to the cluster (FSx for Lustre in its VPC on EKS, Workload Identity "
+            "grants in its project on GKE), which only a cluster component the program creates provides; an ExistingCluster has none",
+        )
     raise input_error("cluster", f"cluster: expected {CLUSTER_COMPONENTS} (got {a_type(cluster)})")

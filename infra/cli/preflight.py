@@ -19,6 +19,11 @@ def cmd_preflight(args: argparse.Namespace) -> int:
     from gpu_platform.infra.preflight import CloudError, preflight_eks
 
     config = read_stack(args)
+    if config.existing_cluster is not None:
+        raise CommandError(
+            f"stack {args.stack} sets existing_cluster: preflight {args.cloud} checks the quotas and zones of the cluster and pools a "
+            "stack creates, and this stack creates none (the cluster's owner made its pools)"
+        )
     if args.cloud == "gke":
         return _preflight_gke(args, config)
     if config.cloud is not Cloud.AWS:

@@ -112,7 +112,10 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
     elif type_ == "kubernetes:kustomize/v2:Directory":
         parts.append(f"directory={inputs.get('directory')}")
     elif type_.startswith("pulumi:providers:kubernetes"):
-        parts.append("kubeconfig=[secret]" if _secret(inputs.get("kubeconfig")) else "kubeconfig=(plaintext!)")
+        if inputs.get("kubeconfig") is None:
+            parts.append("kubeconfig=(ambient)" + (f" context={inputs['context']}" if inputs.get("context") else ""))
+        else:
+            parts.append("kubeconfig=[secret]" if _secret(inputs.get("kubeconfig")) else "kubeconfig=(plaintext!)")
     elif type_.startswith("kubernetes:") and "kind" in inputs:
         meta = inputs.get("metadata") or {}
         parts.append(f"{inputs.get('apiVersion')} {inputs.get('kind')} {meta.get('namespace', '') and meta['namespace'] + '/'}{meta.get('name', '')}")

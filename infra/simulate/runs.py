@@ -318,6 +318,7 @@ def configurations(
         try:
             stack = stack_config_from(config, secret_keys, stack_name)
             refuse_karpenter(stack)
+            refuse_existing_cluster(stack)
             settings = validate_model(model_raw)
         except (ConfigError, SimulationError) as exc:
             lines = list(getattr(exc, "lines", None) or [str(exc)])
@@ -336,6 +337,21 @@ KARPENTER_NOT_MODELLED = (
     "(got karpenter); simulate a copy of the stack with provisioner: cluster_autoscaler and no karpenter section"
 )
 """Why simulate refuses a Karpenter stack (one line)."""
+
+
+EXISTING_CLUSTER_NOT_MODELLED = (
+    "gpu-platform:existing_cluster: simulate models the autoscaler a stack configures (GKE's with the stack's profile, or "
+    "the cluster autoscaler's settings on EKS); an existing cluster's autoscaler and its settings are its owner's and not "
+    "in the stack (got an existing cluster); simulate a stack that creates a cluster with the same pools"
+)
+"""Why simulate refuses a stack on an existing cluster (one line)."""
+
+
+def refuse_existing_cluster(stack: Any) -> None:
+    """SimulationError for a stack on an existing cluster: the autoscaler that would add its nodes is not described, and
+    a model of another one's behaviour would be a wrong answer, not an estimate."""
+    if getattr(stack, "existing_cluster", None) is not None:
+        raise SimulationError(EXISTING_CLUSTER_NOT_MODELLED)
 
 
 def refuse_karpenter(stack: Any) -> None:

@@ -27,9 +27,10 @@ def alb_ingresses(config: Any) -> list[str]:
 
 def load_balancer_controller(config: Any) -> AwsLoadBalancerControllerArgs | None:
     """The controller the stack installs: the one set (aws_load_balancer_controller), else its defaults when an
-    ALB Ingress needs it, else none. Only on AWS (elsewhere the setting is refused)."""
-    if config.cloud is not Cloud.AWS:
-        return None
+    ALB Ingress needs it, else none. Only on AWS (elsewhere the setting is refused), and never on an existing
+    cluster (its owner installs the controller; StackConfig refuses the setting there)."""
+    if config.cloud is not Cloud.AWS or config.existing_cluster is not None:
+        return None  # on an existing cluster, the ALB Ingresses use the controller installed with the cluster
     chosen: AwsLoadBalancerControllerArgs | None = config.aws_load_balancer_controller
     if chosen is not None:
         return chosen
@@ -52,7 +53,7 @@ def load_balancing_problems(config: Any) -> list[Problem]:
         return problems
     if inference.ingress is not None:
         problems += [(("inference", "ingress", *loc), message, value) for loc, message, value in inference.ingress.cloud_problems(config.cloud.kind)]
-    if config.gke is not None or config.eks_plan is not None:
+    if config.gke is not None or config.eks_plan is not None or config.existing_cluster is not None:
         problems += [(("inference", *loc), message, value) for loc, message, value in inference.placement_problems(config.pool_shapes())]
     if not config.monitoring.enabled or config.monitoring.dcgm_exporter is None:
         problems.append(

@@ -43,6 +43,7 @@ from gpu_platform.components.eks.node_group_args import (
     autoscaler_image,
 )
 from gpu_platform.components.eks.plan import EksPlan, plan_node_groups
+from gpu_platform.components.existing.args import ExistingClusterArgs
 from gpu_platform.components.gke.args import GpuGkeClusterArgs
 from gpu_platform.components.inference.args import GpuInferenceServiceArgs
 from gpu_platform.components.kubeflow.args import (
@@ -175,6 +176,10 @@ class StackConfig(BaseModel):
     """The EKS cluster, its VPC and system node group (see EksClusterArgs). Required when cloud is aws. Default: none."""
     eks_node_groups: SpotFailoverEksNodeGroupsArgs | None = None
     """The EKS GPU classes, the cluster autoscaler and its priority expander (see SpotFailoverEksNodeGroupsArgs). Required when cloud is aws. Default: none."""
+    existing_cluster: ExistingClusterArgs | None = None
+    """A cluster the stack does not create, and its pools as they are (see ExistingClusterArgs; its kind comes from cloud): the platform's Kubernetes layer goes onto it, in place of gke, or eks and eks_node_groups. Default: none (the stack creates its cluster)."""
+    existing_cluster_kubeconfig: SecretStr | None = None
+    """The existing cluster's kubeconfig (its contents); a Pulumi secret. Default: none (the ambient kubeconfig: KUBECONFIG, else ~/.kube/config)."""
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig)
     """Monitoring of the cluster. Default: on, with dcgm-exporter off until configured."""
     dask: DaskOperatorArgs | None = None
@@ -247,6 +252,23 @@ class StackConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _existing_cluster_kind(cls, data: Any) -> Any:
+        """existing_cluster.kind comes from gpu-platform:cloud: one place to say it."""
+        if not isinstance(data, dict) or not isinstance(data.get("existing_cluster"), dict):
+            return data
+        existing = data["existing_cluster"]
+        if "kind" in existing:
+            _raise_all(
+                "StackConfig",
+                [(("existing_cluster", "kind"), "set gpu-platform:cloud instead; the program sets existing_cluster.kind from it", existing["kind"])],
+            )
+        cloud = data.get("cloud")
+        if isinstance(cloud, str) and cloud in {c.value for c in Cloud}:  # a wrong cloud: its own one line
+            return {**data, "existing_cluster": {**existing, "kind": Cloud(cloud).kind.value}}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _one_environment(cls, data: Any) -> Any:
         """gke/eks.environment come from gpu-platform:environment: one place to say it. The cluster's Args
         are made with it here, so the component gets the very Args (and plan) the stack checks read."""
@@ -288,9 +310,14 @@ class StackConfig(BaseModel):
         (each rule that needs a section skips while that section is missing, itself a problem)."""
         problems: list[Problem] = []
         sections = {Cloud.GCP: ("gke",), Cloud.AWS: ("eks", "eks_node_groups")}
-        for key in sections[self.cloud]:
-            if getattr(self, key) is None:
-                problems.append(((key,), f"{key} is required when cloud is {self.cloud.value}", None))
+        if self.existing_cluster is not None:
+            problems += self._check_existing_cluster(sections[self.cloud])
+        else:
+            for key in sections[self.cloud]:
+                if getattr(self, key) is None:
+                    problems.append(((key,), f"{key} is required when cloud is {self.cloud.value} (or existing_cluster, for a cluster the stack does not create)", None))
+            if self.existing_cluster_kubeconfig is not None:
+                problems.append((("existing_cluster_kubeconfig",), "existing_cluster_kubeconfig applies to existing_cluster, which this stack does not set; remove it", "[secret]"))
         for cloud, keys in sections.items():
             for key in keys:
                 if cloud is not self.cloud and getattr(self, key) is not None:
@@ -429,13 +456,48 @@ class StackConfig(BaseModel):
             claim(self.queues.namespace, "Kueue", ("queues", "namespace"))
         return problems
 
+    def _check_existing_cluster(self, sections: tuple[str, ...]) -> list[Problem]:
+        """A stack on an existing cluster creates no cluster, and what only a cluster the stack creates can have is
+        refused, naming why (docs/getting-started/existing-cluster.md lists these limits)."""
+        problems: list[Problem] = [
+            ((key,), f"{key} creates a cluster, and existing_cluster names one the stack does not create; keep one of them", "set")
+            for key in sections
+            if getattr(self, key) is not None
+        ]
+        if self.shared_datasets is not None and self.shared_datasets.datasets:
+            why = (
+                "FSx for Lustre in the cluster's VPC and subnets, open to its security group"
+                if self.cloud is Cloud.AWS
+                else "Workload Identity grants in the cluster's project and its Cloud Storage FUSE CSI driver"
+            )
+            problems.append(
+                (
+                    ("shared_datasets",),
+                    f"shared datasets need {why}, which the stack has only for a cluster it creates; remove shared_datasets on existing_cluster",
+                    "set",
+                )
+            )
+        if self.aws_load_balancer_controller is not None:
+            problems.append(
+                (
+                    ("aws_load_balancer_controller",),
+                    "the AWS Load Balancer Controller's IAM role trusts the cluster's OIDC provider, which the stack has only for a cluster it "
+                    "creates; on existing_cluster install it with the cluster, and the ALB Ingresses use it; remove aws_load_balancer_controller",
+                    "set",
+                )
+            )
+        return problems
+
     def _check_queued_provisioning(self) -> list[Problem]:
         """A GKE pool with queued provisioning (DWS) gets nodes only for a ProvisioningRequest, which only the
         queues' admission check makes (Kueue's ProvisioningRequest controller): without queues, or with queues
         that admit no tenant, nothing the platform runs could ever get that pool's nodes."""
-        if self.gke is None:
+        if self.gke is not None:
+            queued = [(("gke", "gpu_pools", i, "queued_provisioning"), p.name) for i, p in enumerate(self.gke.gpu_pools) if p.queued_provisioning]
+        elif self.existing_cluster is not None:
+            queued = [(("existing_cluster", "pools", i, "queued_provisioning"), p.name) for i, p in enumerate(self.existing_cluster.pools) if p.queued_provisioning]
+        else:
             return []
-        queued = [(i, p.name) for i, p in enumerate(self.gke.gpu_pools) if p.queued_provisioning]
         if not queued:
             return []
         if self.queues is None:
@@ -444,7 +506,7 @@ class StackConfig(BaseModel):
             why = "the queues have no tenant (no Dask tenant, no queued Kubeflow tenant), so no ClusterQueue carries the admission check that makes the ProvisioningRequest GKE gives this pool nodes for; add a tenant or turn queued_provisioning off"
         else:
             return []
-        return [(("gke", "gpu_pools", i, "queued_provisioning"), f"pool {name} has queued_provisioning but {why}", True) for i, name in queued]
+        return [(path, f"pool {name} has queued_provisioning but {why}", True) for path, name in queued]
 
     def tenant_names(self) -> set[str]:
         """Every tenant a dataset may be mounted by: the Dask tenants and the Kubeflow profiles (tenant_namespaces)."""
@@ -597,6 +659,8 @@ class StackConfig(BaseModel):
 
             region = self.eks.region or pulumi_aws.config.region
             return str(region) if region else None
+        if self.existing_cluster is not None:
+            return self.existing_cluster.region
         return None
 
     @property
@@ -654,6 +718,8 @@ class StackConfig(BaseModel):
             return self.gke.pool_shapes()
         if self.eks_plan is not None:
             return list(self.eks_plan.shapes)
+        if self.existing_cluster is not None:
+            return self.existing_cluster.pool_shapes()
         return []
 
     def pool_zones(self) -> dict[str, tuple[str, ...] | int]:

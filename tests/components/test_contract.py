@@ -37,7 +37,11 @@ def test_the_args_model_is_frozen_strict_and_documented(cls: type) -> None:
     assert not undocumented, f"{args_type.__name__}: fields without a docstring: {undocumented}"
 
 
-SECRETS = {"PrometheusStack": ["grafana_admin_password"], "KubeflowInstall": ["dex_password_hash", "oidc_client_secret"]}
+SECRETS = {
+    "PrometheusStack": ["grafana_admin_password"],
+    "KubeflowInstall": ["dex_password_hash", "oidc_client_secret"],
+    "ExistingCluster": ["kubeconfig"],
+}
 
 
 @pytest.mark.parametrize(("component", "names"), SECRETS.items())
