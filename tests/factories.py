@@ -114,3 +114,24 @@ def dws_stack_raw(**overrides: Any) -> dict[str, Any]:
     }
     raw.update(copy.deepcopy(overrides))
     return raw
+
+
+CLUSTER_SECTIONS = ("gke", "eks", "eks_node_groups")
+"""The stack keys that make a cluster, which an existing_cluster stands in place of."""
+
+
+def existing_stack(shipped: str, drop: tuple[str, ...] = ("shared_datasets",)) -> tuple[dict[str, Any], set[str]]:
+    """A shipped stack moved onto an existing cluster with the same pools, as read_stack_file gives it: its cluster
+    sections replaced by existing_cluster (ExistingClusterArgs.of_shapes of its plan), the keys ``drop`` names taken
+    out (by default shared_datasets, which only a cluster the stack creates can have)."""
+    from gpu_platform.components import ExistingClusterArgs
+    from gpu_platform.infra.stack.read import load_stack, read_stack_file
+    from tests.conftest import PROJECT_DIR
+
+    ns = "gpu-platform:"
+    config, secret = read_stack_file(PROJECT_DIR, shipped)
+    planned = load_stack(PROJECT_DIR, shipped)
+    described = ExistingClusterArgs.of_shapes(planned.cloud.kind, planned.pool_shapes(), region=planned.region)
+    config = {k: copy.deepcopy(v) for k, v in config.items() if k.removeprefix(ns) not in {*CLUSTER_SECTIONS, *drop}}
+    config[ns + "existing_cluster"] = described.model_dump(mode="json", exclude={"kind"}, exclude_none=True)
+    return config, {k for k in secret if k in config}

@@ -160,6 +160,7 @@ CLAIMS: dict[tuple[str, str], str] = {
         'gpu-platform:gke.gpu_pools[0].gpu_sharing: gpu_sharing MPS and gpu_partition_size 1g.5gb are exclusive: share whole GPUs or partition them with MIG, not both; remove one (got "MPS")',
     ): "test_the_refused_pools_print_the_lines_shown",
     ("docs/clouds/gke-dws.md", "example:gke-dws"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/getting-started/existing-cluster.md", "example:existing-gke"): "test_the_existing_cluster_stack_file_previews_with_the_pools_it_says",
     ("docs/clouds/gke-dws.md", "example:gke-dws-refused"): "test_the_refused_pools_print_the_lines_shown",
     (
         "docs/clouds/gke-dws.md",
@@ -625,3 +626,23 @@ def test_the_warm_capacity_recommendation_is_what_its_command_prints() -> None:
     assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
     assert done.stdout.splitlines() == printed
     assert any("/workload" in line and "meeting p90 <= 60 s" in line for line in printed)
+
+
+def test_the_existing_cluster_stack_file_previews_with_the_pools_it_says(tmp_path: Path) -> None:
+    """The guide's stack file, as a stack of this project: read, planned (2 L4s a node on g2-standard-24, 8 nodes: 16 GPUs),
+    and previewed by the program with no cloud resource, every Kubernetes object through the provider on the kubeconfig."""
+    from gpu_platform.infra.preview.engine import run_program
+    from gpu_platform.infra.stack.read import stack_config_from
+
+    document = yaml.safe_load(block("docs/getting-started/existing-cluster.md", "example:existing-gke"))["config"]
+    secret = {k for k, v in document.items() if isinstance(v, dict) and "secure" in v}
+    config = {k: ("placeholder-" + k if k in secret else v) for k, v in document.items()}
+    typed = stack_config_from(dict(config), set(secret), "research")
+    system, l4 = typed.pool_shapes()
+    assert (system.name, system.gpus_per_node, system.min_nodes, system.zone_count) == ("default-pool", 0, 3, 3)
+    assert (l4.gpus_per_node, l4.accelerator, l4.max_schedulable_gpus, l4.zones) == (2, "nvidia-l4", 16, ("us-central1-a", "us-central1-b"))
+    assert l4.placement.node_selector == {"cloud.google.com/gke-nodepool": "l4-spot"}
+    plan = run_program(PROJECT_DIR, "research", config, secret)
+    assert not [r for r in plan.resources if r.type.startswith(("gcp:", "aws:"))]
+    provider = next(r for r in plan.resources if r.type == "pulumi:providers:kubernetes")
+    assert provider.inputs["context"] == "gke_corp-ml_us-central1_research"

@@ -119,7 +119,9 @@ class ExistingPoolArgs(BaseModel):
                 if getattr(self, key) is not None:
                     raise field_error("ExistingPoolArgs", key, f"{key} applies to GKE pools; on EKS the instance type names its GPU: remove it", "set")
             if self.queued_provisioning:
-                raise field_error("ExistingPoolArgs", "queued_provisioning", "queued provisioning is GKE's (Dynamic Workload Scheduler); remove it on eks", True)
+                raise field_error(
+                    "ExistingPoolArgs", "queued_provisioning", "queued provisioning is GKE's (Dynamic Workload Scheduler); remove it on eks", True
+                )
         elif self.role is not PoolRole.SYSTEM and self.accelerator_type is None:
             raise field_error("ExistingPoolArgs", "accelerator_type", "a GKE GPU pool names its accelerator type (e.g. nvidia-l4)", None)
         shape_checked(self, lambda: self._machine(kind))
@@ -272,4 +274,3 @@ class ExistingClusterArgs(BaseModel):
                     pool["gpu_partition_size"] = s.mig_partition
             pools.append({k: v for k, v in pool.items() if v is not None})
         return cls.model_validate({"kind": kind.value, "region": region, "context": context, "pools": pools})
-

@@ -315,9 +315,17 @@ class StackConfig(BaseModel):
         else:
             for key in sections[self.cloud]:
                 if getattr(self, key) is None:
-                    problems.append(((key,), f"{key} is required when cloud is {self.cloud.value} (or existing_cluster, for a cluster the stack does not create)", None))
+                    problems.append(
+                        ((key,), f"{key} is required when cloud is {self.cloud.value} (or existing_cluster, for a cluster the stack does not create)", None)
+                    )
             if self.existing_cluster_kubeconfig is not None:
-                problems.append((("existing_cluster_kubeconfig",), "existing_cluster_kubeconfig applies to existing_cluster, which this stack does not set; remove it", "[secret]"))
+                problems.append(
+                    (
+                        ("existing_cluster_kubeconfig",),
+                        "existing_cluster_kubeconfig applies to existing_cluster, which this stack does not set; remove it",
+                        "[secret]",
+                    )
+                )
         for cloud, keys in sections.items():
             for key in keys:
                 if cloud is not self.cloud and getattr(self, key) is not None:
@@ -495,7 +503,9 @@ class StackConfig(BaseModel):
         if self.gke is not None:
             queued = [(("gke", "gpu_pools", i, "queued_provisioning"), p.name) for i, p in enumerate(self.gke.gpu_pools) if p.queued_provisioning]
         elif self.existing_cluster is not None:
-            queued = [(("existing_cluster", "pools", i, "queued_provisioning"), p.name) for i, p in enumerate(self.existing_cluster.pools) if p.queued_provisioning]
+            queued = [
+                (("existing_cluster", "pools", i, "queued_provisioning"), p.name) for i, p in enumerate(self.existing_cluster.pools) if p.queued_provisioning
+            ]
         else:
             return []
         if not queued:

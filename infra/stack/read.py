@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import json
 import re
 import typing
@@ -61,10 +62,23 @@ def _all_config() -> dict[str, Any]:
     return merged
 
 
+@functools.cache
+def _text_keys() -> frozenset[str]:
+    """The stack keys whose values are text (a password, a kubeconfig): never decoded, whatever they start with (a
+    JSON kubeconfig, a password beginning with a brace)."""
+    from pydantic import SecretStr
+
+    def text(annotation: Any) -> bool:
+        return annotation in (str, SecretStr) or any(text(a) for a in typing.get_args(annotation) if a is not type(None))
+
+    return frozenset(name for name, field in StackConfig.model_fields.items() if text(field.annotation))
+
+
 def read_namespace(namespace: str = PROJECT) -> dict[str, Any]:
-    """Every ``<namespace>:<key>`` config value, structured values decoded."""
+    """Every ``<namespace>:<key>`` config value, structured values decoded (text keys as they are)."""
     prefix = namespace + ":"
-    return {k[len(prefix) :]: _parse(v) for k, v in _all_config().items() if k.startswith(prefix)}
+    text = _text_keys() if namespace == PROJECT else frozenset()
+    return {k[len(prefix) :]: v if k[len(prefix) :] in text else _parse(v) for k, v in _all_config().items() if k.startswith(prefix)}
 
 
 def load_stack_config() -> StackConfig:

@@ -193,3 +193,93 @@ def test_a_deployment_without_skip_await_times_out_with_the_engines_message(real
         assert "'await' timed out waiting to be Ready" in message, message
         assert "Minimum number of live Pods was not attained" in message, message
         assert seconds >= timeout, f"up failed after {seconds:.0f} s, before the {timeout} s timeout: {message}"
+
+
+def _claim_program(engine: RealEngine, storage_class: str) -> Callable[[], None]:
+    """A protected claim (as Kubeflow's are under keep_volumes_on_delete) of ``storage_class``."""
+
+    def program() -> None:
+        on_cluster = pulumi.ResourceOptions(provider=engine.provider())
+        ns = k8s.core.v1.Namespace("claims-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name="engine-claims"), opts=on_cluster)
+        k8s.core.v1.PersistentVolumeClaim(
+            "data",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="data", namespace=ns.metadata.name),
+            spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
+                access_modes=["ReadWriteOnce"],
+                storage_class_name=storage_class,
+                resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": "1Gi"}),
+            ),
+            opts=pulumi.ResourceOptions(provider=on_cluster.provider, protect=True, depends_on=[ns]),
+        )
+
+    return program
+
+
+def test_a_change_of_an_immutable_field_of_a_protected_claim_is_refused_with_the_engines_message(real_engine: RealEngine) -> None:
+    """A claim's storage class is immutable: the provider can only replace the claim, which the engine refuses for a
+    protected resource (a new claim would be an empty volume). Only the engine's diff knows the change is a replacement."""
+    with real_engine.stack("claims", _claim_program(real_engine, "standard")) as stack:
+        assert stack.up().summary == {"create": 4}
+        assert stack.preview(_claim_program(real_engine, "premium")).changed() == {"data": "replace"}
+        with pytest.raises(auto.CommandError) as refused:
+            stack.up(_claim_program(real_engine, "premium"))
+        message = str(refused.value)
+        print(message)
+        assert "cannot be replaced" in message or "marked for protection" in message, message[-2000:]
+        assert "PersistentVolumeClaim::data" in message, message[-2000:]
+        from kubernetes import client
+
+        # Nothing was replaced: the claim is the old one, of its old class.
+        claim = client.CoreV1Api(real_engine.api_client()).read_namespaced_persistent_volume_claim("data", "engine-claims")
+        assert claim.spec.storage_class_name == "standard"
+        # As `pulumi state unprotect` does, so the stack can be destroyed on leaving.
+        state = stack.stack.export_stack()
+        for resource in state.deployment["resources"]:
+            resource.pop("protect", None)
+        stack.stack.import_stack(state)
+
+
+def _hook_chart(folder: Any) -> str:
+    """A chart whose pre-install hook is a Job that fails (its deadline of 1 s passes: the job controller fails it)."""
+    import yaml
+
+    chart = folder / "failing-hook"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(yaml.safe_dump({"apiVersion": "v2", "name": "failing-hook", "version": "0.1.0"}))
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "migrate", "annotations": {"helm.sh/hook": "pre-install", "helm.sh/hook-delete-policy": "before-hook-creation"}},
+        "spec": {
+            "backoffLimit": 0,
+            "activeDeadlineSeconds": 1,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "migrate", "image": "registry.k8s.io/pause:3.10"}]}},
+        },
+    }
+    (chart / "templates" / "job.yaml").write_text(yaml.safe_dump(job))
+    (chart / "templates" / "config.yaml").write_text(
+        yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after-hook"}, "data": {"a": "b"}})
+    )
+    return str(chart)
+
+
+def test_a_release_whose_hook_fails_fails_up_with_the_engines_message(real_engine: RealEngine, tmp_path: Any) -> None:
+    """Helm runs a release's hooks and waits for them: only the provider's Helm knows a failed pre-install hook stops the
+    release (the offline render lists the hook as one more object)."""
+    from kubernetes import client
+
+    chart = _hook_chart(tmp_path)
+
+    def program() -> None:
+        on_cluster = pulumi.ResourceOptions(provider=real_engine.provider())
+        ns = k8s.core.v1.Namespace("hook-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name="engine-hook"), opts=on_cluster)
+        k8s.helm.v3.Release("hooked", k8s.helm.v3.ReleaseArgs(chart=chart, name="hooked", namespace=ns.metadata.name, timeout=60), opts=on_cluster)
+
+    with real_engine.stack("hook", program) as stack:
+        with pytest.raises(auto.CommandError) as failed:
+            stack.up()
+        message = str(failed.value)
+        print(message)
+        assert "pre-install" in message and ("failed" in message or "DeadlineExceeded" in message), message[-2000:]
+        names = [c.metadata.name for c in client.CoreV1Api(real_engine.api_client()).list_namespaced_config_map("engine-hook").items]
+        assert "after-hook" not in names  # the release stopped at its hook

@@ -10,26 +10,13 @@ from typing import Any
 
 import pytest
 
-from gpu_platform.components import ExistingClusterArgs
 from gpu_platform.infra.preview.engine import run_program
 from gpu_platform.infra.stack.errors import SECRET_PLACEHOLDER, ConfigError
 from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
 from tests.conftest import PROJECT_DIR
+from tests.factories import existing_stack
 
 NS = "gpu-platform:"
-
-
-def existing_stack(shipped: str, drop: tuple[str, ...] = ("shared_datasets",)) -> tuple[dict[str, Any], set[str]]:
-    """A shipped stack moved onto an existing cluster with the same pools: its cluster sections replaced by
-    existing_cluster (ExistingClusterArgs.of_shapes of its plan), the keys ``drop`` names taken out."""
-    from gpu_platform.infra.stack.read import load_stack
-
-    config, secret = read_stack_file(PROJECT_DIR, shipped)
-    planned = load_stack(PROJECT_DIR, shipped)
-    described = ExistingClusterArgs.of_shapes(planned.cloud.kind, planned.pool_shapes(), region=planned.region)
-    config = {k: copy.deepcopy(v) for k, v in config.items() if k.removeprefix(NS) not in {"gke", "eks", "eks_node_groups", *drop}}
-    config[NS + "existing_cluster"] = described.model_dump(mode="json", exclude={"kind"}, exclude_none=True)
-    return config, {k for k in secret if k in config}
 
 
 def read(config: dict[str, Any], secret: set[str]) -> Any:
@@ -62,7 +49,9 @@ def test_its_kind_comes_from_cloud_and_is_not_stated() -> None:
     config, secret = existing_stack("dev-gke")
     assert read(config, secret).existing_cluster.kind.value == "gke"
     config[NS + "existing_cluster"]["kind"] = "gke"
-    assert refusals(config, secret) == ["gpu-platform:existing_cluster.kind: set gpu-platform:cloud instead; the program sets existing_cluster.kind from it (got \"gke\")"]
+    assert refusals(config, secret) == [
+        'gpu-platform:existing_cluster.kind: set gpu-platform:cloud instead; the program sets existing_cluster.kind from it (got "gke")'
+    ]
 
 
 def test_a_created_clusters_section_beside_it_is_refused_naming_both() -> None:
@@ -86,7 +75,9 @@ def test_a_kubeconfig_without_an_existing_cluster_is_refused_without_its_value()
     config[NS + "existing_cluster_kubeconfig"] = SECRET_PLACEHOLDER + "kubeconfig-contents"
     secret.add(NS + "existing_cluster_kubeconfig")
     lines = refusals(config, secret)
-    assert lines == ["gpu-platform:existing_cluster_kubeconfig: existing_cluster_kubeconfig applies to existing_cluster, which this stack does not set; remove it (got a secret value)"]
+    assert lines == [
+        "gpu-platform:existing_cluster_kubeconfig: existing_cluster_kubeconfig applies to existing_cluster, which this stack does not set; remove it (got a secret value)"
+    ]
     assert "kubeconfig-contents" not in "".join(lines)
 
 
@@ -120,7 +111,9 @@ def test_a_queued_pool_without_queues_is_refused_at_its_existing_key() -> None:
     pools[index].update(queued_provisioning=True, capacity="on_demand")
     del config[NS + "queues"]
     (line,) = [line for line in refusals(config, secret) if line.startswith("gpu-platform:existing_cluster")]
-    assert line.startswith(f"gpu-platform:existing_cluster.pools[{index}].queued_provisioning: pool {pools[index]['name']} has queued_provisioning but the stack has no queues")
+    assert line.startswith(
+        f"gpu-platform:existing_cluster.pools[{index}].queued_provisioning: pool {pools[index]['name']} has queued_provisioning but the stack has no queues"
+    )
 
 
 @pytest.mark.parametrize("shipped", ["dev-gke", "prod-eks"])
@@ -160,3 +153,18 @@ def test_simulate_and_preflight_refuse_an_existing_cluster_in_one_line(tmp_path:
     assert main(["preflight", "gke", "byo", "--offline", "--project-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "sets existing_cluster: preflight gke checks the quotas and zones of the cluster and pools a stack creates" in err[0], err
+
+
+def test_a_kubeconfig_in_json_or_a_password_starting_with_a_brace_stays_text() -> None:
+    """Text keys are never decoded as structured config, whatever they start with (the reader decodes JSON objects and
+    lists for the structured keys)."""
+    import json
+
+    config, secret = existing_stack("dev-gke")
+    kubeconfig = json.dumps({"apiVersion": "v1", "kind": "Config", "clusters": [], "contexts": [], "users": []})
+    config[NS + "existing_cluster_kubeconfig"] = kubeconfig
+    config[NS + "grafana_admin_password"] = "[brace-first-password]"
+    secret |= {NS + "existing_cluster_kubeconfig", NS + "grafana_admin_password"}
+    read_back = read(config, secret)
+    assert read_back.existing_cluster_kubeconfig.get_secret_value() == kubeconfig
+    assert read_back.grafana_admin_password.get_secret_value() == "[brace-first-password]"

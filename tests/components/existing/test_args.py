@@ -108,7 +108,10 @@ def test_the_plan_is_made_once_and_again_after_a_copy_with_changes() -> None:
         (gke({**SYSTEM, "accelerator_type": "nvidia-l4"}, L4), "pools[0].accelerator_type: accelerator_type applies to GPU pools"),
         (gke(SYSTEM, {**L4, "node_selector": {"bad key!": "x"}}), "pools[1].node_selector.bad key!"),
         (gke(SYSTEM, L4, context="my context"), "context: context must be a kubeconfig context name, without whitespace"),
-        ({"kind": "eks", "pools": [EKS_SYSTEM, {**EKS_GPU, "accelerator_type": "nvidia-a10g"}]}, "pools[1].accelerator_type: accelerator_type applies to GKE pools"),
+        (
+            {"kind": "eks", "pools": [EKS_SYSTEM, {**EKS_GPU, "accelerator_type": "nvidia-a10g"}]},
+            "pools[1].accelerator_type: accelerator_type applies to GKE pools",
+        ),
         ({"kind": "eks", "pools": [EKS_SYSTEM, {**EKS_GPU, "queued_provisioning": True}]}, "pools[1].queued_provisioning: queued provisioning is GKE's"),
         ({"kind": "eks", "pools": [EKS_SYSTEM, {**EKS_GPU, "gpus_per_node": 2}]}, "pools[1].gpus_per_node: gpus_per_node 2 contradicts g5.12xlarge"),
         ({"kind": "eks", "pools": [EKS_SYSTEM, {**EKS_GPU, "machine_type": "m6i.xlarge"}]}, "pools[1].instance_types"),
@@ -141,4 +144,7 @@ def test_a_shipped_stacks_pools_described_as_an_existing_cluster_are_the_same_po
 
 def test_a_pool_given_as_args_or_as_data_is_the_same() -> None:
     pool = ExistingPoolArgs.model_validate(L4)
-    assert ExistingClusterArgs(kind=ClusterKind.GKE, pools=[ExistingPoolArgs.model_validate(SYSTEM), pool]).pool_shapes() == ExistingClusterArgs.model_validate(gke()).pool_shapes()
+    assert (
+        ExistingClusterArgs(kind=ClusterKind.GKE, pools=[ExistingPoolArgs.model_validate(SYSTEM), pool]).pool_shapes()
+        == ExistingClusterArgs.model_validate(gke()).pool_shapes()
+    )

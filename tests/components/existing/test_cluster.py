@@ -41,7 +41,9 @@ def test_its_one_child_is_the_provider_on_the_kubeconfig_kept_secret_at_the_cont
 
 @pulumi.runtime.test
 def test_without_a_kubeconfig_the_provider_reads_the_ambient_one(engine: Engine) -> pulumi.Output[Any]:
-    cluster = ExistingCluster("byo", ExistingClusterArgs.model_validate({"kind": "eks", "pools": [{"name": "system", "role": "system", "machine_type": "m6i.large", "max_nodes": 2}]}))
+    cluster = ExistingCluster(
+        "byo", ExistingClusterArgs.model_validate({"kind": "eks", "pools": [{"name": "system", "role": "system", "machine_type": "m6i.large", "max_nodes": 2}]})
+    )
 
     def check(_: Any) -> None:
         inputs = engine.resource("byo-k8s").inputs
