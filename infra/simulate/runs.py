@@ -41,6 +41,7 @@ __all__ = [
     "Work",
     "cheapest_meeting",
     "configurations",
+    "inapplicable",
     "run",
     "run_all",
     "sweep_figure",
@@ -249,6 +250,7 @@ def run(
         queues=inputs.queues,
         tenants=inputs.tenants,
         warm=dict(inputs.warm),
+        karpenter=inputs.karpenter,
     )
     # Price every group before running: a missing price fails in a moment, not after the run.
     for group in inputs.groups:
@@ -317,7 +319,8 @@ def configurations(
         config = {**others, **{prefix + k: v for k, v in stack_raw.items()}}
         try:
             stack = stack_config_from(config, secret_keys, stack_name)
-            refuse_karpenter(stack)
+            if lines := inapplicable(stack, [k for k, _ in pairs]):
+                raise SimulationError(lines)
             settings = validate_model(model_raw)
         except (ConfigError, SimulationError) as exc:
             lines = list(getattr(exc, "lines", None) or [str(exc)])
@@ -330,22 +333,24 @@ def configurations(
     return out
 
 
-KARPENTER_NOT_MODELLED = (
-    "gpu-platform:eks_node_groups.provisioner: simulate models the cluster autoscaler's node groups, not yet "
-    "Karpenter's provisioning (its batching of pending pods into NodeClaims, consolidation, NodePool weights) "
-    "(got karpenter); simulate a copy of the stack with provisioner: cluster_autoscaler and no karpenter section"
-)
-"""Why simulate refuses a Karpenter stack (one line)."""
-
-
-def refuse_karpenter(stack: Any) -> None:
-    """SimulationError when the stack's GPU nodes are provisioned by Karpenter, which the model does not
-    simulate: answering with the cluster autoscaler's behaviour would be a wrong answer, not an estimate."""
-    from gpu_platform.components.karpenter.args import Provisioner
-
-    groups = getattr(stack, "eks_node_groups", None)
-    if groups is not None and groups.provisioner is Provisioner.KARPENTER:
-        raise SimulationError(KARPENTER_NOT_MODELLED)
+def inapplicable(stack: Any, keys: Sequence[str]) -> list[str]:
+    """One line per model key the stack's provisioner never reads: ``model.autoscaler.*`` on a Karpenter stack
+    (Karpenter provisions its GPU nodes: infra/simulate/karpenter.py), ``model.karpenter.*`` on any other (a value
+    that changes nothing would read as a finding)."""
+    karpenter = getattr(stack, "karpenter_plan", None) is not None
+    lines = []
+    for key in keys:
+        if karpenter and key.startswith("model.autoscaler."):
+            lines.append(
+                f"{key}: the stack's GPU nodes are provisioned by Karpenter (eks_node_groups.provisioner: karpenter), which has no "
+                "cluster-autoscaler loop; set model.karpenter.* (batch_idle_duration, batch_max_duration, start) or the NodePools' "
+                "eks_node_groups.karpenter.disruption"
+            )
+        elif not karpenter and key.startswith("model.karpenter."):
+            lines.append(
+                f"{key}: applies to Karpenter stacks (eks_node_groups.provisioner: karpenter) and this stack's nodes are grown by the cluster autoscaler"
+            )
+    return lines
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,13 @@ distribution with its default and source) and the `--set`/`--sweep` overrides of
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Sequence
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, ValidationError, field_validator
 
 from gpu_platform.components.core.models import ARGS_CONFIG
 from gpu_platform.components.core.numbers import Float, Int
@@ -17,6 +18,7 @@ from gpu_platform.infra.simulate.inputs import Binding
 
 __all__ = [
     "AutoscalerModel",
+    "KarpenterModel",
     "ModelSettings",
     "NodeModel",
     "SimulationError",
@@ -120,6 +122,25 @@ class SpotModel(BaseModel):
     """From the reclaim notice to the node's end. Default: none (the cloud's: GCP 30s, AWS 2m)."""
 
 
+class KarpenterModel(BaseModel):
+    """Karpenter's controller settings the stack does not set (a Karpenter stack only: eks_node_groups.provisioner
+    karpenter). The NodePools' limits, weights, consolidation and budgets come from the stack."""
+
+    model_config = ARGS_CONFIG
+
+    batch_idle_duration: Annotated[Duration, Field(gt=0, le=600)] = 1.0
+    """A batch of pending pods closes this long after its last new pod (Karpenter's --batch-idle-duration, BATCH_IDLE_DURATION; kubernetes-sigs/karpenter v1.14.1 pkg/operator/options/options.go:130). Default: 1 (1s)."""
+    batch_max_duration: Annotated[Duration, Field(gt=0, le=600)] = 10.0
+    """A batch closes this long after its first pod at the latest (--batch-max-duration, BATCH_MAX_DURATION; options.go:129). Default: 10 (10s)."""
+    start: datetime.datetime = datetime.datetime(2026, 1, 5, 9, 0, tzinfo=datetime.UTC)
+    """The wall-clock time (UTC, ISO 8601) of the run's start, against which the NodePools' disruption budget schedules are read (a budget "0" from "0 8 * * mon-fri" for 10h blocks consolidation through a working day). Default: 2026-01-05T09:00:00Z (a Monday, 09:00)."""
+
+    @field_validator("start")
+    @classmethod
+    def _utc(cls, value: datetime.datetime) -> datetime.datetime:
+        return value.replace(tzinfo=datetime.UTC) if value.tzinfo is None else value.astimezone(datetime.UTC)
+
+
 class ModelSettings(BaseModel):
     """What the simulator assumes beyond the stack: ``--set model.<key>=<value>``."""
 
@@ -135,6 +156,8 @@ class ModelSettings(BaseModel):
     """Node and pod timings. Default: see NodeModel."""
     spot: SpotModel = Field(default_factory=SpotModel)
     """Spot shortage and preemption. Default: see SpotModel."""
+    karpenter: KarpenterModel = Field(default_factory=KarpenterModel)
+    """Karpenter's batching and the run's wall-clock start (Karpenter stacks only). Default: see KarpenterModel."""
 
 
 _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[[^\]]+\])*)$")
