@@ -187,10 +187,16 @@ def parse_value(text: str) -> Any:
 
 
 def _set_path(data: Any, path: list[str], value: Any, key: str) -> None:
-    """Set ``path`` in the nested dicts/lists ``data`` (created where a mapping is missing)."""
+    """Set ``path`` in the nested dicts/lists ``data`` (created where a mapping is missing). ``value`` None (YAML
+    ``null`` or ``~``) removes the key, or the list item, as if the stack had never set it: a section is off, a
+    setting takes its default; removing what is not there changes nothing."""
     where = data
     for i, part in enumerate(path):
         last = i == len(path) - 1
+        if value is None and not isinstance(where, (dict, list)):
+            raise SimulationError(f"{key}: {'.'.join(path[:i])} is a value, not a mapping")
+        if value is None and isinstance(where, dict) and where.get(part) is None and not last:
+            return  # nothing to remove below a key that is not set
         if isinstance(where, list):
             if part.isdigit():
                 index = int(part)
@@ -201,14 +207,18 @@ def _set_path(data: Any, path: list[str], value: Any, key: str) -> None:
                 if part not in names:
                     raise SimulationError(f"{key}: no item named {part!r} in {'.'.join(path[:i])} (items: {', '.join(map(str, names)) or 'none'})")
                 index = names.index(part)
-            if last:
+            if last and value is None:
+                del where[index]
+            elif last:
                 where[index] = value
             else:
                 where = where[index]
             continue
         if not isinstance(where, dict):
             raise SimulationError(f"{key}: {'.'.join(path[:i])} is a value, not a mapping")
-        if last:
+        if last and value is None:
+            where.pop(part, None)
+        elif last:
             where[part] = value
         else:
             if where.get(part) is None:
