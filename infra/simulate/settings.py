@@ -123,8 +123,10 @@ class SpotModel(BaseModel):
 
 
 class KarpenterModel(BaseModel):
-    """Karpenter's controller settings the stack does not set (a Karpenter stack only: eks_node_groups.provisioner
-    karpenter). The NodePools' limits, weights, consolidation and budgets come from the stack."""
+    """Karpenter's controller settings the stack does not set, and when the run starts (Karpenter stacks only).
+
+    A Karpenter stack is one with eks_node_groups.provisioner karpenter; its NodePools' limits, weights,
+    consolidation and budgets come from the stack."""
 
     model_config = ARGS_CONFIG
 
@@ -178,10 +180,21 @@ def parse_key(key: str) -> list[str]:
     return out
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML without its timestamp type: a time (model.karpenter.start=2026-01-05T19:00:00Z) stays the text it was,
+    which the settings' own fields read, and which a sweep's label and JSON print as given."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def parse_value(text: str) -> Any:
-    """A value as YAML reads it (numbers, true/false, lists, "10m" stays a string)."""
+    """A value as YAML reads it (numbers, true/false, null, lists; "10m" and times stay strings)."""
     try:
-        return yaml.safe_load(text) if text.strip() else ""
+        return yaml.load(text, Loader=_Loader) if text.strip() else ""
     except yaml.YAMLError:
         return text
 

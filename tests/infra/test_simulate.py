@@ -261,6 +261,11 @@ def test_null_removes_a_section_a_list_item_or_a_setting() -> None:
     from gpu_platform.infra.simulate.settings import parse_value
 
     assert parse_value("null") is None and parse_value("~") is None
+    # A time stays text (YAML would make it a datetime, which a sweep's label and JSON cannot print).
+    assert parse_value("2026-01-05T19:00:00Z") == "2026-01-05T19:00:00Z" and parse_value("2026-01-05") == "2026-01-05"
+    swept = configurations(PROJECT_DIR, "prod-eks", [], [("model.karpenter.start", ["2026-01-05T09:00:00Z", "2026-01-05T19:00:00Z"])], 2)
+    assert [c.label for c in swept] == ["model.karpenter.start=2026-01-05T09:00:00Z", "model.karpenter.start=2026-01-05T19:00:00Z"]
+    assert [c.inputs.karpenter.start.hour for c in swept] == [9, 19]
     (base,) = configurations(PROJECT_DIR, "prod-eks", [], [], 1)
     (cut,) = configurations(
         PROJECT_DIR,
