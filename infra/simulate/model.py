@@ -1,6 +1,7 @@
 """A discrete-event model of a GPU cluster under a workload, on SimPy: node groups, the
-scheduler binding pods, the cluster autoscaler's loop, node start-up, spot shortage and
-preemption, tenant quotas at admission. ``gpu-platform simulate`` builds it from a stack
+scheduler binding pods, the cluster autoscaler's loop (or, on a Karpenter stack, Karpenter's
+provisioner and disruption controller: infra/simulate/karpenter.py), node start-up, spot shortage
+and preemption, tenant quotas at admission. ``gpu-platform simulate`` builds it from a stack
 (infra/simulate/runs.py); this module knows nothing of stacks or files.
 
 Time is in seconds from the start of the run. Every random draw comes from one

@@ -6,12 +6,14 @@ their real shapes (the catalog, or a stated shape) and allocatable resources (th
 reserve formulas plan-capacity uses), their bounds (per zone or total), their capacity type
 and the order the autoscaler tries them (GKE ComputeClass priorities: spot before on-demand;
 EKS priority tiers, ties by least-waste), the tenants' GPU quotas and the autoscaler's
-settings (EKS: the stack's cluster-autoscaler settings; GKE: its autoscaling profile).
+settings (EKS: the stack's cluster-autoscaler settings; GKE: its autoscaling profile). On a Karpenter
+stack, its NodePools (weights, limits, disruption) and Karpenter's provisioner and disruption controller
+(infra/simulate/karpenter.py) in the autoscaler's place.
 ``ModelSettings`` holds what the stack does not say: timings of nodes and pods, spot
 shortage and preemption, with documented defaults and their sources. ``--set KEY=VALUE``
 overrides a stack key (``gke.gpu_pools[t4].autoscaling.min_nodes=2``) or a model key
-(``model.autoscaler.scan_interval=5s``) for the run; ``--sweep KEY=V1,V2`` runs every
-combination.
+(``model.autoscaler.scan_interval=5s``) for the run, or removes it with ``null``; ``--sweep KEY=V1,V2``
+runs every combination.
 
 The figures are the report's (infra/report/prometheus.py ``figures``) from the simulated run sampled
 on its 1 s grid, plus the cost (infra/simulate/prices.json or ``--prices``), the failovers and the
