@@ -46,12 +46,18 @@ aws/karpenter-provider-aws at tag v1.14.1 where named), rule by rule:
   cron_active), the run's second 0 being ``model.karpenter.start``; nodes already being disrupted count
   against it (controllers/disruption/helpers.go:262-301).
 
+- **Spot interruption.** At a spot node's interruption warning (``model.spot.preemption_per_node_hour``) the
+  interruption controller marks its spot offering unavailable for 3 minutes and cordons and drains the node
+  at once (aws/karpenter-provider-aws pkg/controllers/interruption/utils.go:114, :125-126, :133-142,
+  :207-212), instead of keeping it to the notice's end: its pods are replaced pending then, and launch on
+  the next NodePool by weight.
+
 Left out (docs/simulator/model.md): consolidation that moves running pods (WhenEmptyOrUnderutilized's
 multi- and single-node consolidation: the model removes only empty nodes, so it keeps such a stack's
 part-used nodes longer than Karpenter would), drift and expiry (expireAfter 720h is longer than a run),
-interruption handling draining a spot node at its notice (the model keeps the node until the notice ends,
-as for a managed node group), node deletion latency, and the NodePools' cost-based choice among instance
-types (each class has one).
+the drain's graceful termination and node deletion latency (pods and node go at once), offerings per zone
+(a whole spot NodePool is passed over, where Karpenter passes over the instance type in that zone), and the
+NodePools' cost-based choice among instance types (each class has one).
 """
 
 from __future__ import annotations
@@ -264,6 +270,16 @@ class Karpenter:
             self.unavailable_until[group.name] = m.env.now + UNAVAILABLE_OFFERINGS_TTL
         m.launch(group, short=short)
         return not short
+
+    def interrupted(self, node: _Node) -> bool:
+        """A spot interruption warning for ``node``: True when it is a NodePool's, which Karpenter's interruption
+        controller (the stack's interruption queue) cordons and drains at once, deleting its NodeClaim, after
+        marking its spot offering unavailable (aws/karpenter-provider-aws pkg/controllers/interruption/utils.go:
+        114, :125-126, :133-142, :207-212); the replacement pods then launch on the next NodePool by weight."""
+        if node.group.name not in self.pools:
+            return False
+        self.unavailable_until[node.group.name] = self.model.env.now + UNAVAILABLE_OFFERINGS_TTL
+        return True
 
     # --- pod events and the disruption controller ------------------------------------------------------
 

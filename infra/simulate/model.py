@@ -346,10 +346,13 @@ class ClusterModel:
             self.env.process(self._preemption(node, self.random.expovariate(rate / 3600)))
 
     def _preemption(self, node: _Node, after: float) -> SimProcess:
+        """The node is reclaimed ``after`` seconds from now: it goes at the end of the notice, or at the notice
+        itself on a Karpenter NodePool, whose interruption controller drains it then (infra/simulate/karpenter.py)."""
         yield self.env.timeout(after)
         if node.record.removed is not None:
             return
-        yield self.env.timeout(self.timings.preemption_notice)
+        if self.karpenter is None or not self.karpenter.interrupted(node):
+            yield self.env.timeout(self.timings.preemption_notice)
         if node.record.removed is not None:
             return
         self.trace.preemptions += 1

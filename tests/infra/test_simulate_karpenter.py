@@ -307,3 +307,20 @@ def test_budget_schedules_read_as_robfig_cron_reads_them() -> None:
     assert not cron_matches("0 0 1 * *", MONDAY_9.replace(hour=0)) and not cron_matches("0 0 * * mon", thursday_1st)
     assert cron_matches("@weekly", datetime.datetime(2026, 1, 4, 0, 0, tzinfo=datetime.UTC))  # a Sunday
     assert cron_matches("*/15 9 * * *", MONDAY_9.replace(minute=45)) and not cron_matches("*/15 9 * * *", MONDAY_9.replace(minute=50))
+
+
+def test_a_spot_interruption_drains_the_node_at_the_warning_and_its_pod_launches_on_demand() -> None:
+    """Karpenter's interruption controller acts at the warning, not the notice's end: the spot node (ready at 181 s,
+    warned 600 s later: the draw fixed here) goes at 781 s, not 781 + 120 s, its pod lost then; the spot offering is
+    skipped for 3 minutes, so the replacement pod's batch closes 1 s later on the on-demand NodePool."""
+    t = Timings(**{**STARTUP.__dict__, "preemption_per_node_hour": 1.0, "preemption_notice": 120.0})
+    groups = [group("gpu-spot", spot=True), group("gpu-on-demand")]
+    model = ClusterModel(groups, timings=t, karpenter=karpenter(pool("gpu-spot", 2), pool("gpu-on-demand", 1)))
+    model.random.expovariate = lambda rate: 600.0  # type: ignore[method-assign]
+    model.add_jobs([job(0.0, 3600.0)])
+    trace = model.run(until=2 * 3600)
+    spot, replacement, *_ = trace.nodes
+    assert (spot.group.name, spot.gpu_ready, spot.removed, spot.preempted) == ("gpu-spot", 181.0, 781.0, True)
+    (lost,) = [p for p in trace.pods if p.lost]
+    assert lost.finished == 781.0
+    assert (replacement.group.name, replacement.requested, replacement.gpu_ready) == ("gpu-on-demand", 782.0, 962.0)
