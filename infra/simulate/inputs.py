@@ -222,7 +222,7 @@ class KarpenterInputs:
 
     pools: tuple[NodePoolInputs, ...]
     consolidation_policy: str = "WhenEmpty"
-    """WhenEmpty or WhenEmptyOrUnderutilized (the model removes empty nodes under both; see the module)."""
+    """WhenEmpty (only empty nodes go) or WhenEmptyOrUnderutilized (also a node whose pods fit elsewhere, evicted)."""
     consolidate_after: float | None = 600.0
     """Seconds a node must be without pod events before it is consolidatable; None: Never (no consolidation)."""
     budgets: tuple[Budget, ...] = (Budget("10%"),)

@@ -39,22 +39,28 @@ aws/karpenter-provider-aws at tag v1.14.1 where named), rule by rule:
   (controllers/disruption/controller.go:71, :182) and runs Emptiness first, under both consolidation
   policies (:103-105): the empty consolidatable nodes, as many per NodePool as its budgets allow, are
   checked again after 15 s (disruption/consolidation.go:45 commandValidationDelay; validation.go:134-148)
-  and removed if still empty; the controller then looks again at once (controller.go:171-173).
+  and removed if still empty; the controller then looks again at once (controller.go:176-178).
+- **Consolidation of used nodes** (``consolidationPolicy: WhenEmptyOrUnderutilized`` only,
+  disruption/consolidation.go:100-134). When Emptiness finds nothing, single-node consolidation takes the
+  consolidatable node with the fewest pods whose pods all fit on the other ready nodes, none of them within
+  its own consolidateAfter (disruption/singlenodeconsolidation.go:55-126; consolidation.go:159-188, a
+  delete; provisioning/scheduling/scheduler.go:627-632), checks it again after 15 s and removes it: its pods
+  are evicted and replaced pending (the Dask operator replaces a worker; lost, as at a preemption) and bound
+  where the command found room.
 - **Budgets.** Per NodePool and reason, the fewest nodes any active budget allows: a count, or a percentage
   of the NodePool's initialised nodes rounded up (apis/v1/nodepool.go:363-405); a budget with a schedule is
   active for ``duration`` after each firing (:412-430, cron in UTC: components/core/durations.py
   cron_active), the run's second 0 being ``model.karpenter.start``; nodes already being disrupted count
   against it (controllers/disruption/helpers.go:262-301).
-
 - **Spot interruption.** At a spot node's interruption warning (``model.spot.preemption_per_node_hour``) the
   interruption controller marks its spot offering unavailable for 3 minutes and cordons and drains the node
   at once (aws/karpenter-provider-aws pkg/controllers/interruption/utils.go:114, :125-126, :133-142,
   :207-212), instead of keeping it to the notice's end: its pods are replaced pending then, and launch on
   the next NodePool by weight.
 
-Left out (docs/simulator/model.md): consolidation that moves running pods (WhenEmptyOrUnderutilized's
-multi- and single-node consolidation: the model removes only empty nodes, so it keeps such a stack's
-part-used nodes longer than Karpenter would), drift and expiry (expireAfter 720h is longer than a run),
+Left out (docs/simulator/model.md): replacing a node by a cheaper one (consolidation that launches a
+NodeClaim: the model only deletes, so an on-demand node that spot could replace stays), multi-node
+consolidation's batches (taken one node per command here), drift and expiry (expireAfter 720h is longer than a run),
 the drain's graceful termination and node deletion latency (pods and node go at once), offerings per zone
 (a whole spot NodePool is passed over, where Karpenter passes over the instance type in that zone), and the
 NodePools' cost-based choice among instance types (each class has one).
@@ -83,6 +89,7 @@ __all__ = [
     "POD_REQUEUE",
     "POLLING_PERIOD",
     "UNAVAILABLE_OFFERINGS_TTL",
+    "UNDERUTILIZED_POLICY",
     "Karpenter",
     "allowed_disruptions",
 ]
@@ -97,6 +104,8 @@ COMMAND_VALIDATION_DELAY = 15.0
 """An emptiness command is checked again this long after it is decided (controllers/disruption/consolidation.go:45)."""
 POD_EVENT_DEDUPE = 10.0
 """A node's last pod event is not moved again within this long (controllers/nodeclaim/podevents/controller.go:44 dedupeTimeout)."""
+UNDERUTILIZED_POLICY = "WhenEmptyOrUnderutilized"
+"""The consolidation policy under which nodes with pods are consolidated too."""
 UNAVAILABLE_OFFERINGS_TTL = 180.0
 """An offering that found no capacity is not tried again for this long (aws/karpenter-provider-aws pkg/cache/cache.go:31)."""
 
@@ -290,31 +299,81 @@ class Karpenter:
         if node.pod_event is None or now - node.pod_event >= POD_EVENT_DEDUPE:
             node.pod_event = now
 
-    def consolidatable(self, node: _Node) -> bool:
-        """Empty and past consolidateAfter since its last pod event, or since it was initialised (its GPUs
-        registered) when none came (utils/disruption/disruption.go:79-93)."""
-        after = self.inputs.consolidate_after
-        if after is None or node.group.name not in self.pools or node.pods:
-            return False
-        since = node.pod_event if node.pod_event is not None else node.record.gpu_ready
-        assert since is not None, "a ready node is initialised"
-        return bool(self.model.env.now - since >= after)
-
     def _disruption(self) -> SimProcess:
+        """The disruption controller's loop (controllers/disruption/controller.go:128-182): Emptiness, then, under
+        WhenEmptyOrUnderutilized, single-node consolidation; a command that still holds after its 15 s check is
+        carried out and the loop goes again at once, otherwise it polls 10 s later."""
         m, env = self.model, self.model.env
         while True:
             yield env.timeout(POLLING_PERIOD)
             m.check_stalled()
             while True:
                 chosen = self._empty_candidates()
-                if not chosen:
+                if chosen:
+                    yield env.timeout(COMMAND_VALIDATION_DELAY)
+                    valid = [n for n in chosen if n in m.nodes and self.consolidatable(n)]
+                    for node in valid:
+                        m.remove(node)
+                    if valid:
+                        continue
+                    break
+                node = self._underutilized_candidate() if self.inputs.consolidation_policy == UNDERUTILIZED_POLICY else None
+                if node is None:
                     break
                 yield env.timeout(COMMAND_VALIDATION_DELAY)
-                valid = [n for n in chosen if n in m.nodes and self.consolidatable(n)]
-                if not valid:
+                if node not in m.nodes or not self.consolidatable(node, empty=False) or not self._fits_elsewhere(node):
                     break
-                for node in valid:
-                    m.remove(node)
+                m.remove(node)  # its pods evicted, replaced pending, bound where the command found room
+
+    def consolidatable(self, node: _Node, *, empty: bool = True) -> bool:
+        """Past consolidateAfter since its last pod event, or since it was initialised (its GPUs registered) when
+        none came (utils/disruption/disruption.go:79-93), and (``empty``) without pods, or (not ``empty``) with
+        some: Emptiness's candidates, or single-node consolidation's (disruption/consolidation.go:100-134)."""
+        after = self.inputs.consolidate_after
+        if after is None or node.group.name not in self.pools or bool(node.pods) == empty:
+            return False
+        since = node.pod_event if node.pod_event is not None else node.record.gpu_ready
+        assert since is not None, "a ready node is initialised"
+        return bool(self.model.env.now - since >= after)
+
+    def _under_consolidate_after(self, node: _Node) -> bool:
+        """A NodePool's node with a pod event within consolidateAfter: consolidation moves no pod onto it
+        (provisioning/scheduling/scheduler.go:627-632; utils/disruption/disruption.go:79-93)."""
+        after = self.inputs.consolidate_after
+        if after is None or node.group.name not in self.pools:
+            return False
+        since = node.pod_event if node.pod_event is not None else node.record.gpu_ready
+        return bool(self.model.env.now - since < after)
+
+    def _fits_elsewhere(self, candidate: _Node) -> bool:
+        """Whether every pod of ``candidate`` fits on the other ready nodes, first fit, none of them under
+        consolidateAfter (the scheduling simulation of disruption/helpers.go:53-110 with no new NodeClaim:
+        consolidation.go:159-188, a delete)."""
+        room = {id(n): n.free for n in self.model.nodes if n is not candidate and not self._under_consolidate_after(n)}
+        targets = [n for n in self.model.nodes if id(n) in room]
+        for pod in sorted(candidate.pods, key=lambda p: (-p.spec.requests.cpu, -p.spec.requests.memory)):
+            target = next((n for n in targets if pod.spec.may_use(n.group) and room[id(n)].fits(pod.spec.requests)), None)
+            if target is None:
+                return False
+            room[id(target)] = room[id(target)] - pod.spec.requests
+        return True
+
+    def _underutilized_candidate(self) -> _Node | None:
+        """SingleNodeConsolidation.ComputeCommands (disruption/singlenodeconsolidation.go:55-126): the first
+        candidate, fewest pods first (its SavingsRatio, price over 1 + the pods' eviction costs, types.go:131-145,
+        with the prices of one class's nodes equal), whose NodePool's budgets allow an Underutilized disruption
+        and whose pods all fit elsewhere."""
+        m = self.model
+        at = self.inputs.start + datetime.timedelta(seconds=m.env.now)
+        budget: dict[str, int] = {}
+        for node in sorted((n for n in m.nodes if self.consolidatable(n, empty=False)), key=lambda n: (len(n.pods), n.record.requested)):
+            name = node.group.name
+            if name not in budget:
+                nodes = sum(1 for n in m.nodes if n.group.name == name)
+                budget[name] = allowed_disruptions(self.inputs.budgets, nodes, "Underutilized", at)
+            if budget[name] > 0 and self._fits_elsewhere(node):
+                return node
+        return None
 
     def _empty_candidates(self) -> list[_Node]:
         """Emptiness.ComputeCommands (controllers/disruption/emptiness.go:64-95): the consolidatable empty

@@ -357,7 +357,14 @@ class ClusterModel:
             return
         self.trace.preemptions += 1
         node.record.preempted = True
+        self._remove_with_pods(node)
+
+    def _remove_with_pods(self, node: _Node) -> None:
+        """The node goes now with its pods: each is lost and replaced pending (the Dask operator replaces a lost
+        worker; a placeholder's ReplicaSet its pod), the stage's work continuing; then a scheduling pass."""
         self._remove(node)
+        if not node.pods:
+            return
         for pod in list(node.pods):
             pod.record.finished = self.env.now
             pod.record.lost = True
@@ -431,8 +438,8 @@ class ClusterModel:
         self.env.process(self._provision(node))
 
     def remove(self, node: _Node) -> None:
-        """The node is gone now (its pods none: the caller checked)."""
-        self._remove(node)
+        """The node is gone now; its pods, if any, are evicted and replaced pending (see _remove_with_pods)."""
+        self._remove_with_pods(node)
 
     # --- pods and the scheduler ------------------------------------------------------------
 

@@ -324,3 +324,33 @@ def test_a_spot_interruption_drains_the_node_at_the_warning_and_its_pod_launches
     (lost,) = [p for p in trace.pods if p.lost]
     assert lost.finished == 781.0
     assert (replacement.group.name, replacement.requested, replacement.gpu_ready) == ("gpu-on-demand", 782.0, 962.0)
+
+
+@pytest.mark.parametrize(
+    ("policy", "budgets", "removed"),
+    [
+        ("WhenEmptyOrUnderutilized", (Budget("10%"),), 865.0),
+        ("WhenEmpty", (Budget("10%"),), None),
+        ("WhenEmptyOrUnderutilized", (Budget("0", reasons=("Underutilized",)),), None),
+    ],
+)
+def test_under_when_empty_or_underutilized_a_node_whose_pods_fit_elsewhere_goes(policy: str, budgets: tuple[Budget, ...], removed: float | None) -> None:
+    """Nodes of 2 GPUs; three one-GPU pods at 0 s: one pass packs two on the first NodeClaim, one on the second (both
+    ready at 181 s). One pod of the full node ends at 781 s: each node then has one pod and room for one. The first
+    node is under consolidateAfter (60 s) until 841 s, so no pod may move onto it before; at the 850 s poll the
+    node of fewest pods, oldest first, goes 15 s later with its pod evicted and bound on the other at once. Not
+    under WhenEmpty, nor with a budget of 0 for Underutilized."""
+    pods = [job(0.0, 600.0, name="short"), job(0.0, 7200.0, name="long-a"), job(0.0, 7200.0, name="long-b")]
+    inputs = karpenter(consolidate_after=60.0, consolidation_policy=policy, budgets=budgets)
+    _, trace = run([group(gpus=2)], inputs, pods, until=3600)
+    assert [n.requested for n in trace.nodes] == [1.0, 1.0]
+    gone = [n.removed for n in trace.nodes if n.removed is not None]
+    assert gone == ([] if removed is None else [removed])
+    lost = [p for p in trace.pods if p.lost]
+    if removed is None:
+        assert lost == []
+        return
+    (evicted,) = lost
+    assert evicted.finished == removed
+    (replacement,) = [p for p in trace.pods if p.created == removed]
+    assert (replacement.bound, replacement.running) == (removed, removed)
