@@ -225,8 +225,28 @@ class Outcome:
                 }
                 for g in inputs.groups
             ],
+            "karpenter": None if inputs.karpenter is None else _karpenter_json(inputs.karpenter),
         }
         return out
+
+
+def _karpenter_json(k: Any) -> dict[str, Any]:
+    """What the model took from a Karpenter stack's NodePools (KarpenterInputs), for the JSON: limits in the model's
+    units (cpu millicores, memory MiB, GPUs), null where a NodePool does not limit."""
+    from gpu_platform.infra.simulate.inputs import UNLIMITED
+
+    def resources(r: Any) -> dict[str, int | None]:
+        return {key: (None if value >= UNLIMITED else value) for key, value in asdict(r).items()}
+
+    return {
+        "node_pools": [{"name": p.name, "weight": p.weight, "capacity": resources(p.capacity), "limits": resources(p.limits)} for p in k.pools],
+        "consolidation_policy": k.consolidation_policy,
+        "consolidate_after_s": k.consolidate_after,
+        "budgets": [asdict(b) for b in k.budgets],
+        "batch_idle_s": k.batch_idle,
+        "batch_max_s": k.batch_max,
+        "start": k.start.isoformat().replace("+00:00", "Z"),
+    }
 
 
 def run(

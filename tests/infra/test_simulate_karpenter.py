@@ -291,6 +291,15 @@ def test_prod_eks_simulates_end_to_end(tmp_path: Path, capsys: pytest.CaptureFix
         assert document["admission"]["jobs_done"] == 12 and document["pods_created"] == 24
         assert {line["machine_type"] for line in document["cost"]["lines"] if "p3" in line["machine_type"]} == {"p3.2xlarge"}
         assert document["cost"]["spot_share"] == 1.0
+        karpenter = document["simulation"]["karpenter"]
+        small_spot = next(p for p in karpenter["node_pools"] if p["name"] == "small-spot")
+        assert small_spot == {
+            "name": "small-spot",
+            "weight": 4,
+            "capacity": {"cpu": 8000, "memory": 62464, "gpus": 1},
+            "limits": {"cpu": 160_000, "memory": 20 * 62464, "gpus": 20},
+        }
+        assert (karpenter["consolidate_after_s"], karpenter["start"]) == (600.0, start)
         paid[start[11:13]] = document["cost"]["gpu_hours_paid"]
     assert paid["19"] < paid["09"]
 
