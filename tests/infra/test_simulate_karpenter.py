@@ -363,3 +363,20 @@ def test_under_when_empty_or_underutilized_a_node_whose_pods_fit_elsewhere_goes(
     assert evicted.finished == removed
     (replacement,) = [p for p in trace.pods if p.created == removed]
     assert (replacement.bound, replacement.running) == (removed, removed)
+
+
+def test_a_cluster_autoscaler_stack_switched_to_karpenter_simulates_its_classes_as_node_pools() -> None:
+    """docs/commands/simulate.md's switch: dev-eks with provisioner karpenter and its autoscaler section removed
+    (refused otherwise) runs on NodePools of the same classes, each limited to its group's maximum nodes."""
+    from gpu_platform.infra.simulate.settings import SimulationError
+
+    switch = [("eks_node_groups.provisioner", "karpenter")]
+    with pytest.raises(SimulationError, match=r"eks_node_groups\.autoscaler\.[a-z_]+: autoscaler\.[a-z_]+ is a cluster autoscaler setting"):
+        configurations(PROJECT_DIR, "dev-eks", switch, [], 1)
+    (base,) = configurations(PROJECT_DIR, "dev-eks", [], [], 1)
+    (config,) = configurations(PROJECT_DIR, "dev-eks", [*switch, ("eks_node_groups.autoscaler", None)], [], 1)
+    assert base.inputs.karpenter is None and config.inputs.karpenter is not None
+    groups = {g.name: g for g in base.inputs.groups}
+    assert {p.name: p.limits.gpus for p in config.inputs.karpenter.pools} == {
+        name: groups[name].allocatable.gpus * groups[name].max_nodes for name in (p.name for p in config.inputs.karpenter.pools)
+    }
