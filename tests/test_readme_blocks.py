@@ -40,6 +40,7 @@ CLAIMS: dict[tuple[str, str], str] = {
     ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
     ("docs/simulator/validation.md", "example:differential"): "test_the_differential_regenerate_block_runs_its_help_and_names_its_flags",
     ("docs/features/warm-capacity.md", "example:warm-capacity"): "test_the_warm_capacity_recommendation_is_what_its_command_prints",
+    ("docs/commands/simulate.md", "example:simulate-karpenter"): "test_the_karpenter_sweep_prints_the_table_shown",
     ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
     (
         "docs/getting-started/library.md",
@@ -614,6 +615,23 @@ def test_the_differential_regenerate_block_runs_its_help_and_names_its_flags() -
     for line in others:
         for flag in [w for w in shlex.split(line) if w.startswith("--")]:
             assert flag in out, flag
+
+
+def test_the_karpenter_sweep_prints_the_table_shown() -> None:
+    """The Karpenter block (docs/commands/simulate.md): its first line, run as printed from the repository root, prints
+    the sweep table below it (blank lines and trailing spaces aside). The figures the text after it reads are
+    checked here too: spot always short falls back after 10 s and caps the nodes at small-on-demand's limit of
+    10; consolidating sooner costs less per workload."""
+    venv_or_skip()
+    command, *printed = block("docs/commands/simulate.md", "example:simulate-karpenter").splitlines()
+    done = bash(command, PROJECT_DIR, timeout=300)
+    assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    shown = [line for line in printed if line.strip()]
+    assert [line.rstrip() for line in done.stdout.splitlines() if line.strip()][: len(shown)] == shown
+    rows = {tuple(line.split()[:2]): line.split() for line in shown if line.split()[:1] in (["1m"], ["10m"], ["Never"])}
+    assert {(r[8], r[9]) for k, r in rows.items() if k[1] == "1"} == {("10", "10")}  # nodes max, fallback s
+    per_workload = [float(rows[(after, "0")][-1]) for after in ("1m", "10m", "Never")]
+    assert per_workload == sorted(per_workload)
 
 
 def test_the_warm_capacity_recommendation_is_what_its_command_prints() -> None:

@@ -19,6 +19,7 @@ Prometheus's own (``15d``, ``1w``; integers only, units largest first): they sta
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from fractions import Fraction
@@ -26,7 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
-__all__ = ["CRON_DESCRIPTORS", "GO_DURATION_EXAMPLES", "GoDuration", "cron_problem", "go_duration_ns", "seconds"]
+__all__ = ["CRON_DESCRIPTORS", "GO_DURATION_EXAMPLES", "GoDuration", "cron_active", "cron_matches", "cron_problem", "go_duration_ns", "seconds"]
 
 _UNIT_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
 _ELEMENT = re.compile(r"([0-9]*)(?:\.([0-9]*))?(ns|us|µs|μs|ms|s|m|h)")
@@ -175,3 +176,66 @@ def cron_problem(schedule: str) -> str | None:
         if problem := _cron_field_problem(text, name, low, high, names):
             return f"schedule {schedule!r}: {problem}"
     return None
+
+
+_DESCRIBED = {
+    "@annually": "0 0 1 1 *",
+    "@yearly": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
+"""What each descriptor stands for (robfig/cron v3 parser.go parseDescriptor)."""
+
+
+def _cron_values(text: str, low: int, high: int, names: dict[str, int]) -> tuple[frozenset[int], bool]:
+    """The values one field matches, and whether it is a star (``*`` or ``?`` without a step: robfig/cron's
+    starBit, which decides how day of month and day of week combine)."""
+    values: set[int] = set()
+    star = False
+    for part in text.split(","):
+        span, _, step_text = part.partition("/")
+        step = int(step_text) if step_text else 1
+        if span in ("*", "?"):
+            a, b = low, high
+            star = star or step == 1
+        else:
+            first, dash, last = span.partition("-")
+            start = _cron_number(first, low, high, names)
+            end = _cron_number(last, low, high, names) if dash else (high if step_text else start)
+            if start is None or end is None:
+                raise ValueError(f"not a cron field: {text!r}")
+            a, b = start, end
+        values.update(range(a, b + 1, step))
+    return frozenset(values), star
+
+
+def cron_matches(schedule: str, at: datetime.datetime) -> bool:
+    """Whether the five-field cron ``schedule`` (or a descriptor) fires at the minute of ``at`` (UTC), as
+    robfig/cron v3's standard parser reads it (Karpenter's budgets): day of month and day of week both
+    restricted match either; one of them a star, both must match (spec.go dayMatches)."""
+    fields = _DESCRIBED.get(schedule, schedule).split()
+    (minutes, _), (hours, _), (days, day_star), (months, _), (weekdays, weekday_star) = (
+        _cron_values(text, low, high, names) for text, (_, low, high, names) in zip(fields, _CRON_FIELDS, strict=True)
+    )
+    at = at.astimezone(datetime.UTC)
+    if at.minute not in minutes or at.hour not in hours or at.month not in months:
+        return False
+    day, weekday = at.day in days, (at.weekday() + 1) % 7 in weekdays
+    return day and weekday if day_star or weekday_star else day or weekday
+
+
+def cron_active(schedule: str, duration_s: float, at: datetime.datetime) -> bool:
+    """Whether a budget with ``schedule`` and ``duration`` is active at ``at``: the schedule fired in
+    (at - duration, at], as Karpenter 1.14.1 decides it (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go:412-430
+    Budget.IsActive: the next firing after at - duration is not after at). Firings are whole minutes."""
+    at = at.astimezone(datetime.UTC)
+    since = at - datetime.timedelta(seconds=duration_s)
+    minute = at.replace(second=0, microsecond=0)
+    while minute > since:
+        if cron_matches(schedule, minute):
+            return True
+        minute -= datetime.timedelta(minutes=1)
+    return False

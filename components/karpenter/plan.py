@@ -32,6 +32,7 @@ __all__ = [
     "NODE_OVERLAY_API_VERSION",
     "NodePoolPlan",
     "ami_alias",
+    "node_capacity",
     "node_overlays",
     "node_pool_limits",
     "plan_node_pools",
@@ -106,14 +107,23 @@ def ami_alias(cls: GpuClassArgs, version: str) -> str:
     return f"{_AMI_FAMILIES[cls.ami_type.value]}@{version}"
 
 
-def node_pool_limits(cls: GpuClassArgs, max_nodes: int) -> dict[str, str]:
-    """A NodePool's limits: ``max_nodes`` nodes of the class's shape (cpu, memory, GPUs as advertised: x clients
-    on a shared class, as its NodeOverlay says). Karpenter stops launching once the pool's nodes reach any of them."""
+def node_capacity(cls: GpuClassArgs) -> dict[str, int]:
+    """What one node of the class counts against its NodePool's limits: its instance type's capacity (Karpenter
+    counts capacity, not allocatable: kubernetes-sigs/karpenter v1.14.1 pkg/controllers/provisioning/scheduling/
+    scheduler.go:834-843, :1068-1085): vCPUs, memory in MiB, nvidia.com/gpu as advertised (x clients on a shared
+    class, as its NodeOverlay says)."""
     shape = cls.instance_shape
+    return {"cpu": shape.vcpus, "memory": shape.memory_mib, GPU_RESOURCE: cls.advertised_gpus}
+
+
+def node_pool_limits(cls: GpuClassArgs, max_nodes: int) -> dict[str, str]:
+    """A NodePool's limits: ``max_nodes`` nodes of the class's capacity (node_capacity). Karpenter stops launching
+    once the pool's nodes would exceed any of them."""
+    capacity = node_capacity(cls)
     return {
-        "cpu": str(shape.vcpus * max_nodes),
-        "memory": f"{shape.memory_mib * max_nodes}Mi",
-        GPU_RESOURCE: str(cls.advertised_gpus * max_nodes),
+        "cpu": str(capacity["cpu"] * max_nodes),
+        "memory": f"{capacity['memory'] * max_nodes}Mi",
+        GPU_RESOURCE: str(capacity[GPU_RESOURCE] * max_nodes),
     }
 
 
@@ -138,6 +148,11 @@ class NodePoolPlan:
     @property
     def limits(self) -> dict[str, str]:
         return node_pool_limits(self.cls, self.max_nodes)
+
+    @property
+    def node_capacity(self) -> dict[str, int]:
+        """What each of its nodes counts against ``limits`` (node_capacity)."""
+        return node_capacity(self.cls)
 
     @property
     def labels(self) -> dict[str, str]:

@@ -460,7 +460,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a stack key (gke.gpu_pools[t4].autoscaling.min_nodes=2) or a model key (model.autoscaler.scan_interval=5s) for the run; repeatable",
+        help="override a stack key (gke.gpu_pools[t4].autoscaling.min_nodes=2) or a model key (model.autoscaler.scan_interval=5s) for the run; "
+        "KEY=null removes the key, a section or a list item (queues=null, 'eks_node_groups.classes[large]=null'); repeatable",
     )
     sim.add_argument(
         "--sweep", action="append", default=[], metavar="KEY=V1,V2", help="run every combination of these values (repeatable), in parallel processes"

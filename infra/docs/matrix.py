@@ -348,7 +348,7 @@ def matrix_page(project_dir: Path) -> str:
         "one line per problem that names both keys and why. `tests/infra/test_feature_matrix.py` takes the same stacks "
         "through the program under the offline engine, and asks `plan-capacity`, `simulate` and the local (kwok) nodes "
         "for each GPU pool's schedulable GPUs, which must agree with the plan and with Kueue's nominal quotas "
-        "(simulate does not model Karpenter yet: it refuses those stacks in one line). A feature that cannot go without "
+        "(on Karpenter, simulate's NodePool limits too). A feature that cannot go without "
         "another brings it (needs).",
         "",
         "## The features",

@@ -4,12 +4,13 @@ the stack's own plan (gke_plan, eks_plan), with its shape (schedulable GPUs incl
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.infra.report.tenants import tenant_namespaces
-from gpu_platform.infra.simulate.inputs import Binding, NodeGroup, Resources, Timings
+from gpu_platform.infra.simulate.inputs import UNLIMITED, Binding, Budget, KarpenterInputs, NodeGroup, NodePoolInputs, Resources, Timings
 from gpu_platform.infra.simulate.queues import Cohort, cohort_from_objects
 from gpu_platform.infra.simulate.settings import ModelSettings
 
@@ -36,6 +37,9 @@ class ModelInputs:
     None: no queues."""
     warm: dict[str, int] = field(default_factory=dict)
     """GPUs kept warm by placeholder pods, by pool (StackConfig.warm_capacity; infra/simulate/warm.py)."""
+    karpenter: KarpenterInputs | None = None
+    """The stack's Karpenter NodePools and disruption (infra/simulate/karpenter.py), which provision its GPU groups
+    in place of the cluster autoscaler; None: the cluster autoscaler."""
 
 
 def _resources(shape: Any) -> Resources:
@@ -111,12 +115,67 @@ def _eks_groups(plan: Any) -> list[NodeGroup]:
     ]
 
 
+def _limits(limits: dict[str, str]) -> Resources:
+    """A NodePool's rendered spec.limits in the model's units (millicores, MiB, GPUs); an unlimited resource UNLIMITED."""
+    from pydantic import TypeAdapter
+
+    from gpu_platform.components.core.labels import GPU_RESOURCE
+    from gpu_platform.components.core.quantities import MiB, Millicores
+
+    return Resources(
+        cpu=TypeAdapter(Millicores).validate_python(limits["cpu"]) if "cpu" in limits else UNLIMITED,
+        memory=TypeAdapter(MiB).validate_python(limits["memory"]) if "memory" in limits else UNLIMITED,
+        gpus=int(limits[GPU_RESOURCE]) if GPU_RESOURCE in limits else UNLIMITED,
+    )
+
+
+def _karpenter(stack: Any, settings: ModelSettings, groups: list[NodeGroup]) -> tuple[list[NodeGroup], KarpenterInputs]:
+    """The stack's NodePools (StackConfig.karpenter_plan: names, weights, limits as rendered) over the plan's groups
+    of the same names: a NodePool has no minimum (its group starts empty) and is tried by weight. Consolidation
+    and budgets are the NodePools' spec.disruption as the component renders it (KarpenterDisruption.spec)."""
+    from gpu_platform.components.core.durations import seconds
+    from gpu_platform.components.core.labels import GPU_RESOURCE
+
+    plan = stack.karpenter_plan
+    pools = {p.name: p for p in plan}
+    disruption = stack.eks_node_groups.karpenter.disruption.spec()
+    after = disruption["consolidateAfter"]
+    out = [dataclasses.replace(g, min_nodes=0, priority=pools[g.name].weight) if g.name in pools else g for g in groups]
+    inputs = KarpenterInputs(
+        pools=tuple(
+            NodePoolInputs(
+                name=p.name,
+                weight=p.weight,
+                capacity=Resources(p.node_capacity["cpu"] * 1000, p.node_capacity["memory"], p.node_capacity[GPU_RESOURCE]),
+                limits=_limits(p.limits),
+            )
+            for p in plan
+        ),
+        consolidation_policy=str(disruption["consolidationPolicy"]),
+        consolidate_after=None if after == "Never" else float(seconds(after)),
+        budgets=tuple(
+            Budget(
+                nodes=b["nodes"],
+                schedule=b.get("schedule"),
+                duration=float(seconds(b["duration"])) if b.get("duration") else None,
+                reasons=tuple(b.get("reasons", ())),
+            )
+            for b in disruption["budgets"]
+        ),
+        batch_idle=settings.karpenter.batch_idle_duration,
+        batch_max=settings.karpenter.batch_max_duration,
+        start=settings.karpenter.start,
+    )
+    return out, inputs
+
+
 def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     """The cluster model's groups, timings, binding and quotas for a StackConfig."""
     from gpu_platform.components.core.durations import seconds
     from gpu_platform.components.gke.args import AutoscalingProfile
 
     a, n, s = settings.autoscaler, settings.node, settings.spot
+    karpenter = None
     # The stack's region as the program reads it; AWS's own default where the stack names none.
     region = stack.region or "us-east-1"
     if stack.cloud is Cloud.GCP:
@@ -131,6 +190,8 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     else:
         settings_eks = stack.eks_node_groups.autoscaler
         groups = _eks_groups(stack.eks_plan)
+        if stack.karpenter_plan is not None:
+            groups, karpenter = _karpenter(stack, settings, groups)
         unneeded = float(seconds(settings_eks.scale_down_unneeded_time))
         delay = float(seconds(settings_eks.scale_down_delay_after_add))
         provision = float(seconds(settings_eks.max_node_provision_time))
@@ -181,4 +242,5 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         tenants=tenants,
         queues=queues,
         warm={} if stack.warm_capacity is None else stack.warm_capacity.enabled(),
+        karpenter=karpenter,
     )

@@ -3,6 +3,7 @@ binding policy) and what it records (nodes, pods, fallbacks: the trace the figur
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -10,7 +11,24 @@ from enum import StrEnum
 from gpu_platform.components.core.labels import GPU_RESOURCE
 from gpu_platform.infra.simulate.distributions import Dist, fixed
 
-__all__ = ["Binding", "Fallback", "Gang", "Job", "NodeGroup", "NodeRecord", "PodRecord", "PodSpec", "Resources", "Stage", "Timings", "Trace"]
+__all__ = [
+    "Binding",
+    "Budget",
+    "Fallback",
+    "Gang",
+    "Job",
+    "KarpenterInputs",
+    "NodeGroup",
+    "NodePoolInputs",
+    "NodeRecord",
+    "PodRecord",
+    "PodSpec",
+    "Resources",
+    "Stage",
+    "Timings",
+    "Trace",
+    "UNLIMITED",
+]
 
 
 class Binding(StrEnum):
@@ -161,6 +179,59 @@ class Timings:
     spot_shortage: float = 0.0
     preemption_per_node_hour: float = 0.0
     preemption_notice: float = 30.0
+
+
+@dataclass(frozen=True)
+class NodePoolInputs:
+    """A Karpenter NodePool as the model sees it (infra/simulate/karpenter.py): the node group of the same name
+    plus what the NodePool object says."""
+
+    name: str
+    """The NodePool's name, which is its model group's (NodeGroup.name)."""
+    weight: int
+    """spec.weight: NodePools are tried by descending weight."""
+    capacity: Resources
+    """What one node counts against the limits: the instance type's capacity (vCPUs, memory, GPUs as advertised:
+    x clients on a shared class, as its NodeOverlay says), not its allocatable."""
+    limits: Resources
+    """spec.limits (cpu, memory, nvidia.com/gpu) in the same units; a resource the NodePool does not limit is
+    UNLIMITED."""
+
+
+UNLIMITED = 2**62
+"""A resource a NodePool's limits leave out."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One of spec.disruption.budgets."""
+
+    nodes: str
+    """A node count ("0", "3") or a percentage of the NodePool's nodes ("10%")."""
+    schedule: str | None = None
+    """Cron (UTC) when it becomes active; None: always."""
+    duration: float | None = None
+    """Seconds it stays active after each firing of ``schedule``."""
+    reasons: tuple[str, ...] = ()
+    """The disruption reasons it limits (Empty, Underutilized, Drifted); (): all."""
+
+
+@dataclass(frozen=True)
+class KarpenterInputs:
+    """Karpenter's NodePools and settings: what provisions and removes the GPU nodes of a Karpenter stack."""
+
+    pools: tuple[NodePoolInputs, ...]
+    consolidation_policy: str = "WhenEmpty"
+    """WhenEmpty (only empty nodes go) or WhenEmptyOrUnderutilized (also a node whose pods fit elsewhere, evicted)."""
+    consolidate_after: float | None = 600.0
+    """Seconds a node must be without pod events before it is consolidatable; None: Never (no consolidation)."""
+    budgets: tuple[Budget, ...] = (Budget("10%"),)
+    batch_idle: float = 1.0
+    """--batch-idle-duration: a batch ends this long after its last new pending pod."""
+    batch_max: float = 10.0
+    """--batch-max-duration: a batch ends this long after its first pending pod at the latest."""
+    start: datetime.datetime = datetime.datetime(2026, 1, 5, 9, 0, tzinfo=datetime.UTC)
+    """The wall-clock time (UTC) of the run's second 0, for the budgets' schedules."""
 
 
 @dataclass(eq=False)

@@ -1,6 +1,7 @@
 """A discrete-event model of a GPU cluster under a workload, on SimPy: node groups, the
-scheduler binding pods, the cluster autoscaler's loop, node start-up, spot shortage and
-preemption, tenant quotas at admission. ``gpu-platform simulate`` builds it from a stack
+scheduler binding pods, the cluster autoscaler's loop (or, on a Karpenter stack, Karpenter's
+provisioner and disruption controller: infra/simulate/karpenter.py), node start-up, spot shortage
+and preemption, tenant quotas at admission. ``gpu-platform simulate`` builds it from a stack
 (infra/simulate/runs.py); this module knows nothing of stacks or files.
 
 Time is in seconds from the start of the run. Every random draw comes from one
@@ -83,7 +84,20 @@ from typing import Any, TypeAlias
 
 import simpy
 
-from gpu_platform.infra.simulate.inputs import Binding, Fallback, Gang, Job, NodeGroup, NodeRecord, PodRecord, PodSpec, Resources, Timings, Trace
+from gpu_platform.infra.simulate.inputs import (
+    Binding,
+    Fallback,
+    Gang,
+    Job,
+    KarpenterInputs,
+    NodeGroup,
+    NodeRecord,
+    PodRecord,
+    PodSpec,
+    Resources,
+    Timings,
+    Trace,
+)
 from gpu_platform.infra.simulate.queues import Cohort, Queues
 
 __all__ = ["ClusterModel"]
@@ -117,6 +131,8 @@ class _Node:
     unremovable_until: float = -math.inf
     """Found unremovable (at or below the utilisation threshold, with pods that cannot move): not
     checked again before this (--unremovable-node-recheck-timeout)."""
+    pod_event: float | None = None
+    """Karpenter's lastPodEventTime of its NodeClaim (infra/simulate/karpenter.py); None: no pod event yet."""
 
 
 @dataclass(eq=False)
@@ -168,6 +184,7 @@ class ClusterModel:
         queues: Cohort | None = None,
         tenants: dict[str, str] | None = None,
         warm: dict[str, int] | None = None,
+        karpenter: KarpenterInputs | None = None,
     ) -> None:
         self.env = simpy.Environment()
         self.random = random.Random(seed)
@@ -211,13 +228,20 @@ class ClusterModel:
                         node.image_at = 0.0
                     self.nodes.append(node)
                     self._watch_preemption(node)
+        self.karpenter: Any = None
+        """Karpenter's provisioner and disruption controller (infra/simulate/karpenter.py) in place of the cluster
+        autoscaler, for a stack whose GPU groups are NodePools; None otherwise."""
+        if autoscale and karpenter is not None:
+            from gpu_platform.infra.simulate.karpenter import Karpenter
+
+            self.karpenter = Karpenter(self, karpenter)
         self.placeholders = None
         """Warm capacity's placeholder pods (infra/simulate/warm.py); None without warm capacity."""
         if warm and any(warm.values()):
             from gpu_platform.infra.simulate.warm import Placeholders
 
             self.placeholders = Placeholders(self, warm)
-        if autoscale:
+        if autoscale and self.karpenter is None:
             self.env.process(self._autoscaler())
 
     # --- nodes ---------------------------------------------------------------------------
@@ -322,15 +346,25 @@ class ClusterModel:
             self.env.process(self._preemption(node, self.random.expovariate(rate / 3600)))
 
     def _preemption(self, node: _Node, after: float) -> SimProcess:
+        """The node is reclaimed ``after`` seconds from now: it goes at the end of the notice, or at the notice
+        itself on a Karpenter NodePool, whose interruption controller drains it then (infra/simulate/karpenter.py)."""
         yield self.env.timeout(after)
         if node.record.removed is not None:
             return
-        yield self.env.timeout(self.timings.preemption_notice)
+        if self.karpenter is None or not self.karpenter.interrupted(node):
+            yield self.env.timeout(self.timings.preemption_notice)
         if node.record.removed is not None:
             return
         self.trace.preemptions += 1
         node.record.preempted = True
+        self._remove_with_pods(node)
+
+    def _remove_with_pods(self, node: _Node) -> None:
+        """The node goes now with its pods: each is lost and replaced pending (the Dask operator replaces a lost
+        worker; a placeholder's ReplicaSet its pod), the stage's work continuing; then a scheduling pass."""
         self._remove(node)
+        if not node.pods:
+            return
         for pod in list(node.pods):
             pod.record.finished = self.env.now
             pod.record.lost = True
@@ -359,6 +393,8 @@ class ClusterModel:
         """A pending placeholder pod (no gang: a Deployment's pod)."""
         pod = _Pod(spec, record, None, placeholder=True)  # type: ignore[arg-type]
         self.pending.append(pod)  # the scheduler's queue puts it behind every real pod (_bind)
+        if self.karpenter is not None:
+            self.karpenter.pod_created(pod)
         return pod
 
     def schedule(self) -> None:
@@ -379,6 +415,32 @@ class ClusterModel:
         self._watch_preemption(node)
         return True
 
+    # --- for Karpenter's provisioner and disruption (infra/simulate/karpenter.py) -------------------
+
+    def launch(self, group: NodeGroup, *, short: bool = False) -> None:
+        """A node of ``group`` asked for now: it joins and its GPUs become ready after the node timings. ``short``:
+        the launch found no capacity (recorded failed, never paid), a fallback open until another group of its
+        role launches. Either way, a fallback of another group of the role is closed by this launch."""
+        now = self.env.now
+        node = self._new_node(group, self._zone_for(group))
+        for other in self._open_fallbacks:
+            if other.group != group.name and other.role == group.role:
+                other.next_scale_up = now
+        self._open_fallbacks = [f for f in self._open_fallbacks if f.next_scale_up is None]
+        if short:
+            node.record.removed = now
+            node.record.failed = True
+            fallback = Fallback(group.name, now, now, role=group.role)
+            self.trace.fallbacks.append(fallback)
+            self._open_fallbacks.append(fallback)
+            return
+        self.upcoming.append(node)
+        self.env.process(self._provision(node))
+
+    def remove(self, node: _Node) -> None:
+        """The node is gone now; its pods, if any, are evicted and replaced pending (see _remove_with_pods)."""
+        self._remove_with_pods(node)
+
     # --- pods and the scheduler ------------------------------------------------------------
 
     def _create(self, gang: _GangRun, spec: PodSpec, replacing: bool = False) -> _Pod:
@@ -392,6 +454,8 @@ class ClusterModel:
         self._attempts += 1
         pod = _Pod(spec, record, gang, queued=self._attempts, queued_at=self.env.now)
         self.pending.append(pod)
+        if self.karpenter is not None:
+            self.karpenter.pod_created(pod)
         return pod
 
     def _backoff_expiry(self, pod: _Pod) -> float:
@@ -476,6 +540,8 @@ class ClusterModel:
         node.unneeded_since = None
         pod.node = node
         pod.record.bound, pod.record.node = now, node.record.name
+        if self.karpenter is not None:
+            self.karpenter.pod_event(node)
         if pod.placeholder:
             pod.record.running = now  # a pause container: no image of the workload's to pull
             return
@@ -510,6 +576,8 @@ class ClusterModel:
             if pod.node is not None:
                 pod.node.free = pod.node.free + pod.spec.requests
                 pod.node.pods.discard(pod)
+                if self.karpenter is not None:
+                    self.karpenter.pod_event(pod.node)
             else:
                 self.pending.remove(pod)
         if self.queues is not None:
@@ -612,11 +680,15 @@ class ClusterModel:
             if not wait:
                 self._scale_up(unplaced)
             self._scale_down(hold=wait)
-            if self._stalled() and not self.done.triggered:
-                self.trace.stalled_at = self.env.now
-                self.trace.stalled_pods = sum(1 for p in self.pending if not p.placeholder)
-                self.trace.stall_causes = self.stall_causes()
-                self.done.succeed(self.env.now)
+            self.check_stalled()
+
+    def check_stalled(self) -> None:
+        """End the run when pending pods can never be placed (see _stalled)."""
+        if self._stalled() and not self.done.triggered:
+            self.trace.stalled_at = self.env.now
+            self.trace.stalled_pods = sum(1 for p in self.pending if not p.placeholder)
+            self.trace.stall_causes = self.stall_causes()
+            self.done.succeed(self.env.now)
 
     def _stalled(self) -> bool:
         """Pending pods that nothing will ever place: no node coming, no group that may grow for them

@@ -6,12 +6,14 @@ their real shapes (the catalog, or a stated shape) and allocatable resources (th
 reserve formulas plan-capacity uses), their bounds (per zone or total), their capacity type
 and the order the autoscaler tries them (GKE ComputeClass priorities: spot before on-demand;
 EKS priority tiers, ties by least-waste), the tenants' GPU quotas and the autoscaler's
-settings (EKS: the stack's cluster-autoscaler settings; GKE: its autoscaling profile).
+settings (EKS: the stack's cluster-autoscaler settings; GKE: its autoscaling profile). On a Karpenter
+stack, its NodePools (weights, limits, disruption) and Karpenter's provisioner and disruption controller
+(infra/simulate/karpenter.py) in the autoscaler's place.
 ``ModelSettings`` holds what the stack does not say: timings of nodes and pods, spot
 shortage and preemption, with documented defaults and their sources. ``--set KEY=VALUE``
 overrides a stack key (``gke.gpu_pools[t4].autoscaling.min_nodes=2``) or a model key
-(``model.autoscaler.scan_interval=5s``) for the run; ``--sweep KEY=V1,V2`` runs every
-combination.
+(``model.autoscaler.scan_interval=5s``) for the run, or removes it with ``null``; ``--sweep KEY=V1,V2``
+runs every combination.
 
 The figures are the report's (infra/report/prometheus.py ``figures``) from the simulated run sampled
 on its 1 s grid, plus the cost (infra/simulate/prices.json or ``--prices``), the failovers and the
@@ -41,6 +43,7 @@ __all__ = [
     "Work",
     "cheapest_meeting",
     "configurations",
+    "inapplicable",
     "run",
     "run_all",
     "sweep_figure",
@@ -222,8 +225,28 @@ class Outcome:
                 }
                 for g in inputs.groups
             ],
+            "karpenter": None if inputs.karpenter is None else _karpenter_json(inputs.karpenter),
         }
         return out
+
+
+def _karpenter_json(k: Any) -> dict[str, Any]:
+    """What the model took from a Karpenter stack's NodePools (KarpenterInputs), for the JSON: limits in the model's
+    units (cpu millicores, memory MiB, GPUs), null where a NodePool does not limit."""
+    from gpu_platform.infra.simulate.inputs import UNLIMITED
+
+    def resources(r: Any) -> dict[str, int | None]:
+        return {key: (None if value >= UNLIMITED else value) for key, value in asdict(r).items()}
+
+    return {
+        "node_pools": [{"name": p.name, "weight": p.weight, "capacity": resources(p.capacity), "limits": resources(p.limits)} for p in k.pools],
+        "consolidation_policy": k.consolidation_policy,
+        "consolidate_after_s": k.consolidate_after,
+        "budgets": [asdict(b) for b in k.budgets],
+        "batch_idle_s": k.batch_idle,
+        "batch_max_s": k.batch_max,
+        "start": k.start.isoformat().replace("+00:00", "Z"),
+    }
 
 
 def run(
@@ -249,6 +272,7 @@ def run(
         queues=inputs.queues,
         tenants=inputs.tenants,
         warm=dict(inputs.warm),
+        karpenter=inputs.karpenter,
     )
     # Price every group before running: a missing price fails in a moment, not after the run.
     for group in inputs.groups:
@@ -317,8 +341,9 @@ def configurations(
         config = {**others, **{prefix + k: v for k, v in stack_raw.items()}}
         try:
             stack = stack_config_from(config, secret_keys, stack_name)
-            refuse_karpenter(stack)
             refuse_existing_cluster(stack)
+            if lines := inapplicable(stack, [k for k, _ in pairs]):
+                raise SimulationError(lines)
             settings = validate_model(model_raw)
         except (ConfigError, SimulationError) as exc:
             lines = list(getattr(exc, "lines", None) or [str(exc)])
@@ -329,14 +354,6 @@ def configurations(
     if problems:
         raise SimulationError(problems)
     return out
-
-
-KARPENTER_NOT_MODELLED = (
-    "gpu-platform:eks_node_groups.provisioner: simulate models the cluster autoscaler's node groups, not yet "
-    "Karpenter's provisioning (its batching of pending pods into NodeClaims, consolidation, NodePool weights) "
-    "(got karpenter); simulate a copy of the stack with provisioner: cluster_autoscaler and no karpenter section"
-)
-"""Why simulate refuses a Karpenter stack (one line)."""
 
 
 EXISTING_CLUSTER_NOT_MODELLED = (
@@ -354,14 +371,24 @@ def refuse_existing_cluster(stack: Any) -> None:
         raise SimulationError(EXISTING_CLUSTER_NOT_MODELLED)
 
 
-def refuse_karpenter(stack: Any) -> None:
-    """SimulationError when the stack's GPU nodes are provisioned by Karpenter, which the model does not
-    simulate: answering with the cluster autoscaler's behaviour would be a wrong answer, not an estimate."""
-    from gpu_platform.components.karpenter.args import Provisioner
-
-    groups = getattr(stack, "eks_node_groups", None)
-    if groups is not None and groups.provisioner is Provisioner.KARPENTER:
-        raise SimulationError(KARPENTER_NOT_MODELLED)
+def inapplicable(stack: Any, keys: Sequence[str]) -> list[str]:
+    """One line per model key the stack's provisioner never reads: ``model.autoscaler.*`` on a Karpenter stack
+    (Karpenter provisions its GPU nodes: infra/simulate/karpenter.py), ``model.karpenter.*`` on any other (a value
+    that changes nothing would read as a finding)."""
+    karpenter = getattr(stack, "karpenter_plan", None) is not None
+    lines = []
+    for key in keys:
+        if karpenter and key.startswith("model.autoscaler."):
+            lines.append(
+                f"{key}: the stack's GPU nodes are provisioned by Karpenter (eks_node_groups.provisioner: karpenter), which has no "
+                "cluster-autoscaler loop; set model.karpenter.* (batch_idle_duration, batch_max_duration, start) or the NodePools' "
+                "eks_node_groups.karpenter.disruption"
+            )
+        elif not karpenter and key.startswith("model.karpenter."):
+            lines.append(
+                f"{key}: applies to Karpenter stacks (eks_node_groups.provisioner: karpenter) and this stack's nodes are grown by the cluster autoscaler"
+            )
+    return lines
 
 
 @dataclass(frozen=True)

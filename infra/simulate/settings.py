@@ -3,12 +3,13 @@ distribution with its default and source) and the `--set`/`--sweep` overrides of
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Sequence
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, PlainSerializer, ValidationError, field_validator
 
 from gpu_platform.components.core.models import ARGS_CONFIG
 from gpu_platform.components.core.numbers import Float, Int
@@ -17,6 +18,7 @@ from gpu_platform.infra.simulate.inputs import Binding
 
 __all__ = [
     "AutoscalerModel",
+    "KarpenterModel",
     "ModelSettings",
     "NodeModel",
     "SimulationError",
@@ -120,6 +122,27 @@ class SpotModel(BaseModel):
     """From the reclaim notice to the node's end. Default: none (the cloud's: GCP 30s, AWS 2m)."""
 
 
+class KarpenterModel(BaseModel):
+    """Karpenter's controller settings the stack does not set, and when the run starts (Karpenter stacks only).
+
+    A Karpenter stack is one with eks_node_groups.provisioner karpenter; its NodePools' limits, weights,
+    consolidation and budgets come from the stack."""
+
+    model_config = ARGS_CONFIG
+
+    batch_idle_duration: Annotated[Duration, Field(gt=0, le=600)] = 1.0
+    """A batch of pending pods closes this long after its last new pod (Karpenter's --batch-idle-duration, BATCH_IDLE_DURATION; kubernetes-sigs/karpenter v1.14.1 pkg/operator/options/options.go:130). Default: 1 (1s)."""
+    batch_max_duration: Annotated[Duration, Field(gt=0, le=600)] = 10.0
+    """A batch closes this long after its first pod at the latest (--batch-max-duration, BATCH_MAX_DURATION; options.go:129). Default: 10 (10s)."""
+    start: datetime.datetime = datetime.datetime(2026, 1, 5, 9, 0, tzinfo=datetime.UTC)
+    """The wall-clock time (UTC, ISO 8601) of the run's start, against which the NodePools' disruption budget schedules are read (a budget "0" from "0 8 * * mon-fri" for 10h blocks consolidation through a working day). Default: 2026-01-05T09:00:00Z (a Monday, 09:00)."""
+
+    @field_validator("start")
+    @classmethod
+    def _utc(cls, value: datetime.datetime) -> datetime.datetime:
+        return value.replace(tzinfo=datetime.UTC) if value.tzinfo is None else value.astimezone(datetime.UTC)
+
+
 class ModelSettings(BaseModel):
     """What the simulator assumes beyond the stack: ``--set model.<key>=<value>``."""
 
@@ -135,6 +158,8 @@ class ModelSettings(BaseModel):
     """Node and pod timings. Default: see NodeModel."""
     spot: SpotModel = Field(default_factory=SpotModel)
     """Spot shortage and preemption. Default: see SpotModel."""
+    karpenter: KarpenterModel = Field(default_factory=KarpenterModel)
+    """Karpenter's batching and the run's wall-clock start (Karpenter stacks only). Default: see KarpenterModel."""
 
 
 _SEGMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[[^\]]+\])*)$")
@@ -155,19 +180,36 @@ def parse_key(key: str) -> list[str]:
     return out
 
 
+class _Loader(yaml.SafeLoader):
+    """YAML without its timestamp type: a time (model.karpenter.start=2026-01-05T19:00:00Z) stays the text it was,
+    which the settings' own fields read, and which a sweep's label and JSON print as given."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
 def parse_value(text: str) -> Any:
-    """A value as YAML reads it (numbers, true/false, lists, "10m" stays a string)."""
+    """A value as YAML reads it (numbers, true/false, null, lists; "10m" and times stay strings)."""
     try:
-        return yaml.safe_load(text) if text.strip() else ""
+        return yaml.load(text, Loader=_Loader) if text.strip() else ""
     except yaml.YAMLError:
         return text
 
 
 def _set_path(data: Any, path: list[str], value: Any, key: str) -> None:
-    """Set ``path`` in the nested dicts/lists ``data`` (created where a mapping is missing)."""
+    """Set ``path`` in the nested dicts/lists ``data`` (created where a mapping is missing). ``value`` None (YAML
+    ``null`` or ``~``) removes the key, or the list item, as if the stack had never set it: a section is off, a
+    setting takes its default; removing what is not there changes nothing."""
     where = data
     for i, part in enumerate(path):
         last = i == len(path) - 1
+        if value is None and not isinstance(where, (dict, list)):
+            raise SimulationError(f"{key}: {'.'.join(path[:i])} is a value, not a mapping")
+        if value is None and isinstance(where, dict) and where.get(part) is None and not last:
+            return  # nothing to remove below a key that is not set
         if isinstance(where, list):
             if part.isdigit():
                 index = int(part)
@@ -178,14 +220,18 @@ def _set_path(data: Any, path: list[str], value: Any, key: str) -> None:
                 if part not in names:
                     raise SimulationError(f"{key}: no item named {part!r} in {'.'.join(path[:i])} (items: {', '.join(map(str, names)) or 'none'})")
                 index = names.index(part)
-            if last:
+            if last and value is None:
+                del where[index]
+            elif last:
                 where[index] = value
             else:
                 where = where[index]
             continue
         if not isinstance(where, dict):
             raise SimulationError(f"{key}: {'.'.join(path[:i])} is a value, not a mapping")
-        if last:
+        if last and value is None:
+            where.pop(part, None)
+        elif last:
             where[part] = value
         else:
             if where.get(part) is None:

@@ -46,6 +46,8 @@ from gpu_platform.components.eks.plan import EksPlan, plan_node_groups
 from gpu_platform.components.existing.args import ExistingClusterArgs
 from gpu_platform.components.gke.args import GpuGkeClusterArgs
 from gpu_platform.components.inference.args import GpuInferenceServiceArgs
+from gpu_platform.components.karpenter.args import Provisioner
+from gpu_platform.components.karpenter.plan import NodePoolPlan, plan_node_pools
 from gpu_platform.components.kubeflow.args import (
     DEFAULT_DEX_PASSWORD,
     EDITION_NAMESPACES,
@@ -686,6 +688,15 @@ class StackConfig(BaseModel):
         return None
 
     @functools.cached_property
+    def karpenter_plan(self) -> tuple[NodePoolPlan, ...] | None:
+        """The Karpenter NodePools of the GPU classes (karpenter_plan.plan_node_pools: names, weights, limits, the
+        same the component renders), computed once; None unless eks_node_groups.provisioner is karpenter."""
+        groups = self.eks_node_groups
+        if self.eks_plan is None or groups is None or groups.provisioner is not Provisioner.KARPENTER:
+            return None
+        return plan_node_pools(groups)
+
+    @functools.cached_property
     def queues_plan(self) -> QueuesPlan | None:
         """The Kueue objects of the stack's queues (kueue_plan.plan_queues over queue_tenants and the pools),
         computed once; None without queues."""
@@ -698,6 +709,7 @@ class StackConfig(BaseModel):
         copied = super().model_copy(update=update, deep=deep)
         if update:
             copied.__dict__.pop("eks_plan", None)
+            copied.__dict__.pop("karpenter_plan", None)
             copied.__dict__.pop("queues_plan", None)
         return copied
 

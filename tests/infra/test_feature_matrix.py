@@ -10,7 +10,8 @@ For every pair on every provisioner:
 - an accepted pair's plan is asked, per GPU pool, for its schedulable GPUs a node and its maximum nodes, and
   plan-capacity (its planner), simulate (its node groups, and a short run packing one-GPU pods onto the
   overlays' pool), the local kwok nodes and, with queues on, Kueue's nominal quotas must all say the same.
-  simulate refuses Karpenter stacks in one line (it does not model Karpenter yet): asserted as such;
+  On Karpenter, simulate runs Karpenter's model (infra/simulate/karpenter.py): its NodePools' capacity and GPU
+  limits must say the same too (a node's GPUs x the plan's maximum nodes of the pool);
 - the program runs under the recording engine through ``gpu-platform preview --no-render`` (exit 0: no schema
   or policy violation, no config refusal, no crash). A run costs about a second, so the program runs are
   shared: each provisioner's accepted pairs are covered by a few stacks that turn on as many features at once
@@ -178,17 +179,12 @@ def _agree(base: Base, features: tuple[str, ...]) -> list[str]:
     """Each GPU pool's schedulable GPUs as every tool reports them, against the plan: the disagreements."""
     from gpu_platform.infra.apply.nodes import pool_nodes
     from gpu_platform.infra.simulate.cluster import model_inputs
-    from gpu_platform.infra.simulate.runs import KARPENTER_NOT_MODELLED, refuse_karpenter
-    from gpu_platform.infra.simulate.settings import SimulationError, validate_model
+    from gpu_platform.infra.simulate.settings import validate_model
 
     stack = _stack(base, features)
     wrong: list[str] = []
-    inputs = None
-    try:
-        refuse_karpenter(stack)
-        inputs = model_inputs(stack, validate_model({}))
-    except SimulationError as exc:
-        assert base.name == "eks-karpenter" and list(exc.lines) == [KARPENTER_NOT_MODELLED]
+    inputs = model_inputs(stack, validate_model({}))
+    assert (inputs.karpenter is not None) == (base.name == "eks-karpenter")
     for shape in stack.pool_shapes():
         if not shape.gpus_per_node:
             continue
@@ -198,15 +194,18 @@ def _agree(base: Base, features: tuple[str, ...]) -> list[str]:
         nodes = [n for n in pool_nodes([shape], zones=stack.pool_zones())]
         if {n["status"]["allocatable"][GPU_RESOURCE] for n in nodes} != {str(per_node)}:
             wrong.append(f"{where}: the kwok nodes advertise {[n['status']['allocatable'][GPU_RESOURCE] for n in nodes]}, the plan {per_node}")
-        if inputs is not None and {g.allocatable.gpus for g in inputs.groups if g.pool == shape.name} != {per_node}:
+        if {g.allocatable.gpus for g in inputs.groups if g.pool == shape.name} != {per_node}:
             wrong.append(f"{where}: simulate's node groups offer {[g.allocatable.gpus for g in inputs.groups if g.pool == shape.name]}, the plan {per_node}")
+        if inputs.karpenter is not None:
+            names = {g.name: g for g in inputs.groups if g.pool == shape.name}
+            limits = {p.name: (p.capacity.gpus, p.limits.gpus) for p in inputs.karpenter.pools if p.name in names}
+            planned = {n: (per_node, per_node * g.max_nodes) for n, g in names.items()}
+            if limits != planned or sum(gpus for _, gpus in limits.values()) != per_node * shape.max_nodes:
+                wrong.append(f"{where}: simulate's NodePools count (GPUs a node, GPU limit) {limits}, the plan {planned} of {shape.max_nodes} nodes")
         if stack.queues_plan is not None and (kueue := _kueue_gpus(stack, shape.name)) != per_node * shape.max_nodes:
             wrong.append(f"{where}: Kueue's nominal quotas hold {kueue}, the plan {per_node} x {shape.max_nodes} nodes")
-    if (
-        inputs is not None
-        and (packed := _simulate_packs(inputs, base.gpu_pool))
-        != stack.pool_shapes()[[s.name for s in stack.pool_shapes()].index(base.gpu_pool)].schedulable_gpus_per_node
-    ):
+    (gpu_pool,) = [s for s in stack.pool_shapes() if s.name == base.gpu_pool]
+    if (packed := _simulate_packs(inputs, base.gpu_pool)) != gpu_pool.schedulable_gpus_per_node:
         wrong.append(f"{base.name} {'+'.join(features)}: simulate ran {packed} one-GPU pods on a node of {base.gpu_pool}")
     return wrong
 

@@ -254,6 +254,41 @@ def test_set_and_sweep_reach_stack_and_model_keys() -> None:
     assert all(c.inputs.timings.pod_start == Dist("fixed", 5) for c in configs)
 
 
+def test_null_removes_a_section_a_list_item_or_a_setting() -> None:
+    """``KEY=null`` (or ``~``) takes the key out, as if the stack had never set it: prod-eks without its queues (the
+    tenants' quotas admit again), without its large class (its two NodePools gone), with a model setting back at
+    its default; swept, the stack with and without a section side by side."""
+    from gpu_platform.infra.simulate.settings import parse_value
+
+    assert parse_value("null") is None and parse_value("~") is None
+    # A time stays text (YAML would make it a datetime, which a sweep's label and JSON cannot print).
+    assert parse_value("2026-01-05T19:00:00Z") == "2026-01-05T19:00:00Z" and parse_value("2026-01-05") == "2026-01-05"
+    swept = configurations(PROJECT_DIR, "prod-eks", [], [("model.karpenter.start", ["2026-01-05T09:00:00Z", "2026-01-05T19:00:00Z"])], 2)
+    assert [c.label for c in swept] == ["model.karpenter.start=2026-01-05T09:00:00Z", "model.karpenter.start=2026-01-05T19:00:00Z"]
+    assert [c.inputs.karpenter.start.hour for c in swept] == [9, 19]
+    (base,) = configurations(PROJECT_DIR, "prod-eks", [], [], 1)
+    (cut,) = configurations(
+        PROJECT_DIR,
+        "prod-eks",
+        [("queues", None), ("eks_node_groups.classes[large]", None), ("model.node.pod_start", "5s"), ("model.node.pod_start", None)],
+        [],
+        1,
+    )
+    assert base.stack.queues is not None and base.inputs.queues is not None
+    assert cut.stack.queues is None and cut.inputs.queues is None
+    assert [c.name for c in cut.stack.eks_node_groups.classes] == ["small", "scheduler"]
+    assert {p.name for p in base.inputs.karpenter.pools} - {p.name for p in cut.inputs.karpenter.pools} == {"large-spot", "large-on-demand"}
+    assert cut.inputs.timings.pod_start == NodeModel().pod_start
+    both = configurations(PROJECT_DIR, "prod-eks", [], [("queues", [None, {}])], 2)
+    assert [c.label for c in both] == ["queues=null", "queues={}"]
+    assert [c.inputs.queues is None for c in both] == [True, False]
+    # Removing what is not there changes nothing; a key under a plain value is still refused.
+    (same,) = configurations(PROJECT_DIR, "prod-eks", [("headlamp.viewers", None)], [], 1)
+    assert same.stack.headlamp == base.stack.headlamp
+    with pytest.raises(SimulationError, match="is a value, not a mapping"):
+        configurations(PROJECT_DIR, "prod-eks", [("eks.cluster_name.x", None)], [], 1)
+
+
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     code = main(["simulate", *argv])
     out = capsys.readouterr()
