@@ -75,7 +75,7 @@ class ExistingPoolArgs(BaseModel):
     node_selector: dict[SelectorKey, SelectorValue] | None = Field(default=None, min_length=1)
     """The labels that select this pool's nodes, which pods placed on it carry as their nodeSelector. Default: the cloud's pool label: cloud.google.com/gke-nodepool=<name> on GKE, eks.amazonaws.com/nodegroup=<name> on EKS."""
     labels: dict[SelectorKey, SelectorValue] = Field(default_factory=dict)
-    """Other labels every node of the pool carries (e.g. the label the Kubeflow training pool selector names). Default: none."""
+    """Other labels every node of the pool carries (e.g. the label the Kubeflow training pool selector names). Default: {} (none)."""
     taints: list[Taint] | None = None
     """The taints every node of the pool carries, which pods placed on it tolerate. Default: on GKE GPU pools nvidia.com/gpu=present:NoSchedule (GKE taints every GPU node), else none."""
     capacity: CapacityStrategy = CapacityStrategy.ON_DEMAND

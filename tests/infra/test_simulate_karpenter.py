@@ -380,3 +380,16 @@ def test_a_cluster_autoscaler_stack_switched_to_karpenter_simulates_its_classes_
     assert {p.name: p.limits.gpus for p in config.inputs.karpenter.pools} == {
         name: groups[name].allocatable.gpus * groups[name].max_nodes for name in (p.name for p in config.inputs.karpenter.pools)
     }
+
+
+def test_model_settings_default_to_karpenters_own_batching_and_a_monday_morning_start() -> None:
+    """ModelSettings.karpenter's documented default: KarpenterModel's, 1 s idle and 10 s maximum batches
+    (options.go:129-130), starting Monday 2026-01-05 09:00 UTC."""
+    import datetime
+
+    from gpu_platform.infra.simulate.settings import KarpenterModel, ModelSettings
+
+    assert ModelSettings().karpenter == KarpenterModel()
+    default = KarpenterModel()
+    assert (default.batch_idle_duration, default.batch_max_duration) == (1.0, 10.0)
+    assert default.start == datetime.datetime(2026, 1, 5, 9, 0, tzinfo=datetime.UTC)
