@@ -59,6 +59,13 @@ class ClusterComponent:
         targets (the cluster autoscaler's ServiceMonitor on EKS). Default: nothing."""
         return frozenset()
 
+    @property
+    def has_own_ingress_controllers(self) -> bool:
+        """Whether the cluster's owner installed its ingress controllers (an existing cluster's AWS Load Balancer
+        Controller), so an add-on's ALB Ingress needs no controller from the program. Default: false (the program
+        that creates the cluster installs them)."""
+        return False
+
 
 @dataclass(frozen=True)
 class ClusterPools:

@@ -73,3 +73,9 @@ class ExistingCluster(pulumi.ComponentResource, ClusterComponent):
     def ready(self) -> list[pulumi.Resource]:
         """Nothing: the cluster and its nodes exist before the program runs."""
         return []
+
+    @property
+    def has_own_ingress_controllers(self) -> bool:
+        """True: the cluster's owner installed its ingress controllers (on EKS the AWS Load Balancer Controller, whose
+        IAM role trusts the cluster's OIDC provider), which act on the add-ons' ALB Ingresses."""
+        return True

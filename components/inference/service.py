@@ -89,7 +89,8 @@ class GpuInferenceService(pulumi.ComponentResource):
         SpotFailoverEksNodeGroups built with the EksCluster): its provider, its GPU pools' placement; or, from
         other languages, a ClusterPools (the cluster's kind and poolShapes; the provider in ``opts``).
         ``ingress_controller``: what acts on an ALB Ingress (AwsLoadBalancerController.release); the Ingress
-        waits for it (the controller's webhooks must answer). Default: none.
+        waits for it (the controller's webhooks must answer); on a cluster whose owner installed it (an
+        ExistingCluster) the Ingress needs none. Default: none.
         ``prometheus_rule_crd``: what installs the PrometheusRule CRD (PrometheusStack.release); given, the
         saturation alert ships. Default: none (no alert).
 
@@ -110,7 +111,8 @@ class GpuInferenceService(pulumi.ComponentResource):
             problems += [(("args", "ingress", *loc), message) for loc, message, _ in args.ingress.cloud_problems(cloud)]
         if problems:
             raise input_errors(problems)
-        if balancer is LoadBalancer.ALB and ingress_controller is None:
+        owners = placed.component is not None and placed.component.has_own_ingress_controllers
+        if balancer is LoadBalancer.ALB and ingress_controller is None and not owners:
             raise input_error(
                 "ingress_controller",
                 "ingress_controller: an ALB Ingress needs the AWS Load Balancer Controller; pass AwsLoadBalancerController(...).release",

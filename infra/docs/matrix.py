@@ -81,12 +81,17 @@ class Base:
     """gcp or aws."""
     gpu_pool: str
     """The GPU pool (GKE) or class (EKS) the overlays that act on one pool act on: the base's first."""
+    existing: bool = False
+    """On a cluster the stack does not create: the base's pools, once the overlays laid theirs, described as an
+    existing_cluster in place of its cluster sections (ExistingClusterArgs.of_shapes of their plan)."""
 
 
 BASES = (
     Base("gke", "GKE", "dev-gke", "gcp", "t4"),
     Base("eks", "EKS (cluster autoscaler)", "dev-eks", "aws", "t4"),
     Base("eks-karpenter", "EKS (Karpenter)", "prod-eks", "aws", "small"),
+    Base("existing-gke", "An existing GKE cluster", "dev-gke", "gcp", "t4", existing=True),
+    Base("existing-eks", "An existing EKS cluster", "dev-eks", "aws", "t4", existing=True),
 )
 """Every cloud and provisioner of the matrix."""
 
@@ -142,6 +147,8 @@ class Feature:
     """The clouds that offer it."""
     needs: tuple[str, ...] = ()
     """Features it cannot go without, laid over first."""
+    on_existing: bool = True
+    """Whether a stack on an existing cluster offers it (what only a created cluster has is refused there)."""
 
 
 def _secret(stack: MatrixStack, key: str) -> None:
@@ -240,7 +247,7 @@ FEATURES = (
     Feature("dask", "Dask tenants", ("dask",), _dask),
     Feature("kubeflow", "Kubeflow Pipelines", ("kubeflow",), _kubeflow),
     Feature("queues", "Tenant queues (Kueue)", ("queues",), _queues),
-    Feature("datasets", "Shared datasets", ("shared_datasets",), _datasets, needs=("dask",)),
+    Feature("datasets", "Shared datasets", ("shared_datasets",), _datasets, needs=("dask",), on_existing=False),
     Feature("inference", "GPU inference service", ("inference",), _inference, needs=("monitoring",)),
     Feature("headlamp", "Cluster UI (Headlamp)", ("headlamp",), _headlamp),
     Feature("warm", "Warm capacity", ("warm_capacity",), _warm),
@@ -248,7 +255,7 @@ FEATURES = (
     # A DWS pool gets nodes only through the queues' ProvisioningRequest admission check, for a queued tenant: it
     # brings the queues and Kubeflow Pipelines' tenants (whose steps run on their own training pool).
     Feature("queued", "Queued provisioning (DWS)", ("gke.gpu_pools[].queued_provisioning",), _queued, clouds=("gcp",), needs=("queues", "kubeflow")),
-    Feature("load-balancer", "AWS Load Balancer Controller", ("aws_load_balancer_controller",), _load_balancer, clouds=("aws",)),
+    Feature("load-balancer", "AWS Load Balancer Controller", ("aws_load_balancer_controller",), _load_balancer, clouds=("aws",), on_existing=False),
 )
 """Every optional feature of the matrix, in the page's order."""
 
@@ -256,8 +263,8 @@ _BY_NAME = {f.name: f for f in FEATURES}
 
 
 def features_of(base: Base) -> list[Feature]:
-    """The features ``base``'s cloud offers."""
-    return [f for f in FEATURES if base.cloud in f.clouds]
+    """The features ``base``'s cloud offers (on an existing cluster, those it can have there)."""
+    return [f for f in FEATURES if base.cloud in f.clouds and (f.on_existing or not base.existing)]
 
 
 def pairs(base: Base) -> list[tuple[str, str]]:
@@ -288,10 +295,41 @@ def matrix_stack(project_dir: Path, base: Base, features: tuple[str, ...]) -> Ma
     wanted = list(dict.fromkeys(n for name in features for n in (*_BY_NAME[name].needs, name)))
     for name in wanted:
         _BY_NAME[name].overlay(stack, base, shipped)
+    if base.existing:
+        _onto_existing_cluster(stack, base)
     stack.name = "-".join(["matrix", base.name, *features])
     if len(stack.name) > 100:  # Pulumi's limit: many features at once are named by their number and a digest
         stack.name = f"matrix-{base.name}-{len(features)}-{hashlib.sha256(stack.name.encode()).hexdigest()[:8]}"
     return stack
+
+
+CLUSTER_SECTIONS = ("gke", "eks", "eks_node_groups")
+"""The stack keys that create a cluster, which existing_cluster stands in place of."""
+
+
+def _onto_existing_cluster(stack: MatrixStack, base: Base) -> None:
+    """Replace the stack's cluster sections by an existing_cluster with the same pools: the sections' own plan (the
+    cluster components' Args alone, before any cross-feature check), described by ExistingClusterArgs.of_shapes."""
+    from gpu_platform.components.core.cloud import Cloud
+    from gpu_platform.components.eks.args import EksClusterArgs
+    from gpu_platform.components.eks.node_group_args import SpotFailoverEksNodeGroupsArgs
+    from gpu_platform.components.eks.plan import plan_node_groups
+    from gpu_platform.components.existing.args import ExistingClusterArgs
+    from gpu_platform.components.gke.args import GpuGkeClusterArgs
+
+    cloud = Cloud(base.cloud)
+    if cloud is Cloud.GCP:
+        gke = GpuGkeClusterArgs.model_validate(stack.get("gke"))
+        shapes, region = gke.pool_shapes(), gke.region
+    else:
+        eks = EksClusterArgs.model_validate(stack.get("eks"))
+        groups = dict(stack.get("eks_node_groups"))
+        groups.setdefault("other_node_groups", [eks.system_node_group.name])
+        shapes, region = list(plan_node_groups(eks, SpotFailoverEksNodeGroupsArgs.model_validate(groups), eks.region).shapes), eks.region
+    described = ExistingClusterArgs.of_shapes(cloud.kind, shapes, region=region)
+    for key in CLUSTER_SECTIONS:
+        stack.config.pop(NS + key, None)
+    stack.set("existing_cluster", described.model_dump(mode="json", exclude={"kind"}, exclude_none=True))
 
 
 @dataclass(frozen=True)
@@ -360,7 +398,7 @@ def matrix_page(project_dir: Path) -> str:
             f"`{f.name}`",
             ", ".join(f"`{k}`" for k in f.keys),
             ", ".join(f"`{n}`" for n in f.needs) or "",
-            ", ".join(b.title for b in BASES if b.cloud in f.clouds),
+            ", ".join(b.title for b in BASES if f in features_of(b)),
         ]
         for f in FEATURES
     ]
@@ -368,7 +406,15 @@ def matrix_page(project_dir: Path) -> str:
     lines += ["", "The bases:", ""]
     lines += table(
         ["provisioner", "base stack", "the pool the overlays act on"],
-        [[cell(b.title), f"`stacks/Pulumi.{b.stack}.yaml` without its optional features", f"`{b.gpu_pool}`"] for b in BASES],
+        [
+            [
+                cell(b.title),
+                f"`stacks/Pulumi.{b.stack}.yaml` without its optional features"
+                + (", its pools described as an `existing_cluster` in place of its cluster sections" if b.existing else ""),
+                f"`{b.gpu_pool}`",
+            ]
+            for b in BASES
+        ],
     )
     for base in BASES:
         mine = [c for c in found if c.base == base.name]

@@ -17,10 +17,13 @@ Minutes per stack: they run when GPU_PLATFORM_ENGINE_STACKS=1, as .ci/run sets a
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pulumi
@@ -96,7 +99,7 @@ def prepare(engine: RealEngine, config: Any, prefix: str) -> None:
                     raise
 
 
-def unserved_aggregated_apis(engine: RealEngine) -> list[str]:
+def remove_unserved_aggregated_apis(engine: RealEngine) -> list[str]:
     """Remove the aggregated APIs the local control plane can never serve, and return their names.
 
     An APIService backed by a Service is served by pods: prometheus-adapter's custom.metrics.k8s.io, Kueue's
@@ -105,15 +108,41 @@ def unserved_aggregated_apis(engine: RealEngine) -> list[str]:
     namespace would never go (on a cluster it goes once the API's pods serve). Removing the registration stands in
     for a served API; the release still owns it, and Helm's uninstall ignores it gone."""
     from kubernetes import client
+    from kubernetes.client.rest import ApiException
 
     api = client.ApiregistrationV1Api(engine.api_client())
     removed = []
     for service in api.list_api_service().items:
         available = any(c.type == "Available" and c.status == "True" for c in service.status.conditions or [])
         if service.spec.service is not None and not available:
-            api.delete_api_service(service.metadata.name)
+            try:
+                api.delete_api_service(service.metadata.name)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
             removed.append(service.metadata.name)
     return removed
+
+
+@contextlib.contextmanager
+def aggregated_apis_served(engine: RealEngine) -> Iterator[set[str]]:
+    """While the block runs, every aggregated API kwok cannot serve is removed as soon as it is registered (a Helm
+    upgrade of the release that owns it registers it again): the set of names removed."""
+    removed: set[str] = set()
+    stop = threading.Event()
+
+    def keep_removing() -> None:
+        while not stop.wait(0.5):
+            removed.update(remove_unserved_aggregated_apis(engine))
+
+    removed.update(remove_unserved_aggregated_apis(engine))
+    worker = threading.Thread(target=keep_removing, daemon=True)
+    worker.start()
+    try:
+        yield removed
+    finally:
+        stop.set()
+        worker.join(timeout=10)
 
 
 @pytest.mark.parametrize("shipped", STACKS)
@@ -147,31 +176,37 @@ def test_the_stacks_kubernetes_layer_goes_up_changes_and_is_destroyed_on_an_exis
         assert stack.outputs()["existingCluster"] == planned.cloud.kind.value
         stack.preview_no_changes()
 
-        print(f"{shipped}: aggregated APIs kwok cannot serve, removed: {unserved_aggregated_apis(real_engine)}")
-
         # A tenant leaves and a pool grows: the engine deletes that tenant's objects and nothing else.
         later, tenant, pool = changed(config)
         stack.stack.set_all_config(values(later, secret))
         diff = stack.preview()
-        update = stack.up(parallel=ENGINE_PARALLEL)
-        assert update.changed() == diff.changed(), (update.changed(), diff.changed())
-        deleted = {name for name, op in update.changed().items() if op == "delete"}
-        assert deleted and all(tenant in name for name in deleted), deleted
-        assert f"{shipped}-dask-{tenant}" in deleted  # its namespace
-        assert not {name: op for name, op in update.changed().items() if op in {"replace", "create"}}
-        others = {name for name, op in update.changed().items() if op == "update"}
-        # Only what counts the pool or the tenants changes: Kueue's quotas, Headlamp's and the monitoring's tenant lists.
-        assert all(any(part in name for part in ("queues", "headlamp", "kueue")) for name in others), others
-        namespaces = {n.metadata.name: n for n in client.CoreV1Api(real_engine.api_client()).list_namespace().items}
-        assert tenant not in namespaces or namespaces[tenant].metadata.deletion_timestamp is not None
-        stack.preview_no_changes()
-        print(f"{shipped}: change ({tenant} removed, {pool} +2 nodes) {update.seconds:.0f} s: {update.changed()}")
+        with aggregated_apis_served(real_engine) as removed:
+            update = stack.up(parallel=ENGINE_PARALLEL)
+            assert update.changed() == diff.changed(), (update.changed(), diff.changed())
+            deleted = {name for name, op in update.changed().items() if op == "delete"}
+            assert deleted and all(tenant in name for name in deleted), deleted
+            assert f"{shipped}-dask-{tenant}" in deleted  # its namespace
+            assert not {name: op for name, op in update.changed().items() if op in {"replace", "create"}}
+            others = {name for name, op in update.changed().items() if op == "update"}
+            # Only what counts the pool or the tenants changes: Kueue's quotas, Headlamp's and the monitoring's tenant lists.
+            assert all(any(part in name for part in ("queues", "headlamp", "kueue")) for name in others), others
+            namespaces = {n.metadata.name: n for n in client.CoreV1Api(real_engine.api_client()).list_namespace().items}
+            assert tenant not in namespaces or namespaces[tenant].metadata.deletion_timestamp is not None
+            expected = stack_config_from(copy.deepcopy(later), set(secret), shipped).queues_plan
+            if expected is not None:  # the queues on the cluster are the changed stack's, quota for quota
+                custom = client.CustomObjectsApi(real_engine.api_client())
+                for queue in expected.cluster_queues:
+                    live = custom.get_cluster_custom_object("kueue.x-k8s.io", "v1beta2", "clusterqueues", queue["metadata"]["name"])
+                    assert live["spec"]["resourceGroups"] == queue["spec"]["resourceGroups"], queue["metadata"]["name"]
+            stack.preview_no_changes()
+            print(f"{shipped}: change ({tenant} removed, {pool} +2 nodes) {update.seconds:.0f} s: {update.changed()}")
 
-        if NS + "kubeflow" in later:  # the teardown guide: protection off in the stack file, up, then destroy
-            kubeflow = later[NS + "kubeflow"]
-            kubeflow["install"]["keep_volumes_on_delete"] = False
-            stack.stack.set_config(NS + "kubeflow", auto.ConfigValue(json.dumps(kubeflow)))
-            stack.up(parallel=ENGINE_PARALLEL)
-        started = time.monotonic()
-        stack.destroy()
-        print(f"{shipped}: destroy in {time.monotonic() - started:.0f} s")
+            if NS + "kubeflow" in later:  # the teardown guide: protection off in the stack file, up, then destroy
+                kubeflow = later[NS + "kubeflow"]
+                kubeflow["install"]["keep_volumes_on_delete"] = False
+                stack.stack.set_config(NS + "kubeflow", auto.ConfigValue(json.dumps(kubeflow)))
+                stack.up(parallel=ENGINE_PARALLEL)
+            started = time.monotonic()
+            stack.destroy()
+            print(f"{shipped}: destroy in {time.monotonic() - started:.0f} s")
+            print(f"{shipped}: aggregated APIs kwok cannot serve, removed: {sorted(removed)}")

@@ -1,5 +1,6 @@
-"""The feature matrix (issue 34 item 6): every pair of optional features on GKE, EKS with the cluster autoscaler
-and EKS with Karpenter, built by infra/docs/matrix.py from the shipped stacks (no stack file is shipped for it),
+"""The feature matrix (issue 34 item 6): every pair of optional features on GKE, EKS with the cluster autoscaler,
+EKS with Karpenter, and an existing GKE or EKS cluster (issue 37: the pools described as existing_cluster; shared
+datasets and the load balancer controller are not offered there, and simulate refuses such a stack in one line), built by infra/docs/matrix.py from the shipped stacks (no stack file is shipped for it),
 whose page docs/features/matrix.md is generated from these very cells.
 
 For every pair on every provisioner:
@@ -58,6 +59,8 @@ REFUSED = {
     "gke": {("dask", "queued"), ("datasets", "queued"), ("inference", "queued"), ("warm", "queued")},
     "eks": set(),
     "eks-karpenter": set(),
+    "existing-gke": {("dask", "queued"), ("inference", "queued"), ("warm", "queued")},
+    "existing-eks": set(),
 }
 """The pairs the reader refuses, per provisioner: a queued-provisioning pool's nodes come only for a
 ProvisioningRequest, so no inference replica, warm placeholder or Dask worker or notebook (the datasets' tenants)
@@ -67,6 +70,8 @@ RENDERED = {
     "gke": [("kubeflow", "queues"), ("dask", "queues"), ("queues", "sharing"), ("kubeflow", "datasets"), ("warm", "sharing"), ("dask", "headlamp")],
     "eks": [("inference", "load-balancer"), ("queues", "sharing"), ("dask", "queues")],
     "eks-karpenter": [("dask", "datasets"), ("kubeflow", "queues"), ("inference", "load-balancer")],
+    "existing-gke": [("kubeflow", "queues"), ("queues", "sharing")],
+    "existing-eks": [("dask", "queues"), ("inference", "warm")],
 }
 """The pairs rendered under GPU_PLATFORM_MATRIX_RENDER=1 (see the module docstring for how they were chosen)."""
 
@@ -183,8 +188,18 @@ def _agree(base: Base, features: tuple[str, ...]) -> list[str]:
 
     stack = _stack(base, features)
     wrong: list[str] = []
-    inputs = model_inputs(stack, validate_model({}))
-    assert (inputs.karpenter is not None) == (base.name == "eks-karpenter")
+    inputs = None
+    if base.existing:
+        # An existing cluster's autoscaler is its owner's: simulate refuses it in one line, and models nothing.
+        from gpu_platform.infra.simulate.runs import EXISTING_CLUSTER_NOT_MODELLED, refuse_existing_cluster
+        from gpu_platform.infra.simulate.settings import SimulationError
+
+        with pytest.raises(SimulationError) as refused:
+            refuse_existing_cluster(stack)
+        assert list(refused.value.lines) == [EXISTING_CLUSTER_NOT_MODELLED]
+    else:
+        inputs = model_inputs(stack, validate_model({}))
+        assert (inputs.karpenter is not None) == (base.name == "eks-karpenter")
     for shape in stack.pool_shapes():
         if not shape.gpus_per_node:
             continue
@@ -194,9 +209,9 @@ def _agree(base: Base, features: tuple[str, ...]) -> list[str]:
         nodes = [n for n in pool_nodes([shape], zones=stack.pool_zones())]
         if {n["status"]["allocatable"][GPU_RESOURCE] for n in nodes} != {str(per_node)}:
             wrong.append(f"{where}: the kwok nodes advertise {[n['status']['allocatable'][GPU_RESOURCE] for n in nodes]}, the plan {per_node}")
-        if {g.allocatable.gpus for g in inputs.groups if g.pool == shape.name} != {per_node}:
+        if inputs is not None and {g.allocatable.gpus for g in inputs.groups if g.pool == shape.name} != {per_node}:
             wrong.append(f"{where}: simulate's node groups offer {[g.allocatable.gpus for g in inputs.groups if g.pool == shape.name]}, the plan {per_node}")
-        if inputs.karpenter is not None:
+        if inputs is not None and inputs.karpenter is not None:
             names = {g.name: g for g in inputs.groups if g.pool == shape.name}
             limits = {p.name: (p.capacity.gpus, p.limits.gpus) for p in inputs.karpenter.pools if p.name in names}
             planned = {n: (per_node, per_node * g.max_nodes) for n, g in names.items()}
@@ -205,7 +220,7 @@ def _agree(base: Base, features: tuple[str, ...]) -> list[str]:
         if stack.queues_plan is not None and (kueue := _kueue_gpus(stack, shape.name)) != per_node * shape.max_nodes:
             wrong.append(f"{where}: Kueue's nominal quotas hold {kueue}, the plan {per_node} x {shape.max_nodes} nodes")
     (gpu_pool,) = [s for s in stack.pool_shapes() if s.name == base.gpu_pool]
-    if (packed := _simulate_packs(inputs, base.gpu_pool)) != gpu_pool.schedulable_gpus_per_node:
+    if inputs is not None and (packed := _simulate_packs(inputs, base.gpu_pool)) != gpu_pool.schedulable_gpus_per_node:
         wrong.append(f"{base.name} {'+'.join(features)}: simulate ran {packed} one-GPU pods on a node of {base.gpu_pool}")
     return wrong
 

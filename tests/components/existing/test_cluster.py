@@ -80,3 +80,34 @@ def test_shared_datasets_refuse_it_naming_what_only_a_created_cluster_has(engine
 def test_args_of_another_type_are_refused_in_one_line(engine: Engine) -> None:
     with pytest.raises(pulumi.InputPropertyError, match="args: expected ExistingClusterArgs"):
         ExistingCluster("byo", {"kind": "gke"})  # type: ignore[arg-type]
+
+
+EKS_ARGS = ExistingClusterArgs.model_validate(
+    {
+        "kind": "eks",
+        "pools": [
+            {"name": "system", "role": "system", "machine_type": "m6i.xlarge", "max_nodes": 3},
+            {"name": "a10g", "machine_type": "g5.12xlarge", "max_nodes": 4},
+        ],
+    }
+)
+
+
+@pulumi.runtime.test
+def test_an_inference_alb_ingress_uses_the_controller_the_clusters_owner_installed(engine: Engine) -> pulumi.Output[Any]:
+    """The AWS Load Balancer Controller is the cluster owner's on an existing cluster: the ALB Ingress needs none from
+    the program (a cluster the program creates refuses it without one: tests/infra/test_load_balancing.py)."""
+    from gpu_platform.components import GpuInferenceService, GpuInferenceServiceArgs
+
+    cluster = ExistingCluster("byo", EKS_ARGS)
+    assert cluster.has_own_ingress_controllers
+    args = GpuInferenceServiceArgs.model_validate(
+        {"image": "nvcr.io/nvidia/tritonserver:25.01-py3", "pool": "a10g", "gpus": 1, "max_replicas": 2, "ingress": {"hostname": "infer.corp.example"}}
+    )
+    service = GpuInferenceService("infer", args, cluster=cluster)
+
+    def check(_: Any) -> None:
+        (ingress,) = engine.of_type("kubernetes:networking.k8s.io/v1:Ingress")
+        assert ingress.inputs["spec"]["ingressClassName"] == "alb"
+
+    return settled_tree(cluster, service).apply(check)
