@@ -203,7 +203,8 @@ def _claim_program(engine: RealEngine, storage_class: str) -> Callable[[], None]
         ns = k8s.core.v1.Namespace("claims-ns", metadata=k8s.meta.v1.ObjectMetaArgs(name="engine-claims"), opts=on_cluster)
         k8s.core.v1.PersistentVolumeClaim(
             "data",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name="data", namespace=ns.metadata.name),
+            # No volume binds it here (no provisioner): the provider's wait for Bound is skipped.
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="data", namespace=ns.metadata.name, annotations=dict(SKIP_AWAIT)),
             spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
                 access_modes=["ReadWriteOnce"],
                 storage_class_name=storage_class,

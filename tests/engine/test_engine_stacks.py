@@ -6,7 +6,7 @@ Per stack: ``up`` (no await failure), ``preview`` with no changes, a change of t
 pool's maximum raised: the engine's diff deletes the tenant's objects and changes nothing else but what counts the pool),
 ``up`` again, then the teardown guide's ``destroy`` (Kubeflow's protected claims unprotected first).
 
-What the built providers cannot deploy, and so is left out (listed in docs/operating/engine-tests.md): the cloud
+What the built providers cannot deploy, and so is left out (listed in docs/commands/preview.md, "The real Pulumi engine in the tests"): the cloud
 resources (the GKE or EKS cluster, node pools and groups, IAM, buckets, FSx: pulumi-gcp and pulumi-aws are not built
 here), hence shared datasets (refused on existing_cluster) and the load balancer controller; the cluster autoscaler and
 Karpenter (parts of the cluster the stack creates, not of its Kubernetes layer); generated credentials (pulumi-random):
