@@ -18,6 +18,7 @@ from typing import Annotated, Any, Self
 import pulumi
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
+from gpu_platform.components.catalog.gpu_zones import absent_gpu_zones
 from gpu_platform.components.catalog.zones import zone_problem
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error, key_path
@@ -329,7 +330,24 @@ class GpuGkeClusterArgs(BaseModel):
         self._check_cluster_zones(model, region)
         self._check_network(model, region)
         self._check_pools(model, region)
+        self._check_gpu_zones(model)
         return self
+
+    def _check_gpu_zones(self, model: str) -> None:
+        """Every GPU pool's GPU offered in each zone its shape (the plan) lists, by the one verdict
+        (catalog.gpu_zones.absent_gpu_zones): an error at the key that lists the zone."""
+        for index, pool in enumerate(self.gpu_pools):
+            shape = next(s for s in self.pool_shapes() if s.name == pool.name)
+            if shape.accelerator is None or shape.zones is None:
+                continue
+            for zone, problem in absent_gpu_zones(shape.accelerator, shape.zones):
+                if pool.node_locations:
+                    key: tuple[str | int, ...] = ("gpu_pools", index, "node_locations", pool.node_locations.index(zone))
+                elif zone in self.node_locations:
+                    key = ("node_locations", self.node_locations.index(zone))
+                else:
+                    key = ("location",)
+                raise field_error(model, key, f"pool {pool.name}: {problem}", zone)
 
     def _check_cluster_zones(self, model: str, region: str) -> None:
         """The location and node_locations: real zones of the cluster's region, each listed once."""
