@@ -132,8 +132,11 @@ def _preview_stack(args: argparse.Namespace) -> str:
 
 def program_target(plan: Any, kubernetes_version: str | None) -> Any:
     """What the checks need of a program of one's own, which has no gpu-platform stack config:
-    the Kubernetes version (--kubernetes-version, else the stack config's default) and the cloud
-    its cluster runs on (from the plan's resources; gcp when it declares no cluster)."""
+    the Kubernetes version (--kubernetes-version, else the stack config's default), the cloud
+    its cluster runs on (from the plan's resources; gcp when it declares no cluster), and its pools:
+    those of the cluster components it made (each one's ``pool_shapes()``; a pool two of them share,
+    an EKS cluster's system group seen from its node groups too, counted once), which ``--apply``
+    makes kwok nodes of."""
     from types import SimpleNamespace
 
     from gpu_platform.components.core.cloud import Cloud
@@ -141,7 +144,25 @@ def program_target(plan: Any, kubernetes_version: str | None) -> Any:
 
     version = kubernetes_version or StackConfig.model_fields["kubernetes_version"].default
     cloud = Cloud.AWS if any(r.type.startswith("aws:eks/") for r in plan.resources) else Cloud.GCP
-    return SimpleNamespace(kubernetes_version=version, cloud=cloud)
+    shapes: dict[str, Any] = {}
+    for cluster in plan.clusters:
+        for shape in cluster.pool_shapes():
+            shapes.setdefault(shape.name, shape)
+    pools = list(shapes.values())
+    made = [f"{type(c).__name__} {c.pulumi_resource_name}" for c in plan.clusters]
+    source = (
+        f"the pools of the program's cluster components ({', '.join(made)}): {', '.join(shapes)}"
+        if pools
+        else "none: the program makes no cluster component (GpuGkeCluster, EksCluster, SpotFailoverEksNodeGroups or "
+        "KarpenterNodePools), so no kwok node stands for its nodes and pods that need one stay pending"
+    )
+    return SimpleNamespace(
+        kubernetes_version=version,
+        cloud=cloud,
+        pool_shapes=lambda: list(pools),
+        pool_zones=lambda: {s.name: s.zone_names() for s in pools},
+        pools_source=source,
+    )
 
 
 def _program_failure(exc: Exception) -> CommandError:
