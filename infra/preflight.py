@@ -23,6 +23,7 @@ from typing import Any
 from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES
 from gpu_platform.components.core.labels import ELB_ROLE_TAG, INTERNAL_ELB_ROLE_TAG
 from gpu_platform.components.eks.args import ExistingVpcArgs
+from gpu_platform.components.eks.resources import zones_offering
 from gpu_platform.components.pools.shapes import CapacityType
 from gpu_platform.infra.stack.model import StackConfig
 
@@ -171,18 +172,12 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
     configured = list(dict.fromkeys(z for zones in named for z in zones)) if named else None
     source = "eks.vpc.private_subnet_ids" if config.eks.vpc is not None else "eks.zones"
     if configured is not None:
-        for zone in configured:
-            missing = [t for t in types if zone not in offered.get(t, set())]
-            if missing:
-                findings.append(
-                    Finding(
-                        True,
-                        f"zone {zone} of {source} does not offer {', '.join(missing)}: its node groups could never get "
-                        f"those nodes; use zones that offer every GPU type: {', '.join(everywhere) or 'none'}",
-                    )
-                )
-            else:
-                findings.append(Finding(False, f"zone {zone} offers {', '.join(types)}"))
+        findings += [Finding(False, f"zone {zone} offers {', '.join(types)}") for zone in configured if all(zone in offered.get(t, ()) for t in types)]
+        try:
+            # The one verdict, EksCluster's own (it refuses the same zones at args.zones before registering anything).
+            zones_offering([(z, t) for t, zones in offered.items() for z in zones], types, configured)
+        except ValueError as refused:
+            findings.append(Finding(True, f"{source}: {refused}: its node groups could never get those nodes"))
     elif len(everywhere) < 2:
         findings.append(Finding(True, f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(everywhere) or 'none'}); EKS needs two"))
     else:
