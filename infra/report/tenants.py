@@ -14,7 +14,8 @@ GPU pods of any other namespace share one row, ``OTHER``. Definitions, on the re
   its hourly price times the step; the price is the simulator's price table (infra/simulate/prices.py,
   or --prices FILE) for the node's machine or instance type and capacity type, read from its labels
   (``kube_node_labels``: components/labels.NODE_COST_LABELS, which the PrometheusStack's kube-state-metrics
-  exports). The step's cost of a node is shared out to the pods running on it by their share of its
+  exports; an N1 machine's GPUs, which GCP bills apart, are its pool's physical GPUs in the plan, ``node_price``).
+  The step's cost of a node is shared out to the pods running on it by their share of its
   GPUs (requested / capacity; by their share of the requests when they exceed the capacity); the share
   of its GPUs no pod requests is the ``IDLE`` row, never spread over the tenants. System nodes, disks
   and the control plane fee are not in these figures.
