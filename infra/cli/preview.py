@@ -177,7 +177,24 @@ def _program_failure(exc: Exception) -> CommandError:
         details = exc.errors or []
         lines = [f"the program gave a component invalid input {d['property_path']}: {d['reason']}" for d in details]
         return CommandError(lines or [f"the program gave a component invalid inputs: {exc.message}"], EXIT_PROGRAM)
+    if (lines := _args_refused(exc)) is not None:
+        return CommandError(lines, EXIT_PROGRAM)
     return CommandError([f"the program failed: {type(exc).__name__}: {first_line(exc)}"], EXIT_PROGRAM)
+
+
+def _args_refused(exc: Exception) -> list[str] | None:
+    """A component Args model the program built and pydantic refused (a GpuGkeClusterArgs whose pool lists a zone
+    without its GPU): one line per problem, by the stack config's own formatter, so the program gets the verdict
+    a stack file gets; None for any other exception."""
+    from pydantic import BaseModel, ValidationError
+
+    import gpu_platform.components as components
+    from gpu_platform.infra.stack.errors import format_validation_error
+
+    root = getattr(components, exc.title, None) if isinstance(exc, ValidationError) else None
+    if not (isinstance(exc, ValidationError) and isinstance(root, type) and issubclass(root, BaseModel)):
+        return None
+    return [f"the program gave {exc.title} invalid input {line}" for line in format_validation_error(exc, root)]
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -180,3 +180,25 @@ def test_the_clusters_made_outside_a_preview_are_not_collected() -> None:
     from gpu_platform.components.core.cluster import _MADE
 
     assert _MADE == []
+
+
+def test_a_program_s_gpu_pool_in_a_zone_without_its_gpu_gets_the_stack_s_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The one verdict on a GPU absent from a pool's zone (catalog.gpu_zones.absent_gpu_zones), in a program's own
+    Args: exit 3, the key, the value and the zones that offer it, as a stack file gets it."""
+    from gpu_platform.components.catalog.gpu_zones import absent_gpu_zones
+
+    program = _program(
+        tmp_path,
+        """
+        from gpu_platform.components import AutoscalingBounds, BoundsScope, GpuGkeCluster, GpuGkeClusterArgs, GpuNodePoolArgs
+
+        GpuGkeCluster("ml", GpuGkeClusterArgs(project="my-project", location="us-central1", node_locations=["us-central1-a", "us-central1-f"],
+            gpu_pools=[GpuNodePoolArgs(name="l4", machine_type="g2-standard-8", accelerator_type="nvidia-l4",
+                                       autoscaling=AutoscalingBounds(scope=BoundsScope.TOTAL, max_nodes=2))]))
+        """,
+    )
+    assert main(["preview", "--program", str(program), "--no-render", "--quiet"]) == 3
+    ((_, problem),) = absent_gpu_zones("nvidia-l4", ["us-central1-f"])
+    assert capsys.readouterr().err.splitlines() == [
+        f'gpu-platform: the program gave GpuGkeClusterArgs invalid input node_locations[1]: pool l4: {problem} (got "us-central1-f")'
+    ]
