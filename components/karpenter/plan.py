@@ -109,7 +109,7 @@ def ami_alias(cls: GpuClassArgs, version: str) -> str:
 def node_pool_limits(cls: GpuClassArgs, max_nodes: int) -> dict[str, str]:
     """A NodePool's limits: ``max_nodes`` nodes of the class's shape (cpu, memory, GPUs as advertised: x clients
     on a shared class, as its NodeOverlay says). Karpenter stops launching once the pool's nodes reach any of them."""
-    shape = cls.instance_shape
+    shape = cls.planned_shape
     return {
         "cpu": str(shape.vcpus * max_nodes),
         "memory": f"{shape.memory_mib * max_nodes}Mi",
@@ -138,6 +138,12 @@ class NodePoolPlan:
     @property
     def limits(self) -> dict[str, str]:
         return node_pool_limits(self.cls, self.max_nodes)
+
+    @property
+    def physical_gpus(self) -> int:
+        """The most physical GPUs it launches: ``max_nodes`` times the plan's GPUs per node (NodePoolShape.gpus_per_node),
+        which its ``nvidia.com/gpu`` limit counts once per client on a shared class."""
+        return self.max_nodes * self.cls.planned_shape.gpus_per_node
 
     @property
     def labels(self) -> dict[str, str]:

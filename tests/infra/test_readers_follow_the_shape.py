@@ -184,3 +184,33 @@ def test_no_reader_computes_a_pool_s_gpus_or_zones(path: str) -> None:
     text = (PROJECT_DIR / path).read_text(encoding="utf-8")
     found = [f"{what} ({pattern})" for pattern, what in DERIVATIONS.items() if (path, pattern) not in ALLOWED and re.search(pattern, text)]
     assert not found, f"{path} computes {', '.join(found)}: take it from StackConfig.pool_shapes() (NodePoolShape)"
+
+
+def test_the_policy_pack_counts_a_karpenter_node_pool_by_the_plan_s_physical_gpus() -> None:
+    """A shared class's NodePool limits nvidia.com/gpu as advertised (GPUs x clients); the pack's budget counts the plan's
+    physical GPUs, which the components write on it. A NodePool the components did not make counts by its limit."""
+    from gpu_platform.components.core.labels import PHYSICAL_GPUS_ANNOTATION
+    from gpu_platform.policies.rules.base import Resource
+    from gpu_platform.policies.rules.karpenter import KARPENTER_NODE_POOL, node_pool_gpus
+
+    spec = {"limits": {"nvidia.com/gpu": "160"}, "template": {"spec": {"taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}}}
+    ours = {"metadata": {"name": "t4-spot", "annotations": {PHYSICAL_GPUS_ANNOTATION: "20"}}, "spec": spec}
+    assert node_pool_gpus(Resource(KARPENTER_NODE_POOL, "p", "urn:pulumi:s::p::x::p", ours)) == 20
+    assert node_pool_gpus(Resource(KARPENTER_NODE_POOL, "p", "urn:pulumi:s::p::x::p", {"metadata": {"name": "x"}, "spec": spec})) == 160
+
+
+def test_every_karpenter_node_pool_carries_the_plan_s_physical_gpus() -> None:
+    """prod-eks (Karpenter): each GPU NodePool's annotation is its tier's maximum nodes times the class's shape's GPUs."""
+    from gpu_platform.components.core.labels import PHYSICAL_GPUS_ANNOTATION
+    from tests.conftest import shipped_plan
+
+    plan = shipped_plan("prod-eks")
+    shapes = {s.name: s for s in plan.stack_config.pool_shapes()}
+    pools = [r for r in plan.resources if r.type == "kubernetes:karpenter.sh/v1:NodePool"]
+    assert pools
+    for r in pools:
+        shape = shapes[r.inputs["spec"]["template"]["spec"]["nodeClassRef"]["name"]]
+        cap = r.inputs["metadata"]["name"].removeprefix(shape.name + "-")
+        tier = next(p for p in plan.stack_config.eks_node_groups.classes if p.name == shape.name)
+        maximum = next(g.max_nodes for g in tier.node_groups() if g.capacity.value == cap)
+        assert r.inputs["metadata"]["annotations"][PHYSICAL_GPUS_ANNOTATION] == str(maximum * shape.gpus_per_node), r.name
