@@ -177,8 +177,8 @@ def _program_failure(exc: Exception) -> CommandError:
         details = exc.errors or []
         lines = [f"the program gave a component invalid input {d['property_path']}: {d['reason']}" for d in details]
         return CommandError(lines or [f"the program gave a component invalid inputs: {exc.message}"], EXIT_PROGRAM)
-    if (lines := _args_refused(exc)) is not None:
-        return CommandError(lines, EXIT_PROGRAM)
+    if (refused := _args_refused(exc)) is not None:
+        return CommandError(refused, EXIT_PROGRAM)
     return CommandError([f"the program failed: {type(exc).__name__}: {first_line(exc)}"], EXIT_PROGRAM)
 
 
