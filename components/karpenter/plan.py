@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpu_platform.components.core.labels import GPU_RESOURCE, INSTANCE_TYPE_LABEL, KARPENTER_NODEPOOL_LABEL, PoolRole
+from gpu_platform.components.core.labels import GPU_RESOURCE, INSTANCE_TYPE_LABEL, KARPENTER_NODEPOOL_LABEL
 from gpu_platform.components.karpenter.args import Provisioner
 from gpu_platform.components.pools.shapes import CapacityType, Taint
 
@@ -157,8 +157,7 @@ class NodePoolPlan:
 
 def plan_node_pools(args: SpotFailoverEksNodeGroupsArgs) -> tuple[NodePoolPlan, ...]:
     """Every NodePool, in weight order (highest first)."""
-    ordered = sorted(args.classes, key=lambda c: (c.role.value != PoolRole.SCHEDULER.value, c.instance_shape.gpu_count, c.instance_shape.vcpus))
-    groups = [(c, g) for c in ordered for g in c.node_groups()]
+    groups = [(c, g) for c in args.classes_in_order() for g in c.node_groups()]
     return tuple(NodePoolPlan(g.name, c, g.capacity, g.max_nodes, len(groups) - i) for i, (c, g) in enumerate(groups))
 
 
