@@ -51,8 +51,8 @@ def absent_gpu_zones(accelerator: str, zones: Sequence[str], offered: Iterable[s
     ``accelerator``, the problem naming the zones of its region that do. ``offered``: the zones that offer it as
     ``source`` says (the Compute API, for preflight gke online), else the shipped data's. Empty when every zone
     offers it; offline, a zone is not judged when the shipped data does not list the accelerator
-    (``gpu_zone_notice`` says so) or the zone's region (``catalog.zones.unchecked_region`` says so). Always an error: GKE refuses a node pool whose accelerator is not offered in one of its node
-    locations."""
+    (``gpu_zone_notice`` says so) or the zone's region (``catalog.zones.unchecked_region`` says so).
+    Always an error: GKE refuses a node pool whose accelerator is not offered in one of its node locations."""
     have = set(offered) if offered is not None else set(zones_offering(accelerator) or ())
     if offered is None and zones_offering(accelerator) is None:
         return []

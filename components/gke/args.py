@@ -334,15 +334,18 @@ class GpuGkeClusterArgs(BaseModel):
         return self
 
     def _check_gpu_zones(self, model: str) -> None:
-        """Every GPU pool's GPU offered in each zone its shape (the plan) lists, by the one verdict
-        (catalog.gpu_zones.absent_gpu_zones): an error at the key that lists the zone."""
-        for index, pool in enumerate(self.gpu_pools):
-            shape = next(s for s in self.pool_shapes() if s.name == pool.name)
+        """Every pool with GPUs (the scheduler pool's included) offers its GPU in each zone its shape (the plan)
+        lists, by the one verdict (catalog.gpu_zones.absent_gpu_zones): an error at the key that lists the zone."""
+        pools: list[tuple[tuple[str | int, ...], _PoolBase]] = [(("scheduler_pool",), self.scheduler_pool)] if self.scheduler_pool is not None else []
+        pools += [(("gpu_pools", i), p) for i, p in enumerate(self.gpu_pools)]
+        shapes = {s.name: s for s in self.pool_shapes()}
+        for loc, pool in pools:
+            shape = shapes[pool.name]
             if shape.accelerator is None or shape.zones is None:
                 continue
             for zone, problem in absent_gpu_zones(shape.accelerator, shape.zones):
                 if pool.node_locations:
-                    key: tuple[str | int, ...] = ("gpu_pools", index, "node_locations", pool.node_locations.index(zone))
+                    key: tuple[str | int, ...] = (*loc, "node_locations", pool.node_locations.index(zone))
                 elif zone in self.node_locations:
                     key = ("node_locations", self.node_locations.index(zone))
                 else:

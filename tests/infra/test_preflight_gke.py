@@ -131,6 +131,20 @@ def test_fails_when_a_t4_pool_is_in_a_zone_without_t4_and_passes_one_with_it() -
     assert [n for n in config().notices() if n.startswith("gke pool")] == []  # the default: T4 in us-central1-b and -c
 
 
+def test_fails_when_the_scheduler_pool_s_t4_is_missing_from_a_zone() -> None:
+    """The scheduler pool has a GPU too (a T4 per node): the same verdict holds for it."""
+    from tests.factories import t4_pool
+
+    tokyo = {"location": "asia-northeast1", "node_locations": ["asia-northeast1-a", "asia-northeast1-b"]}
+    ((_, problem),) = absent_gpu_zones("nvidia-tesla-t4", ["asia-northeast1-b"])
+    assert refusal(**tokyo, gpu_pools=[t4_pool(node_locations=["asia-northeast1-a"])], scheduler_pool={}) == [
+        f'gke.node_locations[1]: pool scheduler: {problem} (got "asia-northeast1-b")'
+    ]
+    assert refusal(**tokyo, gpu_pools=[t4_pool(node_locations=["asia-northeast1-a"])], scheduler_pool={"node_locations": ["asia-northeast1-b"]}) == [
+        f'gke.scheduler_pool.node_locations[0]: pool scheduler: {problem} (got "asia-northeast1-b")'
+    ]
+
+
 def test_a_program_s_own_args_give_the_same_verdict() -> None:
     from gpu_platform.components.gke.args import GpuGkeClusterArgs
 
