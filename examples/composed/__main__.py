@@ -142,9 +142,11 @@ else:
         opts=pulumi.ResourceOptions(depends_on=[dask]),
     )
     Kueue("ml-queues", KueueArgs(), tenants=dask_queue_tenants(dask_args, gpu.pool_shapes()), cluster=gpu, after=[dask])
+    # Its HorizontalPodAutoscaler lives in the team's namespace too.
     GpuUtilizationAutoscaler(
         "ml-inference",
         GpuUtilizationAutoscalerArgs(deployment="inference", namespace=team, max_replicas=4),
         cluster=gpu,
+        opts=pulumi.ResourceOptions(depends_on=[dask]),
     )
     pulumi.export("kubeconfig", eks.kubeconfig)
