@@ -57,7 +57,8 @@ class clusters_made:  # noqa: N801 (a context manager used as a function)
         return self.made
 
     def __exit__(self, *exc: object) -> None:
-        _MADE.remove(self.made)
+        # By identity: two collectors that made nothing hold equal (empty) lists.
+        del _MADE[next(i for i, made in enumerate(_MADE) if made is self.made)]
 
 
 class ClusterComponent:

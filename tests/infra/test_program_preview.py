@@ -202,3 +202,13 @@ def test_a_program_s_gpu_pool_in_a_zone_without_its_gpu_gets_the_stack_s_verdict
     assert capsys.readouterr().err.splitlines() == [
         f'gpu-platform: the program gave GpuGkeClusterArgs invalid input node_locations[1]: pool l4: {problem} (got "us-central1-f")'
     ]
+
+
+def test_nested_collectors_each_keep_their_own_clusters() -> None:
+    from gpu_platform.components.core.cluster import _MADE, clusters_made
+
+    with clusters_made() as outer:
+        with clusters_made() as inner:
+            assert _MADE[-1] is inner
+        assert _MADE == [outer] and _MADE[-1] is outer
+    assert _MADE == []
