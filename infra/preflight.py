@@ -23,6 +23,7 @@ from typing import Any
 from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES
 from gpu_platform.components.core.labels import ELB_ROLE_TAG, INTERNAL_ELB_ROLE_TAG
 from gpu_platform.components.eks.args import ExistingVpcArgs
+from gpu_platform.components.eks.resources import zones_offering
 from gpu_platform.components.pools.shapes import CapacityType
 from gpu_platform.infra.stack.model import StackConfig
 
@@ -164,25 +165,23 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
         else:
             findings.append(Finding(True, f"{itype} is offered in no zone of {region}; choose another type or region"))
     everywhere = sorted(set.intersection(*(offered.get(t, set()) for t in types))) if types else []
-    configured = config.eks.configured_zones
+    # The GPU classes' zones and their GPUs, vCPUs and memory per node: the plan's (StackConfig.pool_shapes()).
+    shapes = {s.name: s for s in config.pool_shapes()}
+    gpu_shapes = [shapes[cls.name] for cls in groups.classes]
+    named = [s.zones for s in gpu_shapes if s.zones is not None]
+    configured = list(dict.fromkeys(z for zones in named for z in zones)) if named else None
     source = "eks.vpc.private_subnet_ids" if config.eks.vpc is not None else "eks.zones"
     if configured is not None:
-        for zone in configured:
-            missing = [t for t in types if zone not in offered.get(t, set())]
-            if missing:
-                findings.append(
-                    Finding(
-                        True,
-                        f"zone {zone} of {source} does not offer {', '.join(missing)}: its node groups could never get "
-                        f"those nodes; use zones that offer every GPU type: {', '.join(everywhere) or 'none'}",
-                    )
-                )
-            else:
-                findings.append(Finding(False, f"zone {zone} offers {', '.join(types)}"))
+        findings += [Finding(False, f"zone {zone} offers {', '.join(types)}") for zone in configured if all(zone in offered.get(t, ()) for t in types)]
+        try:
+            # The one verdict, EksCluster's own (it refuses the same zones at args.zones before registering anything).
+            zones_offering([(z, t) for t, zones in offered.items() for z in zones], types, configured)
+        except ValueError as refused:
+            findings.append(Finding(True, f"{source}: {refused}: its node groups could never get those nodes"))
     elif len(everywhere) < 2:
         findings.append(Finding(True, f"fewer than two zones of {region} offer {', '.join(types)} (found {', '.join(everywhere) or 'none'}); EKS needs two"))
     else:
-        picked = everywhere[: config.eks.zone_count]
+        picked = everywhere[: max(s.zone_count for s in gpu_shapes)]
         findings.append(Finding(False, f"zones looked up at deploy: {', '.join(picked)} offer {', '.join(types)}"))
 
     if config.eks.vpc is not None:
@@ -197,12 +196,14 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
         for item in page["InstanceTypes"]
     }
     for index, cls in enumerate(groups.classes):
-        shapes = {t: _shape(reported[t]) for t in cls.instance_types if t in reported}
+        planned = shapes[cls.name]
+        # The plan's vCPUs, memory and GPUs per node; the GPU's name as EC2 reports it, the catalog's (or the stated shape's).
+        stated = (planned.vcpus, planned.memory_mib, cls.instance_shape.gpu, planned.gpus_per_node)
+        ec2_shapes = {t: _shape(reported[t]) for t in cls.instance_types if t in reported}
         for itype in cls.instance_types:
             if itype not in reported:
                 continue
-            row = cls.instance_shape
-            if shapes[itype] != (row.vcpus, row.memory_mib, row.gpu, row.gpu_count):
+            if ec2_shapes[itype] != stated:
                 source, fix = (
                     ("the class's shape", f"correct eks_node_groups.classes[{index}].shape")
                     if cls.shape is not None and itype not in AWS_INSTANCE_TYPES
@@ -211,24 +212,23 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
                 findings.append(
                     Finding(
                         True,
-                        f"class {cls.name}: EC2 reports {itype} as {shapes[itype]} (vCPUs, MiB, GPU, GPUs), "
-                        f"{source} as {(row.vcpus, row.memory_mib, row.gpu, row.gpu_count)}: {fix}",
+                        f"class {cls.name}: EC2 reports {itype} as {ec2_shapes[itype]} (vCPUs, MiB, GPU, GPUs), {source} as {stated}: {fix}",
                     )
                 )
-        if len(set(shapes.values())) > 1:
-            findings.append(Finding(True, f"class {cls.name}: instance types differ in shape: {shapes}"))
-        elif shapes:
-            vcpus, mib, gpu, count = next(iter(shapes.values()))
+        if len(set(ec2_shapes.values())) > 1:
+            findings.append(Finding(True, f"class {cls.name}: instance types differ in shape: {ec2_shapes}"))
+        elif ec2_shapes:
+            vcpus, mib, gpu, count = next(iter(ec2_shapes.values()))
             findings.append(
                 Finding(False, f"class {cls.name}: {', '.join(cls.instance_types)} share one shape ({vcpus} vCPUs, {mib // 1024} GiB, {count}x {gpu})")
             )
 
     need: dict[tuple[str, CapacityType], list[tuple[str, int]]] = defaultdict(list)
     for cls in groups.classes:
-        shape = cls.instance_shape
-        assert shape.quota_family is not None  # GPU classes only
+        family, vcpus = cls.instance_shape.quota_family, shapes[cls.name].vcpus
+        assert family is not None  # GPU classes only
         for group in cls.node_groups():
-            need[(shape.quota_family, group.capacity)].append((f"{group.name} {group.max_nodes}x{shape.vcpus}", group.max_nodes * shape.vcpus))
+            need[(family, group.capacity)].append((f"{group.name} {group.max_nodes}x{vcpus}", group.max_nodes * vcpus))
     for key in sorted(need, key=lambda k: (k[0], k[1].value)):
         code, name = QUOTAS[key]
         total = sum(v for _, v in need[key])

@@ -21,9 +21,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from gpu_platform.components.catalog.gpu_zones import GPU_ZONES_DATE, zones_offering
+from gpu_platform.components.catalog.gpu_zones import GPU_ZONES_DATE, SHIPPED_SOURCE, absent_gpu_zones, zones_offering
 from gpu_platform.components.catalog.zones import zones_of
 from gpu_platform.components.core.cloud import Cloud
+from gpu_platform.components.pools.shapes import NodePoolShape
 from gpu_platform.infra.preflight import CloudError, Finding
 from gpu_platform.infra.stack.model import StackConfig
 
@@ -53,29 +54,31 @@ class ComputeClients:
     regions: Any
 
 
-def _pool_zones(config: StackConfig) -> list[tuple[str, str, tuple[str, ...], bool]]:
-    """(pool, accelerator, zones, zones_named) per GPU pool: its zones, or the region's when GKE picks them."""
+def _pool_zones(config: StackConfig) -> list[tuple[NodePoolShape, tuple[str, ...], bool]]:
+    """(shape, zones, zones_named) per GPU pool, from the plan (``StackConfig.pool_shapes()``): the shape's zones,
+    or every zone of its region when GKE picks them."""
     assert config.gke is not None
-    region_zones = tuple(zones_of(Cloud.GCP, config.gke.region) or ())
-    rows: list[tuple[str, str, tuple[str, ...], bool]] = []
-    for pool in config.gke.plan:
-        if pool.shape.accelerator is None:
+    rows: list[tuple[NodePoolShape, tuple[str, ...], bool]] = []
+    for shape in config.pool_shapes():
+        if shape.accelerator is None:
             continue
-        names = pool.zones.names
-        rows.append((pool.args.name, pool.shape.accelerator, names if names is not None else region_zones, names is not None))
+        if shape.zones is not None:
+            rows.append((shape, shape.zones, True))
+        else:
+            rows.append((shape, tuple(zones_of(Cloud.GCP, shape.region or config.gke.region) or ()), False))
     return rows
 
 
 def _zone_findings(config: StackConfig, offered: dict[str, set[str]] | None) -> list[Finding]:
-    """Each GPU pool against the zones that offer its GPU: ``offered`` (zone -> accelerators) asked of the
-    Compute API, or None for the shipped table."""
+    """Each GPU pool against the zones that offer its GPU, by the one verdict (catalog.gpu_zones.absent_gpu_zones):
+    ``offered`` (zone -> accelerators) asked of the Compute API, or None for the shipped table."""
     assert config.gke is not None
-    region = config.gke.region
     findings: list[Finding] = []
-    for pool, accelerator, zones, named in _pool_zones(config):
+    for shape, zones, named in _pool_zones(config):
+        pool, accelerator, region = shape.name, shape.accelerator, shape.region or config.gke.region
+        assert accelerator is not None
         if offered is None:
-            have = zones_offering(accelerator)
-            if have is None:
+            if zones_offering(accelerator) is None:
                 findings.append(
                     Finding(
                         False,
@@ -84,37 +87,31 @@ def _zone_findings(config: StackConfig, offered: dict[str, set[str]] | None) -> 
                     )
                 )
                 continue
-            source = f"by the shipped data ({GPU_ZONES_DATE})"
+            have, source, said = None, SHIPPED_SOURCE, f"by the shipped data ({GPU_ZONES_DATE})"
         else:
-            have = sorted(z for z, accelerators in offered.items() if accelerator in accelerators)
-            source = "by the Compute API"
+            have, source = [z for z, accelerators in offered.items() if accelerator in accelerators], "the Compute API"
+            said = f"by {source}"
         if not zones:
             findings.append(Finding(False, f"pool {pool}: the zones of {region} are not known offline; not checked"))
             continue
-        lacking = [z for z in zones if z not in have]
-        good = [z for z in have if z.rsplit("-", 1)[0] == region]
-        where = "node_locations" if named else f"the zones GKE may pick in {region} (set node_locations)"
-        if lacking:
-            findings.append(
-                Finding(
-                    True,
-                    f"pool {pool}: zone {', '.join(lacking)} of {where} does not offer {accelerator} "
-                    f"{source}; zones of {region} that do: {', '.join(good) or 'none'}",
-                )
-            )
-        else:
-            findings.append(Finding(False, f"pool {pool}: {accelerator} is offered in {', '.join(zones)} {source}"))
+        problems = absent_gpu_zones(accelerator, zones, have, source)
+        picked = "" if named else f" (GKE may pick it in {region}: set node_locations)"
+        findings += [Finding(True, f"pool {pool}: {problem}{picked}") for _, problem in problems]
+        if not problems:
+            findings.append(Finding(False, f"pool {pool}: {accelerator} is offered in {', '.join(zones)} {said}"))
     return findings
 
 
 def _quota_findings(config: StackConfig, quotas: dict[str, tuple[float, float]]) -> list[Finding]:
-    """The regional GPU and CPU quotas (metric -> (limit, usage)) against every node pool at its maximum."""
+    """The regional GPU and CPU quotas (metric -> (limit, usage)) against every node pool at its maximum: the GPUs
+    and vCPUs per node from the plan's shapes (``StackConfig.pool_shapes()``), the node pools' maxima from its pools."""
     assert config.gke is not None
     region = config.gke.region
+    shapes = {s.name: s for s in config.pool_shapes()}
     gpus: dict[str, list[tuple[str, int]]] = defaultdict(list)
     cpus: list[tuple[str, int]] = []
     for pool in config.gke.plan:
-        shape = pool.shape
+        shape = shapes[pool.shape.name]
         for node_pool in pool.node_pools:
             cpus.append((f"{node_pool.gke_name} {node_pool.max_total}x{shape.vcpus}", node_pool.max_total * shape.vcpus))
             if shape.accelerator is None:
@@ -151,7 +148,7 @@ def preflight_gke(config: StackConfig, project: str | None, clients: ComputeClie
     region = config.gke.region
     try:
         # Every zone of the region besides the pools' own, so a refusal can name the zones that do offer the GPU.
-        asked = {z for _, _, pool_zones, _ in _pool_zones(config) for z in pool_zones} if _pool_zones(config) else set()
+        asked = {z for _, pool_zones, _ in _pool_zones(config) for z in pool_zones}
         zones = sorted(asked | (set(zones_of(Cloud.GCP, region) or ()) if asked else set()))
         offered = {z: {a.name for a in clients.accelerator_types.list(project=project, zone=z)} for z in zones}
         quotas = {q.metric: (float(q.limit), float(q.usage)) for q in clients.regions.get(project=project, region=region).quotas}

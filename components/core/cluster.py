@@ -25,10 +25,40 @@ from gpu_platform.components.core.models import input_error
 from gpu_platform.components.monitoring.prometheus_args import ClusterKind, MetricSource
 from gpu_platform.components.pools.shapes import NodePoolShape
 
-__all__ = ["CLUSTER_COMPONENTS", "ClusterComponent", "ClusterPools", "OnCluster", "a_type", "check_live", "check_pools", "on_cluster"]
+__all__ = [
+    "CLUSTER_COMPONENTS",
+    "ClusterComponent",
+    "ClusterPools",
+    "OnCluster",
+    "a_type",
+    "check_live",
+    "check_pools",
+    "clusters_made",
+    "on_cluster",
+]
 
 CLUSTER_COMPONENTS = "a cluster component (GpuGkeCluster, EksCluster, SpotFailoverEksNodeGroups or KarpenterNodePools)"
 """How an error names what ``cluster=`` accepts."""
+
+
+_MADE: list[list[ClusterComponent]] = []
+"""The cluster components made while ``clusters_made`` is open (innermost last)."""
+
+
+class clusters_made:  # noqa: N801 (a context manager used as a function)
+    """``with clusters_made() as made:`` every cluster component a program makes inside is appended to ``made``, in
+    the order made: the offline preview's ``--apply`` takes a program's pools from them (their ``pool_shapes()``)."""
+
+    def __init__(self) -> None:
+        self.made: list[ClusterComponent] = []
+
+    def __enter__(self) -> list[ClusterComponent]:
+        _MADE.append(self.made)
+        return self.made
+
+    def __exit__(self, *exc: object) -> None:
+        # By identity: two collectors that made nothing hold equal (empty) lists.
+        del _MADE[next(i for i, made in enumerate(_MADE) if made is self.made)]
 
 
 class ClusterComponent:
@@ -38,6 +68,12 @@ class ClusterComponent:
     annotations, so it adds no output. ``provider`` (the cluster's Kubernetes provider) is the
     component's own output.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        made = super().__new__(cls)
+        if _MADE:
+            _MADE[-1].append(made)
+        return made
 
     @property
     def cloud(self) -> ClusterKind:

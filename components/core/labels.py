@@ -37,6 +37,7 @@ __all__ = [
     "NODE_TEMPLATE_PREFIX",
     "OWNER_ANNOTATION",
     "PART_OF_LABEL",
+    "PHYSICAL_GPUS_ANNOTATION",
     "POOL_ROLE_LABEL",
     "PRIORITY_CONFIGMAP",
     "PoolRole",
@@ -138,6 +139,10 @@ REGION_LABEL = "topology.kubernetes.io/region"
 """The well-known label of a node's region."""
 KARPENTER_NODEPOOL_LABEL = "karpenter.sh/nodepool"
 """The label Karpenter puts on every node it provisions: the NodePool's name (<class>-spot, <class>-on-demand)."""
+PHYSICAL_GPUS_ANNOTATION = "gpu-platform.io/physical-gpus"
+"""The annotation of a Karpenter NodePool saying the most physical GPUs it launches (its maximum nodes times the plan's
+NodePoolShape.gpus_per_node): its nvidia.com/gpu limit counts a shared GPU once per client, and the policy pack's
+GPU budget counts physical GPUs, as it does for GKE node pools and EKS node groups."""
 KARPENTER_CAPACITY_LABEL = "karpenter.sh/capacity-type"
 """Karpenter's capacity type requirement and node label: spot, on-demand (or reserved)."""
 KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"

@@ -558,12 +558,17 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         # GPU pools when it is full rather than capping how many Dask clusters can run), and the
         # autoscaler ignores preferences when it picks a group to grow: ranked first, the
         # scheduler group is the one grown for them, not a GPU spot group a reclaim would empty.
-        ordered = sorted(self.classes, key=lambda c: (c.role is not ClassRole.SCHEDULER, c.instance_shape.gpu_count, c.instance_shape.vcpus))
-        groups = [g.name for c in ordered for g in c.node_groups()]
+        groups = [g.name for c in self.classes_in_order() for g in c.node_groups()]
         tiers = [PriorityTier(priority=10 * (len(groups) + 1 - i), patterns=[asg_name_pattern(g)]) for i, g in enumerate(groups)]
         # Other node groups (the system group) stay available, below every GPU tier.
         tiers.append(PriorityTier(priority=1, patterns=[".*"]))
         return PriorityExpander(tiers=tiers)
+
+    def classes_in_order(self) -> list[GpuClassArgs]:
+        """The classes in the order their capacity is tried, the one order of the priority expander's derived tiers and
+        of Karpenter's NodePool weights: scheduler classes first, then by the plan's GPUs and vCPUs per node
+        (NodePoolShape), smaller first."""
+        return sorted(self.classes, key=lambda c: (c.role is not ClassRole.SCHEDULER, c.planned_shape.gpus_per_node, c.planned_shape.vcpus))
 
     def instance_types(self) -> list[str]:
         return sorted({t for c in self.classes for t in c.instance_types})

@@ -199,7 +199,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
                     aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.effect.gke)
                     for t in cls.node_taints()
                 ],
-                tags={CLASS_LABEL: cls.name, GPU_TEMPLATE_TAG: str(cls.instance_shape.gpu_count)},
+                tags={CLASS_LABEL: cls.name, GPU_TEMPLATE_TAG: str(cls.planned_shape.gpus_per_node)},  # the plan's physical GPUs, which the policy pack reads
             ),
             # The autoscaler owns the size; a deploy must not reset it.
             opts=pulumi.ResourceOptions(

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Self
 import pulumi
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
+from gpu_platform.components.catalog.gpu_zones import absent_gpu_zones
 from gpu_platform.components.catalog.zones import zone_problem
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error, key_path
@@ -329,7 +330,27 @@ class GpuGkeClusterArgs(BaseModel):
         self._check_cluster_zones(model, region)
         self._check_network(model, region)
         self._check_pools(model, region)
+        self._check_gpu_zones(model)
         return self
+
+    def _check_gpu_zones(self, model: str) -> None:
+        """Every pool with GPUs (the scheduler pool's included) offers its GPU in each zone its shape (the plan)
+        lists, by the one verdict (catalog.gpu_zones.absent_gpu_zones): an error at the key that lists the zone."""
+        pools: list[tuple[tuple[str | int, ...], _PoolBase]] = [(("scheduler_pool",), self.scheduler_pool)] if self.scheduler_pool is not None else []
+        pools += [(("gpu_pools", i), p) for i, p in enumerate(self.gpu_pools)]
+        shapes = {s.name: s for s in self.pool_shapes()}
+        for loc, pool in pools:
+            shape = shapes[pool.name]
+            if shape.accelerator is None or shape.zones is None:
+                continue
+            for zone, problem in absent_gpu_zones(shape.accelerator, shape.zones):
+                if pool.node_locations:
+                    key: tuple[str | int, ...] = (*loc, "node_locations", pool.node_locations.index(zone))
+                elif zone in self.node_locations:
+                    key = ("node_locations", self.node_locations.index(zone))
+                else:
+                    key = ("location",)
+                raise field_error(model, key, f"pool {pool.name}: {problem}", zone)
 
     def _check_cluster_zones(self, model: str, region: str) -> None:
         """The location and node_locations: real zones of the cluster's region, each listed once."""

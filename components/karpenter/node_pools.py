@@ -28,7 +28,7 @@ import pulumi_kubernetes as k8s
 
 from gpu_platform.components.core.cluster import check_live
 from gpu_platform.components.core.kube import helm_release
-from gpu_platform.components.core.labels import KARPENTER_NODEPOOL_LABEL, MANAGED_LABELS
+from gpu_platform.components.core.labels import KARPENTER_NODEPOOL_LABEL, MANAGED_LABELS, PHYSICAL_GPUS_ANNOTATION
 from gpu_platform.components.core.models import input_error
 from gpu_platform.components.eks.cluster import EksCluster, EksClusterRef
 from gpu_platform.components.eks.gpu_pools import EksGpuPools, join_eks_cluster
@@ -281,7 +281,11 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
                 f"{name}-{pool.name}-node-pool",
                 api_version="karpenter.sh/v1",
                 kind="NodePool",
-                metadata=k8s.meta.v1.ObjectMetaArgs(name=pool.name, labels=dict(MANAGED_LABELS)),
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=pool.name,
+                    labels=dict(MANAGED_LABELS),
+                    annotations={PHYSICAL_GPUS_ANNOTATION: str(pool.physical_gpus)} if pool.physical_gpus else None,
+                ),
                 spec=node_pool_spec(pool, settings, zones),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, self.node_classes[pool.cls.name], controller]),
             )

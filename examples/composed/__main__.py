@@ -86,7 +86,13 @@ if acme.require("cloud") == "gcp":
     dask_args = DaskOperatorArgs(tenants=[DaskTenantArgs(name=team, gpu_quota=4)])
     dask = DaskOperator("ml-dask", dask_args, cluster=cluster)
     # The cluster UI: no cluster-admin token; the team's group views its namespace read-only.
-    Headlamp("ml-ui", HeadlampArgs(tenants=[HeadlampTenantAccess(namespace=team, group=f"{team}-viewers")]), cluster=cluster)
+    # Its RoleBinding lives in the team's namespace, which the Dask operator's tenant makes: after it.
+    Headlamp(
+        "ml-ui",
+        HeadlampArgs(tenants=[HeadlampTenantAccess(namespace=team, group=f"{team}-viewers")]),
+        cluster=cluster,
+        opts=pulumi.ResourceOptions(depends_on=[dask]),
+    )
     kubeflow_args = KubeflowInstallArgs(tenants=[TenantProfile(name=f"{team}-pipelines", owner=f"{team}-lead@example.com", gpus=4)])
     kubeflow = KubeflowInstall("ml-kubeflow", kubeflow_args, cluster=cluster)
     # Tenant queues: a ClusterQueue per Dask and Kubeflow tenant, a LocalQueue default in each namespace.
@@ -129,11 +135,18 @@ else:
     DcgmExporter("ml-dcgm", DcgmExporterArgs(node_selection="eks"), cluster=gpu, service_monitor_crd=monitoring.release)
     dask_args = DaskOperatorArgs(tenants=[DaskTenantArgs(name=team, gpu_quota=4)])
     dask = DaskOperator("ml-dask", dask_args, cluster=gpu)
-    Headlamp("ml-ui", HeadlampArgs(tenants=[HeadlampTenantAccess(namespace=team, group=f"{team}-viewers")]), cluster=gpu)
+    Headlamp(
+        "ml-ui",
+        HeadlampArgs(tenants=[HeadlampTenantAccess(namespace=team, group=f"{team}-viewers")]),
+        cluster=gpu,
+        opts=pulumi.ResourceOptions(depends_on=[dask]),
+    )
     Kueue("ml-queues", KueueArgs(), tenants=dask_queue_tenants(dask_args, gpu.pool_shapes()), cluster=gpu, after=[dask])
+    # Its HorizontalPodAutoscaler lives in the team's namespace too.
     GpuUtilizationAutoscaler(
         "ml-inference",
         GpuUtilizationAutoscalerArgs(deployment="inference", namespace=team, max_replicas=4),
         cluster=gpu,
+        opts=pulumi.ResourceOptions(depends_on=[dask]),
     )
     pulumi.export("kubeconfig", eks.kubeconfig)

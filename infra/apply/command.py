@@ -93,6 +93,8 @@ def run_apply(args: Any, plan: Any, objects: list[Any], report: Any, stack_confi
         f"judged: {result.judged} workloads, {len(result.workloads)} refused their pods"
         + (f"; {len(result.unfit)} fit no pool, {len(result.expected)} expected" if nodes else ""),
     ]
+    if pools is not None and (source := getattr(stack_config, "pools_source", None)):
+        lines.append(f"kwok nodes: {source}")
     lines += [f"warning: apply: {w}" for w in result.warnings]
     lines += [f"notice: apply: {line}" for line in result.unserved]
     lines += [f"replaced: {r.line} (an immutable field changed: deleted and created again, as pulumi up replaces it)" for r in result.replaced]

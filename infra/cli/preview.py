@@ -132,8 +132,11 @@ def _preview_stack(args: argparse.Namespace) -> str:
 
 def program_target(plan: Any, kubernetes_version: str | None) -> Any:
     """What the checks need of a program of one's own, which has no gpu-platform stack config:
-    the Kubernetes version (--kubernetes-version, else the stack config's default) and the cloud
-    its cluster runs on (from the plan's resources; gcp when it declares no cluster)."""
+    the Kubernetes version (--kubernetes-version, else the stack config's default), the cloud
+    its cluster runs on (from the plan's resources; gcp when it declares no cluster), and its pools:
+    those of the cluster components it made (each one's ``pool_shapes()``; a pool two of them share,
+    an EKS cluster's system group seen from its node groups too, counted once), which ``--apply``
+    makes kwok nodes of."""
     from types import SimpleNamespace
 
     from gpu_platform.components.core.cloud import Cloud
@@ -141,7 +144,25 @@ def program_target(plan: Any, kubernetes_version: str | None) -> Any:
 
     version = kubernetes_version or StackConfig.model_fields["kubernetes_version"].default
     cloud = Cloud.AWS if any(r.type.startswith("aws:eks/") for r in plan.resources) else Cloud.GCP
-    return SimpleNamespace(kubernetes_version=version, cloud=cloud)
+    shapes: dict[str, Any] = {}
+    for cluster in plan.clusters:
+        for shape in cluster.pool_shapes():
+            shapes.setdefault(shape.name, shape)
+    pools = list(shapes.values())
+    made = [f"{type(c).__name__} {c.pulumi_resource_name}" for c in plan.clusters]
+    source = (
+        f"the pools of the program's cluster components ({', '.join(made)}): {', '.join(shapes)}"
+        if pools
+        else "none: the program makes no cluster component (GpuGkeCluster, EksCluster, SpotFailoverEksNodeGroups or "
+        "KarpenterNodePools), so no kwok node stands for its nodes and pods that need one stay pending"
+    )
+    return SimpleNamespace(
+        kubernetes_version=version,
+        cloud=cloud,
+        pool_shapes=lambda: list(pools),
+        pool_zones=lambda: {s.name: s.zone_names() for s in pools},
+        pools_source=source,
+    )
 
 
 def _program_failure(exc: Exception) -> CommandError:
@@ -156,7 +177,24 @@ def _program_failure(exc: Exception) -> CommandError:
         details = exc.errors or []
         lines = [f"the program gave a component invalid input {d['property_path']}: {d['reason']}" for d in details]
         return CommandError(lines or [f"the program gave a component invalid inputs: {exc.message}"], EXIT_PROGRAM)
+    if (refused := _args_refused(exc)) is not None:
+        return CommandError(refused, EXIT_PROGRAM)
     return CommandError([f"the program failed: {type(exc).__name__}: {first_line(exc)}"], EXIT_PROGRAM)
+
+
+def _args_refused(exc: Exception) -> list[str] | None:
+    """A component Args model the program built and pydantic refused (a GpuGkeClusterArgs whose pool lists a zone
+    without its GPU): one line per problem, by the stack config's own formatter, so the program gets the verdict
+    a stack file gets; None for any other exception."""
+    from pydantic import BaseModel, ValidationError
+
+    import gpu_platform.components as components
+    from gpu_platform.infra.stack.errors import format_validation_error
+
+    root = getattr(components, exc.title, None) if isinstance(exc, ValidationError) else None
+    if not (isinstance(exc, ValidationError) and isinstance(root, type) and issubclass(root, BaseModel)):
+        return None
+    return [f"the program gave {exc.title} invalid input {line}" for line in format_validation_error(exc, root)]
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

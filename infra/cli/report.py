@@ -27,6 +27,8 @@ class _Stack:
     cloud: Any
     region: str
     prices: Any
+    pools: list[Any]
+    """The plan's pools (StackConfig.pool_shapes()): each GPU node's physical GPUs."""
 
 
 def _tenant_inputs(args: argparse.Namespace) -> _Stack:
@@ -51,7 +53,7 @@ def _tenant_inputs(args: argparse.Namespace) -> _Stack:
         prices.region(config.cloud, config.region)
     except SimulationError as exc:
         raise CommandError(f"--stack {args.stack}: {exc}") from None
-    return _Stack(tenants, config.cloud, config.region, prices)
+    return _Stack(tenants, config.cloud, config.region, prices, config.pool_shapes())
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -103,6 +105,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                     stack.cloud,
                     stack.region,
                     progress=lambda what: bar.update(task, description=what),
+                    pools=stack.pools,
                 )
         except ReportError:
             bar.stop()

@@ -25,6 +25,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
+from gpu_platform.components.core.cluster import clusters_made
 from gpu_platform.infra.stack.errors import ConfigError, PreviewError
 from gpu_platform.infra.stack.model import PROJECT
 from gpu_platform.infra.stack.read import (
@@ -312,6 +313,9 @@ class Plan:
     stack_config: Any = field(default=None, compare=False, repr=False)
     """This repository's program only: the StackConfig it read and planned (the one read of the stack);
     the preview's checks take it from here. None for a program of one's own."""
+    clusters: list[Any] = field(default_factory=list, compare=False, repr=False)
+    """A program of one's own: the cluster components it made (components.core.cluster.clusters_made), in
+    order; their ``pool_shapes()`` are its pools, which ``--apply`` makes kwok nodes of."""
 
     def by_urn(self) -> dict[str, RecordedResource]:
         return {r.urn: r for r in self.resources}
@@ -462,7 +466,8 @@ def run_program(
         os.chdir(program_dir)
         sys.argv = [str(program.main)]
         ran: dict[str, Any] = {}
-        _sync_await(pulumi.runtime.run_in_stack(lambda: ran.update(runpy.run_path(str(program.main), run_name="__main__"))))
+        with clusters_made() as clusters:
+            _sync_await(pulumi.runtime.run_in_stack(lambda: ran.update(runpy.run_path(str(program.main), run_name="__main__"))))
     except Exception:
         # A key in a namespace the program never read is the likelier cause (acmee:cloud for acme:cloud).
         if not shipped and (problems := unread_namespaces(program, stack, config, reads.namespaces)):
@@ -483,6 +488,7 @@ def run_program(
             notices=notices,
             warnings=warnings,
             project=program.project,
+            clusters=list(clusters),
         )
     # The program read and planned the stack once (infra/__main__.py's ``config``): the checks it could
     # not make offline (e.g. zones of a region the shipped data lacks) are asked of that same config.

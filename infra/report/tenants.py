@@ -14,7 +14,8 @@ GPU pods of any other namespace share one row, ``OTHER``. Definitions, on the re
   its hourly price times the step; the price is the simulator's price table (infra/simulate/prices.py,
   or --prices FILE) for the node's machine or instance type and capacity type, read from its labels
   (``kube_node_labels``: components/labels.NODE_COST_LABELS, which the PrometheusStack's kube-state-metrics
-  exports). The step's cost of a node is shared out to the pods running on it by their share of its
+  exports; an N1 machine's GPUs, which GCP bills apart, are its pool's physical GPUs in the plan, ``node_price``).
+  The step's cost of a node is shared out to the pods running on it by their share of its
   GPUs (requested / capacity; by their share of the requests when they exceed the capacity); the share
   of its GPUs no pod requests is the ``IDLE`` row, never spread over the tenants. System nodes, disks
   and the control plane fee are not in these figures.
@@ -38,7 +39,7 @@ GPU pods of any other namespace share one row, ``OTHER``. Definitions, on the re
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -52,6 +53,7 @@ from gpu_platform.components.core.labels import (
     KARPENTER_CAPACITY_LABEL,
     NODE_COST_LABELS,
 )
+from gpu_platform.components.pools.shapes import NodePoolShape
 from gpu_platform.infra.report.prometheus import GPU_CAPACITY, GPU_REQUESTS, Prometheus, ReportError, ReportInputs, nearest_rank
 
 __all__ = [
@@ -64,6 +66,8 @@ __all__ = [
     "cluster_queue_of",
     "collect_tenants",
     "ksm_label",
+    "node_pool",
+    "node_price",
     "tenant_figures",
     "tenant_namespaces",
     "print_tenants",
@@ -312,8 +316,22 @@ def tenant_figures(
 # --- from Prometheus -----------------------------------------------------------------------------
 
 
-def node_price(labels: Mapping[str, str], prices: Any, cloud: Any, region: str) -> NodePrice:
-    """The price of a node from its kube_node_labels (no price when its type is unlabelled or not in the table)."""
+def node_pool(machine: str, accelerator: str | None, advertised: int, pools: Sequence[NodePoolShape]) -> NodePoolShape | None:
+    """The stack's pool (a NodePoolShape of the plan) a node of ``machine`` (and ``accelerator``, when labelled)
+    advertising ``advertised`` nvidia.com/gpu belongs to: the GPU pool of that machine type whose schedulable GPUs
+    per node are ``advertised``, else the only GPU pool of that machine type; None when the plan has no such pool."""
+    same = [s for s in pools if s.gpus_per_node and s.machine_type == machine and accelerator in (None, s.accelerator)]
+    exact = [s for s in same if s.schedulable_gpus_per_node == advertised]
+    if exact or len(same) == 1:
+        return (exact or same)[0]
+    return None
+
+
+def node_price(labels: Mapping[str, str], prices: Any, cloud: Any, region: str, pools: Sequence[NodePoolShape] = ()) -> NodePrice:
+    """The price of a node from its kube_node_labels (no price when its type is unlabelled or not in the table). Its
+    physical GPUs (what an N1 machine pays apart) are its pool's in the plan (``pools``: StackConfig.pool_shapes());
+    the node's nvidia.com/gpu capacity counts a shared GPU once per client, so it stands in only for a node of no
+    pool of the plan."""
     from gpu_platform.infra.simulate.inputs import NodeGroup, Resources
     from gpu_platform.infra.simulate.settings import SimulationError
 
@@ -323,6 +341,8 @@ def node_price(labels: Mapping[str, str], prices: Any, cloud: Any, region: str) 
         return NodePrice(None, spot)
     accelerator = labels.get(ksm_label(GKE_ACCELERATOR_LABEL)) or None
     gpus = int(labels.get("gpus", "0"))
+    if (pool := node_pool(machine, accelerator, gpus, pools)) is not None:
+        gpus, accelerator = pool.gpus_per_node, pool.accelerator
     group = NodeGroup(
         name=machine,
         pool=machine,
@@ -401,8 +421,10 @@ def collect_tenants(
     cloud: Any,
     region: str,
     progress: Callable[[str], None] = lambda _: None,
+    pools: Sequence[NodePoolShape] = (),
 ) -> TenantReport:
-    """The per-tenant figures from Prometheus over the report's range (``waits``: the report's pending_by_pod)."""
+    """The per-tenant figures from Prometheus over the report's range (``waits``: the report's pending_by_pod;
+    ``pools``: the stack's pools, StackConfig.pool_shapes(), which say each GPU node's physical GPUs)."""
     prom = Prometheus(inputs.prometheus, inputs.timeout)
     times = inputs.grid()
     first, last = times[0], times[-1]
@@ -424,7 +446,7 @@ def collect_tenants(
             f"--metric-labels-allowlist=nodes=[{','.join(NODE_COST_LABELS)}] (the PrometheusStack sets it)?"
         )
     node_prices = {
-        node: node_price({**labels_of.get(node, {}), "gpus": str(int(max(series.values(), default=0)))}, prices, cloud, region)
+        node: node_price({**labels_of.get(node, {}), "gpus": str(int(max(series.values(), default=0)))}, prices, cloud, region, pools)
         for node, series in capacity.items()
     }
     queues = _queue_figures(prom, inputs, dict.fromkeys(tenants.values()), progress)

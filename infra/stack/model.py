@@ -643,11 +643,12 @@ class StackConfig(BaseModel):
         return problems
 
     def notices(self) -> list[str]:
-        """Checks of this config that could not be made offline (a region the zone data does not list), and each GKE
-        GPU pool pinned to a zone that does not offer its GPU by the shipped data (components/catalog/gpu_zones.py)."""
+        """Checks of this config that could not be made offline: a region the zone data does not list, and each GKE
+        GPU pool whose GPU the shipped zone data does not list (a zone that does not offer a listed GPU is refused
+        by GpuGkeClusterArgs: components/catalog/gpu_zones.py)."""
         region = self.region
         notice = unchecked_region(self.cloud, region) if region else None
-        gpus = pool_gpu_notices(self.gke.plan) if self.gke is not None else []
+        gpus = pool_gpu_notices(self.gke.pool_shapes()) if self.gke is not None else []
         profiles = self.unqueued_profiles()
         unqueued = (
             [

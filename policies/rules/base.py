@@ -133,15 +133,17 @@ EKS_CLUSTER = "aws:eks/cluster:Cluster"
 
 
 def eks_gpus_per_node(props: Mapping[str, Any]) -> int:
-    """GPUs per node of an EKS node group: the most of its instance types' in the catalog, or,
-    for types the catalog does not know (a class with a stated shape), the node group's
-    autoscaler GPU tag (0: a CPU group)."""
+    """Physical GPUs per node of an EKS node group: the plan's (NodePoolShape.gpus_per_node), which the components
+    write on every node group as its GPU tag (k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu). Only a
+    node group without that tag (one the components did not make) is counted from the catalog: the most of its
+    instance types' GPUs (0: a CPU group, or types the catalog does not know)."""
+    tagged = str((props.get("tags") or {}).get(GPU_TEMPLATE_TAG) or "")
+    if tagged.isdigit():
+        return int(tagged)
     from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES
 
     rows = [AWS_INSTANCE_TYPES.get(t) for t in props.get("instanceTypes") or []]
-    known = max((r.gpu_count for r in rows if r is not None), default=0)
-    tagged = str((props.get("tags") or {}).get(GPU_TEMPLATE_TAG) or "0")
-    return max(known, int(tagged) if tagged.isdigit() else 0)
+    return max((r.gpu_count for r in rows if r is not None), default=0)
 
 
 def accelerators(props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -157,9 +159,11 @@ def is_gpu_node_pool(r: Resource) -> bool:
 
 
 def gpu_pool_gpus(r: Resource, cluster_node_locations: list[str] | None = None) -> int | None:
-    """Most GPUs a GPU pool (GKE) or node group (EKS) can hold; None when it has no upper bound. A GKE
-    pool's per-zone bounds multiply over its zones as the plan counts them (gke_plan.pool_zones: the
-    pool's node locations, else its cluster's, else a zonal cluster's one zone, else GKE's three)."""
+    """Most physical GPUs a GPU pool (GKE) or node group (EKS) can hold; None when it has no upper bound. The GPUs
+    per node are the plan's as the components write them on the resource (a GKE pool's guestAccelerators count, an
+    EKS node group's GPU tag: eks_gpus_per_node). A GKE pool's per-zone bounds multiply over its zones by the
+    plan's own count (gke_plan.pool_zones: the pool's node locations, else its cluster's, else a zonal cluster's
+    one zone, else GKE's three), the one function the component's plan uses."""
     if r.type == EKS_NODE_GROUP:
         maximum = (r.props.get("scalingConfig") or {}).get("maxSize")
         return None if maximum is None else eks_gpus_per_node(r.props) * int(maximum)

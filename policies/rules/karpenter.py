@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from gpu_platform.components.core.labels import GPU_RESOURCE
+from gpu_platform.components.core.labels import GPU_RESOURCE, PHYSICAL_GPUS_ANNOTATION
 from gpu_platform.components.pools.shapes import GPU_TAINT
 from gpu_platform.policies.rules.base import Resource, ResourceRule, RuleConfig
 
@@ -35,8 +35,12 @@ def launches_gpus(r: Resource) -> bool:
 
 
 def node_pool_gpus(r: Resource) -> int | None:
-    """Most GPUs a NodePool may launch (its nvidia.com/gpu limit); None when it has none."""
-    value = (_spec(r).get("limits") or {}).get(GPU_RESOURCE)
+    """Most physical GPUs a NodePool may launch: the plan's, which the components write on it
+    (``gpu-platform.io/physical-gpus``: its maximum nodes times NodePoolShape.gpus_per_node; its nvidia.com/gpu limit
+    counts a shared GPU once per client). A NodePool without it (one the components did not make): its nvidia.com/gpu
+    limit. None when it has neither."""
+    stated = ((r.props.get("metadata") or {}).get("annotations") or {}).get(PHYSICAL_GPUS_ANNOTATION)
+    value = stated if stated is not None else (_spec(r).get("limits") or {}).get(GPU_RESOURCE)
     try:
         return None if value is None else int(str(value))
     except ValueError:

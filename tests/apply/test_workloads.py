@@ -153,3 +153,41 @@ def test_preview_apply_reports_a_refused_deployment_in_one_line_and_exits_1(cont
     assert found[0].endswith('error looking up service account wl-cli/web: serviceaccount "web" not found'), out
     assert "judged: 1 workloads, 1 refused their pods" in out
     assert code == 1
+
+
+def test_a_program_s_gpu_pod_lands_on_kwok_nodes_of_its_cluster_component(control_plane: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`preview --program DIR --apply` makes kwok nodes of the program's cluster components' pools (issue 34 item 3) and
+    says so: a Deployment asking one GPU on the program's L4 pool is scheduled there, none is left unfit."""
+    from gpu_platform.infra.cli import main
+
+    (tmp_path / "Pulumi.yaml").write_text("name: mine\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(
+        textwrap.dedent(
+            f"""
+            import pulumi, pulumi_kubernetes as k8s
+            from gpu_platform.components import AutoscalingBounds, BoundsScope, GpuGkeCluster, GpuGkeClusterArgs, GpuNodePoolArgs
+
+            cluster = GpuGkeCluster("ml", GpuGkeClusterArgs(project="my-project", location="us-central1", node_locations=["us-central1-b"],
+                gpu_pools=[GpuNodePoolArgs(name="l4", machine_type="g2-standard-8", accelerator_type="nvidia-l4", capacity="on_demand",
+                                           autoscaling=AutoscalingBounds(scope=BoundsScope.TOTAL, min_nodes=0, max_nodes=2))]))
+            l4 = next(s for s in cluster.pool_shapes() if s.name == "l4")
+            ns = k8s.core.v1.Namespace("ns", metadata={{"name": "wl-pools"}})
+            k8s.apps.v1.Deployment("gpu", metadata={{"name": "gpu", "namespace": "wl-pools"}}, spec={{
+                "replicas": 2,
+                "selector": {{"matchLabels": {{"app": "gpu"}}}},
+                "template": {{"metadata": {{"labels": {{"app": "gpu"}}}},
+                             "spec": {{**l4.placement.pod_spec_fields(), "containers": [{{"name": "c", "image": "{IMAGE}",
+                                       "resources": {{"limits": {{"nvidia.com/gpu": "1"}}, "requests": {{"cpu": "1", "memory": "1Gi"}}}}}}]}}}}}},
+                opts=pulumi.ResourceOptions(depends_on=[ns]))
+            """
+        )
+    )
+    code = main(["preview", "--program", str(tmp_path), "--quiet", "--apply", str(control_plane.kubeconfig), "--apply-kwok-nodes"])
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "kwok nodes: the pools of the program's cluster components (GpuGkeCluster ml): system, l4" in out, captured.err[-2000:]
+    assert "judged: 1 workloads, 0 refused their pods; 0 fit no pool" in out, out
+    (applied,) = [line for line in out.splitlines() if line.startswith("applied: ")]
+    assert applied.endswith("kwok nodes, 2 pods") and " 0 kwok nodes" not in applied, out
+    assert not [line for line in out.splitlines() if line.startswith("violation: ")], out
+    assert code == 0, out

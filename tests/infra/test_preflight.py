@@ -75,9 +75,10 @@ def test_fails_when_a_zone_lacks_the_gpu_type(ec2: Any) -> None:
     # EC2 (as moto records it) offers g5.xlarge in ap-northeast-2a, 2c and 2d, not 2b.
     config = stack([gpu_class(name="a10", instance_types=["g5.xlarge"], max_nodes=2)], zones=["ap-northeast-2a", "ap-northeast-2b"])
     out = lines(preflight_eks(config, REGION, ec2, quotas({G_ON_DEMAND: 64, G_SPOT: 64})))
+    # The same verdict as EksCluster's own refusal at args.zones (components/eks/resources.zones_offering).
     assert (
-        "error: zone ap-northeast-2b of eks.zones does not offer g5.xlarge: its node groups could never get those nodes; "
-        "use zones that offer every GPU type: ap-northeast-2a, ap-northeast-2c, ap-northeast-2d"
+        "error: eks.zones: zone ap-northeast-2b does not offer g5.xlarge; zones that offer every GPU instance type: "
+        "ap-northeast-2a, ap-northeast-2c, ap-northeast-2d: its node groups could never get those nodes"
     ) in out
     assert "ok: zone ap-northeast-2a offers g5.xlarge" in out
 
@@ -86,7 +87,7 @@ def test_fails_when_no_zone_offers_a_type(ec2: Any) -> None:
     config = stack([gpu_class(name="a100", instance_types=["p4de.24xlarge"], max_nodes=1, capacity="on_demand")])
     out = lines(preflight_eks(config, REGION, ec2, quotas({QUOTAS[("P", "on-demand")][0]: 96})))
     assert "error: p4de.24xlarge is offered in no zone of ap-northeast-2; choose another type or region" in out
-    assert any(line.startswith("error: zone ap-northeast-2a of eks.zones does not offer p4de.24xlarge") for line in out)
+    assert any(line.startswith("error: eks.zones: zone ap-northeast-2a does not offer p4de.24xlarge") for line in out)
 
 
 def test_a_type_unknown_in_the_region_is_a_finding_not_an_abort(ec2: Any) -> None:

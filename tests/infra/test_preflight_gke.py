@@ -1,6 +1,6 @@
 """`gpu-platform preflight gke` (issue 29 item 6): the zones that offer each pool's GPU (offline from the shipped
-table, online from the Compute API), the regional GPU, preemptible GPU and CPU quotas; and the offline
-preview's notice of a GPU pool pinned to a zone without its GPU. The online tests give preflight clients
+table, online from the Compute API), the regional GPU, preemptible GPU and CPU quotas; and the one verdict on a
+GPU pool that lists a zone without its GPU (issue 34: an error everywhere, from catalog.gpu_zones.absent_gpu_zones). The online tests give preflight clients
 shaped like google-cloud-compute's AcceleratorTypesClient and RegionsClient, answering with the library's
 own message types in a fresh interpreter (test_the_library_s_own_types_and_errors): google-cloud-compute's
 google.rpc.status_pb2 cannot be loaded beside the Pulumi SDK's copy of that proto in one process, so the
@@ -17,13 +17,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
-from gpu_platform.components.catalog.gpu_zones import gpu_zone_notice, zones_offering
+from gpu_platform.components.catalog.gpu_zones import absent_gpu_zones, gpu_zone_notice, zones_offering
 from gpu_platform.components.catalog.gpus import GCP_ACCELERATORS
 from gpu_platform.components.catalog.zones import zones_of
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.infra.preflight import CloudError
 from gpu_platform.infra.preflight_gke import GPU_QUOTAS, ComputeClients, preflight_gke
+from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
 from tests.conftest import PROJECT_DIR
 from tests.factories import a100_pool, stack
@@ -62,16 +64,24 @@ def test_every_zone_of_the_table_is_a_zone_of_its_region() -> None:
             assert zone in (zones_of(Cloud.GCP, region) or [zone]), (accelerator, zone)
 
 
-def test_notice_names_the_pool_the_zone_the_gpu_and_the_zones_that_have_it() -> None:
-    line = gpu_zone_notice("h100", "nvidia-h100-80gb", "us-central1-f")
-    assert line == (
-        "gke pool h100: zone us-central1-f does not offer nvidia-h100-80gb (zones of us-central1 that offer it: "
-        "us-central1-a, us-central1-b, us-central1-c; components/catalog/data/gpu_zones.json, 2026-11); its nodes could never start there"
+def test_the_verdict_names_the_zone_the_gpu_and_the_zones_that_have_it() -> None:
+    assert absent_gpu_zones("nvidia-h100-80gb", ["us-central1-a", "us-central1-f"]) == [
+        (
+            "us-central1-f",
+            "zone us-central1-f does not offer nvidia-h100-80gb (components/catalog/data/gpu_zones.json, 2026-11): GKE cannot "
+            "create a node pool whose GPU is missing from one of its zones; zones of us-central1 that do: us-central1-a, us-central1-b, us-central1-c",
+        )
+    ]
+    assert absent_gpu_zones("nvidia-h100-80gb", ["us-central1-a"]) == []
+    assert "no zone of southamerica-east1 does" in absent_gpu_zones("nvidia-h100-80gb", ["southamerica-east1-a"])[0][1]
+    # Another source of which zones offer it (the Compute API, online), the same verdict.
+    assert absent_gpu_zones("nvidia-h100-80gb", ["us-central1-a"], ["us-central1-b"], "the Compute API")[0][1].startswith(
+        "zone us-central1-a does not offer nvidia-h100-80gb (the Compute API): GKE cannot create"
     )
-    assert gpu_zone_notice("h100", "nvidia-h100-80gb", "us-central1-a") is None
-    assert "no zone of southamerica-east1 offers it" in (gpu_zone_notice("h100", "nvidia-h100-80gb", "southamerica-east1-a") or "")
-    # An accelerator the data does not list is said to be unchecked (every catalog GPU is listed now).
-    assert "was not checked offline" in (gpu_zone_notice("k80", "nvidia-tesla-k80", "us-central1-a") or "")
+    # An accelerator the data does not list is not judged offline but said to be unchecked (every catalog GPU is listed now).
+    assert absent_gpu_zones("nvidia-tesla-k80", ["us-central1-a"]) == []
+    assert "was not checked offline" in (gpu_zone_notice("k80", "nvidia-tesla-k80", ["us-central1-a"]) or "")
+    assert gpu_zone_notice("h100", "nvidia-h100-80gb", ["us-central1-f"]) is None
 
 
 def test_the_n1_gpus_are_listed_by_their_zones() -> None:
@@ -81,35 +91,83 @@ def test_the_n1_gpus_are_listed_by_their_zones() -> None:
         "asia-northeast1-a",
         "asia-northeast1-c",
     ]
-    assert gpu_zone_notice("t4", "nvidia-tesla-t4", "asia-northeast1-b") == (
-        "gke pool t4: zone asia-northeast1-b does not offer nvidia-tesla-t4 (zones of asia-northeast1 that offer it: "
-        "asia-northeast1-a, asia-northeast1-c; components/catalog/data/gpu_zones.json, 2026-11); its nodes could never start there"
-    )
-    assert gpu_zone_notice("v100", "nvidia-tesla-v100", "europe-west4-c") is None
-    assert "no zone of asia-northeast1 offers it" in (gpu_zone_notice("v100", "nvidia-tesla-v100", "asia-northeast1-a") or "")
+    ((zone, problem),) = absent_gpu_zones("nvidia-tesla-t4", ["asia-northeast1-a", "asia-northeast1-b"])
+    assert zone == "asia-northeast1-b" and problem.endswith("zones of asia-northeast1 that do: asia-northeast1-a, asia-northeast1-c")
+    assert absent_gpu_zones("nvidia-tesla-v100", ["europe-west4-c"]) == []
+    assert "no zone of asia-northeast1 does" in absent_gpu_zones("nvidia-tesla-v100", ["asia-northeast1-a"])[0][1]
     assert len(zones_offering("nvidia-tesla-p4") or []) == 17 and len(zones_offering("nvidia-tesla-p100") or []) == 12
 
 
-# --- The offline preview's notice ---------------------------------------------------------------
+# --- One verdict: the stack's config (so the preview, the program and preflight) refuses it -------------
 
 
-def test_the_preview_notices_a_gpu_pool_pinned_to_a_zone_without_its_gpu() -> None:
-    cfg = config(node_locations=["us-central1-a", "us-central1-f"], gpu_pools=[H100])
-    assert [n for n in cfg.notices() if n.startswith("gke pool")] == [gpu_zone_notice("h100", "nvidia-h100-80gb", "us-central1-f")]
+def refusal(**gke: Any) -> list[str]:
+    with pytest.raises(ValidationError) as info:
+        config(**gke)
+    return format_validation_error(info.value, StackConfig)
 
 
-def test_the_preview_says_nothing_of_a_pool_whose_zones_offer_its_gpu() -> None:
-    cfg = config(node_locations=["us-central1-a", "us-central1-b"], gpu_pools=[H100, a100_pool()])
-    assert [n for n in cfg.notices() if n.startswith("gke pool")] == []
+def test_fails_when_a_gpu_pool_lists_a_zone_without_its_gpu() -> None:
+    """An error at the key that lists the zone, naming the value and the zones that offer the GPU: the same line the
+    preview, `pulumi up` and `preflight gke` give, refused before anything is registered."""
+    ((_, problem),) = absent_gpu_zones("nvidia-h100-80gb", ["us-central1-f"])
+    assert refusal(node_locations=["us-central1-a", "us-central1-f"], gpu_pools=[H100]) == [
+        f'gke.node_locations[1]: pool h100: {problem} (got "us-central1-f")'
+    ]
+    # The pool's own node_locations, when it names them, is the key.
+    pinned = {**H100, "node_locations": ["us-central1-f"]}
+    assert refusal(node_locations=["us-central1-a", "us-central1-f"], gpu_pools=[pinned]) == [
+        f'gke.gpu_pools[0].node_locations[0]: pool h100: {problem} (got "us-central1-f")'
+    ]
 
 
-def test_the_preview_notices_a_t4_pool_in_a_zone_without_t4_and_not_one_with_it() -> None:
+def test_fails_when_a_t4_pool_is_in_a_zone_without_t4_and_passes_one_with_it() -> None:
     tokyo = {"location": "asia-northeast1"}
-    cfg = config(**tokyo, node_locations=["asia-northeast1-a", "asia-northeast1-b"])
-    assert [n for n in cfg.notices() if n.startswith("gke pool")] == [gpu_zone_notice("t4", "nvidia-tesla-t4", "asia-northeast1-b")]
-    cfg = config(**tokyo, node_locations=["asia-northeast1-a", "asia-northeast1-c"])
-    assert [n for n in cfg.notices() if n.startswith("gke pool")] == []
+    ((_, problem),) = absent_gpu_zones("nvidia-tesla-t4", ["asia-northeast1-b"])
+    assert refusal(**tokyo, node_locations=["asia-northeast1-a", "asia-northeast1-b"]) == [
+        f'gke.node_locations[1]: pool t4: {problem} (got "asia-northeast1-b")'
+    ]
+    assert [n for n in config(**tokyo, node_locations=["asia-northeast1-a", "asia-northeast1-c"]).notices() if n.startswith("gke pool")] == []
     assert [n for n in config().notices() if n.startswith("gke pool")] == []  # the default: T4 in us-central1-b and -c
+
+
+def test_fails_when_the_scheduler_pool_s_t4_is_missing_from_a_zone() -> None:
+    """The scheduler pool has a GPU too (a T4 per node): the same verdict holds for it."""
+    from tests.factories import t4_pool
+
+    tokyo = {"location": "asia-northeast1", "node_locations": ["asia-northeast1-a", "asia-northeast1-b"]}
+    ((_, problem),) = absent_gpu_zones("nvidia-tesla-t4", ["asia-northeast1-b"])
+    assert refusal(**tokyo, gpu_pools=[t4_pool(node_locations=["asia-northeast1-a"])], scheduler_pool={}) == [
+        f'gke.node_locations[1]: pool scheduler: {problem} (got "asia-northeast1-b")'
+    ]
+    assert refusal(**tokyo, gpu_pools=[t4_pool(node_locations=["asia-northeast1-a"])], scheduler_pool={"node_locations": ["asia-northeast1-b"]}) == [
+        f'gke.scheduler_pool.node_locations[0]: pool scheduler: {problem} (got "asia-northeast1-b")'
+    ]
+
+
+def test_a_program_s_own_args_give_the_same_verdict() -> None:
+    from gpu_platform.components.gke.args import GpuGkeClusterArgs
+
+    data = stack(node_locations=["us-central1-a", "us-central1-f"], gpu_pools=[H100])["gke"]
+    with pytest.raises(ValidationError) as info:
+        GpuGkeClusterArgs.model_validate(data)
+    ((_, problem),) = absent_gpu_zones("nvidia-h100-80gb", ["us-central1-f"])
+    (error,) = info.value.errors()
+    assert (error["loc"], error["msg"]) == (("node_locations", 1), f"pool h100: {problem}")
+
+
+def test_preflight_gke_offline_refuses_it_with_the_same_line(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from gpu_platform.infra.cli import main
+    from tests.infra.test_cli import project_with_stack
+
+    def pin(config: dict[str, Any]) -> None:
+        config["gpu-platform:gke"]["node_locations"] = ["us-central1-b", "us-central1-f"]
+        config["gpu-platform:gke"]["gpu_pools"] = [H100]
+
+    project = project_with_stack(tmp_path, "pinned", pin)
+    assert main(["preflight", "gke", "pinned", "--offline", "--project-dir", str(project)]) == 2
+    ((_, problem),) = absent_gpu_zones("nvidia-h100-80gb", ["us-central1-f"])
+    assert f'gpu-platform:gke.node_locations[1]: pool h100: {problem} (got "us-central1-f")' in capsys.readouterr().err
 
 
 def test_the_preview_says_what_it_could_not_check(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,18 +178,10 @@ def test_the_preview_says_what_it_could_not_check(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(gpu_zones, "_data", lambda: data)
     (line,) = [n for n in config().notices() if n.startswith("gke pool")]
     assert line.startswith("gke pool t4: whether zone us-central1-b, us-central1-c offers nvidia-tesla-t4 was not checked offline")
+    assert not any(f.error for f in preflight_gke(config(), None, None))
 
 
 # --- preflight gke offline ----------------------------------------------------------------------
-
-
-def test_offline_refuses_a_zone_without_the_gpu() -> None:
-    findings = preflight_gke(config(node_locations=["us-central1-a", "us-central1-f"], gpu_pools=[H100]), None, None)
-    assert lines(findings) == [
-        "error: pool h100: zone us-central1-f of node_locations does not offer nvidia-h100-80gb by the shipped data (2026-11); "
-        "zones of us-central1 that do: us-central1-a, us-central1-b, us-central1-c",
-        "ok: quotas (GPUs, preemptible GPUs, CPUs) are not checked offline; run preflight gke online",
-    ]
 
 
 def test_offline_says_which_gpus_the_table_does_not_list(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -146,11 +196,8 @@ def test_offline_says_which_gpus_the_table_does_not_list(monkeypatch: pytest.Mon
 def test_offline_checks_a_t4_pool_by_the_shipped_data() -> None:
     (line, _) = lines(preflight_gke(config(), None, None))
     assert line == "ok: pool t4: nvidia-tesla-t4 is offered in us-central1-b, us-central1-c by the shipped data (2026-11)"
-    findings = preflight_gke(config(location="asia-northeast1", node_locations=["asia-northeast1-a", "asia-northeast1-b"]), None, None)
-    assert lines(findings)[0] == (
-        "error: pool t4: zone asia-northeast1-b of node_locations does not offer nvidia-tesla-t4 by the shipped data (2026-11); "
-        "zones of asia-northeast1 that do: asia-northeast1-a, asia-northeast1-c"
-    )
+    findings = preflight_gke(config(location="asia-northeast1", node_locations=["asia-northeast1-a", "asia-northeast1-c"]), None, None)
+    assert lines(findings)[0] == "ok: pool t4: nvidia-tesla-t4 is offered in asia-northeast1-a, asia-northeast1-c by the shipped data (2026-11)"
 
 
 def test_offline_passes_zones_that_offer_the_gpu() -> None:
@@ -164,7 +211,8 @@ def test_offline_checks_every_zone_gke_may_pick_when_none_are_named() -> None:
     del data["gke"]["node_locations"]
     findings = preflight_gke(StackConfig.model_validate(data), None, None)
     (line,) = [str(f) for f in findings if "pool h100" in str(f)]
-    assert line.startswith("error: pool h100: zone us-central1-f of the zones GKE may pick in us-central1 (set node_locations) does not offer")
+    ((_, problem),) = absent_gpu_zones("nvidia-h100-80gb", ["us-central1-f"])
+    assert line == f"error: pool h100: {problem} (GKE may pick it in us-central1: set node_locations)"
 
 
 # --- preflight gke online -----------------------------------------------------------------------
@@ -245,10 +293,9 @@ def test_online_asks_every_zone_of_every_gpu_pool_and_passes_when_all_offer_it()
 
 def test_online_refuses_a_zone_the_compute_api_says_lacks_the_gpu() -> None:
     findings = preflight_gke(a100_stack(["us-central1-a", "us-central1-b"]), "ml-platform", clients())
-    assert (
-        "error: pool a100: zone us-central1-b of node_locations does not offer nvidia-tesla-a100 by the Compute API; "
-        "zones of us-central1 that do: us-central1-a, us-central1-c"
-    ) in lines(findings)
+    ((_, problem),) = absent_gpu_zones("nvidia-tesla-a100", ["us-central1-b"], ["us-central1-a", "us-central1-c"], "the Compute API")
+    assert f"error: pool a100: {problem}" in lines(findings)
+    assert problem.endswith("zones of us-central1 that do: us-central1-a, us-central1-c")
 
 
 def test_online_spot_pools_count_against_the_preemptible_gpu_quota() -> None:

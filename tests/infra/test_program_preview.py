@@ -142,3 +142,73 @@ def test_bad_program_input_is_one_line(setup: object, argv: list[str], code: int
     args = [a.replace("{d}", str(tmp_path)) for a in argv]
     assert main(["preview", *args, "--no-render"]) == code
     assert capsys.readouterr().err == f"gpu-platform: {message.replace('{d}', str(tmp_path))}\n"
+
+
+# --- --apply's kwok nodes come from the program's cluster components (issue 34 item 3) ---------------------------
+
+
+def test_a_program_s_pools_are_its_cluster_components_pools() -> None:
+    """The pools `--apply` makes kwok nodes of: the shapes of the cluster components the program made, each once."""
+    from gpu_platform.infra.cli.preview import program_target
+    from gpu_platform.infra.preview.engine import load_program, run_program
+
+    plan = run_program(CONSUMER, "dev", {}, program=load_program(CONSUMER))
+    (cluster,) = plan.clusters
+    assert isinstance(cluster, GpuGkeCluster)
+    target = program_target(plan, None)
+    shapes = target.pool_shapes()
+    assert shapes == cluster.pool_shapes() and [s.name for s in shapes] == ["system", "l4"]
+    (l4,) = [s for s in shapes if s.name == "l4"]
+    # spot and on-demand, 8 nodes in total each, in the program's two zones, one L4 per g2-standard-8
+    assert (l4.gpus_per_node, l4.max_nodes, l4.zones) == (1, 16, ("us-central1-b", "us-central1-c"))
+    assert target.pool_zones()["l4"] == ("us-central1-b", "us-central1-c")
+    assert target.pools_source == "the pools of the program's cluster components (GpuGkeCluster ml): system, l4"
+
+
+def test_a_program_without_a_cluster_component_is_told_it_gets_no_nodes(tmp_path: Path) -> None:
+    from gpu_platform.infra.cli.preview import program_target
+    from gpu_platform.infra.preview.engine import load_program, run_program
+
+    program = _program(tmp_path, 'import pulumi_kubernetes as k8s\nk8s.core.v1.Namespace("ns", metadata={"name": "a"})\n')
+    plan = run_program(program, "dev", {}, program=load_program(program))
+    target = program_target(plan, None)
+    assert plan.clusters == [] and target.pool_shapes() == []
+    assert target.pools_source.startswith("none: the program makes no cluster component")
+
+
+def test_the_clusters_made_outside_a_preview_are_not_collected() -> None:
+    from gpu_platform.components.core.cluster import _MADE
+
+    assert _MADE == []
+
+
+def test_a_program_s_gpu_pool_in_a_zone_without_its_gpu_gets_the_stack_s_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The one verdict on a GPU absent from a pool's zone (catalog.gpu_zones.absent_gpu_zones), in a program's own
+    Args: exit 3, the key, the value and the zones that offer it, as a stack file gets it."""
+    from gpu_platform.components.catalog.gpu_zones import absent_gpu_zones
+
+    program = _program(
+        tmp_path,
+        """
+        from gpu_platform.components import AutoscalingBounds, BoundsScope, GpuGkeCluster, GpuGkeClusterArgs, GpuNodePoolArgs
+
+        GpuGkeCluster("ml", GpuGkeClusterArgs(project="my-project", location="us-central1", node_locations=["us-central1-a", "us-central1-f"],
+            gpu_pools=[GpuNodePoolArgs(name="l4", machine_type="g2-standard-8", accelerator_type="nvidia-l4",
+                                       autoscaling=AutoscalingBounds(scope=BoundsScope.TOTAL, max_nodes=2))]))
+        """,
+    )
+    assert main(["preview", "--program", str(program), "--no-render", "--quiet"]) == 3
+    ((_, problem),) = absent_gpu_zones("nvidia-l4", ["us-central1-f"])
+    assert capsys.readouterr().err.splitlines() == [
+        f'gpu-platform: the program gave GpuGkeClusterArgs invalid input node_locations[1]: pool l4: {problem} (got "us-central1-f")'
+    ]
+
+
+def test_nested_collectors_each_keep_their_own_clusters() -> None:
+    from gpu_platform.components.core.cluster import _MADE, clusters_made
+
+    with clusters_made() as outer:
+        with clusters_made() as inner:
+            assert _MADE[-1] is inner
+        assert _MADE == [outer] and _MADE[-1] is outer
+    assert _MADE == []
