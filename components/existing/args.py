@@ -21,6 +21,7 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from gpu_platform.components.catalog.aws import aws_shape
 from gpu_platform.components.catalog.base import shape_checked
+from gpu_platform.components.catalog.gpu_zones import absent_gpu_zones
 from gpu_platform.components.catalog.gpus import gcp_cpu_shape, gcp_gpu_shape, mig_slices
 from gpu_platform.components.catalog.zones import zone_problem
 from gpu_platform.components.core.cloud import ClusterKind
@@ -225,6 +226,12 @@ class ExistingClusterArgs(BaseModel):
                 for z, zone in enumerate(pool.zones or ()):
                     if problem := zone_problem(self.kind.cloud, self.region, zone):
                         raise field_error("ExistingClusterArgs", ("pools", i, "zones", z), problem, zone)
+            if self.kind is ClusterKind.GKE and pool.accelerator_type is not None:
+                # The one verdict on a GKE GPU pool's zones (a pool the platform creates gets the same): no such pool can
+                # exist, so the description is wrong.
+                for zone, problem in absent_gpu_zones(pool.accelerator_type, pool.zones or ()):
+                    z = (pool.zones or []).index(zone)
+                    raise field_error("ExistingClusterArgs", ("pools", i, "zones", z), problem, zone)
         return self
 
     @functools.cached_property

@@ -105,6 +105,7 @@ def test_the_plan_is_made_once_and_again_after_a_copy_with_changes() -> None:
         (gke(SYSTEM, {**L4, "min_nodes": 9}), "pools[1].min_nodes: min_nodes 9 is above max_nodes 8; use at most 8"),
         (gke(SYSTEM, {**L4, "zones": ["us-central1-a", "us-central1-a"]}), "pools[1].zones: zones lists a zone twice"),
         (gke(SYSTEM, {**L4, "zones": ["europe-west4-a"]}, region="us-central1"), "pools[1].zones[0]: zone europe-west4-a is not a zone of us-central1"),
+        (gke(SYSTEM, {**L4, "zones": ["us-central1-a", "us-central1-f"]}), "pools[1].zones[1]: zone us-central1-f does not offer nvidia-l4"),
         (gke({**SYSTEM, "accelerator_type": "nvidia-l4"}, L4), "pools[0].accelerator_type: accelerator_type applies to GPU pools"),
         (gke(SYSTEM, {**L4, "node_selector": {"bad key!": "x"}}), "pools[1].node_selector.bad key!"),
         (gke(SYSTEM, L4, context="my context"), "context: context must be a kubeconfig context name, without whitespace"),
