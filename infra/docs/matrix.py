@@ -318,6 +318,7 @@ def _onto_existing_cluster(stack: MatrixStack, base: Base) -> None:
     from gpu_platform.components.gke.args import GpuGkeClusterArgs
 
     cloud = Cloud(base.cloud)
+    region: str | None
     if cloud is Cloud.GCP:
         gke = GpuGkeClusterArgs.model_validate(stack.get("gke"))
         shapes, region = gke.pool_shapes(), gke.region

@@ -41,8 +41,14 @@ DESCRIBED = {
     ("ModelSettings", "karpenter"): "tests/infra/test_simulate_karpenter.py::test_model_settings_default_to_karpenters_own_batching_and_a_monday_morning_start",
     ("ExistingClusterArgs", "context"): "tests/components/existing/test_cluster.py::test_without_a_kubeconfig_the_provider_reads_the_ambient_one",
     ("ExistingPoolArgs", "gpus_per_node"): "tests/components/existing/test_args.py::test_the_shapes_count_what_the_catalog_says_the_machines_hold",
-    ("ExistingPoolArgs", "node_selector"): "tests/components/existing/test_args.py::test_a_gke_pool_is_selected_by_its_node_pool_label_and_its_gpu_nodes_carry_gkes_gpu_taint_by_default",
-    ("ExistingPoolArgs", "taints"): "tests/components/existing/test_args.py::test_an_eks_group_is_selected_by_its_node_group_label_and_carries_no_taint_by_default",
+    (
+        "ExistingPoolArgs",
+        "node_selector",
+    ): "tests/components/existing/test_args.py::test_a_gke_pool_is_selected_by_its_node_pool_label_and_its_gpu_nodes_carry_gkes_gpu_taint_by_default",
+    (
+        "ExistingPoolArgs",
+        "taints",
+    ): "tests/components/existing/test_args.py::test_an_eks_group_is_selected_by_its_node_group_label_and_carries_no_taint_by_default",
     ("DatasetMountArgs", "access"): "tests/components/test_shared_datasets.py::test_a_mount_defaults_to_the_datasets_access_and_a_tenant_may_be_given_by_name",
     ("DatasetArgs", "mount_path"): "tests/components/test_shared_datasets.py::test_dataset_defaults",
     ("FsxLustreArgs", "per_unit_storage_throughput"): "tests/components/test_shared_datasets.py::test_fsx_defaults_are_persistent_2_at_125_with_1200_gib",
