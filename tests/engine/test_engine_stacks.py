@@ -207,6 +207,14 @@ def test_the_stacks_kubernetes_layer_goes_up_changes_and_is_destroyed_on_an_exis
                 stack.stack.set_config(NS + "kubeflow", auto.ConfigValue(json.dumps(kubeflow)))
                 stack.up(parallel=ENGINE_PARALLEL)
             started = time.monotonic()
-            stack.destroy()
+            try:
+                stack.destroy()
+            except auto.CommandError as exc:
+                # The teardown guide's recovery from a destroy that failed midway (seen once here, on cores shared with
+                # other test runs: Kueue's uninstall timed out after the release's 300 s): refresh drops what is gone
+                # already, then destroy again. It must then succeed.
+                print(f"{shipped}: destroy failed, refreshing and destroying again: {str(exc)[-600:]}")
+                stack.stack.refresh(color="never")
+                stack.destroy()
             print(f"{shipped}: destroy in {time.monotonic() - started:.0f} s")
             print(f"{shipped}: aggregated APIs kwok cannot serve, removed: {sorted(removed)}")
