@@ -25,7 +25,7 @@ from gpu_platform.components import (
 from gpu_platform.components.core.labels import GPU_RESOURCE
 from gpu_platform.components.inference.service import GpuInferenceService, GpuInferenceServiceArgs, InferenceIngressArgs, saturation_rule
 from gpu_platform.components.load_balancer.controller import AwsLoadBalancerController, AwsLoadBalancerControllerArgs, LoadBalancer
-from tests.components.test_aws_load_balancer_controller import POLICY
+from tests.components.load_balancer.test_controller import POLICY
 from tests.conftest import Engine, settled, settled_tree
 from tests.factories import eks, eks_node_groups, gke
 

@@ -17,7 +17,7 @@ from gpu_platform.components.eks.node_group_resources import sharing_config
 from gpu_platform.components.pools.sharing import GpuSharing, mig_sharing_problem, shared_request_problem
 from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
-from tests.components.test_eks_components import ASG_TAG, build, done
+from tests.components.eks.test_node_groups import ASG_TAG, build, done
 from tests.conftest import Engine, upstream_or_skip
 from tests.factories import eks_stack, gpu_class, recipe_stack, t4_pool
 

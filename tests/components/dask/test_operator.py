@@ -22,7 +22,7 @@ from gpu_platform.components.pools.reserves import ReserveFormula
 from gpu_platform.components.pools.shapes import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
 from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
-from tests.components.test_upstream_schemas import unknown_keys
+from tests.components.monitoring.test_upstream_schemas import unknown_keys
 from tests.conftest import Engine, settled, settled_tree
 from tests.factories import eks_stack, gpu_class, prod_eks_raw, stack
 
