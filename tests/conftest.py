@@ -20,6 +20,10 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 SHARED_DIR = PROJECT_DIR.parent / "shared"
 UPSTREAM_DIR = SHARED_DIR / "reference" / "upstream"
 
+# The benchmark scripts are run by hand (python tests/benchmarks/<script>.py), never collected: one is named
+# test_command.py after what it times.
+collect_ignore_glob = ["benchmarks/*"]
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _offline_render_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
