@@ -1,6 +1,6 @@
 """Benchmark: the README's test command, as a user runs it, timed step by step.
 
-    python tests/benchmarks/test_command.py [--slowest 15] [--pytest-only] [-- PYTEST ARGS]
+    python tests/benchmarks/test_command.py [--slowest 15] [--pytest-only] [--log FILE] [-- PYTEST ARGS]
 
 Run from the repository root with any Python 3.11+: the script needs only the standard library, because
 the command it times makes ./.venv itself (so, unlike the other benchmarks, it does not go on under
@@ -61,6 +61,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slowest", type=int, default=15, help="how many of the slowest tests to list (pytest --durations)")
     parser.add_argument("--pytest-only", action="store_true", help="time only the pytest step (./.venv must exist)")
+    parser.add_argument("--log", type=Path, help="keep the pytest step's whole output in this file")
     parser.add_argument("pytest_args", nargs="*", help="extra arguments for the pytest step (after --)")
     args = parser.parse_args()
 
@@ -87,6 +88,8 @@ def main() -> int:
                 print(log.read_text()[-4000:])
                 raise SystemExit(f"{step!r} exited {done.returncode}")
         output = log.read_text()
+        if args.log:
+            args.log.write_text(output)
     busy_after = _busy_jiffies()
     load_after = os.getloadavg()
 
@@ -98,7 +101,7 @@ def main() -> int:
     if busy_before is not None and busy_after is not None:
         others = (busy_after - busy_before) / ticks - total_cpu
         print(f"CPU used by the rest of the machine meanwhile: {max(others, 0.0):.1f} s (of {total_wall * (os.cpu_count() or 1):.1f} core-seconds)")
-    summary = [line for line in output.splitlines() if re.match(r"=+ .*(passed|failed|error).* =+$", line)]
+    summary = [line for line in output.splitlines() if re.match(r"(=+ )?\d+ (passed|failed|error).* in [\d.]+s", line)]
     print(summary[-1].strip("= ") if summary else "(no pytest summary line: see the output below)")
     m = re.search(r"=+ slowest (?:\d+ )?durations =+\n(.*?)(?:\n\n|\n=)", output, re.S)
     if m:
