@@ -12,8 +12,6 @@ from pydantic import ValidationError
 
 from gpu_platform.components import EksCluster, EksClusterArgs, KarpenterNodePools, KarpenterNodePoolsArgs, SpotFailoverEksNodeGroupsArgs
 from gpu_platform.components.core.labels import (
-    AWS_ACCELERATOR_LABEL,
-    CAPACITY_LABEL,
     GPU_RESOURCE,
     INSTANCE_TYPE_LABEL,
     KARPENTER_CAPACITY_LABEL,
@@ -23,15 +21,10 @@ from gpu_platform.components.core.labels import (
 )
 from gpu_platform.components.eks.plan import class_node_groups
 from gpu_platform.components.karpenter.args import (
-    ConsolidationPolicy,
-    DisruptionBudget,
-    KarpenterDisruption,
-    KarpenterSettings,
     Provisioner,
 )
-from gpu_platform.components.karpenter.plan import node_overlays, plan_node_pools
-from gpu_platform.components.karpenter.resources import INTERRUPTION_EVENTS, controller_policy, queue_policy
-from gpu_platform.components.monitoring.dcgm_resources import dcgm_values
+from gpu_platform.components.karpenter.plan import node_overlays
+from gpu_platform.components.karpenter.resources import INTERRUPTION_EVENTS
 from tests.conftest import Engine, settled_tree
 from tests.factories import eks, eks_node_groups, gpu_class
 
@@ -45,119 +38,10 @@ def karpenter_args(**overrides: Any) -> SpotFailoverEksNodeGroupsArgs:
 # --- settings: defaults and validators ---------------------------------------------------
 
 
-def test_the_cluster_autoscaler_stays_the_default_provisioner() -> None:
-    assert SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups()).provisioner is Provisioner.CLUSTER_AUTOSCALER
-
-
-def test_karpenter_defaults() -> None:
-    settings = KarpenterSettings()
-    assert (settings.chart_version, settings.namespace, settings.ami_version) == ("1.14.1", "kube-system", "latest")
-    disruption = settings.disruption
-    assert disruption.consolidation_policy is ConsolidationPolicy.WHEN_EMPTY
-    assert (disruption.consolidate_after, disruption.expire_after) == ("10m", "720h")
-    assert disruption.budgets == [DisruptionBudget(nodes="10%")]
-    assert disruption.spec() == {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "10m", "budgets": [{"nodes": "10%"}]}
-    assert DisruptionBudget().spec() == {"nodes": "10%"}
-
-
-@pytest.mark.parametrize(("given", "missing"), [({"schedule": "0 8 * * *"}, "duration"), ({"duration": "8h"}, "schedule")])
-def test_fails_when_a_budget_has_a_schedule_without_a_duration(given: dict[str, str], missing: str) -> None:
-    with pytest.raises(ValidationError) as info:
-        DisruptionBudget(**given)
-    error = info.value.errors()[0]
-    assert error["loc"] == (missing,) and f"but {missing} is not; set both or neither" in error["msg"]
-
-
-@pytest.mark.parametrize(
-    ("model", "field", "value"),
-    [
-        (DisruptionBudget, "nodes", "110%"),
-        (DisruptionBudget, "nodes", "ten"),
-        (DisruptionBudget, "duration", "30s"),
-        (DisruptionBudget, "reasons", ["Empty", "Empty"]),
-        (KarpenterDisruption, "consolidate_after", "1.5h"),
-        (KarpenterDisruption, "expire_after", "30d"),
-        (KarpenterDisruption, "budgets", []),
-        (KarpenterDisruption, "consolidation_policy", "Balanced"),
-        (KarpenterSettings, "ami_version", "v1;latest"),
-        (KarpenterSettings, "namespace", "Kube_System"),
-    ],
-)
-def test_fails_when_a_karpenter_setting_is_out_of_range(model: type, field: str, value: Any) -> None:
-    extra = {"duration": "1h"} if field == "duration" else {}
-    extra |= {"schedule": "@daily"} if field == "duration" else {}
-    with pytest.raises(ValidationError) as info:
-        model(**{field: value, **{k: v for k, v in extra.items() if k != field}})
-    assert info.value.errors()[0]["loc"][0] == field
-
-
-def test_a_scheduled_budget_renders_schedule_duration_and_reasons() -> None:
-    budget = DisruptionBudget(nodes="0", schedule="0 8 * * mon-fri", duration="10h", reasons=["Empty"])
-    assert budget.spec() == {"nodes": "0", "schedule": "0 8 * * mon-fri", "duration": "10h", "reasons": ["Empty"]}
-
-
 # --- refusals: the other provisioner's settings -------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("overrides", "loc", "start"),
-    [
-        ({"autoscaler": {"expanders": ["least-waste"]}}, ("autoscaler", "expanders"), "autoscaler.expanders is a cluster autoscaler setting"),
-        (
-            {"autoscaler": {"scale_down_unneeded_time": "1m"}},
-            ("autoscaler", "scale_down_unneeded_time"),
-            "autoscaler.scale_down_unneeded_time is a cluster autoscaler setting",
-        ),
-        (
-            {"priority_expander": {"tiers": [{"priority": 10, "patterns": [".*"]}]}},
-            ("priority_expander",),
-            "priority_expander ranks the cluster autoscaler's node groups",
-        ),
-        (
-            {"classes": [gpu_class(ami_type="AL2_x86_64_GPU")]},
-            ("classes", 0, "ami_type"),
-            "class small: Karpenter launches AL2023_x86_64_NVIDIA or BOTTLEROCKET_x86_64_NVIDIA",
-        ),
-    ],
-)
-def test_fails_when_karpenter_meets_a_cluster_autoscaler_setting(overrides: dict[str, Any], loc: tuple[Any, ...], start: str) -> None:
-    with pytest.raises(ValidationError) as info:
-        karpenter_args(**overrides)
-    (error,) = info.value.errors()
-    assert error["loc"] == loc and error["msg"].startswith(start)
-    if loc[0] != "classes":
-        assert error["msg"].endswith("remove it (Karpenter does not read it), or set provisioner: cluster_autoscaler")
-
-
-def test_fails_when_karpenter_settings_are_given_to_the_cluster_autoscaler() -> None:
-    with pytest.raises(ValidationError) as info:
-        SpotFailoverEksNodeGroupsArgs.model_validate(eks_node_groups(karpenter={"ami_version": "latest"}))
-    (error,) = info.value.errors()
-    assert error["loc"] == ("karpenter",) and "set provisioner: karpenter, or remove them" in error["msg"]
-
-
-def test_every_mixed_setting_is_its_own_line() -> None:
-    with pytest.raises(ValidationError) as info:
-        karpenter_args(autoscaler={"expanders": ["least-waste"], "max_node_provision_time": "3m"})
-    assert [e["loc"] for e in info.value.errors()] == [("autoscaler", "expanders"), ("autoscaler", "max_node_provision_time")]
-
-
 # --- the plan: NodePools from the typed classes ------------------------------------------------
-
-
-def test_a_node_pool_per_node_group_of_the_plan_spot_weighing_more() -> None:
-    args = karpenter_args(classes=[gpu_class(max_nodes=6, fallback_max_nodes=2), gpu_class(name="large", instance_types=["p3.8xlarge"], max_nodes=2)])
-    pools = {p.name: p for p in plan_node_pools(args)}
-    groups = {g.name: g for c in args.classes for g in class_node_groups(c)}
-    assert set(pools) == set(groups)
-    for name, pool in pools.items():
-        assert (pool.capacity, pool.max_nodes) == (groups[name].capacity, groups[name].max_nodes)
-    assert pools["small-spot"].weight > pools["small-on-demand"].weight
-    assert pools["large-spot"].weight > pools["large-on-demand"].weight
-    assert pools["small-on-demand"].weight > pools["large-spot"].weight  # small classes first, as the derived expander
-    # Limits: the tier's maximum times the class's shape (p3.2xlarge: 8 vCPU, 61 GiB, 1 V100).
-    assert pools["small-spot"].limits == {"cpu": "48", "memory": f"{62464 * 6}Mi", GPU_RESOURCE: "6"}
-    assert pools["small-on-demand"].limits == {"cpu": "16", "memory": f"{62464 * 2}Mi", GPU_RESOURCE: "2"}
 
 
 # --- the component under mocks --------------------------------------------------------------
@@ -257,24 +141,6 @@ def shared_classes() -> list[dict[str, Any]]:
     return [gpu_class(gpu_sharing=SHARED), gpu_class(name="large", instance_types=["p3.8xlarge"], max_nodes=2)]
 
 
-def test_a_shared_class_is_accepted_with_karpenter_and_overlaid_as_gpus_times_clients() -> None:
-    args = karpenter_args(classes=shared_classes())
-    (overlay,) = node_overlays(plan_node_pools(args))
-    assert overlay == {
-        "apiVersion": "karpenter.sh/v1alpha1",
-        "kind": "NodeOverlay",
-        "metadata": {"name": "small"},
-        "spec": {
-            "requirements": [
-                {"key": KARPENTER_NODEPOOL_LABEL, "operator": "In", "values": ["small-on-demand", "small-spot"]},
-                {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": ["p3.2xlarge"]},
-            ],
-            "capacity": {GPU_RESOURCE: "4"},  # 1 V100 x 4 clients
-        },
-    }
-    assert node_overlays(plan_node_pools(karpenter_args())) == []  # no sharing, no overlay (and the gate stays off)
-
-
 @pulumi.runtime.test
 def test_a_shared_class_gets_its_overlay_the_gate_the_sharing_device_plugin_and_limits_in_shared_gpus(engine: Engine) -> pulumi.Output[Any]:
     cluster, pools, args = build(classes=shared_classes())
@@ -305,50 +171,6 @@ def test_a_shared_class_gets_its_overlay_the_gate_the_sharing_device_plugin_and_
         assert "nvidia.com/device-plugin.config" not in made["large-spot"]["template"]["metadata"]["labels"]
 
     return done(cluster, pools, check)
-
-
-def test_controller_policy_is_scoped_to_the_cluster() -> None:
-    policy = controller_policy("c", "us-west-2", "arn:aws:sqs:us-west-2:1:c", "arn:aws:iam::1:role/n", "arn:aws:eks:us-west-2:1:cluster/c")
-    statements = {s["Sid"]: s for s in policy["Statement"]}
-    # Every write is conditioned on the cluster's ownership tag or a named resource.
-    for sid in ("AllowScopedEC2LaunchTemplateAccessActions", "AllowScopedDeletion", "AllowScopedResourceTagging"):
-        assert statements[sid]["Condition"]["StringEquals"]["aws:ResourceTag/kubernetes.io/cluster/c"] == "owned"
-    assert statements["AllowScopedEC2InstanceActionsWithTags"]["Condition"]["StringEquals"]["aws:RequestTag/eks:eks-cluster-name"] == "c"
-    assert statements["AllowPassingInstanceRole"]["Resource"] == "arn:aws:iam::1:role/n"
-    assert statements["AllowInterruptionQueueActions"]["Resource"] == "arn:aws:sqs:us-west-2:1:c"
-    assert statements["AllowAPIServerEndpointDiscovery"]["Resource"] == "arn:aws:eks:us-west-2:1:cluster/c"
-    assert statements["AllowRegionalReadActions"]["Condition"] == {"StringEquals": {"aws:RequestedRegion": "us-west-2"}}
-    unconditioned = {s["Sid"] for s in policy["Statement"] if s["Resource"] == "*" and "Condition" not in s}
-    assert unconditioned == {"AllowPricingReadActions"}  # pricing:GetProducts takes no resource
-
-
-def test_queue_accepts_eventbridge_and_refuses_plain_http() -> None:
-    allow, deny = queue_policy("arn:q")["Statement"]
-    assert allow["Principal"] == {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]} and allow["Action"] == "sqs:SendMessage"
-    assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
-
-
-def test_bottlerocket_keeps_images_on_its_data_volume() -> None:
-    from gpu_platform.components.karpenter.resources import node_class_spec
-
-    args = karpenter_args(classes=[gpu_class(ami_type="BOTTLEROCKET_x86_64_NVIDIA", disk_size_gib=300)])
-    spec = node_class_spec(args.classes[0], KarpenterSettings(ami_version="v1.50.0"), "c", "role", {})
-    assert spec["amiSelectorTerms"] == [{"alias": "bottlerocket@v1.50.0"}]
-    (os_volume, data) = spec["blockDeviceMappings"]
-    assert (os_volume["deviceName"], "rootVolume" in os_volume) == ("/dev/xvda", False)
-    assert (data["deviceName"], data["rootVolume"], data["ebs"]["volumeSize"]) == ("/dev/xvdb", True, "300Gi")
-
-
-def test_dcgm_exporter_lands_on_karpenter_gpu_nodes() -> None:
-    """dcgm-exporter's eks node selection requires the accelerator label; every GPU NodePool puts it on its nodes."""
-    from gpu_platform.components.monitoring.dcgm_args import DcgmExporterArgs
-
-    values = dcgm_values(DcgmExporterArgs(node_selection="eks"), "metrics")
-    terms = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    (expression,) = terms[0]["matchExpressions"]
-    assert expression["key"] == AWS_ACCELERATOR_LABEL and expression["operator"] == "Exists"
-    for pool in plan_node_pools(karpenter_args()):
-        assert pool.labels[AWS_ACCELERATOR_LABEL] and pool.labels[CAPACITY_LABEL] == pool.capacity.value
 
 
 def test_fails_when_cluster_is_not_an_eks_cluster() -> None:
