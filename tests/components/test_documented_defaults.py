@@ -41,13 +41,13 @@ DESCRIBED = {
     (
         "DatasetMountArgs",
         "access",
-    ): "tests/components/datasets/test_shared_datasets.py::test_a_mount_defaults_to_the_datasets_access_and_a_tenant_may_be_given_by_name",
-    ("DatasetArgs", "mount_path"): "tests/components/datasets/test_shared_datasets.py::test_dataset_defaults",
+    ): "tests/components/datasets/test_args.py::test_a_mount_defaults_to_the_datasets_access_and_a_tenant_may_be_given_by_name",
+    ("DatasetArgs", "mount_path"): "tests/components/datasets/test_args.py::test_dataset_defaults",
     (
         "FsxLustreArgs",
         "per_unit_storage_throughput",
-    ): "tests/components/datasets/test_shared_datasets.py::test_fsx_defaults_are_persistent_2_at_125_with_1200_gib",
-    ("GcsFuseArgs", "mount_options"): "tests/components/datasets/test_shared_datasets.py::test_gcs_fuse_defaults_to_implicit_dirs",
+    ): "tests/components/datasets/test_args.py::test_fsx_defaults_are_persistent_2_at_125_with_1200_gib",
+    ("GcsFuseArgs", "mount_options"): "tests/components/datasets/test_args.py::test_gcs_fuse_defaults_to_implicit_dirs",
     ("GpuGkeClusterArgs", "project"): "tests/components/gke/test_cluster.py::test_project_defaults_to_the_provider_project",
     ("GpuGkeClusterArgs", "cluster_name"): "tests/components/gke/test_cluster.py::test_cluster_name_defaults_to_the_component_name",
     ("GpuGkeClusterArgs", "control_plane"): "test_control_plane_default_is_public_and_unrestricted",
@@ -104,7 +104,7 @@ DESCRIBED = {
     ("ModelSettings", "node"): "tests/infra/test_simulate.py::test_model_defaults",
     ("ModelSettings", "spot"): "tests/infra/test_simulate.py::test_model_defaults",
     ("DeepDive", "work"): "tests/infra/test_simulate.py::test_model_defaults",
-    ("GpuInferenceServiceArgs", "ingress"): "tests/components/inference/test_service.py::test_inference_defaults",
+    ("GpuInferenceServiceArgs", "ingress"): "tests/components/inference/test_args.py::test_inference_defaults",
     ("WorkloadFile", "hours"): "tests/infra/test_simulate.py::test_a_workload_file_repeats_by_hour",
 }
 
