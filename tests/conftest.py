@@ -114,3 +114,24 @@ def shared_dir() -> Path:
     if not SHARED_DIR.is_dir():
         pytest.skip(f"{SHARED_DIR} is absent: it holds the upstream references, beside the checkout in CI only")
     return SHARED_DIR
+
+
+CONTROL_PLANE_TESTS = ("tests/apply/", "tests/engine/")
+"""The test folders whose tests start the local control plane (tests/apply/conftest.py's session fixture)."""
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadfile`` (pyproject's addopts), files stay whole on one worker, and the files that start
+    the local control plane go to one worker together: each worker that runs one of them starts its own control
+    plane (etcd, kube-apiserver, controller-manager, scheduler, kwok), which costs a start-up of some seconds and
+    idle CPU for the rest of the session, so one is enough. The other worker meanwhile takes the other files."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class OneControlPlane(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "control-plane" if path.startswith(CONTROL_PLANE_TESTS) else path
+
+    return OneControlPlane(config, log)
