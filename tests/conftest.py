@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi
 import pytest
+from pydantic import BaseModel
 
 from gpu_platform.infra.preview.engine import Plan, RecordedResource, RecordingMocks, RecordingMonitor, run_program
 from gpu_platform.infra.stack.read import read_stack_file
@@ -90,6 +91,18 @@ def shipped_plan(stack: str) -> Plan:
     """The plan of a shipped stack file, run once per test session (tests only read it)."""
     config, secret = read_stack_file(PROJECT_DIR, stack)
     return run_program(PROJECT_DIR, stack, config, secret)
+
+
+def refused(model: type[BaseModel], data: dict[str, Any]) -> list[str]:
+    """The lines a user sees for ``data`` refused by ``model`` (format_validation_error); fails the test when
+    the model accepts it."""
+    from pydantic import ValidationError
+
+    from gpu_platform.infra.stack.errors import format_validation_error
+
+    with pytest.raises(ValidationError) as info:
+        model.model_validate(data)
+    return format_validation_error(info.value, model)
 
 
 def settled(*resources: pulumi.Resource) -> pulumi.Output[list[Any]]:

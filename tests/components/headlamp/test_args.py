@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpu_platform.components import HeadlampArgs
 from gpu_platform.components.headlamp.args import headlamp_values
 from gpu_platform.components.pools.shapes import PoolPlacement, Taint
-from tests.components.headlamp.test_headlamp import refused
+from tests.conftest import refused
 
 
 def test_defaults() -> None:

@@ -6,22 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-import pytest
-from pydantic import ValidationError
 
 from gpu_platform.components import GpuGkeCluster, GpuGkeClusterArgs, Headlamp, HeadlampArgs
-from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.headlamp import HeadlampConfig
 from gpu_platform.infra.stack.model import StackConfig
-from tests.conftest import Engine, settled
+from tests.conftest import Engine, refused, settled
 from tests.factories import gke, stack
-
-
-def refused(model: type, data: dict[str, Any]) -> list[str]:
-    with pytest.raises(ValidationError) as info:
-        model.model_validate(data)
-    return format_validation_error(info.value, model)
-
 
 # --- HeadlampArgs ----------------------------------------------------------------------------
 

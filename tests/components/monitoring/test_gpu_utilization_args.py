@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-from pydantic import ValidationError
-
 from gpu_platform.components import (
     GpuUtilizationAutoscalerArgs,
 )
-from gpu_platform.infra.stack.errors import format_validation_error
-
-
-def refused(model: type, data: dict[str, Any]) -> list[str]:
-    with pytest.raises(ValidationError) as info:
-        model.model_validate(data)
-    return format_validation_error(info.value, model)
+from tests.conftest import refused
 
 
 def test_fails_when_metric_is_not_exposed() -> None:

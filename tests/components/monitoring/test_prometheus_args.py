@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from pydantic import ValidationError
 
 from gpu_platform.components import (
     PrometheusStackArgs,
@@ -15,13 +12,7 @@ from gpu_platform.components.monitoring.prometheus_args import (
     expression_metrics,
     metric_source,
 )
-from gpu_platform.infra.stack.errors import format_validation_error
-
-
-def refused(model: type, data: dict[str, Any]) -> list[str]:
-    with pytest.raises(ValidationError) as info:
-        model.model_validate(data)
-    return format_validation_error(info.value, model)
+from tests.conftest import refused
 
 
 def test_presets() -> None:
