@@ -133,6 +133,7 @@ CONTROL_PLANE_TESTS = ("tests/apply/", "tests/engine/")
 """The test folders whose tests start the local control plane (tests/apply/conftest.py's session fixture)."""
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without the plugin (-p no:xdist) it is never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under ``--dist loadfile`` (pyproject's addopts), files stay whole on one worker, and the files that start
     the local control plane go to one worker together: each worker that runs one of them starts its own control
