@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi
 import pytest
+from pydantic import BaseModel
 
 from gpu_platform.infra.preview.engine import Plan, RecordedResource, RecordingMocks, RecordingMonitor, run_program
 from gpu_platform.infra.stack.read import read_stack_file
@@ -19,6 +20,10 @@ from gpu_platform.infra.stack.read import read_stack_file
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 SHARED_DIR = PROJECT_DIR.parent / "shared"
 UPSTREAM_DIR = SHARED_DIR / "reference" / "upstream"
+
+# The benchmark scripts are run by hand (python tests/benchmarks/<script>.py), never collected: one is named
+# test_command.py after what it times.
+collect_ignore_glob = ["benchmarks/*"]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -88,6 +93,18 @@ def shipped_plan(stack: str) -> Plan:
     return run_program(PROJECT_DIR, stack, config, secret)
 
 
+def refused(model: type[BaseModel], data: dict[str, Any]) -> list[str]:
+    """The lines a user sees for ``data`` refused by ``model`` (format_validation_error); fails the test when
+    the model accepts it."""
+    from pydantic import ValidationError
+
+    from gpu_platform.infra.stack.errors import format_validation_error
+
+    with pytest.raises(ValidationError) as info:
+        model.model_validate(data)
+    return format_validation_error(info.value, model)
+
+
 def settled(*resources: pulumi.Resource) -> pulumi.Output[list[Any]]:
     """An Output that resolves once every given resource is registered."""
     return pulumi.Output.all(*[r.urn for r in resources])
@@ -110,3 +127,25 @@ def shared_dir() -> Path:
     if not SHARED_DIR.is_dir():
         pytest.skip(f"{SHARED_DIR} is absent: it holds the upstream references, beside the checkout in CI only")
     return SHARED_DIR
+
+
+CONTROL_PLANE_TESTS = ("tests/apply/", "tests/engine/")
+"""The test folders whose tests start the local control plane (tests/apply/conftest.py's session fixture)."""
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without the plugin (-p no:xdist) it is never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadfile`` (pyproject's addopts), files stay whole on one worker, and the files that start
+    the local control plane go to one worker together: each worker that runs one of them starts its own control
+    plane (etcd, kube-apiserver, controller-manager, scheduler, kwok), which costs a start-up of some seconds and
+    idle CPU for the rest of the session, so one is enough. The other worker meanwhile takes the other files."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class OneControlPlane(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "control-plane" if path.startswith(CONTROL_PLANE_TESTS) else path
+
+    return OneControlPlane(config, log)

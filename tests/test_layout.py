@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import tomllib
+from pathlib import Path
 
 import yaml
 
@@ -124,3 +125,21 @@ def test_docs_name_the_guides_never_the_seed() -> None:
                     f"{path.relative_to(PROJECT_DIR)}:{i}" for i, line in enumerate(text.splitlines(), 1) if re.search(r"\bthe seed\b|\bseed's\b", line, re.I)
                 ]
     assert not found, found
+
+
+def _mirrored_test(module: Path) -> Path:
+    """The test file of a components module: components/<family>/<module>.py ->
+    tests/components/<family>/test_<module>.py (a private top-level module without its underscore)."""
+    relative = module.relative_to(PROJECT_DIR / "components")
+    return PROJECT_DIR / "tests" / "components" / relative.parent / f"test_{relative.stem.lstrip('_')}.py"
+
+
+def test_every_components_module_has_a_test_file_of_its_own() -> None:
+    # Tests mirror the source (issue 33): a module without its test file, or a family folder of tests that is
+    # not a package (its test modules would then clash by name with another family's), fails here.
+    modules = [m for m in sorted((PROJECT_DIR / "components").rglob("*.py")) if m.name != "__init__.py"]
+    assert len(modules) > 60
+    missing = [str(m.relative_to(PROJECT_DIR)) for m in modules if not _mirrored_test(m).is_file()]
+    assert not missing, f"components modules without tests/components/<family>/test_<module>.py: {missing}"
+    folders = {_mirrored_test(m).parent for m in modules}
+    assert not [str(f.relative_to(PROJECT_DIR)) for f in folders if not (f / "__init__.py").is_file()]

@@ -69,7 +69,7 @@ CLAIMS: dict[tuple[str, str], str] = {
         "docs/getting-started/other-languages.md",
         'const eks = new gpu.EksCluster("ml", {region: "us-west-2", zones: ["us-west-2a", "us-west-2b"]});',
     ): "exempt: a TypeScript program needs the Pulumi CLI and Node to generate its SDK (pulumi package add); "
-    "tests/components/test_any_language.py constructs the same through the provider",
+    "tests/components/provider/test_provider.py constructs the same through the provider",
     (
         "docs/getting-started/create-a-stack.md",
         "cp stacks/Pulumi.dev-gke.yaml stacks/Pulumi.team-gke.yaml    # or dev-eks, prod-gke, prod-eks",
@@ -526,7 +526,7 @@ def test_the_pulumi_yaml_block_constructs_through_the_package_schema(tmp_path: P
     """The YAML program's resource, constructed as the YAML runtime would (camelCase, floats)
     through the provider other languages use, registers the cluster and its pools."""
     from gpu_platform.infra.testing import run_components
-    from tests.components.test_any_language import SCHEMA, _yaml_program
+    from tests.components.provider.test_provider import SCHEMA, _yaml_program
 
     document = yaml.safe_load(block("docs/getting-started/other-languages.md", "resources:"))
     (resource,) = document["resources"].values()

@@ -44,7 +44,7 @@ FROZEN_TOKENS = {
 """Every component the package exports, by class name: its type token."""
 
 BUILT_ELSEWHERE = {
-    "SharedDatasets": "tests/components/test_shared_datasets.py and the dev-eks stack's snapshot",
+    "SharedDatasets": "tests/components/datasets/test_shared_datasets.py and the dev-eks stack's snapshot",
     "GpuInferenceService": "tests/infra/test_load_balancing.py (its children frozen there)",
     "AwsLoadBalancerController": "tests/infra/test_load_balancing.py (its children frozen there)",
     "WarmCapacity": "tests/infra/test_warm_capacity.py and tests/apply/test_apply_warm_capacity.py",

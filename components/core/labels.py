@@ -2,7 +2,7 @@
 
 The components put them on nodes and objects; the policy pack, plan-capacity, the simulator and the
 CLI read them back. Changing one changes what is deployed (and what the rules look for): they are
-public API. tests/test_labels.py checks that no other module of the package spells one out.
+public API. tests/components/core/test_labels.py checks that no other module of the package spells one out.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ Kubernetes service accounts; the Cloud Storage FUSE CSI driver is GKE's add-on
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, TypeVar
 
 import pulumi
 import pulumi_aws as aws
@@ -187,28 +187,8 @@ class SharedDatasets(pulumi.ComponentResource):
                 description=f"FSx for Lustre of dataset {dataset.name}: Lustre from the cluster's nodes",
                 vpc_id=eks.vpc_id,
                 region=region,
-                ingress=[
-                    aws.ec2.SecurityGroupIngressArgs(
-                        protocol="tcp",
-                        from_port=low,
-                        to_port=high,
-                        self=True,
-                        security_groups=[eks.cluster_security_group_id],
-                        description="Lustre",
-                    )
-                    for low, high in LUSTRE_PORTS
-                ],
-                egress=[
-                    aws.ec2.SecurityGroupEgressArgs(
-                        protocol="tcp",
-                        from_port=low,
-                        to_port=high,
-                        self=True,
-                        security_groups=[eks.cluster_security_group_id],
-                        description="Lustre",
-                    )
-                    for low, high in LUSTRE_PORTS
-                ],
+                ingress=_lustre_rules(aws.ec2.SecurityGroupIngressArgs, eks.cluster_security_group_id),
+                egress=_lustre_rules(aws.ec2.SecurityGroupEgressArgs, eks.cluster_security_group_id),
                 tags=tags,
             ),
             opts=child,
@@ -449,3 +429,12 @@ def _cloud_cluster(cluster: object) -> EksCluster | GpuGkeCluster:
             "grants in its project on GKE), which only a cluster component the program creates provides; an ExistingCluster has none",
         )
     raise input_error("cluster", f"cluster: expected {CLUSTER_COMPONENTS} (got {a_type(cluster)})")
+
+
+_Rule = TypeVar("_Rule")
+
+
+def _lustre_rules(rule: Callable[..., _Rule], nodes: pulumi.Input[str]) -> list[_Rule]:
+    """The file system's security-group rules of one direction (``rule``: the ingress or the egress Args, the
+    same rule both ways): Lustre's ports, with itself and with the cluster's nodes (security group ``nodes``)."""
+    return [rule(protocol="tcp", from_port=low, to_port=high, self=True, security_groups=[nodes], description="Lustre") for low, high in LUSTRE_PORTS]

@@ -11,7 +11,7 @@ import copy
 from typing import Any
 
 from gpu_platform.infra.apply.apply import ApplyObject, Server, apply_objects
-from tests.components.test_kueue_dws import ADMISSION_CHECK, CHECK, _kueue_crds, _stack
+from tests.components.queues.test_dws import ADMISSION_CHECK, CHECK, _kueue_crds, _stack
 
 KINDS = {"ResourceFlavor", "Cohort", "ClusterQueue", "AdmissionCheck", "ProvisioningRequestConfig"}
 

@@ -6,8 +6,8 @@ end to end against a server the command did not start.
 
 Each stack gets a control plane of its own (stacks share namespaces and cluster-scoped objects with
 different values). A stack takes about a minute on two idle cores, so these run when
-GPU_PLATFORM_APPLY_STACKS=1: `.ci/run` runs this file so after the test command (which stays within
-its two minutes); without it they skip and say so. Rendering needs ../shared/reference/upstream and
+GPU_PLATFORM_APPLY_STACKS=1: `.ci/run` runs this file so after the test command, not in it;
+without it they skip and say so. Rendering needs ../shared/reference/upstream and
 kubectl: without them they skip too.
 """
 

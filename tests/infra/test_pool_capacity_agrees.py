@@ -216,7 +216,7 @@ def test_warm_capacity_and_inference_on_a_queued_provisioning_pool_are_refused(p
                 "autoscaling": {"scope": "total", "min_nodes": 0, "max_nodes": 4},
             }
         )
-        # With the queues, which a queued pool needs (else refused on its own: tests/components/test_kueue_dws.py).
+        # With the queues, which a queued pool needs (else refused on its own: tests/components/queues/test_dws.py).
         config["gpu-platform:queues"] = {}
         config["gpu-platform:warm_capacity"] = {"pools": {"dws": 1}}
         config["gpu-platform:inference"] = {"image": IMAGE, "pool": "dws", "max_replicas": 2}

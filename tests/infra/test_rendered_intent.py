@@ -312,9 +312,12 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
     from gpu_platform.infra.stack.read import read_stack_file
     from tests.infra.test_render import platform_variant
 
+    lock = load_lock()
+    sources = Sources(lock, upstream_dir=UPSTREAM_DIR)
+    rendering: Rendering | None = None
     if edition == "pipelines":
-        stack = "prod-eks"
-        plan, config = shipped_plan(stack), load_stack(PROJECT_DIR, stack)
+        # The shipped prod-eks stack, rendered once for this file by _rendered (the stack tests render it too).
+        config, plan, rendering = _rendered("prod-eks")
     else:
         # The variant's project folder is only read here: removed once read, so no run leaves it behind.
         with tempfile.TemporaryDirectory(prefix="gpu-platform-platform-") as folder:
@@ -322,11 +325,11 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
             config_values, secret_keys = read_stack_file(root, stack)
             plan = run_program(root, stack, config_values, secret_keys)
             config = load_stack(root, stack)
-    lock = load_lock()
-    sources = Sources(lock, upstream_dir=UPSTREAM_DIR)
     directories = [r for r in plan.resources if r.type == "kubernetes:kustomize/v2:Directory"]
     bare = Plan(plan.stack, [dataclasses.replace(r, transforms=[]) for r in directories], {})
-    return config, plan, render_plan(plan, config.kubernetes_version, sources, lock), render_plan(bare, config.kubernetes_version, sources, lock)
+    if rendering is None:
+        rendering = render_plan(plan, config.kubernetes_version, sources, lock)
+    return config, plan, rendering, render_plan(bare, config.kubernetes_version, sources, lock)
 
 
 @pytest.mark.parametrize("edition", ["pipelines", "platform"])
