@@ -9,7 +9,9 @@ What makes it work without a network or a cloud, and nothing more:
   reads; any other GitHub repository is refused;
 - the claims of the artifact store and the databases bind to PersistentVolumes made here beforehand (a cloud's
   CSI driver would provision them; the local control plane has no provisioner), of the stack's storage class;
-- the pods run on kwok nodes: the stack's pools at their minimum and one untainted node with room.
+- the pods run on kwok nodes: the stack's pools at their minimum and one untainted node with room;
+- the cluster is an ExistingCluster (the supported way onto a cluster the stack did not create) whose pools are the
+  stack's own, reached by the control plane's kubeconfig.
 
 Both editions take minutes (the platform edition is hundreds of objects): they run when GPU_PLATFORM_ENGINE_STACKS=1,
 as .ci/run sets after the test command, apart from its time budget.
@@ -23,12 +25,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import pulumi
 import pytest
 import yaml
 from pulumi import automation as auto
 
-from gpu_platform.components.core.cluster import ClusterComponent
+from gpu_platform.components import ExistingCluster, ExistingClusterArgs
 from gpu_platform.components.kubeflow.args import ARTIFACT_CLAIMS, DATABASE_CLAIMS, Edition
 from gpu_platform.components.kubeflow.transforms import Credential, edition_credentials
 from gpu_platform.infra.apply.nodes import pool_nodes
@@ -74,25 +75,6 @@ def stack_config(edition: Edition) -> dict[str, auto.ConfigValue]:
         secret_keys.add(f"{PROJECT}:{KUBEFLOW_CREDENTIAL_KEYS[credential]}")
     secret = {k if ":" in k else f"{PROJECT}:{k}" for k in secret_keys}
     return {k: auto.ConfigValue(v, secret=k in secret) for k, v in config_for_engine(config).items()}
-
-
-class LocalCluster(pulumi.ComponentResource, ClusterComponent):
-    """The local control plane as the program's cluster: the engine's provider and the stack's planned pools."""
-
-    def __init__(self, name: str, kind: Any, pools: list[Any], provider: Any) -> None:
-        super().__init__("gpu-platform-engine-tests:index:LocalCluster", name, None, None)
-        self.provider = provider
-        self._kind, self._pools = kind, pools
-
-    @property
-    def cloud(self) -> Any:
-        return self._kind
-
-    def pool_shapes(self) -> list[Any]:
-        return list(self._pools)
-
-    def ready(self) -> list[pulumi.Resource]:
-        return []
 
 
 def _volumes(storage_class: str | None, count: int, prefix: str) -> Iterator[dict[str, Any]]:
@@ -158,12 +140,14 @@ def test_the_kubeflow_stack_goes_up_previews_unchanged_and_is_destroyed_with_cre
     Sources(load_lock(), upstream_dir=upstream_or_skip(), fetch=False).git_config(gitconfig)
     real_engine.env.update(GIT_CONFIG_GLOBAL=str(gitconfig), GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0")
     config_values = stack_config(edition)
+    kubeconfig = real_engine.kubeconfig.read_text()
 
     def program() -> None:
         config = load_stack_config()  # the program's own reader, over the engine's config
         assert config.kubeflow is not None and config.kubeflow.install.edition is edition
-        kind = ClusterKind.EKS
-        cluster = LocalCluster(f"{STACK}-cluster", kind, config.pool_shapes(), real_engine.provider())
+        # The supported way onto a cluster the stack did not create: the stack's pools, described as they are.
+        described = ExistingClusterArgs.of_shapes(ClusterKind.EKS, config.pool_shapes(), region=config.region)
+        cluster = ExistingCluster(f"{STACK}-cluster", described, kubeconfig=kubeconfig)
         compose_kubeflow(STACK, config, cluster)
 
     name = f"kubeflow-{edition.value}"

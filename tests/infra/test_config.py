@@ -48,7 +48,9 @@ def test_fails_when_cloud_is_missing() -> None:
 
 
 def test_fails_when_gke_section_is_missing_for_gcp() -> None:
-    assert lines_for({"gpu-platform:cloud": "gcp", "gcp:project": "p"}) == ["gpu-platform:gke: gke is required when cloud is gcp (got null)"]
+    assert lines_for({"gpu-platform:cloud": "gcp", "gcp:project": "p"}) == [
+        "gpu-platform:gke: gke is required when cloud is gcp (or existing_cluster, for a cluster the stack does not create) (got null)"
+    ]
 
 
 def test_fails_when_gcp_project_is_missing() -> None:
@@ -71,7 +73,7 @@ def test_fails_when_cloud_is_not_offered() -> None:
 def test_fails_when_top_level_key_is_misspelt() -> None:
     (line,) = lines_for({"gpu-platform:cloud": "gcp", "gpu-platform:gkee": gke(), "gpu-platform:gke": gke(), "gcp:project": "p"})
     assert line.startswith(
-        "gpu-platform:gkee: unknown key; did you mean gke? allowed: aws_load_balancer_controller, cloud, dask, eks, eks_node_groups, environment, gke, grafana_admin_password, headlamp, inference, kubeflow, kubeflow_artifact_store_access_key, kubeflow_artifact_store_secret_key, kubeflow_database_password, kubeflow_dex_password_hash, kubeflow_katib_database_password, kubeflow_oauth2_client_secret, kubeflow_oauth2_cookie_secret, kubeflow_oidc_client_secret, kubernetes_version, monitoring, queues, shared_datasets"
+        "gpu-platform:gkee: unknown key; did you mean gke? allowed: aws_load_balancer_controller, cloud, dask, eks, eks_node_groups, environment, existing_cluster, existing_cluster_kubeconfig, gke, grafana_admin_password, headlamp, inference, kubeflow, kubeflow_artifact_store_access_key, kubeflow_artifact_store_secret_key, kubeflow_database_password, kubeflow_dex_password_hash, kubeflow_katib_database_password, kubeflow_oauth2_client_secret, kubeflow_oauth2_cookie_secret, kubeflow_oidc_client_secret, kubernetes_version, monitoring, queues, shared_datasets"
     )
 
 
