@@ -50,9 +50,7 @@ def test_an_unlisted_gpu_is_reported_unchecked_and_not_judged() -> None:
 def test_a_pool_listing_a_zone_without_its_gpu_is_refused_and_no_notice_is_left() -> None:
     # The deep-dive cluster's zones b and c: T4 in both, the 80 GB A100 in c only.
     with pytest.raises(ValidationError) as refused:
-        GpuGkeClusterArgs.model_validate(
-            gke(gpu_pools=[t4_pool(), a100_pool(name="big", accelerator_type="nvidia-a100-80gb", machine_type="a2-ultragpu-1g")])
-        )
+        GpuGkeClusterArgs.model_validate(gke(gpu_pools=[t4_pool(), a100_pool(name="big", accelerator_type="nvidia-a100-80gb", machine_type="a2-ultragpu-1g")]))
     assert "zone us-central1-b does not offer nvidia-a100-80gb" in str(refused.value)
     args = GpuGkeClusterArgs.model_validate(gke(gpu_pools=[t4_pool()]))
     assert pool_gpu_notices(args.pool_shapes()) == []
