@@ -3,7 +3,7 @@ plane) with the CRDs of the pinned Kueue chart 0.19.2: the server accepts the Pr
 AdmissionCheck and the ClusterQueues scoped by ``onFlavors`` with no warning (an unknown field would be pruned
 with one), keeps the strategy as declared, and refuses what its CRD refuses (its CEL rules and Go patterns
 included, which the offline JSON Schema check does not run). Kueue's controller is not running here: the
-admission flow itself is documented in docs/clouds/gke-dws.md, not exercised."""
+admission flow itself, with Kueue's real manager, is tests/apply/test_kueue_dws_admission.py."""
 
 from __future__ import annotations
 
