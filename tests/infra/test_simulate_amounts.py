@@ -124,10 +124,10 @@ def test_a_failed_spot_scale_up_costs_nothing() -> None:
     assert cost.spot_share == 0.0
 
 
-def _outcome(label: str, usd: float, workloads: int) -> Outcome:
+def _outcome(label: str, usd: float, workloads: int, utilisation: float) -> Outcome:
     """A day-long run costing ``usd`` that finished ``workloads`` passes of a one-gang workload, p90 30 s."""
     cost = Cost("USD", "2026-01-01", "us-central1", 24.0, [], 0.0, usd, usd, 0.0, 0.0, 0.0)
-    report = SimpleNamespace(pending_by_pod={"p": 30.0}, utilisation_percent=50.0)
+    report = SimpleNamespace(pending_by_pod={"p": 30.0}, utilisation_percent=utilisation)
     trace = SimpleNamespace(gangs_done=workloads)
     return Outcome(label, {}, report, cost, trace, gangs_per_workload=1)  # type: ignore[arg-type]
 
@@ -135,9 +135,10 @@ def _outcome(label: str, usd: float, workloads: int) -> Outcome:
 def test_a_sweep_ranks_by_cost_per_workload_where_cost_per_day_ranks_the_other_way() -> None:
     """Two configurations meeting the target over a day: "fast" costs $100 a day and finishes 4 workloads
     ($25 each); "slow" costs $60 a day and finishes 1 ($60). Per day "slow" is cheaper, per workload "fast"
-    is, and the work is what a user pays for. Kills the mutant that ranks by cost per day (cost_key
-    returning usd_per_day first)."""
-    fast, slow = _outcome("fast", 100.0, 4), _outcome("slow", 60.0, 1)
+    is, and the work is what a user pays for; "slow" keeps its GPUs busier, which only breaks ties of cost.
+    Kills the mutant that ranks by cost per day (cost_key returning usd_per_day first) and one that ranks by
+    utilisation before cost."""
+    fast, slow = _outcome("fast", 100.0, 4, 40.0), _outcome("slow", 60.0, 1, 90.0)
     assert (fast.usd_per_workload, slow.usd_per_workload) == (25.0, 60.0)
     assert (fast.cost.usd_per_day, slow.cost.usd_per_day) == (100.0, 60.0)
     assert cheapest_meeting([slow, fast], target_p90=60) is fast
