@@ -59,6 +59,13 @@ def _program(tmp_path: Path) -> Path:
     return program
 
 
+def _as_a_terminal_starts_it() -> None:
+    """In the command's process before it runs: SIGINT as a terminal leaves it (the default). A shell starts a
+    background job (``cmd &``, as CI scripts may) with SIGINT ignored, the command inherits that, and the CLI keeps an
+    ignored SIGINT ignored (as the user's shell asked): the signal sent below would then be lost."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _stopped(process: subprocess.Popen[str], temp: Path, signum: signal.Signals, ready: Callable[[], bool]) -> tuple[Path, str]:
     """Send ``signum`` once ``ready()`` (the control plane is running in ``temp``); its folder and stderr."""
     deadline = time.monotonic() + 120
@@ -92,7 +99,12 @@ def test_a_signal_during_apply_local_stops_the_control_plane_and_removes_its_fol
     temp.mkdir()
     command = [sys.executable, "-c", "from gpu_platform.infra.cli import run; run()", "preview", "--program", str(_program(tmp_path)), "--quiet"]
     process = subprocess.Popen(
-        [*command, "--apply", "local"], env={**os.environ, "TMPDIR": str(temp)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*command, "--apply", "local"],
+        env={**os.environ, "TMPDIR": str(temp)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_as_a_terminal_starts_it,
     )
     _, err = _stopped(process, temp, signum, lambda: any(temp.glob("gpu-platform-kube-*/kubeconfig")))
     assert process.returncode == 130, err
