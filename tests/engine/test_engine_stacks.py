@@ -12,7 +12,8 @@ here), hence shared datasets (refused on existing_cluster) and the load balancer
 Karpenter (parts of the cluster the stack creates, not of its Kubernetes layer); generated credentials (pulumi-random):
 Kubeflow's come from the stack's secret config, as a team with its own secret store brings them.
 
-Minutes per stack: they run when GPU_PLATFORM_ENGINE_STACKS=1, as .ci/run sets after the test command.
+Minutes per stack: they run when GPU_PLATFORM_ENGINE_STACKS=1 (not yet in .ci/run: its prod-eks case failed once in a
+CI rehearsal, cause not found).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from tests.factories import existing_stack
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("GPU_PLATFORM_ENGINE_STACKS") != "1",
-    reason="every shipped stack under the engine takes minutes: GPU_PLATFORM_ENGINE_STACKS=1 runs them (.ci/run does)",
+    reason="every shipped stack under the engine takes minutes: GPU_PLATFORM_ENGINE_STACKS=1 runs them",
 )
 
 NS = f"{PROJECT}:"
