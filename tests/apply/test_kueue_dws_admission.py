@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import fcntl
-import hashlib
 import json
 import os
 import subprocess
@@ -34,12 +32,18 @@ import pytest
 from gpu_platform.infra.apply.apply import ApplyObject, Server, apply_objects
 from gpu_platform.infra.apply.local import free_port, go_binary
 from tests.components.queues.test_dws import CHECK, _kueue_crds, _stack
+from tests.gobuild import GoBuild, shared_dir
 
 KUEUE_DIR = Path(__file__).resolve().parents[1] / "kueue"
-KEY_FILES = ("go.mod", "go.sum", "build.sh")
-"""The files whose contents key the binary cache (build.sh hashes the same bytes, itself included)."""
-BUILD_TIMEOUT = 3600.0
-"""Seconds the build may take (see docs/clouds/gke-dws.md for what it took here)."""
+KUEUE_BUILD = GoBuild(
+    name="kueue",
+    what="Kueue's manager",
+    build_dir=KUEUE_DIR,
+    key_files=("go.mod", "go.sum", "build.sh"),
+    binaries=("kueue",),
+    timeout=3600.0,  # see docs/clouds/gke-dws.md for what it took here
+)
+"""Kueue's manager's build (tests/gobuild.py: found, built once and cached as the other Go builds)."""
 TENANT = "dws-e2e"
 """The tenant of this test's stack: its own namespace and ClusterQueue, apart from the other apply tests' tenants."""
 NAMESPACE = "kueue-system"
@@ -56,69 +60,7 @@ pytestmark = pytest.mark.skipif(
 )  # before the control_plane fixture, so a skipped run starts no control plane
 
 
-# --- the manager: built once, found by build.sh's rule --------------------------------------------------
-
-
-def cache_root() -> Path:
-    explicit = os.environ.get("GPU_PLATFORM_KUEUE_CACHE")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpu-platform" / "kueue"
-
-
-def cache_key() -> str:
-    digest = hashlib.sha256()
-    for name in KEY_FILES:
-        digest.update(name.encode() + b"\n")
-        digest.update((KUEUE_DIR / name).read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def kueue_binary(shared: Path) -> Path:
-    """The built manager, built here once if need be; skips with the reason when it cannot be had."""
-    explicit = os.environ.get("GPU_PLATFORM_KUEUE_BIN")
-    if explicit:
-        if not os.access(Path(explicit) / "kueue", os.X_OK):
-            pytest.skip(f"GPU_PLATFORM_KUEUE_BIN={explicit} has no kueue binary (tests/kueue/build.sh builds it)")
-        return Path(explicit) / "kueue"
-    key = cache_key()
-    binary = cache_root() / key / "bin" / "kueue"
-    if os.access(binary, os.X_OK):
-        return binary
-    absent = f"Kueue's manager is not built at {binary}"
-    go = go_binary()
-    if go is None:
-        pytest.skip(f"Go 1.26 is not installed, so Kueue's manager cannot be built: {absent}")
-    if os.environ.get("GPU_PLATFORM_KUEUE_BUILD") == "0":
-        pytest.skip(f"{absent} (GPU_PLATFORM_KUEUE_BUILD=0: not building it here; run tests/kueue/build.sh)")
-    failed = shared / "kueue-build-failed"
-    binary.parent.parent.mkdir(parents=True, exist_ok=True)
-    with open(cache_root() / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time, across workers and runs: the others wait here
-        if os.access(binary, os.X_OK):
-            return binary
-        if failed.is_file():
-            pytest.skip(failed.read_text())
-        log = binary.parent.parent / "build.log"
-        env = {**os.environ, "PATH": f"{Path(go).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-        with open(log, "w") as out:
-            try:
-                code = subprocess.run(["bash", str(KUEUE_DIR / "build.sh")], env=env, stdout=subprocess.DEVNULL, stderr=out, timeout=BUILD_TIMEOUT).returncode
-                why = "" if code == 0 else f"tests/kueue/build.sh failed (exit {code}); its output: {log}"
-            except subprocess.TimeoutExpired:
-                why = f"tests/kueue/build.sh did not finish in {BUILD_TIMEOUT:.0f} s; its output: {log}"
-        if not why and not os.access(binary, os.X_OK):
-            why = f"tests/kueue/build.sh finished but {binary} is absent"
-        if why:
-            failed.write_text(why)  # the other workers skip with this instead of building again
-            pytest.skip(why)
-    return binary
-
-
-def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+# --- the ProvisioningRequest CRD, from the module Kueue pins ----------------------------------------------
 
 
 def provisioning_request_crd() -> dict[str, Any]:
@@ -223,7 +165,7 @@ def _condition(obj: dict[str, Any] | None, kind: str) -> bool:
 def test_a_job_on_the_dws_pool_is_admitted_only_once_its_provisioning_request_is_provisioned(
     control_plane: Any, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    binary = kueue_binary(_shared_dir(tmp_path_factory))
+    binary = KUEUE_BUILD.folder(shared_dir(tmp_path_factory)) / "kueue"
     started = time.monotonic()
     server = Server(control_plane.api_client())
 

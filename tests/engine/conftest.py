@@ -33,10 +33,7 @@ registers it once per conftest, so the engine tests get a control plane of their
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -48,109 +45,28 @@ import pytest
 
 from tests.apply.conftest import control_plane  # noqa: F401 (the fixture, registered for tests/engine)
 from tests.conftest import upstream_or_skip
+from tests.gobuild import GoBuild, shared_dir
 
 ENGINE_DIR = Path(__file__).resolve().parent
-BINARIES = ("pulumi", "pulumi-resource-kubernetes")
-"""What build.sh builds."""
-KEY_FILES = ("pulumi/go.mod", "pulumi/go.sum", "kubernetes/go.mod", "kubernetes/go.sum", "build.sh")
-"""The files whose contents key the binary cache (build.sh hashes the same bytes, itself included)."""
 PROJECT = "gpu-platform-engine-tests"
 PASSPHRASE = "engine-tests"  # a throwaway file backend's; nothing secret is kept in it
 NODE_NAME = "engine-kwok-0"
 REPLACEMENT_STEPS = frozenset({"replace", "create-replacement", "delete-replaced", "discard-replaced"})
-BUILD_TIMEOUT = 7200.0
-"""Seconds the build may take here (42 min measured on 2 cores shared with other builds)."""
-
-
-def cache_root() -> Path:
-    explicit = os.environ.get("GPU_PLATFORM_ENGINE_CACHE")
-    if explicit:
-        return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpu-platform" / "engine"
-
-
-def cache_key() -> str:
-    digest = hashlib.sha256()
-    for name in KEY_FILES:
-        digest.update(name.encode() + b"\n")
-        digest.update((ENGINE_DIR / name).read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def _complete(folder: Path) -> bool:
-    return all(os.access(folder / b, os.X_OK) for b in BINARIES)
-
-
-def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One folder for the whole run, shared by the xdist workers (as tests/conftest.py's render cache)."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-def _stop_group(process: subprocess.Popen[bytes]) -> None:
-    """Stop build.sh and the go commands it started (its own session): SIGTERM, so its EXIT trap removes
-    the build folder, then SIGKILL after 30 s."""
-    for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
-
-
-def engine_binaries(shared: Path) -> Path:
-    """The folder holding pulumi and pulumi-resource-kubernetes, built here once if need be; skips with
-    the reason when it cannot be had."""
-    from gpu_platform.infra.apply.local import go_binary
-
-    explicit = os.environ.get("GPU_PLATFORM_ENGINE_BIN")
-    if explicit:
-        if not _complete(Path(explicit)):
-            pytest.skip(f"GPU_PLATFORM_ENGINE_BIN={explicit} lacks {' or '.join(BINARIES)} (tests/engine/build.sh builds them)")
-        return Path(explicit)
-    key = cache_key()
-    folder = cache_root() / key / "bin"
-    if _complete(folder):
-        return folder
-    absent = f"the Pulumi engine is not built at {folder}"
-    go = go_binary()
-    if go is None:
-        pytest.skip(f"Go 1.26 is not installed, so the Pulumi CLI and the Kubernetes provider cannot be built: {absent}")
-    if os.environ.get("GPU_PLATFORM_ENGINE_BUILD") == "0":
-        pytest.skip(f"{absent} (GPU_PLATFORM_ENGINE_BUILD=0: not building it here; run tests/engine/build.sh)")
-    failed = shared / "engine-build-failed"
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(cache_root() / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time, across workers and runs: the others wait here
-        if _complete(folder):
-            return folder  # another worker built it while this one waited
-        if failed.is_file():
-            pytest.skip(failed.read_text())
-        log = folder.parent / "build.log"
-        env = {**os.environ, "PATH": f"{Path(go).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-        with open(log, "w") as out:
-            build = subprocess.Popen(["bash", str(ENGINE_DIR / "build.sh")], env=env, stdout=subprocess.DEVNULL, stderr=out, start_new_session=True)
-            try:
-                code = build.wait(timeout=BUILD_TIMEOUT)
-                why = "" if code == 0 else f"tests/engine/build.sh failed (exit {code}); its output: {log}"
-            except subprocess.TimeoutExpired:
-                _stop_group(build)
-                why = f"tests/engine/build.sh did not finish in {BUILD_TIMEOUT:.0f} s; its output: {log}"
-        if not why and not _complete(folder):
-            why = f"tests/engine/build.sh finished but {folder} lacks {' or '.join(BINARIES)}"
-        if why:
-            failed.write_text(why)  # the other workers skip with this instead of building again
-            pytest.skip(why)
-    return folder
+ENGINE_BUILD = GoBuild(
+    name="engine",
+    what="the Pulumi CLI and the Kubernetes provider",
+    build_dir=ENGINE_DIR,
+    key_files=("pulumi/go.mod", "pulumi/go.sum", "kubernetes/go.mod", "kubernetes/go.sum", "build.sh"),
+    binaries=("pulumi", "pulumi-resource-kubernetes"),
+    timeout=7200.0,  # 42 min measured on 2 cores shared with other builds
+)
+"""The engine's build (tests/gobuild.py: found, built once and cached as the other Go builds)."""
 
 
 @pytest.fixture(scope="session")
 def engine_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The folder of the built pulumi CLI and pulumi-resource-kubernetes (or skip)."""
-    return engine_binaries(_shared_dir(tmp_path_factory))
+    return ENGINE_BUILD.folder(shared_dir(tmp_path_factory))
 
 
 # --- runs of a program -------------------------------------------------------------------------
