@@ -40,6 +40,10 @@ CLAIMS: dict[tuple[str, str], str] = {
     ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
     (
         "docs/commands/preview.md",
+        "GPU_PLATFORM_ENGINE_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/engine/test_engine_stacks.py",
+    ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
+    (
+        "docs/commands/preview.md",
         "GPU_PLATFORM_ENGINE_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/engine/test_engine_kubeflow.py",
     ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
     ("docs/simulator/validation.md", "example:differential"): "test_the_differential_regenerate_block_runs_its_help_and_names_its_flags",

@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -225,6 +226,147 @@ class RealEngine:
                     stack.destroy()
             finally:
                 stack.stack.workspace.remove_stack(name)
+
+
+# --- the cluster as the stack found it -----------------------------------------------------------
+
+
+def remove_unserved_aggregated_apis(engine: RealEngine) -> list[str]:
+    """Remove the aggregated APIs the local control plane can never serve, and return their names.
+
+    An APIService backed by a Service is served by pods: prometheus-adapter's custom.metrics.k8s.io, Kueue's
+    visibility API. kwok runs no container, so such an API is never Available here, and the namespace controller,
+    which lists every API group before it deletes a namespace's contents, waits on it for good: a removed tenant's
+    namespace would never go (on a cluster it goes once the API's pods serve). Removing the registration stands in
+    for a served API; the release still owns it, and Helm's uninstall ignores it gone."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    api = client.ApiregistrationV1Api(engine.api_client())
+    removed = []
+    for service in api.list_api_service().items:
+        available = any(c.type == "Available" and c.status == "True" for c in service.status.conditions or [])
+        if service.spec.service is not None and not available:
+            try:
+                api.delete_api_service(service.metadata.name)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+            removed.append(f"APIService/{service.metadata.name}")
+    return removed
+
+
+AGGREGATION_CONTROLLER = "clusterrole-aggregation-controller"
+
+
+def recreated_by_aggregation(role: Any) -> bool:
+    """Whether a ClusterRole is one kube-controller-manager's aggregation controller made, not the stack.
+
+    The controller writes an aggregated ClusterRole's rules by server-side apply (``Apply`` with its own field manager,
+    forced, no precondition: kubernetes/kubernetes#99462, pkg/controller/clusterroleaggregation). When a Helm
+    uninstall deletes an aggregated role together with the roles it aggregates (Kueue's kueue-batch-admin-role and
+    kueue-batch-user-role gather 44 of the chart's roles), the controller, still seeing the aggregated role in its
+    cache, applies the new rules after the delete and so creates it again: with the rules only, no aggregationRule, no
+    Helm ownership, the controller its only manager. Helm's uninstall then waits for it until the release's timeout
+    (the destroy fails after 300 s), and a later install of the chart refuses it ("exists and cannot be imported into
+    the current release"). The teardown guide (docs/operating/teardown.md) tells an operator to delete such roles."""
+    managers = {m.manager for m in role.metadata.managed_fields or []}
+    return role.aggregation_rule is None and managers == {AGGREGATION_CONTROLLER}
+
+
+def remove_recreated_aggregated_roles(engine: RealEngine) -> list[str]:
+    """Delete the ClusterRoles the aggregation controller recreated (recreated_by_aggregation), as the teardown guide
+    says; their names."""
+    from kubernetes import client
+    from kubernetes.client.rest import ApiException
+
+    rbac = client.RbacAuthorizationV1Api(engine.api_client())
+    removed = []
+    for role in rbac.list_cluster_role().items:
+        if recreated_by_aggregation(role):
+            try:
+                rbac.delete_cluster_role(role.metadata.name)
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+            removed.append(f"ClusterRole/{role.metadata.name}")
+    return removed
+
+
+@contextlib.contextmanager
+def stand_ins(engine: RealEngine) -> Iterator[set[str]]:
+    """While the block runs (the stack's whole life, its clean-up after a failure too), what the local control plane
+    or an upstream race leaves that an operator's cluster or the teardown guide takes care of is removed as soon as it
+    appears: aggregated APIs kwok cannot serve (a Helm upgrade of the release that owns one registers it again), and
+    ClusterRoles the aggregation controller recreated. The set of what was removed, kind/name."""
+    removed: set[str] = set()
+    stop = threading.Event()
+
+    def sweep() -> None:
+        removed.update(remove_unserved_aggregated_apis(engine))
+        removed.update(remove_recreated_aggregated_roles(engine))
+
+    def keep_removing() -> None:
+        while not stop.wait(0.5):
+            sweep()
+
+    sweep()
+    worker = threading.Thread(target=keep_removing, daemon=True)
+    worker.start()
+    try:
+        yield removed
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+        sweep()
+
+
+INVENTORIED = (
+    ("Namespace", "CoreV1Api", "list_namespace"),
+    ("ClusterRole", "RbacAuthorizationV1Api", "list_cluster_role"),
+    ("ClusterRoleBinding", "RbacAuthorizationV1Api", "list_cluster_role_binding"),
+    ("CustomResourceDefinition", "ApiextensionsV1Api", "list_custom_resource_definition"),
+    ("APIService", "ApiregistrationV1Api", "list_api_service"),
+    ("ValidatingWebhookConfiguration", "AdmissionregistrationV1Api", "list_validating_webhook_configuration"),
+    ("MutatingWebhookConfiguration", "AdmissionregistrationV1Api", "list_mutating_webhook_configuration"),
+    ("PriorityClass", "SchedulingV1Api", "list_priority_class"),
+    ("StorageClass", "StorageV1Api", "list_storage_class"),
+    ("PersistentVolume", "CoreV1Api", "list_persistent_volume"),
+)
+"""What a destroy must leave as it found it: the namespaces (their contents go with them) and the cluster-scoped kinds
+the platform's charts, kustomizations and components create."""
+
+
+def inventory(engine: RealEngine) -> set[str]:
+    """The cluster's namespaces and cluster-scoped objects of the INVENTORIED kinds, as kind/name."""
+    from kubernetes import client
+
+    api = engine.api_client()
+    return {f"{kind}/{item.metadata.name}" for kind, group, lister in INVENTORIED for item in getattr(getattr(client, group)(api), lister)().items}
+
+
+def kept_by_helm(engine: RealEngine, left: set[str]) -> set[str]:
+    """Of what a destroy left, what Helm keeps on purpose: the CustomResourceDefinitions a chart installs from its
+    ``crds/`` folder (no Helm ownership on them: Helm installs them once and never upgrades or deletes them, so that
+    uninstalling a release cannot delete every custom resource of their kinds; kube-prometheus-stack's
+    monitoring.coreos.com, the Dask operator's kubernetes.dask.org), and the APIServices the API server registers by
+    itself for their groups. The teardown guide says how to delete them."""
+    from kubernetes import client
+
+    api = engine.api_client()
+    crds = {
+        name: client.ApiextensionsV1Api(api).read_custom_resource_definition(name.split("/", 1)[1])
+        for name in left
+        if name.startswith("CustomResourceDefinition/")
+    }
+    kept = {name for name, crd in crds.items() if "meta.helm.sh/release-name" not in (crd.metadata.annotations or {})}
+    groups = {crds[name].spec.group for name in kept}
+    for name in left:
+        if name.startswith("APIService/"):
+            service = client.ApiregistrationV1Api(api).read_api_service(name.split("/", 1)[1])
+            if service.spec.service is None and service.spec.group in groups:
+                kept.add(name)
+    return kept
 
 
 def _kwok_node() -> dict[str, Any]:
