@@ -36,7 +36,7 @@ from gpu_platform.infra.apply.nodes import pool_nodes
 from gpu_platform.infra.stack.model import KUBEFLOW_CREDENTIAL_KEYS, PROJECT
 from gpu_platform.infra.stack.read import config_for_engine, load_stack_config, read_stack_file
 from tests.conftest import PROJECT_DIR
-from tests.engine.conftest import RealEngine
+from tests.engine.conftest import RealEngine, inventory, kept_by_helm, stand_ins
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("GPU_PLATFORM_ENGINE_STACKS") != "1",
@@ -151,9 +151,10 @@ def test_the_kubeflow_stack_goes_up_previews_unchanged_and_is_destroyed_with_cre
         compose_kubeflow(STACK, config, cluster)
 
     name = f"kubeflow-{edition.value}"
-    with real_engine.stack(name, program, config=config_values) as stack:
-        config = stack_loaded_config(config_values)
-        _prepare_cluster(real_engine, edition, config)
+    config = stack_loaded_config(config_values)
+    _prepare_cluster(real_engine, edition, config)
+    before = inventory(real_engine)
+    with stand_ins(real_engine) as removed, real_engine.stack(name, program, config=config_values) as stack:
         started = time.monotonic()
         # The engine's default on a 2-core runner (4 steps per CPU), whatever this machine has: where the Directory's
         # Deployments were awaited, they filled every slot before their ServiceAccounts and claims got one.
@@ -183,6 +184,11 @@ def test_the_kubeflow_stack_goes_up_previews_unchanged_and_is_destroyed_with_cre
         stack.destroy()
         left = client.CoreV1Api(real_engine.api_client()).list_persistent_volume_claim_for_all_namespaces().items
         assert not left, [f"{c.metadata.namespace}/{c.metadata.name}" for c in left]
+    # The cluster as the stack found it (what the stand-ins removed is printed, not hidden).
+    after = inventory(real_engine)
+    kept = kept_by_helm(real_engine, after - before)
+    print(f"kubeflow {edition.value}: removed by the stand-ins: {sorted(removed)}; kept by Helm: {sorted(kept)}")
+    assert after - kept == before, {"left": sorted(after - kept - before), "gone": sorted(before - after)}
 
 
 def stack_loaded_config(values: dict[str, auto.ConfigValue]) -> Any:
