@@ -240,20 +240,27 @@ def remove_unserved_aggregated_apis(engine: RealEngine) -> list[str]:
     namespace would never go (on a cluster it goes once the API's pods serve). Removing the registration stands in
     for a served API; the release still owns it, and Helm's uninstall ignores it gone."""
     from kubernetes import client
-    from kubernetes.client.rest import ApiException
 
     api = client.ApiregistrationV1Api(engine.api_client())
-    removed = []
-    for service in api.list_api_service().items:
+
+    def unserved(service: Any) -> bool:
         available = any(c.type == "Available" and c.status == "True" for c in service.status.conditions or [])
-        if service.spec.service is not None and not available:
-            try:
-                api.delete_api_service(service.metadata.name)
-            except ApiException as exc:
-                if exc.status != 404:
-                    raise
-            removed.append(f"APIService/{service.metadata.name}")
-    return removed
+        return service.spec.service is not None and not available
+
+    return _delete_each("APIService", [s for s in api.list_api_service().items if unserved(s)], api.delete_api_service)
+
+
+def _delete_each(kind: str, objects: list[Any], delete: Callable[[str], Any]) -> list[str]:
+    """Delete each of ``objects`` by name (one already gone is fine): kind/name of each."""
+    from kubernetes.client.rest import ApiException
+
+    for obj in objects:
+        try:
+            delete(obj.metadata.name)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+    return [f"{kind}/{obj.metadata.name}" for obj in objects]
 
 
 AGGREGATION_CONTROLLER = "clusterrole-aggregation-controller"
@@ -278,19 +285,9 @@ def remove_recreated_aggregated_roles(engine: RealEngine) -> list[str]:
     """Delete the ClusterRoles the aggregation controller recreated (recreated_by_aggregation), as the teardown guide
     says; their names."""
     from kubernetes import client
-    from kubernetes.client.rest import ApiException
 
     rbac = client.RbacAuthorizationV1Api(engine.api_client())
-    removed = []
-    for role in rbac.list_cluster_role().items:
-        if recreated_by_aggregation(role):
-            try:
-                rbac.delete_cluster_role(role.metadata.name)
-            except ApiException as exc:
-                if exc.status != 404:
-                    raise
-            removed.append(f"ClusterRole/{role.metadata.name}")
-    return removed
+    return _delete_each("ClusterRole", [r for r in rbac.list_cluster_role().items if recreated_by_aggregation(r)], rbac.delete_cluster_role)
 
 
 @contextlib.contextmanager
