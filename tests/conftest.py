@@ -132,6 +132,23 @@ def shared_dir() -> Path:
 CONTROL_PLANE_TESTS = ("tests/apply/", "tests/engine/")
 """The test folders whose tests start the local control plane (tests/apply/conftest.py's session fixture)."""
 
+CONTROL_PLANE_GATE = "GPU_PLATFORM_CONTROL_PLANE"
+"""Set to 1, the tests that start the local control plane run (the ``control_plane`` fixture, and so every
+engine test, and tests/apply/test_local_signals.py). Without it they skip and say so: a real etcd, API server,
+controller manager, scheduler and kwok (and for the engine tests the real Pulumi CLI and provider) cost several
+minutes of CPU, more than the rest of the suite, so the README's test command leaves them to a step of their own
+that .ci/run runs after it (docs/development.md)."""
+CONTROL_PLANE_GATES = (CONTROL_PLANE_GATE, "GPU_PLATFORM_APPLY_STACKS", "GPU_PLATFORM_KUEUE_E2E", "GPU_PLATFORM_ENGINE_STACKS")
+"""Each of these set to 1 lets the control plane start: the other gates ask for tests that need one."""
+
+
+def control_plane_gate_or_skip() -> None:
+    """Skip, with the reason and the variable that runs it, unless one of CONTROL_PLANE_GATES is 1."""
+    import os
+
+    if not any(os.environ.get(gate) == "1" for gate in CONTROL_PLANE_GATES):
+        pytest.skip(f"starts the local control plane (minutes of CPU): {CONTROL_PLANE_GATE}=1 runs it (.ci/run does, after the test command)")
+
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without the plugin (-p no:xdist) it is never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:

@@ -394,9 +394,11 @@ def test_make_sample_writes_its_three_files_beside_others(tmp_path: Path) -> Non
 
 
 def test_ci_runs_the_readme_apply_stacks_command() -> None:
-    """The commands that apply every stack to a real API server and put the Kubeflow stacks through the real engine
-    (docs/commands/preview.md) are the ones .ci/run runs, word for word, after the test command, and the last ones."""
+    """The commands that run the tests needing the local control plane, apply every stack to a real API server and
+    put the Kubeflow stacks through the real engine (docs/commands/preview.md) are the ones .ci/run runs, word for
+    word, after the test command, and the last ones."""
     commands = [
+        "GPU_PLATFORM_CONTROL_PLANE=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply tests/engine",
         "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py",
         "GPU_PLATFORM_KUEUE_E2E=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply/test_kueue_dws_admission.py",
         "GPU_PLATFORM_ENGINE_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/engine/test_engine_stacks.py",

@@ -32,6 +32,10 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "quickstart:preview"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
     (
         "docs/commands/preview.md",
+        "GPU_PLATFORM_CONTROL_PLANE=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply tests/engine",
+    ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
+    (
+        "docs/commands/preview.md",
         "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py",
     ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
     (

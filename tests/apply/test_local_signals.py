@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import control_plane_gate_or_skip
+
 PROGRAM = """
     import pulumi, pulumi_kubernetes as k8s
     ns = k8s.core.v1.Namespace("team", metadata={"name": "team"})
@@ -30,6 +32,7 @@ PROGRAM = """
 def _binaries_or_skip() -> Path:
     from gpu_platform.infra.apply.local import ControlPlaneError, find_binaries
 
+    control_plane_gate_or_skip()
     try:
         return find_binaries(build=False)
     except ControlPlaneError as exc:

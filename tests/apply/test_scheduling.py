@@ -17,7 +17,7 @@ import pytest
 from gpu_platform.infra.apply.apply import ApplyObject, ApplyResult, Server
 from gpu_platform.infra.apply.judge import apply_and_judge
 from gpu_platform.infra.apply.nodes import Pools
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, control_plane_gate_or_skip
 
 IMAGE = "busybox@sha256:" + "a" * 64
 NAMESPACE = "sched"
@@ -54,6 +54,7 @@ def judged() -> Iterator[ApplyResult]:
     from gpu_platform.infra.apply.local import ControlPlaneError, control_plane, find_binaries
     from gpu_platform.infra.stack.read import load_stack
 
+    control_plane_gate_or_skip()
     try:
         binaries = find_binaries(build=False)
     except ControlPlaneError as exc:
