@@ -168,6 +168,12 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("docs/clouds/gke-capacity-ladders.md", "example:gke-ladder"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     ("docs/clouds/gke-capacity-ladders.md", "priorities:"): "test_the_ladder_compute_class_is_the_spec_shown",
     ("docs/clouds/gke-capacity-ladders.md", "example:gke-ladder-refused"): "test_the_refused_pools_print_the_lines_shown",
+    ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder-refused"): "test_the_refused_eks_class_prints_the_lines_shown",
+    (
+        "docs/clouds/gke-capacity-ladders.md",
+        'gpu-platform:eks_node_groups.classes[0].capacity_ladder[0].kind: flex_start is offered on GKE only (Dynamic Workload Scheduler); on EKS use spot, on_demand or spot -> on_demand (got "flex_start")',
+    ): "test_the_refused_eks_class_prints_the_lines_shown",
     (
         "docs/clouds/gke-capacity-ladders.md",
         'gpu-platform:gke.gpu_pools[0].capacity_ladder[0].kind: capacity_block is offered on EKS only (EC2 capacity blocks); on GKE use reservation, flex_start, spot or on_demand (got "capacity_block")',
@@ -390,6 +396,7 @@ def _merge(base: Any, patch: Any) -> Any:
         ("docs/clouds/gke-gpu-sharing.md", "example:gke-sharing", "dev-gke", ""),
         ("docs/clouds/gke-dws.md", "example:gke-dws", "dev-gke", ""),
         ("docs/clouds/gke-capacity-ladders.md", "example:gke-ladder", "dev-gke", ""),
+        ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder", "dev-eks", ""),
         ("docs/reference/catalog.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
         ("docs/reference/catalog.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],
@@ -456,6 +463,25 @@ def test_the_refused_pools_print_the_lines_shown(doc: str, key: str, shown: str)
     with pytest.raises(ConfigError) as info:
         stack_config_from({**config, **merged}, secret, "dev-gke")
     assert info.value.lines == block(doc, shown).splitlines()
+
+
+def test_the_refused_eks_class_prints_the_lines_shown() -> None:
+    """The refused EKS ladder merged into dev-eks (its classes replaced) is refused with exactly the block's lines,
+    every rung's problem in one run."""
+    from gpu_platform.infra.stack.errors import ConfigError
+    from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
+
+    doc = "docs/clouds/gke-capacity-ladders.md"
+    snippet = yaml.safe_load(block(doc, "example:eks-ladder-refused"))
+    config, secret = read_stack_file(PROJECT_DIR, "dev-eks")
+    merged = {k: _merge(config.get(k), v) for k, v in snippet.items()}
+    with pytest.raises(ConfigError) as info:
+        stack_config_from({**config, **merged}, secret, "dev-eks")
+    lines = block(
+        doc,
+        'gpu-platform:eks_node_groups.classes[0].capacity_ladder[0].kind: flex_start is offered on GKE only (Dynamic Workload Scheduler); on EKS use spot, on_demand or spot -> on_demand (got "flex_start")',
+    ).splitlines()
+    assert info.value.lines == lines and len(lines) == 2
 
 
 def test_the_ladder_compute_class_is_the_spec_shown() -> None:

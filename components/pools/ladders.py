@@ -27,6 +27,7 @@ __all__ = [
     "CapacityRung",
     "CapacityStrategy",
     "RungKind",
+    "eks_ladder_problems",
     "gke_ladder_problems",
     "ladder_text",
     "named_ladder",
@@ -191,6 +192,68 @@ def rung_slugs(ladder: Sequence[CapacityRung]) -> list[str]:
 def _rung_key(rung: CapacityRung) -> tuple[RungKind, str | None]:
     """What makes two rungs the same: the kind, and the reservation for reservation rungs."""
     return (rung.kind, rung.reservation if rung.kind in (RungKind.RESERVATION, RungKind.CAPACITY_BLOCK) else None)
+
+
+def _order_problems(ladder: Sequence[CapacityRung]) -> list[tuple[tuple[str | int, ...], str, object]]:
+    """What no ladder may do, on any cloud: list a rung twice, or put a rung after one that never fails over."""
+    problems: list[tuple[tuple[str | int, ...], str, object]] = []
+    seen: dict[tuple[RungKind, str | None], int] = {}
+    for i, rung in enumerate(ladder):
+        key = _rung_key(rung)
+        if key in seen:
+            problems.append(((i,), f"rung {rung} is already rung {seen[key]} of the ladder; list each rung once", str(rung)))
+        seen.setdefault(key, i)
+        if i > 0 and not ladder[i - 1].fails_over:
+            problems.append(
+                (
+                    (i,),
+                    f"rung {rung} comes after {ladder[i - 1]}, which never fails over (it takes on-demand capacity when no "
+                    "reservation is free); end the ladder there or name the reservation",
+                    str(rung),
+                )
+            )
+    return problems
+
+
+_EKS_ALLOWED = "on EKS use spot, on_demand or spot -> on_demand"
+"""What an EKS class's ladder may be today: the named ladders, which both provisioners render."""
+
+_EKS_NOT_RENDERED = {
+    RungKind.CAPACITY_BLOCK: (
+        "capacity_block is not rendered on EKS yet: a managed node group needs a launch template with capacity-block "
+        "market options, which these node groups do not have, and Karpenter NodePools need the reserved capacity type "
+        "with capacityReservationSelectorTerms; "
+    ),
+    RungKind.RESERVATION: (
+        "reservation is not rendered on EKS yet: a managed node group needs a launch template's "
+        "capacity_reservation_specification, which these node groups do not have, and Karpenter NodePools need the "
+        "reserved capacity type with capacityReservationSelectorTerms (by id, so never any reservation); "
+    ),
+}
+
+
+def eks_ladder_problems(ladder: Sequence[CapacityRung]) -> list[tuple[tuple[str | int, ...], str, object]]:
+    """What an EKS class's ladder asks that EKS does not offer or neither provisioner (managed node groups with the
+    cluster autoscaler, Karpenter NodePools) renders: (location under the ladder, the one-line message, the value)
+    per problem, in rung order. Flex-start is GKE's; reservations and capacity blocks are refused until the node
+    groups have launch templates and the NodePools reserved capacity (never rendered as something else); spot and
+    on-demand render only in the named ladders' orders (spot before on-demand)."""
+    problems: list[tuple[tuple[str | int, ...], str, object]] = []
+    for i, rung in enumerate(ladder):
+        if rung.kind is RungKind.FLEX_START:
+            problems.append(((i, "kind"), f"flex_start is offered on GKE only (Dynamic Workload Scheduler); {_EKS_ALLOWED}", rung.kind.value))
+        elif rung.kind in _EKS_NOT_RENDERED:
+            problems.append(((i, "kind"), _EKS_NOT_RENDERED[rung.kind] + _EKS_ALLOWED, rung.kind.value))
+    problems.extend(_order_problems(ladder))
+    if not problems and tuple(ladder) not in _NAMED.values():
+        problems.append(
+            (
+                (),
+                f"capacity_ladder {ladder_text(ladder)} is not rendered on EKS: its node groups and NodePools try spot before on-demand; {_EKS_ALLOWED}",
+                ladder_text(ladder),
+            )
+        )
+    return problems
 
 
 def gke_ladder_problems(ladder: Sequence[CapacityRung]) -> list[tuple[tuple[str | int, ...], str, object]]:
