@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from gpu_platform.components.pools.ladders import CapacityStrategy, named_ladder
 from gpu_platform.infra.preview.engine import run_program
@@ -118,3 +119,43 @@ def test_a_ladder_and_a_capacity_are_not_both_set() -> None:
 def test_a_fallback_maximum_needs_the_spot_then_on_demand_ladder() -> None:
     lines = refusal(eks_stack(classes=[gpu_class(capacity_ladder=[{"kind": "on_demand"}], fallback_max_nodes=2)]))
     assert lines == [f"{P}[0].fallback_max_nodes: fallback_max_nodes applies to capacity spot_then_on_demand only (got capacity_ladder on_demand) (got 2)"]
+
+
+_CAPACITY_TYPE = {"SPOT": "spot", "ON_DEMAND": "on_demand", "spot": "spot", "on-demand": "on_demand"}
+
+
+def _ladders(config: dict[str, Any]) -> dict[str, list[str]]:
+    return {c["name"]: [r["kind"] for r in c["capacity_ladder"]] for c in config["gpu-platform:eks_node_groups"]["classes"]}
+
+
+def test_the_rendered_node_groups_and_expander_tiers_follow_each_class_ladder() -> None:
+    """dev-eks with ladders: each class's managed node groups, ranked by the priority expander's ConfigMap, buy
+    the ladder's rungs in its order."""
+    config, secret = read_stack_file(PROJECT_DIR, "dev-eks")
+    config = _as_ladders(config)
+    plan = _plan_json("dev-eks", config, secret)
+    (expander,) = [r for r in plan["resources"] if r["name"].endswith("priority-expander")]
+    tiers = yaml.safe_load(expander["inputs"]["data"]["priorities"])
+    groups = [r["inputs"] for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup" and "gpu-platform.io/gpu-class" in r["inputs"]["labels"]]
+
+    def priority(group: dict[str, Any]) -> int:
+        return max(p for p, patterns in tiers.items() for pattern in patterns if pattern.startswith(f"^eks-{group['nodeGroupName']}-"))
+
+    rendered: dict[str, list[str]] = {}
+    for group in sorted(groups, key=priority, reverse=True):
+        rendered.setdefault(group["labels"]["gpu-platform.io/gpu-class"], []).append(_CAPACITY_TYPE[group["capacityType"]])
+    assert rendered == _ladders(config)
+
+
+def test_the_rendered_karpenter_node_pools_follow_each_class_ladder_by_weight() -> None:
+    """prod-eks (Karpenter) with ladders: each class's NodePools, heaviest first, allow the ladder's rungs in its order."""
+    config, secret = read_stack_file(PROJECT_DIR, "prod-eks")
+    config = _as_ladders(config)
+    plan = _plan_json("prod-eks", config, secret)
+    pools = [r["inputs"] for r in plan["resources"] if r["type"] == "kubernetes:karpenter.sh/v1:NodePool"]
+    rendered: dict[str, list[str]] = {}
+    for pool in sorted(pools, key=lambda p: p["spec"]["weight"], reverse=True):
+        template = pool["spec"]["template"]
+        (capacity,) = [r["values"] for r in template["spec"]["requirements"] if r["key"] == "karpenter.sh/capacity-type"]
+        rendered.setdefault(template["metadata"]["labels"]["gpu-platform.io/gpu-class"], []).append(_CAPACITY_TYPE[capacity[0]])
+    assert rendered == _ladders(config)
