@@ -99,6 +99,7 @@ from gpu_platform.components.monitoring.prometheus_stack import (
     PrometheusStack,
     PrometheusStackArgs,
 )
+from gpu_platform.components.pools.ladders import CapacityRung, RungKind
 from gpu_platform.components.pools.shapes import (
     AutoscalingBounds,
     BoundsScope,
@@ -207,8 +208,10 @@ __all__ = [
     "AutoscalingBounds",
     "AutoscalingProfile",
     "BoundsScope",
+    "CapacityRung",
     "CapacityStrategy",
     "CapacityType",
+    "RungKind",
     "ControlPlaneAccess",
     "DiskType",
     "GpuDriverVersion",

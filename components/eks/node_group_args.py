@@ -34,6 +34,7 @@ from gpu_platform.components.eks.plan import (
 )
 from gpu_platform.components.karpenter.args import KarpenterSettings, Provisioner
 from gpu_platform.components.karpenter.plan import provisioner_problems
+from gpu_platform.components.pools.ladders import CapacityRung, eks_ladder_problems, ladder_text, strategy_of
 from gpu_platform.components.pools.shapes import (
     GPU_TAINT,
     CapacityStrategy,
@@ -141,6 +142,8 @@ class GpuClassArgs(BaseModel):
     """spot_then_on_demand only: most on-demand fallback nodes. Default: none (max_nodes)."""
     capacity: CapacityStrategy = CapacityStrategy.SPOT_THEN_ON_DEMAND
     """on_demand, spot, or spot_then_on_demand (a spot group first, an on-demand twin as fallback). Default: spot_then_on_demand."""
+    capacity_ladder: list[CapacityRung] | None = Field(default=None, min_length=1, max_length=6)
+    """The class's capacity as an ordered ladder of rungs, in place of capacity. On EKS today: [spot], [on_demand] or [spot, on_demand], planned exactly as the capacity they name; flex_start (GKE only), reservation and capacity_block rungs are refused (see the capacity ladders guide). Default: none (the ladder capacity names)."""
     role: ClassRole = ClassRole.GPU
     """gpu, or scheduler (labelled dedicated=scheduler for Dask schedulers). Default: gpu."""
     ami_type: AmiType = AmiType.AL2023_x86_64_NVIDIA
@@ -162,6 +165,27 @@ class GpuClassArgs(BaseModel):
         return value
 
     @model_validator(mode="after")
+    def _ladder(self) -> GpuClassArgs:
+        if self.capacity_ladder is None:
+            return self
+        if "capacity" in self.model_fields_set:
+            raise field_error(
+                "GpuClassArgs",
+                "capacity_ladder",
+                f"capacity_ladder replaces capacity; set one of them (got capacity {self.capacity.value} and capacity_ladder {ladder_text(self.capacity_ladder)})",
+                ladder_text(self.capacity_ladder),
+            )
+        if ladder_problems := eks_ladder_problems(self.capacity_ladder):
+            raise ValidationError.from_exception_data(
+                "GpuClassArgs",
+                [
+                    InitErrorDetails(type=PydanticCustomError("invalid_combination", message), loc=("capacity_ladder", *loc), input=value)
+                    for loc, message, value in ladder_problems
+                ],
+            )
+        return self
+
+    @model_validator(mode="after")
     def _one_shape(self) -> GpuClassArgs:
         shape_checked(self, lambda: aws_shape(self.instance_types, self.shape, gpu=True))
         return self
@@ -169,11 +193,12 @@ class GpuClassArgs(BaseModel):
     @model_validator(mode="after")
     def _bounds(self) -> GpuClassArgs:
         check_min_max(self, "min_nodes", "max_nodes")
-        if self.fallback_max_nodes is not None and self.capacity is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
+        if self.fallback_max_nodes is not None and self.strategy is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
+            got = f"capacity {self.capacity.value}" if self.capacity_ladder is None else f"capacity_ladder {ladder_text(self.capacity_ladder)}"
             raise field_error(
                 "GpuClassArgs",
                 "fallback_max_nodes",
-                f"fallback_max_nodes applies to capacity spot_then_on_demand only (got capacity {self.capacity.value})",
+                f"fallback_max_nodes applies to capacity spot_then_on_demand only (got {got})",
                 self.fallback_max_nodes,
             )
         return self
@@ -194,6 +219,12 @@ class GpuClassArgs(BaseModel):
         if problem := mig_sharing_problem(self.gpu_sharing, None):
             raise field_error("GpuClassArgs", "gpu_sharing", problem, self.gpu_sharing.strategy.value)
         return self
+
+    @property
+    def strategy(self) -> CapacityStrategy:
+        """The capacity strategy the class is planned by: capacity, or the one its capacity_ladder names (an EKS ladder
+        is refused unless it is a named ladder, so the plan is the named strategy's, byte for byte)."""
+        return self.capacity if self.capacity_ladder is None else strategy_of(self.capacity_ladder)
 
     @property
     def advertised_gpus(self) -> int:

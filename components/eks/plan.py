@@ -67,7 +67,7 @@ class NodeGroupPlan(NamedTuple):
 def class_node_groups(cls: GpuClassArgs) -> list[NodeGroupPlan]:
     """A class's node groups in the order the autoscaler should try them."""
     groups = []
-    for i, capacity in enumerate(CapacityType.for_strategy(cls.capacity)):
+    for i, capacity in enumerate(CapacityType.for_strategy(cls.strategy)):
         fallback = i > 0
         maximum = (cls.fallback_max_nodes or cls.max_nodes) if fallback else cls.max_nodes
         groups.append(NodeGroupPlan(f"{cls.name}-{capacity.value}", capacity, 0 if fallback else cls.min_nodes, maximum))
@@ -114,7 +114,7 @@ def class_shape(cls: GpuClassArgs) -> NodePoolShape:
         memory_mib=shape.memory_mib,
         gpus_per_node=shape.gpu_count,
         accelerator=shape.accelerator_label,
-        capacity=cls.capacity,
+        capacity=cls.strategy,
         groups=[(g.min_nodes, g.max_nodes) for g in groups],
         labels=labels,
         taints=taints,

@@ -482,7 +482,7 @@ def _check_pool_names_unique(model: str, loc: tuple[str | int, ...], pool: _Pool
             pool.name,
         )
     configured[pool.name] = key_path(loc)
-    names = [pool.gke_pool_name(c) for c in pool.capacity_types()] if isinstance(pool, GpuNodePoolArgs) else [pool.name]
+    names = pool.gke_pool_names() if isinstance(pool, GpuNodePoolArgs) else [pool.name]
     for gke_name in names:
         if gke_name in seen:
             raise field_error(

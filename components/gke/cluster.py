@@ -84,7 +84,7 @@ class GpuGkeCluster(pulumi.ComponentResource, ClusterComponent):
     node_pools: dict[str, gcp.container.NodePool]
     """Every node pool, by GKE pool name."""
     compute_classes: dict[str, str]
-    """ComputeClass name of each spot_then_on_demand GPU pool, by pool name."""
+    """ComputeClass name of each GPU pool of more than one capacity rung (spot_then_on_demand, a capacity_ladder), by pool name."""
     placements: dict[str, PoolPlacement]
     """How a pod lands on each declared pool (by pool name as configured)."""
     cluster: gcp.container.Cluster
@@ -186,7 +186,7 @@ class GpuGkeCluster(pulumi.ComponentResource, ClusterComponent):
                         project=project,
                         location=args.location,
                         service_account=service_account,
-                        spot=node_pool.spot,
+                        rung=node_pool.rung,
                         labels=pool.labels,
                         taints=list(pool.taints),
                         gpu=pool.gpu,
@@ -205,19 +205,18 @@ class GpuGkeCluster(pulumi.ComponentResource, ClusterComponent):
     def _compute_class_resources(
         self, name: str, planned: tuple[PlannedPool, ...], created: dict[str, list[gcp.container.NodePool]]
     ) -> dict[str, k8s.apiextensions.CustomResource]:
-        """The ComputeClass of every spot_then_on_demand pool, after its node pools."""
+        """The ComputeClass of every pool of more than one capacity rung, after its node pools."""
         resources: dict[str, k8s.apiextensions.CustomResource] = {}
         for pool in planned:
             if pool.compute_class is None:
                 continue
-            spot_pool, on_demand_pool = (p.gke_name for p in pool.node_pools)
             # CustomResource takes its fields as keywords (its Args class is not accepted).
             resources[pool.args.name] = k8s.apiextensions.CustomResource(
                 f"{name}-{pool.args.name}-compute-class",
                 api_version="cloud.google.com/v1",
                 kind="ComputeClass",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=pool.compute_class, labels=dict(MANAGED_LABELS)),
-                spec=compute_class_spec(spot_pool, on_demand_pool, pool.gpu.migrate_back_to_spot),  # type: ignore[union-attr]
+                spec=compute_class_spec([p.gke_name for p in pool.node_pools], pool.gpu.migrate_back_to_spot),  # type: ignore[union-attr]
                 opts=pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=created[pool.args.name]),
             )
         return resources

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 from gpu_platform.components.catalog.gpus import mig_slices
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.labels import COMPUTE_CLASS_LABEL, NODE_POOL_LABEL, POOL_ROLE_LABEL, SCHEDULER_LABEL, PoolRole
+from gpu_platform.components.pools.ladders import CapacityRung, RungKind, named_ladder, strategy_of
 from gpu_platform.components.pools.shapes import (
     GPU_TAINT,
     AutoscalingBounds,
     BoundsScope,
     CapacityStrategy,
-    CapacityType,
     NodePoolShape,
     PoolPlacement,
     Taint,
@@ -81,9 +81,9 @@ class PlannedNodePool:
     """One GKE node pool to create."""
 
     gke_name: str
-    """The node pool's name in GKE (and the child resource's role): the pool's name, or <pool>-spot / <pool>-on-demand."""
+    """The node pool's name in GKE (and the child resource's role): the pool's name, or <pool>-<rung> (<pool>-spot, <pool>-on-demand)."""
     spot: bool
-    """Spot VMs or on-demand."""
+    """Spot VMs (the rung is spot) or not."""
     bounds: AutoscalingBounds
     """The node pool's autoscaling bounds (an on-demand fallback's own)."""
     min_total: int
@@ -93,15 +93,17 @@ class PlannedNodePool:
     initial_nodes: int
     """initial_node_count (per zone, as GKE counts it): per-zone bounds, their minimum; total bounds,
     the total minimum spread over the zones rounded up, never above the maximum."""
+    rung: CapacityRung
+    """The capacity rung the node pool buys (reservation, flex-start, spot or on-demand)."""
 
 
-def _node_pool(name: str, spot: bool, bounds: AutoscalingBounds, zones: int) -> PlannedNodePool:
+def _node_pool(name: str, rung: CapacityRung, bounds: AutoscalingBounds, zones: int) -> PlannedNodePool:
     low, high = bounds.node_range(zones)
     if bounds.scope is BoundsScope.PER_ZONE:
         initial = bounds.min_nodes
     else:
         initial = min(-(-bounds.min_nodes // zones), bounds.max_nodes // zones)
-    return PlannedNodePool(name, spot, bounds, low, high, initial)
+    return PlannedNodePool(name, rung.kind is RungKind.SPOT, bounds, low, high, initial, rung)
 
 
 @dataclass(frozen=True)
@@ -113,13 +115,13 @@ class PlannedPool:
     role: PoolRole
     """system, scheduler or gpu."""
     node_pools: tuple[PlannedNodePool, ...]
-    """One node pool, or for spot_then_on_demand the spot pool then its on-demand twin."""
+    """One node pool per rung of the pool's capacity ladder, in its order (spot_then_on_demand: the spot pool then its on-demand twin)."""
     labels: dict[str, str]
     """Kubernetes labels on every node (role, the pool's own, the scheduler or compute-class label)."""
     taints: tuple[Taint, ...]
     """Taints on every node (the GPU taint and compute-class taint on GPU pools, then the pool's own)."""
     compute_class: str | None
-    """The ComputeClass that orders a spot_then_on_demand pool's node pools; None otherwise."""
+    """The ComputeClass that orders the node pools of a ladder of more than one rung; None otherwise."""
     shape: NodePoolShape
     """The pool as workloads see it."""
     zones: PoolZones
@@ -152,7 +154,7 @@ def _shape(
         memory_mib=machine.memory_mib,
         gpus_per_node=gpu.gpus_per_node if gpu is not None else 0,
         accelerator=gpu.accelerator_type if gpu is not None else None,
-        capacity=gpu.capacity if gpu is not None else CapacityStrategy.ON_DEMAND,
+        capacity=strategy_of(gpu.ladder) if gpu is not None else CapacityStrategy.ON_DEMAND,
         groups=[(p.min_total, p.max_total) for p in node_pools],
         labels=labels,
         taints=taints,
@@ -166,6 +168,7 @@ def _shape(
         zone_count=zones.count,
         region=region,
         queued_provisioning=gpu.queued_provisioning if gpu is not None else False,
+        ladder=tuple(gpu.capacity_ladder) if gpu is not None and gpu.capacity_ladder is not None else (),
     )
 
 
@@ -176,7 +179,7 @@ def plan_pools(args: GpuGkeClusterArgs) -> list[PlannedPool]:
     system_labels = {POOL_ROLE_LABEL: PoolRole.SYSTEM.value, **system.labels}
     system_taints = tuple(system.taints)
     system_zones = pool_zones(args.location, args.node_locations, system.node_locations)
-    system_pools = (_node_pool(system.name, False, system.autoscaling, system_zones.count),)
+    system_pools = (_node_pool(system.name, named_ladder(CapacityStrategy.ON_DEMAND)[0], system.autoscaling, system_zones.count),)
     planned = [
         PlannedPool(
             system,
@@ -206,15 +209,16 @@ def plan_pools(args: GpuGkeClusterArgs) -> list[PlannedPool]:
         taints: tuple[Taint, ...] = (GPU_TAINT, *pool.taints)
         labels = {POOL_ROLE_LABEL: role.value, **pool.labels, **extra}
         compute_class = None
-        if pool.capacity is CapacityStrategy.SPOT_THEN_ON_DEMAND:
+        rungs = pool.ladder
+        if len(rungs) > 1:
             compute_class = pool.name
             taints = (*taints, Taint(key=COMPUTE_CLASS_LABEL, value=compute_class, effect=TaintEffect.NO_SCHEDULE))
             labels[COMPUTE_CLASS_LABEL] = compute_class
             placement = PoolPlacement({COMPUTE_CLASS_LABEL: compute_class}, taints)
-            node_pools = tuple(_node_pool(pool.gke_pool_name(c), c is CapacityType.SPOT, pool.bounds_for(c), zones.count) for c in pool.capacity_types())
+            node_pools = tuple(_node_pool(n, r, pool.bounds_for(i), zones.count) for i, (n, r) in enumerate(zip(pool.gke_pool_names(), rungs, strict=True)))
         else:
             placement = PoolPlacement({NODE_POOL_LABEL: pool.name}, taints)
-            node_pools = (_node_pool(pool.name, pool.capacity is CapacityStrategy.SPOT, pool.autoscaling, zones.count),)
+            node_pools = (_node_pool(pool.name, rungs[0], pool.autoscaling, zones.count),)
         planned.append(
             PlannedPool(pool, role, node_pools, labels, taints, compute_class, _shape(pool, role, labels, taints, placement, node_pools, zones, region), zones)
         )

@@ -11,7 +11,8 @@ import re
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from gpu_platform.components.catalog.gpus import (
     GCP_ACCELERATORS,
@@ -26,12 +27,12 @@ from gpu_platform.components.core.labels import COMPUTE_CLASS_LABEL
 from gpu_platform.components.core.models import ARGS_CONFIG, field_error
 from gpu_platform.components.core.numbers import Int
 from gpu_platform.components.gke.plan import ZONE as _ZONE
+from gpu_platform.components.pools.ladders import CapacityRung, gke_ladder_problems, ladder_text, named_ladder, rung_slugs
 from gpu_platform.components.pools.shapes import (
     GPU_TAINT,
     AutoscalingBounds,
     BoundsScope,
     CapacityStrategy,
-    CapacityType,
     LabelMap,
     MachineShapeArgs,
     Taint,
@@ -116,7 +117,7 @@ class _PoolBase(BaseModel):
     model_config = ARGS_CONFIG
 
     name: str = Field(min_length=1, max_length=30)
-    """Node pool name; spot_then_on_demand pools add -spot and -on-demand. Required."""
+    """Node pool name; a pool of more than one capacity rung makes a node pool per rung, named <name>-<rung> (spot_then_on_demand: -spot and -on-demand). Required."""
     machine_type: str
     """Compute Engine machine type. Required."""
     shape: MachineShapeArgs | None = None
@@ -222,11 +223,13 @@ class GpuNodePoolArgs(_PoolBase):
     driver_version: GpuDriverVersion = GpuDriverVersion.DEFAULT
     """NVIDIA driver GKE installs (LATEST needs COS). Default: DEFAULT."""
     capacity: CapacityStrategy = CapacityStrategy.ON_DEMAND
-    """on_demand, spot, or spot_then_on_demand (a spot pool first, an on-demand twin as fallback). Default: on_demand."""
+    """on_demand, spot, or spot_then_on_demand (a spot pool first, an on-demand twin as fallback): a named capacity ladder. Default: on_demand."""
+    capacity_ladder: list[CapacityRung] | None = Field(default=None, min_length=1, max_length=6)
+    """The pool's capacity as an ordered ladder of rungs (reservation, flex_start, spot, on_demand), in place of capacity: one node pool per rung, tried in the ladder's order through a ComputeClass (see the capacity ladders guide). Default: none (the ladder capacity names)."""
     fallback_max_nodes: Int | None = Field(default=None, ge=1, le=1000)
-    """spot_then_on_demand only: most on-demand fallback nodes (the fallback pool keeps no minimum; autoscaling.min_nodes applies to the spot pool). Default: none (autoscaling.max_nodes)."""
+    """More than one rung only: most nodes of each fallback rung's node pool (fallbacks keep no minimum; autoscaling.min_nodes applies to the first rung's pool). Default: none (autoscaling.max_nodes)."""
     migrate_back_to_spot: bool = False
-    """spot_then_on_demand only: let GKE move pods back to spot nodes when spot capacity returns (it evicts them). Default: false."""
+    """More than one rung only: let GKE move pods back to a higher rung's node pool when its capacity returns (ComputeClass activeMigration; it evicts them). Default: false."""
     gpu_sharing: GpuSharing | None = None
     """Time-sharing or MPS. Default: none (one container per GPU)."""
     gpu_partition_size: str | None = None
@@ -277,21 +280,38 @@ class GpuNodePoolArgs(_PoolBase):
                 f"compact_placement is not offered for {self.machine_type} (N1); use an A2, A3 or G2 machine type or compact_placement: false",
                 self.compact_placement,
             )
-        if self.fallback_max_nodes is not None and self.capacity is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
+        if self.capacity_ladder is not None:
+            if "capacity" in self.model_fields_set:
+                raise field_error(
+                    model,
+                    "capacity_ladder",
+                    f"capacity_ladder replaces capacity; set one of them (got capacity {self.capacity.value} and capacity_ladder {ladder_text(self.capacity_ladder)})",
+                    ladder_text(self.capacity_ladder),
+                )
+            if ladder_problems := gke_ladder_problems(self.capacity_ladder):
+                raise ValidationError.from_exception_data(
+                    model,
+                    [
+                        InitErrorDetails(type=PydanticCustomError("invalid_combination", message), loc=("capacity_ladder", *loc), input=value)
+                        for loc, message, value in ladder_problems
+                    ],
+                )
+        rungs = self.ladder
+        if self.fallback_max_nodes is not None and len(rungs) < 2:
             raise field_error(
                 model,
                 "fallback_max_nodes",
-                f"fallback_max_nodes applies to capacity spot_then_on_demand only (got capacity {self.capacity.value})",
+                f"fallback_max_nodes applies to a pool of more than one capacity rung, such as capacity spot_then_on_demand (got {self.capacity_text})",
                 self.fallback_max_nodes,
             )
-        if self.migrate_back_to_spot and self.capacity is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
+        if self.migrate_back_to_spot and len(rungs) < 2:
             raise field_error(
                 model,
                 "migrate_back_to_spot",
-                f"migrate_back_to_spot applies to capacity spot_then_on_demand only (got capacity {self.capacity.value})",
+                f"migrate_back_to_spot applies to a pool of more than one capacity rung, such as capacity spot_then_on_demand (got {self.capacity_text})",
                 self.migrate_back_to_spot,
             )
-        if self.capacity is CapacityStrategy.SPOT_THEN_ON_DEMAND and self.name.startswith(("gke", "autopilot")):
+        if len(rungs) > 1 and self.name.startswith(("gke", "autopilot")):
             raise field_error(
                 model,
                 "name",
@@ -300,8 +320,8 @@ class GpuNodePoolArgs(_PoolBase):
             )
         if self.queued_provisioning:
             problems = []
-            if self.capacity is not CapacityStrategy.ON_DEMAND:
-                problems.append(f"capacity on_demand (got {self.capacity.value})")
+            if rungs != named_ladder(CapacityStrategy.ON_DEMAND):
+                problems.append(f"capacity on_demand (got {self.capacity.value if self.capacity_ladder is None else self.capacity_text})")
             if self.autoscaling.scope is not BoundsScope.TOTAL:
                 problems.append(f"autoscaling.scope total (got {self.autoscaling.scope.value})")
             if self.autoscaling.min_nodes != 0:
@@ -329,20 +349,31 @@ class GpuNodePoolArgs(_PoolBase):
         """The machine type's shape: the catalog's, or the one stated."""
         return gcp_gpu_shape(self.machine_type, self.accelerator_type, self.accelerator_count, self.shape)[0]
 
-    def capacity_types(self) -> list[CapacityType]:
-        return CapacityType.for_strategy(self.capacity)
+    @property
+    def ladder(self) -> tuple[CapacityRung, ...]:
+        """The pool's capacity ladder, first rung first: capacity_ladder, else the one capacity names."""
+        return tuple(self.capacity_ladder) if self.capacity_ladder is not None else named_ladder(self.capacity)
 
-    def bounds_for(self, capacity: CapacityType) -> AutoscalingBounds:
-        """The bounds of one pool of this spec: an on-demand fallback keeps no minimum."""
-        if self.capacity is CapacityStrategy.SPOT_THEN_ON_DEMAND and capacity is CapacityType.ON_DEMAND:
-            maximum = self.autoscaling.max_nodes if self.fallback_max_nodes is None else self.fallback_max_nodes
-            return AutoscalingBounds(scope=self.autoscaling.scope, min_nodes=0, max_nodes=maximum)
-        return self.autoscaling
+    @property
+    def capacity_text(self) -> str:
+        """The pool's capacity as messages name it: capacity spot_then_on_demand, or capacity_ladder spot -> on_demand."""
+        return f"capacity {self.capacity.value}" if self.capacity_ladder is None else f"capacity_ladder {ladder_text(self.capacity_ladder)}"
 
-    def gke_pool_name(self, capacity: CapacityType) -> str:
-        if self.capacity is CapacityStrategy.SPOT_THEN_ON_DEMAND:
-            return f"{self.name}-{capacity.value}"
-        return self.name
+    def bounds_for(self, rung: int) -> AutoscalingBounds:
+        """The bounds of the node pool of rung ``rung`` (0 first): the first rung's are autoscaling; a fallback keeps
+        no minimum and at most fallback_max_nodes (else autoscaling.max_nodes)."""
+        if rung == 0:
+            return self.autoscaling
+        maximum = self.autoscaling.max_nodes if self.fallback_max_nodes is None else self.fallback_max_nodes
+        return AutoscalingBounds(scope=self.autoscaling.scope, min_nodes=0, max_nodes=maximum)
+
+    def gke_pool_names(self) -> list[str]:
+        """The GKE node pool of each rung, in ladder order: the pool's name for a one-rung ladder, else
+        <name>-<rung> (spot_then_on_demand: <name>-spot, <name>-on-demand)."""
+        rungs = self.ladder
+        if len(rungs) == 1:
+            return [self.name]
+        return [f"{self.name}-{slug}" for slug in rung_slugs(rungs)]
 
 
 class SchedulerPoolArgs(GpuNodePoolArgs):

@@ -3,6 +3,7 @@ pulumi_gcp's typed Args, the ComputeClass spec and the kubeconfig. Pure function
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
@@ -17,6 +18,7 @@ from gpu_platform.components.gke.args import (
     LocationPolicy,
 )
 from gpu_platform.components.gke.pool_args import _PoolBase
+from gpu_platform.components.pools.ladders import CapacityRung, RungKind
 from gpu_platform.components.pools.shapes import (
     ENVIRONMENT_LABEL,
     AutoscalingBounds,
@@ -24,22 +26,43 @@ from gpu_platform.components.pools.shapes import (
     Taint,
 )
 
-__all__ = ["cluster_args", "compute_class_spec", "gke_kubeconfig", "node_pool_args"]
+__all__ = ["RESERVATION_NAME_KEY", "cluster_args", "compute_class_spec", "gke_kubeconfig", "node_pool_args", "reservation_affinity"]
 
 
-def compute_class_spec(spot_pool: str, on_demand_pool: str, migrate_back_to_spot: bool) -> dict[str, Any]:
-    """The ComputeClass spec that makes GKE try ``spot_pool`` first, then ``on_demand_pool``.
+def compute_class_spec(node_pools: Sequence[str], migrate_back: bool) -> dict[str, Any]:
+    """The ComputeClass spec that makes GKE try ``node_pools`` in order: one per rung of a capacity
+    ladder, first rung first (spot_then_on_demand: the spot pool, then its on-demand twin).
 
     A ``nodepools`` priority may carry no other field, and pools listed in one entry have
-    no order, so each pool is its own entry. Auto-creation is off: only these pools serve
-    the class, and ``DoNotScaleUp`` keeps GKE from scaling any other pool for it.
+    no order, so each pool is its own entry; what a rung buys (a reservation, flex-start, spot)
+    is its node pool's own setting. Auto-creation is off: only these pools serve the class, and
+    ``DoNotScaleUp`` keeps GKE from scaling any other pool for it. ``activeMigration`` moves pods
+    back to a higher rung's pool when its capacity returns (migrate_back_to_spot).
     """
     return {
-        "priorities": [{"nodepools": [spot_pool]}, {"nodepools": [on_demand_pool]}],
+        "priorities": [{"nodepools": [pool]} for pool in node_pools],
         "nodePoolAutoCreation": {"enabled": False},
-        "activeMigration": {"optimizeRulePriority": migrate_back_to_spot},
+        "activeMigration": {"optimizeRulePriority": migrate_back},
         "whenUnsatisfiable": "DoNotScaleUp",
     }
+
+
+RESERVATION_NAME_KEY = "compute.googleapis.com/reservation-name"
+"""The reservation_affinity key that targets a SPECIFIC_RESERVATION by name (pulumi_gcp's NodePoolNodeConfigReservationAffinityArgs)."""
+
+
+def reservation_affinity(rung: CapacityRung, queued: bool) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs | None:
+    """The node pool's reservation affinity: a named reservation SPECIFIC_RESERVATION, any reservation ANY_RESERVATION
+    (which falls back to on-demand), flex-start and queued provisioning NO_RESERVATION; otherwise unset (GKE's default)."""
+    if queued or rung.kind is RungKind.FLEX_START:
+        return gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="NO_RESERVATION")
+    if rung.kind is not RungKind.RESERVATION:
+        return None
+    if rung.reservation is None:
+        return gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="ANY_RESERVATION")
+    return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+        consume_reservation_type="SPECIFIC_RESERVATION", key=RESERVATION_NAME_KEY, values=[rung.reservation]
+    )
 
 
 def gke_kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
@@ -131,7 +154,7 @@ def node_pool_args(
     project: pulumi.Input[str],
     location: str,
     service_account: pulumi.Input[str],
-    spot: bool,
+    rung: CapacityRung,
     labels: dict[str, str],
     taints: list[Taint],
     gpu: GpuNodePoolArgs | None,
@@ -139,17 +162,21 @@ def node_pool_args(
     initial_nodes: int,
 ) -> gcp.container.NodePoolArgs:
     queued = gpu is not None and gpu.queued_provisioning
+    spot = rung.kind is RungKind.SPOT
+    # GKE's flex-start how-to creates its node pools with --location-policy=ANY, --reservation-affinity=none and
+    # --no-enable-autorepair: a flex-start pool takes capacity in any zone, consumes no reservation, and is not repaired.
+    flex = rung.kind is RungKind.FLEX_START
     if bounds.scope is BoundsScope.PER_ZONE:
         autoscaling = gcp.container.NodePoolAutoscalingArgs(
             min_node_count=bounds.min_nodes,
             max_node_count=bounds.max_nodes,
-            location_policy=pool.effective_location_policy(spot).value,
+            location_policy=pool.effective_location_policy(spot or flex).value,
         )
     else:
         autoscaling = gcp.container.NodePoolAutoscalingArgs(
             total_min_node_count=bounds.min_nodes,
             total_max_node_count=bounds.max_nodes,
-            location_policy=(LocationPolicy.ANY if queued else pool.effective_location_policy(spot)).value,
+            location_policy=(LocationPolicy.ANY if queued else pool.effective_location_policy(spot or flex)).value,
         )
 
     accelerators = None
@@ -181,7 +208,7 @@ def node_pool_args(
         node_locations=pool.node_locations,
         initial_node_count=initial_nodes,  # the plan's (gke_plan.PlannedNodePool.initial_nodes)
         autoscaling=autoscaling,
-        management=gcp.container.NodePoolManagementArgs(auto_repair=not queued, auto_upgrade=True),
+        management=gcp.container.NodePoolManagementArgs(auto_repair=not (queued or flex), auto_upgrade=True),
         upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(strategy="SURGE", max_surge=1, max_unavailable=0),
         placement_policy=(gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT") if gpu is not None and gpu.compact_placement else None),
         queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True) if queued else None,
@@ -191,6 +218,8 @@ def node_pool_args(
             disk_size_gb=pool.disk_size_gb,
             disk_type=pool.disk_type.value,
             spot=spot,
+            flex_start=True if flex else None,
+            max_run_duration=f"{rung.run_seconds}s" if flex else None,
             service_account=service_account,
             oauth_scopes=[CLOUD_PLATFORM_SCOPE],
             labels=labels,
@@ -203,7 +232,7 @@ def node_pool_args(
                 enable_secure_boot=not (gpu is not None and gpu.driver_version is GpuDriverVersion.INSTALLATION_DISABLED),
                 enable_integrity_monitoring=True,
             ),
-            reservation_affinity=(gcp.container.NodePoolNodeConfigReservationAffinityArgs(consume_reservation_type="NO_RESERVATION") if queued else None),
+            reservation_affinity=reservation_affinity(rung, queued),
             metadata={"disable-legacy-endpoints": "true"},
         ),
     )

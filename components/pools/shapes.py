@@ -21,6 +21,7 @@ from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.labels import GPU_RESOURCE, PoolRole
 from gpu_platform.components.core.models import ARGS_CONFIG, check_min_max, check_unique, field_error
 from gpu_platform.components.core.numbers import Float, Int
+from gpu_platform.components.pools.ladders import CapacityRung, CapacityStrategy, named_ladder
 from gpu_platform.components.pools.reserves import ReserveFormula
 from gpu_platform.components.pools.sharing import GpuSharing
 
@@ -189,17 +190,6 @@ class AutoscalingBounds(BaseModel):
         return self.min_nodes * zones, self.max_nodes * zones
 
 
-class CapacityStrategy(StrEnum):
-    """How a GPU pool buys capacity."""
-
-    ON_DEMAND = "on_demand"
-    """Only on-demand (standard) VMs."""
-    SPOT = "spot"
-    """Only spot VMs: cheapest, may be reclaimed, may be unavailable."""
-    SPOT_THEN_ON_DEMAND = "spot_then_on_demand"
-    """A spot pool and an on-demand twin; the autoscaler tries spot first and falls back."""
-
-
 class CapacityType(StrEnum):
     """One concrete capacity type of a pool (a spot_then_on_demand pool has both)."""
 
@@ -315,7 +305,7 @@ class NodePoolShape:
     accelerator: str | None
     """GPU model name as the cloud labels it (nvidia-tesla-t4, t4, ...); None on CPU pools."""
     capacity: CapacityStrategy
-    """How the pool buys capacity."""
+    """How the pool buys capacity: the strategy it names, or for a stated ladder the nearest one (``strategy_of``)."""
     min_nodes: int
     """Fewest nodes in total (all zones, all capacity types)."""
     max_nodes: int
@@ -350,10 +340,18 @@ class NodePoolShape:
     queued_provisioning: bool = False
     """Whether the pool's nodes come only for a ProvisioningRequest (GKE's queued provisioning, Dynamic
     Workload Scheduler): a pod outside such a request (a warm placeholder, an inference replica) never lands there."""
+    ladder: tuple[CapacityRung, ...] = ()
+    """The pool's capacity ladder when the stack states one (GKE's capacity_ladder); empty when the pool names a
+    capacity strategy. ``rungs`` reads either."""
 
     def __post_init__(self) -> None:
         # A role given as its value ("gpu") is the enum member, so `shape.role is PoolRole.GPU` holds.
         object.__setattr__(self, "role", PoolRole(self.role))
+
+    @property
+    def rungs(self) -> tuple[CapacityRung, ...]:
+        """The pool's capacity ladder, first rung first: the one stated, else the one ``capacity`` names."""
+        return self.ladder or named_ladder(self.capacity)
 
     # --- what the pool offers: the one capacity model every reader takes ----------------------
 
@@ -437,6 +435,7 @@ class NodePoolShape:
         zone_count: int | None = None,
         region: str | None = None,
         queued_provisioning: bool = False,
+        ladder: Sequence[CapacityRung] = (),
     ) -> NodePoolShape:
         """The one builder of a pool's shape, on GKE and EKS alike (gke_plan and eks_plan call it): ``groups``
         are the (min, max) node totals of the pool's node pools or node groups as the plan counted them
@@ -467,6 +466,7 @@ class NodePoolShape:
             zone_count=zone_count if zone_count is not None else len(named or ()) or 1,
             region=region,
             queued_provisioning=queued_provisioning,
+            ladder=tuple(ladder),
         )
 
     def in_zones(self, zones: Sequence[str] | None, zone_count: int, region: str | None) -> NodePoolShape:

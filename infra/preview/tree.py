@@ -78,6 +78,13 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
             parts.append(f"placement={inputs['placementPolicy']['type']}")
         if (inputs.get("queuedProvisioning") or {}).get("enabled"):
             parts.append("queuedProvisioning=on")
+        if node.get("flexStart"):
+            parts.append(f"flexStart=on maxRun={node.get('maxRunDuration')}")
+        affinity = node.get("reservationAffinity") or {}
+        if affinity.get("consumeReservationType") == "SPECIFIC_RESERVATION":
+            parts.append(f"reservation={','.join(affinity.get('values') or [])}")
+        elif affinity.get("consumeReservationType") == "ANY_RESERVATION":
+            parts.append("reservation=any")
     elif type_ == "aws:eks/cluster:Cluster":
         vpc = inputs.get("vpcConfig") or {}
         parts.append(f"version={inputs.get('version')} region={inputs.get('region')}")

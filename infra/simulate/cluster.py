@@ -78,7 +78,9 @@ def _gke_groups(gke: Any) -> list[NodeGroup]:
                     gpus_per_node=shape.gpus_per_node,
                     accelerator=shape.accelerator,
                     spot=node_pool.spot,
-                    # A ComputeClass lists the spot pool first: GKE tries it before the on-demand twin.
+                    # A ComputeClass lists its pool's node pools in the capacity ladder's order (spot_then_on_demand:
+                    # the spot pool, then its on-demand twin): GKE tries them in that order. A reservation or
+                    # flex-start rung is modelled as on-demand capacity: its price and limits are not modelled yet.
                     priority=len(planned.node_pools) - i if planned.compute_class else 0,
                     zones=zones,
                     min_nodes=bounds.min_nodes,

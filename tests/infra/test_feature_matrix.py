@@ -56,7 +56,7 @@ BY_NAME = {b.name: b for b in BASES}
 FEATURE = {f.name: f for f in FEATURES}
 
 REFUSED = {
-    "gke": {("dask", "queued"), ("datasets", "queued"), ("inference", "queued"), ("warm", "queued")},
+    "gke": {("dask", "queued"), ("datasets", "queued"), ("inference", "queued"), ("warm", "queued"), ("queued", "ladder")},
     "eks": set(),
     "eks-karpenter": set(),
     "existing-gke": {("dask", "queued"), ("inference", "queued"), ("warm", "queued")},
@@ -64,7 +64,7 @@ REFUSED = {
 }
 """The pairs the reader refuses, per provisioner: a queued-provisioning pool's nodes come only for a
 ProvisioningRequest, so no inference replica, warm placeholder or Dask worker or notebook (the datasets' tenants)
-can ever land on it."""
+can ever land on it; and a queued-provisioning pool buys on-demand capacity only, so it takes no capacity ladder."""
 
 RENDERED = {
     "gke": [("kubeflow", "queues"), ("dask", "queues"), ("queues", "sharing"), ("kubeflow", "datasets"), ("warm", "sharing"), ("dask", "headlamp")],

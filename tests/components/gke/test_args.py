@@ -193,7 +193,7 @@ def test_fails_when_fallback_max_is_set_without_fallback() -> None:
     assert_refused(
         stack(gpu_pools=[t4_pool(fallback_max_nodes=2)]),
         "gke.gpu_pools[0].fallback_max_nodes",
-        "applies to capacity spot_then_on_demand only (got capacity on_demand)",
+        "applies to a pool of more than one capacity rung, such as capacity spot_then_on_demand (got capacity on_demand)",
     )
 
 

@@ -414,7 +414,7 @@ def test_outputs_are_registered(engine: Engine) -> pulumi.Output[Any]:
 
 
 def test_compute_class_spec_orders_spot_first() -> None:
-    spec = compute_class_spec("x-spot", "x-on-demand", migrate_back_to_spot=True)
+    spec = compute_class_spec(["x-spot", "x-on-demand"], migrate_back=True)
     assert [p["nodepools"] for p in spec["priorities"]] == [["x-spot"], ["x-on-demand"]]
     assert all(len(p) == 1 for p in spec["priorities"])  # a nodepools rule may carry no other field
     assert spec["activeMigration"] == {"optimizeRulePriority": True}

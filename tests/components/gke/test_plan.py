@@ -53,3 +53,42 @@ def test_other_pools_are_one_node_pool_selected_by_name() -> None:
 def test_the_args_pool_shapes_are_the_plans() -> None:
     args = GpuGkeClusterArgs.model_validate(gke(scheduler_pool={}, gpu_pools=[t4_pool(), a100_pool()]))
     assert args.pool_shapes() == [p.shape for p in plan_pools(args)]
+
+
+LADDER = [
+    {"kind": "reservation", "reservation": "a100-res"},
+    {"kind": "flex_start", "max_run_duration": "24h"},
+    {"kind": "spot"},
+    {"kind": "on_demand"},
+]
+
+
+def test_a_ladder_is_one_node_pool_per_rung_in_its_order() -> None:
+    pool = a100_pool(capacity_ladder=LADDER, fallback_max_nodes=2)
+    del pool["capacity"]
+    a100 = plan_pools(GpuGkeClusterArgs.model_validate(gke(gpu_pools=[pool])))[1]
+    assert [(n.gke_name, str(n.rung), n.spot, n.bounds.min_nodes, n.bounds.max_nodes) for n in a100.node_pools] == [
+        ("a100-reserved", "reservation(a100-res)", False, 0, 8),
+        ("a100-flex", "flex_start(24h)", False, 0, 2),
+        ("a100-spot", "spot", True, 0, 2),
+        ("a100-on-demand", "on_demand", False, 0, 2),
+    ]
+    assert a100.compute_class == "a100"
+    assert a100.shape.rungs == tuple(a100.args.capacity_ladder or ())
+    assert (a100.shape.max_nodes, a100.shape.capacity.value) == (14, "spot_then_on_demand")
+
+
+def test_a_one_rung_ladder_is_one_node_pool_selected_by_name() -> None:
+    pool = t4_pool(capacity_ladder=[{"kind": "flex_start"}], autoscaling={"scope": "total", "min_nodes": 0, "max_nodes": 4})
+    t4 = plan_pools(GpuGkeClusterArgs.model_validate(gke(gpu_pools=[pool])))[1]
+    assert [(n.gke_name, str(n.rung)) for n in t4.node_pools] == [("t4", "flex_start(168h)")]
+    assert t4.compute_class is None and t4.shape.placement.node_selector == {"cloud.google.com/gke-nodepool": "t4"}
+
+
+def test_a_named_strategy_plans_as_its_ladder() -> None:
+    named = plan_pools(GpuGkeClusterArgs.model_validate(gke(gpu_pools=[a100_pool()])))[1]
+    pool = a100_pool(capacity_ladder=[{"kind": "spot"}, {"kind": "on_demand"}])
+    del pool["capacity"]
+    stated = plan_pools(GpuGkeClusterArgs.model_validate(gke(gpu_pools=[pool])))[1]
+    assert named.node_pools == stated.node_pools and named.compute_class == stated.compute_class
+    assert named.shape.rungs == stated.shape.rungs

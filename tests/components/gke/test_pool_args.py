@@ -3,7 +3,7 @@ what is allowed, on the line the user sees."""
 
 from __future__ import annotations
 
-from tests.components.gke.test_args import assert_refused
+from tests.components.gke.test_args import assert_refused, refusal
 from tests.factories import a100_pool, stack, t4_pool
 
 
@@ -126,7 +126,7 @@ def test_fails_when_migrate_back_to_spot_without_fallback() -> None:
     assert_refused(
         stack(gpu_pools=[t4_pool(migrate_back_to_spot=True)]),
         "gke.gpu_pools[0].migrate_back_to_spot",
-        "applies to capacity spot_then_on_demand only (got capacity on_demand)",
+        "applies to a pool of more than one capacity rung, such as capacity spot_then_on_demand (got capacity on_demand)",
     )
 
 
@@ -219,4 +219,50 @@ def test_fails_when_pool_key_is_misspelt() -> None:
         stack(gpu_pools=[t4_pool(acelerator_count=2)]),
         "gke.gpu_pools[0].acelerator_count",
         "unknown key; did you mean accelerator_count?",
+    )
+
+
+# --- the capacity ladder -----------------------------------------------------------------------
+
+
+def test_fails_when_a_ladder_and_a_capacity_are_both_set() -> None:
+    assert_refused(
+        stack(gpu_pools=[a100_pool(capacity_ladder=[{"kind": "spot"}, {"kind": "on_demand"}])]),
+        "gke.gpu_pools[0].capacity_ladder",
+        "capacity_ladder replaces capacity; set one of them (got capacity spot_then_on_demand and capacity_ladder spot -> on_demand)",
+    )
+
+
+def test_fails_when_a_gke_ladder_has_a_capacity_block_and_a_rung_after_any_reservation() -> None:
+    ladder = [{"kind": "capacity_block", "reservation": "cr-0123456789abcdef0"}, {"kind": "reservation"}, {"kind": "on_demand"}]
+    lines = refusal(stack(gpu_pools=[t4_pool(capacity_ladder=ladder)]))
+    assert lines == [
+        'gpu-platform:gke.gpu_pools[0].capacity_ladder[0].kind: capacity_block is offered on EKS only (EC2 capacity blocks); on GKE use reservation, flex_start, spot or on_demand (got "capacity_block")',
+        "gpu-platform:gke.gpu_pools[0].capacity_ladder[2]: rung on_demand comes after reservation(any), which never fails over (it takes on-demand "
+        'capacity when no reservation is free); end the ladder there or name the reservation (got "on_demand")',
+    ]
+
+
+def test_fails_when_a_fallback_maximum_is_given_to_a_one_rung_ladder() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(capacity_ladder=[{"kind": "reservation", "reservation": "t4-res"}], fallback_max_nodes=2)]),
+        "gke.gpu_pools[0].fallback_max_nodes",
+        "(got capacity_ladder reservation(t4-res))",
+    )
+
+
+def test_fails_when_queued_provisioning_is_given_a_ladder() -> None:
+    pool = t4_pool(
+        capacity_ladder=[{"kind": "flex_start"}, {"kind": "on_demand"}],
+        queued_provisioning=True,
+        autoscaling={"scope": "total", "min_nodes": 0, "max_nodes": 4},
+    )
+    assert_refused(stack(gpu_pools=[pool]), "gke.gpu_pools[0].queued_provisioning", "capacity on_demand (got capacity_ladder flex_start(168h) -> on_demand)")
+
+
+def test_fails_when_a_ladder_pool_would_name_a_reserved_compute_class() -> None:
+    assert_refused(
+        stack(gpu_pools=[t4_pool(name="gke-t4", capacity_ladder=[{"kind": "flex_start"}, {"kind": "on_demand"}])]),
+        "gke.gpu_pools[0].name",
+        "would name a ComputeClass",
     )

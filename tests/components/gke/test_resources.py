@@ -50,7 +50,7 @@ def test_prod_gke_compute_classes_match_the_crd_schema() -> None:
 
 
 def test_schema_check_is_live() -> None:
-    spec = compute_class_spec("a-spot", "a-on-demand", migrate_back_to_spot=False)
+    spec = compute_class_spec(["a-spot", "a-on-demand"], migrate_back=False)
     broken = {k: v for k, v in spec.items() if k != "whenUnsatisfiable"}
     wrong = {**spec, "whenUnsatisfiable": "Sometimes"}
     good, missing, bad_enum = validate([compute_class(spec), compute_class(broken), compute_class(wrong)])

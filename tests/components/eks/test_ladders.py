@@ -1,0 +1,161 @@
+"""EKS classes' capacity ladders (issue 38): a ladder that is a named strategy plans and renders byte for byte as
+the capacity it names, on both provisioners; what EKS does not offer (flex-start) or neither provisioner renders
+yet (reservations, capacity blocks, on-demand before spot) is refused in one line per problem, every problem of
+the stack in one run, through the program's own stack reader (load_stack_config) before any resource."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from gpu_platform.components.pools.ladders import CapacityStrategy, named_ladder
+from gpu_platform.infra.preview.engine import run_program
+from gpu_platform.infra.stack.read import read_stack_file
+from tests.components.eks.test_args import lines_for, refusal
+from tests.conftest import PROJECT_DIR, shipped_plan
+from tests.factories import eks, eks_stack, gpu_class, prod_eks_raw
+
+P = "gpu-platform:eks_node_groups.classes"
+
+
+def _as_ladders(config: dict[str, Any], spot_class: str | None = None) -> dict[str, Any]:
+    """The stack file's config with every class's capacity stated as the ladder it names (``spot_class``: that
+    class made spot first, in both forms)."""
+    config = copy.deepcopy(config)
+    for cls in config["gpu-platform:eks_node_groups"]["classes"]:
+        strategy = CapacityStrategy(cls.pop("capacity", "spot_then_on_demand"))
+        if cls["name"] == spot_class:
+            strategy = CapacityStrategy.SPOT
+        if strategy is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
+            cls.pop("fallback_max_nodes", None)
+        cls["capacity_ladder"] = [{"kind": r.kind.value} for r in named_ladder(strategy)]
+    return config
+
+
+def _plan_json(stack: str, config: dict[str, Any], secret: set[str]) -> Any:
+    return json.loads(json.dumps(run_program(PROJECT_DIR, stack, config, secret).to_json(), sort_keys=True))
+
+
+@pytest.mark.parametrize("stack", ["dev-eks", "prod-eks"])  # the cluster autoscaler's node groups; Karpenter NodePools
+def test_named_ladders_render_byte_for_byte_what_their_capacity_renders(stack: str) -> None:
+    config, secret = read_stack_file(PROJECT_DIR, stack)
+    expected = json.loads(json.dumps(shipped_plan(stack).to_json(), sort_keys=True))
+    assert _plan_json(stack, _as_ladders(config), secret) == expected
+
+
+def test_a_spot_ladder_renders_what_capacity_spot_renders() -> None:
+    config, secret = read_stack_file(PROJECT_DIR, "dev-eks")
+    as_capacity = copy.deepcopy(config)
+    (t4,) = [c for c in as_capacity["gpu-platform:eks_node_groups"]["classes"] if c["name"] == "t4"]
+    t4["capacity"] = "spot"
+    t4.pop("fallback_max_nodes", None)
+    assert _plan_json("dev-eks", _as_ladders(config, spot_class="t4"), secret) == _plan_json("dev-eks", as_capacity, secret)
+
+
+FLEX_LINE = f'{P}[0].capacity_ladder[0].kind: flex_start is offered on GKE only (Dynamic Workload Scheduler); on EKS use spot, on_demand or spot -> on_demand (got "flex_start")'
+BLOCK_LINE = (
+    f"{P}[0].capacity_ladder[1].kind: capacity_block is not rendered on EKS yet: a managed node group needs a launch template "
+    "with capacity-block market options, which these node groups do not have, and Karpenter NodePools need the reserved "
+    'capacity type with capacityReservationSelectorTerms; on EKS use spot, on_demand or spot -> on_demand (got "capacity_block")'
+)
+RESERVATION_LINE = (
+    f"{P}[1].capacity_ladder[0].kind: reservation is not rendered on EKS yet: a managed node group needs a launch template's "
+    "capacity_reservation_specification, which these node groups do not have, and Karpenter NodePools need the reserved "
+    "capacity type with capacityReservationSelectorTerms (by id, so never any reservation); on EKS use spot, on_demand or "
+    'spot -> on_demand (got "reservation")'
+)
+ORDER_LINE = (
+    f"{P}[2].capacity_ladder: capacity_ladder on_demand -> spot is not rendered on EKS: its node groups and NodePools try "
+    'spot before on-demand; on EKS use spot, on_demand or spot -> on_demand (got "on_demand -> spot")'
+)
+
+
+def _bad_classes() -> list[dict[str, Any]]:
+    block = {"kind": "capacity_block", "reservation": "cr-0123456789abcdef0"}
+    return [
+        gpu_class(capacity_ladder=[{"kind": "flex_start"}, block, {"kind": "spot"}]),
+        gpu_class(
+            name="large",
+            instance_types=["p3.8xlarge"],
+            max_nodes=2,
+            capacity_ladder=[{"kind": "reservation", "reservation": "cr-0123456789abcdef1"}, {"kind": "on_demand"}],
+        ),
+        gpu_class(name="od", instance_types=["g5.xlarge"], capacity_ladder=[{"kind": "on_demand"}, {"kind": "spot"}]),
+    ]
+
+
+def test_every_ladder_problem_of_a_node_group_stack_is_one_line_in_one_run_from_the_stack_reader() -> None:
+    values = {
+        "gpu-platform:eks": eks(),
+        "gpu-platform:eks_node_groups": {"classes": _bad_classes()},
+        "gpu-platform:cloud": "aws",
+        "aws:region": "ap-northeast-2",
+    }
+    lines = lines_for(values)
+    assert [line for line in lines if "capacity_ladder" in line] == [FLEX_LINE, BLOCK_LINE, RESERVATION_LINE, ORDER_LINE]
+
+
+def test_every_ladder_problem_of_a_karpenter_stack_is_refused_alike() -> None:
+    raw = prod_eks_raw()
+    raw["eks_node_groups"]["classes"] = _bad_classes()
+    lines = refusal(raw)
+    assert [line for line in lines if "capacity_ladder" in line] == [FLEX_LINE, BLOCK_LINE, RESERVATION_LINE, ORDER_LINE]
+
+
+def test_a_ladder_may_not_repeat_a_rung() -> None:
+    lines = refusal(eks_stack(classes=[gpu_class(capacity_ladder=[{"kind": "spot"}, {"kind": "spot"}])]))
+    assert lines == [f'{P}[0].capacity_ladder[1]: rung spot is already rung 0 of the ladder; list each rung once (got "spot")']
+
+
+def test_a_ladder_and_a_capacity_are_not_both_set() -> None:
+    lines = refusal(eks_stack(classes=[gpu_class(capacity="spot", capacity_ladder=[{"kind": "spot"}])]))
+    assert lines == [f'{P}[0].capacity_ladder: capacity_ladder replaces capacity; set one of them (got capacity spot and capacity_ladder spot) (got "spot")']
+
+
+def test_a_fallback_maximum_needs_the_spot_then_on_demand_ladder() -> None:
+    lines = refusal(eks_stack(classes=[gpu_class(capacity_ladder=[{"kind": "on_demand"}], fallback_max_nodes=2)]))
+    assert lines == [f"{P}[0].fallback_max_nodes: fallback_max_nodes applies to capacity spot_then_on_demand only (got capacity_ladder on_demand) (got 2)"]
+
+
+_CAPACITY_TYPE = {"SPOT": "spot", "ON_DEMAND": "on_demand", "spot": "spot", "on-demand": "on_demand"}
+
+
+def _ladders(config: dict[str, Any]) -> dict[str, list[str]]:
+    return {c["name"]: [r["kind"] for r in c["capacity_ladder"]] for c in config["gpu-platform:eks_node_groups"]["classes"]}
+
+
+def test_the_rendered_node_groups_and_expander_tiers_follow_each_class_ladder() -> None:
+    """dev-eks with ladders: each class's managed node groups, ranked by the priority expander's ConfigMap, buy
+    the ladder's rungs in its order."""
+    config, secret = read_stack_file(PROJECT_DIR, "dev-eks")
+    config = _as_ladders(config)
+    plan = _plan_json("dev-eks", config, secret)
+    (expander,) = [r for r in plan["resources"] if r["name"].endswith("priority-expander")]
+    tiers = yaml.safe_load(expander["inputs"]["data"]["priorities"])
+    groups = [r["inputs"] for r in plan["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup" and "gpu-platform.io/gpu-class" in r["inputs"]["labels"]]
+
+    def priority(group: dict[str, Any]) -> int:
+        return max(p for p, patterns in tiers.items() for pattern in patterns if pattern.startswith(f"^eks-{group['nodeGroupName']}-"))
+
+    rendered: dict[str, list[str]] = {}
+    for group in sorted(groups, key=priority, reverse=True):
+        rendered.setdefault(group["labels"]["gpu-platform.io/gpu-class"], []).append(_CAPACITY_TYPE[group["capacityType"]])
+    assert rendered == _ladders(config)
+
+
+def test_the_rendered_karpenter_node_pools_follow_each_class_ladder_by_weight() -> None:
+    """prod-eks (Karpenter) with ladders: each class's NodePools, heaviest first, allow the ladder's rungs in its order."""
+    config, secret = read_stack_file(PROJECT_DIR, "prod-eks")
+    config = _as_ladders(config)
+    plan = _plan_json("prod-eks", config, secret)
+    pools = [r["inputs"] for r in plan["resources"] if r["type"] == "kubernetes:karpenter.sh/v1:NodePool"]
+    rendered: dict[str, list[str]] = {}
+    for pool in sorted(pools, key=lambda p: p["spec"]["weight"], reverse=True):
+        template = pool["spec"]["template"]
+        (capacity,) = [r["values"] for r in template["spec"]["requirements"] if r["key"] == "karpenter.sh/capacity-type"]
+        rendered.setdefault(template["metadata"]["labels"]["gpu-platform.io/gpu-class"], []).append(_CAPACITY_TYPE[capacity[0]])
+    assert rendered == _ladders(config)
