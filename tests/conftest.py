@@ -7,6 +7,7 @@ tests see is what `gpu-platform preview` and the policy pack see.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,19 @@ UPSTREAM_DIR = SHARED_DIR / "reference" / "upstream"
 # The benchmark scripts are run by hand (python tests/benchmarks/<script>.py), never collected: one is named
 # test_command.py after what it times.
 collect_ignore_glob = ["benchmarks/*"]
+
+
+@pytest.fixture(autouse=True)
+def _pulumi_project_and_stack_restored() -> Iterator[None]:
+    """Each test leaves the SDK's project and stack names as it found them. The readers that plan a stack without
+    running the program (infra/stack/read.py stack_config_from) set them for the stack they read, as `pulumi` does for
+    a program, and the names outlive the test: a feature-matrix stack's long name left on a test worker made the next
+    test that reads a GKE stack find its cluster name required, depending only on which tests the worker ran before."""
+    from pulumi.runtime import settings
+
+    project, stack = settings.SETTINGS.project, settings.SETTINGS.stack
+    yield
+    settings.SETTINGS.project, settings.SETTINGS.stack = project, stack
 
 
 @pytest.fixture(autouse=True, scope="session")
