@@ -193,6 +193,10 @@ def _gangs(jobs: Any) -> int:
     return sum(1 for job in jobs for stage in job.stages for gang in stage.gangs if gang.work is not None)
 
 
+SWEEP_CHECKS = 4
+"""The most configurations of a sweep meeting the target on its seed that --target-p90 runs on every seed."""
+
+
 @dataclass
 class _Advice:
     """What --target-p90 recommends: the configuration, on how many seeds it met the target, and why
@@ -207,7 +211,8 @@ class _Advice:
 def _recommend(args: argparse.Namespace, flags: _Flags, configs: list[Any], outcomes: list[Any], work: list[Any]) -> _Advice:
     """The cheapest configuration (per workload, then per day) meeting the target on the sweep's seed that
     (1) changes no setting the stack's cloud keeps from its users and (2) meets it again on at least 3 in 4
-    of --seeds seeds (the sweep's and the next ones); at most four candidates are checked on every seed."""
+    of --seeds seeds (the sweep's and the next ones); at most SWEEP_CHECKS candidates are checked on every seed,
+    and a note says how many meeting it on the sweep's seed were left unchecked."""
     import dataclasses
 
     from gpu_platform.infra.simulate.runs import HOLDS, cost_key, run_all, unsettable
@@ -224,7 +229,12 @@ def _recommend(args: argparse.Namespace, flags: _Flags, configs: list[Any], outc
         if why:
             notes.append(f"{o.label}: meets p90 <= {target:g} s, not recommended: {why[0]}")
             continue
-        if checked == 4:
+        if checked == SWEEP_CHECKS:
+            rest = len(meeting) - meeting.index(o)
+            notes.append(
+                f"{rest} more configuration{'s' if rest > 1 else ''} meeting p90 <= {target:g} s on seed {config.inputs.seed} "
+                f"not checked on every seed: at most {SWEEP_CHECKS} are (--target-p90 without --sweep searches further)"
+            )
             break
         checked += 1
         base = config.inputs.seed
@@ -423,7 +433,8 @@ def _print(
             per = chosen.usd_per_workload
             out.print(
                 f"cheapest meeting p90 <= {target:g} s: {escape(chosen.label)} (${'-' if per is None else f'{per:,.2f}'}/workload, "
-                f"${chosen.cost.usd_per_day:,.0f}/day, {chosen.report.utilisation_percent:.1f}% utilised, p90 {chosen.p90} s; "
+                f"${chosen.cost.usd_per_day:,.0f}/day, {chosen.report.utilisation_percent:.1f}% utilised, p90 {chosen.p90} s, "
+                f"p99 {chosen.report.pending_p99_s} s; "
                 f"meets the target on {met} of {len(advice.seeds)} seeds {advice.seeds[0]}-{advice.seeds[-1]})",
                 soft_wrap=True,
             )
