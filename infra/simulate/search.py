@@ -265,7 +265,7 @@ usd_per_workload, cost.usd_per_day, report.utilisation_percent); SimulationError
 
 
 def _evaluate(settings: tuple[tuple[str, Any], ...], target: float, seeds: Sequence[int], runner: Runner, chunk: int) -> tuple[Candidate, int]:
-    """Run ``settings`` on ``seeds`` (``chunk`` at a time, in parallel), up to the seed on which it has missed on more
+    """Run ``settings`` on ``seeds`` (``chunk`` at a time, in parallel), up to the one on which it has missed on more
     seeds than HOLDS allows. Outcomes past that seed (run in the same chunk) are dropped, so the candidate and the
     count of runs are the same whatever the chunk: the runs counted are those the answer uses."""
     allowed = len(seeds) - math.ceil(HOLDS[0] * len(seeds) / HOLDS[1])
