@@ -158,7 +158,7 @@ def knobs(stack: Any, pool: str | None, held: Sequence[str]) -> tuple[list[Knob]
             if not karpenter:
                 out.append(Knob((f"{key}.min_nodes",), tuple((n,) for n in range(min(c.max_nodes, MIN_NODES_UP_TO) + 1)), (c.min_nodes,)))
             out.append(Knob((f"{key}.max_nodes",), tuple((n,) for n in _max_values(c.max_nodes, 1)), (c.max_nodes,)))
-        notes.append("eks: instance types and zones are not searched (the catalog offers no same-shape alternatives to rank)")
+        notes.append("eks_node_groups.classes[*].instance_types and eks.zones: not searched (a class's types, and the cluster's zones, stay as configured)")
     warm = {} if stack.warm_capacity is None else dict(stack.warm_capacity.pools)
     for shape in involved:
         if getattr(shape, "queued_provisioning", False):

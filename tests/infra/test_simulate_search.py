@@ -257,3 +257,23 @@ def test_the_answer_and_the_count_do_not_depend_on_how_many_processes_run_the_se
     one = search([MIN, WARM], 60.0, SEEDS, _closed_form, chunk=1)
     assert search_lines(result) == search_lines(one)
     assert result.runs == one.runs == 24
+
+
+@pytest.mark.parametrize(
+    ("stack", "keys"),
+    [
+        ("dev-eks", ["eks_node_groups.classes[t4].min_nodes", "eks_node_groups.classes[t4].max_nodes", "warm_capacity.pools.t4"]),
+        # Karpenter's NodePools have no minimum: only the maxima and warm capacity.
+        (
+            "prod-eks",
+            ["eks_node_groups.classes[small].max_nodes", "eks_node_groups.classes[large].max_nodes", "warm_capacity.pools.small", "warm_capacity.pools.large"],
+        ),
+    ],
+)
+def test_an_eks_stack_s_search_covers_its_classes(stack: str, keys: list[str]) -> None:
+    from gpu_platform.infra.simulate.runs import configurations
+
+    base = configurations(PROJECT_DIR, stack, [], [], 1)[0]
+    searched, _ = knobs(base.stack, None, [])
+    assert [key for k in searched for key in k.keys] == keys
+    assert all(unsettable(Cloud.AWS, key) is None for key in keys)
