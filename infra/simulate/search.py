@@ -7,8 +7,9 @@ What is searched (``knobs``), each a stack key in ``--set`` grammar, never a set
 - GKE: the cluster's ``gke.autoscaling_profile`` (BALANCED, OPTIMIZE_UTILIZATION); the pool's
   ``autoscaling.min_nodes`` (0 to 3, at most its maximum) and ``autoscaling.max_nodes`` (1/8, 1/4, 1/2, 3/4
   and all of the configured maximum, rounded up); its ``node_locations`` (the cluster's first zone, its first two,
-  ... all of them: the model provisions and prices every zone alike, so only how many zones changes a figure); its machine shape (``machine_type`` with ``accelerator_count``: per GPU count the catalog offers
-  on the pool's machine series, the smallest machine of the series with at least the configured vCPUs per GPU;
+  ... all of them: the model provisions and prices every zone alike, so only how many zones changes a figure);
+  its machine shape (``machine_type`` with ``accelerator_count``: per GPU count the catalog offers on the pool's
+  machine series, the smallest machine of the series with at least the configured vCPUs per GPU;
   on a series whose machine type fixes the count, each machine type carrying the accelerator); its
   ``image_streaming`` (only when the workload image is one GKE streams: infra/simulate/cluster.py
   streamed_image; otherwise on and off pull the same image whole, and the search says so);
@@ -23,11 +24,13 @@ cheapest neighbour that meets the target on at least HOLDS of the seeds when it 
 configuration (or, while the current one does not meet it, to the neighbour meeting it on the most seeds, then
 with the lowest mean p90), and stops when no neighbour is better or after MAX_ROUNDS rounds. A candidate runs
 its seeds in order and stops as soon as it has missed the target on more seeds than the rule allows (it cannot
-hold any more). Candidates the stack's own validation refuses (a zone without the GPU, a machine the Dask
-workers do not fit) are counted apart and never run. The same seeds, the same answer: deterministic.
+hold any more). Candidates the stack's own validation refuses (a zone without the GPU, a machine the tenants'
+pods do not fit) are counted apart and never run. The same seeds, the same answer, whatever --processes. A
+local search: a cheaper configuration two or more settings away from every step it took can be missed.
 
 Ranking: the mean cost per workload over the seeds (runs.cost_key: the cost of the work, whatever the run's
-length; a setting that lengthens the run looks cheaper per day, not per workload), then per day, then the label.
+length; a setting that lengthens the run looks cheaper per day, not per workload), then per day, then the
+fewest settings changed, then the label.
 """
 
 from __future__ import annotations
