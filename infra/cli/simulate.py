@@ -82,7 +82,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     )
     json_target = file_target("--json", args.json) if args.json is not None else None
     if flags.target is not None and not flags.sweeps:
-        return _warm(args, flags, flags.target, prices, json_target)
+        return _search(args, flags, flags.target, prices, json_target)
     out_target = folder_target("--out", args.out, SIMULATE_FILES) if args.out is not None else None
     configs = configurations(find_project(args), args.stack, flags.sets, flags.sweeps, args.max_configs)
     work, described = _work(args, flags, configs, prices)
@@ -137,9 +137,9 @@ def _flags(args: argparse.Namespace) -> _Flags:
         except ValueError as exc:
             raise SimulationError(f"--target-p90: {exc} (got {json.dumps(args.target_p90)})") from None
         if not sweeps and args.replay:
-            raise SimulationError("--target-p90 without --sweep sizes warm capacity on a workload: give it without --replay")
+            raise SimulationError("--target-p90 without --sweep searches the stack's settings on a workload: give it without --replay")
         if not sweeps and args.out is not None:
-            raise SimulationError("--out: a warm-capacity search (--target-p90 without --sweep) writes no plots; use --json")
+            raise SimulationError("--out: a settings search (--target-p90 without --sweep) writes no plots; use --json")
     if args.max_configs < 1:
         raise SimulationError(f"--max-configs {args.max_configs}: at least 1")
     if not 1 <= args.seeds <= 64:
@@ -193,6 +193,10 @@ def _gangs(jobs: Any) -> int:
     return sum(1 for job in jobs for stage in job.stages for gang in stage.gangs if gang.work is not None)
 
 
+SWEEP_CHECKS = 4
+"""The most configurations of a sweep meeting the target on its seed that --target-p90 runs on every seed."""
+
+
 @dataclass
 class _Advice:
     """What --target-p90 recommends: the configuration, on how many seeds it met the target, and why
@@ -207,7 +211,8 @@ class _Advice:
 def _recommend(args: argparse.Namespace, flags: _Flags, configs: list[Any], outcomes: list[Any], work: list[Any]) -> _Advice:
     """The cheapest configuration (per workload, then per day) meeting the target on the sweep's seed that
     (1) changes no setting the stack's cloud keeps from its users and (2) meets it again on at least 3 in 4
-    of --seeds seeds (the sweep's and the next ones); at most four candidates are checked on every seed."""
+    of --seeds seeds (the sweep's and the next ones); at most SWEEP_CHECKS candidates are checked on every seed,
+    and a note says how many meeting it on the sweep's seed were left unchecked."""
     import dataclasses
 
     from gpu_platform.infra.simulate.runs import HOLDS, cost_key, run_all, unsettable
@@ -224,7 +229,12 @@ def _recommend(args: argparse.Namespace, flags: _Flags, configs: list[Any], outc
         if why:
             notes.append(f"{o.label}: meets p90 <= {target:g} s, not recommended: {why[0]}")
             continue
-        if checked == 4:
+        if checked == SWEEP_CHECKS:
+            rest = len(meeting) - meeting.index(o)
+            notes.append(
+                f"{rest} more configuration{'s' if rest > 1 else ''} meeting p90 <= {target:g} s on seed {config.inputs.seed} "
+                f"not checked on every seed: at most {SWEEP_CHECKS} are (--target-p90 without --sweep searches further)"
+            )
             break
         checked += 1
         base = config.inputs.seed
@@ -249,31 +259,26 @@ def _recommend(args: argparse.Namespace, flags: _Flags, configs: list[Any], outc
     return _Advice(None, [], [], notes)
 
 
-def _warm(args: argparse.Namespace, flags: _Flags, target: float, prices: Any, json_target: Any) -> int:
-    """--target-p90 without --sweep: the smallest warm capacity of one pool meeting ``target`` (the flags') on most seeds
-    (infra/simulate/warm_search.py), its cost per workload and per day beside the no-buffer baseline."""
+def _search(args: argparse.Namespace, flags: _Flags, target: float, prices: Any, json_target: Any) -> int:
+    """--target-p90 without --sweep: the cheapest configuration a user can set that meets ``target`` on most seeds,
+    searched over the settings the stack exposes for its GPU pools (infra/simulate/search.py)."""
     import dataclasses
 
     from gpu_platform.infra.output import write_outputs
-    from gpu_platform.infra.simulate.runs import Work, configurations, run_all, unsettable
-    from gpu_platform.infra.simulate.settings import SimulationError
-    from gpu_platform.infra.simulate.warm_search import refusal, search, search_document, search_lines, warm_key, warm_pool
+    from gpu_platform.infra.simulate.runs import Work, configurations, run_all
+    from gpu_platform.infra.simulate.search import knobs, refusal, search, search_document, search_lines
     from gpu_platform.infra.simulate.workloads import repeat
 
     project = find_project(args)
     base = configurations(project, args.stack, flags.sets, [], 1)[0]
-    pool, bound = warm_pool(base.stack, args.pool)
-    key = warm_key(pool)
-    if any(k == key for k, _ in flags.sets):
-        raise SimulationError(f"--set {key}: the warm-capacity search sets it; give it without --set")
-    if (why := unsettable(base.inputs.cloud, key)) is not None:
-        raise SimulationError(why)
+    searched, notes = knobs(base.stack, args.pool, [k for k, _ in flags.sets])
     seeds = [base.inputs.seed + k for k in range(args.seeds)]
+    processes = args.processes or os.cpu_count() or 1
 
-    def run_size(gpus: int) -> list[Any]:
-        config = configurations(project, args.stack, [*flags.sets, (key, gpus)], [], 1)[0]
+    def run_settings(settings: Any, some: Any, executor: Any = None) -> list[Any]:
+        config = configurations(project, args.stack, [*flags.sets, *settings], [], 1)[0]
         work = []
-        for seed in seeds:
+        for seed in some:
             pattern = _workload(args, config.stack, seed)
             jobs, horizon = repeat(pattern, flags.hours)
             work.append(
@@ -283,14 +288,21 @@ def _warm(args: argparse.Namespace, flags: _Flags, target: float, prices: Any, j
                     horizon,
                     pattern.tail_s,
                     prices,
-                    f"{key}={gpus} seed {seed}",
-                    config.overrides,
+                    f"{config.label} seed {seed}",
+                    dict(settings),
                     _gangs(pattern.jobs),
                 )
             )
-        return run_all(work, args.processes or os.cpu_count() or 1)
+        return run_all(work, processes, executor=executor)
 
-    result = search(pool, bound, target, seeds, run_size)
+    if processes > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as executor:
+            result = search(searched, target, seeds, lambda s, some: run_settings(s, some, executor), notes=notes, chunk=processes)
+    else:
+        result = search(searched, target, seeds, run_settings, notes=notes, chunk=1)
     if json_target is not None:
         write_outputs([(json_target, json_bytes(search_document(result)))])
     for line in search_lines(result):
@@ -421,7 +433,8 @@ def _print(
             per = chosen.usd_per_workload
             out.print(
                 f"cheapest meeting p90 <= {target:g} s: {escape(chosen.label)} (${'-' if per is None else f'{per:,.2f}'}/workload, "
-                f"${chosen.cost.usd_per_day:,.0f}/day, {chosen.report.utilisation_percent:.1f}% utilised, p90 {chosen.p90} s; "
+                f"${chosen.cost.usd_per_day:,.0f}/day, {chosen.report.utilisation_percent:.1f}% utilised, p90 {chosen.p90} s, "
+                f"p99 {chosen.report.pending_p99_s} s; "
                 f"meets the target on {met} of {len(advice.seeds)} seeds {advice.seeds[0]}-{advice.seeds[-1]})",
                 soft_wrap=True,
             )
@@ -447,7 +460,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sim.add_argument("--inputs", metavar="FILE", help="--workload kfp: plan-capacity's inputs (steps, run_duration, runs, window)")
     sim.add_argument(
         "--pool",
-        help="--workload kfp: the pool (GKE) or GPU class (EKS) the pipelines run on; --target-p90 without --sweep: the pool whose warm capacity is sized",
+        help="--workload kfp: the pool (GKE) or GPU class (EKS) the pipelines run on; --target-p90 without --sweep: the one GPU pool whose settings are searched (default: every GPU pool of role gpu)",
     )
     sim.add_argument("--replay", action="store_true", help="replay the GPU pods a real cluster ran (with --prometheus, --start, --end)")
     sim.add_argument("--prometheus", metavar="URL", help="--replay: the Prometheus base URL")
@@ -470,14 +483,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     sim.add_argument(
         "--target-p90",
         metavar="DURATION",
-        help='with --sweep: name the cheapest configuration whose p90 wait is at most this ("60s"); without: the smallest '
-        "warm capacity (warm_capacity.pools.POOL, GPUs) of the pool (--pool, or the stack's one GPU pool) that meets it",
+        help='with --sweep: name the cheapest swept configuration whose p90 wait is at most this ("60s"); without: search the '
+        "settings a user can set for the GPU pools (min and max nodes, zones, machine shape, warm capacity, GKE's autoscaling "
+        "profile and image streaming) for the cheapest per workload that meets it, and say how many candidates were tried",
     )
     sim.add_argument(
         "--seeds",
         type=int,
         default=8,
-        help="with --target-p90: seeds a recommendation (or each warm-capacity size) is run with; it must meet the target on 3 in 4 (default 8)",
+        help="with --target-p90: seeds a recommendation (or each searched candidate) is run with; it must meet the target on 3 in 4 (default 8)",
     )
     sim.add_argument("--processes", type=int, default=0, help="parallel processes for a sweep (default: one per core)")
     sim.add_argument(

@@ -14,7 +14,7 @@ from gpu_platform.infra.simulate.inputs import UNLIMITED, Binding, Budget, Karpe
 from gpu_platform.infra.simulate.queues import Cohort, cohort_from_objects
 from gpu_platform.infra.simulate.settings import ModelSettings
 
-__all__ = ["ModelInputs", "model_inputs"]
+__all__ = ["ModelInputs", "model_inputs", "streamed_image"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,27 @@ def _taints(shape: Any) -> tuple[str, ...]:
     return tuple(sorted({t.key for t in shape.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE}))
 
 
-def _gke_groups(gke: Any) -> list[NodeGroup]:
-    """One model group per node pool of the plan (gke_plan.plan_pools): its name, bounds and zones."""
+def workload_image(stack: Any) -> str:
+    """The image the GPU pools' pods run and the prepuller pulls: the stack's Dask RAPIDS image
+    (dask.rapids_image), or its default when the stack has no Dask operator."""
+    from gpu_platform.components.dask.args import RAPIDS_BASE
+
+    return str(stack.dask.rapids_image) if getattr(stack, "dask", None) is not None else RAPIDS_BASE
+
+
+def streamed_image(stack: Any) -> tuple[str, bool]:
+    """The workload image and whether GKE streams it: only an image held in Artifact Registry in the cluster's
+    region (``<region>-docker.pkg.dev/...``) is streamed; one from any other registry (the default RAPIDS image
+    is on nvcr.io) is pulled whole with image streaming on (GKE's image streaming requirements: images in Artifact
+    Registry, in the cluster's region)."""
+    image = workload_image(stack)
+    region = getattr(stack, "region", None)
+    return image, bool(region) and image.split("/", 1)[0] == f"{region}-docker.pkg.dev"
+
+
+def _gke_groups(gke: Any, streams: bool) -> list[NodeGroup]:
+    """One model group per node pool of the plan (gke_plan.plan_pools): its name, bounds and zones; image streaming
+    where the pool has it on and the workload image is one GKE streams (``streams``, streamed_image)."""
     from gpu_platform.components.pools.shapes import BoundsScope
 
     groups = []
@@ -86,7 +105,7 @@ def _gke_groups(gke: Any) -> list[NodeGroup]:
                     min_nodes=bounds.min_nodes,
                     max_nodes=bounds.max_nodes,
                     per_zone=bounds.scope is BoundsScope.PER_ZONE,
-                    image_streaming=bool(getattr(planned.args, "image_streaming", False)),
+                    image_streaming=streams and bool(getattr(planned.args, "image_streaming", False)),
                     taints=_taints(shape),
                 )
             )
@@ -182,7 +201,7 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     region = stack.region or "us-east-1"
     if stack.cloud is Cloud.GCP:
         gke = stack.gke
-        groups = _gke_groups(gke)
+        groups = _gke_groups(gke, streamed_image(stack)[1])
         optimize = gke.autoscaling_profile is AutoscalingProfile.OPTIMIZE_UTILIZATION
         # GKE runs the autoscaler itself; optimize-utilization removes nodes sooner than the upstream 10m.
         unneeded = delay = 120.0 if optimize else 600.0

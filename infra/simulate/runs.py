@@ -426,10 +426,17 @@ def run_all(
     processes: int,
     done: Callable[[Outcome], None] = lambda _: None,
     simulated: Callable[[float], None] | None = None,
+    executor: Any = None,
 ) -> list[Outcome]:
     """Run configurations, in parallel processes when there are several (results in the given order).
     ``simulated`` is told the simulated seconds reached, every simulated hour, when one configuration
-    runs in this process."""
+    runs in this process. ``executor``: a process pool to run them in (a search's many small batches
+    keep one, so its processes start once)."""
+    if executor is not None and len(work) > 1:
+        outcomes = list(executor.map(_run_one, work))
+        for outcome in outcomes:
+            done(outcome)
+        return outcomes
     if len(work) == 1 or processes <= 1:
         results = []
         for item in work:

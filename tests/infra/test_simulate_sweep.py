@@ -194,7 +194,9 @@ def test_a_configuration_that_meets_the_target_on_too_few_seeds_is_not_recommend
     from gpu_platform.infra.cli import main
     from gpu_platform.infra.simulate.runs import HOLDS
 
-    sweep = ["simulate", "dev-gke", "--workload", str(LIGHT), "--sweep", "gke.gpu_pools[t4].autoscaling.min_nodes=0,2", "--processes", "1"]
+    # The image streamed (mirrored to Artifact Registry in the region), as when this case was built.
+    image = "dask.rapids_image=us-central1-docker.pkg.dev/gpu-platform-dev/rapids/base:26.02-cuda12-py3.13"
+    sweep = ["simulate", "dev-gke", "--workload", str(LIGHT), "--set", image, "--sweep", "gke.gpu_pools[t4].autoscaling.min_nodes=0,2", "--processes", "1"]
     assert main([*sweep, "--target-p90", "1h", "--seeds", "6", "--json", str(tmp_path / "probe.json")]) == 0
     probe = yaml.safe_load((tmp_path / "probe.json").read_text())["recommendation"]
     assert probe["label"] == "gke.gpu_pools[t4].autoscaling.min_nodes=0"

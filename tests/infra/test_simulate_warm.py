@@ -1,7 +1,7 @@
 """Warm capacity in the cluster model (infra/simulate/warm.py): placeholder pods hold GPUs, a pod that
 fits no node preempts one and starts at once, the evicted placeholder goes pending and the autoscaler
-scales up for it; warm nodes are paid. The search (infra/simulate/warm_search.py) names the smallest
-size meeting the target on most seeds."""
+scales up for it; warm nodes are paid. Warm capacity is one of the settings `simulate --target-p90` searches
+(infra/simulate/search.py, tests/infra/test_simulate_search.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from gpu_platform.infra.simulate.distributions import fixed
 from gpu_platform.infra.simulate.inputs import PodSpec, Resources, Timings, Trace
 from gpu_platform.infra.simulate.model import ClusterModel
 from gpu_platform.infra.simulate.runs import unsettable
-from gpu_platform.infra.simulate.warm_search import WarmRow, refusal, search, search_lines, warm_key
 from tests.infra.test_simulation import group, job
 
 STARTUP = Timings(provision=fixed(90), gpu_ready=fixed(210), pod_start=fixed(2), scale_down_unneeded=600, scale_down_delay_after_add=600)
@@ -70,42 +69,11 @@ def test_no_warm_capacity_is_the_model_unchanged() -> None:
     assert len(a.nodes) == len(b.nodes)
 
 
-class _Outcome:
-    def __init__(self, p90: int) -> None:
-        self.p90 = p90
-        self.usd_per_workload = 10.0
-        self.cost = type("Cost", (), {"usd_per_day": 100.0})()
-
-
-def test_the_search_names_the_smallest_size_that_meets_the_target_on_3_in_4_seeds() -> None:
-    """Size 1 meets 60 s on 2 of 4 seeds (too few: not named), size 2 on 3 of 4 (named); size 3 is not run."""
-    p90s = {0: [90, 80, 70, 65], 1: [50, 55, 70, 61], 2: [50, 55, 59, 61], 3: [10, 10, 10, 10]}
-    tried = []
-
-    def run_size(n: int) -> list[_Outcome]:
-        tried.append(n)
-        return [_Outcome(p) for p in p90s[n]]
-
-    result = search("t4", 8, 60.0, [0, 1, 2, 3], run_size)
-    assert tried == [0, 1, 2]
-    assert result.chosen == WarmRow(2, (50, 55, 59, 61), 3, 10.0, 100.0)
-    assert search_lines(result)[-1].startswith("smallest warm capacity meeting p90 <= 60 s: warm_capacity.pools.t4=2 ($10.00/workload")
-
-
-def test_the_search_refuses_when_no_size_up_to_the_bound_meets_it() -> None:
-    result = search("t4", 2, 60.0, [0, 1, 2, 3], lambda n: [_Outcome(90)] * 4)
-    assert result.chosen is None and [r.gpus for r in result.rows] == [0, 1, 2]
-    assert refusal(result) == (
-        "warm_capacity.pools.t4: no warm capacity from 0 to 2 GPUs meets p90 <= 60 s on at least 3 in 4 of 4 "
-        "seeds (the bound: the pool's GPUs at its maximum, at most 16)"
-    )
-
-
 @pytest.mark.parametrize("cloud", ["gcp", "aws"])
 def test_warm_capacity_is_a_setting_both_clouds_let_a_user_set(cloud: str) -> None:
     from gpu_platform.components.core.cloud import Cloud
 
-    assert unsettable(Cloud(cloud), warm_key("t4")) is None
+    assert unsettable(Cloud(cloud), "warm_capacity.pools.t4") is None
 
 
 def test_a_stall_names_the_workloads_pods_not_the_placeholders() -> None:
