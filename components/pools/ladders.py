@@ -260,7 +260,6 @@ def gke_ladder_problems(ladder: Sequence[CapacityRung]) -> list[tuple[tuple[str 
     """What GKE does not offer in ``ladder``, or what no ladder may do: (location under the ladder, the one-line
     message, the value) per problem, in rung order."""
     problems: list[tuple[tuple[str | int, ...], str, object]] = []
-    seen: dict[tuple[RungKind, str | None], int] = {}
     for i, rung in enumerate(ladder):
         if rung.kind is RungKind.CAPACITY_BLOCK:
             problems.append(
@@ -279,17 +278,5 @@ def gke_ladder_problems(ladder: Sequence[CapacityRung]) -> list[tuple[tuple[str 
                     rung.reservation,
                 )
             )
-        key = _rung_key(rung)
-        if key in seen:
-            problems.append(((i,), f"rung {rung} is already rung {seen[key]} of the ladder; list each rung once", str(rung)))
-        seen.setdefault(key, i)
-        if i > 0 and not ladder[i - 1].fails_over:
-            problems.append(
-                (
-                    (i,),
-                    f"rung {rung} comes after {ladder[i - 1]}, which never fails over (it takes on-demand capacity when no "
-                    "reservation is free); end the ladder there or name the reservation",
-                    str(rung),
-                )
-            )
-    return problems
+    # Each rung's problems together, in rung order: what GKE does not offer, then what no ladder may do.
+    return sorted([*problems, *_order_problems(ladder)], key=lambda problem: problem[0][0] if problem[0] else -1)
