@@ -39,7 +39,7 @@ from tests.factories import existing_stack
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("GPU_PLATFORM_ENGINE_STACKS") != "1",
-    reason="every shipped stack under the engine takes minutes: GPU_PLATFORM_ENGINE_STACKS=1 runs them",
+    reason="every shipped stack under the engine takes minutes: GPU_PLATFORM_ENGINE_STACKS=1 runs them (.ci/run does)",
 )
 
 NS = f"{PROJECT}:"
