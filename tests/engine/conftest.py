@@ -295,13 +295,18 @@ def stand_ins(engine: RealEngine) -> Iterator[set[str]]:
     """While the block runs (the stack's whole life, its clean-up after a failure too), what the local control plane
     or an upstream race leaves that an operator's cluster or the teardown guide takes care of is removed as soon as it
     appears: aggregated APIs kwok cannot serve (a Helm upgrade of the release that owns one registers it again), and
-    ClusterRoles the aggregation controller recreated. The set of what was removed, kind/name."""
+    ClusterRoles the aggregation controller recreated. The set of what was removed, kind/name.
+
+    On leaving, it goes on until nothing has come back for SETTLE seconds (at most SETTLE_LIMIT): the aggregation
+    controller recreates a role when it gets to the deletes in its queue, which on loaded cores can be seconds after
+    the engine's destroy returned (a Kubeflow platform destroy left kubeflow-edit that way in a CI rehearsal)."""
     removed: set[str] = set()
     stop = threading.Event()
 
-    def sweep() -> None:
-        removed.update(remove_unserved_aggregated_apis(engine))
-        removed.update(remove_recreated_aggregated_roles(engine))
+    def sweep() -> list[str]:
+        found = remove_unserved_aggregated_apis(engine) + remove_recreated_aggregated_roles(engine)
+        removed.update(found)
+        return found
 
     def keep_removing() -> None:
         while not stop.wait(0.5):
@@ -315,7 +320,16 @@ def stand_ins(engine: RealEngine) -> Iterator[set[str]]:
     finally:
         stop.set()
         worker.join(timeout=10)
-        sweep()
+        started = quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < SETTLE and time.monotonic() - started < SETTLE_LIMIT:
+            if sweep():
+                quiet_since = time.monotonic()
+            time.sleep(0.5)
+
+
+SETTLE = 10.0
+"""Seconds with nothing recreated before the stand-ins stop (the controller's queue drained)."""
+SETTLE_LIMIT = 60.0
 
 
 INVENTORIED = (
@@ -332,6 +346,22 @@ INVENTORIED = (
 )
 """What a destroy must leave as it found it: the namespaces (their contents go with them) and the cluster-scoped kinds
 the platform's charts, kustomizations and components create."""
+
+
+def leftovers(engine: RealEngine, names: set[str]) -> list[str]:
+    """What each leftover ClusterRole is, to say why it was left: its field managers and whether it aggregates."""
+    from kubernetes import client
+
+    rbac = client.RbacAuthorizationV1Api(engine.api_client())
+    out = []
+    for name in sorted(names):
+        if name.startswith("ClusterRole/"):
+            role = rbac.read_cluster_role(name.split("/", 1)[1])
+            managers = sorted({f"{m.manager}:{m.operation}" for m in role.metadata.managed_fields or []})
+            out.append(f"{name} (managers {managers}, aggregationRule {'set' if role.aggregation_rule else 'none'})")
+        else:
+            out.append(name)
+    return out
 
 
 def inventory(engine: RealEngine) -> set[str]:

@@ -36,7 +36,7 @@ from gpu_platform.infra.apply.nodes import pool_nodes
 from gpu_platform.infra.stack.model import KUBEFLOW_CREDENTIAL_KEYS, PROJECT
 from gpu_platform.infra.stack.read import config_for_engine, load_stack_config, read_stack_file
 from tests.conftest import PROJECT_DIR
-from tests.engine.conftest import RealEngine, inventory, kept_by_helm, stand_ins
+from tests.engine.conftest import RealEngine, inventory, kept_by_helm, leftovers, stand_ins
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("GPU_PLATFORM_ENGINE_STACKS") != "1",
@@ -188,7 +188,7 @@ def test_the_kubeflow_stack_goes_up_previews_unchanged_and_is_destroyed_with_cre
     after = inventory(real_engine)
     kept = kept_by_helm(real_engine, after - before)
     print(f"kubeflow {edition.value}: removed by the stand-ins: {sorted(removed)}; kept by Helm: {sorted(kept)}")
-    assert after - kept == before, {"left": sorted(after - kept - before), "gone": sorted(before - after)}
+    assert after - kept == before, {"left": leftovers(real_engine, after - kept - before), "gone": sorted(before - after)}
 
 
 def stack_loaded_config(values: dict[str, auto.ConfigValue]) -> Any:

@@ -32,7 +32,7 @@ from gpu_platform.components.kubeflow.args import Edition
 from gpu_platform.infra.apply.nodes import pool_nodes
 from gpu_platform.infra.stack.model import KUBEFLOW_CREDENTIAL_KEYS, PROJECT
 from gpu_platform.infra.stack.read import config_for_engine, stack_config_from
-from tests.engine.conftest import RealEngine, inventory, kept_by_helm, stand_ins
+from tests.engine.conftest import RealEngine, inventory, kept_by_helm, leftovers, stand_ins
 from tests.engine.test_engine_gpu_at_zero import _local_charts
 from tests.engine.test_engine_kubeflow import ENGINE_PARALLEL, _volumes, credential_values
 from tests.factories import existing_stack
@@ -167,4 +167,4 @@ def test_the_stacks_kubernetes_layer_goes_up_changes_and_is_destroyed_on_an_exis
     after = inventory(real_engine)
     kept = kept_by_helm(real_engine, after - before)
     print(f"{shipped}: kept by Helm (CRDs of its charts' crds/ folders, their API groups): {sorted(kept)}")
-    assert after - kept == before, {"left": sorted(after - kept - before), "gone": sorted(before - after)}
+    assert after - kept == before, {"left": leftovers(real_engine, after - kept - before), "gone": sorted(before - after)}
