@@ -394,10 +394,12 @@ def test_make_sample_writes_its_three_files_beside_others(tmp_path: Path) -> Non
 
 
 def test_ci_runs_the_readme_apply_stacks_command() -> None:
-    """The commands that run the tests needing the local control plane, apply every stack to a real API server and
+    """The commands that run the long tests (docs/development.md), the tests needing the local control plane, apply every stack to a real API server and
     put the Kubeflow stacks through the real engine (docs/commands/preview.md) are the ones .ci/run runs, word for
     word, after the test command, and the last ones."""
+    long_runs = "GPU_PLATFORM_LONG_RUNS=1 .venv/bin/python -m pytest -p no:cacheprovider -m long"
     commands = [
+        long_runs,
         "GPU_PLATFORM_CONTROL_PLANE=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply tests/engine",
         "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py",
         "GPU_PLATFORM_KUEUE_E2E=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply/test_kueue_dws_admission.py",
@@ -407,7 +409,7 @@ def test_ci_runs_the_readme_apply_stacks_command() -> None:
     script = (PROJECT_DIR / ".ci" / "run").read_text()
     after = script.index('bash -c "${test_command}"')
     for command in commands:
-        assert f"```sh\n{command}\n```" in page("commands/preview.md")
+        assert f"```sh\n{command}\n```" in page("development.md" if command == long_runs else "commands/preview.md")
         assert script.index(command) > after
     assert script.rstrip().endswith(commands[-1])
     assert [line for line in script[after:].splitlines() if line and not line.startswith("#")][1:] == commands

@@ -31,6 +31,10 @@ DOCS = ("README.md", "components/README.md", *sorted(str(p.relative_to(PROJECT_D
 CLAIMS: dict[tuple[str, str], str] = {
     ("README.md", "quickstart:preview"): "test_the_quick_start_preview_runs_and_shows_the_pool_tree",
     (
+        "docs/development.md",
+        "GPU_PLATFORM_LONG_RUNS=1 .venv/bin/python -m pytest -p no:cacheprovider -m long",
+    ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
+    (
         "docs/commands/preview.md",
         "GPU_PLATFORM_CONTROL_PLANE=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply tests/engine",
     ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
@@ -699,6 +703,7 @@ def test_the_karpenter_sweep_prints_the_table_shown() -> None:
     assert per_workload == sorted(per_workload)
 
 
+@pytest.mark.long  # about 400 simulator runs: .ci/run runs it in its own step (tests/conftest.py LONG_RUN_GATE)
 def test_the_settings_search_recommendation_is_what_its_command_prints() -> None:
     """The settings-search block (docs/commands/simulate.md): its first line, run as printed from the repository root,
     prints exactly the lines below it (what was searched, each round, the count of candidates and runs, the pick

@@ -109,6 +109,8 @@ _NAME = rf"(?:{_HOST}(?::[0-9]+)?/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
 _TAG = r"[\w][\w.-]{0,127}"
 _DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
 _REFERENCE = re.compile(rf"^(?P<name>{_NAME})(?::(?P<tag>{_TAG}))?(?:@(?P<digest>{_DIGEST}))?$")
+_WHITESPACE = re.compile(r"\s")
+"""Any whitespace character: what str.isspace() calls whitespace (re's Unicode \\s)."""
 NAME_TOTAL_LENGTH_MAX = 255
 """distribution/reference's NameTotalLengthMax: the longest repository name (registry and path) it accepts."""
 
@@ -122,7 +124,7 @@ def image_problem(value: str) -> str | None:
     """Why ``value`` is not an image reference the kubelet would pull (distribution/reference's grammar,
     names at most 255 characters, no whitespace: the API server takes a Deployment whose image has a
     trailing space, then every pod of it is refused), or None."""
-    if value != value.strip() or any(c.isspace() for c in value):
+    if _WHITESPACE.search(value):
         return f"image {_quoted(value)} holds whitespace; an image reference has none (check for a trailing space)"
     match = _REFERENCE.match(value)
     if match is None:

@@ -51,14 +51,16 @@ _CREDENTIAL_SHAPES = re.compile(
 """Well-known credential formats: AWS access key ids, GitHub, GitLab, Slack, OpenAI-style and Google API keys, PEM, JWT."""
 
 
+_UPPER, _LOWER, _DIGIT = re.compile("[A-Z]"), re.compile("[a-z]"), re.compile("[0-9]")
+"""What a run of credential characters must mix (searched in C: a 5 MB value is read at once, not a character at a time)."""
+
+
 def credential_like(text: str) -> bool:
     """Whether ``text`` looks like a credential whatever key holds it: a well-known format, or a run of 32 or
     more letters, digits and ``+/=_-`` mixing upper case, lower case and digits (an access key's secret)."""
     if _CREDENTIAL_SHAPES.search(text):
         return True
-    return any(
-        any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run) for run in re.findall(r"[A-Za-z0-9+/=_-]{32,}", text)
-    )
+    return any(_UPPER.search(run) and _LOWER.search(run) and _DIGIT.search(run) for run in re.findall(r"[A-Za-z0-9+/=_-]{32,}", text))
 
 
 HIDDEN = "<hidden>"
@@ -216,7 +218,8 @@ def format_validation_error(
     maps a key the program derived to the key the user wrote.
     """
 
-    lines = []
+    lines: list[str] = []
+    seen: set[str] = set()
     for error in exc.errors():
         # Drop pydantic's union/tagged-union markers so the path is the user's key path.
         loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
@@ -233,7 +236,8 @@ def format_validation_error(
         path = key_path(loc)
         prefix = f"{namespace}:{path}" if namespace else path
         line = f"{prefix}: {_message(error, root, hidden)}"
-        if line not in lines:
+        if line not in seen:  # a set: 20,000 problems are checked once each, not against every line before them
+            seen.add(line)
             lines.append(line)
     return lines
 
