@@ -54,6 +54,7 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("docs/simulator/validation.md", "example:simulator-tables"): "test_the_validation_page_s_tables_are_what_the_simulator_gives",
     ("docs/commands/simulate.md", "example:target-p90"): "test_the_settings_search_recommendation_is_what_its_command_prints",
     ("docs/commands/simulate.md", "example:simulate-karpenter"): "test_the_karpenter_sweep_prints_the_table_shown",
+    ("docs/commands/simulate.md", "example:simulate-ladders"): "test_the_ladder_sweep_prints_the_table_and_pick_shown",
     ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
     (
         "docs/getting-started/library.md",
@@ -723,6 +724,24 @@ def test_the_validation_page_s_tables_are_what_the_simulator_gives() -> None:
     assert low_high(rows["GPU pods within 60 s"][2])[0] > 91 and low_high(rows["GPU pods within 5 s"][2])[0] >= 72
     assert low_high(rows["p99 wait"][2])[1] < 326
     assert [r[3].strip(" |") for r in rows.values()].count("predicted") == 2
+
+
+def test_the_ladder_sweep_prints_the_table_and_pick_shown() -> None:
+    """The capacity-ladder block (docs/commands/simulate.md): its first line, run as printed, prints the sweep table
+    below it (blank lines and trailing spaces aside) and, after the per-tenant table, the pick shown last. The text
+    after it reads: the reservation ladder costs more per workload than spot's, and falls back (its named reservation
+    full) as spot's does."""
+    venv_or_skip()
+    command, *printed = block("docs/commands/simulate.md", "example:simulate-ladders").splitlines()
+    done = bash(command, PROJECT_DIR, timeout=600)
+    assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    *table, pick = printed
+    out = [line.rstrip() for line in done.stdout.splitlines() if line.strip()]
+    assert out[: len(table)] == table
+    assert pick in out
+    rows = {line.split()[0]: line.split() for line in table if line.split()[:1] in (["reservation(t4-res)"], ["spot"])}
+    assert float(rows["reservation(t4-res)"][-1]) > float(rows["spot"][-1])
+    assert rows["reservation(t4-res)"][-3] != "-" and rows["spot"][-3] != "-"  # fallback s
 
 
 def test_the_settings_search_recommendation_is_what_its_command_prints() -> None:
