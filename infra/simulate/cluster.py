@@ -76,9 +76,12 @@ def streamed_image(stack: Any) -> tuple[str, bool]:
     return image, bool(region) and image.split("/", 1)[0] == f"{region}-docker.pkg.dev"
 
 
-def _gke_groups(gke: Any, streams: bool) -> list[NodeGroup]:
+def _gke_groups(gke: Any, streams: bool, reserved_instances: int | None = None) -> list[NodeGroup]:
     """One model group per node pool of the plan (gke_plan.plan_pools): its name, bounds and zones; image streaming
-    where the pool has it on and the workload image is one GKE streams (``streams``, streamed_image)."""
+    where the pool has it on and the workload image is one GKE streams (``streams``, streamed_image); its capacity
+    rung (PlannedNodePool.rung): spot, on-demand, a reservation holding ``reserved_instances`` (default: the node
+    pool's minimum in total) or flex-start with its run limit (CapacityRung.run_seconds)."""
+    from gpu_platform.components.pools.ladders import RungKind
     from gpu_platform.components.pools.shapes import BoundsScope
 
     groups = []
@@ -87,6 +90,10 @@ def _gke_groups(gke: Any, streams: bool) -> list[NodeGroup]:
         zones = shape.zone_names()
         for i, node_pool in enumerate(planned.node_pools):
             bounds = node_pool.bounds
+            per_zone = bounds.scope is BoundsScope.PER_ZONE
+            rung = node_pool.rung
+            reservation = rung.kind is RungKind.RESERVATION
+            total_min = bounds.min_nodes * (len(zones) if per_zone else 1)
             groups.append(
                 NodeGroup(
                     name=node_pool.gke_name,
@@ -98,15 +105,18 @@ def _gke_groups(gke: Any, streams: bool) -> list[NodeGroup]:
                     accelerator=shape.accelerator,
                     spot=node_pool.spot,
                     # A ComputeClass lists its pool's node pools in the capacity ladder's order (spot_then_on_demand:
-                    # the spot pool, then its on-demand twin): GKE tries them in that order. A reservation or
-                    # flex-start rung is modelled as on-demand capacity: its price and limits are not modelled yet.
+                    # the spot pool, then its on-demand twin): GKE tries them in that order.
                     priority=len(planned.node_pools) - i if planned.compute_class else 0,
                     zones=zones,
                     min_nodes=bounds.min_nodes,
                     max_nodes=bounds.max_nodes,
-                    per_zone=bounds.scope is BoundsScope.PER_ZONE,
+                    per_zone=per_zone,
                     image_streaming=streams and bool(getattr(planned.args, "image_streaming", False)),
                     taints=_taints(shape),
+                    reserved=(total_min if reserved_instances is None else reserved_instances) if reservation else None,
+                    reservation_named=reservation and rung.reservation is not None,
+                    flex_start=rung.kind is RungKind.FLEX_START,
+                    run_limit=None if rung.run_seconds is None else float(rung.run_seconds),
                 )
             )
     return groups
@@ -201,7 +211,7 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
     region = stack.region or "us-east-1"
     if stack.cloud is Cloud.GCP:
         gke = stack.gke
-        groups = _gke_groups(gke, streamed_image(stack)[1])
+        groups = _gke_groups(gke, streamed_image(stack)[1], settings.reservation.instances)
         optimize = gke.autoscaling_profile is AutoscalingProfile.OPTIMIZE_UTILIZATION
         # GKE runs the autoscaler itself; optimize-utilization removes nodes sooner than the upstream 10m.
         unneeded = delay = 120.0 if optimize else 600.0

@@ -91,6 +91,18 @@ class NodeGroup:
     image_streaming: bool = False
     taints: tuple[str, ...] = ()
     """The taint keys (NoSchedule, NoExecute) every node carries; a pod must tolerate each one."""
+    reserved: int | None = None
+    """A reservation rung's node pool (GKE ``reservation_affinity``): the instances its reservation holds, billed at the
+    on-demand rate over the whole run whether nodes use them or not (a node consuming one adds no charge). None: no
+    reservation."""
+    reservation_named: bool = False
+    """A named (SPECIFIC) reservation: no node beyond ``reserved`` (the scale-up finds no capacity and the ladder's
+    next rung is tried). False with ``reserved`` set: any matching reservation, and on-demand beyond it."""
+    flex_start: bool = False
+    """Flex-start VMs (GKE ``node_config.flex_start``): priced at the table's flex-start price."""
+    run_limit: float | None = None
+    """Flex-start's ``max_run_duration`` in seconds: GKE deletes the node this long after it joined (its VM
+    started), its pods lost and recreated pending as at a preemption. None: no limit."""
 
     @property
     def total_max(self) -> int:
@@ -302,6 +314,8 @@ class Trace:
     """Gangs whose work finished (sessions aside)."""
     fallbacks: list[Fallback] = field(default_factory=list)
     preemptions: int = 0
+    run_limit_ends: int = 0
+    """Flex-start nodes deleted at their max_run_duration (NodeGroup.run_limit)."""
     placeholders_preempted: int = 0
     """Warm-capacity placeholders evicted by the scheduler for a pod that fit no node (infra/simulate/warm.py)."""
     stalled_at: float | None = None

@@ -68,9 +68,16 @@ The model, rule by rule (each rule names what it stands for):
 - Spot nodes are preempted at ``preemption_per_node_hour`` (a Poisson process per node);
   after ``preemption_notice`` the node is gone and its pods are recreated pending (the Dask
   operator replaces a lost worker), the stage's work continuing.
+- Capacity ladders' rungs (GKE node pools): a reservation rung's group holds ``reserved`` instances; a
+  named reservation gives no node beyond them (the scale-up finds no capacity and fails as a spot
+  shortage does, so the ComputeClass's next rung is tried once the group is backed off), any matching
+  reservation gives on-demand nodes beyond them. A flex-start node is deleted ``run_limit`` after it
+  joined (GKE's max_run_duration), its pods lost and recreated pending as at a preemption. Flex-start
+  nodes take the same node timings as others: how long flex-start waits for capacity is not modelled.
 
-A node is paid from its scale-up request to its removal; its GPUs count as available (the
-report's kube_node_status_capacity) from ``gpu_ready`` to removal.
+A node is paid from its scale-up request to its removal, a reservation's instances for the whole run
+whether nodes use them or not (infra/simulate/prices.py); its GPUs count as available (the report's
+kube_node_status_capacity) from ``gpu_ready`` to removal.
 """
 
 from __future__ import annotations
@@ -228,6 +235,7 @@ class ClusterModel:
                         node.image_at = 0.0
                     self.nodes.append(node)
                     self._watch_preemption(node)
+                    self._watch_run_limit(node)
         self.karpenter: Any = None
         """Karpenter's provisioner and disruption controller (infra/simulate/karpenter.py) in place of the cluster
         autoscaler, for a stack whose GPU groups are NodePools; None otherwise."""
@@ -334,7 +342,22 @@ class ClusterModel:
         self.upcoming.remove(node)
         self.nodes.append(node)
         self._watch_preemption(node)
+        self._watch_run_limit(node)
         self._bind()
+
+    def _watch_run_limit(self, node: _Node) -> None:
+        """A flex-start node (NodeGroup.run_limit) is deleted run_limit after it joined: GKE stops a flex-start VM at
+        its max_run_duration (node_config.max_run_duration), whatever runs on it."""
+        limit = node.group.run_limit
+        if limit is not None and node.record.joined is not None:
+            self.env.process(self._run_limit(node, max(0.0, node.record.joined + limit - self.env.now)))
+
+    def _run_limit(self, node: _Node, after: float) -> SimProcess:
+        yield self.env.timeout(after)
+        if node.record.removed is not None:
+            return
+        self.trace.run_limit_ends += 1
+        self._remove_with_pods(node)
 
     def _pull_time(self, group: NodeGroup) -> float:
         dist = self.timings.image_pull_streaming if group.image_streaming else self.timings.image_pull
@@ -413,6 +436,7 @@ class ClusterModel:
             node.image_at = self.env.now
         self.nodes.append(node)
         self._watch_preemption(node)
+        self._watch_run_limit(node)
         return True
 
     # --- for Karpenter's provisioner and disruption (infra/simulate/karpenter.py) -------------------
@@ -806,6 +830,12 @@ class ClusterModel:
                 other.next_scale_up = now
         self._open_fallbacks = [f for f in self._open_fallbacks if f.next_scale_up is None]
         failed = group.spot and self.timings.spot_shortage > 0 and self.random.random() < self.timings.spot_shortage
+        if group.reserved is not None and group.reservation_named:
+            # A named reservation gives no instance beyond those it holds: the scale-up finds no capacity (as a
+            # spot shortage does) and the ladder's next rung is tried once the group is backed off.
+            free = group.reserved - self.size(group)
+            failed = failed or free <= 0
+            nodes = nodes if free <= 0 else min(nodes, free)
         fallback = Fallback(group.name, now, now, role=group.role) if failed else None
         if fallback is not None:
             self.trace.fallbacks.append(fallback)

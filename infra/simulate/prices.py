@@ -19,7 +19,7 @@ from gpu_platform.infra.simulate.cluster import ModelInputs
 from gpu_platform.infra.simulate.inputs import NodeGroup, Trace
 from gpu_platform.infra.simulate.settings import SimulationError
 
-__all__ = ["SHIPPED", "CloudPrices", "Cost", "CostLine", "HourlyPrice", "PriceTable", "cost_of"]
+__all__ = ["SHIPPED", "CloudPrices", "Cost", "CostLine", "HourlyPrice", "PriceTable", "capacity_of", "cost_of", "reserved_hours"]
 
 SHIPPED = Path(__file__).parent / "prices.json"
 """The price table in the package: every region of both clouds offering the catalog's types (prices build)."""
@@ -35,6 +35,10 @@ class HourlyPrice(BaseModel):
     spot: Annotated[Float, Field(ge=0)] | None = None
     """Per hour, spot: the region's (GCP prices spot per region), or the median of its zones' (AWS).
     Default: none (no spot price: a spot group of the type is refused)."""
+    flex_start: Annotated[Float, Field(ge=0)] | None = None
+    """Per hour, flex-start (GCP: the Cloud Billing Catalog's "DWS Defined Duration" SKUs, discounted from on-demand by
+    up to 53% on vCPUs and GPUs per GKE's flex-start page). Default: none (the shipped table's sources publish no
+    flex-start price: a flex-start rung of the type is refused until --prices FILE gives one)."""
     spot_zones: dict[str, Annotated[Float, Field(ge=0)]] = Field(default_factory=dict)
     """Per hour, spot, by zone name (AWS prices spot per Availability Zone); a spot group pays the mean over
     those of its zones listed here, ``spot`` where none is. Default: {} (``spot`` in every zone)."""
@@ -102,7 +106,7 @@ class PriceTable(BaseModel):
     def hourly(self, cloud: Cloud | str, region: str, group: NodeGroup) -> float:
         """USD per hour of one node of ``group`` in ``region``; SimulationError naming what is missing."""
         table = self.region(cloud, region)
-        capacity = "spot" if group.spot else "on_demand"
+        capacity = capacity_of(group)
 
         def pick(prices: dict[str, HourlyPrice], key: str, what: str) -> float:
             price = prices.get(key)
@@ -113,10 +117,11 @@ class PriceTable(BaseModel):
                 raise SimulationError(
                     f"the price table has no {what} {key} in {cloud} {region} ({have}); choose a type offered there or add it with --prices FILE"
                 )
-            value = price.spot if group.spot else price.on_demand
+            value: float | None = getattr(price, capacity)
             if value is None:
+                hint = " (the shipped table's sources publish no flex-start price: give the DWS Defined Duration SKUs' price)" if group.flex_start else ""
                 raise SimulationError(
-                    f"the price table has no {capacity.replace('_', '-')} price for {what} {key} ({cloud} {region}); add it with --prices FILE"
+                    f"the price table has no {capacity.replace('_', '-')} price for {what} {key} ({cloud} {region}); add it with --prices FILE{hint}"
                 )
             return value
 
@@ -131,6 +136,13 @@ class PriceTable(BaseModel):
             # GCP bills an N1 machine and each GPU attached to it apart; A2, A3 and G2 prices hold their GPUs.
             total += group.gpus_per_node * zoned(table.gpus, group.accelerator or "", "GPU")
         return total
+
+
+def capacity_of(group: NodeGroup) -> str:
+    """The price a node of ``group`` pays (HourlyPrice's field): spot, flex_start, or on_demand (on-demand and
+    reservation rungs: a reservation is billed at the on-demand rate, Compute Engine's reservations overview,
+    "Reservation billing")."""
+    return "spot" if group.spot else "flex_start" if group.flex_start else "on_demand"
 
 
 @functools.cache
@@ -165,23 +177,54 @@ class Cost:
     """Share of the GPU node-hours on spot capacity (0..1)."""
 
 
+def reserved_hours(intervals: list[tuple[float, float]], reserved: int) -> tuple[float, float]:
+    """A reservation's node-hours over [start, end) intervals of its nodes: (those within its ``reserved`` instances,
+    those beyond them: at any moment the nodes past the reservation's count)."""
+    events = sorted([(a, 1) for a, b in intervals if b > a] + [(b, -1) for a, b in intervals if b > a])
+    within = beyond = 0.0
+    count, last = 0, 0.0
+    for t, step in events:
+        within += min(count, reserved) * (t - last) / 3600
+        beyond += max(0, count - reserved) * (t - last) / 3600
+        count, last = count + step, t
+    return within, beyond
+
+
 def cost_of(trace: Trace, inputs: ModelInputs, prices: PriceTable, used_gpu_hours: float) -> Cost:
+    """What the run paid: each node from its scale-up request to its removal at its group's rate (spot, flex-start or
+    on-demand), and each reservation rung's instances for the whole run at the on-demand rate whether nodes used
+    them or not, its nodes beyond them (any reservation) at on-demand."""
     lines: dict[tuple[str, str], CostLine] = {}
     paid = spot = 0.0
-    for node in trace.nodes:
-        if node.failed:
-            continue  # no capacity was given: nothing to pay
-        end = node.removed if node.removed is not None else trace.horizon
-        hours = max(0.0, min(end, trace.horizon) - node.requested) / 3600
-        group = node.group
-        capacity = "spot" if group.spot else "on-demand"
-        rate = prices.hourly(inputs.cloud, inputs.region, group)
+
+    def bill(group: NodeGroup, capacity: str, hours: float, rate: float) -> None:
+        nonlocal paid, spot
         line = lines.setdefault((group.machine_type, capacity), CostLine(group.machine_type, capacity, 0.0, rate, 0.0))
         line.node_hours += hours
         line.usd += hours * rate
         paid += hours * group.gpus_per_node
         if group.spot:
             spot += hours * group.gpus_per_node
+
+    reserved: dict[str, list[tuple[float, float]]] = {g.name: [] for g in inputs.groups if g.reserved is not None}
+    for node in trace.nodes:
+        if node.failed:
+            continue  # no capacity was given: nothing to pay
+        end = min(node.removed if node.removed is not None else trace.horizon, trace.horizon)
+        group = node.group
+        if group.reserved is not None:
+            reserved.setdefault(group.name, []).append((node.requested, end))
+            continue
+        rate = prices.hourly(inputs.cloud, inputs.region, group)
+        bill(group, capacity_of(group).replace("_", "-"), max(0.0, end - node.requested) / 3600, rate)
+    for group in inputs.groups:
+        if group.reserved is None:
+            continue
+        rate = prices.hourly(inputs.cloud, inputs.region, group)
+        _, beyond = reserved_hours(reserved[group.name], group.reserved)
+        bill(group, "reservation", group.reserved * trace.horizon / 3600, rate)
+        if beyond:
+            bill(group, "on-demand", beyond, rate)
     table = prices.region(inputs.cloud, inputs.region)
     hours = trace.horizon / 3600
     cluster = hours * table.cluster_per_hour

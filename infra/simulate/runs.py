@@ -149,8 +149,10 @@ class Outcome:
         return nearest_rank(waits, 90) if waits else None
 
     def failover(self) -> dict[str, Any]:
-        """Spot scale-ups that found no capacity: how long the autoscaler took to give up on each, and
-        to the next scale-up of another group (the fallback; none when no other group could grow)."""
+        """Scale-ups that found no capacity (spot, or a named reservation's instances all taken; the JSON's
+        ``spot_scale_ups_short`` counts both): how long the autoscaler took to give up on each, and to the next
+        scale-up of another group (the fallback; none when no other group could grow); spot preemptions and
+        flex-start nodes ended at their run limit."""
         fallbacks = self.trace.fallbacks
         gave_up = [f.gave_up - f.requested for f in fallbacks if f.gave_up > f.requested]
         done = [f.seconds for f in fallbacks if f.seconds is not None]
@@ -162,6 +164,7 @@ class Outcome:
             "fallback_mean_s": sum(done) / len(done) if done else None,
             "without_fallback": len(fallbacks) - len(done),
             "preemptions": self.trace.preemptions,
+            "run_limit_ends": self.trace.run_limit_ends,
         }
 
     def summary(self) -> dict[str, Any]:
@@ -384,11 +387,21 @@ def inapplicable(stack: Any, keys: Sequence[str]) -> list[str]:
                 "cluster-autoscaler loop; set model.karpenter.* (batch_idle_duration, batch_max_duration, start) or the NodePools' "
                 "eks_node_groups.karpenter.disruption"
             )
+        elif key.startswith("model.reservation.") and not _reservation_rungs(stack):
+            lines.append(f"{key}: applies to GKE pools whose capacity_ladder has a reservation rung (gke.gpu_pools[].capacity_ladder), and this stack has none")
         elif not karpenter and key.startswith("model.karpenter."):
             lines.append(
                 f"{key}: applies to Karpenter stacks (eks_node_groups.provisioner: karpenter) and this stack's nodes are grown by the cluster autoscaler"
             )
     return lines
+
+
+def _reservation_rungs(stack: Any) -> bool:
+    """Whether any node pool of the stack's GKE plan buys a reservation rung."""
+    from gpu_platform.components.pools.ladders import RungKind
+
+    gke = getattr(stack, "gke", None)
+    return gke is not None and any(p.rung.kind is RungKind.RESERVATION for planned in gke.plan for p in planned.node_pools)
 
 
 @dataclass(frozen=True)
@@ -503,7 +516,20 @@ def short_key(key: str, keys: Sequence[str]) -> str:
 
 
 def _value(v: Any) -> str:
-    return v if isinstance(v, str) else json.dumps(v)
+    """A swept value as the table prints it: text as given, a capacity ladder in one line (spot -> on_demand, as
+    components/pools/ladders.ladder_text names it), anything else as JSON."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, list) and v and all(isinstance(r, dict) and "kind" in r for r in v):
+        from pydantic import ValidationError
+
+        from gpu_platform.components.pools.ladders import CapacityRung, ladder_text
+
+        try:
+            return ladder_text([CapacityRung.model_validate(r) for r in v])
+        except ValidationError:
+            pass  # not a ladder after all: as JSON
+    return json.dumps(v)
 
 
 def _differ(values: Sequence[Any]) -> bool:
@@ -543,6 +569,11 @@ def sweep_columns(outcomes: Sequence[Outcome], keys: Sequence[str]) -> list[tupl
     return columns
 
 
+def _unbroken(value: str) -> int:
+    """The narrowest a swept value's cell may be: the value, or for a ladder its longest rung and arrow."""
+    return max(len(rung) + 3 for rung in value.split(" -> ")) if " -> " in value else len(value)
+
+
 def sweep_table(outcomes: Sequence[Outcome], keys: Sequence[str], chosen: Outcome | None, title: str) -> Any:
     """The sweep as a rich Table that fits 100 columns: the swept values in columns of their own (never
     cut), headings that wrap, the chosen configuration in bold green."""
@@ -555,8 +586,8 @@ def sweep_table(outcomes: Sequence[Outcome], keys: Sequence[str], chosen: Outcom
     columns = sweep_columns(outcomes, keys)
     for i, (heading, cell) in enumerate(columns):
         # A value is never cut: a column is as wide as its widest value or the longest word of its
-        # heading, which wraps at its spaces.
-        width = max(max(len(cell(o)) for o in outcomes), *(len(word) for word in heading.split()))
+        # heading, which wraps at its spaces; a capacity ladder (spot -> on_demand) wraps after a rung's arrow.
+        width = max(max(_unbroken(cell(o)) for o in outcomes), *(len(word) for word in heading.split()))
         table.add_column(escape(heading), justify="left" if i < len(keys) else "right", width=width)
     for o in outcomes:
         table.add_row(*(escape(cell(o)) for _, cell in columns), style="bold green" if o is chosen else None)
@@ -670,11 +701,14 @@ def table_rows(outcome: Outcome) -> list[tuple[str, str]]:
     failover = outcome.failover()
     mean = failover["fallback_mean_s"]
     give_up = failover["give_up_mean_s"]
-    rows.append(("spot scale-ups short / gave up after (mean)", f"{failover['spot_scale_ups_short']} / {'-' if give_up is None else f'{give_up:.0f} s'}"))
+    # Short: spot scale-ups and named reservations' full ones alike (Outcome.failover).
+    rows.append(("scale-ups short / gave up after (mean)", f"{failover['spot_scale_ups_short']} / {'-' if give_up is None else f'{give_up:.0f} s'}"))
     rows.append(
         ("fallback to another group after (mean)", f"{'-' if mean is None else f'{mean:.0f} s'} ({failover['without_fallback']} with no group left to grow)")
     )
     rows.append(("spot preemptions", str(failover["preemptions"])))
+    if any(g.run_limit is not None for g in {n.group.name: n.group for n in trace.nodes}.values()):
+        rows.append(("flex-start nodes ended at their max_run_duration", str(failover["run_limit_ends"])))
     if trace.stalled_at is not None:
         rows.append(("STALLED", f"at {trace.stalled_at / 3600:.2f} h: {trace.stalled_pods} pods no node can ever take"))
     rows.append(("refused at admission (quota)", f"{outcome.trace.refused_pods} pods of {outcome.trace.refused_gangs} Dask clusters or steps"))

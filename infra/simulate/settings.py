@@ -21,6 +21,7 @@ __all__ = [
     "KarpenterModel",
     "ModelSettings",
     "NodeModel",
+    "ReservationModel",
     "SimulationError",
     "SpotModel",
     "apply_overrides",
@@ -122,6 +123,15 @@ class SpotModel(BaseModel):
     """From the reclaim notice to the node's end. Default: none (the cloud's: GCP 30s, AWS 2m)."""
 
 
+class ReservationModel(BaseModel):
+    """Reserved capacity: how many instances a capacity ladder's reservation rung holds (GKE pools)."""
+
+    model_config = ARGS_CONFIG
+
+    instances: Int | None = Field(default=None, ge=0, le=100_000)
+    """The instances each reservation rung's reservation holds, in total over its zones: billed at the on-demand rate for the whole run whether nodes use them or not; a named reservation gives no node beyond them. Default: none (the rung's node pool's minimum in total, the nodes GKE keeps running on it: min_nodes x zones for per-zone bounds)."""
+
+
 class KarpenterModel(BaseModel):
     """Karpenter's controller settings the stack does not set, and when the run starts (Karpenter stacks only).
 
@@ -158,6 +168,8 @@ class ModelSettings(BaseModel):
     """Node and pod timings. Default: see NodeModel."""
     spot: SpotModel = Field(default_factory=SpotModel)
     """Spot shortage and preemption. Default: see SpotModel."""
+    reservation: ReservationModel = Field(default_factory=ReservationModel)
+    """Reserved capacity of capacity ladders' reservation rungs (GKE). Default: see ReservationModel."""
     karpenter: KarpenterModel = Field(default_factory=KarpenterModel)
     """Karpenter's batching and the run's wall-clock start (Karpenter stacks only). Default: see KarpenterModel."""
 

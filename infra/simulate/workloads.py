@@ -131,7 +131,7 @@ class DeepDive(BaseModel):
     workers: Int = Field(default=2, ge=1, le=100)
     """Workers per Dask cluster (the deep-dive's n_workers). Default: 2."""
     work: DistField = Dist("uniform", 20.0, 50.0)
-    """How long each cluster holds its pods once they all run: install gcsfs, connect, read the NYC taxi data, close. The deep-dive's run_haversine took 23.6 s end to end alone on warm nodes; in its run the pods held 15.2 GPU-hours, less the mock Jupyter cluster's 4 GPUs over the 1.8 h range, over ~560 pods: ~50 s each. Default: uniform(20s, 50s)."""
+    """How long each cluster holds its pods once they all run: install gcsfs, connect, read the NYC taxi data, close. The deep-dive's run_haversine took 23.6 s end to end alone on warm nodes; in its run the pods held 15.2 GPU-hours, less the mock Jupyter cluster's 4 GPUs over the 1.8 h range, over ~560 pods: ~50 s each. The default, shorter (35 s on average), was chosen by its fit to the guide's run length, p99 wait and utilisation (docs/simulator/validation.md says what was fitted). Default: uniform(20s, 50s)."""
     session: bool = True
     """The deep-dive's mock Jupyter cluster that submits the work: a scheduler and three workers, one GPU each, held for the whole run. Default: true."""
     lead: Annotated[Float, Field(ge=0, le=86_400)] = 900.0

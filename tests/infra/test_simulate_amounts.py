@@ -118,7 +118,7 @@ def test_a_failed_spot_scale_up_costs_nothing() -> None:
     paid = [n for n in trace.nodes if not n.failed]
     assert len(failed) == 1 and failed[0].removed is not None and failed[0].removed - failed[0].requested == 45.0
     hours = sum(((n.removed if n.removed is not None else trace.horizon) - n.requested) / 3600 for n in paid)
-    cost = cost_of(trace, SimpleNamespace(cloud="gcp", region="us-central1"), _prices(), 1.0)  # type: ignore[arg-type]
+    cost = cost_of(trace, SimpleNamespace(cloud="gcp", region="us-central1", groups=groups), _prices(), 1.0)  # type: ignore[arg-type]
     assert [(line.capacity, line.node_hours) for line in cost.lines] == [("on-demand", pytest.approx(hours))]
     assert cost.total_usd == pytest.approx(2.0 * hours)
     assert cost.spot_share == 0.0
