@@ -239,7 +239,7 @@ def _queued(stack: MatrixStack, base: Base, shipped: dict[str, Any]) -> None:
 
 
 LADDER = [{"kind": "reservation", "reservation": "matrix-reserved"}, {"kind": "flex_start", "max_run_duration": "24h"}, {"kind": "spot"}, {"kind": "on_demand"}]
-"""The capacity ladder overlay's rungs on GKE: every rung GKE offers, in the guide's order (docs/clouds/gke-capacity-ladders.md)."""
+"""The capacity ladder overlay's rungs on GKE: every rung GKE offers, in the guide's order (docs/clouds/capacity-ladders.md)."""
 
 EKS_LADDER = [
     {"kind": "capacity_block", "reservation": "cr-0a1b2c3d4e5f60718"},

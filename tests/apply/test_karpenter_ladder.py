@@ -1,5 +1,5 @@
 """An EKS class's capacity ladder where Karpenter provisions (issue 38), on what the cluster gets: the guide's h100
-class (capacity_block -> reservation -> spot -> on_demand, docs/clouds/gke-capacity-ladders.md) added to prod-eks's
+class (capacity_block -> reservation -> spot -> on_demand, docs/clouds/capacity-ladders.md) added to prod-eks's
 classes. Its NodePools and EC2NodeClass, as the plan writes them, are accepted by a real Kubernetes 1.34 API server
 holding karpenter-crd 1.14.1's CRDs (their schemas and CEL rules: the reserved capacity type, the
 capacity-reservation-id requirement key, the selector terms' id exclusivity), which refuses a selector term naming
@@ -21,7 +21,7 @@ from tests.apply.test_karpenter_overlay import _render
 from tests.factories import prod_eks_raw
 from tests.test_readme_blocks import block
 
-GUIDE = "docs/clouds/gke-capacity-ladders.md"
+GUIDE = "docs/clouds/capacity-ladders.md"
 ZONES = ("us-west-2a", "us-west-2b")
 
 

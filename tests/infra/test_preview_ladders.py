@@ -16,7 +16,7 @@ from tests.conftest import PROJECT_DIR
 from tests.infra.test_cli import project_with_stack
 from tests.test_readme_blocks import block
 
-GUIDE = "docs/clouds/gke-capacity-ladders.md"
+GUIDE = "docs/clouds/capacity-ladders.md"
 
 
 def _with_the_guides_ladder(config: dict[str, Any]) -> None:

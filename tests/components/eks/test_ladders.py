@@ -177,7 +177,7 @@ def test_the_rendered_karpenter_node_pools_follow_each_class_ladder_by_weight() 
     assert rendered == _ladders(config)
 
 
-GUIDE = "docs/clouds/gke-capacity-ladders.md"
+GUIDE = "docs/clouds/capacity-ladders.md"
 _KIND_OF_LABEL = {"spot": "spot", "on-demand": "on_demand", "reserved": "reservation", "capacity-block": "capacity_block"}
 """The rung kind of each value of a node's capacity label (gpu-platform.io/capacity)."""
 
