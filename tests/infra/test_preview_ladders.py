@@ -73,11 +73,11 @@ def test_the_guides_eks_ladder_previews_clean_under_the_cluster_autoscaler(tmp_p
         for name in ("h100-block", "h100-reserved", "h100-spot", "h100-on-demand", "h100-block-launch-template", "h100-reserved-launch-template")
         if line.endswith(f"ladder-eks-gpu-{name}")
     }
-    assert "capacity=CAPACITY_BLOCK" in lines["h100-block"] and "launchTemplate" in lines["h100-block"]
+    assert "types=p5.48xlarge capacity=CAPACITY_BLOCK" in lines["h100-block"] and "launchTemplate" in lines["h100-block"]
     assert "capacity=ON_DEMAND" in lines["h100-reserved"] and "launchTemplate" in lines["h100-reserved"]
     assert "capacity=SPOT" in lines["h100-spot"] and "launchTemplate" not in lines["h100-spot"]
     assert "capacity=ON_DEMAND" in lines["h100-on-demand"] and "launchTemplate" not in lines["h100-on-demand"]
-    assert "reservation=cr-0a1b2c3d4e5f60718 market=capacity-block type=p5.48xlarge" in lines["h100-block-launch-template"]
+    assert "reservation=cr-0a1b2c3d4e5f60718 market=capacity-block" in lines["h100-block-launch-template"]
     assert "reservation=cr-0123456789abcdef0" in lines["h100-reserved-launch-template"] and "market=" not in lines["h100-reserved-launch-template"]
 
 
