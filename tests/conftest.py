@@ -165,8 +165,9 @@ def control_plane_gate_or_skip() -> None:
 
 
 LONG_RUN_GATE = "GPU_PLATFORM_LONG_RUNS"
-"""Set to 1, the tests marked ``long`` run: each costs minutes of CPU on its own (a settings search of about 400
-simulator runs, checked line by line against its docs block), more than a test command that is to stay under two
+"""Set to 1, the tests marked ``long`` run: each costs a minute of CPU or more on its own (a settings search of
+about 400 simulator runs, checked line by line against its docs block; the Kubeflow platform edition's full
+rendering), more than a test command that is to stay under two
 minutes on two cores can carry (issue 33). Without it they skip, saying which variable runs them; .ci/run runs
 them in a step of their own right after the test command (docs/development.md)."""
 

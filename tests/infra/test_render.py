@@ -214,7 +214,7 @@ def test_without_sources_the_preview_says_what_was_not_rendered(capsys: pytest.C
 # --- every shipped stack renders clean ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", [*STACKS, "prod-eks-platform"])
+@pytest.mark.parametrize("stack", [*STACKS, pytest.param("prod-eks-platform", marks=pytest.mark.long)])  # the platform: a minute of CPU, in .ci/run's long step
 def test_the_stack_renders_fully_and_clean(stack: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     upstream = upstream_or_skip()
     kubectl_or_skip()

@@ -18,6 +18,11 @@ from gpu_platform.infra.stack.read import load_stack
 from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
 
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
+PLATFORM_EDITION = pytest.param("platform", marks=pytest.mark.long)
+"""The Kubeflow platform edition's rendering (every Kustomize directory of the full platform, with and without the
+transforms, then each object written and read back): a minute of CPU on its own, so in the long-runs step of
+.ci/run (tests/conftest.py LONG_RUN_GATE), which the test command leaves out."""
+EDITIONS = ["pipelines", PLATFORM_EDITION]
 MONITOR_KINDS = {"ServiceMonitor": "serviceMonitor", "PodMonitor": "podMonitor", "PrometheusRule": "rule"}
 
 
@@ -332,7 +337,7 @@ def _kubeflow(edition: str) -> tuple[Any, Any, Rendering, Rendering]:
     return config, plan, rendering, render_plan(bare, config.kubernetes_version, sources, lock)
 
 
-@pytest.mark.parametrize("edition", ["pipelines", "platform"])
+@pytest.mark.parametrize("edition", EDITIONS)
 def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -> None:
     from gpu_platform.components.kubeflow.transforms import edition_credentials, empty_field_transform, rendered_object_transforms
 
@@ -356,7 +361,7 @@ def test_every_kubeflow_transform_changes_the_objects_it_targets(edition: str) -
         assert any(step(body) is not None for body in raw), f"{edition}: transform {i} matches no rendered object"
 
 
-@pytest.mark.parametrize("edition", ["pipelines", "platform"])
+@pytest.mark.parametrize("edition", EDITIONS)
 def test_no_upstream_default_credential_survives_either_edition(edition: str) -> None:
     upstream_or_skip()
     kubectl_or_skip()
@@ -444,6 +449,7 @@ def test_every_manifest_written_is_a_valid_object_with_its_secrets_masked(render
     _check_written(*rendered)
 
 
+@pytest.mark.long  # the platform edition's rendering: see PLATFORM_EDITION
 def test_the_platform_edition_manifests_are_valid_with_their_secrets_masked() -> None:
     upstream_or_skip()
     kubectl_or_skip()
