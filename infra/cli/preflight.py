@@ -75,7 +75,7 @@ def _preflight_gke(args: argparse.Namespace, config: Any) -> int:
         from google.auth.exceptions import DefaultCredentialsError
 
         try:
-            clients = ComputeClients(compute_v1.AcceleratorTypesClient(), compute_v1.RegionsClient())
+            clients = ComputeClients(compute_v1.AcceleratorTypesClient(), compute_v1.RegionsClient(), compute_v1.ReservationsClient())
         except DefaultCredentialsError:
             raise CommandError(
                 "cannot ask Google Cloud: no credentials (gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS)", EXIT_SERVICE
