@@ -238,8 +238,8 @@ def _reservation_findings(config: StackConfig, project: str | None, listed: dict
         return [
             Finding(
                 False,
-                f"pool {r.pool.args.name}: {r.key} {r.value}: not checked offline (that it is in {', '.join(r.zones)}, holds "
-                f"{r.gpus()} and has {r.node_pool.initial_nodes} free per zone); run preflight gke online",
+                f"pool {r.pool.args.name}: {r.key} {r.value}: not checked offline (that it is in {', '.join(r.zones)} and holds "
+                f"{r.gpus()}" + (f", {r.node_pool.initial_nodes} free per zone" if r.node_pool.initial_nodes else "") + "); run preflight gke online",
             )
             for r in rungs
         ]

@@ -658,9 +658,27 @@ def test_a_shared_reservation_is_looked_up_in_its_project_and_must_be_shared() -
 def test_offline_says_each_named_reservation_is_unchecked() -> None:
     out = [x for x in lines(preflight_gke(ladder_stack(), None, None)) if "a100-training" in x]
     assert out == [
-        f"ok: {KEY}: not checked offline (that it is in us-central1-a, us-central1-c, holds a2-highgpu-1g with 1x nvidia-tesla-a100 "
-        "and has 1 free per zone); run preflight gke online"
+        f"ok: {KEY}: not checked offline (that it is in us-central1-a, us-central1-c and holds a2-highgpu-1g with 1x nvidia-tesla-a100, "
+        "1 free per zone); run preflight gke online"
     ]
     # A reservation rung without a name takes any matching reservation, else on-demand: nothing to look up.
     anyone = [{"kind": "spot"}, {"kind": "reservation"}]
     assert not [x for x in lines(preflight_gke(ladder_stack(anyone), "ml-platform", clients())) if "reservation" in x]
+
+
+def test_the_command_offline_says_the_ladder_s_reservation_is_unchecked(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from gpu_platform.infra.cli import main
+    from tests.infra.test_cli import project_with_stack
+
+    pool = {k: v for k, v in a100_pool().items() if k != "capacity"} | {"capacity_ladder": LADDER}
+
+    def add(config: dict[str, Any]) -> None:
+        config["gpu-platform:gke"]["gpu_pools"].append(pool)
+
+    project = project_with_stack(tmp_path, "ladder", add)
+    assert main(["preflight", "gke", "ladder", "--offline", "--project-dir", str(project)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        "ok: pool a100: gke.gpu_pools[1].capacity_ladder[0].reservation a100-training: not checked offline (that it is in us-central1-b, "
+        "us-central1-c and holds a2-highgpu-1g with 1x nvidia-tesla-a100); run preflight gke online"
+    ) in out
