@@ -177,7 +177,10 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
     named = [s.zones for s in gpu_shapes if s.zones is not None]
     configured = list(dict.fromkeys(z for zones in named for z in zones)) if named else None
     source = "eks.vpc.private_subnet_ids" if config.eks.vpc is not None else "eks.zones"
+    # The zones the node groups run in: the plan's, else those EksCluster looks up (the first zone_count that offer every type).
+    node_zones: tuple[tuple[str, ...], str] | None = None
     if configured is not None:
+        node_zones = (tuple(configured), source)
         findings += [Finding(False, f"zone {zone} offers {', '.join(types)}") for zone in configured if all(zone in offered.get(t, ()) for t in types)]
         try:
             # The one verdict, EksCluster's own (it refuses the same zones at args.zones before registering anything).
@@ -189,10 +192,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
     else:
         picked = everywhere[: max(s.zone_count for s in gpu_shapes)]
         findings.append(Finding(False, f"zones looked up at deploy: {', '.join(picked)} offer {', '.join(types)}"))
-    # The zones the node groups run in: the plan's, else those EksCluster looks up (the first zone_count that offer every type).
-    zones: tuple[tuple[str, ...], str] | None = (
-        (tuple(configured), source) if configured is not None else ((tuple(picked), "the zones looked up at deploy") if len(everywhere) >= 2 else None)
-    )
+        node_zones = (tuple(picked), "the zones looked up at deploy")
 
     if config.eks.vpc is not None:
         findings += _existing_vpc(config.eks.vpc, ec2)
@@ -233,7 +233,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
                 Finding(False, f"class {cls.name}: {', '.join(cls.instance_types)} share one shape ({vcpus} vCPUs, {mib // 1024} GiB, {count}x {gpu})")
             )
 
-    findings += _reservation_findings(config, ec2, zones)
+    findings += _reservation_findings(config, ec2, node_zones)
 
     need: dict[tuple[str, CapacityType], list[tuple[str, int]]] = defaultdict(list)
     for cls in groups.classes:
