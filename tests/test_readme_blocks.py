@@ -177,21 +177,21 @@ CLAIMS: dict[tuple[str, str], str] = {
         'gpu-platform:gke.gpu_pools[0].gpu_sharing: gpu_sharing MPS and gpu_partition_size 1g.5gb are exclusive: share whole GPUs or partition them with MIG, not both; remove one (got "MPS")',
     ): "test_the_refused_pools_print_the_lines_shown",
     ("docs/clouds/gke-dws.md", "example:gke-dws"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("docs/clouds/gke-capacity-ladders.md", "example:gke-ladder"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
-    ("docs/clouds/gke-capacity-ladders.md", "priorities:"): "test_the_ladder_compute_class_is_the_spec_shown",
-    ("docs/clouds/gke-capacity-ladders.md", "example:gke-ladder-refused"): "test_the_refused_pools_print_the_lines_shown",
-    ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/capacity-ladders.md", "example:gke-ladder"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    ("docs/clouds/capacity-ladders.md", "priorities:"): "test_the_ladder_compute_class_is_the_spec_shown",
+    ("docs/clouds/capacity-ladders.md", "example:gke-ladder-refused"): "test_the_refused_pools_print_the_lines_shown",
+    ("docs/clouds/capacity-ladders.md", "example:eks-ladder"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     (
-        "docs/clouds/gke-capacity-ladders.md",
+        "docs/clouds/capacity-ladders.md",
         "example:eks-ladder-reserved",
     ): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack (rendered in order by tests/components/eks/test_ladders.py)",
-    ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder-refused"): "test_the_refused_eks_class_prints_the_lines_shown",
+    ("docs/clouds/capacity-ladders.md", "example:eks-ladder-refused"): "test_the_refused_eks_class_prints_the_lines_shown",
     (
-        "docs/clouds/gke-capacity-ladders.md",
+        "docs/clouds/capacity-ladders.md",
         'gpu-platform:eks_node_groups.classes[0].capacity_ladder[0].kind: flex_start is offered on GKE only (Dynamic Workload Scheduler); on EKS use reservation, capacity_block, spot or on_demand (got "flex_start")',
     ): "test_the_refused_eks_class_prints_the_lines_shown",
     (
-        "docs/clouds/gke-capacity-ladders.md",
+        "docs/clouds/capacity-ladders.md",
         'gpu-platform:gke.gpu_pools[0].capacity_ladder[0].kind: capacity_block is offered on EKS only (EC2 capacity blocks); on GKE use reservation, flex_start, spot or on_demand (got "capacity_block")',
     ): "test_the_refused_pools_print_the_lines_shown",
     ("docs/getting-started/existing-cluster.md", "example:existing-gke"): "test_the_existing_cluster_stack_file_previews_with_the_pools_it_says",
@@ -411,9 +411,9 @@ def _merge(base: Any, patch: Any) -> Any:
         ("docs/clouds/karpenter.md", "example:karpenter", "prod-eks", "gpu-platform:eks_node_groups"),
         ("docs/clouds/gke-gpu-sharing.md", "example:gke-sharing", "dev-gke", ""),
         ("docs/clouds/gke-dws.md", "example:gke-dws", "dev-gke", ""),
-        ("docs/clouds/gke-capacity-ladders.md", "example:gke-ladder", "dev-gke", ""),
-        ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder", "dev-eks", ""),
-        ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder-reserved", "dev-eks", ""),
+        ("docs/clouds/capacity-ladders.md", "example:gke-ladder", "dev-gke", ""),
+        ("docs/clouds/capacity-ladders.md", "example:eks-ladder", "dev-eks", ""),
+        ("docs/clouds/capacity-ladders.md", "example:eks-ladder-reserved", "dev-eks", ""),
         ("docs/reference/catalog.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
         ("docs/reference/catalog.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],
@@ -463,7 +463,7 @@ def test_the_dataset_refusals_are_the_lines_shown() -> None:
             "gpu-platform:gke.gpu_pools[0].queued_provisioning: queued_provisioning needs capacity on_demand (got spot_then_on_demand), autoscaling.scope total (got per_zone), autoscaling.min_nodes 0 (got 1) (got true)",
         ),
         (
-            "docs/clouds/gke-capacity-ladders.md",
+            "docs/clouds/capacity-ladders.md",
             "example:gke-ladder-refused",
             'gpu-platform:gke.gpu_pools[0].capacity_ladder[0].kind: capacity_block is offered on EKS only (EC2 capacity blocks); on GKE use reservation, flex_start, spot or on_demand (got "capacity_block")',
         ),
@@ -488,7 +488,7 @@ def test_the_refused_eks_class_prints_the_lines_shown() -> None:
     from gpu_platform.infra.stack.errors import ConfigError
     from gpu_platform.infra.stack.read import read_stack_file, stack_config_from
 
-    doc = "docs/clouds/gke-capacity-ladders.md"
+    doc = "docs/clouds/capacity-ladders.md"
     snippet = yaml.safe_load(block(doc, "example:eks-ladder-refused"))
     config, secret = read_stack_file(PROJECT_DIR, "dev-eks")
     merged = {k: _merge(config.get(k), v) for k, v in snippet.items()}
@@ -507,12 +507,12 @@ def test_the_ladder_compute_class_is_the_spec_shown() -> None:
     from gpu_platform.infra.preview.manifests import kubernetes_objects
     from gpu_platform.infra.stack.read import read_stack_file
 
-    snippet = yaml.safe_load(block("docs/clouds/gke-capacity-ladders.md", "example:gke-ladder"))
+    snippet = yaml.safe_load(block("docs/clouds/capacity-ladders.md", "example:gke-ladder"))
     config, secret = read_stack_file(PROJECT_DIR, "dev-gke")
     merged = {k: _merge(config.get(k), v) for k, v in snippet.items()}
     plan = run_program(PROJECT_DIR, "dev-gke", {**config, **merged}, secret)
     (compute_class,) = [o.body for o in kubernetes_objects(plan) if o.kind == "ComputeClass"]
-    assert compute_class["spec"] == yaml.safe_load(block("docs/clouds/gke-capacity-ladders.md", "priorities:"))
+    assert compute_class["spec"] == yaml.safe_load(block("docs/clouds/capacity-ladders.md", "priorities:"))
 
 
 def _dws_stack(with_queues: bool) -> Any:

@@ -65,9 +65,12 @@ def asg_tags(cls: GpuClassArgs, group: NodeGroupPlan, cluster_name: str) -> dict
 def launch_template_args(cls: GpuClassArgs, group: NodeGroupPlan) -> aws.ec2.LaunchTemplateArgs:
     """The launch template of a reservation or capacity block rung's managed node group (NodeGroupPlan.
     needs_launch_template): its capacity reservation specification (the named reservation as target, launching
-    into it only, so a full reservation fails the launch; or any open one, else on-demand capacity), a capacity block's market type (capacity-block) and its one instance type (EKS's "Create a managed node
-    group with Capacity Blocks for ML"), and the root volume, which a group launched from a template takes from the
-    template instead of disk_size (Bottlerocket keeps images on its data volume /dev/xvdb, the others on /dev/xvda)."""
+    into it only, so a full reservation fails the launch; or any open one, else on-demand capacity), a capacity
+    block's market type (capacity-block, with capacity type CAPACITY_BLOCK: EKS's "Create a managed node group with
+    Capacity Blocks for ML"), and the root volume, which a group launched from a template takes from the
+    template instead of disk_size (Bottlerocket keeps images on its data volume /dev/xvdb, the others on /dev/xvda). The
+    instance type stays the node group's (its one type, as terraform-aws-eks's capacity block groups set it), where
+    the policy pack reads it."""
     rung = group.rung
     if rung.reservation is None:
         reservation = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(capacity_reservation_preference="open")
@@ -85,7 +88,6 @@ def launch_template_args(cls: GpuClassArgs, group: NodeGroupPlan) -> aws.ec2.Lau
         description=f"{group.name}: {rung} ({group.eks_capacity_type} managed node group)",
         capacity_reservation_specification=reservation,
         instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block") if block else None,
-        instance_type=cls.instance_types[0] if block else None,
         block_device_mappings=[
             aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
                 device_name=device,

@@ -63,7 +63,6 @@ from gpu_platform.components.eks.node_group_resources import (
 from gpu_platform.components.eks.plan import NodeGroupPlan
 from gpu_platform.components.eks.resources import irsa_role
 from gpu_platform.components.monitoring.prometheus_args import MetricSource
-from gpu_platform.components.pools.ladders import RungKind
 from gpu_platform.components.pools.shapes import PoolPlacement
 
 __all__ = [
@@ -177,7 +176,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
     ) -> aws.eks.NodeGroup:
         """One managed node group of a class (one rung of its ladder), then the tags of its ASG the autoscaler reads. A
         reservation or capacity block rung's group is launched from its launch template ``<name>-<group>-launch-template``
-        (launch_template_args), which holds the root volume in place of disk_size and a capacity block's instance type."""
+        (launch_template_args), which holds the root volume in place of disk_size."""
         group, minimum, maximum = planned.name, planned.min_nodes, planned.max_nodes
         template = (
             aws.ec2.LaunchTemplate(f"{name}-{group}-launch-template", launch_template_args(cls, planned), opts=child) if planned.needs_launch_template else None
@@ -190,8 +189,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
                 node_group_name=group,
                 node_role_arn=cluster.node_role_arn,
                 subnet_ids=cluster.subnet_ids,
-                # A capacity block's launch template names its one instance type, which the group may then not repeat.
-                instance_types=None if template is not None and planned.rung.kind is RungKind.CAPACITY_BLOCK else list(cls.instance_types),
+                instance_types=list(cls.instance_types),
                 capacity_type=planned.eks_capacity_type,
                 ami_type=cls.ami_type.value,
                 disk_size=None if template is not None else cls.disk_size_gib,

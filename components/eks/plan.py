@@ -29,6 +29,7 @@ __all__ = [
     "NodeGroupPlan",
     "PlannedNodeGroup",
     "asg_name_pattern",
+    "capacity_label",
     "class_node_groups",
     "class_shape",
     "cluster_zones",
@@ -59,7 +60,12 @@ _EKS_CAPACITY_TYPE = {RungKind.SPOT: "SPOT", RungKind.CAPACITY_BLOCK: "CAPACITY_
 Reservation is consumed by on-demand instances)."""
 
 _CAPACITY_LABEL = {RungKind.SPOT: "spot", RungKind.ON_DEMAND: "on-demand", RungKind.RESERVATION: "reserved", RungKind.CAPACITY_BLOCK: "capacity-block"}
-"""The value of the capacity node label (labels.CAPACITY_LABEL) per rung kind."""
+
+
+def capacity_label(rung: CapacityRung) -> str:
+    """The value of the capacity node label (labels.CAPACITY_LABEL) on the nodes of an EKS rung, a managed node group's
+    or a Karpenter NodePool's: spot, on-demand, reserved or capacity-block."""
+    return _CAPACITY_LABEL[rung.kind]
 
 
 class NodeGroupPlan(NamedTuple):
@@ -85,7 +91,7 @@ class NodeGroupPlan(NamedTuple):
     @property
     def capacity_label(self) -> str:
         """The value of the capacity node label (labels.CAPACITY_LABEL): spot, on-demand, reserved or capacity-block."""
-        return _CAPACITY_LABEL[self.rung.kind]
+        return capacity_label(self.rung)
 
     @property
     def needs_launch_template(self) -> bool:

@@ -239,13 +239,21 @@ def _queued(stack: MatrixStack, base: Base, shipped: dict[str, Any]) -> None:
 
 
 LADDER = [{"kind": "reservation", "reservation": "matrix-reserved"}, {"kind": "flex_start", "max_run_duration": "24h"}, {"kind": "spot"}, {"kind": "on_demand"}]
-"""The capacity ladder overlay's rungs: every rung GKE offers, in the guide's order (docs/clouds/gke-capacity-ladders.md)."""
+"""The capacity ladder overlay's rungs on GKE: every rung GKE offers, in the guide's order (docs/clouds/capacity-ladders.md)."""
+
+EKS_LADDER = [
+    {"kind": "capacity_block", "reservation": "cr-0a1b2c3d4e5f60718"},
+    {"kind": "reservation", "reservation": "cr-0123456789abcdef0"},
+    {"kind": "spot"},
+    {"kind": "on_demand"},
+]
+"""The capacity ladder overlay's rungs on EKS (either provisioner): every rung EKS offers, in the guide's order."""
 
 
 def _ladder(stack: MatrixStack, base: Base, shipped: dict[str, Any]) -> None:
     pool = stack.gpu_pool(base)
     pool.pop("capacity", None)
-    pool["capacity_ladder"] = copy.deepcopy(LADDER)
+    pool["capacity_ladder"] = copy.deepcopy(LADDER if base.cloud == "gcp" else EKS_LADDER)
 
 
 def _load_balancer(stack: MatrixStack, base: Base, shipped: dict[str, Any]) -> None:
@@ -265,8 +273,15 @@ FEATURES = (
     # A DWS pool gets nodes only through the queues' ProvisioningRequest admission check, for a queued tenant: it
     # brings the queues and Kubeflow Pipelines' tenants (whose steps run on their own training pool).
     Feature("queued", "Queued provisioning (DWS)", ("gke.gpu_pools[].queued_provisioning",), _queued, clouds=("gcp",), needs=("queues", "kubeflow")),
-    # A ladder is the pool's node pools and ComputeClass, which only a cluster the stack creates has.
-    Feature("ladder", "Capacity ladder", ("gke.gpu_pools[].capacity_ladder",), _ladder, clouds=("gcp",), on_existing=False),
+    # A ladder is the pool's node pools and ComputeClass (GKE), node groups or NodePools (EKS), which only a cluster the
+    # stack creates has.
+    Feature(
+        "ladder",
+        "Capacity ladder",
+        ("gke.gpu_pools[].capacity_ladder", "eks_node_groups.classes[].capacity_ladder"),
+        _ladder,
+        on_existing=False,
+    ),
     Feature("load-balancer", "AWS Load Balancer Controller", ("aws_load_balancer_controller",), _load_balancer, clouds=("aws",), on_existing=False),
 )
 """Every optional feature of the matrix, in the page's order."""

@@ -105,7 +105,7 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
         parts.append(f"reservation={target or reservation.get('capacityReservationPreference')}")
         market = (inputs.get("instanceMarketOptions") or {}).get("marketType")
         if market:
-            parts.append(f"market={market} type={inputs.get('instanceType')}")
+            parts.append(f"market={market}")
     elif type_ == "aws:autoscaling/tag:Tag":
         tag = inputs.get("tag") or {}
         parts.append(f"{tag.get('key')}={tag.get('value')}")

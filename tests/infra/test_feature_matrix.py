@@ -25,8 +25,9 @@ stack): the pairs whose features change each other's objects on the cluster, not
 the other's. They are ``RENDERED``: queues with Dask, Kubeflow and sharing (the ClusterQueues' tenants and
 quotas come from the others), datasets with Kubeflow (the mounts of the profiles), inference with the load
 balancer controller (its Ingress waits on the controller), warm capacity with sharing (the placeholders'
-GPU share), Headlamp with Dask (each tenant's viewer binding) and, on Karpenter, datasets with Dask (the
-add-on on the Karpenter NodePools, once refused). The same pairs are applied to a local control plane with
+GPU share), Headlamp with Dask (each tenant's viewer binding), on EKS sharing with a capacity ladder (the device
+plugin's sharing chart on every rung's node group or NodePool, and on Karpenter the class's NodeOverlay over them)
+and, on Karpenter, datasets with Dask (the add-on on the Karpenter NodePools, once refused). The same pairs are applied to a local control plane with
 kwok nodes shaped like the pools (``preview --render --apply local``: zero refusals, every workload got its pods,
 no pod pending that the judge does not expect) under ``GPU_PLATFORM_MATRIX_APPLY=1``, 20 to 40 s a pair.
 
@@ -68,8 +69,8 @@ can ever land on it; and a queued-provisioning pool buys on-demand capacity only
 
 RENDERED = {
     "gke": [("kubeflow", "queues"), ("dask", "queues"), ("queues", "sharing"), ("kubeflow", "datasets"), ("warm", "sharing"), ("dask", "headlamp")],
-    "eks": [("inference", "load-balancer"), ("queues", "sharing"), ("dask", "queues")],
-    "eks-karpenter": [("dask", "datasets"), ("kubeflow", "queues"), ("inference", "load-balancer")],
+    "eks": [("inference", "load-balancer"), ("queues", "sharing"), ("dask", "queues"), ("sharing", "ladder")],
+    "eks-karpenter": [("dask", "datasets"), ("kubeflow", "queues"), ("inference", "load-balancer"), ("sharing", "ladder")],
     "existing-gke": [("kubeflow", "queues"), ("queues", "sharing")],
     "existing-eks": [("dask", "queues"), ("inference", "warm")],
 }

@@ -177,21 +177,27 @@ def test_the_rendered_karpenter_node_pools_follow_each_class_ladder_by_weight() 
     assert rendered == _ladders(config)
 
 
-GUIDE = "docs/clouds/gke-capacity-ladders.md"
+GUIDE = "docs/clouds/capacity-ladders.md"
 _KIND_OF_LABEL = {"spot": "spot", "on-demand": "on_demand", "reserved": "reservation", "capacity-block": "capacity_block"}
 """The rung kind of each value of a node's capacity label (gpu-platform.io/capacity)."""
 
 
 def _guides_reserved_ladder(stack: str) -> tuple[dict[str, Any], set[str]]:
-    """The stack file's config with the guide's classes (capacity_block -> reservation -> spot -> on_demand) in place of its own."""
+    """The stack file's config with the guide's h100 class (capacity_block -> reservation -> spot -> on_demand) added to its own."""
     config, secret = read_stack_file(PROJECT_DIR, stack)
-    classes = yaml.safe_load(block(GUIDE, "example:eks-ladder-reserved"))["gpu-platform:eks_node_groups"]["classes"]
-    config["gpu-platform:eks_node_groups"] = {**config["gpu-platform:eks_node_groups"], "classes": classes}
+    (h100,) = [c for c in yaml.safe_load(block(GUIDE, "example:eks-ladder-reserved"))["gpu-platform:eks_node_groups"]["classes"] if c["name"] == "h100"]
+    groups = config["gpu-platform:eks_node_groups"]
+    config["gpu-platform:eks_node_groups"] = {**groups, "classes": [*groups["classes"], h100]}
     return config, secret
 
 
 def _rungs(config: dict[str, Any]) -> dict[str, list[tuple[str, str | None]]]:
-    return {c["name"]: [(r["kind"], r.get("reservation")) for r in c["capacity_ladder"]] for c in config["gpu-platform:eks_node_groups"]["classes"]}
+    """Each class's rungs (kind, reservation): its capacity_ladder, or the ladder its capacity names."""
+    rungs: dict[str, list[tuple[str, str | None]]] = {}
+    for c in config["gpu-platform:eks_node_groups"]["classes"]:
+        ladder = c.get("capacity_ladder") or [{"kind": r.kind.value} for r in named_ladder(CapacityStrategy(c.get("capacity", "spot_then_on_demand")))]
+        rungs[c["name"]] = [(r["kind"], r.get("reservation")) for r in ladder]
+    return rungs
 
 
 def test_the_guides_reserved_ladder_renders_a_node_group_per_rung_ranked_in_the_ladders_order() -> None:
@@ -222,9 +228,11 @@ def test_the_guides_reserved_ladder_renders_a_node_group_per_rung_ranked_in_the_
             capacity_types.append(inputs["capacityType"])
             assert ("launchTemplate" in inputs) == (template is not None) and ("diskSize" in inputs) == (template is None)
     assert rendered == _rungs(config)
+    assert rendered["h100"][:2] == [("capacity_block", "cr-0a1b2c3d4e5f60718"), ("reservation", "cr-0123456789abcdef0")]
     assert capacity_types == ["CAPACITY_BLOCK", "ON_DEMAND", "SPOT", "ON_DEMAND"]
     block_template = templates["dev-eks-gpu-h100-block-launch-template"]
-    assert block_template["instanceMarketOptions"] == {"marketType": "capacity-block"} and block_template["instanceType"] == "p5.48xlarge"
+    assert block_template["instanceMarketOptions"] == {"marketType": "capacity-block"} and "instanceType" not in block_template
+    assert {tuple(g["inputs"]["instanceTypes"]) for g in groups if g["inputs"]["labels"]["gpu-platform.io/gpu-class"] == "h100"} == {("p5.48xlarge",)}
     assert "instanceMarketOptions" not in templates["dev-eks-gpu-h100-reserved-launch-template"]
     assert block_template["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 100  # the class's disk_size_gib, which the group may not set
 
@@ -245,3 +253,53 @@ def test_explicit_expander_tiers_must_rank_a_class_s_groups_in_its_ladder_s_orde
         "(rung reservation(cr-0123456789abcdef0), 20), which comes before it in class h100's capacity_ladder; rank the groups in the "
         "ladder's order (got 30)"
     ]
+
+
+def test_the_guides_reserved_ladder_renders_a_node_pool_per_rung_weighted_in_the_ladders_order() -> None:
+    """The done-when of issue 38 for Karpenter: prod-eks with the guide's h100 class. Its NodePools, heaviest first,
+    buy the ladder's rungs: the reserved capacity type with the rung's reservation id for the capacity block and the
+    ODCR, then spot, then on-demand; the class's EC2NodeClass selects both reservations, and the controller may
+    find and launch into them."""
+    config, secret = _guides_reserved_ladder("prod-eks")
+    plan = _plan_json("prod-eks", config, secret)
+    pools = [r["inputs"] for r in plan["resources"] if r["type"] == "kubernetes:karpenter.sh/v1:NodePool"]
+    rendered: dict[str, list[tuple[str, str | None]]] = {}
+    requirements: dict[str, list[dict[str, Any]]] = {}
+    for pool in sorted(pools, key=lambda p: p["spec"]["weight"], reverse=True):
+        template = pool["spec"]["template"]
+        cls = template["metadata"]["labels"]["gpu-platform.io/gpu-class"]
+        found = {r["key"]: r["values"] for r in template["spec"]["requirements"]}
+        (reservation,) = found.get("karpenter.k8s.aws/capacity-reservation-id", [None])
+        rendered.setdefault(cls, []).append((_KIND_OF_LABEL[template["metadata"]["labels"]["gpu-platform.io/capacity"]], reservation))
+        requirements.setdefault(cls, []).append(found)
+    assert rendered == _rungs(config)
+    assert rendered["h100"][:2] == [("capacity_block", "cr-0a1b2c3d4e5f60718"), ("reservation", "cr-0123456789abcdef0")]
+    assert [r["karpenter.sh/capacity-type"] for r in requirements["h100"]] == [["reserved"], ["reserved"], ["spot"], ["on-demand"]]
+    assert len({p["spec"]["weight"] for p in pools}) == len(pools)
+    node_classes = {
+        r["inputs"]["metadata"]["name"]: r["inputs"]["spec"] for r in plan["resources"] if r["type"] == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+    }
+    assert node_classes["h100"]["capacityReservationSelectorTerms"] == [{"id": "cr-0a1b2c3d4e5f60718"}, {"id": "cr-0123456789abcdef0"}]
+    assert "capacityReservationSelectorTerms" not in node_classes["scheduler"]
+    (controller,) = [r["inputs"] for r in plan["resources"] if r["name"] == "prod-eks-gpu-karpenter"]
+    assert controller["values"]["settings"]["featureGates"] == {"reservedCapacity": True}
+
+
+def test_karpenter_takes_any_open_reservation_then_on_demand_in_the_last_rung() -> None:
+    """A reservation rung without an id ends the ladder: its NodePool allows reserved then on-demand capacity, and its
+    EC2NodeClass selects every open reservation (Karpenter offers only reservations its terms select); the class may
+    list several instance types (Karpenter picks the reservation's)."""
+    config, secret = read_stack_file(PROJECT_DIR, "prod-eks")
+    classes = config["gpu-platform:eks_node_groups"]["classes"]
+    classes[0] = {**classes[0], "capacity_ladder": [{"kind": "spot"}, {"kind": "reservation"}]}
+    classes[0].pop("capacity", None)
+    plan = _plan_json("prod-eks", config, secret)
+    name = classes[0]["name"]
+    pools = {r["inputs"]["metadata"]["name"]: r["inputs"]["spec"] for r in plan["resources"] if r["type"] == "kubernetes:karpenter.sh/v1:NodePool"}
+    reserved = {r["key"]: r["values"] for r in pools[f"{name}-reserved"]["template"]["spec"]["requirements"]}
+    assert reserved["karpenter.sh/capacity-type"] == ["reserved", "on-demand"] and "karpenter.k8s.aws/capacity-reservation-id" not in reserved
+    assert pools[f"{name}-spot"]["weight"] > pools[f"{name}-reserved"]["weight"]
+    (node_class,) = [
+        r["inputs"] for r in plan["resources"] if r["type"] == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass" and r["inputs"]["metadata"]["name"] == name
+    ]
+    assert node_class["spec"]["capacityReservationSelectorTerms"] == [{"instanceMatchCriteria": "open"}]
