@@ -261,7 +261,7 @@ def _reservation_findings(config: StackConfig, project: str | None, listed: dict
         if missing:
             has = f"it is in {', '.join(held)}" if held else f"no zone of {region} has it"
             fix = (
-                "list only the zones it is in in the pool's node_locations, or reserve in those zones"
+                "set the pool's node_locations to zones it is in, or reserve in those zones"
                 if r.zones_named
                 else f"GKE may pick any zone of {region}: set node_locations to the zones it is in"
             )

@@ -533,8 +533,8 @@ def test_fails_when_the_reservation_does_not_exist() -> None:
     (line,) = [x for x in online(ladder_stack(), {}) if "a100-training" in x]
     assert line == (
         f"error: {KEY}: no reservation a100-training in us-central1-a, us-central1-c (no zone of us-central1 has it): node pool "
-        "a100-reserved consumes it only in its own zones and cannot create nodes there; list only the zones it is in in the "
-        "pool's node_locations, or reserve in those zones"
+        "a100-reserved consumes it only in its own zones and cannot create nodes there; set the pool's "
+        "node_locations to zones it is in, or reserve in those zones"
     )
 
 
@@ -546,8 +546,8 @@ def test_fails_when_the_reservation_is_in_another_zone() -> None:
     out = [x for x in online(ladder_stack(), held) if "a100-training" in x]
     assert out[0] == (
         f"error: {KEY}: no reservation a100-training in us-central1-c (it is in us-central1-a, us-central1-b): node pool "
-        "a100-reserved consumes it only in its own zones and cannot create nodes there; list only the zones it is in in the "
-        "pool's node_locations, or reserve in those zones"
+        "a100-reserved consumes it only in its own zones and cannot create nodes there; set the pool's "
+        "node_locations to zones it is in, or reserve in those zones"
     )
     assert out[1].startswith(f"ok: {KEY}: reservation a100-training in us-central1-a: READY")
 
@@ -682,3 +682,16 @@ def test_the_command_offline_says_the_ladder_s_reservation_is_unchecked(tmp_path
         "ok: pool a100: gke.gpu_pools[1].capacity_ladder[0].reservation a100-training: not checked offline (that it is in us-central1-b, "
         "us-central1-c and holds a2-highgpu-1g with 1x nvidia-tesla-a100); run preflight gke online"
     ) in out
+
+
+def test_a_reservation_made_from_an_instance_template_is_said_to_be_unchecked_for_its_shape() -> None:
+    """A reservation made from an instance template lists no instance properties: its machine and GPUs are not judged, its room is."""
+    template = "projects/ml-platform/global/instanceTemplates/a100-vm"
+    held = {
+        ("ml-platform", z): [Reservation("a100-training", z, "READY", SpecificReservation(2, 0, None, source_instance_template=template))] for z in A100_ZONES
+    }
+    out = [x for x in online(ladder_stack(), held) if "a100-training" in x]
+    assert out[0] == (
+        f"ok: {KEY}: reservation a100-training in us-central1-a: READY, made from {template} (machine and GPUs not checked), "
+        "2 of 2 free (0 in use); the node pools create 1 there (a100-reserved 1)"
+    )
