@@ -8,7 +8,11 @@ For the stack's region and GPU classes, asked of the account with boto3:
 - whether each class's instance types share one shape as EC2 reports them
   (ec2:DescribeInstanceTypes), and whether the catalog the components use agrees;
 - whether the account's vCPU quotas for GPU instances (on-demand and spot, G and P
-  families; service-quotas:GetServiceQuota) hold every node group at its maximum.
+  families; service-quotas:GetServiceQuota) hold every node group at its maximum;
+- each capacity reservation and capacity block a class's capacity ladder names
+  (ec2:DescribeCapacityReservations): that it exists, is of the rung's kind, is active, lies in one of the
+  cluster's zones, holds one of the class's instance types on Linux with default tenancy, and has as many
+  available instances as the node groups consuming it keep at their minimum.
 
 One finding per line; a finding that would make a deploy fail (or leave a node group that
 can never scale) is an error.
@@ -18,12 +22,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
 from gpu_platform.components.catalog.gpus import AWS_INSTANCE_TYPES
 from gpu_platform.components.core.labels import ELB_ROLE_TAG, INTERNAL_ELB_ROLE_TAG
 from gpu_platform.components.eks.args import ExistingVpcArgs
 from gpu_platform.components.eks.resources import zones_offering
+from gpu_platform.components.pools.ladders import RungKind
 from gpu_platform.components.pools.shapes import CapacityType
 from gpu_platform.infra.stack.model import StackConfig
 
@@ -171,7 +177,10 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
     named = [s.zones for s in gpu_shapes if s.zones is not None]
     configured = list(dict.fromkeys(z for zones in named for z in zones)) if named else None
     source = "eks.vpc.private_subnet_ids" if config.eks.vpc is not None else "eks.zones"
+    # The zones the node groups run in: the plan's, else those EksCluster looks up (the first zone_count that offer every type).
+    node_zones: tuple[tuple[str, ...], str] | None = None
     if configured is not None:
+        node_zones = (tuple(configured), source)
         findings += [Finding(False, f"zone {zone} offers {', '.join(types)}") for zone in configured if all(zone in offered.get(t, ()) for t in types)]
         try:
             # The one verdict, EksCluster's own (it refuses the same zones at args.zones before registering anything).
@@ -183,6 +192,7 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
     else:
         picked = everywhere[: max(s.zone_count for s in gpu_shapes)]
         findings.append(Finding(False, f"zones looked up at deploy: {', '.join(picked)} offer {', '.join(types)}"))
+        node_zones = (tuple(picked), "the zones looked up at deploy")
 
     if config.eks.vpc is not None:
         findings += _existing_vpc(config.eks.vpc, ec2)
@@ -223,6 +233,8 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
                 Finding(False, f"class {cls.name}: {', '.join(cls.instance_types)} share one shape ({vcpus} vCPUs, {mib // 1024} GiB, {count}x {gpu})")
             )
 
+    findings += _reservation_findings(config, ec2, node_zones)
+
     need: dict[tuple[str, CapacityType], list[tuple[str, int]]] = defaultdict(list)
     for cls in groups.classes:
         family, vcpus = cls.instance_shape.quota_family, shapes[cls.name].vcpus
@@ -239,4 +251,109 @@ def _preflight_eks(config: StackConfig, region: str, ec2: Any, quotas: Any) -> l
             findings.append(Finding(True, f"{what} is {have:g} vCPUs; the node groups may need {total} ({detail}): request an increase"))
         else:
             findings.append(Finding(False, f"{what} is {have:g} vCPUs; the node groups need at most {total}"))
+    return findings
+
+
+_USABLE = "active"
+"""The one state in which a capacity reservation or capacity block launches instances (DescribeCapacityReservations' State)."""
+_NOT_YET = frozenset({"scheduled", "pending", "payment-pending", "assessing", "delayed"})
+"""States of a reservation that has not started: a capacity block before its window, a future-dated reservation."""
+_KIND = {"capacity-block": RungKind.CAPACITY_BLOCK, "default": RungKind.RESERVATION}
+"""A reservation's ReservationType as the rung kind that consumes it."""
+
+
+def _described(ec2: Any, reservation: str) -> dict[str, Any] | None:
+    """The capacity reservation (or capacity block) ``reservation`` as DescribeCapacityReservations lists it (the
+    account's own and those shared with it, in the client's region); None when EC2 knows no such id."""
+    import botocore.exceptions
+
+    try:
+        found = ec2.describe_capacity_reservations(CapacityReservationIds=[reservation])["CapacityReservations"]
+    except botocore.exceptions.ClientError as exc:
+        if (exc.response.get("Error") or {}).get("Code", "").startswith("InvalidCapacityReservationId."):
+            return None
+        raise
+    return found[0] if found else None
+
+
+def _window(found: dict[str, Any]) -> str:
+    """A reservation's start and end as EC2 states them (a capacity block's window)."""
+    start, end = found.get("StartDate"), found.get("EndDate")
+    stamp = "%Y-%m-%dT%H:%MZ"
+    since = f"from {start.astimezone(UTC).strftime(stamp)}" if start is not None else ""
+    until = f"until {end.astimezone(UTC).strftime(stamp)}" if end is not None else "no end date"
+    return f"{since} {until}" if since and end is not None else ", ".join(p for p in (since, until) if p)
+
+
+def _reservation_findings(config: StackConfig, ec2: Any, zones: tuple[tuple[str, ...], str] | None) -> list[Finding]:
+    """Each reservation and capacity block the classes' ladders name, against what EC2 describes of it.
+
+    A managed node group that targets one launches its instances only into it (capacity-reservations-only), so it
+    must be of the rung's kind (a capacity block for capacity_block; an On-Demand Capacity Reservation for
+    reservation), active (a capacity block only within its window), in a zone the node groups' subnets cover, for
+    one of the class's instance types on Linux/UNIX with default tenancy (the AMIs and launch templates these node
+    groups use), and hold as many available instances as the node groups consuming it keep (their min_nodes)."""
+    assert config.eks_node_groups is not None
+    groups = config.eks_node_groups
+    rungs = [
+        (f"eks_node_groups.classes[{i}].capacity_ladder[{j}].reservation", cls, group)
+        for i, cls in enumerate(groups.classes)
+        for j, group in enumerate(cls.node_groups())
+        if group.rung.kind in (RungKind.RESERVATION, RungKind.CAPACITY_BLOCK) and group.rung.reservation is not None
+    ]
+    keeps: dict[str, list[tuple[str, int]]] = defaultdict(list)
+    for _, _, group in rungs:
+        assert group.rung.reservation is not None
+        keeps[group.rung.reservation].append((group.name, group.min_nodes))
+    seen: dict[str, dict[str, Any] | None] = {}
+    findings: list[Finding] = []
+    told: set[str] = set()
+    for key, cls, group in rungs:
+        reservation, kind = group.rung.reservation, group.rung.kind
+        assert reservation is not None
+        where = f"class {cls.name}: {key} {reservation}"
+        if reservation not in seen:
+            seen[reservation] = _described(ec2, reservation)
+        found = seen[reservation]
+        if found is None:
+            findings.append(
+                Finding(True, f"{where}: EC2 knows no capacity reservation {reservation} in this account and region (nor one shared with it): check the id")
+            )
+            continue
+        problems = []
+        what = "capacity block" if found.get("ReservationType") == "capacity-block" else "capacity reservation"
+        if _KIND.get(found.get("ReservationType") or "default") is not kind:
+            other = "capacity_block" if kind is RungKind.RESERVATION else "reservation"
+            problems.append(f"it is a {what}, not what a {kind.value} rung consumes: make the rung kind {other}")
+        state, window = found["State"], _window(found)
+        if state in _NOT_YET:
+            if group.min_nodes > 0:
+                problems.append(
+                    f"it is {state} ({window}), not active: node group {group.name} keeps min_nodes {group.min_nodes}, which cannot launch before it starts"
+                )
+        elif state != _USABLE:
+            problems.append(f"it is {state} ({window}): only an active {what} launches instances")
+        zone = found["AvailabilityZone"]
+        if zones is not None and zone not in zones[0]:
+            problems.append(f"it is in {zone}, not in {zones[1]} ({', '.join(zones[0])}): the node group's subnets cannot launch into it")
+        itype = found["InstanceType"]
+        if itype not in cls.instance_types:
+            problems.append(f"it holds {itype}, not the class's {', '.join(cls.instance_types)}")
+        platform, tenancy = found.get("InstancePlatform", "Linux/UNIX"), found.get("Tenancy", "default")
+        if platform != "Linux/UNIX" or tenancy != "default":
+            problems.append(f"it is for {platform} with {tenancy} tenancy; the node groups launch Linux/UNIX instances with default tenancy")
+        if problems:
+            findings += [Finding(True, f"{where}: {problem}") for problem in problems]
+            continue
+        if reservation in told:
+            continue
+        told.add(reservation)
+        available, total = found["AvailableInstanceCount"], found["TotalInstanceCount"]
+        keep = sum(n for _, n in keeps[reservation])
+        detail = " + ".join(f"{name} {n}" for name, n in keeps[reservation])
+        held = f"{available} of {total} {itype} available in {zone}"
+        if keep > available:
+            findings.append(Finding(True, f"{where}: {held}; the node groups consuming it keep {keep} ({detail}): lower their min_nodes or enlarge the {what}"))
+        else:
+            findings.append(Finding(False, f"{where}: {what} {state} ({window}), {held}; the node groups consuming it keep {keep} ({detail})"))
     return findings

@@ -118,6 +118,10 @@ CLAIMS: dict[tuple[str, str], str] = {
         ".venv/bin/gpu-platform preflight eks dev-eks",
     ): "exempt: needs AWS (EC2 and Service Quotas); tests/infra/test_preflight.py runs the command against moto in-process",
     ("docs/commands/preflight.md", ".venv/bin/gpu-platform preflight gke prod-gke --offline"): "test_the_shell_commands_that_need_no_cloud_run_as_written",
+    ("docs/commands/preflight.md", "example:preflight-gke-ladder"): "test_preflight_gke_prints_the_reservation_lines_shown",
+    ("docs/commands/preflight.md", "example:preflight-gke-reservations"): "test_preflight_gke_prints_the_reservation_lines_shown",
+    ("docs/commands/preflight.md", "example:preflight-eks-ladder"): "test_preflight_eks_prints_the_reservation_lines_shown",
+    ("docs/commands/preflight.md", "example:preflight-eks-reservations"): "test_preflight_eks_prints_the_reservation_lines_shown",
     ("docs/clouds/eks.md", "  gpu-platform:eks:"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
     (
         "docs/features/monitoring.md",
@@ -786,3 +790,111 @@ def test_the_existing_cluster_stack_file_previews_with_the_pools_it_says(tmp_pat
     assert not [r for r in plan.resources if r.type.startswith(("gcp:", "aws:"))]
     provider = next(r for r in plan.resources if r.type == "pulumi:providers:kubernetes")
     assert provider.inputs["context"] == "gke_corp-ml_us-central1_research"
+
+
+# --- preflight: the reservations a capacity ladder names (issue 38 item 3) -----------------------------------------
+
+PREFLIGHT = "docs/commands/preflight.md"
+
+PREFLIGHT_GKE_RUN = textwrap.dedent("""
+    import sys, warnings
+    warnings.simplefilter("ignore", FutureWarning)
+    from google.cloud import compute_v1                      # first: before the Pulumi SDK's protos
+
+    class AcceleratorTypes:                                  # every zone offers A100s and T4s
+        def list(self, *, project, zone):
+            return [compute_v1.AcceleratorType(name=n, zone=zone) for n in ("nvidia-tesla-a100", "nvidia-tesla-t4")]
+
+    class Regions:
+        def get(self, *, project, region):
+            return compute_v1.Region(name=region, quotas=[compute_v1.Quota(metric=m, limit=10000, usage=0) for m in
+                                     ("CPUS", "NVIDIA_A100_GPUS", "PREEMPTIBLE_NVIDIA_A100_GPUS", "NVIDIA_T4_GPUS", "PREEMPTIBLE_NVIDIA_T4_GPUS")])
+
+    class Reservations:                                      # a100-training in us-central1-b only, both VMs in use
+        def list(self, *, project, zone):
+            if zone != "us-central1-b":
+                return []
+            props = compute_v1.AllocationSpecificSKUAllocationReservedInstanceProperties(machine_type="a2-highgpu-1g")
+            return [compute_v1.Reservation(name="a100-training", zone=zone, status="READY",
+                    specific_reservation=compute_v1.AllocationSpecificSKUReservation(count=2, in_use_count=2, instance_properties=props))]
+
+    compute_v1.AcceleratorTypesClient, compute_v1.RegionsClient, compute_v1.ReservationsClient = AcceleratorTypes, Regions, Reservations
+    from gpu_platform.infra.cli import main
+    print("exit", main(["preflight", "gke", "ladder-gke", "--project-dir", sys.argv[1]]))
+""")
+
+
+def test_preflight_gke_prints_the_reservation_lines_shown(tmp_path: Path) -> None:
+    """The A100 pool of the example added to dev-gke, `gpu-platform preflight gke` run online in a fresh interpreter (google-cloud-compute
+    loads before the Pulumi SDK) on the Compute API's answers given by look-alike clients with the library's own message types:
+    the reservation lines are the ones printed, and the run exits 1."""
+    pytest.importorskip("google.auth", reason="google-cloud-compute is the [gcp] extra")
+    from tests.infra.test_cli import project_with_stack
+
+    pool = yaml.safe_load(block(PREFLIGHT, "example:preflight-gke-ladder"))
+
+    def add(config: dict[str, Any]) -> None:
+        config["gpu-platform:gke"]["gpu_pools"].extend(pool)
+
+    project = project_with_stack(tmp_path, "ladder-gke", add)
+    done = subprocess.run([sys.executable, "-c", PREFLIGHT_GKE_RUN, str(project)], cwd=PROJECT_DIR, capture_output=True, text=True, timeout=300)
+    if "No module named 'google.cloud'" in done.stderr or "cannot import name 'compute_v1'" in done.stderr:
+        pytest.skip("google-cloud-compute is the [gcp] extra")
+    out = done.stdout.splitlines()
+    assert out[-1] == "exit 1", (done.stdout[-2000:], done.stderr[-2000:])
+    assert [x for x in out if "a100-training" in x] == block(PREFLIGHT, "example:preflight-gke-reservations").splitlines()
+
+
+def test_preflight_eks_prints_the_reservation_lines_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The class of the example added to dev-eks, `gpu-platform preflight eks` on moto's EC2, with DescribeCapacityReservations
+    (which moto 5.2 does not implement) and Service Quotas answered by botocore's Stubber: the reservation lines are the ones
+    printed, and the run exits 1."""
+    import boto3
+    from botocore.stub import Stubber
+    from moto import mock_aws
+
+    from gpu_platform.infra.cli import main
+    from tests.infra.test_cli import project_with_stack
+    from tests.infra.test_preflight import BLOCK, ODCR, described
+
+    cls = yaml.safe_load(block(PREFLIGHT, "example:preflight-eks-ladder"))
+    dev_eks = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.dev-eks.yaml").read_text())["config"]
+
+    def add(config: dict[str, Any]) -> None:
+        config.clear()
+        config.update(dev_eks)
+        config["gpu-platform:eks_node_groups"]["classes"].extend(cls)
+
+    project = project_with_stack(tmp_path, "ladder-eks", add)
+    real_session = boto3.Session
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+
+    def session(*args: object, **kwargs: object) -> object:
+        made = real_session(*args, **kwargs)
+        client = made.client
+
+        def client_for(service: str) -> object:
+            c = client(service)
+            stub = Stubber(c if service == "service-quotas" else client(service))
+            if service == "service-quotas":
+                for _ in range(4):  # at most the four GPU vCPU quotas (QUOTAS)
+                    stub.add_response("get_service_quota", {"Quota": {"Value": 10000.0}})
+            else:
+                block_entry = described(BLOCK, kind="capacity-block", available=1, total=1)
+                stub.add_response("describe_capacity_reservations", {"CapacityReservations": [block_entry]}, {"CapacityReservationIds": [BLOCK]})
+                stub.add_client_error(
+                    "describe_capacity_reservations", "InvalidCapacityReservationId.NotFound", f"The capacity reservation ID '{ODCR}' does not exist", 400
+                )
+                c.describe_capacity_reservations = stub.client.describe_capacity_reservations
+            stub.activate()
+            return c
+
+        made.client = client_for  # type: ignore[method-assign]
+        return made
+
+    monkeypatch.setattr(boto3, "Session", session)
+    with mock_aws():
+        assert main(["preflight", "eks", "ladder-eks", "--project-dir", str(project)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [x for x in out if "capacity_ladder" in x] == block(PREFLIGHT, "example:preflight-eks-reservations").splitlines()

@@ -75,7 +75,7 @@ def _preflight_gke(args: argparse.Namespace, config: Any) -> int:
         from google.auth.exceptions import DefaultCredentialsError
 
         try:
-            clients = ComputeClients(compute_v1.AcceleratorTypesClient(), compute_v1.RegionsClient())
+            clients = ComputeClients(compute_v1.AcceleratorTypesClient(), compute_v1.RegionsClient(), compute_v1.ReservationsClient())
         except DefaultCredentialsError:
             raise CommandError(
                 "cannot ask Google Cloud: no credentials (gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS)", EXIT_SERVICE
@@ -97,8 +97,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     preflight.add_argument(
         "cloud",
         choices=["eks", "gke"],
-        help="eks: zones, instance shapes and GPU vCPU quotas, asked of AWS; "
-        "gke: the zones that offer each pool's GPU and the regional GPU, preemptible GPU and CPU quotas, asked of the Compute API",
+        help="eks: zones, instance shapes, GPU vCPU quotas and the capacity reservations and blocks the ladders name, asked of AWS; "
+        "gke: the zones that offer each pool's GPU, the regional GPU, preemptible GPU and CPU quotas and the reservations the ladders name, "
+        "asked of the Compute API",
     )
     preflight.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     preflight.add_argument("--offline", action="store_true", help="gke: check the GPU zones against the shipped table only (no Google Cloud call, no quotas)")

@@ -5,6 +5,7 @@ since moto 5.2 implements Service Quotas for the vpc service only."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -253,3 +254,171 @@ def test_brought_subnets_need_the_load_balancer_role_tags(ec2: Any) -> None:
         f"error: eks.vpc.public_subnet_ids[ap-northeast-2c]: subnet {public_c} needs tag kubernetes.io/role/elb=1, by which the "
         "AWS Load Balancer Controller finds subnets for internet-facing load balancers (it has kubernetes.io/role/elb=0); tag it",
     ]
+
+
+# --- Reservations and capacity blocks a capacity ladder names (issue 38 item 3) ---------------------------
+#
+# moto 5.2 does not implement DescribeCapacityReservations: the tests answer it with botocore's Stubber, which
+# checks each recorded answer against botocore's EC2 service model, and moto answers every other EC2 call.
+
+BLOCK, ODCR = "cr-0b1c2d3e4f5a6b7c8", "cr-0123456789abcdef0"
+START, END = datetime(2026, 12, 1, 11, 30, tzinfo=UTC), datetime(2026, 12, 8, 11, 30, tzinfo=UTC)
+
+
+def described(
+    reservation: str,
+    *,
+    kind: str = "default",
+    state: str = "active",
+    zone: str = "ap-northeast-2a",
+    itype: str = "g5.xlarge",
+    available: int = 2,
+    total: int = 2,
+    **more: Any,
+) -> dict[str, Any]:
+    """One CapacityReservations entry as DescribeCapacityReservations answers (a capacity block: kind capacity-block, its window)."""
+    block = kind == "capacity-block"
+    entry = {
+        "CapacityReservationId": reservation,
+        "OwnerId": "123456789012",
+        "CapacityReservationArn": f"arn:aws:ec2:{REGION}:123456789012:capacity-reservation/{reservation}",
+        "AvailabilityZoneId": "apne2-az1",
+        "InstanceType": itype,
+        "InstancePlatform": "Linux/UNIX",
+        "AvailabilityZone": zone,
+        "Tenancy": "default",
+        "TotalInstanceCount": total,
+        "AvailableInstanceCount": available,
+        "EbsOptimized": True,
+        "EphemeralStorage": False,
+        "State": state,
+        "StartDate": START if block else datetime(2026, 11, 2, 8, 0, tzinfo=UTC),
+        "EndDateType": "limited" if block else "unlimited",
+        "InstanceMatchCriteria": "targeted",
+        "CreateDate": datetime(2026, 11, 2, 8, 0, tzinfo=UTC),
+        "ReservationType": kind,
+        **({"EndDate": END} if block else {}),
+        **more,
+    }
+    return entry
+
+
+def answer(ec2: Any, *answers: tuple[str, dict[str, Any] | None]) -> Any:
+    """``ec2`` (moto's) answers DescribeCapacityReservations for each id in turn from a Stubber: the entry, or
+    None for EC2's InvalidCapacityReservationId.NotFound."""
+    stubbed = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
+    stub = Stubber(stubbed)
+    for reservation, entry in answers:
+        params = {"CapacityReservationIds": [reservation]}
+        if entry is None:
+            message = f"The capacity reservation ID '{reservation}' does not exist"
+            stub.add_client_error("describe_capacity_reservations", "InvalidCapacityReservationId.NotFound", message, 400, expected_params=params)
+        else:
+            stub.add_response("describe_capacity_reservations", {"CapacityReservations": [entry]}, params)
+    stub.activate()
+    ec2.describe_capacity_reservations = stubbed.describe_capacity_reservations
+    return stub
+
+
+def laddered(ladder: list[dict[str, Any]], min_nodes: int = 1, itype: str = "g5.xlarge", zones: list[str] | None = None) -> StackConfig:
+    cls = gpu_class(name="a10", instance_types=[itype], max_nodes=4, min_nodes=min_nodes, capacity_ladder=ladder)
+    cls.pop("capacity", None)
+    return stack([cls], zones=zones or ["ap-northeast-2a", "ap-northeast-2c"])
+
+
+BLOCK_LADDER = [{"kind": "capacity_block", "reservation": BLOCK}, {"kind": "reservation", "reservation": ODCR}, {"kind": "spot"}, {"kind": "on_demand"}]
+BLOCK_KEY = f"class a10: eks_node_groups.classes[0].capacity_ladder[0].reservation {BLOCK}"
+ODCR_KEY = f"class a10: eks_node_groups.classes[0].capacity_ladder[1].reservation {ODCR}"
+PLENTY_G = {G_ON_DEMAND: 64, G_SPOT: 64}
+
+
+def reservation_lines(config: StackConfig, ec2: Any) -> list[str]:
+    return [x for x in lines(preflight_eks(config, REGION, ec2, quotas(PLENTY_G))) if "capacity_ladder" in x]
+
+
+def test_an_active_block_and_reservation_in_the_zones_with_room_pass(ec2: Any) -> None:
+    stub = answer(
+        ec2, (BLOCK, described(BLOCK, kind="capacity-block", available=1, total=1)), (ODCR, described(ODCR, zone="ap-northeast-2c", available=3, total=4))
+    )
+    assert reservation_lines(laddered(BLOCK_LADDER), ec2) == [
+        f"ok: {BLOCK_KEY}: capacity block active (from 2026-12-01T11:30Z until 2026-12-08T11:30Z), 1 of 1 g5.xlarge available in "
+        "ap-northeast-2a; the node groups consuming it keep 1 (a10-block 1)",
+        f"ok: {ODCR_KEY}: capacity reservation active (from 2026-11-02T08:00Z, no end date), 3 of 4 g5.xlarge available in "
+        "ap-northeast-2c; the node groups consuming it keep 0 (a10-reserved 0)",
+    ]
+    stub.assert_no_pending_responses()
+
+
+def test_fails_when_the_reservation_does_not_exist(ec2: Any) -> None:
+    answer(ec2, (BLOCK, described(BLOCK, kind="capacity-block")), (ODCR, None))
+    assert reservation_lines(laddered(BLOCK_LADDER), ec2)[1] == (
+        f"error: {ODCR_KEY}: EC2 knows no capacity reservation {ODCR} in this account and region (nor one shared with it): check the id"
+    )
+
+
+def test_fails_when_the_reservation_is_in_another_zone(ec2: Any) -> None:
+    answer(ec2, (BLOCK, described(BLOCK, kind="capacity-block", zone="ap-northeast-2b")), (ODCR, described(ODCR)))
+    assert reservation_lines(laddered(BLOCK_LADDER), ec2)[0] == (
+        f"error: {BLOCK_KEY}: it is in ap-northeast-2b, not in eks.zones (ap-northeast-2a, ap-northeast-2c): the node group's subnets cannot launch into it"
+    )
+
+
+def test_zones_looked_up_at_deploy_are_the_ones_checked(ec2: Any) -> None:
+    """No zones in the stack: EksCluster takes the first zone_count (3) zones that offer every type (g5.xlarge: 2a, 2c, 2d)."""
+    cls = gpu_class(
+        name="a10", instance_types=["g5.xlarge"], max_nodes=4, capacity_ladder=[{"kind": "reservation", "reservation": ODCR}, {"kind": "on_demand"}]
+    )
+    cls.pop("capacity", None)
+    answer(ec2, (ODCR, described(ODCR, zone="ap-northeast-2b")))
+    out = reservation_lines(stack([cls], zones=[]), ec2)
+    assert out == [
+        "error: class a10: eks_node_groups.classes[0].capacity_ladder[0].reservation cr-0123456789abcdef0: it is in ap-northeast-2b, not in "
+        "the zones looked up at deploy (ap-northeast-2a, ap-northeast-2c, ap-northeast-2d): the node group's subnets cannot launch into it"
+    ]
+
+
+def test_fails_when_too_few_instances_are_available_for_the_minimum(ec2: Any) -> None:
+    answer(ec2, (BLOCK, described(BLOCK, kind="capacity-block", available=1, total=2)), (ODCR, described(ODCR)))
+    assert reservation_lines(laddered(BLOCK_LADDER, min_nodes=2), ec2)[0] == (
+        f"error: {BLOCK_KEY}: 1 of 2 g5.xlarge available in ap-northeast-2a; the node groups consuming it keep 2 (a10-block 2): "
+        "lower their min_nodes or enlarge the capacity block"
+    )
+
+
+def test_fails_when_a_block_is_outside_its_window_or_the_kind_or_type_differs(ec2: Any) -> None:
+    """Scheduled (before its window) with a minimum to keep, expired, of another kind, or for another instance type."""
+    answer(
+        ec2,
+        (BLOCK, described(BLOCK, kind="capacity-block", state="scheduled")),
+        (ODCR, described(ODCR, kind="capacity-block", state="expired", itype="p5.48xlarge", Tenancy="dedicated")),
+    )
+    assert reservation_lines(laddered(BLOCK_LADDER), ec2) == [
+        f"error: {BLOCK_KEY}: it is scheduled (from 2026-12-01T11:30Z until 2026-12-08T11:30Z), not active: node group a10-block keeps "
+        "min_nodes 1, which cannot launch before it starts",
+        f"error: {ODCR_KEY}: it is a capacity block, not what a reservation rung consumes: make the rung kind capacity_block",
+        f"error: {ODCR_KEY}: it is expired (from 2026-12-01T11:30Z until 2026-12-08T11:30Z): only an active capacity block launches instances",
+        f"error: {ODCR_KEY}: it holds p5.48xlarge, not the class's g5.xlarge",
+        f"error: {ODCR_KEY}: it is for Linux/UNIX with dedicated tenancy; the node groups launch Linux/UNIX instances with default tenancy",
+    ]
+
+
+def test_a_scheduled_block_of_a_group_keeping_no_nodes_passes(ec2: Any) -> None:
+    """A fallback group keeps no nodes: a block that has not started yet is reported with its window, not refused."""
+    ladder = [{"kind": "spot"}, {"kind": "capacity_block", "reservation": BLOCK}]
+    answer(ec2, (BLOCK, described(BLOCK, kind="capacity-block", state="scheduled")))
+    assert reservation_lines(laddered(ladder), ec2) == [
+        f"ok: class a10: eks_node_groups.classes[0].capacity_ladder[1].reservation {BLOCK}: capacity block scheduled (from 2026-12-01T11:30Z "
+        "until 2026-12-08T11:30Z), 2 of 2 g5.xlarge available in ap-northeast-2a; the node groups consuming it keep 0 (a10-block 0)"
+    ]
+
+
+def test_a_refusal_to_describe_is_one_line_not_a_finding(ec2: Any) -> None:
+    from gpu_platform.infra.preflight import CloudError
+
+    stubbed = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
+    stub = Stubber(stubbed)
+    stub.add_client_error("describe_capacity_reservations", "UnauthorizedOperation", "You are not authorized to perform this operation.", 403)
+    stub.activate()
+    ec2.describe_capacity_reservations = stubbed.describe_capacity_reservations
+    with pytest.raises(CloudError, match=r"^AWS refused DescribeCapacityReservations in ap-northeast-2: UnauthorizedOperation: You are not authorized"):
+        preflight_eks(laddered(BLOCK_LADDER), REGION, ec2, quotas(PLENTY_G))

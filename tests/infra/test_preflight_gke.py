@@ -266,6 +266,17 @@ class FakeRegions:
         return Region(name=region, quotas=[Quota(metric=m, limit=limit, usage=usage) for m, (limit, usage) in self.quotas.items()])
 
 
+class FakeReservations:
+    """ReservationsClient.list(project=, zone=): the reservations held in each (project, zone)."""
+
+    def __init__(self, held: dict[tuple[str, str], list[Any]]) -> None:
+        self.held, self.asked = held, []
+
+    def list(self, *, project: str, zone: str) -> list[Any]:
+        self.asked.append((project, zone))
+        return self.held.get((project, zone), [])
+
+
 ZONES = {
     "us-central1-a": ["nvidia-tesla-a100", "nvidia-tesla-t4"],
     "us-central1-b": ["nvidia-tesla-t4"],
@@ -274,8 +285,10 @@ ZONES = {
 PLENTY = {"CPUS": (2400, 0), "NVIDIA_A100_GPUS": (64, 0), "PREEMPTIBLE_NVIDIA_A100_GPUS": (64, 0), "NVIDIA_T4_GPUS": (64, 0)}
 
 
-def clients(zones: dict[str, list[str]] = ZONES, quotas: dict[str, tuple[float, float]] = PLENTY) -> ComputeClients:
-    return ComputeClients(FakeAcceleratorTypes(zones), FakeRegions(quotas))
+def clients(
+    zones: dict[str, list[str]] = ZONES, quotas: dict[str, tuple[float, float]] = PLENTY, held: dict[tuple[str, str], list[Any]] | None = None
+) -> ComputeClients:
+    return ComputeClients(FakeAcceleratorTypes(zones), FakeRegions(quotas), FakeReservations(held or {}))
 
 
 def a100_stack(zones: list[str]) -> StackConfig:
@@ -350,11 +363,36 @@ LIBRARY_CHECK = textwrap.dedent("""
             return compute_v1.Region(name=region, quotas=[compute_v1.Quota(metric=m, limit=64, usage=0) for m in
                                      ("CPUS", "NVIDIA_A100_GPUS", "PREEMPTIBLE_NVIDIA_A100_GPUS")])
 
-    for finding in preflight_gke(config, "ml-platform", ComputeClients(Types(), Regions())):
+    class Reservations:
+        def list(self, *, project, zone):
+            return []
+
+    for finding in preflight_gke(config, "ml-platform", ComputeClients(Types(), Regions(), Reservations())):
         print(finding)
+    # A reservation rung, answered with the library's Reservation messages: one shared to this project, one not.
+    ladder = [{"kind": "reservation", "reservation": "projects/ml-capacity/reservations/a100-pool"}, {"kind": "on_demand"}]
+    pool = {k: v for k, v in a100_pool(node_locations=["us-central1-a", "us-central1-c"]).items() if k != "capacity"}
+    data = {**stack(node_locations=["us-central1-a", "us-central1-c"], gpu_pools=[{**pool, "capacity_ladder": ladder}]),
+            "monitoring": {"enabled": False}}
+    laddered = StackConfig.model_validate(data)
+
+    class Reserved:
+        def list(self, *, project, zone):
+            shared = compute_v1.ShareSettings(share_type="SPECIFIC_PROJECTS",
+                                              project_map={"ml-platform": compute_v1.ShareSettingsProjectConfig(project_id="ml-platform")})
+            props = compute_v1.AllocationSpecificSKUAllocationReservedInstanceProperties(machine_type="a2-highgpu-1g")
+            return [compute_v1.Reservation(
+                name="a100-pool", zone=zone, status="READY",
+                specific_reservation=compute_v1.AllocationSpecificSKUReservation(count=2, in_use_count=1, instance_properties=props),
+                share_settings=shared if zone == "us-central1-a" else None,
+            )] if zone in ("us-central1-a", "us-central1-c") else []
+
+    for finding in preflight_gke(laddered, "ml-platform", ComputeClients(Types(), Regions(), Reserved())):
+        if "a100-pool" in str(finding):
+            print(finding)
     for error in (exceptions.Forbidden("Required 'compute.acceleratorTypes.list' permission"), DefaultCredentialsError("no ADC")):
         try:
-            preflight_gke(config, "ml-platform", ComputeClients(Types(error), Regions()))
+            preflight_gke(config, "ml-platform", ComputeClients(Types(error), Regions(), Reservations()))
         except CloudError as exc:
             print("refused:", exc)
 """)
@@ -372,6 +410,13 @@ def test_the_library_s_own_types_and_errors() -> None:
     out = done.stdout.splitlines()
     assert "ok: pool a100: nvidia-tesla-a100 is offered in us-central1-a by the Compute API" in out
     assert "ok: quota PREEMPTIBLE_NVIDIA_A100_GPUS in us-central1 is 64 (0 in use); the node pools need at most 8" in out
+    key = "pool a100: gke.gpu_pools[0].capacity_ladder[0].reservation projects/ml-capacity/reservations/a100-pool"
+    assert [x for x in out if "a100-pool" in x] == [
+        f"ok: {key}: reservation a100-pool of project ml-capacity in us-central1-a: READY, a2-highgpu-1g with 1x nvidia-tesla-a100, "
+        "1 of 2 free (1 in use); the node pools create 0 there (a100-reserved 0)",
+        f"error: {key}: reservation a100-pool of project ml-capacity in us-central1-c: it is not shared with project ml-platform "
+        "(share type LOCAL): share it with ml-platform",
+    ]
     assert out[-2:] == [
         "refused: Google Cloud refused a Compute API call in us-central1: 403 Required 'compute.acceleratorTypes.list' permission",
         "refused: cannot ask Google Cloud: no credentials (gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS)",
@@ -393,3 +438,260 @@ def test_the_command_offline_prints_each_finding_and_exits_by_them(capsys: pytes
     out = capsys.readouterr().out.splitlines()
     assert "ok: pool a100x8: nvidia-tesla-a100 is offered in us-central1-c by the shipped data (2026-11)" in out
     assert out[-1] == f"{len(out) - 1} checks, 0 would fail a deploy (offline: the shipped GPU zone table, no quotas)"
+
+
+# --- Reservations a capacity ladder names (issue 38 item 3) --------------------------------------------
+
+
+@dataclass
+class AcceleratorConfig:
+    """compute_v1.AcceleratorConfig."""
+
+    accelerator_type: str
+    accelerator_count: int
+
+
+@dataclass
+class InstanceProperties:
+    """compute_v1.AllocationSpecificSKUAllocationReservedInstanceProperties (the fields preflight reads)."""
+
+    machine_type: str = ""
+    guest_accelerators: list[AcceleratorConfig] = field(default_factory=list)
+
+
+@dataclass
+class SpecificReservation:
+    """compute_v1.AllocationSpecificSKUReservation."""
+
+    count: int
+    in_use_count: int
+    instance_properties: InstanceProperties | None
+    source_instance_template: str = ""
+
+
+@dataclass
+class ShareSettings:
+    """compute_v1.ShareSettings: share_type LOCAL, SPECIFIC_PROJECTS or ORGANIZATION; project_map by project id."""
+
+    share_type: str
+    project_map: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Reservation:
+    """compute_v1.Reservation (the fields preflight reads)."""
+
+    name: str
+    zone: str
+    status: str
+    specific_reservation: SpecificReservation
+    share_settings: ShareSettings | None = None
+
+
+def reserved(name: str, zone: str, count: int = 4, in_use: int = 0, machine: str = "a2-highgpu-1g", status: str = "READY", **more: Any) -> Reservation:
+    """A reservation of ``count`` VMs of ``machine`` in ``zone`` (A2 machines fix their GPUs, so none are listed)."""
+    return Reservation(name, zone, status, SpecificReservation(count, in_use, InstanceProperties(machine)), **more)
+
+
+LADDER = [
+    {"kind": "reservation", "reservation": "a100-training"},
+    {"kind": "flex_start", "max_run_duration": "24h"},
+    {"kind": "spot"},
+    {"kind": "on_demand"},
+]
+A100_ZONES = ["us-central1-a", "us-central1-c"]
+
+
+def ladder_stack(ladder: list[dict[str, Any]] = LADDER, zones: list[str] | None = A100_ZONES, min_nodes: int = 2) -> StackConfig:
+    pool = {k: v for k, v in a100_pool(node_locations=zones).items() if k != "capacity" and (zones or k != "node_locations")}
+    pool.update(capacity_ladder=ladder, autoscaling={"scope": "total", "min_nodes": min_nodes, "max_nodes": 8})
+    return config(node_locations=A100_ZONES, gpu_pools=[pool])
+
+
+KEY = "pool a100: gke.gpu_pools[0].capacity_ladder[0].reservation a100-training"
+
+
+def online(cfg: StackConfig, held: dict[tuple[str, str], list[Any]]) -> list[str]:
+    return lines(preflight_gke(cfg, "ml-platform", clients(held=held)))
+
+
+def test_a_reservation_in_every_zone_with_room_for_the_minimum_passes() -> None:
+    """min_nodes 2 in total over two zones: GKE creates one node per zone with the reserved node pool."""
+    asked = clients(held={("ml-platform", z): [reserved("a100-training", z, count=4, in_use=3)] for z in A100_ZONES})
+    out = lines(preflight_gke(ladder_stack(), "ml-platform", asked))
+    assert [x for x in out if "a100-training" in x] == [
+        f"ok: {KEY}: reservation a100-training in {z}: READY, a2-highgpu-1g with 1x nvidia-tesla-a100, 1 of 4 free (3 in use); "
+        "the node pools create 1 there (a100-reserved 1)"
+        for z in A100_ZONES
+    ]
+    assert not any(x.startswith("error") for x in out), out
+    # Every zone of the region is listed, so a refusal can name where the reservation is.
+    assert sorted(asked.reservations.asked) == [("ml-platform", f"us-central1-{z}") for z in "abcf"]
+
+
+def test_fails_when_the_reservation_does_not_exist() -> None:
+    (line,) = [x for x in online(ladder_stack(), {}) if "a100-training" in x]
+    assert line == (
+        f"error: {KEY}: no reservation a100-training in us-central1-a, us-central1-c (no zone of us-central1 has it): node pool "
+        "a100-reserved consumes it only in its own zones and cannot create nodes there; set the pool's "
+        "node_locations to zones it is in, or reserve in those zones"
+    )
+
+
+def test_fails_when_the_reservation_is_in_another_zone() -> None:
+    held = {
+        ("ml-platform", "us-central1-a"): [reserved("a100-training", "us-central1-a")],
+        ("ml-platform", "us-central1-b"): [reserved("a100-training", "us-central1-b")],
+    }
+    out = [x for x in online(ladder_stack(), held) if "a100-training" in x]
+    assert out[0] == (
+        f"error: {KEY}: no reservation a100-training in us-central1-c (it is in us-central1-a, us-central1-b): node pool "
+        "a100-reserved consumes it only in its own zones and cannot create nodes there; set the pool's "
+        "node_locations to zones it is in, or reserve in those zones"
+    )
+    assert out[1].startswith(f"ok: {KEY}: reservation a100-training in us-central1-a: READY")
+
+
+def test_fails_when_gke_may_pick_a_zone_without_the_reservation() -> None:
+    """A pool without node_locations in a regional cluster without them: GKE picks among the region's zones."""
+    data = {**stack(gpu_pools=[{k: v for k, v in a100_pool().items() if k != "capacity"} | {"capacity_ladder": LADDER}]), "monitoring": {"enabled": False}}
+    del data["gke"]["node_locations"]
+    held = {("ml-platform", z): [reserved("a100-training", z)] for z in A100_ZONES}
+    (line, *_) = [x for x in online(StackConfig.model_validate(data), held) if "a100-training" in x]
+    assert line.startswith(f"error: {KEY}: no reservation a100-training in us-central1-b, us-central1-f (it is in us-central1-a, us-central1-c)")
+    assert line.endswith("GKE may pick any zone of us-central1: set node_locations to the zones it is in")
+
+
+def test_fails_when_too_few_instances_are_free_for_the_minimum() -> None:
+    """min_nodes 4 in total over two zones: two nodes per zone at creation; zone c's reservation has one free."""
+    held = {
+        ("ml-platform", "us-central1-a"): [reserved("a100-training", "us-central1-a")],
+        ("ml-platform", "us-central1-c"): [reserved("a100-training", "us-central1-c", 4, 3)],
+    }
+    out = [x for x in online(ladder_stack(min_nodes=4), held) if "a100-training" in x]
+    assert out == [
+        f"ok: {KEY}: reservation a100-training in us-central1-a: READY, a2-highgpu-1g with 1x nvidia-tesla-a100, 4 of 4 free (0 in use); "
+        "the node pools create 2 there (a100-reserved 2)",
+        f"error: {KEY}: reservation a100-training in us-central1-c has 1 of 4 free (3 in use); the node pools consuming it create 2 "
+        "there at once (a100-reserved 2): lower their minimum or enlarge the reservation",
+    ]
+
+
+def test_fails_when_the_reservation_holds_another_machine_or_gpu_or_is_not_ready() -> None:
+    held = {
+        ("ml-platform", "us-central1-a"): [reserved("a100-training", "us-central1-a", machine="a2-highgpu-2g", status="CREATING")],
+        ("ml-platform", "us-central1-c"): [
+            Reservation(
+                "a100-training",
+                "us-central1-c",
+                "READY",
+                SpecificReservation(4, 0, InstanceProperties("a2-highgpu-1g", [AcceleratorConfig("nvidia-a100-80gb", 1)])),
+            )
+        ],
+    }
+    out = [x for x in online(ladder_stack(), held) if "a100-training" in x]
+    assert out == [
+        f"error: {KEY}: reservation a100-training in us-central1-a: its status is CREATING, not READY; it reserves a2-highgpu-2g, not the pool's a2-highgpu-1g",
+        f"error: {KEY}: reservation a100-training in us-central1-c: it reserves 1x nvidia-a100-80gb per VM, not the pool's 1x nvidia-tesla-a100",
+    ]
+
+
+def test_an_n1_reservation_must_list_the_pool_s_gpus() -> None:
+    """N1 machines attach GPUs as guest accelerators: a reservation of bare n1-standard-4 VMs holds no T4."""
+    t4 = {"name": "t4", "machine_type": "n1-standard-4", "accelerator_type": "nvidia-tesla-t4", "accelerator_count": 2}
+    t4 |= {"capacity_ladder": [{"kind": "reservation", "reservation": "t4-res"}, {"kind": "on_demand"}]}
+    t4 |= {"autoscaling": {"scope": "per_zone", "min_nodes": 1, "max_nodes": 4}}
+    cfg = config(gpu_pools=[t4])  # zones b and c
+    bare = {("ml-platform", z): [reserved("t4-res", z, machine="n1-standard-4")] for z in ("us-central1-b", "us-central1-c")}
+    out = [x for x in online(cfg, bare) if "t4-res" in x]
+    assert out[0] == (
+        "error: pool t4: gke.gpu_pools[0].capacity_ladder[0].reservation t4-res: reservation t4-res in us-central1-b: it reserves no GPUs, "
+        "not the pool's 2x nvidia-tesla-t4 (N1 machines attach them)"
+    )
+    listed = {
+        ("ml-platform", z): [
+            Reservation("t4-res", z, "READY", SpecificReservation(2, 0, InstanceProperties("n1-standard-4", [AcceleratorConfig("nvidia-tesla-t4", 2)])))
+        ]
+        for z in ("us-central1-b", "us-central1-c")
+    }
+    assert [x.split(":")[0] for x in online(cfg, listed) if "t4-res" in x] == ["ok", "ok"]
+
+
+def test_two_pools_on_one_reservation_need_room_for_both() -> None:
+    """Per-zone minimums of 1 and 2 on one reservation: 3 per zone at creation; told once per zone."""
+    second = {k: v for k, v in a100_pool(name="a100b").items() if k != "capacity"}
+    second |= {"capacity_ladder": LADDER, "autoscaling": {"scope": "per_zone", "min_nodes": 2, "max_nodes": 4}}
+    first = {k: v for k, v in a100_pool().items() if k != "capacity"} | {
+        "capacity_ladder": LADDER,
+        "autoscaling": {"scope": "per_zone", "min_nodes": 1, "max_nodes": 4},
+    }
+    cfg = config(node_locations=A100_ZONES, gpu_pools=[first, second])
+    held = {("ml-platform", z): [reserved("a100-training", z, count=3, in_use=1)] for z in A100_ZONES}
+    out = [x for x in online(cfg, held) if "a100-training" in x]
+    assert out == [
+        f"error: {KEY}: reservation a100-training in {z} has 2 of 3 free (1 in use); the node pools consuming it create 3 "
+        "there at once (a100-reserved 1 + a100b-reserved 2): lower their minimum or enlarge the reservation"
+        for z in A100_ZONES
+    ]
+
+
+def test_a_shared_reservation_is_looked_up_in_its_project_and_must_be_shared() -> None:
+    shared = [{"kind": "reservation", "reservation": "projects/ml-capacity/reservations/a100-pool"}, {"kind": "on_demand"}]
+    key = "pool a100: gke.gpu_pools[0].capacity_ladder[0].reservation projects/ml-capacity/reservations/a100-pool"
+    to_us = ShareSettings("SPECIFIC_PROJECTS", {"ml-platform": {"project_id": "ml-platform"}})
+    held = {("ml-capacity", z): [reserved("a100-pool", z, share_settings=to_us)] for z in A100_ZONES}
+    asked = clients(held=held)
+    out = [x for x in lines(preflight_gke(ladder_stack(shared), "ml-platform", asked)) if "a100-pool" in x]
+    assert out[0] == (
+        f"ok: {key}: reservation a100-pool of project ml-capacity in us-central1-a: READY, a2-highgpu-1g with 1x nvidia-tesla-a100, "
+        "4 of 4 free (0 in use); the node pools create 1 there (a100-reserved 1)"
+    )
+    assert {p for p, _ in asked.reservations.asked} == {"ml-capacity"}
+    local = {("ml-capacity", z): [reserved("a100-pool", z, share_settings=ShareSettings("LOCAL"))] for z in A100_ZONES}
+    out = [x for x in online(ladder_stack(shared), local) if "a100-pool" in x]
+    assert out[0] == (
+        f"error: {key}: reservation a100-pool of project ml-capacity in us-central1-a: it is not shared with project ml-platform "
+        "(share type LOCAL): share it with ml-platform"
+    )
+
+
+def test_offline_says_each_named_reservation_is_unchecked() -> None:
+    out = [x for x in lines(preflight_gke(ladder_stack(), None, None)) if "a100-training" in x]
+    assert out == [
+        f"ok: {KEY}: not checked offline (that it is in us-central1-a, us-central1-c and holds a2-highgpu-1g with 1x nvidia-tesla-a100, "
+        "1 free per zone); run preflight gke online"
+    ]
+    # A reservation rung without a name takes any matching reservation, else on-demand: nothing to look up.
+    anyone = [{"kind": "spot"}, {"kind": "reservation"}]
+    assert not [x for x in lines(preflight_gke(ladder_stack(anyone), "ml-platform", clients())) if "reservation" in x]
+
+
+def test_the_command_offline_says_the_ladder_s_reservation_is_unchecked(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from gpu_platform.infra.cli import main
+    from tests.infra.test_cli import project_with_stack
+
+    pool = {k: v for k, v in a100_pool().items() if k != "capacity"} | {"capacity_ladder": LADDER}
+
+    def add(config: dict[str, Any]) -> None:
+        config["gpu-platform:gke"]["gpu_pools"].append(pool)
+
+    project = project_with_stack(tmp_path, "ladder", add)
+    assert main(["preflight", "gke", "ladder", "--offline", "--project-dir", str(project)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        "ok: pool a100: gke.gpu_pools[1].capacity_ladder[0].reservation a100-training: not checked offline (that it is in us-central1-b, "
+        "us-central1-c and holds a2-highgpu-1g with 1x nvidia-tesla-a100); run preflight gke online"
+    ) in out
+
+
+def test_a_reservation_made_from_an_instance_template_is_said_to_be_unchecked_for_its_shape() -> None:
+    """A reservation made from an instance template lists no instance properties: its machine and GPUs are not judged, its room is."""
+    template = "projects/ml-platform/global/instanceTemplates/a100-vm"
+    held = {
+        ("ml-platform", z): [Reservation("a100-training", z, "READY", SpecificReservation(2, 0, None, source_instance_template=template))] for z in A100_ZONES
+    }
+    out = [x for x in online(ladder_stack(), held) if "a100-training" in x]
+    assert out[0] == (
+        f"ok: {KEY}: reservation a100-training in us-central1-a: READY, made from {template} (machine and GPUs not checked), "
+        "2 of 2 free (0 in use); the node pools create 1 there (a100-reserved 1)"
+    )
