@@ -36,6 +36,7 @@ __all__ = [
     "MachineShapeArgs",
     "NodePoolShape",
     "PoolPlacement",
+    "RungNodes",
     "Taint",
     "TaintEffect",
 ]
@@ -281,6 +282,18 @@ class PoolPlacement:
 
 
 @dataclass(frozen=True)
+class RungNodes:
+    """One rung of a pool's capacity ladder as its nodes are: the node pool (GKE) or node group (EKS) that buys it."""
+
+    rung: CapacityRung
+    """The rung its nodes buy."""
+    node_selector: dict[str, str]
+    """The node labels that select this rung's nodes and no other rung's (GKE: the node pool's name label)."""
+    max_nodes: int
+    """Most nodes of this rung, over all of the pool's zones."""
+
+
+@dataclass(frozen=True)
 class NodePoolShape:
     """One configured pool as the workloads on it see it, the same on GKE and EKS.
 
@@ -343,6 +356,9 @@ class NodePoolShape:
     ladder: tuple[CapacityRung, ...] = ()
     """The pool's capacity ladder when the stack states one (GKE's capacity_ladder); empty when the pool names a
     capacity strategy. ``rungs`` reads either."""
+    rung_nodes: tuple[RungNodes, ...] = ()
+    """Each rung's nodes, in the ladder's order, when the pool has more than one rung (its node pools or node groups:
+    what selects them, how many at most); empty for a pool of one rung."""
 
     def __post_init__(self) -> None:
         # A role given as its value ("gpu") is the enum member, so `shape.role is PoolRole.GPU` holds.
@@ -436,6 +452,7 @@ class NodePoolShape:
         region: str | None = None,
         queued_provisioning: bool = False,
         ladder: Sequence[CapacityRung] = (),
+        rung_nodes: Sequence[RungNodes] = (),
     ) -> NodePoolShape:
         """The one builder of a pool's shape, on GKE and EKS alike (gke_plan and eks_plan call it): ``groups``
         are the (min, max) node totals of the pool's node pools or node groups as the plan counted them
@@ -467,6 +484,7 @@ class NodePoolShape:
             region=region,
             queued_provisioning=queued_provisioning,
             ladder=tuple(ladder),
+            rung_nodes=tuple(rung_nodes),
         )
 
     def in_zones(self, zones: Sequence[str] | None, zone_count: int, region: str | None) -> NodePoolShape:
