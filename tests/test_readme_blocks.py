@@ -177,10 +177,14 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("docs/clouds/gke-capacity-ladders.md", "priorities:"): "test_the_ladder_compute_class_is_the_spec_shown",
     ("docs/clouds/gke-capacity-ladders.md", "example:gke-ladder-refused"): "test_the_refused_pools_print_the_lines_shown",
     ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder"): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack",
+    (
+        "docs/clouds/gke-capacity-ladders.md",
+        "example:eks-ladder-reserved",
+    ): "test_the_stack_config_snippets_are_valid_in_a_shipped_stack (rendered in order by tests/components/eks/test_ladders.py)",
     ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder-refused"): "test_the_refused_eks_class_prints_the_lines_shown",
     (
         "docs/clouds/gke-capacity-ladders.md",
-        'gpu-platform:eks_node_groups.classes[0].capacity_ladder[0].kind: flex_start is offered on GKE only (Dynamic Workload Scheduler); on EKS use spot, on_demand or spot -> on_demand (got "flex_start")',
+        'gpu-platform:eks_node_groups.classes[0].capacity_ladder[0].kind: flex_start is offered on GKE only (Dynamic Workload Scheduler); on EKS use reservation, capacity_block, spot or on_demand (got "flex_start")',
     ): "test_the_refused_eks_class_prints_the_lines_shown",
     (
         "docs/clouds/gke-capacity-ladders.md",
@@ -405,6 +409,7 @@ def _merge(base: Any, patch: Any) -> Any:
         ("docs/clouds/gke-dws.md", "example:gke-dws", "dev-gke", ""),
         ("docs/clouds/gke-capacity-ladders.md", "example:gke-ladder", "dev-gke", ""),
         ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder", "dev-eks", ""),
+        ("docs/clouds/gke-capacity-ladders.md", "example:eks-ladder-reserved", "dev-eks", ""),
         ("docs/reference/catalog.md", "gpu_pools:", "dev-gke", "gpu-platform:gke"),
         ("docs/reference/catalog.md", "classes:", "dev-eks", "gpu-platform:eks_node_groups"),
     ],
@@ -487,7 +492,7 @@ def test_the_refused_eks_class_prints_the_lines_shown() -> None:
         stack_config_from({**config, **merged}, secret, "dev-eks")
     lines = block(
         doc,
-        'gpu-platform:eks_node_groups.classes[0].capacity_ladder[0].kind: flex_start is offered on GKE only (Dynamic Workload Scheduler); on EKS use spot, on_demand or spot -> on_demand (got "flex_start")',
+        'gpu-platform:eks_node_groups.classes[0].capacity_ladder[0].kind: flex_start is offered on GKE only (Dynamic Workload Scheduler); on EKS use reservation, capacity_block, spot or on_demand (got "flex_start")',
     ).splitlines()
     assert info.value.lines == lines and len(lines) == 2
 

@@ -12,6 +12,7 @@ from enum import StrEnum
 __all__ = [
     "AWS_ACCELERATOR_LABEL",
     "CAPACITY_LABEL",
+    "CAPACITY_RESERVATION_ID_LABEL",
     "CLASS_LABEL",
     "COMPUTE_CLASS_LABEL",
     "DATASET_LABEL",
@@ -145,6 +146,9 @@ NodePoolShape.gpus_per_node): its nvidia.com/gpu limit counts a shared GPU once 
 GPU budget counts physical GPUs, as it does for GKE node pools and EKS node groups."""
 KARPENTER_CAPACITY_LABEL = "karpenter.sh/capacity-type"
 """Karpenter's capacity type requirement and node label: spot, on-demand (or reserved)."""
+CAPACITY_RESERVATION_ID_LABEL = "karpenter.k8s.aws/capacity-reservation-id"
+"""Karpenter's node label and NodePool requirement key: the id of the capacity reservation (or capacity block) a
+reserved node runs in."""
 KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"
 """The AWS tag (value: the cluster name) by which EC2NodeClasses select subnets and security groups."""
 NODE_COST_LABELS = (

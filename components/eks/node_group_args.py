@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from enum import StrEnum
 from typing import Annotated, Any
@@ -34,7 +35,14 @@ from gpu_platform.components.eks.plan import (
 )
 from gpu_platform.components.karpenter.args import KarpenterSettings, Provisioner
 from gpu_platform.components.karpenter.plan import provisioner_problems
-from gpu_platform.components.pools.ladders import CapacityRung, eks_ladder_problems, ladder_text, strategy_of
+from gpu_platform.components.pools.ladders import (
+    CapacityRung,
+    RungKind,
+    eks_ladder_problems,
+    ladder_text,
+    named_ladder,
+    strategy_of,
+)
 from gpu_platform.components.pools.shapes import (
     GPU_TAINT,
     CapacityStrategy,
@@ -124,12 +132,12 @@ EksClassTaints = Annotated[list[Taint], pool_taints(GPU_TAINT.key)]
 
 
 class GpuClassArgs(BaseModel):
-    """A GPU class: instance types of one shape, bought as spot, on-demand or spot then on-demand."""
+    """A GPU class: instance types of one shape, bought rung by rung of its capacity ladder (spot, on-demand, reservations, capacity blocks)."""
 
     model_config = ARGS_CONFIG
 
     name: str = Field(min_length=1, max_length=30)
-    """Class name; node groups are <name>-spot and <name>-on-demand. Required."""
+    """Class name; node groups (and NodePools) are <name>-<rung>: <name>-spot, <name>-on-demand, <name>-reserved, <name>-block. Required."""
     instance_types: list[str] = Field(min_length=1, max_length=20)
     """GPU instance types, all of one shape (vCPUs, memory, GPU model and count). Required."""
     shape: MachineShapeArgs | None = None
@@ -137,13 +145,13 @@ class GpuClassArgs(BaseModel):
     max_nodes: Int = Field(ge=1, le=1000)
     """Most nodes of each node group of the class; bounds the spend. Required."""
     min_nodes: Int = Field(default=0, ge=0, le=1000)
-    """Fewest nodes of the first node group (0 scales to zero when idle; the on-demand fallback always keeps 0). Default: 0."""
+    """Fewest nodes of the first node group (0 scales to zero when idle; every fallback group always keeps 0). Default: 0."""
     fallback_max_nodes: Int | None = Field(default=None, ge=1, le=1000)
-    """spot_then_on_demand only: most on-demand fallback nodes. Default: none (max_nodes)."""
+    """spot_then_on_demand, or a capacity_ladder of more than one rung: most nodes of each fallback group (every rung after the first). Default: none (max_nodes)."""
     capacity: CapacityStrategy = CapacityStrategy.SPOT_THEN_ON_DEMAND
     """on_demand, spot, or spot_then_on_demand (a spot group first, an on-demand twin as fallback). Default: spot_then_on_demand."""
     capacity_ladder: list[CapacityRung] | None = Field(default=None, min_length=1, max_length=6)
-    """The class's capacity as an ordered ladder of rungs, in place of capacity. On EKS today: [spot], [on_demand] or [spot, on_demand], planned exactly as the capacity they name; flex_start (GKE only), reservation and capacity_block rungs are refused (see the capacity ladders guide). Default: none (the ladder capacity names)."""
+    """The class's capacity as an ordered ladder of rungs, in place of capacity: reservation (an On-Demand Capacity Reservation's id cr-..., or none for any open one, which ends the ladder), capacity_block (its reservation id), spot and on_demand, in any order; one node group (or NodePool) per rung, tried in the ladder's order. flex_start is GKE's and is refused. A ladder a capacity names ([spot, on_demand]) plans exactly as that capacity (see the capacity ladders guide). Default: none (the ladder capacity names)."""
     role: ClassRole = ClassRole.GPU
     """gpu, or scheduler (labelled dedicated=scheduler for Dask schedulers). Default: gpu."""
     ami_type: AmiType = AmiType.AL2023_x86_64_NVIDIA
@@ -193,12 +201,12 @@ class GpuClassArgs(BaseModel):
     @model_validator(mode="after")
     def _bounds(self) -> GpuClassArgs:
         check_min_max(self, "min_nodes", "max_nodes")
-        if self.fallback_max_nodes is not None and self.strategy is not CapacityStrategy.SPOT_THEN_ON_DEMAND:
+        if self.fallback_max_nodes is not None and len(self.ladder) < 2:
             got = f"capacity {self.capacity.value}" if self.capacity_ladder is None else f"capacity_ladder {ladder_text(self.capacity_ladder)}"
             raise field_error(
                 "GpuClassArgs",
                 "fallback_max_nodes",
-                f"fallback_max_nodes applies to capacity spot_then_on_demand only (got {got})",
+                f"fallback_max_nodes applies to capacity spot_then_on_demand or a capacity_ladder of more than one rung only (got {got})",
                 self.fallback_max_nodes,
             )
         return self
@@ -221,9 +229,15 @@ class GpuClassArgs(BaseModel):
         return self
 
     @property
+    def ladder(self) -> tuple[CapacityRung, ...]:
+        """The rungs the class buys, in order: capacity_ladder, or the ladder capacity names (ladders.named_ladder), so a
+        named ladder plans byte for byte as its capacity."""
+        return tuple(self.capacity_ladder) if self.capacity_ladder is not None else named_ladder(self.capacity)
+
+    @property
     def strategy(self) -> CapacityStrategy:
-        """The capacity strategy the class is planned by: capacity, or the one its capacity_ladder names (an EKS ladder
-        is refused unless it is a named ladder, so the plan is the named strategy's, byte for byte)."""
+        """The capacity strategy nearest the class's ladder, for readers that know only strategies: capacity, or the
+        one its capacity_ladder names (ladders.strategy_of)."""
         return self.capacity if self.capacity_ladder is None else strategy_of(self.capacity_ladder)
 
     @property
@@ -252,12 +266,13 @@ class GpuClassArgs(BaseModel):
         """The class as workloads see it (eks_plan.class_shape), planned once for these Args."""
         return class_shape(self)
 
-    def node_labels(self, capacity: CapacityType) -> dict[str, str]:
-        """Labels every node of one of the class's groups carries, generated (never copied between groups)."""
+    def node_labels(self, capacity: str) -> dict[str, str]:
+        """Labels every node of one of the class's groups carries, generated (never copied between groups); ``capacity``:
+        the group's capacity label value (NodeGroupPlan.capacity_label: spot, on-demand, reserved, capacity-block)."""
         labels = {
             POOL_ROLE_LABEL: self.role.value,
             CLASS_LABEL: self.name,
-            CAPACITY_LABEL: capacity.value,
+            CAPACITY_LABEL: capacity,
             ACCELERATOR_LABEL: self.instance_shape.accelerator_label or "",
             **self.labels,
         }
@@ -544,19 +559,29 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
                         f"pattern {pattern!r} matches no node group ({', '.join(every)})",
                         pattern,
                     )
-        if not expander.allow_on_demand_above_spot:
-            for cls in self.classes:
-                groups = cls.node_groups()
-                if len(groups) == 2:
-                    spot, od = (expander.priority_of(example_asg_name(g.name)) or 0 for g in groups)
-                    if od >= spot:
-                        raise field_error(
-                            model,
-                            ("priority_expander", "tiers"),
-                            f"on-demand group {groups[1].name} has priority {od}, not below its spot twin {groups[0].name} "
-                            f"({spot}); rank spot higher or set allow_on_demand_above_spot",
-                            od,
-                        )
+        for cls in self.classes:
+            groups = cls.node_groups()
+            for earlier, later in itertools.pairwise(groups):
+                first, then = (expander.priority_of(example_asg_name(g.name)) or 0 for g in (earlier, later))
+                if then < first:
+                    continue
+                if earlier.rung.kind is RungKind.SPOT and later.rung.kind is RungKind.ON_DEMAND:
+                    if expander.allow_on_demand_above_spot:
+                        continue
+                    raise field_error(
+                        model,
+                        ("priority_expander", "tiers"),
+                        f"on-demand group {later.name} has priority {then}, not below its spot twin {earlier.name} "
+                        f"({first}); rank spot higher or set allow_on_demand_above_spot",
+                        then,
+                    )
+                raise field_error(
+                    model,
+                    ("priority_expander", "tiers"),
+                    f"group {later.name} (rung {later.rung}) has priority {then}, not below {earlier.name} (rung {earlier.rung}, "
+                    f"{first}), which comes before it in class {cls.name}'s capacity_ladder; rank the groups in the ladder's order",
+                    then,
+                )
         # Spot groups sharing a priority: the autoscaler picks among them and, when spot runs out
         # in each, can cycle between them without ever reaching on-demand (FACTS: give each its own).
         spot_by_priority: dict[int, list[str]] = {}

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
+import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpu_platform.components.core.kube import helm_release
 from gpu_platform.components.core.labels import (
+    CLASS_LABEL,
     EKS_CAPACITY_LABEL,
     EKS_NODEGROUP_LABEL,
     GPU_RESOURCE,
@@ -25,11 +27,13 @@ from gpu_platform.components.eks.node_group_args import (
     SpotFailoverEksNodeGroupsArgs,
     autoscaler_image,
 )
-from gpu_platform.components.pools.shapes import CapacityType
+from gpu_platform.components.eks.plan import NodeGroupPlan
+from gpu_platform.components.pools.ladders import RungKind
 from gpu_platform.components.pools.sharing import GpuSharing, GpuSharingStrategy
 
 __all__ = [
     "asg_tags",
+    "launch_template_args",
     "autoscaler_iam_policy",
     "autoscaler_values",
     "device_plugin_daemonset",
@@ -38,16 +42,16 @@ __all__ = [
 ]
 
 
-def asg_tags(cls: GpuClassArgs, capacity: CapacityType, node_group: str, cluster_name: str) -> dict[str, str]:
+def asg_tags(cls: GpuClassArgs, group: NodeGroupPlan, cluster_name: str) -> dict[str, str]:
     """The ASG tags the autoscaler needs to discover a group and build its node template while it has no nodes."""
     tags = {
         "k8s.io/cluster-autoscaler/enabled": "true",
         f"k8s.io/cluster-autoscaler/{cluster_name}": "owned",
     }
     labels = {
-        **cls.node_labels(capacity),
-        EKS_CAPACITY_LABEL: "SPOT" if capacity is CapacityType.SPOT else "ON_DEMAND",
-        EKS_NODEGROUP_LABEL: node_group,
+        **cls.node_labels(group.capacity_label),
+        EKS_CAPACITY_LABEL: group.eks_capacity_type,
+        EKS_NODEGROUP_LABEL: group.name,
     }
     for key, value in labels.items():
         tags[f"{NODE_TEMPLATE_PREFIX}/label/{key}"] = value
@@ -56,6 +60,42 @@ def asg_tags(cls: GpuClassArgs, capacity: CapacityType, node_group: str, cluster
     tags[GPU_TEMPLATE_TAG] = str(cls.advertised_gpus)  # shared GPUs counted, so scale-from-zero fits them
     tags[f"{NODE_TEMPLATE_PREFIX}/resources/ephemeral-storage"] = f"{cls.disk_size_gib}Gi"
     return tags
+
+
+def launch_template_args(cls: GpuClassArgs, group: NodeGroupPlan) -> aws.ec2.LaunchTemplateArgs:
+    """The launch template of a reservation or capacity block rung's managed node group (NodeGroupPlan.
+    needs_launch_template): its capacity reservation specification (the named reservation as target, launching
+    into it only, so a full reservation fails the launch; or any open one, else on-demand capacity), a capacity block's market type (capacity-block) and its one instance type (EKS's "Create a managed node
+    group with Capacity Blocks for ML"), and the root volume, which a group launched from a template takes from the
+    template instead of disk_size (Bottlerocket keeps images on its data volume /dev/xvdb, the others on /dev/xvda)."""
+    rung = group.rung
+    if rung.reservation is None:
+        reservation = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(capacity_reservation_preference="open")
+    else:
+        # Only the reservation: when it has no free instance the launch fails, and the autoscaler moves on to the next rung.
+        reservation = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_preference="capacity-reservations-only",
+            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=rung.reservation
+            ),
+        )
+    block = rung.kind is RungKind.CAPACITY_BLOCK
+    device = "/dev/xvdb" if cls.ami_type.ships_device_plugin else "/dev/xvda"
+    return aws.ec2.LaunchTemplateArgs(
+        description=f"{group.name}: {rung} ({group.eks_capacity_type} managed node group)",
+        capacity_reservation_specification=reservation,
+        instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block") if block else None,
+        instance_type=cls.instance_types[0] if block else None,
+        block_device_mappings=[
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name=device,
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    volume_size=cls.disk_size_gib, volume_type="gp3", encrypted="true", delete_on_termination="true"
+                ),
+            )
+        ],
+        tags={CLASS_LABEL: cls.name},
+    )
 
 
 READ_ACTIONS = (

@@ -58,13 +58,13 @@ from gpu_platform.components.eks.node_group_resources import (
     autoscaler_iam_policy,
     autoscaler_values,
     device_plugins,
+    launch_template_args,
 )
+from gpu_platform.components.eks.plan import NodeGroupPlan
 from gpu_platform.components.eks.resources import irsa_role
 from gpu_platform.components.monitoring.prometheus_args import MetricSource
-from gpu_platform.components.pools.shapes import (
-    CapacityType,
-    PoolPlacement,
-)
+from gpu_platform.components.pools.ladders import RungKind
+from gpu_platform.components.pools.shapes import PoolPlacement
 
 __all__ = [
     "ACCELERATOR_LABEL",
@@ -125,8 +125,8 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
 
         self.node_groups = {}
         for cls in args.classes:
-            for group, capacity, minimum, maximum in cls.node_groups():
-                self.node_groups[group] = self._node_group(name, cls, group, capacity, minimum, maximum, cluster, child)
+            for planned in cls.node_groups():
+                self.node_groups[planned.name] = self._node_group(name, cls, planned, cluster, child)
 
         role, policy = self._autoscaler_role(name, settings, cluster, child)
         self.autoscaler_role_arn = role.arn
@@ -171,14 +171,17 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
         self,
         name: str,
         cls: GpuClassArgs,
-        group: str,
-        capacity: CapacityType,
-        minimum: int,
-        maximum: int,
+        planned: NodeGroupPlan,
         cluster: EksClusterRef,
         child: pulumi.ResourceOptions,
     ) -> aws.eks.NodeGroup:
-        """One managed node group of a class (one capacity type), then the tags of its ASG the autoscaler reads."""
+        """One managed node group of a class (one rung of its ladder), then the tags of its ASG the autoscaler reads. A
+        reservation or capacity block rung's group is launched from its launch template ``<name>-<group>-launch-template``
+        (launch_template_args), which holds the root volume in place of disk_size and a capacity block's instance type."""
+        group, minimum, maximum = planned.name, planned.min_nodes, planned.max_nodes
+        template = (
+            aws.ec2.LaunchTemplate(f"{name}-{group}-launch-template", launch_template_args(cls, planned), opts=child) if planned.needs_launch_template else None
+        )
         node_group = aws.eks.NodeGroup(
             f"{name}-{group}",
             aws.eks.NodeGroupArgs(
@@ -187,13 +190,17 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
                 node_group_name=group,
                 node_role_arn=cluster.node_role_arn,
                 subnet_ids=cluster.subnet_ids,
-                instance_types=list(cls.instance_types),
-                capacity_type="SPOT" if capacity is CapacityType.SPOT else "ON_DEMAND",
+                # A capacity block's launch template names its one instance type, which the group may then not repeat.
+                instance_types=None if template is not None and planned.rung.kind is RungKind.CAPACITY_BLOCK else list(cls.instance_types),
+                capacity_type=planned.eks_capacity_type,
                 ami_type=cls.ami_type.value,
-                disk_size=cls.disk_size_gib,
+                disk_size=None if template is not None else cls.disk_size_gib,
+                launch_template=(
+                    aws.eks.NodeGroupLaunchTemplateArgs(id=template.id, version=template.latest_version.apply(str)) if template is not None else None
+                ),
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=minimum, max_size=maximum, desired_size=minimum),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-                labels=cls.node_labels(capacity),
+                labels=cls.node_labels(planned.capacity_label),
                 taints=[
                     # EKS spells effects as GKE does (NO_SCHEDULE).
                     aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.effect.gke)
@@ -209,7 +216,7 @@ class SpotFailoverEksNodeGroups(pulumi.ComponentResource, EksGpuPools):
             ),
         )
         asg = node_group.resources.apply(_asg_name)
-        for key, value in asg_tags(cls, capacity, group, cluster.name).items():
+        for key, value in asg_tags(cls, planned, cluster.name).items():
             slug = re.sub(r"[^a-z0-9]+", "-", key.removeprefix("k8s.io/cluster-autoscaler/").lower()).strip("-")
             aws.autoscaling.Tag(
                 f"{name}-{group}-tag-{slug}",

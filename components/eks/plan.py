@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from gpu_platform.components.catalog.gpus import aws_shape
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.labels import CAPACITY_LABEL, CLASS_LABEL, EKS_NODEGROUP_LABEL, POOL_ROLE_LABEL, PoolRole
+from gpu_platform.components.pools.ladders import CapacityRung, RungKind, rung_slugs
 from gpu_platform.components.pools.shapes import CapacityStrategy, CapacityType, NodePoolShape, PoolPlacement
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ __all__ = [
     "NodeGroupPlan",
     "PlannedNodeGroup",
     "asg_name_pattern",
+    "capacity_label",
     "class_node_groups",
     "class_shape",
     "cluster_zones",
@@ -51,26 +53,62 @@ def asg_name_pattern(node_group: str) -> str:
     return f"^eks-{node_group}-{_ASG_UUID}$"
 
 
+_ON_DEMAND = CapacityRung(kind=RungKind.ON_DEMAND)
+
+_EKS_CAPACITY_TYPE = {RungKind.SPOT: "SPOT", RungKind.CAPACITY_BLOCK: "CAPACITY_BLOCK"}
+"""A managed node group's capacityType per rung kind (EKS's ON_DEMAND for the others: an On-Demand Capacity
+Reservation is consumed by on-demand instances)."""
+
+_CAPACITY_LABEL = {RungKind.SPOT: "spot", RungKind.ON_DEMAND: "on-demand", RungKind.RESERVATION: "reserved", RungKind.CAPACITY_BLOCK: "capacity-block"}
+
+
+def capacity_label(rung: CapacityRung) -> str:
+    """The value of the capacity node label (labels.CAPACITY_LABEL) on the nodes of an EKS rung, a managed node group's
+    or a Karpenter NodePool's: spot, on-demand, reserved or capacity-block."""
+    return _CAPACITY_LABEL[rung.kind]
+
+
 class NodeGroupPlan(NamedTuple):
-    """One EKS managed node group a GPU class (or the system group) becomes."""
+    """One EKS managed node group a GPU class (or the system group) becomes: one rung of the class's ladder."""
 
     name: str
-    """The node group's name: <class>-spot or <class>-on-demand (the system group: its name)."""
+    """The node group's name: <class>-<rung> (<class>-spot, <class>-on-demand, <class>-reserved, <class>-block; ladders.rung_slugs), the system group: its name."""
     capacity: CapacityType
-    """Spot or on-demand."""
+    """Spot for a spot rung; on-demand for every other (reservations and capacity blocks run as on-demand instances in a reservation)."""
     min_nodes: int
-    """Fewest nodes over all zones (the fallback group always 0); also the initial (desired) size."""
+    """Fewest nodes over all zones (every fallback group 0); also the initial (desired) size."""
     max_nodes: int
     """Most nodes over all zones."""
+    rung: CapacityRung = _ON_DEMAND
+    """The ladder's rung the group buys (the system group: on_demand): its kind and reservation id, which Kueue's
+    flavors and preflight read from here."""
+
+    @property
+    def eks_capacity_type(self) -> str:
+        """The managed node group's capacityType: SPOT, CAPACITY_BLOCK, or ON_DEMAND (on_demand and reservation rungs)."""
+        return _EKS_CAPACITY_TYPE.get(self.rung.kind, "ON_DEMAND")
+
+    @property
+    def capacity_label(self) -> str:
+        """The value of the capacity node label (labels.CAPACITY_LABEL): spot, on-demand, reserved or capacity-block."""
+        return capacity_label(self.rung)
+
+    @property
+    def needs_launch_template(self) -> bool:
+        """Whether the group is launched from a launch template: a reservation or capacity block rung (the template's
+        capacity reservation specification; a capacity block's market type and instance type)."""
+        return self.rung.kind in (RungKind.RESERVATION, RungKind.CAPACITY_BLOCK)
 
 
 def class_node_groups(cls: GpuClassArgs) -> list[NodeGroupPlan]:
-    """A class's node groups in the order the autoscaler should try them."""
+    """A class's node groups, one per rung of its ladder, in the order the autoscaler should try them: the first
+    keeps min_nodes and max_nodes, every later one (a fallback) 0 and fallback_max_nodes (default max_nodes)."""
     groups = []
-    for i, capacity in enumerate(CapacityType.for_strategy(cls.strategy)):
+    for i, (rung, slug) in enumerate(zip(cls.ladder, rung_slugs(cls.ladder), strict=True)):
         fallback = i > 0
         maximum = (cls.fallback_max_nodes or cls.max_nodes) if fallback else cls.max_nodes
-        groups.append(NodeGroupPlan(f"{cls.name}-{capacity.value}", capacity, 0 if fallback else cls.min_nodes, maximum))
+        capacity = CapacityType.SPOT if rung.kind is RungKind.SPOT else CapacityType.ON_DEMAND
+        groups.append(NodeGroupPlan(f"{cls.name}-{slug}", capacity, 0 if fallback else cls.min_nodes, maximum, rung))
     return groups
 
 
@@ -105,7 +143,7 @@ def class_shape(cls: GpuClassArgs) -> NodePoolShape:
     shape = cls.instance_shape
     groups = cls.node_groups()
     taints = tuple(cls.node_taints())
-    labels = {k: v for k, v in cls.node_labels(groups[0].capacity).items() if k != CAPACITY_LABEL}
+    labels = {k: v for k, v in cls.node_labels(groups[0].capacity_label).items() if k != CAPACITY_LABEL}
     return NodePoolShape.build(
         name=cls.name,
         role=PoolRole(cls.role.value),

@@ -46,7 +46,7 @@ from gpu_platform.components.karpenter.args import (
     KarpenterSettings,
     Provisioner,
 )
-from gpu_platform.components.karpenter.plan import NodePoolPlan, node_overlays, plan_node_pools
+from gpu_platform.components.karpenter.plan import NodePoolPlan, node_overlays, plan_node_pools, reservation_terms
 from gpu_platform.components.karpenter.resources import (
     INTERRUPTION_EVENTS,
     KARPENTER_NODE_POLICIES,
@@ -204,6 +204,7 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
         and the controller's chart on the system node group (``node_overlay``: its NodeOverlay gate on, for shared
         classes): (role, CRD release, controller release)."""
         child = pulumi.ResourceOptions(parent=self)
+        reserved = any(reservation_terms(pool.cls) for pool in self.plan)
         controller_role = irsa_role(
             f"{name}-controller-role",
             f"Karpenter controller of {ref.name} (IRSA)",
@@ -221,7 +222,7 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             aws.iam.RolePolicyArgs(
                 role=controller_role.id,
                 policy=pulumi.Output.all(queue.arn, node_role.arn, cluster_arn).apply(
-                    lambda v: json.dumps(controller_policy(ref.name, ref.region, v[0], v[1], v[2]))
+                    lambda v: json.dumps(controller_policy(ref.name, ref.region, v[0], v[1], v[2], reserved=reserved))
                 ),
             ),
             opts=child,
@@ -243,7 +244,7 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
             version=settings.chart_version,
             repository=KARPENTER_REPO,
             namespace=settings.namespace,
-            values=controller_values(settings, ref.name, queue.name, controller_role.arn, dict(system), node_overlay=node_overlay),
+            values=controller_values(settings, ref.name, queue.name, controller_role.arn, dict(system), node_overlay=node_overlay, reserved_capacity=reserved),
             release_name="karpenter",
             skip_crds=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[crds, policy, access, *ref.controllers_ready]),

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpu_platform.components.core.labels import GPU_RESOURCE, INSTANCE_TYPE_LABEL, KARPENTER_NODEPOOL_LABEL
+from gpu_platform.components.eks.plan import capacity_label
 from gpu_platform.components.karpenter.args import Provisioner
+from gpu_platform.components.pools.ladders import CapacityRung, RungKind, eks_provisioner_ladder_problems
 from gpu_platform.components.pools.shapes import CapacityType, Taint
 
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ __all__ = [
     "node_pool_limits",
     "plan_node_pools",
     "provisioner_problems",
+    "reservation_terms",
 ]
 
 NODE_OVERLAY_API_VERSION = "karpenter.sh/v1alpha1"
@@ -51,6 +54,11 @@ _AMI_FAMILIES = {"AL2023_x86_64_NVIDIA": "al2023", "BOTTLEROCKET_x86_64_NVIDIA":
 NVIDIA variant of the family for GPU instance types)."""
 
 Problem = tuple[tuple[str | int, ...], str, Any]
+
+_CAPACITY_TYPES = {RungKind.SPOT: ("spot",), RungKind.ON_DEMAND: ("on-demand",), RungKind.RESERVATION: ("reserved",), RungKind.CAPACITY_BLOCK: ("reserved",)}
+"""The karpenter.sh/capacity-type values of a NodePool per rung kind (a reservation named by id)."""
+_ANY_RESERVATION = ("reserved", "on-demand")
+"""A reservation rung without an id: any open reservation Karpenter finds, else on-demand."""
 
 
 def provisioner_problems(args: SpotFailoverEksNodeGroupsArgs) -> list[Problem]:
@@ -91,7 +99,13 @@ def provisioner_problems(args: SpotFailoverEksNodeGroupsArgs) -> list[Problem]:
         pools = sum(len(c.node_groups()) for c in args.classes)
         if pools > MAX_NODE_POOLS:
             problems.append((("classes",), f"{pools} NodePools would be made; Karpenter weights allow at most {MAX_NODE_POOLS}", pools))
-    elif "karpenter" in args.model_fields_set:
+    else:
+        for i, cls in enumerate(args.classes):
+            problems += [
+                (("classes", i, "capacity_ladder", *loc), f"class {cls.name}: {message}", value)
+                for loc, message, value in eks_provisioner_ladder_problems(cls.ladder, cls.instance_types, karpenter=False)
+            ]
+    if args.provisioner is not Provisioner.KARPENTER and "karpenter" in args.model_fields_set:
         problems.append(
             (
                 ("karpenter",),
@@ -129,21 +143,37 @@ def node_pool_limits(cls: GpuClassArgs, max_nodes: int) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class NodePoolPlan:
-    """One NodePool: a GPU class at one capacity tier."""
+    """One NodePool: a GPU class at one rung of its capacity ladder."""
 
     name: str
-    """<class>-spot or <class>-on-demand: the name of the node group the cluster autoscaler would grow."""
+    """<class>-<rung> (<class>-spot, <class>-on-demand, <class>-reserved, <class>-block): the name of the node group the cluster autoscaler would grow."""
     cls: GpuClassArgs
     """The class it provisions (instance types, shape, AMI, root volume, labels, taints)."""
     capacity: CapacityType
-    """The one capacity type it launches (karpenter.sh/capacity-type)."""
+    """Spot for a spot rung, on-demand for every other (as the node group's, NodeGroupPlan.capacity); what it launches is ``capacity_types``."""
     max_nodes: int
-    """Most nodes (over all zones): the class's max_nodes for its first tier, fallback_max_nodes (or max_nodes) for on-demand after spot."""
+    """Most nodes (over all zones): the class's max_nodes for its first rung, fallback_max_nodes (or max_nodes) for every later one."""
     weight: int
     """Karpenter tries NodePools by descending weight, and a NodePool whose offerings are all unavailable
-    (spot capacity exhausted: Karpenter caches insufficient-capacity offerings) is passed over for the
-    next: each class's spot pool weighs more than its on-demand twin. The order is the cluster
-    autoscaler's derived one (scheduler classes first, then small GPU classes above large)."""
+    (spot capacity exhausted: Karpenter caches insufficient-capacity offerings; a reservation full or a
+    capacity block not active) is passed over for the next: each class's pools weigh more the earlier
+    their rung in its ladder. The order is the cluster autoscaler's derived one (scheduler classes first,
+    then small GPU classes above large)."""
+    rung: CapacityRung
+    """The ladder's rung it buys (its kind and reservation id), which Kueue's flavors read from here."""
+
+    @property
+    def capacity_types(self) -> list[str]:
+        """Its karpenter.sh/capacity-type values: spot, on-demand, or reserved for a named reservation or capacity block
+        (Karpenter's capacity type of both, found through the EC2NodeClass's capacityReservationSelectorTerms); any open
+        reservation is reserved then on-demand (Karpenter prefers reserved within a NodePool), as the managed node
+        group's open preference falls back to on-demand."""
+        return list(_CAPACITY_TYPES[self.rung.kind] if self.rung.reservation is not None or self.rung.kind is not RungKind.RESERVATION else _ANY_RESERVATION)
+
+    @property
+    def capacity_label(self) -> str:
+        """The value of its nodes' capacity label (labels.CAPACITY_LABEL), as the rung's node group's (NodeGroupPlan.capacity_label)."""
+        return capacity_label(self.rung)
 
     @property
     def limits(self) -> dict[str, str]:
@@ -163,7 +193,7 @@ class NodePoolPlan:
     @property
     def labels(self) -> dict[str, str]:
         """The labels of the matching node group, generated by the class (never copied)."""
-        return self.cls.node_labels(self.capacity)
+        return self.cls.node_labels(self.capacity_label)
 
     @property
     def taints(self) -> list[Taint]:
@@ -173,7 +203,19 @@ class NodePoolPlan:
 def plan_node_pools(args: SpotFailoverEksNodeGroupsArgs) -> tuple[NodePoolPlan, ...]:
     """Every NodePool, in weight order (highest first)."""
     groups = [(c, g) for c in args.classes_in_order() for g in c.node_groups()]
-    return tuple(NodePoolPlan(g.name, c, g.capacity, g.max_nodes, len(groups) - i) for i, (c, g) in enumerate(groups))
+    return tuple(NodePoolPlan(g.name, c, g.capacity, g.max_nodes, len(groups) - i, g.rung) for i, (c, g) in enumerate(groups))
+
+
+def reservation_terms(cls: GpuClassArgs) -> list[dict[str, str]]:
+    """The capacityReservationSelectorTerms of a class's EC2NodeClass: each named reservation or capacity block of its
+    ladder by id, any open one by instanceMatchCriteria open (Karpenter 1.14 offers reserved capacity only from
+    reservations these terms select: "Karpenter does not support open matching for ODCRs"). Empty when the ladder has
+    no reservation rung (the class's EC2NodeClass then has no terms, as before ladders)."""
+    terms: list[dict[str, str]] = []
+    for rung in cls.ladder:
+        if rung.kind in (RungKind.RESERVATION, RungKind.CAPACITY_BLOCK):
+            terms.append({"id": rung.reservation} if rung.reservation is not None else {"instanceMatchCriteria": "open"})
+    return terms
 
 
 def node_overlays(pools: tuple[NodePoolPlan, ...]) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_platform.components.core.labels import (
+    CAPACITY_RESERVATION_ID_LABEL,
     CLASS_LABEL,
     INSTANCE_TYPE_LABEL,
     KARPENTER_CAPACITY_LABEL,
@@ -18,7 +19,7 @@ from gpu_platform.components.core.labels import (
 )
 from gpu_platform.components.eks.node_group_args import GpuClassArgs
 from gpu_platform.components.karpenter.args import KARPENTER_SERVICE_ACCOUNT, KarpenterSettings
-from gpu_platform.components.karpenter.plan import NodePoolPlan, ami_alias
+from gpu_platform.components.karpenter.plan import NodePoolPlan, ami_alias, reservation_terms
 
 __all__ = [
     "INTERRUPTION_EVENTS",
@@ -62,7 +63,7 @@ def partition_of(region: str) -> str:
     return "aws"
 
 
-def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_arn: str, cluster_arn: str) -> dict[str, Any]:
+def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_arn: str, cluster_arn: str, *, reserved: bool = False) -> dict[str, Any]:
     """The controller's least-privilege policy, statement for statement Karpenter's published controller
     policy for 1.x (``KarpenterControllerPolicy`` in website/content/en/preview/getting-started/
     getting-started-with-karpenter/cloudformation.yaml of aws/karpenter-provider-aws; the docs page
@@ -70,7 +71,9 @@ def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_
     and tags, terminates and deletes only instances, fleets, volumes, interfaces, launch templates and
     instance profiles tagged as this cluster's (``kubernetes.io/cluster/<name>: owned``,
     ``eks:eks-cluster-name``, ``karpenter.sh/nodepool`` / ``karpenter.k8s.aws/ec2nodeclass``); reads
-    in this region only; the queue, the node role and the cluster by ARN."""
+    in this region only; the queue, the node role and the cluster by ARN. ``reserved``: a class's ladder names
+    reservations or capacity blocks, so the controller may also find them (ec2:DescribeCapacityReservations) and
+    launch into them (capacity-reservation/*), as the published policy allows. Default: false (neither)."""
     p = partition_of(region)
     ec2 = f"arn:{p}:ec2:{region}"
     owned = {f"aws:ResourceTag/kubernetes.io/cluster/{cluster_name}": "owned"}
@@ -91,7 +94,8 @@ def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_
             allow(
                 "AllowScopedEC2InstanceAccessActions",
                 ["ec2:RunInstances", "ec2:CreateFleet"],
-                [f"{ec2}::image/*", f"{ec2}::snapshot/*", f"{ec2}:*:security-group/*", f"{ec2}:*:subnet/*"],
+                [f"{ec2}::image/*", f"{ec2}::snapshot/*", f"{ec2}:*:security-group/*", f"{ec2}:*:subnet/*"]
+                + ([f"{ec2}:*:capacity-reservation/*"] if reserved else []),
             ),
             allow(
                 "AllowScopedEC2LaunchTemplateAccessActions",
@@ -134,6 +138,7 @@ def controller_policy(cluster_name: str, region: str, queue_arn: str, node_role_
             allow(
                 "AllowRegionalReadActions",
                 [
+                    *(["ec2:DescribeCapacityReservations"] if reserved else []),
                     "ec2:DescribeImages",
                     "ec2:DescribeInstances",
                     "ec2:DescribeInstanceTypeOfferings",
@@ -227,15 +232,19 @@ def controller_values(
     system_selector: dict[str, str],
     *,
     node_overlay: bool = False,
+    reserved_capacity: bool = False,
 ) -> dict[str, Any]:
     """Helm values of the karpenter chart: the cluster and the interruption queue, the IRSA service
     account, and the controller on the system node group (``system_selector``; the chart's own affinity
     keeps it off nodes Karpenter provisions). The CRDs come from the karpenter-crd release. ``node_overlay``:
     turn on the alpha NodeOverlay feature gate (settings.featureGates.nodeOverlay, the FEATURE_GATES
-    NodeOverlay=true), which a shared class's overlay needs. Default: off (the chart's own)."""
+    NodeOverlay=true), which a shared class's overlay needs. Default: off (the chart's own). ``reserved_capacity``:
+    state the ReservedCapacity gate on (beta, on by default in 1.14.1's chart), which reservation and capacity block
+    rungs need. Default: left to the chart."""
     karpenter: dict[str, Any] = {"clusterName": cluster_name, "interruptionQueue": queue_name}
-    if node_overlay:
-        karpenter["featureGates"] = {"nodeOverlay": True}
+    gates = {"nodeOverlay": node_overlay, "reservedCapacity": reserved_capacity}
+    if any(gates.values()):
+        karpenter["featureGates"] = {gate: True for gate, on in gates.items() if on}
     return {
         "settings": karpenter,
         "serviceAccount": {
@@ -251,7 +260,8 @@ def controller_values(
 def node_class_spec(cls: GpuClassArgs, settings: KarpenterSettings, cluster_name: str, node_role_name: Any, tags: dict[str, str]) -> dict[str, Any]:
     """The EC2NodeClass of a class: its AMI family's alias, subnets and security groups by the
     discovery tag, the node role, the root volume (disk_size_gib; Bottlerocket keeps images on its data
-    volume /dev/xvdb, AL2023 on /dev/xvda), IMDSv2 only, the class tagged on its instances."""
+    volume /dev/xvdb, AL2023 on /dev/xvda), IMDSv2 only, the class tagged on its instances; the reservations and
+    capacity blocks its ladder names (karpenter_plan.reservation_terms), when it names any."""
     discovery = [{"tags": {KARPENTER_DISCOVERY_TAG: cluster_name}}]
     ebs = {"volumeSize": f"{cls.disk_size_gib}Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}
     if cls.ami_type.ships_device_plugin:  # Bottlerocket: a small OS volume and the data volume
@@ -261,7 +271,7 @@ def node_class_spec(cls: GpuClassArgs, settings: KarpenterSettings, cluster_name
         ]
     else:
         mappings = [{"deviceName": "/dev/xvda", "rootVolume": True, "ebs": ebs}]
-    return {
+    spec: dict[str, Any] = {
         "amiSelectorTerms": [{"alias": ami_alias(cls, settings.ami_version)}],
         "role": node_role_name,
         "subnetSelectorTerms": discovery,
@@ -270,16 +280,22 @@ def node_class_spec(cls: GpuClassArgs, settings: KarpenterSettings, cluster_name
         "metadataOptions": {"httpEndpoint": "enabled", "httpTokens": "required", "httpPutResponseHopLimit": 1},
         "tags": {**tags, CLASS_LABEL: cls.name},
     }
+    if terms := reservation_terms(cls):
+        spec["capacityReservationSelectorTerms"] = terms
+    return spec
 
 
 def node_pool_spec(pool: NodePoolPlan, settings: KarpenterSettings, zones: tuple[str, ...] | None) -> dict[str, Any]:
-    """The NodePool of one class tier: requirements from the class (its instance types, the plan's zones,
-    the tier's capacity type), its node group's labels and taints, limits from the tier's maximum times
-    the shape, the typed disruption and weight."""
+    """The NodePool of one class rung: requirements from the class (its instance types, the plan's zones,
+    the rung's capacity types and, for a named reservation or capacity block, its id), its node group's labels
+    and taints, limits from the rung's maximum times the shape, the typed disruption and weight."""
     requirements = [
         {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": sorted(pool.cls.instance_types)},
-        {"key": KARPENTER_CAPACITY_LABEL, "operator": "In", "values": [pool.capacity.value]},
+        {"key": KARPENTER_CAPACITY_LABEL, "operator": "In", "values": pool.capacity_types},
     ]
+    if pool.rung.reservation is not None:
+        # The rung's own reservation (or capacity block) among those its EC2NodeClass selects.
+        requirements.append({"key": CAPACITY_RESERVATION_ID_LABEL, "operator": "In", "values": [pool.rung.reservation]})
     if zones:
         requirements.append({"key": ZONE_LABEL, "operator": "In", "values": list(zones)})
     return {

@@ -7,8 +7,10 @@ capacity strategies (``on_demand``, ``spot``, ``spot_then_on_demand``) are named
 (``named_ladder``), so a pool that names a strategy plans exactly as it always did.
 
 What a cloud does not offer is refused here, one line naming the rung and what is allowed
-(``gke_ladder_problems``); the GKE plan (``components/gke/plan.py``) makes one node pool per rung
-and its ComputeClass lists them in the ladder's order.
+(``gke_ladder_problems``, ``eks_ladder_problems``); the GKE plan (``components/gke/plan.py``) makes one node
+pool per rung and its ComputeClass lists them in the ladder's order; the EKS plan (``components/eks/plan.py``)
+one managed node group per rung, ranked by the priority expander in the ladder's order, and Karpenter's plan
+(``components/karpenter/plan.py``) one NodePool per rung, weighted in that order.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "CapacityStrategy",
     "RungKind",
     "eks_ladder_problems",
+    "eks_provisioner_ladder_problems",
     "gke_ladder_problems",
     "ladder_text",
     "named_ladder",
@@ -77,7 +80,7 @@ class CapacityRung(BaseModel):
     kind: RungKind
     """reservation, capacity_block, on_demand, flex_start or spot. Required."""
     reservation: str | None = Field(default=None, min_length=1, max_length=160)
-    """reservation and capacity_block only: the reservation to consume (on GKE a Compute Engine reservation name, or projects/<project>/reservations/<name> for a shared one). A reservation rung without one takes any matching reservation and otherwise on-demand capacity, so it never fails over and must be the ladder's last rung. Default: none (any matching reservation)."""
+    """reservation and capacity_block only: the reservation to consume (on GKE a Compute Engine reservation name, or projects/<project>/reservations/<name> for a shared one; on EKS the capacity reservation's or capacity block's id, cr-...). A reservation rung without one takes any matching (on EKS: open) reservation and otherwise on-demand capacity, so it never fails over and must be the ladder's last rung. Default: none (any matching reservation)."""
     max_run_duration: GoDuration | None = None
     """flex_start only: how long each node runs before GKE deletes it, a Go duration of at most 168h (GKE's seven days). Default: none (168h)."""
 
@@ -215,45 +218,56 @@ def _order_problems(ladder: Sequence[CapacityRung]) -> list[tuple[tuple[str | in
     return problems
 
 
-_EKS_ALLOWED = "on EKS use spot, on_demand or spot -> on_demand"
-"""What an EKS class's ladder may be today: the named ladders, which both provisioners render."""
+_EKS_RESERVATION = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
+"""An EC2 capacity reservation id (an On-Demand Capacity Reservation's or a capacity block's): cr- and 8 or 17 hex digits."""
 
-_EKS_NOT_RENDERED = {
-    RungKind.CAPACITY_BLOCK: (
-        "capacity_block is not rendered on EKS yet: a managed node group needs a launch template with capacity-block "
-        "market options, which these node groups do not have, and Karpenter NodePools need the reserved capacity type "
-        "with capacityReservationSelectorTerms; "
-    ),
-    RungKind.RESERVATION: (
-        "reservation is not rendered on EKS yet: a managed node group needs a launch template's "
-        "capacity_reservation_specification, which these node groups do not have, and Karpenter NodePools need the "
-        "reserved capacity type with capacityReservationSelectorTerms (by id, so never any reservation); "
-    ),
-}
+_EKS_ALLOWED = "on EKS use reservation, capacity_block, spot or on_demand"
+"""What an EKS class's rungs may be."""
 
 
 def eks_ladder_problems(ladder: Sequence[CapacityRung]) -> list[tuple[tuple[str | int, ...], str, object]]:
-    """What an EKS class's ladder asks that EKS does not offer or neither provisioner (managed node groups with the
-    cluster autoscaler, Karpenter NodePools) renders: (location under the ladder, the one-line message, the value)
-    per problem, in rung order. Flex-start is GKE's; reservations and capacity blocks are refused until the node
-    groups have launch templates and the NodePools reserved capacity (never rendered as something else); spot and
-    on-demand render only in the named ladders' orders (spot before on-demand)."""
+    """What an EKS class's ladder asks that EKS does not offer, or what no ladder may do: (location under the ladder,
+    the one-line message, the value) per problem, in rung order. Flex-start is GKE's; a reservation or capacity
+    block is named by its EC2 id (cr-...); a reservation rung without one takes any open reservation and otherwise
+    on-demand capacity, so it ends the ladder. Both provisioners render every order of reservation,
+    capacity_block, spot and on_demand: the priority expander's tiers and the NodePools' weights are the ladder's
+    order, whatever it is (what one provisioner alone refuses is ``eks_provisioner_ladder_problems``)."""
     problems: list[tuple[tuple[str | int, ...], str, object]] = []
     for i, rung in enumerate(ladder):
         if rung.kind is RungKind.FLEX_START:
             problems.append(((i, "kind"), f"flex_start is offered on GKE only (Dynamic Workload Scheduler); {_EKS_ALLOWED}", rung.kind.value))
-        elif rung.kind in _EKS_NOT_RENDERED:
-            problems.append(((i, "kind"), _EKS_NOT_RENDERED[rung.kind] + _EKS_ALLOWED, rung.kind.value))
-    problems.extend(_order_problems(ladder))
-    if not problems and tuple(ladder) not in _NAMED.values():
-        problems.append(
-            (
-                (),
-                f"capacity_ladder {ladder_text(ladder)} is not rendered on EKS: its node groups and NodePools try spot before on-demand; {_EKS_ALLOWED}",
-                ladder_text(ladder),
+        if rung.reservation is not None and not _EKS_RESERVATION.match(rung.reservation):
+            problems.append(
+                (
+                    (i, "reservation"),
+                    f"reservation {rung.reservation} is not an EC2 capacity reservation id: cr- and 17 (or 8) lowercase hex digits, "
+                    "as DescribeCapacityReservations lists it",
+                    rung.reservation,
+                )
             )
+    return sorted([*problems, *_order_problems(ladder)], key=lambda problem: problem[0][0] if problem[0] else -1)
+
+
+def eks_provisioner_ladder_problems(
+    ladder: Sequence[CapacityRung], instance_types: Sequence[str], *, karpenter: bool
+) -> list[tuple[tuple[str | int, ...], str, object]]:
+    """What one EKS provisioner cannot render of a ladder EKS accepts (``eks_ladder_problems``): (location under the
+    ladder, message, value). A managed node group that targets a reservation or capacity block launches only the
+    reservation's one instance type (a capacity block's launch template names it: EKS's "Create a managed node
+    group with Capacity Blocks for ML"), so such a rung needs a class of one instance type; Karpenter picks the
+    reservation's type among the class's, so it takes any."""
+    if karpenter or len(instance_types) == 1:
+        return []
+    return [
+        (
+            (i, "reservation"),
+            f"{rung} holds one instance type and a managed node group targeting it launches only that type, but the class "
+            f"lists {len(instance_types)} ({', '.join(instance_types)}): list the reservation's one instance type, or use provisioner karpenter",
+            rung.reservation,
         )
-    return problems
+        for i, rung in enumerate(ladder)
+        if rung.reservation is not None
+    ]
 
 
 def gke_ladder_problems(ladder: Sequence[CapacityRung]) -> list[tuple[tuple[str | int, ...], str, object]]:

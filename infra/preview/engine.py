@@ -147,6 +147,9 @@ def _mock_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
         from gpu_platform.components.eks.plan import example_asg_name
 
         return {"resources": [{"autoscalingGroups": [{"name": example_asg_name(inputs["nodeGroupName"])}]}]}
+    if args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
+        # A new launch template's first version (a reservation rung's node group launches from it).
+        return {"latestVersion": 1}
     if args.typ == "kubernetes:core/v1:Secret" and getattr(args, "resource_id", None):
         # A Secret the program reads (Secret.get: KubeflowInstall's credentials_secret): placeholders under every
         # credential's key, as the generated ones are (the SDK keeps `data` a secret).

@@ -96,7 +96,16 @@ def summarize(type_: str, inputs: dict[str, Any]) -> str:
         scaling = inputs.get("scalingConfig") or {}
         parts.append(f"types={','.join(inputs.get('instanceTypes') or [])} capacity={inputs.get('capacityType')}")
         parts.append(f"scaling={scaling.get('minSize')}..{scaling.get('maxSize')} ami={inputs.get('amiType')}")
+        if inputs.get("launchTemplate"):
+            parts.append("launchTemplate")
         parts += _taints_and_labels(inputs)
+    elif type_ == "aws:ec2/launchTemplate:LaunchTemplate":
+        reservation = inputs.get("capacityReservationSpecification") or {}
+        target = (reservation.get("capacityReservationTarget") or {}).get("capacityReservationId")
+        parts.append(f"reservation={target or reservation.get('capacityReservationPreference')}")
+        market = (inputs.get("instanceMarketOptions") or {}).get("marketType")
+        if market:
+            parts.append(f"market={market} type={inputs.get('instanceType')}")
     elif type_ == "aws:autoscaling/tag:Tag":
         tag = inputs.get("tag") or {}
         parts.append(f"{tag.get('key')}={tag.get('value')}")

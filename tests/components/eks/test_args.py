@@ -117,7 +117,7 @@ BAD = [
         "eks_node_groups.classes.0",
         gpu_class(capacity="spot", fallback_max_nodes=2),
         "eks_node_groups.classes[0].fallback_max_nodes",
-        "spot_then_on_demand only",
+        "spot_then_on_demand or a capacity_ladder of more than one rung only (got capacity spot)",
     ),
     ("eks_node_groups.classes.0.taints", [{"key": "nvidia.com/gpu", "value": "present"}], "eks_node_groups.classes[0].taints", "managed by the component"),
     ("eks_node_groups.classes.0.taints", [{"key": "dedicated", "value": ""}], "eks_node_groups.classes[0].taints[0].value", "at least 1 character"),

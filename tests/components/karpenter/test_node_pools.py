@@ -72,7 +72,7 @@ def test_node_pools_carry_the_typed_limits_taints_labels_zones_and_capacity(engi
                 assert requirements[KARPENTER_CAPACITY_LABEL] == [group.capacity.value]
                 assert requirements[INSTANCE_TYPE_LABEL] == cls.instance_types
                 assert requirements[ZONE_LABEL] == ["ap-northeast-2a", "ap-northeast-2c"]
-                assert spec["template"]["metadata"]["labels"] == cls.node_labels(group.capacity)
+                assert spec["template"]["metadata"]["labels"] == cls.node_labels(group.capacity_label)
                 assert spec["template"]["spec"]["taints"] == [{"key": t.key, "value": t.value, "effect": t.effect.value} for t in cls.node_taints()]
                 shape = cls.instance_shape
                 assert spec["limits"][GPU_RESOURCE] == str(shape.gpu_count * group.max_nodes)
