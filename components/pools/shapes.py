@@ -354,7 +354,7 @@ class NodePoolShape:
     """Whether the pool's nodes come only for a ProvisioningRequest (GKE's queued provisioning, Dynamic
     Workload Scheduler): a pod outside such a request (a warm placeholder, an inference replica) never lands there."""
     ladder: tuple[CapacityRung, ...] = ()
-    """The pool's capacity ladder when the stack states one (GKE's capacity_ladder); empty when the pool names a
+    """The pool's capacity ladder when the stack states one (a GKE pool's or an EKS class's capacity_ladder); empty when the pool names a
     capacity strategy. ``rungs`` reads either."""
     rung_nodes: tuple[RungNodes, ...] = ()
     """Each rung's nodes, in the ladder's order, when the pool has more than one rung (its node pools or node groups:

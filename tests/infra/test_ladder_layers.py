@@ -4,7 +4,11 @@ recorded plan) and each layer is read back from the plan alone, then checked to 
 
 GKE (prod-gke, its A100 pool given the guide's ladder reservation -> flex_start -> spot -> on_demand, its Kueue on):
 the node pools, each read as the rung it buys; the ComputeClass's priorities; Kueue's ResourceFlavors, each read as
-the node pool it selects, in the order every tenant's ClusterQueue lists them."""
+the node pool it selects, in the order every tenant's ClusterQueue lists them.
+
+EKS (prod-eks with the guide's h100 class, capacity_block -> reservation -> spot -> on_demand, on either provisioner):
+the managed node groups in the priority expander's order, or the Karpenter NodePools by weight, and the Kueue
+flavors in each queue's order, each read as the capacity label (gpu-platform.io/capacity) its nodes carry."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import yaml
 
 from gpu_platform.components.pools.ladders import CapacityRung
 from gpu_platform.infra.cli import main
+from tests.components.eks.test_ladders import _guides_reserved_ladder, _plan_json
 from tests.components.gke.test_ladders import rung_of
 from tests.policies.test_stacks import project
 from tests.test_readme_blocks import block
@@ -82,3 +87,59 @@ def test_a_gke_ladder_has_the_same_order_in_node_pools_compute_class_and_kueue(t
         for q in queues
     }
     assert nominal["analytics"] == [16, 0, 0, 0] and nominal["research"] == [0, 8, 0, 0]
+
+
+def _rung_flavors(resources: list[dict[str, Any]], cls: str) -> list[list[str]]:
+    """Each ClusterQueue's flavors of class ``cls``'s rungs, in the queue's order, each read as the capacity label it selects."""
+    flavors = {f["metadata"]["name"]: f["spec"].get("nodeLabels", {}) for f in _of(resources, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")}
+    selects = {
+        n: labels["gpu-platform.io/capacity"]
+        for n, labels in flavors.items()
+        if labels.get("gpu-platform.io/gpu-class") == cls and "gpu-platform.io/capacity" in labels
+    }
+    queues = _of(resources, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
+    assert queues
+    return [[selects[f["name"]] for group in q["spec"]["resourceGroups"] for f in group["flavors"] if f["name"] in selects] for q in queues]
+
+
+@pytest.mark.parametrize("provisioner", ["cluster-autoscaler", "karpenter"])
+def test_an_eks_ladder_has_the_same_order_in_its_node_groups_or_node_pools_and_kueue(provisioner: str) -> None:
+    """prod-eks with the guide's h100 class (capacity_block -> reservation -> spot -> on_demand), on the cluster autoscaler
+    (its managed node groups, in the priority expander ConfigMap's order) and on Karpenter (its NodePools, heaviest
+    first), and its Kueue: each layer read back from the program's recorded plan, in the ladder's order."""
+    config, secret = _guides_reserved_ladder("prod-eks")
+    groups = config["gpu-platform:eks_node_groups"]
+    if provisioner == "cluster-autoscaler":
+        config["gpu-platform:eks_node_groups"] = {k: v for k, v in groups.items() if k not in ("provisioner", "karpenter")}
+    else:
+        assert groups["provisioner"] == "karpenter"
+    resources = _plan_json("prod-eks", config, secret)["resources"]
+    (h100,) = [c for c in config["gpu-platform:eks_node_groups"]["classes"] if c["name"] == "h100"]
+    ladder = [
+        {"capacity_block": "capacity-block", "reservation": "reserved", "spot": "spot", "on_demand": "on-demand"}[r["kind"]] for r in h100["capacity_ladder"]
+    ]
+    assert ladder == ["capacity-block", "reserved", "spot", "on-demand"]
+
+    if provisioner == "cluster-autoscaler":
+        (expander,) = [r["inputs"] for r in resources if r["name"].endswith("priority-expander")]
+        tiers = yaml.safe_load(expander["data"]["priorities"])
+        nodes = [g for g in _of(resources, "aws:eks/nodeGroup:NodeGroup") if g["labels"].get("gpu-platform.io/gpu-class") == "h100"]
+
+        def priority(group: dict[str, Any]) -> int:
+            (found,) = [p for p, patterns in tiers.items() for pattern in patterns if pattern.startswith(f"^eks-{group['nodeGroupName']}-")]
+            return int(found)
+
+        assert not _of(resources, "kubernetes:karpenter.sh/v1:NodePool")
+        ordered = [g["labels"]["gpu-platform.io/capacity"] for g in sorted(nodes, key=priority, reverse=True)]
+    else:
+        pools = [
+            p
+            for p in _of(resources, "kubernetes:karpenter.sh/v1:NodePool")
+            if p["spec"]["template"]["metadata"]["labels"].get("gpu-platform.io/gpu-class") == "h100"
+        ]
+        assert not [g for g in _of(resources, "aws:eks/nodeGroup:NodeGroup") if g["labels"].get("gpu-platform.io/gpu-class") == "h100"]
+        ordered = [
+            p["spec"]["template"]["metadata"]["labels"]["gpu-platform.io/capacity"] for p in sorted(pools, key=lambda p: p["spec"]["weight"], reverse=True)
+        ]
+    assert ordered == ladder
+    assert _rung_flavors(resources, "h100") == [ladder] * 4  # every tenant's ClusterQueue (two Dask, two Kubeflow)
