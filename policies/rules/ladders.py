@@ -27,12 +27,13 @@ from gpu_platform.components.core.durations import go_duration_ns
 from gpu_platform.components.core.labels import CLASS_LABEL, KARPENTER_CAPACITY_LABEL
 from gpu_platform.components.kubeflow.args import TrainingPoolSelector
 from gpu_platform.policies.rules.base import EKS_NODE_GROUP, GKE_NODE_POOL, Resource, ResourceRule, RuleConfig, StackRule, is_gpu_node_pool
-from gpu_platform.policies.rules.gpu import COMPUTE_CLASS
+from gpu_platform.policies.rules.gpu import COMPUTE_CLASS, _eks_priorities, _eks_priority
 from gpu_platform.policies.rules.karpenter import KARPENTER_NODE_POOL, launches_gpus
 
 __all__ = ["PROVISIONING_REQUEST_CONFIG", "RULES"]
 
 PROVISIONING_REQUEST_CONFIG = "kubernetes:kueue.x-k8s.io/v1beta2:ProvisioningRequestConfig"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 _TRAINING = TrainingPoolSelector()
 """The Kubeflow training pool's default selector (KubeflowInstallArgs.training_pool)."""
 
@@ -89,6 +90,30 @@ def check_reservation_first(resources: list[Resource], config: RuleConfig) -> It
                 )
             elif not named and first_bought is None:
                 first_bought = f"{pool_name} ({kind})"
+    # EKS managed node groups: a class's group on a named reservation (a capacity block, or a launch template targeting a
+    # reservation by id) must have a higher priority in the priority expander than each of its class's groups bought per use.
+    templates = {r.name: r.props for r in resources if r.type == LAUNCH_TEMPLATE}
+    classes: dict[str, list[tuple[Resource, str | None]]] = {}
+    for r in resources:
+        if r.type == EKS_NODE_GROUP and is_gpu_node_pool(r) and (cls := (r.props.get("labels") or {}).get(CLASS_LABEL)):
+            template = templates.get(f"{r.name}-launch-template") or {}
+            target = ((template.get("capacityReservationSpecification") or {}).get("capacityReservationTarget") or {}).get("capacityReservationId")
+            classes.setdefault(str(cls), []).append((r, str(target) if target else None))
+    for expander in _eks_priorities(resources):
+        for cls, groups in classes.items():
+            ranked = [(r, reservation, _eks_priority(expander, str(r.props.get("nodeGroupName")))) for r, reservation in groups]
+            bought = [(r, p) for r, reservation, p in ranked if reservation is None and r.props.get("capacityType") != "CAPACITY_BLOCK" and p is not None]
+            for r, reservation, p in ranked:
+                if p is None or (reservation is None and r.props.get("capacityType") != "CAPACITY_BLOCK"):
+                    continue
+                above = [f"{o.props.get('nodeGroupName')} (priority {q})" for o, q in bought if q is not None and q >= p]
+                if above:
+                    yield (
+                        r.name,
+                        f"class {cls}'s node group {r.props.get('nodeGroupName')} (reservation {reservation or 'capacity block'}) has "
+                        f"priority {p}, not above {above[0]} in the priority expander; a reservation is paid for whether used or "
+                        "not: make it capacity_ladder's first rung",
+                    )
     # Karpenter: a class's NodePool of the reserved capacity type must weigh more than each of its other NodePools.
     by_class: dict[str, list[tuple[Resource, list[str], int]]] = {}
     for r in resources:
@@ -198,7 +223,7 @@ RULES: list[ResourceRule | StackRule] = [
     StackRule(
         "reservation-rung-first",
         "A named reservation is the first rung of its ladder: tried before any capacity bought per use (GKE ComputeClass "
-        "priorities, Karpenter NodePool weights), since it is paid for whether used or not (karpenter-provider-gcp#239, "
+        "priorities, the EKS priority expander's tiers, Karpenter NodePool weights), since it is paid for whether used or not (karpenter-provider-gcp#239, "
         "Azure/karpenter-provider-azure#1834).",
         "Put the reservation rung first in capacity_ladder.",
         check_reservation_first,

@@ -681,3 +681,37 @@ def test_the_gpu_budget_counts_karpenter_node_pools() -> None:
     assert "gpu-pool-bounded" in unbounded  # a GPU-tainted NodePool without a GPU limit is unbounded
     fine = [f for f in evaluate([node_pool(LIMITED)], load_policy_config({})) if f.rule.startswith("gpu-")]
     assert fine == []
+
+
+def _h100_groups(order: list[str]) -> list[Resource]:
+    """Class h100's managed node groups (capacity block, reservation, spot, on-demand), each on its own priority in
+    ``order`` (first highest), with the launch templates that target the block's and the reservation's ids."""
+    kinds = {
+        "block": ("CAPACITY_BLOCK", "cr-0a1b2c3d4e5f60718"),
+        "reserved": ("ON_DEMAND", "cr-0123456789abcdef0"),
+        "spot": ("SPOT", None),
+        "on-demand": ("ON_DEMAND", None),
+    }
+    resources: list[Resource] = []
+    tiers = []
+    for i, slug in enumerate(order):
+        capacity, target = kinds[slug]
+        group = node_group(f"h100-{slug}", capacity=capacity, types=("p5.48xlarge",))
+        resources.append(res(group.type, group.name, {**group.props, "labels": {"gpu-platform.io/gpu-class": "h100"}}))
+        if target is not None:
+            spec = {"capacityReservationSpecification": {"capacityReservationTarget": {"capacityReservationId": target}}}
+            resources.append(res("aws:ec2/launchTemplate:LaunchTemplate", f"{group.name}-launch-template", spec))
+        tiers.append(f"{50 - 10 * i}:\n- ^eks-h100-{slug}-\n")
+    return [*resources, priorities("".join(tiers))]
+
+
+def test_an_eks_reservation_node_group_must_rank_above_its_class_groups_bought_per_use() -> None:
+    late = _h100_groups(["spot", "block", "reserved", "on-demand"])
+    findings = [f.message for f in evaluate(late, load_policy_config({})) if f.rule == "reservation-rung-first"]
+    assert findings == [
+        f"class h100's node group h100-{slug} (reservation {rid}) has priority {p}, not above h100-spot (priority 50) in the priority "
+        "expander; a reservation is paid for whether used or not: make it capacity_ladder's first rung"
+        for slug, rid, p in (("block", "cr-0a1b2c3d4e5f60718", 40), ("reserved", "cr-0123456789abcdef0", 30))
+    ]
+    first = _h100_groups(["block", "reserved", "spot", "on-demand"])
+    assert [f for f in evaluate(first, load_policy_config({})) if f.rule == "reservation-rung-first"] == []

@@ -221,3 +221,24 @@ def test_plan_json_carries_policy_violations(tmp_path: Path, capsys: pytest.Capt
     assert violation["enforcement"] == "mandatory"
     assert violation["resource"] == "mutated-t4"
     assert violation["fix"].startswith("Use capacity spot_then_on_demand")
+
+
+@pytest.mark.parametrize(("base", "where"), [("dev-eks", "node group h100-block"), ("prod-eks", "reserved NodePool")])
+def test_an_eks_reservation_after_spot_exits_1_on_either_provisioner(base: str, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The guide's h100 class with spot moved before its capacity block and reservation: the cluster autoscaler's
+    priority expander (dev-eks) or Karpenter's weights (prod-eks) try spot first, and reservation-rung-first names the
+    reservation's node group or NodePool."""
+    from tests.components.eks.test_ladders import GUIDE
+    from tests.test_readme_blocks import block
+
+    def mutate(config: dict[str, Any]) -> None:
+        (h100,) = [c for c in yaml.safe_load(block(GUIDE, "example:eks-ladder-reserved"))["gpu-platform:eks_node_groups"]["classes"] if c["name"] == "h100"]
+        block_rung, reserved, spot, on_demand = h100["capacity_ladder"]
+        h100["capacity_ladder"] = [spot, block_rung, reserved, on_demand]
+        config["gpu-platform:eks_node_groups"]["classes"].append(h100)
+
+    name = "prod-mutated" if base.startswith("prod") else "mutated"
+    code, out = preview(project(tmp_path, name, base, mutate), name, capsys)
+    assert code == 1, out
+    found = [line for line in out.splitlines() if line.startswith("violation: policy reservation-rung-first: ")]
+    assert any(where in line and "make it capacity_ladder's first rung" in line for line in found), out
