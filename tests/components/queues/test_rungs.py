@@ -12,7 +12,7 @@ from typing import Any
 from gpu_platform.components.queues.plan import FLAVOR_FUNGIBILITY, flavor_slots, rung_flavors
 from gpu_platform.infra.stack.model import StackConfig
 from tests.components.queues.test_dws import _findings
-from tests.factories import a100_pool, dws_pool, gke, t4_pool
+from tests.factories import a100_pool, dws_pool, eks_stack, gke, gpu_class, t4_pool
 
 LADDER = [
     {"kind": "reservation", "reservation": "a100-training"},
@@ -139,3 +139,33 @@ def test_the_rung_flavors_and_queues_match_kueues_crds() -> None:
     plan = ladder_stack().queues_plan
     assert plan is not None
     assert _findings([*plan.flavors, plan.cohort, *plan.cluster_queues, *plan.local_queues]) == []
+
+
+def _eks_stack(ladder: list[dict[str, Any]]) -> StackConfig:
+    cls = gpu_class(capacity_ladder=ladder)
+    return StackConfig.model_validate({**eks_stack(classes=[cls]), "dask": {"tenants": [{"name": "team-a", "gpu_quota": 3}]}, "queues": {}})
+
+
+def test_an_eks_class_ladder_gets_a_flavor_per_rung_by_its_capacity_label() -> None:
+    # small: p3.2xlarge (1 V100), at most 4 nodes on each rung; team-a's 3 GPUs all on the reservation.
+    config = _eks_stack([{"kind": "reservation", "reservation": "cr-0123456789abcdef0"}, {"kind": "spot"}, {"kind": "on_demand"}])
+    plan = config.queues_plan
+    assert plan is not None and not plan.problems
+    labels = {f["metadata"]["name"]: f["spec"]["nodeLabels"] for f in plan.flavors if "small" in f["metadata"]["name"]}
+    assert labels == {
+        f"nvidia-tesla-v100-small-{slug}": {"gpu-platform.io/gpu-class": "small", "gpu-platform.io/capacity": label}
+        for slug, label in (("reserved", "reserved"), ("spot", "spot"), ("on-demand", "on-demand"))
+    }
+    assert [_gpus(_queue(config, "team-a")["resourceGroups"][0]["flavors"])[n] for n in labels] == [3, 0, 0]
+
+
+def test_an_eks_class_with_two_named_reservations_keeps_one_flavor() -> None:
+    # Both reservation rungs' nodes are labelled reserved: no flavor could select one apart from the other.
+    config = _eks_stack(
+        [{"kind": "reservation", "reservation": "cr-0123456789abcdef0"}, {"kind": "reservation", "reservation": "cr-0a1b2c3d4e5f60718"}, {"kind": "on_demand"}]
+    )
+    plan = config.queues_plan
+    assert plan is not None and not plan.problems
+    (small,) = [s for s in config.pool_shapes() if s.name == "small"]
+    assert len(small.rungs) == 3 and small.rung_nodes == ()
+    assert [f["metadata"]["name"] for f in plan.flavors if "small" in f["metadata"]["name"]] == ["nvidia-tesla-v100-small"]
