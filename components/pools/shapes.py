@@ -21,7 +21,7 @@ from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.labels import GPU_RESOURCE, PoolRole
 from gpu_platform.components.core.models import ARGS_CONFIG, check_min_max, check_unique, field_error
 from gpu_platform.components.core.numbers import Float, Int
-from gpu_platform.components.pools.ladders import CapacityRung, CapacityStrategy, named_ladder
+from gpu_platform.components.pools.ladders import CapacityRung, CapacityStrategy, named_ladder, strategy_of
 from gpu_platform.components.pools.reserves import ReserveFormula
 from gpu_platform.components.pools.sharing import GpuSharing
 
@@ -281,6 +281,13 @@ class PoolPlacement:
         }
 
 
+def _own_ladder(ladder: Sequence[CapacityRung]) -> bool:
+    """Whether ``ladder`` is stated, of more than one rung, and not one a capacity strategy names: a pool that names
+    spot_then_on_demand, or states [spot, on_demand], plans exactly as the strategy, so its rungs' nodes are not told
+    apart (Kueue keeps one flavor for it)."""
+    return len(ladder) > 1 and tuple(ladder) != named_ladder(strategy_of(ladder))
+
+
 @dataclass(frozen=True)
 class RungNodes:
     """One rung of a pool's capacity ladder as its nodes are: the node pool (GKE) or node group (EKS) that buys it."""
@@ -357,8 +364,10 @@ class NodePoolShape:
     """The pool's capacity ladder when the stack states one (a GKE pool's or an EKS class's capacity_ladder); empty when the pool names a
     capacity strategy. ``rungs`` reads either."""
     rung_nodes: tuple[RungNodes, ...] = ()
-    """Each rung's nodes, in the ladder's order, when the pool has more than one rung (its node pools or node groups:
-    what selects them, how many at most); empty for a pool of one rung."""
+    """Each rung's nodes, in the ladder's order (its node pools or node groups: what selects them, how many at most), when
+    the stack states a ladder of more than one rung that no capacity strategy names (one with a reservation, capacity
+    block or flex-start rung, or on-demand before spot); empty otherwise, and for an EKS class whose rungs' nodes no
+    label tells apart."""
 
     def __post_init__(self) -> None:
         # A role given as its value ("gpu") is the enum member, so `shape.role is PoolRole.GPU` holds.
@@ -484,7 +493,7 @@ class NodePoolShape:
             region=region,
             queued_provisioning=queued_provisioning,
             ladder=tuple(ladder),
-            rung_nodes=tuple(rung_nodes),
+            rung_nodes=tuple(rung_nodes) if _own_ladder(ladder) else (),
         )
 
     def in_zones(self, zones: Sequence[str] | None, zone_count: int, region: str | None) -> NodePoolShape:

@@ -7,13 +7,14 @@ them, 0 elsewhere, so it may borrow); the Cohort's own quota holds each pool's G
 nominal quota (a pool's GPUs are the shape's schedulable units); a LocalQueue ``default`` in each tenant namespace. The component, the stack checks and
 the tests read this plan: nothing downstream recomputes it.
 
-A pool whose capacity ladder the stack states (capacity_ladder, more than one rung) has one ResourceFlavor per rung
-instead, in the ladder's order, each selecting its rung's nodes (``NodePoolShape.rung_nodes``: GKE's node pool, an EKS
+A pool whose capacity ladder the stack states and no capacity strategy names (a reservation, capacity block or
+flex-start rung, or on-demand before spot) has one ResourceFlavor per rung instead, in the ladder's order, each selecting its rung's nodes (``NodePoolShape.rung_nodes``: GKE's node pool, an EKS
 node group's capacity label), holding the rung's GPUs at its maximum. A tenant's quota on the pool is split over the
 rungs in that order (each filled to what it holds before the next), never repeated on each; with the queue's
 flavorFungibility (``FLAVOR_FUNGIBILITY``) a workload takes the first rung that fits, borrowing if it must, and tries
 the next rung rather than preempt. Kueue falls through the rungs by quota, not by the cloud's capacity (kueue#2560):
-a pool that names a strategy (spot_then_on_demand) keeps one flavor over all its rungs, and its autoscaler falls back.
+a pool of spot_then_on_demand (named, or stated as [spot, on_demand]) keeps one flavor over its rungs, and its
+autoscaler falls back.
 
 Where a pool has GKE's queued provisioning (Dynamic Workload Scheduler), whose nodes come only for a
 ProvisioningRequest, the setup GKE documents for Kueue: a ProvisioningRequestConfig of class
@@ -125,8 +126,8 @@ def kubeflow_queue_tenants(install: KubeflowInstallArgs, pools: Sequence[NodePoo
 
 
 def flavor_name(pool: NodePoolShape) -> str:
-    """The ResourceFlavor of ``pool``: its GPU type (cpu on a CPU pool) and its name. A pool whose ladder the stack
-    states has one flavor per rung instead, named after this with the rung's suffix (``rung_flavors``)."""
+    """The ResourceFlavor of ``pool``: its GPU type (cpu on a CPU pool) and its name. A pool with a flavor per rung
+    (``rung_flavors``) has them named after this with each rung's suffix."""
     return f"{pool.accelerator or 'cpu'}-{pool.name}"
 
 
@@ -143,7 +144,7 @@ from the Cohort, and tries the next rung rather than preempt on this one."""
 
 @dataclass(frozen=True)
 class FlavorSlot:
-    """What one ResourceFlavor of a pool holds: the whole pool, or one rung of a pool whose ladder the stack states."""
+    """What one ResourceFlavor of a pool holds: the whole pool, or one rung of a pool with a flavor per rung."""
 
     pool: NodePoolShape
     """The pool."""
@@ -163,10 +164,11 @@ class FlavorSlot:
 
 
 def rung_flavors(pool: NodePoolShape) -> bool:
-    """Whether ``pool`` gets one ResourceFlavor per rung: when the stack states its ladder (capacity_ladder) of more
-    than one rung. A pool that names a strategy (spot_then_on_demand) keeps one flavor selecting all its rungs, so the
-    autoscaler falls back by capacity; Kueue's fallback between flavors is by quota only (kueue#2560)."""
-    return bool(pool.ladder) and len(pool.rung_nodes) > 1
+    """Whether ``pool`` gets one ResourceFlavor per rung: when the plan tells its rungs' nodes apart
+    (NodePoolShape.rung_nodes: a stated ladder that no capacity strategy names). A pool of spot_then_on_demand, named or
+    stated as [spot, on_demand], keeps one flavor selecting all its rungs, so the autoscaler falls back by capacity;
+    Kueue's fallback between flavors is by quota only (kueue#2560)."""
+    return len(pool.rung_nodes) > 1
 
 
 def flavor_slots(pool: NodePoolShape) -> list[FlavorSlot]:
@@ -190,7 +192,7 @@ class QueuesPlan:
     """The Kueue objects of a stack, as Kubernetes object bodies, and what is wrong with them."""
 
     flavors: list[dict[str, Any]]
-    """One ResourceFlavor per pool (per rung of a pool whose ladder the stack states, in its order), CPU pools first."""
+    """One ResourceFlavor per pool (per rung of a pool with ``rung_flavors``, in its ladder's order), CPU pools first."""
     cohort: dict[str, Any]
     """The platform's Cohort, holding the GPUs no tenant has as nominal quota."""
     cluster_queues: list[dict[str, Any]]

@@ -106,7 +106,7 @@ def check_reservation_first(resources: list[Resource], config: RuleConfig) -> It
             for r, reservation, p in ranked:
                 if p is None or (reservation is None and r.props.get("capacityType") != "CAPACITY_BLOCK"):
                     continue
-                above = [f"{o.props.get('nodeGroupName')} (priority {q})" for o, q in bought if q is not None and q >= p]
+                above = [f"{o.props.get('nodeGroupName')} (priority {q})" for o, q in bought if q >= p]
                 if above:
                     yield (
                         r.name,

@@ -1,8 +1,8 @@
-"""Kueue over a capacity ladder (issue 38 item 2, Kueue's part): a pool whose ladder the stack states gets one
+"""Kueue over a capacity ladder (issue 38 item 2, Kueue's part): a pool whose stated ladder no capacity names gets one
 ResourceFlavor per rung, in the ladder's order, each selecting its rung's node pool; a tenant's quota on the pool is
 split over the rungs in that order (never repeated); the Cohort holds each rung's remainder; the queues state the
-flavorFungibility that makes a workload fall through the rungs in order. A pool that names a strategy
-(spot_then_on_demand, as the shipped stacks do) keeps one flavor over its rungs. Read from the stack's one plan
+flavorFungibility that makes a workload fall through the rungs in order. A pool of spot_then_on_demand (named, as
+the shipped stacks do, or stated as [spot, on_demand]) keeps one flavor over its rungs. Read from the stack's one plan
 (StackConfig.queues_plan, which the program and every command read)."""
 
 from __future__ import annotations
@@ -100,21 +100,26 @@ def test_queues_with_rung_flavors_state_the_fungibility_that_falls_through_the_r
         assert _queue(config, tenant)["flavorFungibility"] == FLAVOR_FUNGIBILITY
 
 
-def test_a_pool_that_names_spot_then_on_demand_keeps_one_flavor_and_no_fungibility() -> None:
+def test_a_pool_of_spot_then_on_demand_keeps_one_flavor_and_no_fungibility() -> None:
     # The shipped stacks' pools: one flavor selecting the compute class, so GKE falls back by capacity.
     config = ladder_stack(a100_pool(), t4_pool())
     plan = config.queues_plan
     assert plan is not None
     (a100,) = [s for s in config.pool_shapes() if s.name == "a100"]
-    assert len(a100.rung_nodes) == 2 and not rung_flavors(a100)
+    assert a100.rung_nodes == () and not rung_flavors(a100)
     assert [s.name for s in flavor_slots(a100)] == ["nvidia-tesla-a100-a100"]
     assert [f["spec"]["nodeLabels"] for f in plan.flavors if f["metadata"]["name"] == "nvidia-tesla-a100-a100"] == [{"cloud.google.com/compute-class": "a100"}]
     assert "flavorFungibility" not in _queue(config, "team-a")
-    # The same two rungs stated as a ladder: one flavor per rung.
+    # The same two rungs stated as a ladder plan exactly as the capacity that names them: one flavor, the same queues.
     stated = a100_pool(capacity_ladder=[{"kind": "spot"}, {"kind": "on_demand"}])
     del stated["capacity"]
-    (shape,) = [s for s in ladder_stack(stated, t4_pool()).pool_shapes() if s.name == "a100"]
-    assert [s.name for s in flavor_slots(shape)] == ["nvidia-tesla-a100-a100-spot", "nvidia-tesla-a100-a100-on-demand"]
+    as_ladder = ladder_stack(stated, t4_pool())
+    assert as_ladder.queues_plan == plan
+    # On-demand before spot is no capacity's ladder: a flavor per rung, in that order.
+    inverted = a100_pool(capacity_ladder=[{"kind": "on_demand"}, {"kind": "spot"}])
+    del inverted["capacity"]
+    (shape,) = [s for s in ladder_stack(inverted, t4_pool()).pool_shapes() if s.name == "a100"]
+    assert [s.name for s in flavor_slots(shape)] == ["nvidia-tesla-a100-a100-on-demand", "nvidia-tesla-a100-a100-spot"]
 
 
 def test_a_one_rung_ladder_keeps_one_flavor() -> None:
