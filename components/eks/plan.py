@@ -17,7 +17,7 @@ from gpu_platform.components.catalog.gpus import aws_shape
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.labels import CAPACITY_LABEL, CLASS_LABEL, EKS_NODEGROUP_LABEL, POOL_ROLE_LABEL, PoolRole
 from gpu_platform.components.pools.ladders import CapacityRung, RungKind, rung_slugs
-from gpu_platform.components.pools.shapes import CapacityStrategy, CapacityType, NodePoolShape, PoolPlacement
+from gpu_platform.components.pools.shapes import CapacityStrategy, CapacityType, NodePoolShape, PoolPlacement, RungNodes
 
 if TYPE_CHECKING:
     from gpu_platform.components.eks.args import EksClusterArgs, SystemNodeGroupArgs
@@ -159,7 +159,19 @@ def class_shape(cls: GpuClassArgs) -> NodePoolShape:
         placement=PoolPlacement({CLASS_LABEL: cls.name}, taints),
         cloud=Cloud.AWS,
         gpu_sharing=cls.gpu_sharing,
+        ladder=tuple(cls.capacity_ladder or ()),
+        rung_nodes=_rung_nodes(groups),
     )
+
+
+def _rung_nodes(groups: list[NodeGroupPlan]) -> list[RungNodes]:
+    """Each rung's nodes, selected by their capacity label (which the node groups and Karpenter's NodePools both set),
+    when the class has more than one rung and the label tells each apart; none otherwise (two named reservations are
+    both labelled reserved: such a class is one whole to what selects by labels, as Kueue's flavors)."""
+    labels = [g.capacity_label for g in groups]
+    if len(groups) < 2 or len(set(labels)) < len(labels):
+        return []
+    return [RungNodes(g.rung, {CAPACITY_LABEL: g.capacity_label}, g.max_nodes) for g in groups]
 
 
 @dataclass(frozen=True)

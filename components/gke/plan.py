@@ -24,6 +24,7 @@ from gpu_platform.components.pools.shapes import (
     CapacityStrategy,
     NodePoolShape,
     PoolPlacement,
+    RungNodes,
     Taint,
     TaintEffect,
 )
@@ -169,6 +170,7 @@ def _shape(
         region=region,
         queued_provisioning=gpu.queued_provisioning if gpu is not None else False,
         ladder=tuple(gpu.capacity_ladder) if gpu is not None and gpu.capacity_ladder is not None else (),
+        rung_nodes=[RungNodes(p.rung, {NODE_POOL_LABEL: p.gke_name}, p.max_total) for p in node_pools] if len(node_pools) > 1 else (),
     )
 
 

@@ -21,7 +21,7 @@ from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.labels import GPU_RESOURCE, PoolRole
 from gpu_platform.components.core.models import ARGS_CONFIG, check_min_max, check_unique, field_error
 from gpu_platform.components.core.numbers import Float, Int
-from gpu_platform.components.pools.ladders import CapacityRung, CapacityStrategy, named_ladder
+from gpu_platform.components.pools.ladders import CapacityRung, CapacityStrategy, named_ladder, strategy_of
 from gpu_platform.components.pools.reserves import ReserveFormula
 from gpu_platform.components.pools.sharing import GpuSharing
 
@@ -36,6 +36,7 @@ __all__ = [
     "MachineShapeArgs",
     "NodePoolShape",
     "PoolPlacement",
+    "RungNodes",
     "Taint",
     "TaintEffect",
 ]
@@ -280,6 +281,25 @@ class PoolPlacement:
         }
 
 
+def _own_ladder(ladder: Sequence[CapacityRung]) -> bool:
+    """Whether ``ladder`` is stated, of more than one rung, and not one a capacity strategy names: a pool that names
+    spot_then_on_demand, or states [spot, on_demand], plans exactly as the strategy, so its rungs' nodes are not told
+    apart (Kueue keeps one flavor for it)."""
+    return len(ladder) > 1 and tuple(ladder) != named_ladder(strategy_of(ladder))
+
+
+@dataclass(frozen=True)
+class RungNodes:
+    """One rung of a pool's capacity ladder as its nodes are: the node pool (GKE) or node group (EKS) that buys it."""
+
+    rung: CapacityRung
+    """The rung its nodes buy."""
+    node_selector: dict[str, str]
+    """The node labels that select this rung's nodes and no other rung's (GKE: the node pool's name label)."""
+    max_nodes: int
+    """Most nodes of this rung, over all of the pool's zones."""
+
+
 @dataclass(frozen=True)
 class NodePoolShape:
     """One configured pool as the workloads on it see it, the same on GKE and EKS.
@@ -341,8 +361,13 @@ class NodePoolShape:
     """Whether the pool's nodes come only for a ProvisioningRequest (GKE's queued provisioning, Dynamic
     Workload Scheduler): a pod outside such a request (a warm placeholder, an inference replica) never lands there."""
     ladder: tuple[CapacityRung, ...] = ()
-    """The pool's capacity ladder when the stack states one (GKE's capacity_ladder); empty when the pool names a
+    """The pool's capacity ladder when the stack states one (a GKE pool's or an EKS class's capacity_ladder); empty when the pool names a
     capacity strategy. ``rungs`` reads either."""
+    rung_nodes: tuple[RungNodes, ...] = ()
+    """Each rung's nodes, in the ladder's order (its node pools or node groups: what selects them, how many at most), when
+    the stack states a ladder of more than one rung that no capacity strategy names (one with a reservation, capacity
+    block or flex-start rung, or on-demand before spot); empty otherwise, and for an EKS class whose rungs' nodes no
+    label tells apart."""
 
     def __post_init__(self) -> None:
         # A role given as its value ("gpu") is the enum member, so `shape.role is PoolRole.GPU` holds.
@@ -436,6 +461,7 @@ class NodePoolShape:
         region: str | None = None,
         queued_provisioning: bool = False,
         ladder: Sequence[CapacityRung] = (),
+        rung_nodes: Sequence[RungNodes] = (),
     ) -> NodePoolShape:
         """The one builder of a pool's shape, on GKE and EKS alike (gke_plan and eks_plan call it): ``groups``
         are the (min, max) node totals of the pool's node pools or node groups as the plan counted them
@@ -467,6 +493,7 @@ class NodePoolShape:
             region=region,
             queued_provisioning=queued_provisioning,
             ladder=tuple(ladder),
+            rung_nodes=tuple(rung_nodes) if _own_ladder(ladder) else (),
         )
 
     def in_zones(self, zones: Sequence[str] | None, zone_count: int, region: str | None) -> NodePoolShape:

@@ -7,6 +7,15 @@ them, 0 elsewhere, so it may borrow); the Cohort's own quota holds each pool's G
 nominal quota (a pool's GPUs are the shape's schedulable units); a LocalQueue ``default`` in each tenant namespace. The component, the stack checks and
 the tests read this plan: nothing downstream recomputes it.
 
+A pool whose capacity ladder the stack states and no capacity strategy names (a reservation, capacity block or
+flex-start rung, or on-demand before spot) has one ResourceFlavor per rung instead, in the ladder's order, each selecting its rung's nodes (``NodePoolShape.rung_nodes``: GKE's node pool, an EKS
+node group's capacity label), holding the rung's GPUs at its maximum. A tenant's quota on the pool is split over the
+rungs in that order (each filled to what it holds before the next), never repeated on each; with the queue's
+flavorFungibility (``FLAVOR_FUNGIBILITY``) a workload takes the first rung that fits, borrowing if it must, and tries
+the next rung rather than preempt. Kueue falls through the rungs by quota, not by the cloud's capacity (kueue#2560):
+a pool of spot_then_on_demand (named, or stated as [spot, on_demand]) keeps one flavor over its rungs, and its
+autoscaler falls back.
+
 Where a pool has GKE's queued provisioning (Dynamic Workload Scheduler), whose nodes come only for a
 ProvisioningRequest, the setup GKE documents for Kueue: a ProvisioningRequestConfig of class
 ``queued-provisioning.gke.io`` managing nvidia.com/gpu, an AdmissionCheck of Kueue's ProvisioningRequest
@@ -28,6 +37,7 @@ from gpu_platform.components.core.labels import GPU_RESOURCE, NAMESPACE_NAME_LAB
 from gpu_platform.components.core.quantities import MiB, Millicores
 from gpu_platform.components.dask.args import DaskOperatorArgs
 from gpu_platform.components.kubeflow.args import KubeflowInstallArgs
+from gpu_platform.components.pools.ladders import CapacityRung, rung_slugs
 from gpu_platform.components.pools.shapes import NodePoolShape, tolerations
 from gpu_platform.components.queues.args import (
     KUEUE_API_VERSION,
@@ -40,14 +50,18 @@ from gpu_platform.components.queues.args import (
 )
 
 __all__ = [
+    "FLAVOR_FUNGIBILITY",
+    "FlavorSlot",
     "QueueTenant",
     "QueuesPlan",
     "TenantKind",
     "dask_queue_tenants",
     "flavor_name",
+    "flavor_slots",
     "kubeflow_queue_tenants",
     "plan_queues",
     "queued_flavors",
+    "rung_flavors",
 ]
 
 COVERED = ("cpu", "memory", GPU_RESOURCE)
@@ -112,7 +126,8 @@ def kubeflow_queue_tenants(install: KubeflowInstallArgs, pools: Sequence[NodePoo
 
 
 def flavor_name(pool: NodePoolShape) -> str:
-    """The ResourceFlavor of ``pool``: its GPU type (cpu on a CPU pool) and its name."""
+    """The ResourceFlavor of ``pool``: its GPU type (cpu on a CPU pool) and its name. A pool with a flavor per rung
+    (``rung_flavors``) has them named after this with each rung's suffix."""
     return f"{pool.accelerator or 'cpu'}-{pool.name}"
 
 
@@ -121,10 +136,51 @@ def queued_flavors(pools: Sequence[NodePoolShape]) -> list[str]:
     return [flavor_name(p) for p in pools if p.queued_provisioning]
 
 
-def _gpu_capacity(pool: NodePoolShape) -> int:
-    """The nvidia.com/gpu a pool advertises at its maximum size: the shape's schedulable GPUs (its GPUs, times the
-    clients per GPU where shared, or the MIG instances per GPU where partitioned)."""
-    return pool.max_schedulable_gpus
+FLAVOR_FUNGIBILITY = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
+"""The flavorFungibility of a ClusterQueue with a pool's rung flavors (Kueue's defaults, stated so the ladder does
+not hang on them): a workload takes the first rung, in the ladder's order, that fits in its quota or by borrowing
+from the Cohort, and tries the next rung rather than preempt on this one."""
+
+
+@dataclass(frozen=True)
+class FlavorSlot:
+    """What one ResourceFlavor of a pool holds: the whole pool, or one rung of a pool with a flavor per rung."""
+
+    pool: NodePoolShape
+    """The pool."""
+    name: str
+    """The ResourceFlavor's name."""
+    node_selector: dict[str, str]
+    """The node labels the flavor selects: the pool's, and for a rung its node pool's or node group's."""
+    max_nodes: int
+    """Most nodes the flavor's nodes number (the pool's, or the rung's)."""
+    rung: CapacityRung | None = None
+    """The rung, for a rung's flavor; None for a pool's one flavor."""
+
+    @property
+    def gpus(self) -> int:
+        """nvidia.com/gpu the flavor's nodes hold at their maximum (the shape's schedulable units per node)."""
+        return self.max_nodes * self.pool.schedulable_gpus_per_node
+
+
+def rung_flavors(pool: NodePoolShape) -> bool:
+    """Whether ``pool`` gets one ResourceFlavor per rung: when the plan tells its rungs' nodes apart
+    (NodePoolShape.rung_nodes: a stated ladder that no capacity strategy names). A pool of spot_then_on_demand, named or
+    stated as [spot, on_demand], keeps one flavor selecting all its rungs, so the autoscaler falls back by capacity;
+    Kueue's fallback between flavors is by quota only (kueue#2560)."""
+    return len(pool.rung_nodes) > 1
+
+
+def flavor_slots(pool: NodePoolShape) -> list[FlavorSlot]:
+    """The ResourceFlavors of ``pool``, in the ladder's order: one per rung (``rung_flavors``), each named
+    ``<flavor_name>-<rung suffix>`` and selecting its rung's nodes, else the pool's one."""
+    if not rung_flavors(pool):
+        return [FlavorSlot(pool, flavor_name(pool), dict(pool.placement.node_selector), pool.max_nodes)]
+    slugs = rung_slugs([r.rung for r in pool.rung_nodes])
+    return [
+        FlavorSlot(pool, f"{flavor_name(pool)}-{slug}", {**pool.placement.node_selector, **nodes.node_selector}, nodes.max_nodes, nodes.rung)
+        for nodes, slug in zip(pool.rung_nodes, slugs, strict=True)
+    ]
 
 
 def _cpu(millicores: int) -> str:
@@ -136,7 +192,7 @@ class QueuesPlan:
     """The Kueue objects of a stack, as Kubernetes object bodies, and what is wrong with them."""
 
     flavors: list[dict[str, Any]]
-    """One ResourceFlavor per pool, CPU pools first."""
+    """One ResourceFlavor per pool (per rung of a pool with ``rung_flavors``, in its ladder's order), CPU pools first."""
     cohort: dict[str, Any]
     """The platform's Cohort, holding the GPUs no tenant has as nominal quota."""
     cluster_queues: list[dict[str, Any]]
@@ -144,7 +200,7 @@ class QueuesPlan:
     local_queues: list[dict[str, Any]]
     """The LocalQueue ``default`` in each tenant namespace."""
     nominal_gpus: dict[str, dict[str, int]]
-    """tenant -> pool -> nominal GPUs, as placed."""
+    """tenant -> ResourceFlavor -> nominal GPUs, as placed."""
     provisioning_configs: list[dict[str, Any]] = field(default_factory=list)
     """The ProvisioningRequestConfig of class queued-provisioning.gke.io when a pool has queued provisioning; else none."""
     admission_checks: list[dict[str, Any]] = field(default_factory=list)
@@ -163,9 +219,10 @@ def _place(
     tenants: Sequence[QueueTenant],
     pools: Sequence[NodePoolShape],
 ) -> tuple[dict[str, dict[str, int]], list[tuple[tuple[str | int, ...], str, Any]]]:
-    """Each tenant's nominal GPUs per pool: a GPU type's quota fills the tenant's home pool first, then the
-    type's other pools in plan order, never beyond what a pool holds (oversubscription puts the excess on
-    the tenant's first pool of the type)."""
+    """Each tenant's nominal GPUs per flavor: a GPU type's quota fills the tenant's home pool first, then the
+    type's other pools in plan order, never beyond what a flavor holds (oversubscription puts the excess on
+    the tenant's first flavor of the type). A pool with a flavor per rung is filled rung by rung in the ladder's
+    order: the quota is split over the rungs, never repeated on each (which would multiply it)."""
     problems: list[tuple[tuple[str | int, ...], str, Any]] = []
     overrides = {t.name: (i, t) for i, t in enumerate(args.tenants)}
     known = {t.name for t in tenants}
@@ -179,11 +236,11 @@ def _place(
                     override.name,
                 )
             )
-    by_type: dict[str, list[NodePoolShape]] = {}
+    by_type: dict[str, list[FlavorSlot]] = {}
     for pool in pools:
         if pool.accelerator is not None and pool.gpus_per_node > 0:
-            by_type.setdefault(pool.accelerator, []).append(pool)
-    free = {p.name: _gpu_capacity(p) for ps in by_type.values() for p in ps}
+            by_type.setdefault(pool.accelerator, []).extend(flavor_slots(pool))
+    free = {s.name: s.gpus for slots in by_type.values() for s in slots}
     nominal: dict[str, dict[str, int]] = {t.name: {} for t in tenants}
     wanted: dict[str, int] = {}
     for tenant in tenants:
@@ -217,22 +274,25 @@ def _place(
                 )
         for gpu_type, count in quota.items():
             wanted[gpu_type] = wanted.get(gpu_type, 0) + count
-            order = sorted(by_type[gpu_type], key=lambda p: p.name != tenant.home_pool)
+            order = sorted(by_type[gpu_type], key=lambda s: s.pool.name != tenant.home_pool)
             left = count
-            for pool in order:
-                take = min(left, free[pool.name])
+            for slot in order:
+                take = min(left, free[slot.name])
                 if take:
-                    nominal[tenant.name][pool.name] = nominal[tenant.name].get(pool.name, 0) + take
-                    free[pool.name] -= take
+                    nominal[tenant.name][slot.name] = nominal[tenant.name].get(slot.name, 0) + take
+                    free[slot.name] -= take
                     left -= take
             if left and args.oversubscription:
                 first = order[0].name
                 nominal[tenant.name][first] = nominal[tenant.name].get(first, 0) + left
     if not args.oversubscription:
         for gpu_type, count in wanted.items():
-            held = sum(_gpu_capacity(p) for p in by_type[gpu_type])
+            held = sum(s.gpus for s in by_type[gpu_type])
             if count > held:
-                pools_held = ", ".join(f"{p.name} {_gpu_capacity(p)}" for p in by_type[gpu_type])
+                held_by: dict[str, int] = {}
+                for s in by_type[gpu_type]:
+                    held_by[s.pool.name] = held_by.get(s.pool.name, 0) + s.gpus
+                pools_held = ", ".join(f"{name} {gpus}" for name, gpus in held_by.items())
                 problems.append(
                     (
                         ("oversubscription",),
@@ -255,33 +315,34 @@ def plan_queues(
     nominal, problems = _place(args, tenants, pools)
     ordered = sorted(pools, key=lambda p: (p.gpus_per_node > 0, p.role is not PoolRole.SCHEDULER))
     overrides = {t.name: t for t in args.tenants}
+    slots = [slot for pool in ordered for slot in flavor_slots(pool)]
     flavors = []
-    for pool in ordered:
+    for slot in slots:
         spec: dict[str, Any] = {}
-        if pool.placement.node_selector:
-            spec["nodeLabels"] = dict(pool.placement.node_selector)
-        if pool.placement.tolerations:
-            spec["tolerations"] = tolerations(pool.placement.tolerations)
+        if slot.node_selector:
+            spec["nodeLabels"] = dict(slot.node_selector)
+        if slot.pool.placement.tolerations:
+            spec["tolerations"] = tolerations(slot.pool.placement.tolerations)
         flavors.append(
             {
                 "apiVersion": KUEUE_API_VERSION,
                 "kind": "ResourceFlavor",
-                "metadata": {"name": flavor_name(pool)},
+                "metadata": {"name": slot.name},
                 "spec": spec,
             }
         )
-    placed = {p.name: sum(n.get(p.name, 0) for n in nominal.values()) for p in ordered}
+    placed = {s.name: sum(n.get(s.name, 0) for n in nominal.values()) for s in slots}
     cohort_flavors = [
         {
-            "name": flavor_name(p),
+            "name": s.name,
             "resources": [
                 {"name": "cpu", "nominalQuota": "0"},
                 {"name": "memory", "nominalQuota": "0"},
-                {"name": GPU_RESOURCE, "nominalQuota": _gpu_capacity(p) - placed[p.name]},
+                {"name": GPU_RESOURCE, "nominalQuota": s.gpus - placed[s.name]},
             ],
         }
-        for p in ordered
-        if _gpu_capacity(p) > placed[p.name]
+        for s in slots
+        if s.gpus > placed[s.name]
     ]
     cohort_spec: dict[str, Any] = {}
     if cohort_flavors:
@@ -289,22 +350,24 @@ def plan_queues(
     cohort = {"apiVersion": KUEUE_API_VERSION, "kind": "Cohort", "metadata": {"name": args.cohort}, "spec": cohort_spec}
     queued = queued_flavors(ordered)
     provisioning_configs, admission_checks = _provisioning(args, queued)
+    laddered = any(s.rung is not None for s in slots)
     cluster_queues, local_queues = [], []
     for tenant in tenants:
         override = overrides.get(tenant.name, TenantQueueArgs(name=tenant.name))
         flavor_entries = []
-        for pool in ordered:
-            cpu = pool.vcpus * pool.max_nodes * 1000
+        for slot in slots:
+            pool = slot.pool
+            cpu = pool.vcpus * slot.max_nodes * 1000
             if override.cpus is not None:
                 cpu = min(cpu, round(override.cpus * 1000))
             elif tenant.millicores is not None:
                 cpu = min(cpu, tenant.millicores)
-            memory = pool.memory_mib * pool.max_nodes
+            memory = pool.memory_mib * slot.max_nodes
             if override.memory_gib is not None:
                 memory = min(memory, round(override.memory_gib * 1024))
             elif tenant.memory_mib is not None:
                 memory = min(memory, tenant.memory_mib)
-            gpus = nominal[tenant.name].get(pool.name, 0)
+            gpus = nominal[tenant.name].get(slot.name, 0)
             gpu: dict[str, Any] = {"name": GPU_RESOURCE, "nominalQuota": gpus}
             if override.borrowing_limit is not None:
                 gpu["borrowingLimit"] = override.borrowing_limit
@@ -312,7 +375,7 @@ def plan_queues(
                 gpu["lendingLimit"] = min(override.lending_limit, gpus)
             flavor_entries.append(
                 {
-                    "name": flavor_name(pool),
+                    "name": slot.name,
                     "resources": [
                         {"name": "cpu", "nominalQuota": _cpu(cpu)},
                         {"name": "memory", "nominalQuota": f"{memory}Mi"},
@@ -331,6 +394,8 @@ def plan_queues(
             },
             "resourceGroups": [{"coveredResources": list(COVERED), "flavors": flavor_entries}],
         }
+        if laddered:
+            queue_spec["flavorFungibility"] = dict(FLAVOR_FUNGIBILITY)
         # The queued pools' flavors this queue has: the ProvisioningRequest check runs for a workload assigned one
         # of them, and for no other (an empty onFlavors would run it for every workload of the queue).
         if on_flavors := [e["name"] for e in flavor_entries if e["name"] in queued]:

@@ -364,6 +364,105 @@ CASES["karpenter-gpu-node-pool-tainted"] = (
 )
 
 
+def rung_pool(name: str, *, labels: dict[str, str] | None = None, **node: Any) -> Resource:
+    """A GKE GPU node pool of one ladder rung: its nodeConfig's spot, reservationAffinity, flexStart/maxRunDuration."""
+    pool = gpu_pool(name, spot=bool(node.pop("spot", False)))
+    props = {**pool.props, "nodeConfig": {**pool.props["nodeConfig"], **node, **({"labels": labels} if labels else {})}}
+    return res(pool.type, pool.name, props)
+
+
+RESERVED = {
+    "reservationAffinity": {"consumeReservationType": "SPECIFIC_RESERVATION", "key": "compute.googleapis.com/reservation-name", "values": ["a100-training"]}
+}
+ANY_RESERVATION = {"reservationAffinity": {"consumeReservationType": "ANY_RESERVATION"}}
+TRAINING = {"gpu-platform.io/workload": "training"}
+CASES["reservation-rung-first"] = (
+    [
+        rung_pool("a100-spot", spot=True),
+        rung_pool("a100-reserved", **RESERVED),
+        rung_pool("a100-on-demand"),
+        compute_class("a100-spot", "a100-reserved", "a100-on-demand"),
+    ],
+    [
+        rung_pool("a100-reserved", **RESERVED),
+        rung_pool("a100-spot", spot=True),
+        rung_pool("a100-any", **ANY_RESERVATION),
+        compute_class("a100-reserved", "a100-spot", "a100-any"),
+    ],
+    {},
+    "ComputeClass x tries node pool a100-reserved (reservation(a100-training)) at priority 2, after a100-spot (spot); a named reservation is paid for",
+)
+CASES["training-not-spot-only"] = (
+    [rung_pool("a100x8", spot=True, labels=TRAINING)],
+    [
+        rung_pool("a100x8-spot", spot=True, labels=TRAINING),
+        rung_pool("a100x8-on-demand", labels=TRAINING),
+        compute_class("a100x8-spot", "a100x8-on-demand"),
+        rung_pool("t4", spot=True),  # spot only, but no training pool
+    ],
+    {},
+    "node pool a100x8 runs training (gpu-platform.io/workload=training) on spot capacity only",
+)
+
+
+def provisioning_config(seconds: str | None) -> Resource:
+    spec: dict[str, Any] = {"provisioningClassName": "queued-provisioning.gke.io", "managedResources": ["nvidia.com/gpu"]}
+    if seconds is not None:
+        spec["parameters"] = {"maxRunDurationSeconds": seconds}
+    return res("kubernetes:kueue.x-k8s.io/v1beta2:ProvisioningRequestConfig", "q-provisioning", {"metadata": {"name": "queued-provisioning"}, "spec": spec})
+
+
+CASES["flex-start-run-limit"] = (
+    [rung_pool("a100-flex", flexStart=True, maxRunDuration="86400s"), provisioning_config("172800")],
+    [rung_pool("a100-flex", flexStart=True, maxRunDuration="172800s"), provisioning_config("172800"), rung_pool("l4-flex", flexStart=True)],
+    {},
+    "flex-start node pool a100-flex runs its nodes at most 86400s, shorter than the 172800s the ProvisioningRequestConfig queued-provisioning gives",
+)
+
+
+def test_flex_start_without_a_queued_run_limit_is_not_judged() -> None:
+    flex = [rung_pool("a100-flex", flexStart=True, maxRunDuration="3600s")]
+    for resources in (flex, [*flex, provisioning_config(None)]):
+        assert [f for f in evaluate(resources, load_policy_config({})) if f.rule == "flex-start-run-limit"] == []
+
+
+def karpenter_tier(name: str, capacity: str, weight: int, labels: dict[str, str] | None = None) -> Resource:
+    """A Karpenter NodePool of one rung of class a100 (a GPU tier, GPU-tainted)."""
+    spec: dict[str, Any] = {
+        "template": {
+            "metadata": {"labels": {"gpu-platform.io/gpu-class": "a100", **(labels or {})}},
+            "spec": {
+                "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
+                "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": [capacity]}],
+            },
+        },
+        "limits": LIMITED,
+        "weight": weight,
+    }
+    return res("kubernetes:karpenter.sh/v1:NodePool", f"c-a100-{name}-node-pool", {"kind": "NodePool", "spec": spec})
+
+
+def test_a_karpenter_reserved_node_pool_must_outweigh_its_class_other_tiers() -> None:
+    late = [karpenter_tier("spot", "spot", 50), karpenter_tier("reserved", "reserved", 40), karpenter_tier("on-demand", "on-demand", 30)]
+    (finding,) = [f for f in evaluate(late, load_policy_config({})) if f.rule == "reservation-rung-first"]
+    assert finding.message.startswith(
+        "class a100's reserved NodePool c-a100-reserved-node-pool has weight 40, not above c-a100-spot-node-pool (spot, weight 50)"
+    )
+    first = [karpenter_tier("reserved", "reserved", 50), karpenter_tier("spot", "spot", 40), karpenter_tier("on-demand", "on-demand", 30)]
+    assert [f for f in evaluate(first, load_policy_config({})) if f.rule == "reservation-rung-first"] == []
+
+
+def test_a_training_class_on_karpenter_or_eks_is_judged_by_its_tiers() -> None:
+    spot_only = [karpenter_tier("spot", "spot", 50, TRAINING)]
+    (finding,) = [f for f in evaluate(spot_only, load_policy_config({})) if f.rule == "training-not-spot-only"]
+    assert finding.message.startswith("class a100 runs training (gpu-platform.io/workload=training) on spot capacity only")
+    with_fallback = [*spot_only, karpenter_tier("on-demand", "on-demand", 40, TRAINING)]
+    assert [f for f in evaluate(with_fallback, load_policy_config({})) if f.rule == "training-not-spot-only"] == []
+    # The label the rule reads is a setting: another training label, and the same class is not judged.
+    other = load_policy_config({"training-not-spot-only": {"trainingLabel": "example.com/role=train"}})
+    assert [f for f in evaluate(spot_only, other) if f.rule == "training-not-spot-only"] == []
+
+
 def test_every_rule_has_cases() -> None:
     assert set(CASES) == {r.name for r in RULES}
     assert len(RULES) >= 12
@@ -582,3 +681,37 @@ def test_the_gpu_budget_counts_karpenter_node_pools() -> None:
     assert "gpu-pool-bounded" in unbounded  # a GPU-tainted NodePool without a GPU limit is unbounded
     fine = [f for f in evaluate([node_pool(LIMITED)], load_policy_config({})) if f.rule.startswith("gpu-")]
     assert fine == []
+
+
+def _h100_groups(order: list[str]) -> list[Resource]:
+    """Class h100's managed node groups (capacity block, reservation, spot, on-demand), each on its own priority in
+    ``order`` (first highest), with the launch templates that target the block's and the reservation's ids."""
+    kinds = {
+        "block": ("CAPACITY_BLOCK", "cr-0a1b2c3d4e5f60718"),
+        "reserved": ("ON_DEMAND", "cr-0123456789abcdef0"),
+        "spot": ("SPOT", None),
+        "on-demand": ("ON_DEMAND", None),
+    }
+    resources: list[Resource] = []
+    tiers = []
+    for i, slug in enumerate(order):
+        capacity, target = kinds[slug]
+        group = node_group(f"h100-{slug}", capacity=capacity, types=("p5.48xlarge",))
+        resources.append(res(group.type, group.name, {**group.props, "labels": {"gpu-platform.io/gpu-class": "h100"}}))
+        if target is not None:
+            spec = {"capacityReservationSpecification": {"capacityReservationTarget": {"capacityReservationId": target}}}
+            resources.append(res("aws:ec2/launchTemplate:LaunchTemplate", f"{group.name}-launch-template", spec))
+        tiers.append(f"{50 - 10 * i}:\n- ^eks-h100-{slug}-\n")
+    return [*resources, priorities("".join(tiers))]
+
+
+def test_an_eks_reservation_node_group_must_rank_above_its_class_groups_bought_per_use() -> None:
+    late = _h100_groups(["spot", "block", "reserved", "on-demand"])
+    findings = [f.message for f in evaluate(late, load_policy_config({})) if f.rule == "reservation-rung-first"]
+    assert findings == [
+        f"class h100's node group h100-{slug} (reservation {rid}) has priority {p}, not above h100-spot (priority 50) in the priority "
+        "expander; a reservation is paid for whether used or not: make it capacity_ladder's first rung"
+        for slug, rid, p in (("block", "cr-0a1b2c3d4e5f60718", 40), ("reserved", "cr-0123456789abcdef0", 30))
+    ]
+    first = _h100_groups(["block", "reserved", "spot", "on-demand"])
+    assert [f for f in evaluate(first, load_policy_config({})) if f.rule == "reservation-rung-first"] == []

@@ -63,6 +63,34 @@ def gke(config: dict[str, Any]) -> dict[str, Any]:
     return config["gpu-platform:gke"]
 
 
+def _pool(config: dict[str, Any], name: str) -> dict[str, Any]:
+    (pool,) = [p for p in gke(config)["gpu_pools"] if p["name"] == name]
+    return pool
+
+
+def _ladder(config: dict[str, Any], name: str, ladder: list[dict[str, Any]]) -> None:
+    """The pool ``name`` states ``ladder`` in place of its capacity."""
+    pool = _pool(config, name)
+    del pool["capacity"]
+    pool["capacity_ladder"] = ladder
+
+
+def _flex_beside_dws(config: dict[str, Any]) -> None:
+    """prod-gke's A100 pool tries flex-start for a day, beside a queued-provisioning pool whose requests run two days."""
+    _ladder(config, "a100", [{"kind": "flex_start", "max_run_duration": "24h"}, {"kind": "on_demand"}])
+    gke(config)["gpu_pools"].append(
+        {
+            "name": "a100-dws",
+            "machine_type": "a2-highgpu-1g",
+            "accelerator_type": "nvidia-tesla-a100",
+            "driver_version": "LATEST",
+            "queued_provisioning": True,
+            "autoscaling": {"scope": "total", "min_nodes": 0, "max_nodes": 8},
+        }
+    )
+    config["gpu-platform:queues"] = {"queued_provisioning_max_run_seconds": 172800}
+
+
 CONFIG_CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None], dict[str, Any] | None]] = {
     "gpu-pool-bounded": ("dev-gke", lambda c: gke(c)["gpu_pools"][0]["autoscaling"].update(max_nodes=100), None),
     "gpu-stack-budget": ("dev-gke", lambda c: None, {"gpu-stack-budget": {"maxGpusPerStack": 10}}),
@@ -73,6 +101,9 @@ CONFIG_CASES: dict[str, tuple[str, Callable[[dict[str, Any]], None], dict[str, A
     "prod-control-plane-restricted": ("prod-gke", lambda c: gke(c).update(control_plane={}, cloud_nat=False), None),
     "region-allowed": ("dev-gke", lambda c: None, {"region-allowed": {"allowedRegions": ["europe-west4"]}}),
     "metrics-storage-retained": ("dev-gke", lambda c: c["gpu-platform:monitoring"]["prometheus"].update(keep_volume_on_delete=False), None),
+    "reservation-rung-first": ("prod-gke", lambda c: _ladder(c, "a100", [{"kind": "spot"}, {"kind": "reservation", "reservation": "a100-training"}]), None),
+    "training-not-spot-only": ("prod-gke", lambda c: _pool(c, "a100x8").update(capacity="spot"), None),
+    "flex-start-run-limit": ("prod-gke", lambda c: _flex_beside_dws(c), None),
 }
 
 RAW = """
@@ -190,3 +221,24 @@ def test_plan_json_carries_policy_violations(tmp_path: Path, capsys: pytest.Capt
     assert violation["enforcement"] == "mandatory"
     assert violation["resource"] == "mutated-t4"
     assert violation["fix"].startswith("Use capacity spot_then_on_demand")
+
+
+@pytest.mark.parametrize(("base", "where"), [("dev-eks", "node group h100-block"), ("prod-eks", "reserved NodePool")])
+def test_an_eks_reservation_after_spot_exits_1_on_either_provisioner(base: str, where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The guide's h100 class with spot moved before its capacity block and reservation: the cluster autoscaler's
+    priority expander (dev-eks) or Karpenter's weights (prod-eks) try spot first, and reservation-rung-first names the
+    reservation's node group or NodePool."""
+    from tests.components.eks.test_ladders import GUIDE
+    from tests.test_readme_blocks import block
+
+    def mutate(config: dict[str, Any]) -> None:
+        (h100,) = [c for c in yaml.safe_load(block(GUIDE, "example:eks-ladder-reserved"))["gpu-platform:eks_node_groups"]["classes"] if c["name"] == "h100"]
+        block_rung, reserved, spot, on_demand = h100["capacity_ladder"]
+        h100["capacity_ladder"] = [spot, block_rung, reserved, on_demand]
+        config["gpu-platform:eks_node_groups"]["classes"].append(h100)
+
+    name = "prod-mutated" if base.startswith("prod") else "mutated"
+    code, out = preview(project(tmp_path, name, base, mutate), name, capsys)
+    assert code == 1, out
+    found = [line for line in out.splitlines() if line.startswith("violation: policy reservation-rung-first: ")]
+    assert any(where in line and "make it capacity_ladder's first rung" in line for line in found), out
