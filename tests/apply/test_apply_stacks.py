@@ -1,4 +1,4 @@
-"""Every shipped stack and the Kubeflow platform-edition variant on a real Kubernetes 1.34 API server
+"""Every shipped stack, the Kubeflow platform-edition variant and the capacity-ladder variants on a real Kubernetes 1.34 API server
 (issue 26): applied with server-side apply in the engine's order to the control plane built from the
 upstream modules, with kwok nodes shaped like the stack's pools; the pods the controllers create are
 read back from the server to see where the real scheduler put them. And `preview --apply KUBECONFIG`
@@ -23,6 +23,7 @@ import pytest
 
 from gpu_platform.infra.apply.apply import ApplyObject, Server, stack_objects
 from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
+from tests.infra.test_preview_ladders import LADDER_STACKS, ladder_project
 
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 PLATFORM = "prod-eks-platform"
@@ -43,12 +44,12 @@ def _stack(stack: str) -> tuple[Any, Any, list[ApplyObject]]:
     from gpu_platform.infra.preview.upstream import Sources, load_lock
     from gpu_platform.infra.stack.read import load_stack, read_stack_file
 
-    if stack == PLATFORM:
+    if stack == PLATFORM or stack in LADDER_STACKS:
         from tests.infra.test_render import platform_variant
 
         # The variant's project folder is only read here: removed once read, so no run leaves it behind.
-        with tempfile.TemporaryDirectory(prefix="gpu-platform-platform-") as folder:
-            root = platform_variant(Path(folder))
+        with tempfile.TemporaryDirectory(prefix="gpu-platform-variant-") as folder:
+            root = platform_variant(Path(folder)) if stack == PLATFORM else ladder_project(Path(folder), stack)
             values, secret_keys = read_stack_file(root, stack)
             plan = run_program(root, stack, values, secret_keys)
             config = load_stack(root, stack)
@@ -78,7 +79,9 @@ def _read(server: Server, path: str) -> list[dict[str, Any]]:
     return document.get("items", [])
 
 
-@pytest.mark.parametrize("stack", [*STACKS, PLATFORM])
+# Every shipped stack, the platform edition, and the issue-38 ladders (the guide's GKE pool and its EKS h100 class under
+# the cluster autoscaler and under Karpenter: tests/infra/test_preview_ladders.py LADDER_STACKS).
+@pytest.mark.parametrize("stack", [*STACKS, PLATFORM, *LADDER_STACKS])
 def test_stack_applies_with_zero_refusals_and_its_pods_land_on_matching_pools(stack: str) -> None:
     upstream_or_skip()
     kubectl_or_skip()

@@ -45,6 +45,21 @@ def test_the_guides_ladder_previews_clean_and_the_tree_shows_each_rung(tmp_path:
     assert (PROJECT_DIR / GUIDE).is_file()
 
 
+LADDER_STACKS = {"ladder-gke": "dev-gke", "ladder-eks": "dev-eks", "ladder-karpenter": "prod-eks"}
+"""The issue's three ladders, each a stack of its own (what ``ladder_project`` writes): the guide's GKE pool
+(reservation -> flex_start -> spot -> on_demand) in dev-gke's place, and the guide's h100 class (capacity_block ->
+reservation -> spot -> on_demand) added to dev-eks (the cluster autoscaler) and to prod-eks (Karpenter). Previewed
+here, rendered clean in tests/infra/test_render.py and applied in tests/apply/test_apply_stacks.py."""
+
+
+def ladder_project(root: Path, name: str) -> Path:
+    """A copy of the project under ``root`` (made if missing) whose stack ``name`` (a key of LADDER_STACKS) is its
+    base stack with the guide's ladder."""
+    if name == "ladder-gke":
+        return project_with_stack(root, name, _with_the_guides_ladder)
+    return _project_with_eks_stack(root, LADDER_STACKS[name], name)
+
+
 def _project_with_eks_stack(tmp_path: Path, base: str, name: str) -> Path:
     """A copy of the project whose stack ``name`` is ``base`` with the guide's h100 class (capacity_block ->
     reservation -> spot -> on_demand) added to its classes."""

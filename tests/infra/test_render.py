@@ -23,6 +23,7 @@ from gpu_platform.infra.cli import main
 from gpu_platform.infra.preview.render import HELM_RELEASE, KUSTOMIZE_DIRECTORY
 from gpu_platform.infra.preview.upstream import GitPin, Lock, SourceError, Sources, chart_digest, load_lock, parse_kustomize_url
 from tests.conftest import PROJECT_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
+from tests.infra.test_preview_ladders import LADDER_STACKS, ladder_project
 
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 
@@ -214,11 +215,25 @@ def test_without_sources_the_preview_says_what_was_not_rendered(capsys: pytest.C
 # --- every shipped stack renders clean ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("stack", [*STACKS, pytest.param("prod-eks-platform", marks=pytest.mark.long)])  # the platform: a minute of CPU, in .ci/run's long step
+@pytest.mark.parametrize(
+    "stack",
+    [
+        *STACKS,
+        pytest.param("prod-eks-platform", marks=pytest.mark.long),  # the platform: a minute of CPU, in .ci/run's long step
+        # The issue-38 ladders (tests/infra/test_preview_ladders.py LADDER_STACKS): the whole stack rendered again for
+        # each, so in the long step too.
+        *(pytest.param(name, marks=pytest.mark.long) for name in LADDER_STACKS),
+    ],
+)
 def test_the_stack_renders_fully_and_clean(stack: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     upstream = upstream_or_skip()
     kubectl_or_skip()
-    root = platform_variant(tmp_path) if stack == "prod-eks-platform" else PROJECT_DIR
+    if stack == "prod-eks-platform":
+        root = platform_variant(tmp_path)
+    elif stack in LADDER_STACKS:
+        root = ladder_project(tmp_path, stack)
+    else:
+        root = PROJECT_DIR
     code, out = preview(root, stack, capsys, "--upstream", str(upstream), "--render")
     assert code == 0, out
     summary = next(line for line in out.splitlines() if line.startswith("rendered: "))
