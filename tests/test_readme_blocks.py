@@ -743,7 +743,8 @@ def test_the_ladder_sweep_prints_the_table_and_pick_shown() -> None:
     """The capacity-ladder block (docs/commands/simulate.md): its first line, run as printed, prints the sweep table
     below it (blank lines and trailing spaces aside) and, after the per-tenant table, the pick shown last. The text
     after it reads: the reservation ladder costs more per workload than spot's, and falls back (its named reservation
-    full) as spot's does."""
+    full) as spot's does; on-demand alone (one rung: a node pool with no ComputeClass, now comparable with the
+    ladders since a class's order ranks its own node pools only) costs the most."""
     venv_or_skip()
     command, *printed = block("docs/commands/simulate.md", "example:simulate-ladders").splitlines()
     done = bash(command, PROJECT_DIR, timeout=600)
@@ -753,7 +754,8 @@ def test_the_ladder_sweep_prints_the_table_and_pick_shown() -> None:
     assert out[: len(table)] == table
     assert pick in out
     rows = {line.split()[0]: line.split() for line in table if line.split()[:1] in (["reservation(t4-res)"], ["spot"])}
-    assert float(rows["reservation(t4-res)"][-1]) > float(rows["spot"][-1])
+    (alone,) = [line.split() for line in table if line.split()[:1] == ["on_demand"] and len(line.split()) > 1]
+    assert float(alone[-1]) > float(rows["reservation(t4-res)"][-1]) > float(rows["spot"][-1])
     assert rows["reservation(t4-res)"][-3] != "-" and rows["spot"][-3] != "-"  # fallback s
 
 

@@ -52,10 +52,11 @@ def _resources(shape: Any) -> Resources:
 
 
 def _taints(shape: Any) -> tuple[str, ...]:
-    """The keys of the taints that keep pods off a pool (NoSchedule, NoExecute)."""
+    """The taints that keep pods off a pool (NoSchedule, NoExecute), each ``key=value``: the value counts (the
+    ComputeClass taint of one class's node pools is not another class's, cloud.google.com/compute-class=<class>)."""
     from gpu_platform.components.pools.shapes import TaintEffect
 
-    return tuple(sorted({t.key for t in shape.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE}))
+    return tuple(sorted({f"{t.key}={t.value}" for t in shape.taints if t.effect is not TaintEffect.PREFER_NO_SCHEDULE}))
 
 
 def workload_image(stack: Any) -> str:
@@ -105,8 +106,10 @@ def _gke_groups(gke: Any, streams: bool, reserved_instances: int | None = None) 
                     accelerator=shape.accelerator,
                     spot=node_pool.spot,
                     # A ComputeClass lists its pool's node pools in the capacity ladder's order (spot_then_on_demand:
-                    # the spot pool, then its on-demand twin): GKE tries them in that order.
+                    # the spot pool, then its on-demand twin): GKE tries them in that order for the pods that select
+                    # the class, and the order ranks no other node pool (compute_class scopes it).
                     priority=len(planned.node_pools) - i if planned.compute_class else 0,
+                    compute_class=planned.compute_class,
                     zones=zones,
                     min_nodes=bounds.min_nodes,
                     max_nodes=bounds.max_nodes,

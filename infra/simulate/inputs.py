@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from gpu_platform.components.core.labels import GPU_RESOURCE
@@ -81,7 +81,13 @@ class NodeGroup:
     accelerator: str | None = None
     spot: bool = False
     priority: int = 0
-    """Higher is tried first."""
+    """Higher is tried first, among the groups of the same ``compute_class`` only: EKS's priority expander tiers and
+    Karpenter's NodePool weights (``compute_class`` None) order every group; a GKE ComputeClass's priorities order
+    that class's node pools and nothing else (GKE's other node pools: 0)."""
+    compute_class: str | None = None
+    """The GKE ComputeClass whose ``priorities`` list this node pool (a capacity ladder of more than one rung): its
+    ``priority`` ranks it among that class's node pools only, for the pods that select the class (their nodes carry
+    the class's label and its taint ``cloud.google.com/compute-class=<class>:NoSchedule``). None: no class."""
     zones: tuple[str, ...] = ("zone",)
     min_nodes: int = 0
     """Fewest nodes: in total, or in each zone when ``per_zone``."""
@@ -90,7 +96,7 @@ class NodeGroup:
     per_zone: bool = False
     image_streaming: bool = False
     taints: tuple[str, ...] = ()
-    """The taint keys (NoSchedule, NoExecute) every node carries; a pod must tolerate each one."""
+    """The taints (NoSchedule, NoExecute) every node carries, each ``key=value``; a pod must tolerate each one."""
     reserved: int | None = None
     """A reservation rung's node pool (GKE ``reservation_affinity``): the instances its reservation holds, billed at the
     on-demand rate over the whole run whether nodes use them or not (a node consuming one adds no charge). None: no
@@ -127,12 +133,35 @@ class PodSpec:
     pools: tuple[str, ...] | None = None
     """Only these pools (a node selector on the pool or class); None: any pool of its roles."""
     tolerations: tuple[str, ...] | None = (GPU_RESOURCE,)
-    """Taint keys it tolerates; None: every taint of the pools it names (it carries their placement)."""
+    """The taints it tolerates: ``key=value`` tolerates that taint only (operator Equal, as the stack renders every
+    toleration: components/pools/shapes.tolerations), a bare ``key`` every value of the key (operator Exists); None:
+    every taint of the pools it names (it carries their placement)."""
+    home: tuple[str, ...] | None = None
+    """Placed as the stack places the Dask pods (RapidsDaskClusterSpec.for_pools): on the first pool of the first of
+    these roles the cluster has, whose taints it tolerates exactly (the scheduler: the scheduler pool's, else the
+    first GPU pool's), in place of ``tolerations``; the cluster model resolves it against its groups (``placed``).
+    None: ``tolerations`` as given."""
+    pinned: bool = False
+    """With ``home``: the pod also selects that pool (the workers' node selector, the pool's or its class's), so it
+    runs on no other pool."""
+
+    def placed(self, groups: Sequence[NodeGroup]) -> PodSpec:
+        """This pod as the stack places it on ``groups`` (see ``home``); itself when it has no ``home``."""
+        if self.home is None:
+            return self
+        pool = next((g for role in self.home for g in groups if g.role == role), None)
+        if pool is None:
+            return replace(self, home=None, pinned=False)
+        return replace(self, tolerations=pool.taints, pools=(pool.pool,) if self.pinned else self.pools, home=None, pinned=False)
+
+    def tolerates(self, taint: str) -> bool:
+        """Whether it tolerates ``taint`` (``key=value``)."""
+        return self.tolerations is None or taint in self.tolerations or taint.split("=", 1)[0] in self.tolerations
 
     def may_use(self, group: NodeGroup) -> bool:
         if group.role not in self.roles or (self.pools is not None and group.pool not in self.pools):
             return False
-        return self.tolerations is None or all(t in self.tolerations for t in group.taints)
+        return all(self.tolerates(t) for t in group.taints)
 
 
 @dataclass(frozen=True)

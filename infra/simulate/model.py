@@ -36,8 +36,9 @@ The model, rule by rule (each rule names what it stands for):
   are of its cluster-autoscaler/ folder). Scale-up: pending pods that fit no upcoming node wait
   while the oldest of them is under 2 s old or the oldest GPU one under 30 s (the loop removes no
   node either: core/static_autoscaler.go:67-71, :537-547, :708-719); then one node group is picked by the
-  expanders in chain: the highest priority that can take them (a spot group above its on-demand
-  twin; EKS priority tiers; GKE ComputeClass priorities), then least waste (the idle CPU share plus
+  expanders in chain: the highest priority that can take them (EKS priority tiers, a spot group above
+  its on-demand twin; a GKE ComputeClass's priorities, which rank that class's node pools only: its best
+  one meets the other node pools on waste alone), then least waste (the idle CPU share plus
   the idle memory share of the new nodes, expander/waste/waste.go:37-65), then at random
   (expander/factory/expander_factory.go:78). It adds the nodes that group needs for them, within its
   bounds (total, or per zone with nodes spread over the zones). A spot scale-up finds no capacity
@@ -209,6 +210,8 @@ class ClusterModel:
         self.pending: list[_Pod] = []
         """Pending unbound pods, oldest first (the scheduler's queue)."""
         self.trace = Trace(horizon=0.0)
+        self._placed: dict[PodSpec, PodSpec] = {}
+        """Each pod spec as the stack places it on these groups (PodSpec.placed)."""
         self.backoff_until: dict[str, float] = {g.name: 0.0 for g in self.groups}
         self.failures: dict[str, int] = {g.name: 0 for g in self.groups}
         """Failed scale-ups per group over the run (never reset)."""
@@ -468,6 +471,7 @@ class ClusterModel:
     # --- pods and the scheduler ------------------------------------------------------------
 
     def _create(self, gang: _GangRun, spec: PodSpec, replacing: bool = False) -> _Pod:
+        spec = self._placed.setdefault(spec, spec.placed(self.groups))
         self._counter += 1
         job = gang.stage.job
         # A job of one pod (a replayed pod) keeps its name, so simulated and measured waits compare by pod.
@@ -790,8 +794,9 @@ class ClusterModel:
 
     def _scale_up(self, unplaced: list[tuple[PodSpec, int]]) -> None:
         """Grow one group for the pods no upcoming node takes. The expanders as upstream chains them
-        (expander/factory/expander_factory.go:78, chain.go:36-44): the highest priority (a ComputeClass's
-        order, EKS's priority expander), then least waste (expander/waste/waste.go:37-65: the CPU share
+        (expander/factory/expander_factory.go:78, chain.go:36-44): the highest priority (EKS's priority
+        expander over every group; a ComputeClass's order over that class's node pools only, its best pool then
+        ranked with the others by waste), then least waste (expander/waste/waste.go:37-65: the CPU share
         plus the memory share the new nodes would leave idle; GPUs are not scored; upstream divides by the
         node's capacity, the model by its allocatable), then a random pick among the options left."""
         if not unplaced:
@@ -820,6 +825,17 @@ class ClusterModel:
             options.append(((group.priority, -self._waste(group, nodes, unplaced)), group, nodes))
         if not options:
             return
+        # A ComputeClass's priorities rank its own node pools only: the class's best option stands, and it meets the
+        # other options on waste alone (GKE's other node pools have no priority; a class outranks none of them).
+        top: dict[str, int] = {}
+        for _, group, _ in options:
+            if group.compute_class is not None:
+                top[group.compute_class] = max(top.get(group.compute_class, group.priority), group.priority)
+        options = [
+            ((0, key[1]) if group.compute_class is not None else key, group, nodes)
+            for key, group, nodes in options
+            if group.compute_class is None or group.priority == top[group.compute_class]
+        ]
         best = max(key for key, _, _ in options)
         leaders = [o for o in options if o[0] == best]
         _, group, nodes = leaders[0] if len(leaders) == 1 else self.random.choice(leaders)

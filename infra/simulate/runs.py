@@ -220,6 +220,7 @@ class Outcome:
                     "machine_type": g.machine_type,
                     "spot": g.spot,
                     "priority": g.priority,
+                    "compute_class": g.compute_class,
                     "min_nodes": g.min_nodes,
                     "max_nodes": g.max_nodes,
                     "bounds": "per_zone" if g.per_zone else "total",

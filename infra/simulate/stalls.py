@@ -53,7 +53,7 @@ def _why_unplaced(model: Any, spec: PodSpec) -> str:
         return f"{asking} on {where}; the stack has no such pool (pools: {have}); add one or change the pods' pool"
     usable = [g for g in roles if spec.may_use(g)]
     if not usable:
-        taints = sorted({t for g in roles for t in g.taints if spec.tolerations is None or t not in spec.tolerations})
+        taints = sorted({t for g in roles for t in g.taints if not spec.tolerates(t)})
         return (
             f"{asking}; every pool they may use ({_names(roles)}) carries a taint they do not tolerate "
             f"({', '.join(taints)}); add the toleration or a pool without the taint"

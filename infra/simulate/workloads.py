@@ -9,6 +9,7 @@ configuration of a sweep sees the same jobs.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from dataclasses import dataclass
@@ -74,12 +75,17 @@ def _session(job: Job) -> bool:
 # --- Dask clusters ------------------------------------------------------------------------------
 
 DASK_TOLERATIONS = (GPU_TAINT.key, COMPUTE_CLASS_LABEL)
-"""The taints Dask pods tolerate: the GPU taint, and a ComputeClass's (they select the class)."""
-SCHEDULER = PodSpec("scheduler", Resources(gpus=1), roles=("scheduler", "gpu"), prefers="scheduler", tolerations=DASK_TOLERATIONS)
+"""The taints pods of unknown placement tolerate (a replayed pod, a Dask pod on a cluster with no pool of its roles):
+the GPU taint and any ComputeClass's, whatever their values."""
+SCHEDULER = PodSpec("scheduler", Resources(gpus=1), roles=("scheduler", "gpu"), prefers="scheduler", tolerations=DASK_TOLERATIONS, home=("scheduler", "gpu"))
 """The deep-dive's Dask scheduler: one GPU (its KubeCluster gives every pod nvidia.com/gpu: 1), on the
-scheduler pool when there is room (the stack's preferred node affinity), else on a GPU pool."""
-WORKER = PodSpec("worker", Resources(gpus=1), roles=("gpu",), tolerations=DASK_TOLERATIONS)
-"""A dask-cuda-worker with one GPU, on a GPU pool."""
+scheduler pool when there is room (the stack's preferred node affinity), else on a GPU pool whose taints it
+tolerates. It tolerates the scheduler pool's taints exactly (RapidsDaskClusterSpec.for_pools; the first GPU pool's
+without a scheduler pool), so it never lands on a pool with a taint of its own, such as a capacity ladder's
+ComputeClass taint (cloud.google.com/compute-class=<pool>), which only the class's pods tolerate."""
+WORKER = PodSpec("worker", Resources(gpus=1), roles=("gpu",), tolerations=DASK_TOLERATIONS, home=("gpu",), pinned=True)
+"""A dask-cuda-worker with one GPU, on the stack's first GPU pool (its node selector and tolerations:
+RapidsDaskClusterSpec.for_pools)."""
 
 
 def dask_cluster(at: float, namespace: str, name: str, workers: int, work: float, worker_gpus: int = 1, scheduler_gpus: int = 1) -> Job:
@@ -92,9 +98,10 @@ def dask_cluster(at: float, namespace: str, name: str, workers: int, work: float
             roles=("scheduler", "gpu") if scheduler_gpus else ("system",),
             prefers="scheduler" if scheduler_gpus else None,
             tolerations=DASK_TOLERATIONS,
+            home=("scheduler", "gpu") if scheduler_gpus else None,
         )
     )
-    worker = WORKER if worker_gpus == 1 else PodSpec("worker", Resources(gpus=worker_gpus), roles=("gpu",), tolerations=DASK_TOLERATIONS)
+    worker = WORKER if worker_gpus == 1 else dataclasses.replace(WORKER, requests=Resources(gpus=worker_gpus))
     return Job(at, namespace, name, (Stage.of((scheduler, *([worker] * workers)), work),))
 
 

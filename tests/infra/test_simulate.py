@@ -517,7 +517,7 @@ def test_dask_pods_stay_off_tainted_training_pools() -> None:
     inputs = model_inputs(load_stack(PROJECT_DIR, "prod-gke"), ModelSettings())
     jobs, horizon = repeat(deep_dive(DeepDive(), 0), 0.5)
     outcome = run(inputs, jobs, horizon, PriceTable.shipped())
-    tainted = {g.name for g in inputs.groups if "gpu-platform.io/workload" in g.taints}
+    tainted = {g.name for g in inputs.groups if "gpu-platform.io/workload=training" in g.taints}
     assert tainted
     assert not [n for n in outcome.trace.nodes if n.group.name in tainted and n.gpu_ready is not None and n.requested > 0]
 

@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 
+from gpu_platform.components.dask.args import RapidsDaskClusterSpec
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.simulate.distributions import fixed
-from gpu_platform.infra.simulate.inputs import Timings
+from gpu_platform.infra.simulate.inputs import NodeGroup, PodSpec, Resources, Timings
 from gpu_platform.infra.simulate.model import ClusterModel
 from gpu_platform.infra.simulate.prices import PriceTable, cost_of, reserved_hours
 from gpu_platform.infra.simulate.runs import configurations, run
 from gpu_platform.infra.simulate.settings import SimulationError
+from gpu_platform.infra.simulate.workloads import dask_cluster
 from tests.conftest import PROJECT_DIR
 from tests.infra.test_simulation import group, job
 
@@ -163,3 +165,82 @@ def test_a_sweep_over_two_ladders_ranks_them_by_cost_per_workload(tmp_path: Path
     meeting = [label for label, c in runs.items() if c["pending_p90_s"] <= 600]
     assert document["cheapest_meeting_target"] == min(meeting, key=lambda label: per_workload[label])
     assert len({round(v, 2) for v in per_workload.values()}) == 2
+
+
+# --- A ComputeClass orders its own node pools only ------------------------------------------------------------------
+
+CPU_POD = PodSpec("cpu", Resources(cpu=2000, memory=8000), roles=("system", "gpu"), tolerations=("nvidia.com/gpu", "cloud.google.com/compute-class"))
+"""A CPU-only pod that would fit both pools (it tolerates every GPU and class taint): only the expander decides."""
+
+
+def _two_rung_stack() -> list[NodeGroup]:
+    """A CPU pool of 2-CPU/8 GiB nodes beside a GPU pool whose two-rung ladder (spot, then on-demand) is a ComputeClass
+    t4: n1-standard-4 nodes (3.92 CPUs, 12000 MiB allocatable) with 2 GPUs, the spot rung holding at most one node."""
+    taints = ("cloud.google.com/compute-class=t4", "nvidia.com/gpu=present")
+    cpu = NodeGroup("cpu", "cpu", "system", "e2-standard-2", Resources(2000, 8000, 0), 0, max_nodes=10)
+    spot = NodeGroup(
+        "t4-spot", "t4", "gpu", "n1-standard-4", Resources(3920, 12000, 2), 2, spot=True, priority=2, compute_class="t4", max_nodes=1, taints=taints
+    )
+    od = NodeGroup("t4-on-demand", "t4", "gpu", "n1-standard-4", Resources(3920, 12000, 2), 2, priority=1, compute_class="t4", max_nodes=10, taints=taints)
+    return [cpu, spot, od]
+
+
+def _nodes_by_group(trace: Any) -> dict[str, int]:
+    return {name: sum(1 for n in trace.nodes if n.group.name == name and not n.failed) for name in ("cpu", "t4-spot", "t4-on-demand")}
+
+
+def test_a_compute_class_s_order_does_not_outrank_another_pool_for_a_cpu_only_pod() -> None:
+    """Three CPU-only pods that fill one node of the CPU pool each and leave half a class node idle: least waste
+    grows the CPU pool by exactly 3 nodes and the class by none (the class's priorities rank its node pools only, GKE's
+    custom ComputeClasses). Kills the mutant that compares the class's priority 2 with the CPU pool's 0 (it grows
+    t4-spot by its one node and then t4-on-demand for the pod left over)."""
+    model = ClusterModel(_two_rung_stack(), timings=STARTUP)
+    model.add_jobs([job(0.0, 1800, pods=(CPU_POD,), name=f"cpu{i}") for i in range(3)])
+    trace = model.run(until=1200)
+    assert _nodes_by_group(trace) == {"cpu": 3, "t4-spot": 0, "t4-on-demand": 0}
+    assert all(p.node is not None and p.node.startswith("cpu") for p in trace.pods)
+
+
+def test_the_class_s_pods_still_take_its_first_rung_then_the_next() -> None:
+    """Two pods of 2 GPUs that select the class (its pool, its taints): the first scale-up takes the spot rung's one
+    node, the next the on-demand rung's (exact counts), and the CPU pool grows for the CPU pod beside them."""
+    gpu_pod = PodSpec(
+        "worker", Resources(cpu=3000, memory=10000, gpus=2), pools=("t4",), tolerations=("cloud.google.com/compute-class=t4", "nvidia.com/gpu=present")
+    )
+    model = ClusterModel(_two_rung_stack(), timings=STARTUP)
+    model.add_jobs([job(0.0, 1800, pods=(gpu_pod,), name="g0"), job(0.0, 1800, pods=(gpu_pod,), name="g1"), job(600.0, 1800, pods=(CPU_POD,), name="c")])
+    trace = model.run(until=1500)
+    assert _nodes_by_group(trace) == {"cpu": 1, "t4-spot": 1, "t4-on-demand": 1}
+    first = min((n for n in trace.nodes if n.group.pool == "t4"), key=lambda n: n.requested)
+    assert first.group.name == "t4-spot"
+
+
+def test_a_toleration_of_one_class_does_not_fit_another_class_s_nodes() -> None:
+    """The ComputeClass taint's value is the class's name: a pod tolerating cloud.google.com/compute-class=a (as the
+    stack renders it, operator Equal) fits class a's node pools and not class b's; a bare key tolerates every class."""
+    a, b = (NodeGroup(c, c, "gpu", "m", Resources(4000, 16000, 1), 1, compute_class=c, taints=(f"cloud.google.com/compute-class={c}",)) for c in "ab")
+    of_a = PodSpec("worker", Resources(gpus=1), tolerations=("cloud.google.com/compute-class=a",))
+    any_class = PodSpec("worker", Resources(gpus=1), tolerations=("cloud.google.com/compute-class",))
+    assert (of_a.may_use(a), of_a.may_use(b), any_class.may_use(b)) == (True, False, True)
+
+
+def test_dev_gke_s_dask_scheduler_grows_the_scheduler_pool_not_the_t4_ladder() -> None:
+    """dev-gke with its T4 pool on a two-rung ladder: the stack renders the Dask scheduler with the scheduler pool's
+    tolerations only (nvidia.com/gpu=present, no node selector) and the workers with the class's selector and taint, so
+    one Dask cluster of a scheduler and 6 workers grows the scheduler pool by exactly 1 node and the spot rung by 1 (its
+    2 minimum nodes hold 4 workers), and nothing lands elsewhere. Kills the mutant whose scheduler tolerates the
+    ComputeClass taint by its key alone, whatever the class (it binds to a T4 node, the scheduler pool stays empty and
+    the spot rung grows by 2)."""
+    (config,) = configurations(PROJECT_DIR, "dev-gke", [(LADDER, [{"kind": "spot"}, {"kind": "on_demand"}])], [], 1)
+    groups = {g.name: g for g in config.inputs.groups}
+    assert (groups["t4-spot"].compute_class, groups["scheduler"].compute_class) == ("t4", None)
+    spec = RapidsDaskClusterSpec.for_pools("rapids", config.stack.pool_shapes(), image=config.stack.dask.rapids_image).to_dict()["spec"]
+    assert spec["scheduler"]["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]
+    model = ClusterModel(config.inputs.groups, timings=STARTUP)
+    model.add_jobs([dask_cluster(0.0, "default", "d", workers=6, work=1800)])
+    trace = model.run(until=1500)
+    grown = {name: sum(1 for n in trace.nodes if n.group.name == name) for name in groups}
+    assert grown == {"system": 2, "scheduler": 1, "t4-spot": 3, "t4-on-demand": 0}
+    nodes = {n.name: n.group.name for n in trace.nodes}
+    placed = sorted((p.name.split("-")[1], nodes[p.node]) for p in trace.pods if p.node is not None)
+    assert placed == [("scheduler", "scheduler"), *[("worker", "t4-spot")] * 6]
