@@ -26,7 +26,7 @@ from tests.components.gke.test_ladders import rung_of
 from tests.policies.test_stacks import project
 from tests.test_readme_blocks import block
 
-GUIDE = "docs/clouds/gke-capacity-ladders.md"
+GUIDE = "docs/clouds/capacity-ladders.md"
 
 
 def _guides_ladder() -> list[dict[str, Any]]:

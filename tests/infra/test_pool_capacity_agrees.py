@@ -66,14 +66,19 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _kueue_gpus(stack: Any, pool: str) -> int:
-    """The nvidia.com/gpu Kueue's objects hold of ``pool``'s flavor: the Cohort's and every ClusterQueue's nominal quota."""
+    """The nvidia.com/gpu Kueue's objects hold of ``pool``'s flavors (its one, or one per rung of a stated ladder:
+    components/queues/plan.py flavor_slots): the Cohort's and every ClusterQueue's nominal quota."""
+    from gpu_platform.components.queues.plan import flavor_slots
+
     plan = stack.queues_plan
-    (flavor,) = [f["metadata"]["name"] for f in plan.flavors if f["metadata"]["name"].endswith(f"-{pool}")]
+    (shape,) = [s for s in stack.pool_shapes() if s.name == pool]
+    flavors = {slot.name for slot in flavor_slots(shape)}
+    assert flavors <= {f["metadata"]["name"] for f in plan.flavors}, flavors
     total = 0
     for body in [plan.cohort, *plan.cluster_queues]:
         for group in body["spec"].get("resourceGroups", []):
             for entry in group["flavors"]:
-                if entry["name"] == flavor:
+                if entry["name"] in flavors:
                     total += sum(r["nominalQuota"] for r in entry["resources"] if r["name"] == GPU_RESOURCE)
     return total
 
