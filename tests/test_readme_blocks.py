@@ -59,6 +59,7 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("docs/commands/simulate.md", "example:target-p90"): "test_the_settings_search_recommendation_is_what_its_command_prints",
     ("docs/commands/simulate.md", "example:simulate-karpenter"): "test_the_karpenter_sweep_prints_the_table_shown",
     ("docs/commands/simulate.md", "example:simulate-ladders"): "test_the_ladder_sweep_prints_the_table_and_pick_shown",
+    ("docs/commands/simulate.md", "example:simulate-eks-ladders"): "test_the_eks_ladder_sweep_prints_the_table_and_pick_shown",
     ("README.md", "quickstart:test"): "exempt: the test command itself; .ci/run runs it (test_readme.test_ci_runs_the_readme_test_command)",
     (
         "docs/getting-started/library.md",
@@ -757,6 +758,26 @@ def test_the_ladder_sweep_prints_the_table_and_pick_shown() -> None:
     (alone,) = [line.split() for line in table if line.split()[:1] == ["on_demand"] and len(line.split()) > 1]
     assert float(alone[-1]) > float(rows["reservation(t4-res)"][-1]) > float(rows["spot"][-1])
     assert rows["reservation(t4-res)"][-3] != "-" and rows["spot"][-3] != "-"  # fallback s
+
+
+def test_the_eks_ladder_sweep_prints_the_table_and_pick_shown() -> None:
+    """The EKS capacity-ladder block (docs/commands/simulate.md): its first line, run as printed (16 runs of the
+    deep-dive, ~5 s of CPU), prints the sweep table below it and the pick shown last. The text after it reads: the
+    named reservation's ladder costs more per workload than spot's, falls back (its reservation full) where spot's
+    never has to, and waits longer at p99."""
+    venv_or_skip()
+    command, *printed = block("docs/commands/simulate.md", "example:simulate-eks-ladders").splitlines()
+    done = bash(command, PROJECT_DIR, timeout=600)
+    assert done.returncode == 0, (command, done.stdout[-2000:], done.stderr[-2000:])
+    *table, pick = printed
+    out = [line.rstrip() for line in done.stdout.splitlines() if line.strip()]
+    assert out[: len(table)] == table
+    assert pick in out
+    rows = {line.split()[0]: line.split() for line in table if line.split()[:1] in (["reservation(cr-01234567)"], ["spot"])}
+    reserved, spot = rows["reservation(cr-01234567)"], rows["spot"]
+    assert float(reserved[-1]) > float(spot[-1])
+    assert reserved[-3] != "-" and spot[-3] == "-"  # fallback s
+    assert int(reserved[-8]) > int(spot[-8])  # p99 s
 
 
 @pytest.mark.long  # about 400 simulator runs: .ci/run runs it in its own step (tests/conftest.py LONG_RUN_GATE)

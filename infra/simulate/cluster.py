@@ -125,28 +125,47 @@ def _gke_groups(gke: Any, streams: bool, reserved_instances: int | None = None) 
     return groups
 
 
-def _eks_groups(plan: Any) -> list[NodeGroup]:
-    """One model group per managed node group of the stack's plan (StackConfig.eks_plan): bounds in total."""
+def _eks_groups(plan: Any, reserved_instances: int | None = None) -> list[NodeGroup]:
+    """One model group per managed node group of the stack's plan (StackConfig.eks_plan): bounds in total; its
+    capacity rung (NodeGroupPlan.rung) as _gke_groups models a GKE pool's: spot, on-demand, an On-Demand Capacity
+    Reservation holding ``reserved_instances`` (default: the group's minimum), named (``cr-...``: no node beyond
+    them) or any open one (on-demand beyond them), or a capacity block holding the group's maximum, named, at its
+    capacity-block price."""
+    from gpu_platform.components.pools.ladders import RungKind
     from gpu_platform.components.pools.shapes import CapacityType
 
-    return [
-        NodeGroup(
-            name=p.group.name,
-            pool=p.shape.name,
-            role=p.shape.role.value,
-            machine_type=p.shape.machine_type,
-            allocatable=_resources(p.shape),
-            gpus_per_node=p.shape.gpus_per_node,
-            accelerator=p.shape.accelerator,
-            spot=p.group.capacity is CapacityType.SPOT,
-            priority=p.priority,
-            zones=p.shape.zone_names(),
-            min_nodes=p.group.min_nodes,
-            max_nodes=p.group.max_nodes,
-            taints=_taints(p.shape),
+    groups = []
+    for p in plan.node_groups:
+        kind = p.group.rung.kind
+        block = kind is RungKind.CAPACITY_BLOCK
+        if block:
+            # The block's instances: the group may never hold more (EKS sizes a capacity-block group to its block).
+            reserved: int | None = p.group.max_nodes
+        elif kind is RungKind.RESERVATION:
+            reserved = p.group.min_nodes if reserved_instances is None else reserved_instances
+        else:
+            reserved = None
+        groups.append(
+            NodeGroup(
+                name=p.group.name,
+                pool=p.shape.name,
+                role=p.shape.role.value,
+                machine_type=p.shape.machine_type,
+                allocatable=_resources(p.shape),
+                gpus_per_node=p.shape.gpus_per_node,
+                accelerator=p.shape.accelerator,
+                spot=p.group.capacity is CapacityType.SPOT,
+                priority=p.priority,
+                zones=p.shape.zone_names(),
+                min_nodes=p.group.min_nodes,
+                max_nodes=p.group.max_nodes,
+                taints=_taints(p.shape),
+                reserved=reserved,
+                reservation_named=block or (reserved is not None and p.group.rung.reservation is not None),
+                capacity_block=block,
+            )
         )
-        for p in plan.node_groups
-    ]
+    return groups
 
 
 def _limits(limits: dict[str, str]) -> Resources:
@@ -223,7 +242,7 @@ def model_inputs(stack: Any, settings: ModelSettings) -> ModelInputs:
         notice = 30.0
     else:
         settings_eks = stack.eks_node_groups.autoscaler
-        groups = _eks_groups(stack.eks_plan)
+        groups = _eks_groups(stack.eks_plan, settings.reservation.instances)
         if stack.karpenter_plan is not None:
             groups, karpenter = _karpenter(stack, settings, groups)
         unneeded = float(seconds(settings_eks.scale_down_unneeded_time))

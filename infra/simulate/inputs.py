@@ -98,12 +98,16 @@ class NodeGroup:
     taints: tuple[str, ...] = ()
     """The taints (NoSchedule, NoExecute) every node carries, each ``key=value``; a pod must tolerate each one."""
     reserved: int | None = None
-    """A reservation rung's node pool (GKE ``reservation_affinity``): the instances its reservation holds, billed at the
-    on-demand rate over the whole run whether nodes use them or not (a node consuming one adds no charge). None: no
-    reservation."""
+    """A reservation rung's node pool (GKE ``reservation_affinity``) or node group (EKS: an On-Demand Capacity
+    Reservation, or a capacity block): the instances its reservation holds, billed over the whole run whether nodes
+    use them or not (a node consuming one adds no charge), at the on-demand rate, a capacity block's at the table's
+    capacity-block price. None: no reservation."""
     reservation_named: bool = False
     """A named (SPECIFIC) reservation: no node beyond ``reserved`` (the scale-up finds no capacity and the ladder's
     next rung is tried). False with ``reserved`` set: any matching reservation, and on-demand beyond it."""
+    capacity_block: bool = False
+    """An EC2 capacity block for ML (EKS ``CAPACITY_BLOCK``, Karpenter ``reserved`` on the block's id): ``reserved``
+    instances paid for its window (the whole run) at the table's capacity-block price, named (no node beyond them)."""
     flex_start: bool = False
     """Flex-start VMs (GKE ``node_config.flex_start``): priced at the table's flex-start price."""
     run_limit: float | None = None

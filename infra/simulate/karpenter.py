@@ -31,6 +31,12 @@ aws/karpenter-provider-aws at tag v1.14.1 where named), rule by rule:
   offerings are cached unavailable for 3 minutes (pkg/cache/cache.go:31 UnavailableOfferingsTTL; marked at
   instance.go:632-641) and the NodeClaim is deleted (controllers/nodeclaim/lifecycle/launch.go:85-91). The
   pods stay pending; their next trigger's pass passes the spot NodePool over for its on-demand twin.
+- **Reserved capacity** (a NodePool of capacity type ``reserved``: a named On-Demand Capacity Reservation or a
+  capacity block; its group's ``reserved`` instances, cluster.py _eks_groups). A launch past them finds no
+  capacity and is modelled as a spot shortage is (EC2's ReservationCapacityExceeded; offerings cached
+  unavailable, the next NodePool by weight takes the pods): Karpenter's own count of a reservation's free
+  instances, which skips the launch, is not modelled. An open reservation (``reserved`` then ``on-demand``)
+  launches on-demand beyond them.
 - **Consolidation of empty nodes.** A node is consolidatable ``consolidateAfter`` after its last pod event
   (a pod bound to it or ended on it, recorded at most once per 10 s: controllers/nodeclaim/podevents/
   controller.go:44, :84-91), or after it was initialised (its GPUs registered) when no pod came
@@ -271,10 +277,14 @@ class Karpenter:
             self.launches.append((now, name, count))
 
     def _launch(self, group: NodeGroup) -> bool:
-        """Create one NodeClaim of ``group``: a node coming, or (spot, no capacity) the NodePool's offerings
-        cached unavailable and no node."""
+        """Create one NodeClaim of ``group``: a node coming, or (spot, no capacity; a named reservation or capacity
+        block whose instances are all taken) the NodePool's offerings cached unavailable and no node."""
         m = self.model
         short = group.spot and m.timings.spot_shortage > 0 and m.random.random() < m.timings.spot_shortage
+        if group.reserved is not None and group.reservation_named and m.size(group) >= group.reserved:
+            # A reserved offering whose reservation is used up fails the launch as a spot shortage does (EC2 answers
+            # ReservationCapacityExceeded) and the next NodePool by weight takes the pods.
+            short = True
         if short:
             self.unavailable_until[group.name] = m.env.now + UNAVAILABLE_OFFERINGS_TTL
         m.launch(group, short=short)

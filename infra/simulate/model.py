@@ -69,16 +69,17 @@ The model, rule by rule (each rule names what it stands for):
 - Spot nodes are preempted at ``preemption_per_node_hour`` (a Poisson process per node);
   after ``preemption_notice`` the node is gone and its pods are recreated pending (the Dask
   operator replaces a lost worker), the stage's work continuing.
-- Capacity ladders' rungs (GKE node pools): a reservation rung's group holds ``reserved`` instances; a
-  named reservation gives no node beyond them (the scale-up finds no capacity and fails as a spot
-  shortage does, so the ComputeClass's next rung is tried once the group is backed off), any matching
+- Capacity ladders' rungs (GKE node pools, EKS node groups): a reservation rung's group holds ``reserved``
+  instances (an EKS capacity block's its maximum, named); a named reservation gives no node beyond them
+  (the scale-up finds no capacity and fails as a spot shortage does, so the ComputeClass's or the priority
+  expander's next rung is tried once the group is backed off), any matching
   reservation gives on-demand nodes beyond them. A flex-start node is deleted ``run_limit`` after it
   joined (GKE's max_run_duration), its pods lost and recreated pending as at a preemption. Flex-start
   nodes take the same node timings as others: how long flex-start waits for capacity is not modelled.
 
-A node is paid from its scale-up request to its removal, a reservation's instances for the whole run
-whether nodes use them or not (infra/simulate/prices.py); its GPUs count as available (the report's
-kube_node_status_capacity) from ``gpu_ready`` to removal.
+A node is paid from its scale-up request to its removal, a reservation's instances (a capacity block's at
+its capacity-block price) for the whole run whether nodes use them or not (infra/simulate/prices.py); its
+GPUs count as available (the report's kube_node_status_capacity) from ``gpu_ready`` to removal.
 """
 
 from __future__ import annotations

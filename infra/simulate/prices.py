@@ -39,6 +39,10 @@ class HourlyPrice(BaseModel):
     """Per hour, flex-start (GCP: the Cloud Billing Catalog's "DWS Defined Duration" SKUs, discounted from on-demand by
     up to 53% on vCPUs and GPUs per GKE's flex-start page). Default: none (the shipped table's sources publish no
     flex-start price: a flex-start rung of the type is refused until --prices FILE gives one)."""
+    capacity_block: Annotated[Float, Field(ge=0)] | None = None
+    """Per instance-hour, an EC2 capacity block for ML (AWS: the EC2 Capacity Blocks pricing page, per region and
+    instance type, paid up front for the block's window). Default: none (the shipped table's sources publish no
+    capacity-block price: a capacity_block rung of the type is refused until --prices FILE gives one)."""
     spot_zones: dict[str, Annotated[Float, Field(ge=0)]] = Field(default_factory=dict)
     """Per hour, spot, by zone name (AWS prices spot per Availability Zone); a spot group pays the mean over
     those of its zones listed here, ``spot`` where none is. Default: {} (``spot`` in every zone)."""
@@ -119,7 +123,13 @@ class PriceTable(BaseModel):
                 )
             value: float | None = getattr(price, capacity)
             if value is None:
-                hint = " (the shipped table's sources publish no flex-start price: give the DWS Defined Duration SKUs' price)" if group.flex_start else ""
+                hint = (
+                    " (the shipped table's sources publish no flex-start price: give the DWS Defined Duration SKUs' price)"
+                    if group.flex_start
+                    else " (the shipped table's sources publish no capacity-block price: give the EC2 Capacity Blocks pricing page's)"
+                    if group.capacity_block
+                    else ""
+                )
                 raise SimulationError(
                     f"the price table has no {capacity.replace('_', '-')} price for {what} {key} ({cloud} {region}); add it with --prices FILE{hint}"
                 )
@@ -139,10 +149,11 @@ class PriceTable(BaseModel):
 
 
 def capacity_of(group: NodeGroup) -> str:
-    """The price a node of ``group`` pays (HourlyPrice's field): spot, flex_start, or on_demand (on-demand and
-    reservation rungs: a reservation is billed at the on-demand rate, Compute Engine's reservations overview,
-    "Reservation billing")."""
-    return "spot" if group.spot else "flex_start" if group.flex_start else "on_demand"
+    """The price a node of ``group`` pays (HourlyPrice's field): spot, flex_start, capacity_block, or on_demand
+    (on-demand and reservation rungs: a reservation is billed at the on-demand rate, Compute Engine's reservations
+    overview, "Reservation billing"; an EC2 On-Demand Capacity Reservation likewise, EC2's "Capacity Reservation
+    pricing and billing")."""
+    return "spot" if group.spot else "flex_start" if group.flex_start else "capacity_block" if group.capacity_block else "on_demand"
 
 
 @functools.cache
@@ -192,8 +203,9 @@ def reserved_hours(intervals: list[tuple[float, float]], reserved: int) -> tuple
 
 def cost_of(trace: Trace, inputs: ModelInputs, prices: PriceTable, used_gpu_hours: float) -> Cost:
     """What the run paid: each node from its scale-up request to its removal at its group's rate (spot, flex-start or
-    on-demand), and each reservation rung's instances for the whole run at the on-demand rate whether nodes used
-    them or not, its nodes beyond them (any reservation) at on-demand."""
+    on-demand), and each reservation rung's instances for the whole run whether nodes used them or not, at the
+    on-demand rate (a capacity block's for its window, the whole run, at its capacity-block price), its nodes
+    beyond them (any reservation) at on-demand."""
     lines: dict[tuple[str, str], CostLine] = {}
     paid = spot = 0.0
 
@@ -222,7 +234,7 @@ def cost_of(trace: Trace, inputs: ModelInputs, prices: PriceTable, used_gpu_hour
             continue
         rate = prices.hourly(inputs.cloud, inputs.region, group)
         _, beyond = reserved_hours(reserved[group.name], group.reserved)
-        bill(group, "reservation", group.reserved * trace.horizon / 3600, rate)
+        bill(group, "capacity-block" if group.capacity_block else "reservation", group.reserved * trace.horizon / 3600, rate)
         if beyond:
             bill(group, "on-demand", beyond, rate)
     table = prices.region(inputs.cloud, inputs.region)

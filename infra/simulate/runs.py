@@ -389,7 +389,10 @@ def inapplicable(stack: Any, keys: Sequence[str]) -> list[str]:
                 "eks_node_groups.karpenter.disruption"
             )
         elif key.startswith("model.reservation.") and not _reservation_rungs(stack):
-            lines.append(f"{key}: applies to GKE pools whose capacity_ladder has a reservation rung (gke.gpu_pools[].capacity_ladder), and this stack has none")
+            lines.append(
+                f"{key}: applies to GKE pools and EKS classes whose capacity_ladder has a reservation rung "
+                "(gke.gpu_pools[].capacity_ladder, eks_node_groups.classes[].capacity_ladder), and this stack has none"
+            )
         elif not karpenter and key.startswith("model.karpenter."):
             lines.append(
                 f"{key}: applies to Karpenter stacks (eks_node_groups.provisioner: karpenter) and this stack's nodes are grown by the cluster autoscaler"
@@ -398,11 +401,15 @@ def inapplicable(stack: Any, keys: Sequence[str]) -> list[str]:
 
 
 def _reservation_rungs(stack: Any) -> bool:
-    """Whether any node pool of the stack's GKE plan buys a reservation rung."""
+    """Whether any node pool of the stack's GKE plan, or managed node group of its EKS plan, buys a reservation rung."""
+    from gpu_platform.components.core.cloud import Cloud
     from gpu_platform.components.pools.ladders import RungKind
 
-    gke = getattr(stack, "gke", None)
-    return gke is not None and any(p.rung.kind is RungKind.RESERVATION for planned in gke.plan for p in planned.node_pools)
+    if stack.cloud is Cloud.GCP:
+        gke = getattr(stack, "gke", None)
+        return gke is not None and any(p.rung.kind is RungKind.RESERVATION for planned in gke.plan for p in planned.node_pools)
+    plan = getattr(stack, "eks_plan", None)
+    return plan is not None and any(p.group.rung.kind is RungKind.RESERVATION for p in plan.node_groups)
 
 
 @dataclass(frozen=True)

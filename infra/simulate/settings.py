@@ -124,12 +124,12 @@ class SpotModel(BaseModel):
 
 
 class ReservationModel(BaseModel):
-    """Reserved capacity: how many instances a capacity ladder's reservation rung holds (GKE pools)."""
+    """Reserved capacity: how many instances a capacity ladder's reservation rung holds (GKE pools, EKS classes)."""
 
     model_config = ARGS_CONFIG
 
     instances: Int | None = Field(default=None, ge=0, le=100_000)
-    """The instances each reservation rung's reservation holds, in total over its zones: billed at the on-demand rate for the whole run whether nodes use them or not; a named reservation gives no node beyond them. Default: none (the rung's node pool's minimum in total, the nodes GKE keeps running on it: min_nodes x zones for per-zone bounds)."""
+    """The instances each reservation rung's reservation holds, in total over its zones: billed at the on-demand rate for the whole run whether nodes use them or not; a named reservation gives no node beyond them. A capacity block is not one: it holds its node group's maximum. Default: none (the rung's node pool's minimum in total, the nodes GKE keeps running on it: min_nodes x zones for per-zone bounds; on EKS its managed node group's min_nodes, none on a later rung, which keeps no minimum)."""
 
 
 class KarpenterModel(BaseModel):
@@ -169,7 +169,7 @@ class ModelSettings(BaseModel):
     spot: SpotModel = Field(default_factory=SpotModel)
     """Spot shortage and preemption. Default: see SpotModel."""
     reservation: ReservationModel = Field(default_factory=ReservationModel)
-    """Reserved capacity of capacity ladders' reservation rungs (GKE). Default: see ReservationModel."""
+    """Reserved capacity of capacity ladders' reservation rungs (GKE, EKS). Default: see ReservationModel."""
     karpenter: KarpenterModel = Field(default_factory=KarpenterModel)
     """Karpenter's batching and the run's wall-clock start (Karpenter stacks only). Default: see KarpenterModel."""
 

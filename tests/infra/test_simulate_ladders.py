@@ -135,8 +135,8 @@ def test_model_reservation_is_refused_on_a_stack_without_a_reservation_rung() ->
     with pytest.raises(SimulationError) as caught:
         configurations(PROJECT_DIR, "dev-gke", [("model.reservation.instances", 4)], [], 1)
     assert caught.value.lines == [
-        "model.reservation.instances: applies to GKE pools whose capacity_ladder has a reservation rung (gke.gpu_pools[].capacity_ladder), "
-        "and this stack has none"
+        "model.reservation.instances: applies to GKE pools and EKS classes whose capacity_ladder has a reservation rung "
+        "(gke.gpu_pools[].capacity_ladder, eks_node_groups.classes[].capacity_ladder), and this stack has none"
     ]
 
 
