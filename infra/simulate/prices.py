@@ -37,12 +37,14 @@ class HourlyPrice(BaseModel):
     Default: none (no spot price: a spot group of the type is refused)."""
     flex_start: Annotated[Float, Field(ge=0)] | None = None
     """Per hour, flex-start (GCP: the Cloud Billing Catalog's "DWS Defined Duration" SKUs, discounted from on-demand by
-    up to 53% on vCPUs and GPUs per GKE's flex-start page). Default: none (the shipped table's sources publish no
-    flex-start price: a flex-start rung of the type is refused until --prices FILE gives one)."""
+    up to 53% on vCPUs and GPUs per GKE's flex-start page). The shipped table's sources publish none, so a flex-start
+    rung of the type is refused until --prices FILE gives one.
+    Default: none (no flex-start price)."""
     capacity_block: Annotated[Float, Field(ge=0)] | None = None
     """Per instance-hour, an EC2 capacity block for ML (AWS: the EC2 Capacity Blocks pricing page, per region and
-    instance type, paid up front for the block's window). Default: none (the shipped table's sources publish no
-    capacity-block price: a capacity_block rung of the type is refused until --prices FILE gives one)."""
+    instance type, paid up front for the block's window). The shipped table's sources publish none, so a
+    capacity_block rung of the type is refused until --prices FILE gives one.
+    Default: none (no capacity-block price)."""
     spot_zones: dict[str, Annotated[Float, Field(ge=0)]] = Field(default_factory=dict)
     """Per hour, spot, by zone name (AWS prices spot per Availability Zone); a spot group pays the mean over
     those of its zones listed here, ``spot`` where none is. Default: {} (``spot`` in every zone)."""

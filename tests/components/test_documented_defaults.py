@@ -38,6 +38,10 @@ MODELS = [*reachable_models(StackConfig), *(m for root in (ModelSettings, DeepDi
 
 # Defaults described in words, and the test that pins each.
 DESCRIBED = {
+    (
+        "ModelSettings",
+        "reservation",
+    ): "tests/infra/test_simulate_ladders.py::test_the_stack_s_reservation_rung_holds_the_pool_s_minimum_unless_the_model_says_otherwise",
     ("ModelSettings", "karpenter"): "tests/infra/test_simulate_karpenter.py::test_model_settings_default_to_karpenters_own_batching_and_a_monday_morning_start",
     ("ExistingClusterArgs", "context"): "tests/components/existing/test_cluster.py::test_without_a_kubeconfig_the_provider_reads_the_ambient_one",
     ("ExistingPoolArgs", "gpus_per_node"): "tests/components/existing/test_args.py::test_the_shapes_count_what_the_catalog_says_the_machines_hold",

@@ -176,9 +176,20 @@ def _simulate_packs(inputs: Any, pool: str) -> int:
 
 @functools.cache
 def _prices() -> Any:
+    """The shipped table, with a flex-start and a capacity-block price (the on-demand one) on every type: its sources
+    publish neither, so simulate refuses those rungs until a user's --prices FILE gives them
+    (tests/infra/test_simulate_ladders.py, test_simulate_eks_ladders.py), and the ladder overlay has both. Here
+    only how many pods a node runs is checked, which no price changes."""
     from gpu_platform.infra.simulate.prices import PriceTable
 
-    return PriceTable.shipped()
+    data = PriceTable.shipped().model_dump()
+    for cloud in ("gcp", "aws"):
+        for region in data[cloud]:
+            for kind in ("machines", "gpus"):
+                for price in region[kind].values():
+                    price["flex_start"] = price["flex_start"] if price["flex_start"] is not None else price["on_demand"]
+                    price["capacity_block"] = price["capacity_block"] if price["capacity_block"] is not None else price["on_demand"]
+    return PriceTable.model_validate(data)
 
 
 def _agree(base: Base, features: tuple[str, ...]) -> list[str]:
