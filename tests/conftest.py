@@ -107,6 +107,39 @@ def shipped_plan(stack: str) -> Plan:
     return run_program(PROJECT_DIR, stack, config, secret)
 
 
+def stub_aws_clients(monkeypatch: pytest.MonkeyPatch, stubs: dict[str, Any], graft: dict[str, tuple[str, ...]] | None = None) -> None:
+    """Make every boto3 Session's clients of the services in ``stubs`` answer from a botocore Stubber (which checks
+    each recorded answer against the service model): ``stubs[service](stub)`` adds the answers. For a service in
+    ``graft``, only the listed operations are stubbed (on a second client, grafted onto the first) and moto answers
+    the rest. Other clients are left alone (moto, under ``mock_aws``). Fake credentials are set, as moto asks."""
+    import boto3
+    from botocore.stub import Stubber
+
+    real_session = boto3.Session
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+
+    def session(*args: Any, **kwargs: Any) -> Any:
+        made = real_session(*args, **kwargs)
+        client = made.client
+
+        def client_for(service: str) -> Any:
+            c = client(service)
+            if service in stubs:
+                operations = (graft or {}).get(service)
+                stub = Stubber(c if operations is None else client(service))
+                stubs[service](stub)
+                stub.activate()
+                for operation in operations or ():
+                    setattr(c, operation, getattr(stub.client, operation))
+            return c
+
+        made.client = client_for
+        return made
+
+    monkeypatch.setattr(boto3, "Session", session)
+
+
 def refused(model: type[BaseModel], data: dict[str, Any]) -> list[str]:
     """The lines a user sees for ``data`` refused by ``model`` (format_validation_error); fails the test when
     the model accepts it."""

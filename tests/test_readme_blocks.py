@@ -872,11 +872,10 @@ def test_preflight_eks_prints_the_reservation_lines_shown(tmp_path: Path, monkey
     """The class of the example added to dev-eks, `gpu-platform preflight eks` on moto's EC2, with DescribeCapacityReservations
     (which moto 5.2 does not implement) and Service Quotas answered by botocore's Stubber: the reservation lines are the ones
     printed, and the run exits 1."""
-    import boto3
-    from botocore.stub import Stubber
     from moto import mock_aws
 
     from gpu_platform.infra.cli import main
+    from tests.conftest import stub_aws_clients
     from tests.infra.test_cli import project_with_stack
     from tests.infra.test_preflight import BLOCK, ODCR, described
 
@@ -889,34 +888,20 @@ def test_preflight_eks_prints_the_reservation_lines_shown(tmp_path: Path, monkey
         config["gpu-platform:eks_node_groups"]["classes"].extend(cls)
 
     project = project_with_stack(tmp_path, "ladder-eks", add)
-    real_session = boto3.Session
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
 
-    def session(*args: object, **kwargs: object) -> object:
-        made = real_session(*args, **kwargs)
-        client = made.client
+    def quotas(stub: Any) -> None:
+        for _ in range(4):  # at most the four GPU vCPU quotas (QUOTAS)
+            stub.add_response("get_service_quota", {"Quota": {"Value": 10000.0}})
 
-        def client_for(service: str) -> object:
-            c = client(service)
-            stub = Stubber(c if service == "service-quotas" else client(service))
-            if service == "service-quotas":
-                for _ in range(4):  # at most the four GPU vCPU quotas (QUOTAS)
-                    stub.add_response("get_service_quota", {"Quota": {"Value": 10000.0}})
-            else:
-                block_entry = described(BLOCK, kind="capacity-block", available=1, total=1)
-                stub.add_response("describe_capacity_reservations", {"CapacityReservations": [block_entry]}, {"CapacityReservationIds": [BLOCK]})
-                stub.add_client_error(
-                    "describe_capacity_reservations", "InvalidCapacityReservationId.NotFound", f"The capacity reservation ID '{ODCR}' does not exist", 400
-                )
-                c.describe_capacity_reservations = stub.client.describe_capacity_reservations
-            stub.activate()
-            return c
+    def reservations(stub: Any) -> None:
+        block_entry = described(BLOCK, kind="capacity-block", available=1, total=1)
+        stub.add_response("describe_capacity_reservations", {"CapacityReservations": [block_entry]}, {"CapacityReservationIds": [BLOCK]})
+        stub.add_client_error(
+            "describe_capacity_reservations", "InvalidCapacityReservationId.NotFound", f"The capacity reservation ID '{ODCR}' does not exist", 400
+        )
 
-        made.client = client_for  # type: ignore[method-assign]
-        return made
-
-    monkeypatch.setattr(boto3, "Session", session)
+    # moto 5.2 answers EC2 but for DescribeCapacityReservations, which it does not implement.
+    stub_aws_clients(monkeypatch, {"service-quotas": quotas, "ec2": reservations}, graft={"ec2": ("describe_capacity_reservations",)})
     with mock_aws():
         assert main(["preflight", "eks", "ladder-eks", "--project-dir", str(project)]) == 1
     out = capsys.readouterr().out.splitlines()

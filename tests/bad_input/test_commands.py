@@ -670,30 +670,14 @@ def test_preflight_without_credentials_is_exit_4(monkeypatch: pytest.MonkeyPatch
 
 def test_preflight_on_moto_with_a_refusal_is_exit_4(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """moto answers EC2; Service Quotas refuses (AccessDenied): one line naming the call."""
-    import boto3
-    from botocore.stub import Stubber
     from moto import mock_aws
 
-    real_session = boto3.Session
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    from tests.conftest import stub_aws_clients
 
-    def session(*args: object, **kwargs: object) -> object:
-        made = real_session(*args, **kwargs)
-        client = made.client
+    def refuse(stub: Any) -> None:
+        stub.add_client_error("get_service_quota", "AccessDeniedException", "not allowed\nhere", 403)
 
-        def client_for(service: str) -> object:
-            c = client(service)
-            if service == "service-quotas":
-                stub = Stubber(c)
-                stub.add_client_error("get_service_quota", "AccessDeniedException", "not allowed\nhere", 403)
-                stub.activate()
-            return c
-
-        made.client = client_for  # type: ignore[method-assign]
-        return made
-
-    monkeypatch.setattr(boto3, "Session", session)
+    stub_aws_clients(monkeypatch, {"service-quotas": refuse})
     with mock_aws():
         assert main(["preflight", "eks", "dev-eks", *PD]) == 4
     assert capsys.readouterr().err == ("gpu-platform: AWS refused GetServiceQuota in ap-northeast-2: AccessDeniedException: not allowed here\n")

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -202,32 +203,15 @@ def test_preflight_refuses_a_stack_of_another_cloud(capsys: pytest.CaptureFixtur
 
 def test_preflight_eks_asks_aws_and_exits_by_its_findings(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The command end to end with EC2 mocked by moto and a quota that is too small."""
-    import boto3
-    from botocore.stub import Stubber
     from moto import mock_aws
 
-    real_session = boto3.Session
+    from tests.conftest import stub_aws_clients
 
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    def quotas(stub: Any) -> None:
+        for code in ("L-DB2E81BA", "L-3819A6DF"):
+            stub.add_response("get_service_quota", {"Quota": {"QuotaCode": code, "Value": 8.0}}, {"ServiceCode": "ec2", "QuotaCode": code})
 
-    def session(*args: object, **kwargs: object) -> object:
-        made = real_session(*args, **kwargs)
-        client = made.client
-
-        def client_for(service: str) -> object:
-            c = client(service)
-            if service == "service-quotas":
-                stub = Stubber(c)
-                for code in ("L-DB2E81BA", "L-3819A6DF"):
-                    stub.add_response("get_service_quota", {"Quota": {"QuotaCode": code, "Value": 8.0}}, {"ServiceCode": "ec2", "QuotaCode": code})
-                stub.activate()
-            return c
-
-        made.client = client_for  # type: ignore[method-assign]
-        return made
-
-    monkeypatch.setattr(boto3, "Session", session)
+    stub_aws_clients(monkeypatch, {"service-quotas": quotas})
     with mock_aws():
         code = main(["preflight", "eks", "dev-eks", "--project-dir", str(PROJECT_DIR)])
     out = capsys.readouterr().out.splitlines()
