@@ -402,7 +402,7 @@ def test_ci_runs_the_readme_apply_stacks_command() -> None:
         long_runs,
         "GPU_PLATFORM_CONTROL_PLANE=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply tests/engine",
         "GPU_PLATFORM_APPLY_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider --dist load tests/apply/test_apply_stacks.py",
-        "GPU_PLATFORM_KUEUE_E2E=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply/test_kueue_dws_admission.py",
+        "GPU_PLATFORM_KUEUE_E2E=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply/test_kueue_dws_admission.py tests/apply/test_kueue_rung_admission.py",
         "GPU_PLATFORM_ENGINE_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/engine/test_engine_stacks.py",
         "GPU_PLATFORM_ENGINE_STACKS=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/engine/test_engine_kubeflow.py",
     ]

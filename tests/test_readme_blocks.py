@@ -44,7 +44,7 @@ CLAIMS: dict[tuple[str, str], str] = {
     ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
     (
         "docs/commands/preview.md",
-        "GPU_PLATFORM_KUEUE_E2E=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply/test_kueue_dws_admission.py",
+        "GPU_PLATFORM_KUEUE_E2E=1 .venv/bin/python -m pytest -p no:cacheprovider -n 0 tests/apply/test_kueue_dws_admission.py tests/apply/test_kueue_rung_admission.py",
     ): "test_readme.test_ci_runs_the_readme_apply_stacks_command",
     (
         "docs/commands/preview.md",
