@@ -23,20 +23,20 @@ def _with_the_guides_ladder(config: dict[str, Any]) -> None:
     config["gpu-platform:gke"]["gpu_pools"] = yaml.safe_load(block(GUIDE, "example:gke-ladder"))["gpu-platform:gke"]["gpu_pools"]
 
 
-def test_the_guides_ladder_previews_clean_and_the_tree_shows_each_rung(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    project = project_with_stack(tmp_path, "ladder-gke", _with_the_guides_ladder)
-    code = main(["preview", "ladder-gke", "--project-dir", str(project), "--no-render", "--offline"])
+def _previewed_clean(project: Path, stack: str, prefix: str, names: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> tuple[str, dict[str, str]]:
+    """`gpu-platform preview` of ``stack`` offline, clean of schema and policy violations: (its output, the settings
+    line of each resource named ``prefix + name``, which the tree prints on the line after the name)."""
+    code = main(["preview", stack, "--project-dir", str(project), "--no-render", "--offline"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "0 schema violations; policy pack: 0 mandatory and 0 advisory violations" in out
     tree = out.splitlines()
-    # Each resource's settings are the line after its name.
-    lines = {
-        name: tree[i + 1]
-        for i, line in enumerate(tree)
-        for name in ("a100-reserved", "a100-flex", "a100-spot", "a100-on-demand")
-        if line.endswith(f"ladder-gke-{name}")
-    }
+    return out, {name: tree[i + 1] for i, line in enumerate(tree) for name in names if line.endswith(prefix + name)}
+
+
+def test_the_guides_ladder_previews_clean_and_the_tree_shows_each_rung(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = project_with_stack(tmp_path, "ladder-gke", _with_the_guides_ladder)
+    out, lines = _previewed_clean(project, "ladder-gke", "ladder-gke-", ("a100-reserved", "a100-flex", "a100-spot", "a100-on-demand"), capsys)
     assert "reservation=a100-training" in lines["a100-reserved"] and "spot=false" in lines["a100-reserved"]
     assert "flexStart=on maxRun=86400s" in lines["a100-flex"] and "autoscaling=0..4 total (ANY)" in lines["a100-flex"]
     assert "spot=true" in lines["a100-spot"] and "reservation=" not in lines["a100-spot"]
@@ -77,17 +77,8 @@ def test_the_guides_eks_ladder_previews_clean_under_the_cluster_autoscaler(tmp_p
     """dev-eks with the h100 class: no schema or policy violation, and the tree shows each rung's node group with its
     capacity type and the reservation its launch template buys."""
     project = _project_with_eks_stack(tmp_path, "dev-eks", "ladder-eks")
-    code = main(["preview", "ladder-eks", "--project-dir", str(project), "--no-render", "--offline"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    assert "0 schema violations; policy pack: 0 mandatory and 0 advisory violations" in out
-    tree = out.splitlines()
-    lines = {
-        name: tree[i + 1]
-        for i, line in enumerate(tree)
-        for name in ("h100-block", "h100-reserved", "h100-spot", "h100-on-demand", "h100-block-launch-template", "h100-reserved-launch-template")
-        if line.endswith(f"ladder-eks-gpu-{name}")
-    }
+    names = ("h100-block", "h100-reserved", "h100-spot", "h100-on-demand", "h100-block-launch-template", "h100-reserved-launch-template")
+    _, lines = _previewed_clean(project, "ladder-eks", "ladder-eks-gpu-", names, capsys)
     assert "types=p5.48xlarge capacity=CAPACITY_BLOCK" in lines["h100-block"] and "launchTemplate" in lines["h100-block"]
     assert "capacity=ON_DEMAND" in lines["h100-reserved"] and "launchTemplate" in lines["h100-reserved"]
     assert "capacity=SPOT" in lines["h100-spot"] and "launchTemplate" not in lines["h100-spot"]
