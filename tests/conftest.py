@@ -59,6 +59,16 @@ def _offline_render_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ.pop("GPU_PLATFORM_UPSTREAM", None)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _moto_without_public_amis() -> None:
+    """moto builds each region's EC2 with every public AMI it knows unless told not to (a second of CPU per
+    region and test). Nothing the tests ask of EC2 (instance types, offerings, capacity reservations, quotas)
+    reads an AMI, so no test loads them; the commands the tests start inherit the setting."""
+    import os
+
+    os.environ["MOTO_EC2_LOAD_DEFAULT_AMIS"] = "false"
+
+
 def upstream_or_skip() -> Path:
     """../shared/reference/upstream, or skip: a user's clone has no ../shared."""
     if not UPSTREAM_DIR.is_dir():

@@ -528,12 +528,11 @@ ON_DEMAND = {
 
 @pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    # moto builds each region's EC2 with its public AMIs unless told not to (seconds per region).
+    # moto's public AMIs are off for every test (tests/conftest.py _moto_without_public_amis).
     for key, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": "us-east-1",
-        "MOTO_EC2_LOAD_DEFAULT_AMIS": "false",
     }.items():
         monkeypatch.setenv(key, value)
 
