@@ -271,9 +271,113 @@ def test_the_block_reader_sees_every_fence() -> None:
 
 
 def bash(command: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``command`` as written, through bash, with the test environment's bin (gpu-platform) on PATH."""
+    """``command`` as written, through bash, with the test environment's bin (gpu-platform) on PATH.
+
+    A block that is one `gpu-platform` command and nothing else of the shell (see ``console_script_argv``) runs
+    in this process instead: the console script's own ``main`` with the same arguments, from the same folder,
+    its standard output and error and exit status taken as bash would give them. That is the command as
+    printed without a second interpreter importing the provider SDKs (two to four seconds of CPU a command, a
+    quarter of the test command's). The console script itself runs as a process in the quick start's check
+    (``dev_gke_preview``, with ``run_in_bash``) and from the built wheel (tests/test_packaging.py)."""
+    argv = console_script_argv(command)
+    if argv is not None:
+        return run_in_process(argv, cwd)
+    return run_in_bash(command, cwd, timeout)
+
+
+def run_in_bash(command: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "EDITOR": "true"}
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+CONSOLE_SCRIPTS = ("gpu-platform", ".venv/bin/gpu-platform")
+UNQUOTED_SHELL = re.compile(r"[|&;<>()$`\\*?\[\]{}~]")
+"""What bash would act on in an unquoted word: chaining, redirection, substitution, globs, braces, the home dir."""
+DOUBLE_QUOTED_SHELL = re.compile(r"[$`\\]")
+"""What bash still expands inside double quotes."""
+
+
+def console_script_argv(command: str) -> list[str] | None:
+    """The arguments of ``command`` when it is one line calling the console script (a trailing ``# comment``
+    aside) with nothing the shell would expand, redirect, chain or substitute; else None."""
+    import shlex
+
+    line = command.strip()
+    if "\n" in line:
+        return None
+    try:
+        words = shlex.split(line, comments=True)
+        raw = shlex.split(line, comments=True, posix=False)
+    except ValueError:
+        return None
+    if not words or words[0] not in CONSOLE_SCRIPTS:
+        return None
+    for word in raw:
+        if word.startswith("'") and word.endswith("'") and len(word) > 1:
+            continue
+        if word.startswith('"') and word.endswith('"') and len(word) > 1:
+            if DOUBLE_QUOTED_SHELL.search(word[1:-1]):
+                return None
+            continue
+        if UNQUOTED_SHELL.search(word) or "'" in word or '"' in word:
+            return None
+    return words[1:]
+
+
+def run_in_process(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``gpu-platform ARGV`` from ``cwd`` in this interpreter: gpu_platform.infra.cli.main, with file descriptors
+    1 and 2 and sys.stdout and sys.stderr taken for the command's run (what it, or a library under it, writes)."""
+    import contextlib
+    import io
+    import tempfile
+
+    from gpu_platform.infra.cli import main
+
+    with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
+        with contextlib.ExitStack() as stack:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, file in ((1, out_file), (2, err_file)):
+                saved = os.dup(fd)
+                stack.callback(os.close, saved)
+                os.dup2(file.fileno(), fd)
+                stack.callback(os.dup2, saved, fd)
+            out = stack.enter_context(io.TextIOWrapper(open(1, "wb", closefd=False), encoding="utf-8", write_through=True))
+            error = stack.enter_context(io.TextIOWrapper(open(2, "wb", closefd=False), encoding="utf-8", write_through=True))
+            stack.enter_context(contextlib.redirect_stdout(out))
+            stack.enter_context(contextlib.redirect_stderr(error))
+            stack.enter_context(contextlib.chdir(cwd))
+            code = main(argv)
+        texts = []
+        for file in (out_file, err_file):
+            file.seek(0)
+            texts.append(file.read().decode("utf-8"))
+    return subprocess.CompletedProcess(["gpu-platform", *argv], code, texts[0], texts[1])
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [
+        ("gpu-platform preview dev-gke", ["preview", "dev-gke"]),
+        (".venv/bin/gpu-platform simulate dev-gke   # a comment", ["simulate", "dev-gke"]),
+        ("gpu-platform simulate dev-gke --set 'gke.node_locations=[a, b]'", ["simulate", "dev-gke", "--set", "gke.node_locations=[a, b]"]),
+        ('gpu-platform simulate dev-gke --set "gke.location=x"', ["simulate", "dev-gke", "--set", "gke.location=x"]),
+        ("gpu-platform preview dev-gke | head", None),
+        ("gpu-platform preview dev-gke > out.txt", None),
+        ("gpu-platform preview dev-gke && echo done", None),
+        ("gpu-platform preview $STACK", None),
+        ('gpu-platform preview "$STACK"', None),
+        ("gpu-platform preview ~/stack", None),
+        ("gpu-platform simulate dev-gke --sweep gke.gpu_pools[t4].x=1", None),
+        ("gpu-platform preview dev-gke\ngpu-platform preview dev-eks", None),
+        ("STACK=dev gpu-platform preview dev-gke", None),
+        ("python -m gpu_platform preview dev-gke", None),
+    ],
+)
+def test_only_a_lone_console_script_command_runs_in_process(command: str, argv: list[str] | None) -> None:
+    """What bash would act on (a pipe, a redirection, a chain, a variable, a glob, a second line, an environment
+    prefix) keeps a block in bash; a lone `gpu-platform` command with quoted or plain words runs in process."""
+    assert console_script_argv(command) == argv
 
 
 def venv_or_skip() -> None:
@@ -285,7 +389,7 @@ def venv_or_skip() -> None:
 def dev_gke_preview() -> subprocess.CompletedProcess[str]:
     venv_or_skip()
     command = block("README.md", "quickstart:preview").split(" && ")[-1]
-    return bash(command, PROJECT_DIR)
+    return run_in_bash(command, PROJECT_DIR)
 
 
 def test_the_quick_start_preview_runs_and_shows_the_pool_tree(dev_gke_preview: subprocess.CompletedProcess[str]) -> None:
