@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ast
 import inspect
+import sys
 import textwrap
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import pulumi
 
@@ -31,14 +33,43 @@ class ComponentOutput:
     description: str
 
 
+@cache
+def _classes_in(filename: str) -> dict[str, ast.ClassDef]:
+    """Every class statement of a source file by its qualified name (``Outer.Inner``, ``f.<locals>.C``).
+
+    One parse per file: ``inspect.getsource`` would find each class by scanning every loaded module for the
+    file and parsing the whole file again, per class, at every import of the package."""
+    found: dict[str, ast.ClassDef] = {}
+
+    def walk(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                found.setdefault(f"{prefix}{node.name}", node)
+                walk(node.body, f"{prefix}{node.name}.")
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                walk(node.body, f"{prefix}{node.name}.<locals>.")
+
+    walk(ast.parse(Path(filename).read_text(encoding="utf-8")).body, "")
+    return found
+
+
+def _class_statement(cls: type) -> ast.ClassDef | None:
+    """The statement that defines ``cls`` in its module's source file; None without one (a class made in
+    memory, or a module without a file)."""
+    filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    if not filename or not filename.endswith(".py"):
+        return None
+    try:
+        return _classes_in(filename).get(cls.__qualname__)
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
 def _declared(cls: type) -> list[ComponentOutput]:
     """The outputs declared in ``cls``'s own body, in source order."""
-    try:
-        source = textwrap.dedent(inspect.getsource(cls))
-    except (OSError, TypeError):  # no source (a frozen or generated class): nothing to read
+    node = _class_statement(cls)
+    if node is None:  # no source (a frozen or generated class): nothing to read
         return []
-    (node,) = ast.parse(source).body
-    assert isinstance(node, ast.ClassDef)
     found: list[ComponentOutput] = []
     body = node.body
     for statement, following in zip(body, [*body[1:], None], strict=True):

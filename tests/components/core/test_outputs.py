@@ -103,3 +103,28 @@ def test_outputs_are_read_in_order_with_bases_first() -> None:
     document_outputs(Child)  # idempotent
     assert Child.__doc__ is not None and Child.__doc__.count("Outputs:") == 1
     assert "second (int):\n        The second." in Child.__doc__
+
+
+class _Outer:
+    class Nested(pulumi.ComponentResource):
+        """A component declared inside a class."""
+
+        inner: str
+        """Read by its qualified name."""
+
+
+def test_outputs_are_found_by_qualified_name_and_a_class_without_source_has_none() -> None:
+    """A nested class is found in its file by ``Outer.Nested`` (not a same-named class elsewhere in it); a class
+    made in memory has no source and so no outputs, and nothing fails."""
+
+    def factory() -> type:
+        class Nested(pulumi.ComponentResource):
+            local: int
+            """Declared in a function."""
+
+        return Nested
+
+    assert component_outputs(_Outer.Nested) == (ComponentOutput("inner", "str", "Read by its qualified name."),)
+    assert component_outputs(factory()) == (ComponentOutput("local", "int", "Declared in a function."),)
+    made = type("Made", (pulumi.ComponentResource,), {"__annotations__": {"x": int}})
+    assert component_outputs(made) == ()
