@@ -265,7 +265,7 @@ def _search(args: argparse.Namespace, flags: _Flags, target: float, prices: Any,
     import dataclasses
 
     from gpu_platform.infra.output import write_outputs
-    from gpu_platform.infra.simulate.runs import Work, configurations, run_all
+    from gpu_platform.infra.simulate.runs import Work, configurations, process_pool, run_all
     from gpu_platform.infra.simulate.search import knobs, refusal, search, search_document, search_lines
     from gpu_platform.infra.simulate.workloads import repeat
 
@@ -296,10 +296,7 @@ def _search(args: argparse.Namespace, flags: _Flags, target: float, prices: Any,
         return run_all(work, processes, executor=executor)
 
     if processes > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=processes, mp_context=multiprocessing.get_context("spawn")) as executor:
+        with process_pool(processes) as executor:
             result = search(searched, target, seeds, lambda s, some: run_settings(s, some, executor), notes=notes, chunk=processes)
     else:
         result = search(searched, target, seeds, run_settings, notes=notes, chunk=1)

@@ -442,6 +442,25 @@ def _run_one(work: Work, progress: Callable[[float], None] | None = None) -> Out
     )
 
 
+def process_pool(processes: int) -> Any:
+    """A pool of ``processes`` worker processes for simulator runs.
+
+    The workers are forked from a fork server (multiprocessing's "forkserver" start method) that has imported
+    this module, and with it the model, the plan and the components, once: under "spawn" every worker imported
+    them itself (over a second of CPU each) for every pool a command or a test opened. The fork server is one
+    single-threaded process started for the first pool, so no worker inherits another thread's state, as with
+    "spawn" and unlike a plain fork of the caller. Where there is no fork server (not a POSIX system), "spawn"."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context: Any = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])
+    else:
+        context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=processes, mp_context=context)
+
+
 def run_all(
     work: list[Work],
     processes: int,
@@ -464,10 +483,9 @@ def run_all(
             results.append(_run_one(item, simulated if len(work) == 1 else None))
             done(results[-1])
         return results
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
 
-    with ProcessPoolExecutor(max_workers=min(processes, len(work)), mp_context=multiprocessing.get_context("spawn")) as pool:
+    with process_pool(min(processes, len(work))) as pool:
         futures = {pool.submit(_run_one, item): i for i, item in enumerate(work)}
         results_by_index: dict[int, Outcome] = {}
         for future in as_completed(futures):

@@ -33,9 +33,7 @@ KEYS = ["gke.gpu_pools[t4].autoscaling.min_nodes", "gke.autoscaling_profile"]
 LIGHT = PROJECT_DIR / "examples" / "simulate" / "light.yaml"
 
 
-@pytest.fixture(scope="module")
-def outcomes() -> list[Outcome]:
-    """dev-gke under the light workload file: GPU-pool minimum 0 or 1 per zone, both GKE profiles."""
+def _light_work() -> list[Work]:
     configs = configurations(PROJECT_DIR, "dev-gke", [], [(KEYS[0], [0, 1]), (KEYS[1], ["BALANCED", "OPTIMIZE_UTILIZATION"])], 64)
     workload = WorkloadFile.model_validate(yaml.safe_load(LIGHT.read_text()))
     work = []
@@ -44,7 +42,23 @@ def outcomes() -> list[Outcome]:
         jobs, horizon = repeat(pattern, None)
         gangs = sum(1 for j in pattern.jobs for st in j.stages for g in st.gangs if g.work is not None)
         work.append(Work(c.inputs, jobs, horizon, pattern.tail_s, PriceTable.shipped(), c.label, c.overrides, gangs))
-    return run_all(work, 1)
+    return work
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> list[Outcome]:
+    """dev-gke under the light workload file: GPU-pool minimum 0 or 1 per zone, both GKE profiles."""
+    return run_all(_light_work(), 1)
+
+
+def test_runs_in_worker_processes_give_what_runs_in_this_one_in_the_same_order(outcomes: list[Outcome]) -> None:
+    """run_all's pool (process_pool: workers forked from a fork server that imported the simulator once) gives
+    the same outcomes, in the order of the work, as running each configuration here."""
+
+    def figures(o: Outcome) -> tuple[object, ...]:  # the trace is compared by identity: its figures instead
+        return (o.label, o.overrides, o.report, o.cost, o.workloads, len(o.trace.pods), len(o.trace.nodes))
+
+    assert [figures(o) for o in run_all(_light_work(), 2)] == [figures(o) for o in outcomes]
 
 
 def _text(table: object, width: int = 100) -> list[str]:
