@@ -294,13 +294,15 @@ def trace_tenants(trace: Any, inputs: Any, prices: Any, waits: Mapping[str, int]
     each pod holds its GPUs on its node from running to finished, each GPU node's capacity counts (and is
     paid) from its GPUs' readiness to its removal, as the report sees kube_node_status_capacity (the
     simulator's cost also pays the provisioning before), priced as the simulator prices it."""
-    from gpu_platform.infra.report.tenants import NodePrice, tenant_figures
+    from gpu_platform.infra.report.tenants import NodePrice, Segment, tenant_figures
 
     horizon = math.ceil(trace.horizon)
 
-    def seconds(start: float, end: float | None, value: float) -> dict[int, float]:
+    def seconds(start: float, end: float | None, value: float) -> list[Segment]:
+        """The whole seconds of [start, end) within [0, horizon) as one segment (none when there are none)."""
+        first = min(horizon, math.ceil(start))
         stop = horizon if end is None else min(horizon, math.ceil(end))
-        return dict.fromkeys(range(min(horizon, math.ceil(start)), stop), value)
+        return [(first, stop, value)] if stop > first else []
 
     held = [
         (p.namespace, p.node, seconds(p.running, p.finished, p.requests.gpus))
@@ -313,7 +315,6 @@ def trace_tenants(trace: Any, inputs: Any, prices: Any, waits: Mapping[str, int]
     figures = queues.figures(horizon) if queues is not None else None
     table = prices.region(inputs.cloud, inputs.region)
     report = tenant_figures(
-        step=1,
         tenants=inputs.tenants,
         held=held,
         capacity=capacity,
