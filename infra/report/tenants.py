@@ -39,7 +39,7 @@ GPU pods of any other namespace share one row, ``OTHER``. Definitions, on the re
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -61,6 +61,7 @@ __all__ = [
     "OTHER",
     "NodePrice",
     "QueueFigures",
+    "Segment",
     "TenantFigures",
     "TenantReport",
     "cluster_queue_of",
@@ -68,6 +69,7 @@ __all__ = [
     "ksm_label",
     "node_pool",
     "node_price",
+    "sample_runs",
     "tenant_figures",
     "tenant_namespaces",
     "print_tenants",
@@ -203,12 +205,61 @@ def _percentiles(waits: list[int]) -> tuple[int | None, ...]:
     return tuple(nearest_rank(ordered, p) if ordered else None for p in PERCENTS)
 
 
+Segment = tuple[int, int, float]
+"""A piecewise-constant stretch of a series on the grid: (start, stop, value), the value held over the
+seconds [start, stop). ``tenant_figures`` reads series as such segments, so its cost grows with the
+series' change points, not with the seconds they span (a simulated run: hours of seconds per pod)."""
+
+
+def sample_runs(samples: Mapping[int, float], step: int) -> list[Segment]:
+    """A series sampled every ``step`` s ({t: value}, as Prometheus answers a range query) as its runs of
+    equal value: each sample stands for [t, t + step); a missing sample ends a run."""
+    out: list[Segment] = []
+    for t in sorted(samples):
+        value = samples[t]
+        if out and out[-1][1] == t and out[-1][2] == value:
+            out[-1] = (out[-1][0], t + step, value)
+        else:
+            out.append((t, t + step, value))
+    return out
+
+
+def _stretches(capacity: Sequence[Segment], holders: Sequence[tuple[int, int, str, float]]) -> Iterator[tuple[int, int, float, list[tuple[str, float]]]]:
+    """A node's time cut at every change point of its GPU capacity (segments that do not overlap: a series) and of
+    the pods holding GPUs on it (``holders``: (start, stop, tenant, GPUs)): each stretch over which the node has
+    GPUs, as (start, stop, its GPUs, [(tenant, GPUs)] of the pods holding GPUs all along it, in ``holders``' order)."""
+    opens: dict[int, float] = {}
+    closes: set[int] = set()
+    for start, stop, value in capacity:
+        if value <= 0 or stop <= start:
+            continue
+        opens[start] = value
+        closes.add(stop)
+    arrive: dict[int, list[int]] = {}
+    leave: dict[int, list[int]] = {}
+    for i, (start, stop, _, _) in enumerate(holders):
+        arrive.setdefault(start, []).append(i)
+        leave.setdefault(stop, []).append(i)
+    points = sorted({*opens, *closes, *arrive, *leave})
+    gpus: float | None = None
+    active: dict[int, tuple[str, float]] = {}
+    for at, until in zip(points, points[1:], strict=False):
+        if at in closes:
+            gpus = None
+        gpus = opens.get(at, gpus)
+        for i in leave.get(at, ()):
+            del active[i]
+        for i in arrive.get(at, ()):
+            active[i] = holders[i][2:]
+        if gpus is not None:
+            yield at, until, gpus, [active[i] for i in sorted(active)]
+
+
 def tenant_figures(
     *,
-    step: int,
     tenants: Mapping[str, str],
-    held: Iterable[tuple[str, str, Mapping[int, float]]],
-    capacity: Mapping[str, Mapping[int, float]],
+    held: Iterable[tuple[str, str, Sequence[Segment]]],
+    capacity: Mapping[str, Sequence[Segment]],
     prices: Mapping[str, NodePrice],
     waits: Mapping[str, int],
     queues: Mapping[str, QueueFigures] | None,
@@ -216,48 +267,56 @@ def tenant_figures(
     prices_date: str,
     region: str,
 ) -> TenantReport:
-    """The per-tenant figures from what was measured (or simulated) on a grid of ``step`` s.
+    """The per-tenant figures from what was measured (or simulated), the series given as segments
+    (``sample_runs`` turns samples every ``step`` s into them).
 
-    ``tenants``: namespace -> tenant; ``held``: (namespace, node, {t: GPUs requested while running});
-    ``capacity``: node -> {t: GPU capacity}; ``prices``: node -> its price and capacity type;
-    ``waits``: namespace/pod -> pending seconds of the GPU pods created in the range; ``queues``:
-    tenant -> its queue's figures, None when there are no queue metrics."""
+    ``tenants``: namespace -> tenant; ``held``: (namespace, node, segments of the GPUs requested while
+    running); ``capacity``: node -> segments of its GPU capacity; ``prices``: node -> its price and capacity
+    type; ``waits``: namespace/pod -> pending seconds of the GPU pods created in the range; ``queues``:
+    tenant -> its queue's figures, None when there are no queue metrics.
+
+    Each second a node has GPUs it costs its price / 3600, shared out to the pods holding GPUs on it then
+    by their share of its GPUs (of their requests when these exceed its GPUs), the rest to IDLE. Between
+    two change points of a node's capacity and of its holders the sharing is the same every second, so
+    each such stretch is shared out at once: its length times a second's share."""
     order = list(dict.fromkeys(tenants.values()))
 
     def tenant_of(namespace: str) -> str:
         return tenants.get(namespace, OTHER)
 
-    # node -> t -> [(tenant, GPUs)]
-    on_node: dict[str, dict[int, list[tuple[str, float]]]] = {}
+    # node -> [(start, stop, tenant, GPUs)], in the order of ``held``
+    on_node: dict[str, list[tuple[int, int, str, float]]] = {}
     used: dict[str, float] = {}
     spot_used: dict[str, float] = {}
-    for namespace, node, values in held:
+    for namespace, node, segments in held:
         tenant = tenant_of(namespace)
         price = prices.get(node)
-        for t, gpus in values.items():
-            if gpus <= 0:
+        for start, stop, gpus in segments:
+            if gpus <= 0 or stop <= start:
                 continue
-            on_node.setdefault(node, {}).setdefault(t, []).append((tenant, gpus))
-            used[tenant] = used.get(tenant, 0.0) + gpus * step
+            on_node.setdefault(node, []).append((start, stop, tenant, gpus))
+            used[tenant] = used.get(tenant, 0.0) + gpus * (stop - start)
             if price is not None and price.spot:
-                spot_used[tenant] = spot_used.get(tenant, 0.0) + gpus * step
+                spot_used[tenant] = spot_used.get(tenant, 0.0) + gpus * (stop - start)
     cost: dict[str, float] = {}
-    idle_gpu_s = paid_gpu_s = total = 0.0
+    idle_gpu_s = paid_gpu_s = total = idle_spot = 0.0
     for node, series in capacity.items():
         price = prices.get(node)
-        rate = ((price.per_hour if price is not None else None) or 0.0) * step / 3600
-        for t, gpus in series.items():
-            if gpus <= 0:
-                continue
-            holders = on_node.get(node, {}).get(t, [])
+        rate = ((price.per_hour if price is not None else None) or 0.0) / 3600
+        spot = price is not None and price.spot
+        for start, stop, gpus, holders in _stretches(series, on_node.get(node, [])):
+            length = stop - start
             requested = sum(g for _, g in holders)
             share_of = max(gpus, requested)
-            paid_gpu_s += gpus * step
-            idle_gpu_s += max(0.0, gpus - requested) * step
-            total += rate
+            idle = max(0.0, gpus - requested)
+            paid_gpu_s += gpus * length
+            idle_gpu_s += idle * length
+            if spot:
+                idle_spot += idle * length
+            total += rate * length
             for tenant, g in holders:
-                cost[tenant] = cost.get(tenant, 0.0) + rate * g / share_of
-            cost[IDLE] = cost.get(IDLE, 0.0) + rate * max(0.0, gpus - requested) / share_of
+                cost[tenant] = cost.get(tenant, 0.0) + rate * g / share_of * length
+            cost[IDLE] = cost.get(IDLE, 0.0) + rate * idle / share_of * length
     by_tenant: dict[str, list[int]] = {}
     for pod, seconds in waits.items():
         by_tenant.setdefault(tenant_of(pod.split("/", 1)[0]), []).append(seconds)
@@ -280,13 +339,6 @@ def tenant_figures(
                 queue=None if queues is None or tenant == OTHER else queues.get(tenant),
             )
         )
-    idle_spot = sum(
-        max(0.0, gpus - sum(g for _, g in on_node.get(node, {}).get(t, []))) * step
-        for node, series in capacity.items()
-        if (price := prices.get(node)) is not None and price.spot
-        for t, gpus in series.items()
-        if gpus > 0
-    )
     rows.append(
         TenantFigures(
             tenant=IDLE,
@@ -430,7 +482,7 @@ def collect_tenants(
     first, last = times[0], times[-1]
     progress("GPUs held per tenant and node")
     held = [
-        (dict(labels).get("namespace", ""), dict(labels).get("node", ""), values)
+        (dict(labels).get("namespace", ""), dict(labels).get("node", ""), sample_runs(values, inputs.step))
         for labels, values in prom.query_range(HELD, times, inputs.step, inputs.max_points).items()
     ]
     progress("GPU capacity per node")
@@ -452,10 +504,9 @@ def collect_tenants(
     queues = _queue_figures(prom, inputs, dict.fromkeys(tenants.values()), progress)
     table = prices.region(cloud, region)  # checked by the command before any query
     return tenant_figures(
-        step=inputs.step,
         tenants=tenants,
         held=held,
-        capacity=capacity,
+        capacity={node: sample_runs(series, inputs.step) for node, series in capacity.items()},
         prices=node_prices,
         waits=waits,
         queues=queues,

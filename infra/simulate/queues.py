@@ -249,8 +249,8 @@ class Queues:
 
         out = {}
         for tenant, state in self.state.items():
-            pending = _per_second(state.pending_changes, horizon)
-            used = _per_second(state.used_changes, horizon)
+            pending = _runs(state.pending_changes, horizon)
+            used = _runs(state.used_changes, horizon)
             waits = sorted(w for w in state.waits)
             admitted = len(waits)
 
@@ -263,14 +263,14 @@ class Queues:
             out[tenant] = (
                 QueueFigures(
                     cluster_queue=tenant,
-                    pending_workloads_mean=sum(pending) / len(pending) if pending else 0.0,
-                    pending_workloads_max=max(pending, default=0),
+                    pending_workloads_mean=sum(n * v for n, v in pending) / horizon if horizon else 0.0,
+                    pending_workloads_max=max((v for _, v in pending), default=0),
                     admitted=admitted,
                     admission_wait_mean_s=sum(waits) / admitted if admitted else None,
                     admission_wait_p50_s=bucket(50),
                     admission_wait_p90_s=bucket(90),
                     admission_wait_p99_s=bucket(99),
-                    gpu_quota_used_mean=sum(used) / len(used) if used else None,
+                    gpu_quota_used_mean=sum(n * v for n, v in used) / horizon if horizon else None,
                     gpu_quota_nominal=state.spec.nominal,
                 ),
                 state.refused,
@@ -278,15 +278,21 @@ class Queues:
         return out
 
 
-def _per_second(changes: list[tuple[float, int]], horizon: int) -> list[int]:
-    """The value at each whole second of [0, horizon) of a step function given by its changes (0 before the first)."""
-    values = [0] * horizon
-    ordered = sorted(enumerate(changes), key=lambda c: (c[1][0], c[0]))
-    for i, (_, (t, value)) in enumerate(ordered):
-        end = ordered[i + 1][1][0] if i + 1 < len(ordered) else horizon
-        for s in range(min(horizon, math.ceil(t)), min(horizon, math.ceil(end))):
-            values[s] = value
-    return values
+def _runs(changes: list[tuple[float, int]], horizon: int) -> list[tuple[int, int]]:
+    """A step function given by its changes (0 before the first) on the whole seconds of [0, horizon), as its runs:
+    (seconds, value), the seconds adding up to ``horizon``. A second holds the value of the last change at or
+    before it (of those at the same time, the last made)."""
+    runs = []
+    since, value = 0, 0
+    for _, (t, after) in sorted(enumerate(changes), key=lambda c: (c[1][0], c[0])):
+        at = min(horizon, math.ceil(t))
+        if at > since:
+            runs.append((at - since, value))
+            since = at
+        value = after
+    if horizon > since:
+        runs.append((horizon - since, value))
+    return runs
 
 
 def trace_tenants(trace: Any, inputs: Any, prices: Any, waits: Mapping[str, int], queues: Queues | None) -> Any:
@@ -294,13 +300,15 @@ def trace_tenants(trace: Any, inputs: Any, prices: Any, waits: Mapping[str, int]
     each pod holds its GPUs on its node from running to finished, each GPU node's capacity counts (and is
     paid) from its GPUs' readiness to its removal, as the report sees kube_node_status_capacity (the
     simulator's cost also pays the provisioning before), priced as the simulator prices it."""
-    from gpu_platform.infra.report.tenants import NodePrice, tenant_figures
+    from gpu_platform.infra.report.tenants import NodePrice, Segment, tenant_figures
 
     horizon = math.ceil(trace.horizon)
 
-    def seconds(start: float, end: float | None, value: float) -> dict[int, float]:
+    def seconds(start: float, end: float | None, value: float) -> list[Segment]:
+        """The whole seconds of [start, end) within [0, horizon) as one segment (none when there are none)."""
+        first = min(horizon, math.ceil(start))
         stop = horizon if end is None else min(horizon, math.ceil(end))
-        return dict.fromkeys(range(min(horizon, math.ceil(start)), stop), value)
+        return [(first, stop, value)] if stop > first else []
 
     held = [
         (p.namespace, p.node, seconds(p.running, p.finished, p.requests.gpus))
@@ -313,7 +321,6 @@ def trace_tenants(trace: Any, inputs: Any, prices: Any, waits: Mapping[str, int]
     figures = queues.figures(horizon) if queues is not None else None
     table = prices.region(inputs.cloud, inputs.region)
     report = tenant_figures(
-        step=1,
         tenants=inputs.tenants,
         held=held,
         capacity=capacity,

@@ -9,12 +9,13 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.report.prometheus import ReportInputs, collect
-from gpu_platform.infra.report.tenants import IDLE, OTHER, TenantReport, collect_tenants, ksm_label, tenant_namespaces
+from gpu_platform.infra.report.tenants import IDLE, OTHER, TenantReport, collect_tenants, ksm_label, sample_runs, tenant_namespaces
 from gpu_platform.infra.simulate.prices import PriceTable
 from tests.conftest import PROJECT_DIR
 from tests.infra.report_workload import Workload, serve
@@ -229,13 +230,12 @@ def test_ksm_label_names_node_labels_as_kube_state_metrics_does() -> None:
 def test_requests_above_a_nodes_capacity_share_its_cost_by_request_and_no_queue_metrics_leave_queues_empty() -> None:
     from gpu_platform.infra.report.tenants import NodePrice, tenant_figures, tenant_rows
 
-    # One 2-GPU node at 7.2/h for 10 steps of 1 s; a and b request 2 GPUs each on it for the first 5 steps.
-    held = [("a", "n", dict.fromkeys(range(5), 2.0)), ("b", "n", dict.fromkeys(range(5), 2.0))]
+    # One 2-GPU node at 7.2/h for 10 s; a and b request 2 GPUs each on it for the first 5 s.
+    held = [("a", "n", [(0, 5, 2.0)]), ("b", "n", [(0, 5, 2.0)])]
     report = tenant_figures(
-        step=1,
         tenants={"a": "a", "b": "b"},
         held=held,
-        capacity={"n": dict.fromkeys(range(10), 2.0)},
+        capacity={"n": [(0, 10, 2.0)]},
         prices={"n": NodePrice(7.2, spot=False)},
         waits={"a/p": 3},
         queues=None,
@@ -250,3 +250,148 @@ def test_requests_above_a_nodes_capacity_share_its_cost_by_request_and_no_queue_
     assert not report.kueue_metrics and all(r.queue is None for r in report.rows)
     assert [r[0] for r in tenant_rows(report)] == ["a", "b", IDLE, "total"]
     assert tenant_rows(report)[0][6:] == ("-", "-")
+
+
+# --- the sharing rule, on segments --------------------------------------------------------------------------
+
+
+def test_two_tenants_sharing_a_nodes_gpus_over_overlapping_stretches_split_its_cost_by_hand() -> None:
+    from gpu_platform.infra.report.tenants import NodePrice, tenant_figures
+
+    # n: 4 GPUs at 36/h (0.01 a second) over [0, 100). a holds 2 GPUs over [0, 60) (given as two runs: the
+    # cut changes nothing), b 3 over [40, 100):
+    #   [0, 40):   a 2 of 4                  -> a 2/4 x 0.4 = 0.2,   idle 2/4 x 0.4 = 0.2
+    #   [40, 60):  a 2 + b 3 = 5 > 4 GPUs    -> a 2/5 x 0.2 = 0.08,  b 3/5 x 0.2 = 0.12, idle 0
+    #   [60, 100): b 3 of 4                  -> b 3/4 x 0.4 = 0.3,   idle 1/4 x 0.4 = 0.1
+    # m: a spot node, 2 GPUs at 7.2/h (0.002 a second) over [0, 50); a holds 1 GPU on it over [25, 75): its last
+    # 25 s count as used, on spot, but cost nothing (m has no capacity then).
+    #   [0, 25):   idle 2 of 2 -> 0.05;  [25, 50): a 1/2 x 0.05 = 0.025, idle 0.025
+    # u: 1 GPU of no price over [0, 10): idle, its GPU-seconds paid, its cost 0, and named.
+    report = tenant_figures(
+        tenants={"a": "a", "b": "b"},
+        held=[("a", "n", [(0, 30, 2), (30, 60, 2)]), ("b", "n", [(40, 100, 3)]), ("a", "m", [(25, 75, 1)])],
+        capacity={"n": [(0, 100, 4)], "m": [(0, 50, 2)], "u": [(0, 10, 1)]},
+        prices={"n": NodePrice(36.0, spot=False), "m": NodePrice(7.2, spot=True), "u": NodePrice(None, spot=False)},
+        waits={},
+        queues=None,
+        currency="USD",
+        prices_date="d",
+        region="r",
+    )
+    a, b, idle = report.row("a"), report.row("b"), report.row(IDLE)
+    assert report.cost == pytest.approx(1.1)
+    assert (a.cost, b.cost, idle.cost) == (pytest.approx(0.2 + 0.08 + 0.025), pytest.approx(0.12 + 0.3), pytest.approx(0.2 + 0.1 + 0.075))
+    assert (a.cost_share, b.cost_share, idle.cost_share) == (pytest.approx(0.305 / 1.1), pytest.approx(0.42 / 1.1), pytest.approx(0.375 / 1.1))
+    # GPU-seconds: a 2 x 60 on n + 1 x 50 on m; b 3 x 60; idle 2 x 40 + 1 x 40 on n, 2 x 25 + 1 x 25 on m, 10 on u.
+    assert (a.gpu_hours, b.gpu_hours, idle.gpu_hours) == (170 / HOUR, 180 / HOUR, 205 / HOUR)
+    assert report.gpu_hours_paid == (400 + 100 + 10) / HOUR
+    assert (a.spot_share, b.spot_share, idle.spot_share) == (50 / 170, 0.0, 75 / 205)
+    assert report.unpriced_nodes == ["u"]
+
+
+def test_sample_runs_are_the_runs_of_equal_value_a_missing_sample_ends_one() -> None:
+    samples = {20: 2.0, 0: 1.0, 5: 1.0, 10: 2.0, 15: 3.0, 30: 2.0, 35: 2.0}
+    assert sample_runs(samples, 5) == [(0, 10, 1.0), (10, 15, 2.0), (15, 20, 3.0), (20, 25, 2.0), (30, 40, 2.0)]
+    assert sample_runs({}, 5) == []
+
+
+def _per_sample(
+    tenants: dict[str, str], held: list[tuple[str, str, dict[int, float]]], capacity: dict[str, dict[int, float]], prices: dict[str, Any], times: range
+) -> dict[str, dict[str, float]]:
+    """The figures the plain way: at every sample (each standing for ``times.step`` s), every GPU node's cost
+    shared out to the pods on it by their GPUs over max(its GPUs, their requests), the rest idle."""
+    step = times.step
+    out: dict[str, dict[str, float]] = {}
+
+    def add(row: str, key: str, value: float) -> None:
+        out.setdefault(row, {"gpu_s": 0.0, "spot_gpu_s": 0.0, "cost": 0.0})
+        out[row][key] += value
+
+    for t in times:
+        for namespace, node, values in held:
+            gpus = values.get(t, 0.0)
+            if gpus > 0:
+                add(tenants.get(namespace, OTHER), "gpu_s", gpus * step)
+                add(tenants.get(namespace, OTHER), "spot_gpu_s", gpus * step if prices[node].spot else 0.0)
+        for node, values in capacity.items():
+            gpus = values.get(t, 0.0)
+            if gpus <= 0:
+                continue
+            on_it = [(tenants.get(namespace, OTHER), v[t]) for namespace, n, v in held if n == node and v.get(t, 0.0) > 0]
+            requested = sum(g for _, g in on_it)
+            dollars = (prices[node].per_hour or 0.0) * step / HOUR
+            for tenant, g in on_it:
+                add(tenant, "cost", dollars * g / max(gpus, requested))
+            idle = max(0.0, gpus - requested)
+            add(IDLE, "cost", dollars * idle / max(gpus, requested))
+            add(IDLE, "gpu_s", idle * step)
+            add(IDLE, "spot_gpu_s", idle * step if prices[node].spot else 0.0)
+            add("total", "cost", dollars)
+            add("total", "gpu_s", gpus * step)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_figures_from_segments_are_the_sums_sample_by_sample(seed: int) -> None:
+    """A random small trace (pods asking more GPUs than a node has, a node whose capacity changes, a spot node,
+    an unpriced one, a pod on a node of no capacity, a pod held in two runs): the figures from its segments, and
+    from its samples every 1 s and every 5 s through sample_runs, are those summed sample by sample."""
+    import random
+
+    from gpu_platform.infra.report.tenants import NodePrice, tenant_figures
+
+    rng = random.Random(seed)
+    horizon = 300
+
+    def stretch() -> tuple[int, int]:
+        start = rng.randrange(horizon)
+        return start, min(horizon, start + rng.randrange(1, horizon))
+
+    prices = {"n0": NodePrice(7.3, spot=False), "n1": NodePrice(19.9, spot=True), "n2": NodePrice(None, spot=False), "gone": NodePrice(3.1, spot=True)}
+    capacity: dict[str, list[tuple[int, int, float]]] = {"n0": [(*stretch(), 4)], "n2": [(*stretch(), 1)]}
+    start, stop = stretch()
+    middle = rng.randrange(start, stop + 1)
+    capacity["n1"] = [(start, middle, 8), (middle, stop, rng.choice((0, 2, 4)))]
+    held = []
+    for _ in range(15):
+        start, stop = stretch()
+        cut = rng.randrange(start, stop + 1)
+        segments = [(start, cut, g := rng.choice((0, 1, 2, 3, 4))), (cut, stop, g)]
+        held.append((rng.choice(("a", "b", "sandbox")), rng.choice(list(prices)), segments))
+    tenants = {"a": "a", "b": "b"}
+
+    def samples(segments: list[tuple[int, int, float]], times: range) -> dict[int, float]:
+        return {t: g for t in times for start, stop, g in segments if start <= t < stop}
+
+    for times in (range(horizon), range(0, horizon, 5)):
+        held_samples = [(namespace, node, samples(segments, times)) for namespace, node, segments in held]
+        capacity_samples = {node: samples(segments, times) for node, segments in capacity.items()}
+        want = _per_sample(tenants, held_samples, capacity_samples, prices, times)
+        given = [(held, capacity)] if times.step == 1 else []
+        given.append(
+            (
+                [(namespace, node, sample_runs(values, times.step)) for namespace, node, values in held_samples],
+                {node: sample_runs(values, times.step) for node, values in capacity_samples.items()},
+            )
+        )
+        for held_segments, capacity_segments in given:
+            report = tenant_figures(
+                tenants=tenants,
+                held=held_segments,
+                capacity=capacity_segments,
+                prices=prices,
+                waits={},
+                queues=None,
+                currency="USD",
+                prices_date="d",
+                region="r",
+            )
+            total = want["total"]
+            assert report.cost == pytest.approx(total["cost"], rel=1e-12) and report.gpu_hours_paid == total["gpu_s"] / HOUR
+            assert report.unpriced_nodes == ["n2"]
+            for row in report.rows:
+                figures = want.get(row.tenant, {"gpu_s": 0.0, "spot_gpu_s": 0.0, "cost": 0.0})
+                assert row.gpu_hours == figures["gpu_s"] / HOUR, (row.tenant, times)
+                assert row.spot_share == (figures["spot_gpu_s"] / figures["gpu_s"] if figures["gpu_s"] else None), (row.tenant, times)
+                assert row.cost == pytest.approx(figures["cost"], rel=1e-12, abs=1e-15), (row.tenant, times)
+                assert row.cost_share == pytest.approx(figures["cost"] / total["cost"] if total["cost"] else 0.0, rel=1e-12, abs=1e-15)

@@ -307,3 +307,26 @@ def test_a_workload_above_the_tenants_quota_is_refused_by_its_queue() -> None:
     assert admitted == ["a0", "a1", "a2"]  # the 4th waits: 3 in use is the quota, though the cohort has 10 free
     ceiling.release("a0")
     assert admitted == ["a0", "a1", "a2", "a3"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_queues_runs_are_its_values_second_by_second(seed: int) -> None:
+    """The pending workloads and GPUs in use are read as runs of equal value (not a list of every second): a random
+    series of changes (fractional times, several in the same second, some past the horizon) gives, run by run, the
+    value of each second: the last change at or before it (0 before the first)."""
+    import random
+
+    from gpu_platform.infra.simulate.queues import _runs
+
+    rng = random.Random(seed)
+    horizon = 200
+    changes = [(rng.choice((rng.uniform(0, horizon + 20), float(rng.randrange(horizon)))), rng.randrange(6)) for _ in range(40)]
+    changes += [(changes[3][0], 9), (0.0, 7)]
+    per_second = []
+    for second in range(horizon):
+        before = [(t, i, value) for i, (t, value) in enumerate(changes) if t <= second]
+        per_second.append(max(before)[2] if before else 0)
+    runs = _runs(changes, horizon)
+    assert [value for seconds, value in runs for _ in range(seconds)] == per_second
+    assert all(seconds > 0 for seconds, _ in runs) and len(runs) <= len(changes) + 1
+    assert _runs(changes, 0) == [] and _runs([], 3) == [(3, 0)]
