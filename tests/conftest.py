@@ -231,6 +231,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once the tests are collected, everything imported so far (the provider SDKs, pydantic's models, the
+    components, the test modules: millions of objects that live as long as the session) is moved out of the
+    cyclic collector's sight with ``gc.freeze``, after one collection. Each full collection walked all of them
+    again: 57 s of the test command's CPU went to the collector, 45 s of it to full collections of a heap made
+    mostly of modules; with this and the freeze after each file (below), 30 s. Objects the tests make afterwards
+    are collected as before."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After a file's last test, what outlives it (the SDK modules its tests imported, the plans and renderings
+    the session caches) is frozen too, after one collection of what it left. Per file, not per test: freezing
+    after every test kept each test's cyclic leftovers for good (a quarter more memory on a worker: 1.3 GB) for 4%
+    less CPU."""
+    if nextitem is not None and nextitem.path == item.path:
+        return
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without the plugin (-p no:xdist) it is never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under ``--dist loadfile`` (pyproject's addopts), files stay whole on one worker, and the files that start
