@@ -10,14 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
 from gpu_platform.components.eks.node_group_args import SpotFailoverEksNodeGroupsArgs
 from gpu_platform.components.karpenter.args import KARPENTER_CHART, KARPENTER_CRD_CHART
 from gpu_platform.components.karpenter.plan import node_overlays, plan_node_pools
 from gpu_platform.components.karpenter.resources import controller_values
 from gpu_platform.infra.preview.upstream import load_lock
-from tests.conftest import UPSTREAM_DIR, upstream_or_skip
+from tests.conftest import UPSTREAM_DIR, load_yaml_all, upstream_or_skip
 from tests.factories import prod_eks_raw
 
 SHARED = {"strategy": "TIME_SHARING", "max_shared_clients_per_gpu": 4}
@@ -42,7 +41,7 @@ def _chart(name: str, version: str) -> Any:
 
 def _render(name: str, version: str, values: dict[str, Any]) -> list[dict[str, Any]]:
     out = _chart(name, version).render(values, name=name, namespace="kube-system")
-    return [d for path, text in out.items() if not path.endswith("NOTES.txt") for d in yaml.safe_load_all(text) if d]
+    return [d for path, text in out.items() if not path.endswith("NOTES.txt") for d in load_yaml_all(text) if d]
 
 
 @pytest.mark.parametrize("shared", [True, False])

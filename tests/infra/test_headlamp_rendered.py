@@ -12,7 +12,7 @@ from gpu_platform.components.core.labels import PoolRole
 from gpu_platform.components.headlamp.args import HEADLAMP_CHART, HeadlampArgs, headlamp_values
 from gpu_platform.components.headlamp.headlamp import VIEWERS_BINDING
 from gpu_platform.infra.preview.upstream import load_lock
-from tests.conftest import UPSTREAM_DIR, kubectl_or_skip, upstream_or_skip
+from tests.conftest import UPSTREAM_DIR, kubectl_or_skip, load_yaml_all, upstream_or_skip
 from tests.infra.test_rendered_intent import STACKS, _rendered
 
 TOKEN_SECRET = "kubernetes.io/service-account-token"
@@ -39,13 +39,12 @@ def _token_secrets(bodies: list[dict[str, Any]]) -> list[str]:
 
 def _render_chart(values: dict[str, Any]) -> list[dict[str, Any]]:
     import helm_python
-    import yaml
 
     upstream_or_skip()
     pin = next(p for p in load_lock().charts if p.name == HEADLAMP_CHART and p.version == HeadlampArgs().chart_version)
     chart = helm_python.Chart.load(str(UPSTREAM_DIR / "charts" / pin.archive_name))
     out = chart.render(values, name="headlamp", namespace="headlamp")
-    return [d for path, text in out.items() if not path.endswith("NOTES.txt") for d in yaml.safe_load_all(text) if d]
+    return [d for path, text in out.items() if not path.endswith("NOTES.txt") for d in load_yaml_all(text) if d]
 
 
 def test_the_charts_own_defaults_bind_cluster_admin_and_the_components_values_do_not() -> None:

@@ -20,7 +20,7 @@ from gpu_platform.components.pools.reserves import ReserveFormula
 from gpu_platform.components.pools.shapes import GPU_TAINT, CapacityStrategy, NodePoolShape, PoolPlacement, Taint
 from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
-from tests.conftest import Engine, settled, settled_tree
+from tests.conftest import Engine, load_yaml, settled, settled_tree
 from tests.factories import stack
 
 SCHEDULER_POOL = NodePoolShape(
@@ -64,7 +64,7 @@ TENANTS = [
 
 @cache
 def daskcluster_schema() -> dict[str, Any]:
-    crd = yaml.safe_load((operator_chart_dir() / "crds" / "daskcluster.yaml").read_text())
+    crd = load_yaml((operator_chart_dir() / "crds" / "daskcluster.yaml").read_text())
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
     return version["schema"]["openAPIV3Schema"]
 

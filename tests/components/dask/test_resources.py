@@ -3,16 +3,15 @@ operator's wheel ships."""
 
 from __future__ import annotations
 
-import yaml
-
 from gpu_platform.components import DaskOperatorArgs
 from gpu_platform.components.dask.args import operator_chart_dir
 from gpu_platform.components.dask.resources import operator_values
 from tests.components.monitoring.test_upstream_schemas import unknown_keys
+from tests.conftest import load_yaml
 
 
 def test_operator_values_exist_in_the_wheels_chart() -> None:
-    reference = yaml.safe_load((operator_chart_dir() / "values.yaml").read_text())
+    reference = load_yaml((operator_chart_dir() / "values.yaml").read_text())
     for watch in (None, "team-a"):
         values = operator_values(DaskOperatorArgs(), watch)
         assert list(unknown_keys(values, reference)) == []

@@ -20,6 +20,7 @@ from gpu_platform.components import DcgmExporterArgs, PrometheusStackArgs
 from gpu_platform.components.monitoring.dcgm_resources import dcgm_values
 from gpu_platform.components.monitoring.prometheus_args import AlertSettings, ClusterKind, MetricSource, MonitoredCluster
 from gpu_platform.components.monitoring.prometheus_resources import adapter_rules, adapter_values, gpu_alert_groups, stack_values
+from tests.conftest import load_yaml
 
 # Keys of subcharts whose own values.yaml is not among the references: the
 # kube-state-metrics chart (prometheus-community) documents metricLabelsAllowlist.
@@ -29,7 +30,7 @@ KUBERNETES_OBJECTS = {"securityContext", "selector"}  # a Kubernetes object or a
 
 
 def load(shared: Path, name: str) -> Any:
-    return yaml.safe_load((shared / "reference" / "charts" / name).read_text())
+    return load_yaml((shared / "reference" / "charts" / name).read_text())
 
 
 def unknown_keys(values: Any, reference: Any, path: str = "") -> Iterator[str]:
@@ -86,7 +87,7 @@ def test_the_checker_catches_a_misspelt_key(shared_dir: Path) -> None:
 
 
 def crd_schema(shared: Path, name: str) -> dict[str, Any]:
-    crd = yaml.safe_load((shared / "reference" / "crds" / name).read_text())
+    crd = load_yaml((shared / "reference" / "crds" / name).read_text())
     (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
     return version["schema"]["openAPIV3Schema"]
 
@@ -155,7 +156,7 @@ def test_autoscaler_values_exist_upstream(shared_dir: Path) -> None:
     from gpu_platform.components.eks.node_group_resources import autoscaler_values
 
     path = shared_dir / "reference" / "charts" / "cluster-autoscaler-9.59.0.values.yaml"
-    reference = yaml.safe_load(path.read_text())
+    reference = load_yaml(path.read_text())
     settings = ClusterAutoscalerSettings(image="registry.k8s.io/autoscaling/cluster-autoscaler:v1.34.2")
     values = autoscaler_values(settings, "c", "us-west-2", "arn:aws:iam::123456789012:role/r")
     # extraArgs is the chart's free-form map of container flags: its keys are checked below.

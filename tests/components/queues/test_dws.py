@@ -20,7 +20,7 @@ from gpu_platform.infra.preview.engine import RecordedResource
 from gpu_platform.infra.preview.manifests import KubernetesObject, validate_objects
 from gpu_platform.infra.stack.errors import format_validation_error
 from gpu_platform.infra.stack.model import StackConfig
-from tests.conftest import PROJECT_DIR, Engine, settled_tree, upstream_or_skip
+from tests.conftest import PROJECT_DIR, Engine, load_yaml_all, settled_tree, upstream_or_skip
 from tests.factories import dws_pool, dws_stack_raw, gke, t4_pool
 
 CHECK = "queued-provisioning"
@@ -187,11 +187,10 @@ def test_without_a_queued_pool_the_component_declares_no_check(engine: Engine) -
 def _kueue_crds() -> list[dict[str, Any]]:
     """The CustomResourceDefinitions Kueue chart 0.19.2 installs (templates, not crds/), rendered by Helm's engine."""
     import helm_python
-    import yaml
 
     chart = helm_python.Chart.load(str(upstream_or_skip() / "charts" / "kueue-0.19.2.tgz"))
     out = chart.render({}, name="kueue", namespace="kueue-system")
-    docs = [d for path, text in out.items() if not path.endswith("NOTES.txt") for d in yaml.safe_load_all(text) if d]
+    docs = [d for path, text in out.items() if not path.endswith("NOTES.txt") for d in load_yaml_all(text) if d]
     return [d for d in docs if d.get("kind") == "CustomResourceDefinition"]
 
 
