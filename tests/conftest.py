@@ -7,6 +7,7 @@ tests see is what `gpu-platform preview` and the policy pack see.
 from __future__ import annotations
 
 import functools
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,39 @@ def load_yaml_all(text: str | bytes) -> list[Any]:
     import yaml
 
     return list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+
+
+def run_in_process(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``gpu-platform ARGV`` from ``cwd`` in this interpreter: gpu_platform.infra.cli.main, with file descriptors
+    1 and 2 and sys.stdout and sys.stderr taken for the command's run (what it, or a library under it, writes)."""
+    import contextlib
+    import io
+    import os
+    import sys
+    import tempfile
+
+    from gpu_platform.infra.cli import main
+
+    with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
+        with contextlib.ExitStack() as stack:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, file in ((1, out_file), (2, err_file)):
+                saved = os.dup(fd)
+                stack.callback(os.close, saved)
+                os.dup2(file.fileno(), fd)
+                stack.callback(os.dup2, saved, fd)
+            out = stack.enter_context(io.TextIOWrapper(open(1, "wb", closefd=False), encoding="utf-8", write_through=True))
+            error = stack.enter_context(io.TextIOWrapper(open(2, "wb", closefd=False), encoding="utf-8", write_through=True))
+            stack.enter_context(contextlib.redirect_stdout(out))
+            stack.enter_context(contextlib.redirect_stderr(error))
+            stack.enter_context(contextlib.chdir(cwd))
+            code = main(argv)
+        texts = []
+        for file in (out_file, err_file):
+            file.seek(0)
+            texts.append(file.read().decode("utf-8"))
+    return subprocess.CompletedProcess(["gpu-platform", *argv], code, texts[0], texts[1])
 
 
 def upstream_or_skip() -> Path:

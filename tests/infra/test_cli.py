@@ -1,4 +1,5 @@
-"""`gpu-platform` end to end: subprocesses for the real console entry, in-process for the rest."""
+"""`gpu-platform` end to end: a subprocess for the real console entry (the installed script, its exit status and
+what reaches its file descriptors), in-process for the rest (main, with file descriptors 1 and 2 taken)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from gpu_platform.infra.cli import main
-from tests.conftest import PROJECT_DIR
+from tests.conftest import PROJECT_DIR, run_in_process
 
 
 def cli(*args: str, cwd: Path = PROJECT_DIR) -> subprocess.CompletedProcess[str]:
@@ -37,7 +38,7 @@ def project_with_stack(tmp_path: Path, name: str, mutate) -> Path:  # type: igno
 
 
 def test_preview_dev_gke_writes_plan_and_manifests(tmp_path: Path) -> None:
-    result = cli("preview", "dev-gke", "--json", str(tmp_path / "plan.json"), "--manifests", str(tmp_path / "m"))
+    result = run_in_process(["preview", "dev-gke", "--json", str(tmp_path / "plan.json"), "--manifests", str(tmp_path / "m")], PROJECT_DIR)
     assert result.returncode == 0, result.stderr
     assert "gcp:container/nodePool:NodePool  dev-gke-t4" in result.stdout
     assert "gpus=2xnvidia-tesla-t4 driver=DEFAULT autoscaling=1..20 per zone (BALANCED)" in result.stdout
@@ -61,7 +62,7 @@ def test_misspelt_key_exits_2_naming_it(tmp_path: Path) -> None:
         config["gpu-platform:gke"]["gpu_pools"][0]["acelerator_count"] = config["gpu-platform:gke"]["gpu_pools"][0].pop("accelerator_count")
 
     project = project_with_stack(tmp_path, "typo", mutate)
-    result = cli("preview", "typo", "--project-dir", str(project))
+    result = run_in_process(["preview", "typo", "--project-dir", str(project)], PROJECT_DIR)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert any(
