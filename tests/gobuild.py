@@ -30,6 +30,16 @@ import pytest
 __all__ = ["GoBuild", "shared_dir"]
 
 
+def user_cache(name: str, variable: str) -> Path:
+    """The folder the tests keep ``name``'s cache in, outside any checkout so every clone shares it: ``variable`` when
+    set, else ``$XDG_CACHE_HOME/gpu-platform/<name>`` (``~/.cache`` without XDG_CACHE_HOME)."""
+    explicit = os.environ.get(variable)
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gpu-platform" / name
+
+
 def shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder for the whole run, shared by the xdist workers (as tests/conftest.py's render cache)."""
     base = tmp_path_factory.getbasetemp()
@@ -73,11 +83,7 @@ class GoBuild:
         return f"tests/{self.build_dir.name}/build.sh"
 
     def cache_root(self) -> Path:
-        explicit = self._env("CACHE")
-        if explicit:
-            return Path(explicit)
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        return Path(base) / "gpu-platform" / self.name
+        return user_cache(self.name, f"GPU_PLATFORM_{self.name.upper()}_CACHE")
 
     def cache_key(self) -> str:
         digest = hashlib.sha256()

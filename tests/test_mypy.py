@@ -4,7 +4,11 @@ infra/ and policies/: the test command runs it, so a type error fails the suite 
 mypy checks the package under its installed names (gpu_platform.components, ...). package-dir maps the folders
 into gpu_platform, which mypy cannot follow through the editable install's import hook: the test lays
 gpu_platform/{components,infra,policies} as links to the folders in a temporary directory and puts it on
-MYPYPATH. The cache stays in .mypy_cache (the first run analyses the provider SDKs: a minute or two)."""
+MYPYPATH. Its cache is kept outside the checkout (``GPU_PLATFORM_MYPY_CACHE``, else ``~/.cache/gpu-platform/mypy``), so
+every clone of the machine shares it: the first run analyses the provider SDKs and the libraries (a minute of CPU),
+later runs, a fresh clone's too, take them from the cache: mypy takes an entry only for a file of the same hash,
+analysed by the same mypy version with the same options, and keeps the cache in SQLite databases, whose transactions
+let runs side by side share it."""
 
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PROJECT_DIR
+from tests.gobuild import user_cache
 
 PACKAGES = ("components", "infra", "policies")
 PROVIDERS = ("pulumi_aws", "pulumi_gcp", "pulumi_kubernetes")
@@ -44,7 +49,7 @@ def _linked(root: Path) -> Path:
 
 def _run(links: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MYPYPATH": str(links.parent)}
-    command = [*_mypy(), "--config-file", str(PROJECT_DIR / "pyproject.toml"), "--cache-dir", str(PROJECT_DIR / ".mypy_cache"), *args]
+    command = [*_mypy(), "--config-file", str(PROJECT_DIR / "pyproject.toml"), "--cache-dir", str(user_cache("mypy", "GPU_PLATFORM_MYPY_CACHE")), *args]
     return subprocess.run(command, cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=900)
 
 
