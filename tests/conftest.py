@@ -76,14 +76,20 @@ def load_yaml(text: str | bytes) -> Any:
     and values than ``yaml.safe_load``, with the same safe types."""
     import yaml
 
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return yaml.load(text, Loader=_safe_loader())
 
 
 def load_yaml_all(text: str | bytes) -> list[Any]:
     """Every document of a YAML stream, read as load_yaml reads one."""
     import yaml
 
-    return list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    return list(yaml.load_all(text, Loader=_safe_loader()))
+
+
+def _safe_loader() -> Any:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def run_in_process(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

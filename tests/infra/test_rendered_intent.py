@@ -16,7 +16,7 @@ from gpu_platform.infra.preview.cluster_checks import DEFAULT_CREDENTIALS, check
 from gpu_platform.infra.preview.render import Rendering, render_plan
 from gpu_platform.infra.preview.upstream import Sources, load_lock
 from gpu_platform.infra.stack.read import load_stack
-from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, shipped_plan, upstream_or_skip
+from tests.conftest import PROJECT_DIR, UPSTREAM_DIR, kubectl_or_skip, load_yaml, shipped_plan, upstream_or_skip
 
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (PROJECT_DIR / "stacks").glob("Pulumi.*.yaml"))
 PLATFORM_EDITION = pytest.param("platform", marks=pytest.mark.long)
@@ -414,12 +414,10 @@ def _read_back_once() -> Iterator[None]:
     _READ_BACK.clear()
 
 
-def _read_back(data: bytes, loader: Any) -> Any:
-    """``data`` parsed, once per content: the checks only read what it gives."""
-    import yaml
-
+def _read_back(data: bytes) -> Any:
+    """``data`` parsed (load_yaml), once per content: the checks only read what it gives."""
     if data not in _READ_BACK:
-        _READ_BACK[data] = yaml.load(data, Loader=loader)
+        _READ_BACK[data] = load_yaml(data)
     return _READ_BACK[data]
 
 
@@ -427,8 +425,6 @@ def _check_written(stack: str, config: Any, plan: Any, rendering: Rendering) -> 
     import json
     from dataclasses import dataclass
     from types import SimpleNamespace
-
-    import yaml
 
     from gpu_platform.infra.preview.manifests import MASK, MASK_BASE64, ObjectView, kubernetes_objects, manifest_files, masked, rendered_json, validate_objects
 
@@ -443,8 +439,7 @@ def _check_written(stack: str, config: Any, plan: Any, rendering: Rendering) -> 
     # libyaml reads the files back (a conforming parser, as kubectl's is; PyYAML's pure-Python one took
     # two thirds of this check's time on the CRDs); each document must still parse to the object. A document
     # written byte for byte the same by an earlier stack (the charts' CRDs, two thirds of the bytes) is read once.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    written = [Written(_read_back(data, loader), SimpleNamespace(name=name)) for name, data in files.items()]
+    written = [Written(_read_back(data), SimpleNamespace(name=name)) for name, data in files.items()]
     findings = validate_objects(written, config.kubernetes_version, crds=rendering.crds)
     assert [f.message for f in findings if f.validated] == [], f"{stack}: a written manifest is not a valid object"
     unchecked = [f.message for f in findings if not f.validated]
