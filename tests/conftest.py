@@ -300,6 +300,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Once a test has imported botocore, every boto3 Session of the worker reads the AWS service models through
+    one Loader. botocore parses a service's model (EC2's is 2 MB of gzipped JSON) once per Session's Loader, and
+    the preflight, prices and moto tests each make new Sessions: a seventh of those files' CPU was botocore
+    parsing the same JSON again. The Loader's results are what botocore already shares between one Session's
+    clients; each Session still resolves its own credentials, region and configuration."""
+    import sys
+
+    botocore_session = sys.modules.get("botocore.session")
+    if botocore_session is None or getattr(botocore_session.create_loader, "cache_info", None) is not None:
+        return
+    botocore_session.create_loader = functools.lru_cache(maxsize=None)(botocore_session.create_loader)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """After a file's last test, what outlives it (the SDK modules its tests imported, the plans and renderings
