@@ -8,13 +8,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypedDict
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
 from gpu_platform.components.core.kube import ChartVersion, DnsLabel, PinnedImage, kubernetes_owns
 from gpu_platform.components.core.labels import AWS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL, GPU_RESOURCE, SCHEDULER_LABEL, PoolRole
 from gpu_platform.components.core.models import ARGS_CONFIG, check_min_max, check_unique, field_error
 from gpu_platform.components.core.numbers import Int
-from gpu_platform.components.core.quantities import MiB, Millicores
+from gpu_platform.components.core.quantities import to_mib, to_millicores
 from gpu_platform.components.pools.reserves import allocatable
 from gpu_platform.components.pools.shapes import GPU_TAINT, NodePoolShape, Taint, tolerations
 from gpu_platform.components.pools.sharing import shared_request_problem
@@ -104,7 +104,7 @@ def fit_problems(who: str, cpu: tuple[str, str], memory: tuple[str, str], pool: 
     where = f"pool {pool.name} ({pool.machine_type}), whose nodes leave {{}} to pods after the kubelet's reserves ({pool.reserve_formula}) and the DaemonSets"
     problems = []
     (cpu_field, cpu_value), (mem_field, mem_value) = cpu, memory
-    if TypeAdapter(Millicores).validate_python(cpu_value) > room_cpu:
+    if to_millicores(cpu_value) > room_cpu:
         problems.append(
             (
                 cpu_field,
@@ -112,7 +112,7 @@ def fit_problems(who: str, cpu: tuple[str, str], memory: tuple[str, str], pool: 
                 cpu_value,
             )
         )
-    if TypeAdapter(MiB).validate_python(mem_value) > room_mib:
+    if to_mib(mem_value) > room_mib:
         problems.append(
             (
                 mem_field,
@@ -353,20 +353,20 @@ class DaskOperatorArgs(BaseModel):
         if self.scope is OperatorScope.NAMESPACED:
             parts.append(("the operator", OPERATOR_REQUESTS["cpu"], OPERATOR_REQUESTS["memory"], 1))
         location: tuple[str | int, ...] = ("tenants", i, "shared_cluster", "max_workers") if shared else ("tenants", i)
-        for quota, index, adapter, kind, unit in (
-            (tenant.cpu_quota, 1, TypeAdapter(Millicores), "cpu", "m"),
-            (tenant.memory_quota, 2, TypeAdapter(MiB), "memory", "Mi"),
+        for quota, index, amount, kind, unit in (
+            (tenant.cpu_quota, 1, to_millicores, "cpu", "m"),
+            (tenant.memory_quota, 2, to_mib, "memory", "Mi"),
         ):
             if quota is None or not parts:
                 continue
-            need = sum(adapter.validate_python(part[index]) * part[3] for part in parts)
-            limit = adapter.validate_python(quota)
+            need = sum(amount(part[index]) * part[3] for part in parts)
+            limit = amount(quota)
             if need > limit:
                 what = ", ".join(f"{p[0]}: {p[index]}" for p in parts)
                 lead = f"max_workers {shared.max_workers} needs" if shared else f"tenant {tenant.name} needs"
                 advice = f"raise {kind}_quota"
                 if shared is not None:
-                    per_worker = adapter.validate_python(parts[0][index])
+                    per_worker = amount(parts[0][index])
                     fitting = (limit - (need - per_worker * shared.max_workers)) // per_worker
                     if fitting >= max(1, shared.min_workers):
                         advice = f"use max_workers {fitting} or raise {kind}_quota"

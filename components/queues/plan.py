@@ -31,10 +31,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from gpu_platform.components.core.labels import GPU_RESOURCE, NAMESPACE_NAME_LABEL, PoolRole
-from gpu_platform.components.core.quantities import MiB, Millicores
+from gpu_platform.components.core.quantities import to_mib, to_millicores
 from gpu_platform.components.dask.args import DaskOperatorArgs
 from gpu_platform.components.kubeflow.args import KubeflowInstallArgs
 from gpu_platform.components.pools.ladders import CapacityRung, rung_slugs
@@ -101,8 +99,8 @@ def dask_queue_tenants(dask: DaskOperatorArgs, pools: Sequence[NodePoolShape]) -
             name=t.name,
             kind=TenantKind.DASK,
             gpus=t.gpu_quota,
-            millicores=None if t.cpu_quota is None else TypeAdapter(Millicores).validate_python(t.cpu_quota),
-            memory_mib=None if t.memory_quota is None else TypeAdapter(MiB).validate_python(t.memory_quota),
+            millicores=None if t.cpu_quota is None else to_millicores(t.cpu_quota),
+            memory_mib=None if t.memory_quota is None else to_mib(t.memory_quota),
             home_pool=home,
         )
         for t in dask.tenants

@@ -170,14 +170,12 @@ def _eks_groups(plan: Any, reserved_instances: int | None = None) -> list[NodeGr
 
 def _limits(limits: dict[str, str]) -> Resources:
     """A NodePool's rendered spec.limits in the model's units (millicores, MiB, GPUs); an unlimited resource UNLIMITED."""
-    from pydantic import TypeAdapter
-
     from gpu_platform.components.core.labels import GPU_RESOURCE
-    from gpu_platform.components.core.quantities import MiB, Millicores
+    from gpu_platform.components.core.quantities import to_mib, to_millicores
 
     return Resources(
-        cpu=TypeAdapter(Millicores).validate_python(limits["cpu"]) if "cpu" in limits else UNLIMITED,
-        memory=TypeAdapter(MiB).validate_python(limits["memory"]) if "memory" in limits else UNLIMITED,
+        cpu=to_millicores(limits["cpu"]) if "cpu" in limits else UNLIMITED,
+        memory=to_mib(limits["memory"]) if "memory" in limits else UNLIMITED,
         gpus=int(limits[GPU_RESOURCE]) if GPU_RESOURCE in limits else UNLIMITED,
     )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from gpu_platform.components.core.quantities import MiB, Millicores, Seconds, format_duration
+from gpu_platform.components.core.quantities import MiB, Millicores, Seconds, format_duration, to_mib, to_millicores
 
 
 class _Request(BaseModel):
@@ -18,11 +18,13 @@ class _Request(BaseModel):
 @pytest.mark.parametrize(("given", "millicores"), [(1.5, 1500), ("1.5", 1500), ("1500m", 1500), (2, 2000), ("250m", 250), ("0.001", 1)])
 def test_cpu_is_cores_or_millicores(given: object, millicores: int) -> None:
     assert _Request.model_validate({"cpu": given}).cpu == millicores
+    assert to_millicores(given) == millicores  # what the fit and quota checks read, one value at a time
 
 
 @pytest.mark.parametrize(("given", "mib"), [(4096, 4096), ("4096Mi", 4096), ("4Gi", 4096), ("1Ti", 1024 * 1024), ("1Ki", 1), ("1.5Gi", 1536), ("1025Ki", 2)])
 def test_memory_is_mib_rounded_up(given: object, mib: int) -> None:
     assert _Request.model_validate({"memory": given}).memory == mib
+    assert to_mib(given) == mib
 
 
 @pytest.mark.parametrize(("given", "seconds"), [(90, 90), ("90s", 90), ("36m", 2160), ("1.5h", 5400), ("1h30m", 5400)])
@@ -46,6 +48,22 @@ def test_fails_when_a_quantity_is_not_kubernetes_spelling(field: str, given: obj
         _Request.model_validate({field: given})
     (error,) = info.value.errors()
     assert error["loc"] == (field,) and message in error["msg"]
+
+
+@pytest.mark.parametrize(
+    ("read", "given", "message"),
+    [
+        (to_millicores, "1.5 cores", "CPU must be cores"),
+        (to_millicores, "0.0005", "finer than one millicore"),
+        (to_mib, "4GB", "memory must be MiB"),
+        (to_mib, True, "not a boolean"),
+    ],
+)
+def test_one_value_is_refused_as_its_field_refuses_it(read: object, given: object, message: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        read(given)  # type: ignore[operator]
+    (error,) = info.value.errors()
+    assert message in error["msg"]
 
 
 def test_cpu_serializes_as_millicores_and_round_trips() -> None:
