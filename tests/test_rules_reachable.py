@@ -8,6 +8,7 @@ reached from a stack through the program's path."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -19,11 +20,11 @@ PACKAGES = ("components", "infra", "policies")
 RULE = re.compile(r"^(_?[a-z0-9_]*_problems?|check_[a-z0-9_]+|valid_[a-z0-9_]+|validate_[a-z0-9_]*)$")
 
 
+@functools.cache
 def _sources() -> dict[Path, ast.Module]:
+    """The package's modules parsed, once, by the worker that runs these tests (at import, every test worker
+    parsed the whole package while collecting)."""
     return {p: ast.parse(p.read_text(), str(p)) for pkg in PACKAGES for p in sorted((PROJECT_DIR / pkg).rglob("*.py"))}
-
-
-SOURCES = _sources()
 
 
 def _validator(node: ast.FunctionDef) -> bool:
@@ -38,7 +39,7 @@ def _validator(node: ast.FunctionDef) -> bool:
 
 def _rules() -> list[tuple[str, str]]:
     found = []
-    for path, tree in SOURCES.items():
+    for path, tree in _sources().items():
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and RULE.match(node.name) and not _validator(node):
                 found.append((str(path.relative_to(PROJECT_DIR)), node.name))
@@ -48,7 +49,7 @@ def _rules() -> list[tuple[str, str]]:
 def _references() -> dict[str, int]:
     """How often each name is used (called, passed, listed, imported under another name) in the package's code."""
     counts: dict[str, int] = {}
-    for tree in SOURCES.values():
+    for tree in _sources().values():
         for node in ast.walk(tree):
             name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
             if name is not None:
@@ -56,18 +57,15 @@ def _references() -> dict[str, int]:
     return counts
 
 
-RULES = _rules()
-REFERENCES = _references()
-
-
 def test_the_walk_finds_the_rules() -> None:
-    names = {name for _, name in RULES}
+    names = {name for _, name in _rules()}
     assert {"shared_request_problem", "mig_sharing_problem", "warm_capacity_problems", "bucket_name_problem"} <= names, sorted(names)
 
 
-@pytest.mark.parametrize(("module", "rule"), RULES, ids=[f"{m}:{r}" for m, r in RULES])
-def test_every_rule_is_called_from_the_package(module: str, rule: str) -> None:
-    assert REFERENCES.get(rule, 0) >= 1, f"{module}: {rule} is defined but nothing outside the tests calls it; apply it where it belongs, or remove it"
+def test_every_rule_is_called_from_the_package() -> None:
+    references = _references()
+    unused = [f"{module}: {rule} is defined but nothing outside the tests calls it" for module, rule in _rules() if references.get(rule, 0) < 1]
+    assert not unused, "apply each where it belongs, or remove it:\n" + "\n".join(unused)
 
 
 def test_the_sharing_rule_is_on_the_program_path() -> None:

@@ -6,6 +6,7 @@ that arrive as Outputs), under the recording engine and with no Pulumi CLI."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +31,16 @@ from gpu_platform.infra.testing import ProgramPlan, preview_program, run_compone
 from tests.conftest import PROJECT_DIR
 from tests.factories import eks, eks_node_groups, gke, t4_pool
 
-PROVIDER = GpuPlatformProvider()
-SCHEMA = PROVIDER.schema_spec
+
+@functools.cache
+def provider() -> GpuPlatformProvider:
+    """The provider, made once by the worker that runs this file (its analyzer reads every exposed component:
+    made at import, every test worker paid for it while collecting)."""
+    return GpuPlatformProvider()
+
+
+def schema() -> dict[str, Any]:
+    return provider().schema_spec
 
 
 def as_other_languages_send(value: Any, *, keep: frozenset[str] = frozenset()) -> Any:
@@ -60,14 +69,14 @@ def as_the_provider_server_sends(value: Any, *, depends_on: pulumi.Resource) -> 
 
 
 def construct(component: str, inputs: dict[str, Any], name: str = "c", options: pulumi.ResourceOptions | None = None) -> Any:
-    return PROVIDER.construct(name, f"{PACKAGE}:index:{component}", inputs, options)
+    return provider().construct(name, f"{PACKAGE}:index:{component}", inputs, options)
 
 
 # --- the schema ---------------------------------------------------------------------------------
 
 
 def test_the_schema_has_every_exposed_component_under_the_index_module() -> None:
-    assert sorted(SCHEMA["resources"]) == sorted(f"{PACKAGE}:index:{c.__name__}" for c in EXPOSED)
+    assert sorted(schema()["resources"]) == sorted(f"{PACKAGE}:index:{c.__name__}" for c in EXPOSED)
     assert {c.__name__ for c in EXPOSED} == {
         "GpuGkeCluster",
         "EksCluster",
@@ -82,12 +91,12 @@ def test_the_schema_has_every_exposed_component_under_the_index_module() -> None
         "GpuInferenceService",
         "AwsLoadBalancerController",
     }
-    assert all(r["isComponent"] for r in SCHEMA["resources"].values())
+    assert all(r["isComponent"] for r in schema()["resources"].values())
 
 
 @pytest.mark.parametrize(("component", "model"), [("GpuGkeCluster", GpuGkeClusterArgs), ("EksCluster", EksClusterArgs)])
 def test_every_input_of_the_python_args_is_in_the_schema_with_its_docstring(component: str, model: Any) -> None:
-    resource = SCHEMA["resources"][f"{PACKAGE}:index:{component}"]
+    resource = schema()["resources"][f"{PACKAGE}:index:{component}"]
     inputs = resource["inputProperties"]
     for name, info in model.model_fields.items():
         prop = inputs[camel_case(name)]
@@ -96,11 +105,11 @@ def test_every_input_of_the_python_args_is_in_the_schema_with_its_docstring(comp
 
 
 def test_every_input_output_type_and_enum_value_is_described() -> None:
-    undescribed = [token for token, r in SCHEMA["resources"].items() if not r.get("description")]
-    for token, resource in SCHEMA["resources"].items():
+    undescribed = [token for token, r in schema()["resources"].items() if not r.get("description")]
+    for token, resource in schema()["resources"].items():
         for section in ("inputProperties", "properties"):
             undescribed += [f"{token}.{k}" for k, p in resource.get(section, {}).items() if not p.get("description")]
-    for token, typ in SCHEMA["types"].items():
+    for token, typ in schema()["types"].items():
         undescribed += [token] if not typ.get("description") else []
         undescribed += [f"{token}.{k}" for k, p in typ.get("properties", {}).items() if not p.get("description")]
         undescribed += [f"{token}={e['value']}" for e in typ.get("enum", []) if not e.get("description")]
@@ -108,7 +117,7 @@ def test_every_input_output_type_and_enum_value_is_described() -> None:
 
 
 def test_outputs_are_the_python_components_outputs_other_languages_can_hold() -> None:
-    outputs = SCHEMA["resources"][f"{PACKAGE}:index:GpuGkeCluster"]["properties"]
+    outputs = schema()["resources"][f"{PACKAGE}:index:GpuGkeCluster"]["properties"]
     python = {camel_case(o.name): o.description for o in component_outputs(GpuGkeCluster)}
     assert {"kubeconfig", "clusterName", "endpoint", "clusterId", "caCertificate", "workloadIdentityPool", "cluster", "nodePools", "placements"} <= set(outputs)
     for key, prop in outputs.items():
@@ -119,13 +128,13 @@ def test_outputs_are_the_python_components_outputs_other_languages_can_hold() ->
 
 
 def test_type_names_are_unique_and_typed_without_unions() -> None:
-    types = SCHEMA["types"]
+    types = schema()["types"]
     assert len({t.rsplit(":", 1)[1] for t in types}) == len(types)
     pool = types[f"{PACKAGE}:index:GpuNodePoolArgs"]["properties"]
     assert pool["acceleratorCount"]["type"] == "integer"
     assert pool["capacity"]["$ref"] == f"#/types/{PACKAGE}:index:CapacityStrategy"
     assert pool["shape"]["$ref"] == f"#/types/{PACKAGE}:index:MachineShapeArgs"
-    network = SCHEMA["resources"][f"{PACKAGE}:index:GpuGkeCluster"]["inputProperties"]["network"]
+    network = schema()["resources"][f"{PACKAGE}:index:GpuGkeCluster"]["inputProperties"]["network"]
     assert network["type"] == "string" and not network.get("plain"), "an Output of another resource may be passed"
 
 
@@ -485,8 +494,8 @@ def test_the_plugin_entry_point_serves_the_schema_over_grpc_as_pulumi_package_ad
         proc.wait(timeout=10)
     served = json.loads(reply.schema)
     assert served["name"] == PACKAGE
-    assert sorted(served["resources"]) == sorted(SCHEMA["resources"])
-    assert served["types"] == SCHEMA["types"]
+    assert sorted(served["resources"]) == sorted(schema()["resources"])
+    assert served["types"] == schema()["types"]
 
 
 def test_the_inference_service_from_another_language_builds_what_python_builds() -> None:
@@ -535,7 +544,7 @@ def test_the_new_inputs_are_in_the_schema_in_camel_case_with_their_docs() -> Non
     """GpuInferenceService's args and live inputs, and KubeflowInstall's ingressController, documented as in Python."""
     from gpu_platform.components.inference.service import GpuInferenceServiceArgs
 
-    resource = SCHEMA["resources"][f"{PACKAGE}:index:GpuInferenceService"]
+    resource = schema()["resources"][f"{PACKAGE}:index:GpuInferenceService"]
     inputs = resource["inputProperties"]
     for name, info in GpuInferenceServiceArgs.model_fields.items():
         assert inputs[camel_case(name)]["description"] == info.description, name
@@ -544,11 +553,11 @@ def test_the_new_inputs_are_in_the_schema_in_camel_case_with_their_docs() -> Non
     assert inputs["maxReplicas"]["type"] == "integer" and inputs["saturatedFor"]["type"] == "string"
     for key in ("ingressController", "prometheusRuleCrd"):
         assert inputs[key]["$ref"].endswith("#/resources/kubernetes:helm.sh%2Fv3:Release") and inputs[key]["description"], key
-    target = SCHEMA["types"][f"{PACKAGE}:index:ClusterPoolsTarget"]
+    target = schema()["types"][f"{PACKAGE}:index:ClusterPoolsTarget"]
     assert sorted(target["required"]) == ["kind", "pools"]
     assert target["properties"]["pools"]["items"]["$ref"] == f"#/types/{PACKAGE}:index:NodePoolShape"
     assert {"deployment", "service", "serviceAddress"} <= set(resource["properties"])
-    kubeflow = SCHEMA["resources"][f"{PACKAGE}:index:KubeflowInstall"]["inputProperties"]["ingressController"]
+    kubeflow = schema()["resources"][f"{PACKAGE}:index:KubeflowInstall"]["inputProperties"]["ingressController"]
     assert kubeflow["description"].startswith("What acts on the UI's ALB Ingress")
 
 
@@ -674,5 +683,5 @@ def test_kubeflow_credentials_brought_from_another_language_replace_the_generate
     expected, got = run_components(python), run_components(other)
     assert custom_resources(got) == custom_resources(expected)
     assert not [r for r in got.resources if r.type == "random:index/randomPassword:RandomPassword"]
-    inputs = SCHEMA["resources"][f"{PACKAGE}:index:KubeflowInstall"]["inputProperties"]
+    inputs = schema()["resources"][f"{PACKAGE}:index:KubeflowInstall"]["inputProperties"]
     assert {"credentials", "credentialsSecret"} <= set(inputs)
