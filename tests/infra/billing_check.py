@@ -1,6 +1,6 @@
 """GCP `prices refresh` checks, run in a process of their own by tests/infra/test_prices.py
 (google-cloud-billing's protos cannot share a process with the Pulumi SDK's: both define
-google.rpc.Status). ``python -m tests.infra.billing_check CASE`` prints ``ok CASE``."""
+google.rpc.Status). ``python -m tests.infra.billing_check CASE...`` prints ``ok CASE`` for each case that passes."""
 
 from __future__ import annotations
 
@@ -97,7 +97,20 @@ def a_google_api_error_is_one_line() -> None:
     )
 
 
+CASES = {"machines_from_their_skus": machines_from_their_skus, "a_google_api_error_is_one_line": a_google_api_error_is_one_line}
+
+
 if __name__ == "__main__":
-    case = sys.argv[1]
-    {"machines_from_their_skus": machines_from_their_skus, "a_google_api_error_is_one_line": a_google_api_error_is_one_line}[case]()
-    print(f"ok {case}")
+    # Every case named, in one process (the billing client's import is most of a case's time): one line each,
+    # "ok CASE" or "failed CASE" with its traceback on standard error, so each test reports its own.
+    import traceback
+
+    for case in sys.argv[1:]:
+        try:
+            CASES[case]()
+        except (AssertionError, pytest.fail.Exception):  # a case's check failed; anything else ends the process
+            print(f"failed {case}", flush=True)
+            print(f"--- {case}", file=sys.stderr)
+            traceback.print_exc()
+        else:
+            print(f"ok {case}", flush=True)
