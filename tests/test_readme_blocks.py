@@ -680,13 +680,13 @@ def test_the_pulumi_yaml_block_constructs_through_the_package_schema(tmp_path: P
     """The YAML program's resource, constructed as the YAML runtime would (camelCase, floats)
     through the provider other languages use, registers the cluster and its pools."""
     from gpu_platform.infra.testing import run_components
-    from tests.components.provider.test_provider import SCHEMA, _yaml_program
+    from tests.components.provider.test_provider import _yaml_program, schema
 
     document = yaml.safe_load(block("docs/getting-started/other-languages.md", "resources:"))
     (resource,) = document["resources"].values()
     token = "gpu-platform:index:" + resource["type"].split(":", 1)[1]
-    assert token in SCHEMA["resources"]
-    inputs = SCHEMA["resources"][token]["inputProperties"]
+    assert token in schema()["resources"]
+    inputs = schema()["resources"][token]["inputProperties"]
     assert set(resource["properties"]) <= set(inputs)
     program = tmp_path / "Pulumi.yaml"
     program.write_text(yaml.safe_dump({"name": "readme", "runtime": "yaml", "packages": {"gpu-platform": "../.."}, **document}))
