@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pulumi
 
-__all__ = ["ComponentOutput", "attribute_docs", "component_outputs", "document_outputs"]
+__all__ = ["ComponentOutput", "attribute_docs", "class_statement", "component_outputs", "document_outputs"]
 
 _HEADING = "Outputs:"
 
@@ -53,7 +53,7 @@ def _classes_in(filename: str) -> dict[str, ast.ClassDef]:
     return found
 
 
-def _class_statement(cls: type) -> ast.ClassDef | None:
+def class_statement(cls: type) -> ast.ClassDef | None:
     """The statement that defines ``cls`` in its module's source file; None without one (a class made in
     memory, or a module without a file)."""
     filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
@@ -67,7 +67,7 @@ def _class_statement(cls: type) -> ast.ClassDef | None:
 
 def _declared(cls: type) -> list[ComponentOutput]:
     """The outputs declared in ``cls``'s own body, in source order."""
-    node = _class_statement(cls)
+    node = class_statement(cls)
     if node is None:  # no source (a frozen or generated class): nothing to read
         return []
     found: list[ComponentOutput] = []

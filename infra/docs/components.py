@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from gpu_platform import components
 from gpu_platform.components.core.cluster import CLUSTER_COMPONENTS, ClusterComponent
-from gpu_platform.components.core.outputs import component_outputs
+from gpu_platform.components.core.outputs import class_statement, component_outputs
 from gpu_platform.infra.docs.markdown import GENERATED, anchor, cell, table
 from gpu_platform.infra.docs.models import model_tables, reachable_models
 
@@ -48,9 +48,12 @@ def import_path(cls: type[Any]) -> str:
 
 
 def _type_token(cls: type[Any]) -> str:
-    """The token the component registers under, read from its ``super().__init__`` call."""
-    tree = ast.parse(inspect.getsource(cls))
-    for node in ast.walk(tree):
+    """The token the component registers under, read from its ``super().__init__`` call (in the one parse of its
+    file that its outputs are read from)."""
+    statement = class_statement(cls)
+    if statement is None:
+        raise ValueError(f"{cls.__name__} has no source file to read its type token from")
+    for node in ast.walk(statement):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
