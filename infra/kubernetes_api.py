@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from gpu_platform.infra.yaml_io import SAFE_LOADER
+
 __all__ = [
     "builtin_api_versions",
     "builtin_groups",
@@ -79,9 +81,8 @@ def ga_api_versions(kubernetes_version: str) -> list[str]:
 def _crd_schemas(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """(apiVersion, kind) -> openAPIV3Schema for every CRD in one file."""
     # libyaml's loader: the DaskCluster CRD alone is a quarter of a megabyte of schema.
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     schemas: dict[tuple[str, str], dict[str, Any]] = {}
-    for doc in yaml.load_all(path.read_text(), Loader=loader):
+    for doc in yaml.load_all(path.read_text(), Loader=SAFE_LOADER):
         if not doc or doc.get("kind") != "CustomResourceDefinition":
             continue
         spec = doc["spec"]

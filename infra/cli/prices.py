@@ -36,9 +36,10 @@ def _read_text(flag: str, path: str) -> str:
 def _read_yaml(flag: str, path: str) -> Any:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # pricing.yml is 4 MB: libyaml reads it in seconds
+    from gpu_platform.infra.yaml_io import SAFE_LOADER  # pricing.yml is 4 MB: libyaml reads it in seconds
+
     try:
-        return yaml.load(_read_text(flag, path), Loader=loader)
+        return yaml.load(_read_text(flag, path), Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise CommandError(f"{flag} {path}: invalid YAML: {str(exc).splitlines()[0]}") from None
 

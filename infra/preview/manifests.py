@@ -17,6 +17,7 @@ import yaml
 
 from gpu_platform.infra.kubernetes_api import builtin_api_versions, builtin_validator, crd_schema, crd_schemas_of, crd_validator
 from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
+from gpu_platform.infra.yaml_io import SAFE_DUMPER
 
 __all__ = [
     "KubernetesObject",
@@ -86,12 +87,6 @@ class SchemaFinding:
     message: str
     validated: bool
     """False when no schema was available (a notice, not a violation)."""
-
-
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-"""libyaml's safe dumper where PyYAML was built with it (3-4x faster than the pure-Python one on a
-stack's hundreds of manifests); the same documents either way (tests/infra/test_rendered_intent.py
-reads them back)."""
 
 
 def plain(value: Any, redact: bool = False) -> Any:
@@ -283,11 +278,11 @@ def manifest_files(objects: list[KubernetesObject], rendering: Any = None) -> di
     files: dict[str, bytes] = {}
     for obj in objects:
         # Secret values never reach disk, not even the offline placeholders.
-        body = yaml.dump(_kubectl_order(_masked_secret(masked(obj.resource.inputs))), Dumper=_DUMPER, sort_keys=False)
+        body = yaml.dump(_kubectl_order(_masked_secret(masked(obj.resource.inputs))), Dumper=SAFE_DUMPER, sort_keys=False)
         files[_file_name(obj.kind, obj.namespace, obj.name)] = body.encode("utf-8")
     for rendered in getattr(rendering, "objects", []):
         name = f"rendered.{rendered.source.resource.name}.{_file_name(rendered.kind, rendered.namespace, rendered.name)}"
-        body = yaml.dump(_kubectl_order(_masked_secret(masked(rendered.body))), Dumper=_DUMPER, sort_keys=False)
+        body = yaml.dump(_kubectl_order(_masked_secret(masked(rendered.body))), Dumper=SAFE_DUMPER, sort_keys=False)
         files[name] = body.encode("utf-8")
     return files
 

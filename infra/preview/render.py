@@ -40,6 +40,7 @@ from gpu_platform.infra.kubernetes_api import builtin_groups, ga_api_versions
 from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 from gpu_platform.infra.preview.manifests import ObjectView
 from gpu_platform.infra.preview.upstream import Lock, SourceError, Sources, parse_kustomize_url
+from gpu_platform.infra.yaml_io import SAFE_LOADER
 
 __all__ = [
     "HELM_RELEASE",
@@ -56,7 +57,7 @@ KUSTOMIZE_DIRECTORY = "kubernetes:kustomize/v2:Directory"
 PROVIDER_DEFAULT_NAMESPACE = "default"
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+class _Loader(SAFE_LOADER):  # type: ignore[misc]
     """YAML as Kubernetes reads it: a bare ``=`` is a string, not YAML 1.1's value tag."""
 
 

@@ -31,6 +31,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from gpu_platform.infra.yaml_io import SAFE_LOADER
+
 __all__ = [
     "LOCK_PATH",
     "ChartPin",
@@ -181,7 +183,7 @@ def load_lock(path: Path = LOCK_PATH) -> Lock:
     try:
         # libyaml where PyYAML has it: the lock is read by every preview, and the pure-Python parser took
         # a third of a preview that stops at a config error (tests/bad_input runs hundreds of those).
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER) or {}
         return Lock.model_validate(data)
     except (OSError, yaml.YAMLError, ValidationError, UnicodeDecodeError) as exc:
         raise SourceError(f"{path}: not a readable lock of upstream sources: {str(exc).splitlines()[0]}") from None

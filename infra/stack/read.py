@@ -33,6 +33,7 @@ from gpu_platform.infra.stack.errors import (
     model_at,
 )
 from gpu_platform.infra.stack.model import KUBEFLOW_CREDENTIAL_KEYS, PROJECT, STACK_CHECK, StackConfig
+from gpu_platform.infra.yaml_io import SAFE_LOADER
 
 __all__ = [
     "every_problem",
@@ -369,7 +370,7 @@ def check_stack_name(stack: str) -> None:
         raise PreviewError([f"stack {stack[:120]!r}: not a Pulumi stack name: 1 to 100 letters, digits, '-', '_' or '.' (got {len(stack)} characters)"])
 
 
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+class _Loader(SAFE_LOADER):  # type: ignore[misc]
     """PyYAML's safe loader (libyaml's where PyYAML was built with it: the same nodes, marks and errors, several
     times faster); the reader walks its node tree for duplicate keys first."""
 

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from gpu_platform.infra.cli import main
+from gpu_platform.infra.yaml_io import SAFE_DUMPER
 from tests.conftest import PROJECT_DIR
 
 SECRET = "hunter2-Sup3rS3cret"
@@ -527,7 +528,7 @@ def _write(case: Case, project: Path) -> str:
     doc = copy.deepcopy(STACKS[case.stack])
     written: Any = case.change(doc) if case.change else None
     if written is None:
-        written = yaml.dump(doc, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)  # libyaml's: a 5 MB value in a second
+        written = yaml.dump(doc, Dumper=SAFE_DUMPER, sort_keys=False)  # libyaml's: a 5 MB value in a second
     path = project / "stacks" / f"Pulumi.{case.stack}.yaml"
     if isinstance(written, bytes):
         path.write_bytes(written)
