@@ -326,19 +326,51 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     gc.freeze()
 
 
+SAME_WORKER = {
+    **dict.fromkeys(("tests/infra/test_rendered_intent.py", "tests/infra/test_headlamp_rendered.py", "tests/infra/test_kueue_rendered.py"), "renderings"),
+}
+"""Files that read what another file caches per process, so they run on one worker and make it once: the shipped
+stacks' renderings (test_rendered_intent's ``_rendered``: charts rendered with Helm's engine, seconds a stack). The
+files that start the local control plane are grouped too (CONTROL_PLANE_TESTS, in the scheduler below)."""
+
+START_FIRST = ("tests/test_mypy.py", "tests/test_packaging.py", "tests/test_readme_blocks.py", "renderings", "tests/infra/test_render.py")
+"""The units of work that take longest, handed out first: mypy on a cold cache (a fresh machine, CI) analyses the
+provider SDKs for most of a minute; the wheel is built and installed; the docs' commands run as printed; the
+stacks are rendered. xdist hands out the files with the most tests first, which put these few-test files last, and
+one worker ran them alone at the end of the run."""
+
+
+def _scope_of(path: str) -> str:
+    return "control-plane" if path.startswith(CONTROL_PLANE_TESTS) else SAME_WORKER.get(path, path)
+
+
+class _LongestFirst(dict[str, dict[str, bool]]):
+    """The scheduler's queue of work units (scopes), handing out START_FIRST in its order, then the others by test
+    count, the larger first (as xdist's own order is)."""
+
+    def popitem(self, last: bool = True) -> tuple[str, dict[str, bool]]:
+        scope = max(self, key=lambda s: (len(START_FIRST) - START_FIRST.index(s) if s in START_FIRST else 0, len(self[s])))
+        return scope, self.pop(scope)
+
+
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without the plugin (-p no:xdist) it is never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under ``--dist loadfile`` (pyproject's addopts), files stay whole on one worker, and the files that start
     the local control plane go to one worker together: each worker that runs one of them starts its own control
     plane (etcd, kube-apiserver, controller-manager, scheduler, kwok), which costs a start-up of some seconds and
-    idle CPU for the rest of the session, so one is enough. The other worker meanwhile takes the other files."""
+    idle CPU for the rest of the session, so one is enough. The other worker meanwhile takes the other files. Files
+    sharing a per-process cache go together too (SAME_WORKER), and the longest units are handed out first
+    (_LongestFirst)."""
     if config.getoption("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    class OneControlPlane(LoadFileScheduling):  # type: ignore[misc]
-        def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return "control-plane" if path.startswith(CONTROL_PLANE_TESTS) else path
+    class Scheduling(LoadFileScheduling):  # type: ignore[misc]
+        def __init__(self, config: pytest.Config, log: Any) -> None:
+            super().__init__(config, log)
+            self.workqueue = _LongestFirst()
 
-    return OneControlPlane(config, log)
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope_of(nodeid.split("::", 1)[0])
+
+    return Scheduling(config, log)
