@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
-import gc
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -24,6 +23,7 @@ from gpu_platform.infra.cli import (
     upstream,
 )
 from gpu_platform.infra.cli.common import err, first_line
+from gpu_platform.infra.collector import collector_paused
 from gpu_platform.infra.errors import (
     EXIT_CONFIG,
     EXIT_INTERRUPTED,
@@ -150,11 +150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = _debug(argv)
     _reported.clear()
-    with recording_interrupts(), _quiet_unraisable(debug):
+    with recording_interrupts(), _quiet_unraisable(debug), collector_paused():
         # Importing the provider SDKs creates hundreds of thousands of objects and no garbage
         # cycles worth collecting; pausing the cyclic collector for one short command saves
         # a sixth of a preview's run time (tests/benchmarks/preview_vs_import.py).
-        gc.disable()
         try:
             args = build_parser().parse_args(argv)
             with claim_stdout():  # an output written to "-": the command's report goes to stderr
@@ -179,8 +178,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             for line in capped(known[0]):
                 err(line)
             return known[1]
-        finally:
-            gc.enable()
 
 
 def run() -> None:

@@ -26,6 +26,7 @@ from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
 from gpu_platform.components.core.cluster import clusters_made
+from gpu_platform.infra.collector import collector_paused
 from gpu_platform.infra.stack.errors import ConfigError, PreviewError
 from gpu_platform.infra.stack.model import PROJECT
 from gpu_platform.infra.stack.read import (
@@ -501,7 +502,7 @@ def run_program(
         os.chdir(program_dir)
         sys.argv = [str(program.main)]
         ran: dict[str, Any] = {}
-        with clusters_made() as clusters:
+        with clusters_made() as clusters, collector_paused():
             _sync_await(pulumi.runtime.run_in_stack(lambda: ran.update(runpy.run_path(str(program.main), run_name="__main__"))))
     except Exception:
         # A key in a namespace the program never read is the likelier cause (acmee:cloud for acme:cloud).

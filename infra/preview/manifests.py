@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from gpu_platform.infra.collector import collector_paused
 from gpu_platform.infra.kubernetes_api import builtin_api_versions, builtin_validator, crd_schema, crd_schemas_of, crd_validator
 from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 from gpu_platform.infra.yaml_io import SAFE_DUMPER
@@ -269,6 +270,7 @@ def _file_name(kind: str, namespace: str | None, name: str) -> str:
     return "-".join(p for p in (kind.lower(), namespace, name) if p) + ".yaml"
 
 
+@collector_paused()
 def manifest_files(objects: list[KubernetesObject], rendering: Any = None) -> dict[str, bytes]:
     """One YAML document per object, named <kind>-<namespace>-<name>.yaml; secret values masked.
 

@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 
 from gpu_platform.components.core.kube import chart_source
+from gpu_platform.infra.collector import collector_paused
 from gpu_platform.infra.kubernetes_api import builtin_groups, ga_api_versions
 from gpu_platform.infra.preview.engine import SECRET_SIG, Plan, RecordedResource
 from gpu_platform.infra.preview.manifests import ObjectView
@@ -538,6 +539,7 @@ def _apply_transforms(source: RenderedSource) -> None:
         obj.retain_on_delete = bool(options.retain_on_delete)
 
 
+@collector_paused()
 def render_plan(plan: Plan, kubernetes_version: str, sources: Sources | None, lock: Lock, progress: Callable[[str], None] | None = None) -> Rendering:
     """Render every Helm release and Kustomize directory of ``plan``."""
     found = [r for r in plan.resources if r.type in (HELM_RELEASE, KUSTOMIZE_DIRECTORY)]
