@@ -327,11 +327,14 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 SAME_WORKER = {
+    **dict.fromkeys(CONTROL_PLANE_TESTS, "control-plane"),
     **dict.fromkeys(("tests/infra/test_rendered_intent.py", "tests/infra/test_headlamp_rendered.py", "tests/infra/test_kueue_rendered.py"), "renderings"),
 }
-"""Files that read what another file caches per process, so they run on one worker and make it once: the shipped
-stacks' renderings (test_rendered_intent's ``_rendered``: charts rendered with Helm's engine, seconds a stack). The
-files that start the local control plane are grouped too (CONTROL_PLANE_TESTS, in the scheduler below)."""
+"""Test files (or folders, by their path's start) that run on one worker together. The files that start the local
+control plane: each worker that runs one starts its own (etcd, kube-apiserver, controller-manager, scheduler, kwok),
+a start-up of some seconds and idle CPU for the rest of the session, so one is enough. The files that read the
+shipped stacks' renderings test_rendered_intent caches per process (``_rendered``: charts rendered with Helm's
+engine, seconds a stack), so they are rendered once."""
 
 START_FIRST = ("tests/test_mypy.py", "tests/test_packaging.py", "tests/test_readme_blocks.py", "renderings", "tests/infra/test_render.py")
 """The units of work that take longest, handed out first: mypy on a cold cache (a fresh machine, CI) analyses the
@@ -341,7 +344,8 @@ one worker ran them alone at the end of the run."""
 
 
 def _scope_of(path: str) -> str:
-    return "control-plane" if path.startswith(CONTROL_PLANE_TESTS) else SAME_WORKER.get(path, path)
+    """The unit of work a test file belongs to: its SAME_WORKER group, else the file itself."""
+    return next((group for start, group in SAME_WORKER.items() if path.startswith(start)), path)
 
 
 class _LongestFirst(dict[str, dict[str, bool]]):
@@ -355,11 +359,8 @@ class _LongestFirst(dict[str, dict[str, bool]]):
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without the plugin (-p no:xdist) it is never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under ``--dist loadfile`` (pyproject's addopts), files stay whole on one worker, and the files that start
-    the local control plane go to one worker together: each worker that runs one of them starts its own control
-    plane (etcd, kube-apiserver, controller-manager, scheduler, kwok), which costs a start-up of some seconds and
-    idle CPU for the rest of the session, so one is enough. The other worker meanwhile takes the other files. Files
-    sharing a per-process cache go together too (SAME_WORKER), and the longest units are handed out first
+    """Under ``--dist loadfile`` (pyproject's addopts), files stay whole on one worker, the groups of SAME_WORKER
+    too (the control-plane files, the renderings' readers), and the longest units are handed out first
     (_LongestFirst)."""
     if config.getoption("dist") != "loadfile":
         return None
