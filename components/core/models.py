@@ -6,10 +6,11 @@ pack's config all format a location the same way, ``gke.gpu_pools[0].accelerator
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Annotated, Any
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Annotated, Any, Self
 
 import pulumi
 from pydantic import AfterValidator, BaseModel, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
@@ -20,7 +21,9 @@ from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 __all__ = [
     "ARGS_CONFIG",
     "CheckedWhenKnown",
+    "PlannedOnce",
     "StrInput",
+    "cached_names",
     "check_min_max",
     "check_unique",
     "unique",
@@ -41,6 +44,31 @@ ARGS_CONFIG = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=T
 ``defer_build`` builds a model's validator on first use rather than at import, so a
 program pays only for the models it validates.
 """
+
+
+class PlannedOnce:
+    """For a model whose plans are ``functools.cached_property`` values (``GpuGkeClusterArgs.plan``,
+    ``GpuClassArgs.planned_shape``, ``StackConfig.eks_plan``, ...): planned once per instance, and planned again
+    for a copy whose values change. pydantic's ``model_copy`` copies the instance's ``__dict__``, cached values
+    with the fields, so ``model_copy(update=...)`` kept the plan of the values it replaced; here it drops every
+    cached value of the copy. A copy without ``update`` has the same values and keeps the same plans. Put it
+    before BaseModel in the bases."""
+
+    __slots__ = ()
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; with ``update``, what was planned from the replaced values is planned again when read."""
+        copied: Self = super().model_copy(update=update, deep=deep)  # type: ignore[misc]  # BaseModel's, next in the MRO
+        if update:
+            for name in cached_names(type(self)):  # type: ignore[arg-type]  # mypy#20409: a class is Hashable; mypy checks type[X] with its unbound __hash__
+                copied.__dict__.pop(name, None)
+        return copied
+
+
+@functools.cache
+def cached_names(cls: type) -> tuple[str, ...]:
+    """The names of ``cls``'s ``functools.cached_property`` attributes, its bases' included."""
+    return tuple(sorted({name for klass in cls.__mro__ for name, value in vars(klass).items() if isinstance(value, functools.cached_property)}))
 
 
 def key_path(loc: tuple[Any, ...] | list[Any]) -> str:

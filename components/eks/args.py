@@ -16,7 +16,7 @@ from gpu_platform.components.catalog.zones import zone_problem
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.kube import DnsSubdomain
 from gpu_platform.components.core.labels import EKS_NODEGROUP_LABEL
-from gpu_platform.components.core.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, check_min_max, check_unique, field_error, unique
+from gpu_platform.components.core.models import ARGS_CONFIG, CheckedWhenKnown, PlannedOnce, StrInput, check_min_max, check_unique, field_error, unique
 from gpu_platform.components.core.numbers import Int
 from gpu_platform.components.eks.plan import system_shape
 from gpu_platform.components.pools.shapes import (
@@ -196,7 +196,7 @@ class EbsStorageArgs(BaseModel):
     """Encrypt the volumes (the account's default EBS key). Default: true."""
 
 
-class SystemNodeGroupArgs(BaseModel):
+class SystemNodeGroupArgs(PlannedOnce, BaseModel):
     """The small on-demand node group for controllers (CoreDNS, the autoscaler, operators). Not tainted."""
 
     model_config = ARGS_CONFIG

@@ -24,7 +24,7 @@ from gpu_platform.components.core.labels import (
     POOL_ROLE_LABEL,
     SCHEDULER_LABEL,
 )
-from gpu_platform.components.core.models import ARGS_CONFIG, check_min_max, field_error, unique
+from gpu_platform.components.core.models import ARGS_CONFIG, PlannedOnce, check_min_max, field_error, unique
 from gpu_platform.components.core.numbers import Int
 from gpu_platform.components.eks.plan import (
     NodeGroupPlan,
@@ -34,7 +34,7 @@ from gpu_platform.components.eks.plan import (
     example_asg_name,
 )
 from gpu_platform.components.karpenter.args import KarpenterSettings, Provisioner
-from gpu_platform.components.karpenter.plan import provisioner_problems
+from gpu_platform.components.karpenter.plan import NodePoolPlan, plan_node_pools, provisioner_problems
 from gpu_platform.components.pools.ladders import (
     CapacityRung,
     RungKind,
@@ -131,7 +131,7 @@ EksClassTaints = Annotated[list[Taint], pool_taints(GPU_TAINT.key)]
 """A GPU class's own taints: not the GPU taint, which the component adds."""
 
 
-class GpuClassArgs(BaseModel):
+class GpuClassArgs(PlannedOnce, BaseModel):
     """A GPU class: instance types of one shape, bought rung by rung of its capacity ladder (spot, on-demand, reservations, capacity blocks)."""
 
     model_config = ARGS_CONFIG
@@ -304,7 +304,7 @@ class PriorityTier(BaseModel):
         return value
 
 
-class PriorityExpander(BaseModel):
+class PriorityExpander(PlannedOnce, BaseModel):
     """The cluster autoscaler's priority expander as ordered tiers."""
 
     model_config = ARGS_CONFIG
@@ -475,7 +475,7 @@ class ClusterAutoscalerSettings(BaseModel):
         }
 
 
-class SpotFailoverEksNodeGroupsArgs(BaseModel):
+class SpotFailoverEksNodeGroupsArgs(PlannedOnce, BaseModel):
     """Inputs of SpotFailoverEksNodeGroups."""
 
     model_config = ARGS_CONFIG
@@ -619,6 +619,12 @@ class SpotFailoverEksNodeGroupsArgs(BaseModel):
         # Other node groups (the system group) stay available, below every GPU tier.
         tiers.append(PriorityTier(priority=1, patterns=[".*"]))
         return PriorityExpander(tiers=tiers)
+
+    @functools.cached_property
+    def planned_node_pools(self) -> tuple[NodePoolPlan, ...]:
+        """The classes' Karpenter NodePools (karpenter_plan.plan_node_pools: names, weights, limits), planned once for
+        these Args: KarpenterNodePools and the stack's plan (StackConfig.karpenter_plan) read this one."""
+        return plan_node_pools(self)
 
     def classes_in_order(self) -> list[GpuClassArgs]:
         """The classes in the order their capacity is tried, the one order of the priority expander's derived tiers and

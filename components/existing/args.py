@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
-from typing import Annotated, Any, Self
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, model_validator
 
@@ -27,7 +26,7 @@ from gpu_platform.components.catalog.zones import zone_problem
 from gpu_platform.components.core.cloud import ClusterKind
 from gpu_platform.components.core.kube import DnsLabel
 from gpu_platform.components.core.labels import EKS_NODEGROUP_LABEL, NODE_POOL_LABEL, PoolRole
-from gpu_platform.components.core.models import ARGS_CONFIG, check_min_max, check_unique, field_error
+from gpu_platform.components.core.models import ARGS_CONFIG, PlannedOnce, check_min_max, check_unique, field_error
 from gpu_platform.components.core.numbers import Int
 from gpu_platform.components.pools.shapes import (
     GPU_TAINT,
@@ -184,7 +183,7 @@ class ExistingPoolArgs(BaseModel):
         )
 
 
-class ExistingClusterArgs(BaseModel):
+class ExistingClusterArgs(PlannedOnce, BaseModel):
     """A cluster the platform did not create: how to reach it and its pools as they are."""
 
     model_config = ARGS_CONFIG
@@ -239,13 +238,6 @@ class ExistingClusterArgs(BaseModel):
         """Every pool as workloads see it, in the order listed, computed once for these Args: the component, the
         stack's checks, plan-capacity and the simulator all read this one."""
         return tuple(p.pool_shape(self.kind, self.region) for p in self.pools)
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy; with ``update``, its plan is made again from the updated values."""
-        copied = super().model_copy(update=update, deep=deep)
-        if update:
-            copied.__dict__.pop("plan", None)
-        return copied
 
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every pool as workloads see it (the plan's, see ``plan``)."""

@@ -11,9 +11,8 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-from collections.abc import Mapping
 from enum import StrEnum
-from typing import Annotated, Any, Self
+from typing import Annotated
 
 import pulumi
 from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
@@ -21,7 +20,7 @@ from pydantic import AfterValidator, BaseModel, Field, field_validator, model_va
 from gpu_platform.components.catalog.gpu_zones import absent_gpu_zones
 from gpu_platform.components.catalog.zones import zone_problem
 from gpu_platform.components.core.cloud import Cloud
-from gpu_platform.components.core.models import ARGS_CONFIG, CheckedWhenKnown, StrInput, field_error, key_path
+from gpu_platform.components.core.models import ARGS_CONFIG, CheckedWhenKnown, PlannedOnce, StrInput, field_error, key_path
 from gpu_platform.components.gke.plan import REGION, ZONE, PlannedPool, cluster_zones, plan_pools, pool_zones
 
 # Re-exported: gke_args stays the public home of the pool Args' helpers too.
@@ -207,7 +206,7 @@ class ControlPlaneAccess(BaseModel):
         return self.private_endpoint or bool(self.authorized_networks)
 
 
-class GpuGkeClusterArgs(BaseModel):
+class GpuGkeClusterArgs(PlannedOnce, BaseModel):
     """Inputs of GpuGkeCluster."""
 
     model_config = ARGS_CONFIG
@@ -456,14 +455,6 @@ class GpuGkeClusterArgs(BaseModel):
         """The pool plan (gke_plan.plan_pools), computed once for these Args: the component, the stack's
         checks, plan-capacity and the simulator all read this one."""
         return tuple(plan_pools(self))
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy; with ``update``, its plan is made again from the updated values (pydantic copies
-        cached values along with the fields)."""
-        copied = super().model_copy(update=update, deep=deep)
-        if update:
-            copied.__dict__.pop("plan", None)
-        return copied
 
     def pool_shapes(self) -> list[NodePoolShape]:
         """Every declared pool as workloads see it: shape, bounds in total, labels, taints, placement

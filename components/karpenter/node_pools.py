@@ -46,7 +46,7 @@ from gpu_platform.components.karpenter.args import (
     KarpenterSettings,
     Provisioner,
 )
-from gpu_platform.components.karpenter.plan import NodePoolPlan, node_overlays, plan_node_pools, reservation_terms
+from gpu_platform.components.karpenter.plan import NodePoolPlan, node_overlays, reservation_terms
 from gpu_platform.components.karpenter.resources import (
     INTERRUPTION_EVENTS,
     KARPENTER_NODE_POLICIES,
@@ -107,7 +107,7 @@ class KarpenterNodePools(pulumi.ComponentResource, EksGpuPools):
         super().__init__("gpu-platform:karpenter_node_pools:KarpenterNodePools", name, None, opts)
         settings = args.karpenter
         zones = tuple(zones) if zones is not None else (tuple(self._cluster.zones) if self._cluster is not None else None)
-        self.plan = plan_node_pools(args)
+        self.plan = args.planned_node_pools
         partition = partition_of(ref.region)
 
         overlays = node_overlays(self.plan)

@@ -4,13 +4,19 @@ and the pinned Kueue chart."""
 
 from __future__ import annotations
 
+import functools
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, field_validator
 
 from gpu_platform.components.core.kube import ChartVersion, ComponentNamespace, DnsLabel, DnsSubdomain
-from gpu_platform.components.core.models import ARGS_CONFIG, check_unique
+from gpu_platform.components.core.models import ARGS_CONFIG, PlannedOnce, check_unique
 from gpu_platform.components.core.numbers import Float, Int
+
+if TYPE_CHECKING:
+    from gpu_platform.components.pools.shapes import NodePoolShape
+    from gpu_platform.components.queues.plan import QueuesPlan, QueueTenant
 
 __all__ = [
     "KUEUE_API_VERSION",
@@ -101,7 +107,7 @@ class TenantQueueArgs(BaseModel):
         return value
 
 
-class KueueArgs(BaseModel):
+class KueueArgs(PlannedOnce, BaseModel):
     """Inputs of Kueue: the chart, the platform's Cohort and what each tenant's ClusterQueue departs from the defaults by."""
 
     model_config = ARGS_CONFIG
@@ -129,3 +135,10 @@ class KueueArgs(BaseModel):
     def _distinct(cls, value: list[TenantQueueArgs]) -> list[TenantQueueArgs]:
         check_unique([t.name for t in value], "tenants", "a tenant")
         return value
+
+    @functools.cached_property
+    def plans(self) -> list[tuple[tuple[QueueTenant, ...], tuple[NodePoolShape, ...], QueuesPlan]]:
+        """The queue plans made for these Args (kueue_plan.planned_queues), one per tenants and pools they were
+        planned for: the stack's checks and the Kueue component read the same one, as GpuGkeCluster and the
+        stack read one pool plan."""
+        return []

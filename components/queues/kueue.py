@@ -30,7 +30,7 @@ from gpu_platform.components.core.labels import NAMESPACE_NAME_LABEL
 from gpu_platform.components.core.models import input_errors
 from gpu_platform.components.pools.shapes import NodePoolShape
 from gpu_platform.components.queues.args import KUEUE_CHART, KUEUE_REPOSITORY, KueueArgs
-from gpu_platform.components.queues.plan import QueuesPlan, QueueTenant, plan_queues
+from gpu_platform.components.queues.plan import QueuesPlan, QueueTenant, planned_queues
 
 __all__ = ["Kueue", "KueueArgs", "manager_config", "release_values"]
 
@@ -144,7 +144,7 @@ class Kueue(pulumi.ComponentResource):
                 stacklevel=2,
             )
         pools: list[NodePoolShape] = cluster.pool_shapes()
-        plan = plan_queues(args, tenants, pools)
+        plan = planned_queues(args, tenants, pools)
         if plan.problems:
             raise input_errors([(("args", *loc), message) for loc, message, _ in plan.problems])
         super().__init__("gpu-platform:kueue:Kueue", name, None, placed.opts)

@@ -58,6 +58,7 @@ __all__ = [
     "flavor_slots",
     "kubeflow_queue_tenants",
     "plan_queues",
+    "planned_queues",
     "queued_flavors",
     "rung_flavors",
 ]
@@ -417,6 +418,18 @@ def plan_queues(
         admission_checks=admission_checks,
         problems=problems,
     )
+
+
+def planned_queues(args: KueueArgs, tenants: Sequence[QueueTenant], pools: Sequence[NodePoolShape]) -> QueuesPlan:
+    """``plan_queues(args, tenants, pools)``, planned once for these Args, tenants and pools (``KueueArgs.plans``):
+    the stack's checks (StackConfig.queues_plan) and the Kueue component ask the same values and read one plan."""
+    asked = (tuple(tenants), tuple(pools))
+    for tenants_planned, pools_planned, plan in args.plans:
+        if (tenants_planned, pools_planned) == asked:
+            return plan
+    plan = plan_queues(args, *asked)
+    args.plans.append((*asked, plan))
+    return plan
 
 
 def _provisioning(args: KueueArgs, queued: Sequence[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, Self
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -29,7 +28,7 @@ from gpu_platform.components.catalog.zones import unchecked_region
 from gpu_platform.components.core.cloud import Cloud
 from gpu_platform.components.core.kube import kubernetes_owns
 from gpu_platform.components.core.labels import PoolRole
-from gpu_platform.components.core.models import ARGS_CONFIG
+from gpu_platform.components.core.models import ARGS_CONFIG, PlannedOnce
 from gpu_platform.components.core.numbers import Int
 from gpu_platform.components.dask.args import DaskOperatorArgs
 from gpu_platform.components.datasets.args import SharedDatasetsArgs
@@ -47,7 +46,7 @@ from gpu_platform.components.existing.args import ExistingClusterArgs
 from gpu_platform.components.gke.args import GpuGkeClusterArgs
 from gpu_platform.components.inference.args import GpuInferenceServiceArgs
 from gpu_platform.components.karpenter.args import Provisioner
-from gpu_platform.components.karpenter.plan import NodePoolPlan, plan_node_pools
+from gpu_platform.components.karpenter.plan import NodePoolPlan
 from gpu_platform.components.kubeflow.args import (
     DEFAULT_DEX_PASSWORD,
     EDITION_NAMESPACES,
@@ -61,7 +60,7 @@ from gpu_platform.components.monitoring.dcgm_args import DcgmExporterArgs
 from gpu_platform.components.monitoring.prometheus_args import PrometheusStackArgs
 from gpu_platform.components.pools.shapes import Environment, NodePoolShape
 from gpu_platform.components.queues.args import KueueArgs
-from gpu_platform.components.queues.plan import QueuesPlan, QueueTenant, dask_queue_tenants, kubeflow_queue_tenants, plan_queues
+from gpu_platform.components.queues.plan import QueuesPlan, QueueTenant, dask_queue_tenants, kubeflow_queue_tenants, planned_queues
 from gpu_platform.components.warm.args import WarmCapacityArgs, warm_capacity_problems
 from gpu_platform.infra.kubernetes_api import supported_kubernetes_versions
 from gpu_platform.infra.stack.headlamp import HeadlampConfig
@@ -161,7 +160,7 @@ def default_dex_password_problem(password_hash: str) -> str | None:
     return None
 
 
-class StackConfig(BaseModel):
+class StackConfig(PlannedOnce, BaseModel):
     """Everything a stack file may set under the gpu-platform namespace."""
 
     model_config = ARGS_CONFIG
@@ -695,7 +694,7 @@ class StackConfig(BaseModel):
         groups = self.eks_node_groups
         if self.eks_plan is None or groups is None or groups.provisioner is not Provisioner.KARPENTER:
             return None
-        return plan_node_pools(groups)
+        return groups.planned_node_pools
 
     @functools.cached_property
     def queues_plan(self) -> QueuesPlan | None:
@@ -703,16 +702,7 @@ class StackConfig(BaseModel):
         computed once; None without queues."""
         if self.queues is None:
             return None
-        return plan_queues(self.queues, self.queue_tenants(), self.pool_shapes())
-
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy; with ``update``, its plan is made again from the updated values."""
-        copied = super().model_copy(update=update, deep=deep)
-        if update:
-            copied.__dict__.pop("eks_plan", None)
-            copied.__dict__.pop("karpenter_plan", None)
-            copied.__dict__.pop("queues_plan", None)
-        return copied
+        return planned_queues(self.queues, self.queue_tenants(), self.pool_shapes())
 
     def shared_gpus(self) -> dict[str, int]:
         """Pool (GKE pool, EKS GPU class) -> clients per GPU, for the pools that share their GPUs: the plan's
@@ -721,12 +711,18 @@ class StackConfig(BaseModel):
 
     def queue_tenants(self) -> list[QueueTenant]:
         """The tenants the queues admit: the Dask tenants, then the Kubeflow tenants (not the platform edition's
-        profiles: see unqueued_profiles), placed on the plan's pools."""
+        profiles: see unqueued_profiles), placed on the plan's pools (``planned_queue_tenants``)."""
+        return list(self.planned_queue_tenants)
+
+    @functools.cached_property
+    def planned_queue_tenants(self) -> tuple[QueueTenant, ...]:
+        """The queue tenants (kueue_plan.dask_queue_tenants, kubeflow_queue_tenants on the plan's pools), placed once:
+        the stack's checks, the Kueue component and the simulator read these."""
         pools = self.pool_shapes()
         tenants = [] if self.dask is None else dask_queue_tenants(self.dask, pools)
         if self.kubeflow is not None and self.kubeflow.install.edition is not Edition.PLATFORM:
             tenants += kubeflow_queue_tenants(self.kubeflow.install, pools)
-        return tenants
+        return tuple(tenants)
 
     def unqueued_profiles(self) -> list[str]:
         """Kubeflow tenants the queues leave out: the platform edition's profiles, whose namespaces the

@@ -309,7 +309,12 @@ def _preview(project: Path, base: Base, features: tuple[str, ...], capsys: pytes
 
 
 @pytest.mark.parametrize("name", list(BY_NAME))
-def test_the_program_previews_every_accepted_pair_clean(name: str, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_program_previews_every_accepted_pair_clean(name: str, project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """... and each preview runs each of the stack's plan functions at most once (tests/infra/test_read_once.py's
+    PLAN_FUNCTIONS: the pools, the node groups, the NodePools, the queue tenants and the queues), the queues'
+    exactly once when queues are on."""
+    from tests.infra.test_read_once import count_plans, plans_made
+
     if not UPSTREAM_DIR.is_dir():
         pytest.skip(f"no pinned upstream sources at {UPSTREAM_DIR}: the load balancer controller's IAM policy is read there")
     base = BY_NAME[name]
@@ -317,11 +322,16 @@ def test_the_program_previews_every_accepted_pair_clean(name: str, project: Path
     runs = [c.features for c in _cells(base) if c.works] if every else _covers(base)
     if not every:
         assert len(runs) <= 4, f"{len(runs)} program runs for {name}: {runs}"
+    counts = count_plans(monkeypatch)
     failed = []
     for features in runs:
+        plans_made(counts)
         code, out = _preview(project, base, features, capsys, "--no-render")
         if code != 0:
             failed.append(f"{'+'.join(features)}: exit {code}\n{out}")
+        made = plans_made(counts)
+        if {n: c for n, c in made.items() if c > 1} or made["plan_queues"] != ("queues" in features):
+            failed.append(f"{'+'.join(features)}: plans made {made}")
     assert failed == []
 
 

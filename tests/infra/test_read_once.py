@@ -11,6 +11,8 @@ import pytest
 
 from gpu_platform.components.eks import plan as eks_plan
 from gpu_platform.components.gke import plan as gke_plan
+from gpu_platform.components.karpenter import plan as karpenter_plan
+from gpu_platform.components.queues import plan as queues_plan
 from gpu_platform.infra.cli import main
 from gpu_platform.infra.stack.model import StackConfig
 from tests.conftest import PROJECT_DIR
@@ -100,3 +102,58 @@ def test_one_eks_preview_plans_each_class_its_expander_and_its_priorities_once(s
         # Karpenter stacks have no priority expander ConfigMap.
         "priorities_text": 0 if karpenter else 1,
     }
+
+
+PLAN_FUNCTIONS = {
+    "plan_pools": gke_plan.plan_pools,
+    "plan_node_groups": eks_plan.plan_node_groups,
+    "plan_node_pools": karpenter_plan.plan_node_pools,
+    "plan_queues": queues_plan.plan_queues,
+    "dask_queue_tenants": queues_plan.dask_queue_tenants,
+    "kubeflow_queue_tenants": queues_plan.kubeflow_queue_tenants,
+}
+"""The stack's plan functions: each runs at most once per preview, whichever readers ask for its plan."""
+
+
+def count_plans(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[int]]:
+    """Counters of every PLAN_FUNCTIONS call, under whatever name a loaded module imported it."""
+    return {name: _count_calls(monkeypatch, function) for name, function in PLAN_FUNCTIONS.items()}
+
+
+def plans_made(counts: dict[str, list[int]]) -> dict[str, int]:
+    """The counts, then zeroed for the next preview."""
+    made = {name: calls[0] for name, calls in counts.items()}
+    for calls in counts.values():
+        calls[0] = 0
+    return made
+
+
+@pytest.mark.parametrize("stack", ["prod-gke", "prod-eks"])
+def test_one_preview_places_the_queue_tenants_and_plans_the_queues_once(stack: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stack's checks (StackConfig.queues_plan) and the Kueue component read one queue plan (KueueArgs.plans) of one
+    placing of the tenants (StackConfig.planned_queue_tenants): both were made twice per preview; and on Karpenter the
+    component and the stack read one NodePool plan (SpotFailoverEksNodeGroupsArgs.planned_node_pools)."""
+    counts = count_plans(monkeypatch)
+    assert main(["preview", stack, "--quiet", "--no-render", "--project-dir", str(PROJECT_DIR)]) in (0, 1)
+    assert plans_made(counts) == {
+        "plan_pools": 1 if stack.endswith("gke") else 0,
+        "plan_node_groups": 0 if stack.endswith("gke") else 1,
+        "plan_node_pools": 0 if stack.endswith("gke") else 1,
+        "plan_queues": 1,
+        "dask_queue_tenants": 1,
+        "kubeflow_queue_tenants": 1,
+    }
+
+
+def test_the_component_is_planned_again_for_other_tenants() -> None:
+    """The queue plan is kept per tenants and pools: asked for others, KueueArgs plans them."""
+    from gpu_platform.components.queues.plan import planned_queues
+    from gpu_platform.infra.stack.read import load_stack
+
+    config = load_stack(PROJECT_DIR, "prod-gke")
+    assert config.queues is not None and config.queues_plan is not None
+    tenants, pools = config.queue_tenants(), config.pool_shapes()
+    assert planned_queues(config.queues, list(tenants), list(pools)) is config.queues_plan
+    fewer = planned_queues(config.queues, tenants[:1], pools)
+    assert fewer is not config.queues_plan and len(fewer.cluster_queues) == 1 < len(config.queues_plan.cluster_queues)
+    assert len(config.queues.plans) == 2

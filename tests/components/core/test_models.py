@@ -3,12 +3,19 @@ the errors a constructor raises."""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
+
 import pulumi
 import pytest
 from pydantic import BaseModel, ValidationError, model_validator
 
+import gpu_platform
 from gpu_platform.components.core.models import (
     ARGS_CONFIG,
+    PlannedOnce,
+    cached_names,
     check_min_max,
     check_unique,
     first_repeat,
@@ -62,3 +69,84 @@ def test_input_errors_carry_the_property_paths() -> None:
     several = input_errors([("a", "x"), (("b", 0), "y")])
     assert isinstance(several, pulumi.InputPropertiesError)
     assert several.errors == [{"property_path": "a", "reason": "x"}, {"property_path": "b[0]", "reason": "y"}]
+
+
+# --- plans cached on a model are made again for a copy with other values ---------------------------
+
+
+class _Planned(PlannedOnce, BaseModel):
+    model_config = ARGS_CONFIG
+
+    nodes: int = 1
+    """Nodes. Default: 1."""
+
+    @functools.cached_property
+    def planned(self) -> list[int]:
+        return list(range(self.nodes))
+
+
+def test_a_copy_with_other_values_is_planned_again_and_one_with_the_same_keeps_the_plan() -> None:
+    model = _Planned(nodes=2)
+    plan = model.planned
+    assert model.model_copy().planned is plan
+    assert model.model_copy(deep=True).planned == [0, 1]
+    replanned = model.model_copy(update={"nodes": 3})
+    assert replanned.planned == [0, 1, 2]
+    assert model.planned is plan
+    assert cached_names(_Planned) == ("planned",)
+
+
+def test_without_it_pydantic_keeps_the_replaced_values_plan() -> None:
+    """The defect PlannedOnce removes: pydantic's model_copy copies cached values with the fields."""
+
+    class Plain(BaseModel):
+        model_config = ARGS_CONFIG
+        nodes: int = 1
+        """Nodes. Default: 1."""
+
+        @functools.cached_property
+        def planned(self) -> list[int]:
+            return list(range(self.nodes))
+
+    model = Plain(nodes=2)
+    assert model.planned == [0, 1]
+    assert model.model_copy(update={"nodes": 3}).planned == [0, 1]
+
+
+def _package_models() -> list[type[BaseModel]]:
+    for info in pkgutil.walk_packages(gpu_platform.__path__, "gpu_platform."):
+        if not info.name.endswith("__main__") and ".plugin" not in info.name:
+            importlib.import_module(info.name)
+    seen: list[type[BaseModel]] = []
+    todo = list(BaseModel.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls.__module__.startswith("gpu_platform.") and cls not in seen:
+            seen.append(cls)
+    return seen
+
+
+def test_every_model_of_the_package_that_caches_a_plan_makes_it_again_for_a_changed_copy() -> None:
+    """A model with a functools.cached_property (GpuGkeClusterArgs.plan, GpuClassArgs.planned_shape, StackConfig.eks_plan,
+    KueueArgs.plans, ...) is a PlannedOnce: ``model_copy(update=...)`` drops what it cached."""
+    caching = [cls for cls in _package_models() if cached_names(cls)]
+    assert len(caching) >= 8, [c.__name__ for c in caching]
+    assert [c.__qualname__ for c in caching if not issubclass(c, PlannedOnce)] == []
+
+
+def test_an_eks_class_copied_with_fewer_nodes_plans_fewer() -> None:
+    from gpu_platform.infra.stack.read import load_stack
+    from tests.conftest import PROJECT_DIR
+
+    config = load_stack(PROJECT_DIR, "dev-eks")
+    assert config.eks_node_groups is not None
+    cls = config.eks_node_groups.classes[0]
+    assert max(g.max_nodes for g in cls.node_groups()) > 2
+    fewer = cls.model_copy(update={"max_nodes": 2, "fallback_max_nodes": None})
+    assert {g.max_nodes for g in fewer.node_groups()} == {2}
+    assert fewer.planned_shape.max_nodes < cls.planned_shape.max_nodes
+    groups = config.eks_node_groups.model_copy(update={"classes": [fewer, *config.eks_node_groups.classes[1:]]})
+    assert groups.planned_expander is not config.eks_node_groups.planned_expander
+    stack = config.model_copy(update={"eks_node_groups": groups})
+    assert stack.eks_plan is not config.eks_plan
