@@ -653,6 +653,10 @@ class KarpenterNodePoolsArgs(SpotFailoverEksNodeGroupsArgs):
     @classmethod
     def of(cls, args: SpotFailoverEksNodeGroupsArgs) -> KarpenterNodePoolsArgs:
         """The stack's eks_node_groups (provisioner karpenter) as KarpenterNodePools' Args: the settings it was given,
-        validated again; its classes are the same (validated) objects, so what they planned is not planned again."""
+        validated again; its classes are the same (validated) objects, so what they planned is not planned again.
+        Args that are KarpenterNodePoolsArgs already (a stack's eks_node_groups with provisioner karpenter) are
+        returned as they are, with what they planned."""
+        if isinstance(args, cls):
+            return args
         given = args.model_dump(mode="json", exclude_unset=True, exclude={"classes"})
         return cls.model_validate({**given, "classes": list(args.classes)})

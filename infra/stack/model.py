@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidatorFunctionWrapHandler,
     field_validator,
     model_validator,
 )
@@ -37,6 +38,7 @@ from gpu_platform.components.eks.args import (
     SystemNodeGroupArgs,
 )
 from gpu_platform.components.eks.node_group_args import (
+    KarpenterNodePoolsArgs,
     SpotFailoverEksNodeGroupsArgs,
     ami_problem,
     autoscaler_image,
@@ -238,6 +240,15 @@ class StackConfig(PlannedOnce, BaseModel):
         if not isinstance(name, str):
             return data
         return {**data, "eks_node_groups": {**groups, "other_node_groups": [name]}}
+
+    @field_validator("eks_node_groups", mode="wrap")
+    @classmethod
+    def _as_its_provisioner_takes_it(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """Classes that Karpenter provisions are read as KarpenterNodePools' Args (the same fields, the same checks), so
+        the program hands the component the stack's one validated and planned Args instead of validating them again."""
+        if isinstance(value, dict) and value.get("provisioner") == Provisioner.KARPENTER.value:
+            return KarpenterNodePoolsArgs.model_validate(value)
+        return handler(value)
 
     @model_validator(mode="before")
     @classmethod

@@ -255,3 +255,33 @@ def test_nested_secure_values_are_placeholders_and_mark_their_key_secret(tmp_pat
     config, secret = read_stack_file(_project(tmp_path, text), "s")
     assert secret == {"gpu-platform:dask"}
     assert "v1:abc" not in json.dumps(config)
+
+
+def test_karpenter_classes_are_read_as_the_component_s_args_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """eks_node_groups with provisioner karpenter is read as KarpenterNodePoolsArgs (the program hands the component
+    the stack's validated, planned Args: KarpenterNodePoolsArgs.of returns them as they are); a problem in it keeps the
+    key path as written, every problem in one run."""
+    import yaml
+
+    from gpu_platform.components.eks.node_group_args import KarpenterNodePoolsArgs, SpotFailoverEksNodeGroupsArgs
+    from gpu_platform.infra.cli import main
+    from gpu_platform.infra.stack.read import load_stack
+
+    prod, dev = load_stack(PROJECT_DIR, "prod-eks"), load_stack(PROJECT_DIR, "dev-eks")
+    assert type(prod.eks_node_groups) is KarpenterNodePoolsArgs
+    assert KarpenterNodePoolsArgs.of(prod.eks_node_groups) is prod.eks_node_groups
+    assert type(dev.eks_node_groups) is SpotFailoverEksNodeGroupsArgs
+
+    (tmp_path / "Pulumi.yaml").write_text((PROJECT_DIR / "Pulumi.yaml").read_text())
+    (tmp_path / "infra").symlink_to(PROJECT_DIR / "infra")
+    (tmp_path / "stacks").mkdir()
+    document = yaml.safe_load((PROJECT_DIR / "stacks" / "Pulumi.prod-eks.yaml").read_text())
+    groups = document["config"]["gpu-platform:eks_node_groups"]
+    groups["classes"][0]["max_nodes"] = 0
+    groups["karpenter"]["bogus"] = 1
+    (tmp_path / "stacks" / "Pulumi.bad.yaml").write_text(yaml.safe_dump(document))
+    assert main(["preview", "bad", "--quiet", "--no-render", "--project-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "gpu-platform:eks_node_groups.classes[0].max_nodes" in err
+    assert "gpu-platform:eks_node_groups.karpenter.bogus" in err
+    assert "Traceback" not in err

@@ -108,11 +108,13 @@ PLAN_FUNCTIONS = {
     "plan_pools": gke_plan.plan_pools,
     "plan_node_groups": eks_plan.plan_node_groups,
     "plan_node_pools": karpenter_plan.plan_node_pools,
+    "provisioner_problems": karpenter_plan.provisioner_problems,
     "plan_queues": queues_plan.plan_queues,
     "dask_queue_tenants": queues_plan.dask_queue_tenants,
     "kubeflow_queue_tenants": queues_plan.kubeflow_queue_tenants,
 }
-"""The stack's plan functions: each runs at most once per preview, whichever readers ask for its plan."""
+"""The stack's plan functions (and the provisioner check, which the node groups' Args run when validated): each runs at
+most once per preview, whichever readers ask for its plan."""
 
 
 def count_plans(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[int]]:
@@ -132,13 +134,15 @@ def plans_made(counts: dict[str, list[int]]) -> dict[str, int]:
 def test_one_preview_places_the_queue_tenants_and_plans_the_queues_once(stack: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The stack's checks (StackConfig.queues_plan) and the Kueue component read one queue plan (KueueArgs.plans) of one
     placing of the tenants (StackConfig.planned_queue_tenants): both were made twice per preview; and on Karpenter the
-    component and the stack read one NodePool plan (SpotFailoverEksNodeGroupsArgs.planned_node_pools)."""
+    component and the stack read one NodePool plan (SpotFailoverEksNodeGroupsArgs.planned_node_pools), of the Args the
+    stack validated once (they were validated again for the component)."""
     counts = count_plans(monkeypatch)
     assert main(["preview", stack, "--quiet", "--no-render", "--project-dir", str(PROJECT_DIR)]) in (0, 1)
     assert plans_made(counts) == {
         "plan_pools": 1 if stack.endswith("gke") else 0,
         "plan_node_groups": 0 if stack.endswith("gke") else 1,
         "plan_node_pools": 0 if stack.endswith("gke") else 1,
+        "provisioner_problems": 0 if stack.endswith("gke") else 1,
         "plan_queues": 1,
         "dask_queue_tenants": 1,
         "kubeflow_queue_tenants": 1,
