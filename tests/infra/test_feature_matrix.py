@@ -310,7 +310,7 @@ def _preview(project: Path, base: Base, features: tuple[str, ...], capsys: pytes
 
 @pytest.mark.parametrize("name", list(BY_NAME))
 def test_the_program_previews_every_accepted_pair_clean(name: str, project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """... and each preview runs each of the stack's plan functions at most once (tests/infra/test_read_once.py's
+    """Every accepted pair previews with exit 0 (the shared runs), and each preview runs each of the stack's plan functions at most once (tests/infra/test_read_once.py's
     PLAN_FUNCTIONS: the pools, the node groups, the NodePools, the queue tenants and the queues), the queues'
     exactly once when queues are on."""
     from tests.infra.test_read_once import count_plans, plans_made

@@ -79,7 +79,6 @@ def test_one_eks_preview_plans_each_class_its_expander_and_its_priorities_once(s
     each class's node groups and shape, the system group's shape, the expander's tiers and their ConfigMap text
     are made once (they were made 16, 4, 2, 2 and 3 times on dev-eks)."""
     from gpu_platform.components.eks.node_group_args import PriorityExpander, SpotFailoverEksNodeGroupsArgs
-    from gpu_platform.components.karpenter import plan as karpenter_plan
     from gpu_platform.infra.stack.read import load_stack
 
     classes = len(load_stack(PROJECT_DIR, stack).eks_node_groups.classes)  # type: ignore[union-attr]
